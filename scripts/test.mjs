@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// `npm test`: type check, then the whole suite on SQLite, then again on PostgreSQL.
+// A PostgreSQL run that cannot happen is never skipped silently: with CI=true it fails the run; on a
+// developer machine it prints a loud warning and exits non-zero unless SNIPPETD_ALLOW_SKIP_POSTGRES=1.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const args = process.argv.slice(2);
+const only = args.includes('--db') ? args[args.indexOf('--db') + 1] : null;
+const files = args.filter((a, i) => a.endsWith('.ts') && args[i - 1] !== '--db');
+const postgresUrl = process.env.SNIPPETD_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+function findTests(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return findTests(full);
+    return entry.name.endsWith('.test.ts') ? [path.relative(root, full)] : [];
+  });
+}
+
+function run(cmd, cmdArgs, env = {}) {
+  const result = spawnSync(cmd, cmdArgs, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  return result.status ?? 1;
+}
+
+async function postgresReachable() {
+  const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const tests = files.length ? files : findTests(path.join(root, 'test')).sort();
+const nodeTest = (db) => run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...tests], { SNIPPETD_TEST_DB: db });
+
+if (!files.length) {
+  console.log('== type check (tsc --noEmit)');
+  if (run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root]) !== 0) process.exit(1);
+}
+
+let failed = false;
+if (only !== 'postgres') {
+  console.log(`== tests on SQLite (${tests.length} files)`);
+  failed = nodeTest('sqlite') !== 0 || failed;
+}
+if (only !== 'sqlite') {
+  if (await postgresReachable()) {
+    console.log(`== tests on PostgreSQL at ${postgresUrl} (${tests.length} files)`);
+    failed = nodeTest('postgres') !== 0 || failed;
+  } else {
+    const line = '!'.repeat(78);
+    console.error(`\n${line}\n!! PostgreSQL at ${postgresUrl} is NOT reachable: the PostgreSQL run did NOT happen.\n` +
+      `!! Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) and run npm test again.\n${line}\n`);
+    if (process.env.CI === 'true' || process.env.SNIPPETD_ALLOW_SKIP_POSTGRES !== '1') failed = true;
+  }
+}
+process.exit(failed ? 1 : 0);

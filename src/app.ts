@@ -1,0 +1,70 @@
+// buildApp(config): the whole HTTP application over its database. HTTP tests import only this.
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import { openDatabase } from './storage/db/database.ts';
+import { migrateToLatest } from './storage/db/migrate.ts';
+import { createStore, type Store } from './storage/db/store.ts';
+import { parseRackQuery } from './http/rack-params.ts';
+import { registerBodyParsers } from './http/plugins/body.ts';
+import { collectRoutes, registerErrorHandling } from './http/plugins/errors.ts';
+import { registerAuth } from './http/plugins/auth.ts';
+import { registerResponseHeaders } from './http/plugins/headers.ts';
+import { baseUrl } from './http/urls.ts';
+import instanceRoutes from './http/routes/instance.ts';
+import userRoutes from './http/routes/users.ts';
+import groupRoutes from './http/routes/groups.ts';
+import projectRoutes from './http/routes/projects.ts';
+import memberRoutes from './http/routes/members.ts';
+
+const SECRET_QUERY = /([?&](?:private_token|access_token|bearer_token|job_token)=)[^&]*/gi;
+export const redactUrl = (url: string) => url.replace(SECRET_QUERY, '$1[REDACTED]');
+
+export interface BuiltApp extends FastifyInstance {
+  store: Store;
+}
+
+export async function buildApp(config: Config): Promise<FastifyInstance> {
+  const db = openDatabase(config.databaseUrl);
+  await migrateToLatest(db);
+  const store = createStore(db);
+
+  const app = Fastify({
+    logger:
+      config.logLevel === 'silent'
+        ? false
+        : {
+            level: config.logLevel,
+            redact: ['req.headers["private-token"]', 'req.headers.authorization', 'req.headers.sudo'],
+            serializers: {
+              req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
+            },
+          },
+    bodyLimit: config.maxBodyBytes,
+    // GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
+    routerOptions: { maxParamLength: 4096, querystringParser: parseRackQuery },
+    trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
+  });
+  app.decorate('store', store);
+  app.decorate('externalUrl', config.externalUrl);
+  app.addHook('onClose', async () => db.close());
+
+  registerBodyParsers(app, config.maxBodyBytes);
+  registerErrorHandling(app);
+  registerResponseHeaders(app);
+  registerAuth(app, store, baseUrl);
+
+  const add405Routes = collectRoutes(app);
+  await app.register(
+    async (api) => {
+      await api.register(instanceRoutes);
+      await api.register(userRoutes);
+      await api.register(groupRoutes);
+      await api.register(projectRoutes);
+      await api.register(memberRoutes);
+    },
+    { prefix: '/api/v4' },
+  );
+  app.all('/api/v3/*', async (_request, reply) => reply.code(410).send({ error: 'API V3 is no longer supported. Use API V4 instead.' }));
+  add405Routes();
+  return app;
+}

@@ -1,0 +1,104 @@
+// `snippetd serve | migrate | users create | tokens create`. Configuration comes from SNIPPETD_*
+// environment variables and the matching flags (see docs/configuration.md).
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { openDatabase } from './storage/db/database.ts';
+import { migrateToLatest } from './storage/db/migrate.ts';
+import { createStore, type Store } from './storage/db/store.ts';
+import { startServer } from './server.ts';
+import { createUser } from './domain/users.ts';
+import { createToken } from './domain/tokens.ts';
+import { SCOPES, type Scope } from './domain/access.ts';
+import { Failure } from './domain/failure.ts';
+
+const USAGE = `usage: snippetd <command> [options]
+
+commands:
+  serve                          run the API server (default)
+  migrate                        apply database migrations and exit
+  users create --username U --email E --name N [--admin] [--external] [--password P]
+  tokens create --user U [--name N] [--scopes api,read_api] [--expires-at YYYY-MM-DD]
+
+configuration flags (or SNIPPETD_* environment variables, see docs/configuration.md):
+  --host, --port, --data-dir, --database-url, --external-url, --initial-root-token,
+  --log-level, --max-body-bytes, --trusted-proxies`;
+
+async function withStore<T>(config: Config, work: (store: Store) => Promise<T>): Promise<T> {
+  const db = openDatabase(config.databaseUrl);
+  try {
+    await migrateToLatest(db);
+    return await work(createStore(db));
+  } finally {
+    await db.close();
+  }
+}
+
+const commandOptions = {
+  username: { type: 'string' },
+  email: { type: 'string' },
+  name: { type: 'string' },
+  password: { type: 'string' },
+  admin: { type: 'boolean' },
+  external: { type: 'boolean' },
+  user: { type: 'string' },
+  scopes: { type: 'string' },
+  'expires-at': { type: 'string' },
+} as const;
+
+function need(value: string | undefined, flag: string): string {
+  if (!value) throw new ConfigError(`${flag} is required`);
+  return value;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const words = argv.filter((a) => !a.startsWith('-'));
+  const command = words.slice(0, 2).join(' ') || 'serve';
+  const config = loadConfig(process.env, argv);
+  const { values } = parseArgs({ args: argv, options: commandOptions, strict: false, allowPositionals: true });
+  const opt = values as Record<string, string | boolean | undefined>;
+
+  if (command === 'serve' || command.startsWith('serve')) {
+    await startServer(config);
+  } else if (command === 'migrate') {
+    const applied = await withStore(config, async () => undefined).then(() => 'done');
+    console.log(`snippetd: migrations ${applied}`);
+  } else if (command === 'users create') {
+    const user = await withStore(config, (store) =>
+      createUser(store, {
+        username: need(opt.username as string, '--username'),
+        email: need(opt.email as string, '--email'),
+        name: need(opt.name as string, '--name'),
+        password: opt.password as string | undefined,
+        admin: opt.admin === true,
+        external: opt.external === true,
+      }),
+    );
+    console.log(JSON.stringify({ id: user.id, username: user.username }));
+  } else if (command === 'tokens create') {
+    const scopes = String(opt.scopes ?? 'api').split(',').filter(Boolean);
+    const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    if (unknown.length) throw new ConfigError(`unknown scopes: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`);
+    const plain = await withStore(config, async (store) => {
+      const username = need(opt.user as string, '--user');
+      const user = await store.users.findByUsername(username);
+      if (!user) throw new ConfigError(`no user named ${username}`);
+      const name = typeof opt.name === 'string' ? opt.name : 'cli token';
+      return (await createToken(store, user, { name, scopes: scopes as Scope[], expiresAt: (opt['expires-at'] as string) ?? null })).plain;
+    });
+    console.log(plain);
+  } else {
+    console.error(USAGE);
+    process.exitCode = 2;
+  }
+}
+
+main(process.argv.slice(2)).catch((error) => {
+  if (error instanceof ConfigError) {
+    console.error(`snippetd: ${error.message}`);
+  } else if (error instanceof Failure) {
+    console.error(`snippetd: ${error.reason === 'invalid_record' ? JSON.stringify(error.fields) : error.detail || error.reason}`);
+  } else {
+    console.error(`snippetd: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,141 @@
+// Typed configuration: every setting, its environment variable, its CLI flag, default and limits live
+// here and nowhere else. docs/configuration.md documents the same table for operators.
+import path from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string;
+  /** Base of every URL we hand out (web_url, Link headers); null = taken from each request's Host. */
+  externalUrl: string | null;
+  initialRootToken: string | null;
+  logLevel: LogLevel;
+  /** Largest request body accepted, in bytes (snippets may carry 50 MiB of content). */
+  maxBodyBytes: number;
+  /** Addresses whose X-Forwarded-For header is trusted for the client address. */
+  trustedProxies: string[];
+}
+
+export class ConfigError extends Error {}
+
+interface Setting {
+  key: keyof Config;
+  env: string;
+  flag: string;
+  parse: (raw: string) => Config[keyof Config];
+}
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(name: string, min: number, max: number) {
+  return (raw: string): number => {
+    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+}
+
+function url(name: string) {
+  return (raw: string): string => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+    }
+    return raw.replace(/\/+$/, '');
+  };
+}
+
+function databaseUrl(raw: string): string {
+  if (/^(postgres|postgresql):\/\//.test(raw) || /^sqlite:/.test(raw)) return raw;
+  throw new ConfigError(`SNIPPETD_DATABASE_URL must start with sqlite: or postgres://, got "${raw}"`);
+}
+
+const SETTINGS: Setting[] = [
+  { key: 'host', env: 'SNIPPETD_HOST', flag: '--host', parse: (raw) => raw },
+  { key: 'port', env: 'SNIPPETD_PORT', flag: '--port', parse: integer('SNIPPETD_PORT', 0, 65535) },
+  { key: 'dataDir', env: 'SNIPPETD_DATA_DIR', flag: '--data-dir', parse: (raw) => path.resolve(raw) },
+  { key: 'databaseUrl', env: 'SNIPPETD_DATABASE_URL', flag: '--database-url', parse: databaseUrl },
+  { key: 'externalUrl', env: 'SNIPPETD_EXTERNAL_URL', flag: '--external-url', parse: url('SNIPPETD_EXTERNAL_URL') },
+  { key: 'initialRootToken', env: 'SNIPPETD_INITIAL_ROOT_TOKEN', flag: '--initial-root-token', parse: initialToken },
+  { key: 'logLevel', env: 'SNIPPETD_LOG_LEVEL', flag: '--log-level', parse: logLevel },
+  {
+    key: 'maxBodyBytes',
+    env: 'SNIPPETD_MAX_BODY_BYTES',
+    flag: '--max-body-bytes',
+    parse: integer('SNIPPETD_MAX_BODY_BYTES', 1024, 1024 * 1024 * 1024),
+  },
+  { key: 'trustedProxies', env: 'SNIPPETD_TRUSTED_PROXIES', flag: '--trusted-proxies', parse: list },
+];
+
+function initialToken(raw: string): string {
+  if (raw.length < 20) throw new ConfigError('SNIPPETD_INITIAL_ROOT_TOKEN must be at least 20 characters long');
+  return raw;
+}
+
+function logLevel(raw: string): LogLevel {
+  if (!LOG_LEVELS.includes(raw as LogLevel)) {
+    throw new ConfigError(`SNIPPETD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  }
+  return raw as LogLevel;
+}
+
+function list(raw: string): string[] {
+  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+export function defaults(dataDir = path.resolve('data')): Config {
+  return {
+    host: '127.0.0.1',
+    port: 8080,
+    dataDir,
+    databaseUrl: `sqlite:${path.join(dataDir, 'snippetd.sqlite3')}`,
+    externalUrl: null,
+    initialRootToken: null,
+    logLevel: 'info',
+    maxBodyBytes: 80 * 1024 * 1024,
+    trustedProxies: [],
+  };
+}
+
+/** Reads flags (`--port 9000` or `--port=9000`) over environment variables over defaults. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = []): Config {
+  const flags = parseFlags(argv);
+  const raw = new Map<keyof Config, string>();
+  for (const s of SETTINGS) {
+    const value = flags.get(s.flag) ?? env[s.env];
+    if (value !== undefined && value !== '') raw.set(s.key, value);
+  }
+  const dataDirRaw = raw.get('dataDir');
+  const config = defaults(dataDirRaw ? path.resolve(dataDirRaw) : undefined);
+  for (const s of SETTINGS) {
+    const value = raw.get(s.key);
+    if (value !== undefined) (config as unknown as Record<string, unknown>)[s.key] = s.parse(value);
+  }
+  return config;
+}
+
+function parseFlags(argv: string[]): Map<string, string> {
+  const known = new Set(SETTINGS.map((s) => s.flag));
+  const flags = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) continue;
+    const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    if (!known.has(name)) continue;
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new ConfigError(`${name} needs a value`);
+    flags.set(name, value);
+  }
+  return flags;
+}
+
+export const CONFIG_SETTINGS = SETTINGS.map(({ env, flag, key }) => ({ env, flag, key }));

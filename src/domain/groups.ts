@@ -1,0 +1,174 @@
+// Groups (nested namespaces): lookup with visibility, creation, and changes by owners.
+import type { Store } from '../storage/db/store.ts';
+import type { Namespace, Visibility } from '../storage/db/schema.ts';
+import { ancestorIds } from '../storage/db/repositories/namespaces.ts';
+import { isUniqueViolation } from '../storage/db/database.ts';
+import { forbidden, invalidRecord, notFound } from './failure.ts';
+import { ACCESS, VISIBILITY_LEVEL } from './access.ts';
+import { pathError } from './paths.ts';
+import { getSettings } from './settings.ts';
+import { nowIso } from './tokens.ts';
+import { canAdminGroup, canCreateSubgroup, canReadGroup, isAdmin, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
+
+export interface GroupContext {
+  group: Namespace;
+  access: Access;
+}
+
+export async function groupAccess(store: Store, viewer: Viewer, group: Namespace): Promise<Access> {
+  if (!viewer) return { direct: 0, inherited: 0 };
+  const ids = ancestorIds(group);
+  const own = await store.members.accessLevels(viewer.id, null, [group.id]);
+  const all = await store.members.accessLevels(viewer.id, null, ids);
+  return { direct: own.group, inherited: all.group };
+}
+
+/** `:id` is a number or a (URL-decoded) full path; groups the viewer cannot read are 404. */
+export async function findReadableGroup(store: Store, viewer: Viewer, id: string): Promise<GroupContext> {
+  const group = /^\d+$/.test(id) ? await store.namespaces.findById(Number(id)) : await store.namespaces.findByFullPath(id);
+  if (!group || group.kind !== 'group') throw notFound('Group');
+  const access = await groupAccess(store, viewer, group);
+  const below = viewer !== null && !canReadGroup(viewer, group, access, false) && (await store.members.hasMembershipBelow(viewer.id, group.traversal_ids));
+  if (!canReadGroup(viewer, group, access, below)) throw notFound('Group');
+  return { group, access };
+}
+
+export function requireGroupOwner(viewer: Viewer, ctx: GroupContext): void {
+  if (!canAdminGroup(viewer, ctx.access)) throw forbidden();
+}
+
+function visibilityError(level: Visibility, parent: Namespace): Record<string, string[]> {
+  return { visibility_level: [`${level} is not allowed since the parent group has a ${parent.visibility} visibility.`] };
+}
+
+export interface NewGroupInput {
+  name: string;
+  path: string;
+  parent_id?: number;
+  visibility?: Visibility;
+  description?: string;
+}
+
+export async function createGroup(store: Store, viewer: NonNullable<Viewer>, input: NewGroupInput): Promise<Namespace> {
+  const settings = await getSettings(store);
+  let parent: Namespace | null = null;
+  if (input.parent_id !== undefined) {
+    const ctx = await findReadableGroup(store, viewer, String(input.parent_id));
+    if (!canCreateSubgroup(viewer, ctx.access)) throw forbidden();
+    parent = ctx.group;
+  } else if (!isAdmin(viewer) && !settings.can_create_group) {
+    throw forbidden();
+  }
+  const visibility = input.visibility ?? (parent && !visibilityAllowedUnder(parent, settings.default_group_visibility) ? parent.visibility : settings.default_group_visibility);
+  const errors: Record<string, string[]> = {};
+  const bad = pathError(input.path, parent === null);
+  if (bad) errors.path = [bad];
+  if (parent && !visibilityAllowedUnder(parent, visibility)) Object.assign(errors, visibilityError(visibility, parent));
+  if (Object.keys(errors).length) throw invalidRecord(errors);
+  const fullPath = parent ? `${parent.full_path}/${input.path}` : input.path;
+  if ((await store.namespaces.findByFullPath(fullPath)) || (!parent && (await store.users.findByUsername(fullPath)))) {
+    throw invalidRecord({ path: ['has already been taken'] });
+  }
+  try {
+    return await store.transaction(async (tx) => {
+      const now = nowIso();
+      const group = await tx.namespaces.insert(
+        {
+          kind: 'group',
+          name: input.name,
+          path: input.path,
+          full_path: fullPath,
+          full_name: parent ? `${parent.full_name} / ${input.name}` : input.name,
+          parent_id: parent?.id ?? null,
+          owner_id: null,
+          visibility,
+          description: input.description ?? '',
+          file_template_project_id: null,
+          created_at: now,
+        },
+        parent,
+        tx.kysely,
+      );
+      await tx.members.insert({ source_type: 'Namespace', source_id: group.id, user_id: viewer.id, access_level: ACCESS.owner, created_at: now });
+      return group;
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw invalidRecord({ path: ['has already been taken'] });
+    throw error;
+  }
+}
+
+export interface GroupChanges {
+  name?: string;
+  visibility?: Visibility;
+  description?: string;
+  file_template_project_id?: number | null;
+}
+
+/** The most visible project or subgroup inside the group: a group may not become less visible than it. */
+async function highestVisibilityBelow(store: Store, group: Namespace): Promise<number> {
+  const rows = await store.kysely
+    .selectFrom('namespaces')
+    .select('visibility')
+    .where('traversal_ids', 'like', `${group.traversal_ids}/%`)
+    .union(
+      store.kysely
+        .selectFrom('projects')
+        .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+        .select('projects.visibility')
+        .where((eb) => eb.or([eb('namespaces.traversal_ids', '=', group.traversal_ids), eb('namespaces.traversal_ids', 'like', `${group.traversal_ids}/%`)])),
+    )
+    .execute();
+  return Math.max(-1, ...rows.map((r) => VISIBILITY_LEVEL[r.visibility]));
+}
+
+export async function updateGroup(store: Store, group: Namespace, changes: GroupChanges): Promise<Namespace> {
+  if (changes.visibility !== undefined && changes.visibility !== group.visibility) {
+    const parent = group.parent_id ? await store.namespaces.findById(group.parent_id) : null;
+    if (parent && !visibilityAllowedUnder(parent, changes.visibility)) throw invalidRecord(visibilityError(changes.visibility, parent));
+    if (VISIBILITY_LEVEL[changes.visibility] < (await highestVisibilityBelow(store, group))) {
+      throw invalidRecord({ visibility_level: [`${changes.visibility} is not allowed since there are sub-groups or projects with higher visibility.`] });
+    }
+  }
+  if (changes.file_template_project_id !== undefined && changes.file_template_project_id !== null) {
+    await requireProjectInHierarchy(store, group, changes.file_template_project_id);
+  }
+  return store.transaction(async (tx) => {
+    const updated = await tx.namespaces.update(group.id, {
+      ...(changes.name !== undefined && { name: changes.name }),
+      ...(changes.visibility !== undefined && { visibility: changes.visibility }),
+      ...(changes.description !== undefined && { description: changes.description }),
+      ...(changes.file_template_project_id !== undefined && { file_template_project_id: changes.file_template_project_id }),
+    });
+    if (changes.name !== undefined && changes.name !== group.name) await refreshFullNames(tx, updated);
+    return tx.namespaces.findById(group.id) as Promise<Namespace>;
+  });
+}
+
+/** A group's file template project must live inside the group's own hierarchy. */
+async function requireProjectInHierarchy(store: Store, group: Namespace, projectId: number): Promise<void> {
+  const project = await store.projects.findById(projectId);
+  const ns = project ? await store.namespaces.findById(project.namespace_id) : undefined;
+  const root = group.traversal_ids.split('/')[0];
+  if (!ns || !(ns.traversal_ids === root || ns.traversal_ids.startsWith(`${root}/`))) {
+    throw invalidRecord({ file_template_project_id: ['is invalid'] });
+  }
+}
+
+/** Full names ("Parent / Child") are stored; a rename rewrites the group's and its descendants'. */
+async function refreshFullNames(store: Store, group: Namespace): Promise<void> {
+  const parent = group.parent_id ? await store.namespaces.findById(group.parent_id) : null;
+  const subtree = await store.kysely
+    .selectFrom('namespaces')
+    .selectAll()
+    .where((eb) => eb.or([eb('id', '=', group.id), eb('traversal_ids', 'like', `${group.traversal_ids}/%`)]))
+    .execute();
+  const names = new Map<number, string>();
+  if (parent) names.set(parent.id, parent.full_name);
+  subtree.sort((a, b) => a.traversal_ids.split('/').length - b.traversal_ids.split('/').length);
+  for (const ns of subtree) {
+    const fullName = ns.parent_id && names.has(ns.parent_id) ? `${names.get(ns.parent_id)} / ${ns.name}` : ns.name;
+    names.set(ns.id, fullName);
+    if (fullName !== ns.full_name) await store.namespaces.update(ns.id, { full_name: fullName });
+  }
+}

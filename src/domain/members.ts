@@ -1,0 +1,54 @@
+// Memberships of projects and groups. Group membership is inherited by every subgroup and project
+// below the group; the highest level wins.
+import type { Store } from '../storage/db/store.ts';
+import type { MemberWithUser, SourceType } from '../storage/db/repositories/members.ts';
+import { isUniqueViolation } from '../storage/db/database.ts';
+import { conflict, notFound } from './failure.ts';
+import { nowIso } from './tokens.ts';
+
+export const MEMBER_EXISTS = 'Member already exists';
+
+export interface MemberSource {
+  type: SourceType;
+  id: number;
+}
+
+export async function addMember(store: Store, source: MemberSource, userId: number, accessLevel: number): Promise<MemberWithUser> {
+  if (!(await store.users.findById(userId))) throw notFound('User');
+  if (await store.members.find(source.type, source.id, userId)) throw conflict(MEMBER_EXISTS);
+  try {
+    await store.members.insert({ source_type: source.type, source_id: source.id, user_id: userId, access_level: accessLevel, created_at: nowIso() });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict(MEMBER_EXISTS);
+    throw error;
+  }
+  return (await store.members.find(source.type, source.id, userId))!;
+}
+
+export async function findMember(store: Store, source: MemberSource, userId: number): Promise<MemberWithUser> {
+  const member = await store.members.find(source.type, source.id, userId);
+  if (!member) throw notFound('Member');
+  return member;
+}
+
+export async function updateMember(store: Store, source: MemberSource, userId: number, accessLevel: number): Promise<MemberWithUser> {
+  const member = await findMember(store, source, userId);
+  await store.members.update(member.id, accessLevel);
+  return { ...member, access_level: accessLevel };
+}
+
+export async function removeMember(store: Store, source: MemberSource, userId: number): Promise<void> {
+  const member = await findMember(store, source, userId);
+  await store.members.delete(member.id);
+}
+
+/** Direct and inherited members, one entry per user with their highest level, ordered by user id. */
+export async function allMembers(store: Store, sources: { projectId?: number; namespaceIds: number[] }): Promise<MemberWithUser[]> {
+  const rows = await store.members.listQuery(sources).execute();
+  const best = new Map<number, MemberWithUser>();
+  for (const row of rows as MemberWithUser[]) {
+    const current = best.get(row.user_id);
+    if (!current || row.access_level > current.access_level) best.set(row.user_id, row);
+  }
+  return [...best.values()].sort((a, b) => a.user_id - b.user_id);
+}

@@ -1,0 +1,161 @@
+// Projects: lookup by id or path with visibility (404, never 403), creation in a user's or a group's
+// namespace, changes, archiving and deletion.
+import type { Store } from '../storage/db/store.ts';
+import type { Namespace, Project, ProjectsTable, Visibility } from '../storage/db/schema.ts';
+import { ancestorIds } from '../storage/db/repositories/namespaces.ts';
+import { isUniqueViolation } from '../storage/db/database.ts';
+import { forbidden, invalidRecord, notFound } from './failure.ts';
+import { ACCESS } from './access.ts';
+import { pathError, pathFromName } from './paths.ts';
+import { getSettings } from './settings.ts';
+import { nowIso } from './tokens.ts';
+import { canAdminProject, canCreateProjectInGroup, canDeleteProject, canReadProject, isAdmin, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
+import { groupAccess } from './groups.ts';
+import type { Updateable } from 'kysely';
+
+export interface ProjectContext {
+  project: Project;
+  namespace: Namespace;
+  /** direct = project membership, inherited = highest membership of the ancestor groups. */
+  access: Access;
+}
+
+export async function projectAccess(store: Store, viewer: Viewer, project: Project, namespace: Namespace): Promise<Access> {
+  if (!viewer) return { direct: 0, inherited: 0 };
+  const levels = await store.members.accessLevels(viewer.id, project.id, namespace.kind === 'group' ? ancestorIds(namespace) : []);
+  return { direct: levels.project, inherited: levels.group };
+}
+
+/**
+ * GitLab's find_project!: digits are an id, anything with a '/' a full path (case-insensitive), a bare
+ * word is not found. A project the viewer cannot read is 404 Project Not Found.
+ */
+export async function findReadableProject(store: Store, viewer: Viewer, id: string): Promise<ProjectContext> {
+  let project: Project | undefined;
+  if (/^-?\d+$/.test(id)) project = await store.projects.findById(Number(id));
+  else if (id.includes('/')) project = await store.projects.findByFullPath(id);
+  if (!project) throw notFound('Project');
+  const namespace = (await store.namespaces.findById(project.namespace_id))!;
+  const access = await projectAccess(store, viewer, project, namespace);
+  if (!canReadProject(viewer, project, access)) throw notFound('Project');
+  return { project, namespace, access };
+}
+
+export function requireProjectMaintainer(viewer: Viewer, ctx: ProjectContext): void {
+  if (!canAdminProject(viewer, ctx.access)) throw forbidden();
+}
+
+export function requireProjectOwner(viewer: Viewer, ctx: ProjectContext): void {
+  if (!canDeleteProject(viewer, ctx.access)) throw forbidden();
+}
+
+export interface NewProjectInput {
+  name?: string;
+  path?: string;
+  namespace_id?: number;
+  visibility?: Visibility;
+  description?: string;
+  snippets_access_level?: ProjectsTable['snippets_access_level'];
+  default_branch?: string;
+}
+
+function namespaceVisibilityError(level: Visibility, ns: Namespace) {
+  return { visibility_level: [`${level} is not allowed since the namespace has a ${ns.visibility} visibility.`] };
+}
+
+/** Creates a project for `creator` in `namespace_id` (a group where they are developer+) or their own namespace. */
+export async function createProject(store: Store, creator: NonNullable<Viewer> & { namespace_id: number | null }, input: NewProjectInput): Promise<ProjectContext> {
+  const settings = await getSettings(store);
+  let namespace: Namespace | undefined;
+  if (input.namespace_id !== undefined) {
+    namespace = await store.namespaces.findById(input.namespace_id);
+    if (!namespace) throw notFound('Namespace');
+    if (namespace.kind === 'group') {
+      const access = await groupAccess(store, creator, namespace);
+      if (!canCreateProjectInGroup(creator, access)) throw notFound('Namespace');
+    } else if (namespace.owner_id !== creator.id && !isAdmin(creator)) {
+      throw notFound('Namespace');
+    }
+  } else {
+    namespace = creator.namespace_id !== null ? await store.namespaces.findById(creator.namespace_id) : undefined;
+    if (!namespace) throw notFound('Namespace');
+  }
+  const name = input.name ?? input.path!;
+  const path = input.path ?? pathFromName(input.name!);
+  const visibility = input.visibility ?? settings.default_project_visibility;
+  const errors: Record<string, string[]> = {};
+  const bad = pathError(path, false);
+  if (bad) errors.path = [bad];
+  if (name.length > 255) errors.name = ['is too long (maximum is 255 characters)'];
+  if (!visibilityAllowedUnder(namespace, visibility)) Object.assign(errors, namespaceVisibilityError(visibility, namespace));
+  if (Object.keys(errors).length) throw invalidRecord(errors);
+  const fullPath = `${namespace.full_path}/${path}`;
+  const taken: Record<string, string[]> = {};
+  if (await store.projects.findByNameInNamespace(namespace.id, name)) taken.name = ['has already been taken'];
+  if ((await store.projects.findByFullPath(fullPath)) || (await store.namespaces.findByFullPath(fullPath))) taken.path = ['has already been taken'];
+  if (Object.keys(taken).length) throw invalidRecord(taken);
+  const ns = namespace;
+  try {
+    return await store.transaction(async (tx) => {
+      const now = nowIso();
+      const project = await tx.projects.insert({
+        namespace_id: ns.id,
+        name,
+        path,
+        full_path: fullPath,
+        description: input.description ?? null,
+        visibility,
+        default_branch: input.default_branch ?? settings.default_branch_name,
+        snippets_access_level: input.snippets_access_level ?? 'enabled',
+        archived: 0,
+        creator_id: creator.id,
+        created_at: now,
+        last_activity_at: now,
+      });
+      // The creator owns a personal project and maintains one in a group (GitLab's rule).
+      const level = ns.kind === 'user' ? ACCESS.owner : ACCESS.maintainer;
+      await tx.members.insert({ source_type: 'Project', source_id: project.id, user_id: creator.id, access_level: level, created_at: now });
+      const access = await projectAccess(tx, creator, project, ns);
+      return { project, namespace: ns, access };
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw invalidRecord({ path: ['has already been taken'] });
+    throw error;
+  }
+}
+
+export interface ProjectChanges {
+  name?: string;
+  description?: string;
+  visibility?: Visibility;
+  snippets_access_level?: ProjectsTable['snippets_access_level'];
+  default_branch?: string;
+  archived?: boolean;
+}
+
+export async function updateProject(store: Store, ctx: ProjectContext, changes: ProjectChanges): Promise<ProjectContext> {
+  const errors: Record<string, string[]> = {};
+  if (changes.visibility !== undefined && !visibilityAllowedUnder(ctx.namespace, changes.visibility)) {
+    Object.assign(errors, namespaceVisibilityError(changes.visibility, ctx.namespace));
+  }
+  if (changes.name !== undefined && changes.name.toLowerCase() !== ctx.project.name.toLowerCase()) {
+    if (await store.projects.findByNameInNamespace(ctx.namespace.id, changes.name)) errors.name = ['has already been taken'];
+  }
+  if (Object.keys(errors).length) throw invalidRecord(errors);
+  const set: Updateable<ProjectsTable> = {
+    ...(changes.name !== undefined && { name: changes.name }),
+    ...(changes.description !== undefined && { description: changes.description }),
+    ...(changes.visibility !== undefined && { visibility: changes.visibility }),
+    ...(changes.snippets_access_level !== undefined && { snippets_access_level: changes.snippets_access_level }),
+    ...(changes.default_branch !== undefined && { default_branch: changes.default_branch }),
+    ...(changes.archived !== undefined && { archived: changes.archived ? 1 : 0 }),
+  };
+  if (Object.keys(set).length === 0) return ctx;
+  const project = await store.projects.update(ctx.project.id, { ...set, last_activity_at: nowIso() });
+  return { ...ctx, project };
+}
+
+/** Removes the project, its members and its snippets. Repositories on disk follow with the git storage. */
+export async function deleteProject(store: Store, ctx: ProjectContext): Promise<void> {
+  await store.projects.delete(ctx.project.id);
+}

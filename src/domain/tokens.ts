@@ -1,0 +1,55 @@
+// Personal access tokens: generated here, stored only as a SHA-256 digest, shown in plain text once.
+import crypto from 'node:crypto';
+import type { Store } from '../storage/db/store.ts';
+import type { Token, User } from '../storage/db/schema.ts';
+import { invalidToken, unauthorized } from './failure.ts';
+import type { Scope } from './access.ts';
+
+export const digestToken = (plain: string) => crypto.createHash('sha256').update(plain).digest('hex');
+export const generateToken = () => `glpat-${crypto.randomBytes(20).toString('base64url')}`;
+export const nowIso = () => new Date().toISOString();
+const today = () => new Date().toISOString().slice(0, 10);
+
+export const TOKEN_EXPIRED = 'Token is expired. You can either do re-authorization or token refresh.';
+export const TOKEN_REVOKED = 'Token was revoked. You have to re-authorize from the user.';
+
+/** A token expires at the start (UTC) of its expires_at date, as in GitLab. */
+export const isExpired = (token: Pick<Token, 'expires_at'>) => token.expires_at !== null && token.expires_at <= today();
+export const isActive = (token: Token) => token.revoked === 0 && !isExpired(token);
+export const scopesOf = (token: Pick<Token, 'scopes'>) => token.scopes.split(' ').filter(Boolean) as Scope[];
+
+export async function createToken(
+  store: Store,
+  user: Pick<User, 'id'>,
+  input: { name: string; scopes: Scope[]; expiresAt: string | null; plain?: string },
+): Promise<{ token: Token; plain: string }> {
+  const plain = input.plain ?? generateToken();
+  const token = await store.tokens.insert({
+    user_id: user.id,
+    name: input.name,
+    token_digest: digestToken(plain),
+    scopes: [...new Set(input.scopes)].join(' '),
+    expires_at: input.expiresAt,
+    revoked: 0,
+    created_at: nowIso(),
+    last_used_at: null,
+  });
+  return { token, plain };
+}
+
+const TOUCH_INTERVAL_MS = 10 * 60 * 1000;
+
+/** Resolves a presented token to its row and user; unknown, revoked and expired tokens get GitLab's answers. */
+export async function authenticateToken(store: Store, plain: string): Promise<{ token: Token; user: User }> {
+  const token = await store.tokens.findByDigest(digestToken(plain));
+  if (!token) throw unauthorized();
+  if (token.revoked) throw invalidToken(TOKEN_REVOKED);
+  if (isExpired(token)) throw invalidToken(TOKEN_EXPIRED);
+  const user = await store.users.findById(token.user_id);
+  if (!user) throw unauthorized();
+  // last_used_at is kept coarse, as GitLab does, so reads do not turn into a write per request.
+  if (!token.last_used_at || Date.now() - Date.parse(token.last_used_at) > TOUCH_INTERVAL_MS) {
+    await store.tokens.touch(token.id, nowIso());
+  }
+  return { token, user };
+}

@@ -1,0 +1,141 @@
+// Users: creation with their personal namespace, admin changes, and state transitions.
+import crypto from 'node:crypto';
+import type { Store } from '../storage/db/store.ts';
+import type { User } from '../storage/db/schema.ts';
+import { isUniqueViolation } from '../storage/db/database.ts';
+import { conflict, forbidden, invalidRecord, notFound } from './failure.ts';
+import { pathError } from './paths.ts';
+import { nowIso } from './tokens.ts';
+
+export const USERNAME_TAKEN = 'Username has already been taken';
+export const EMAIL_TAKEN = 'Email has already been taken';
+
+export interface NewUserInput {
+  username: string;
+  email: string;
+  name: string;
+  password?: string;
+  admin?: boolean;
+  external?: boolean;
+  public_email?: string | null;
+}
+
+const EMAIL_FORMAT = /^[^@\s]+@[^@\s]+$/;
+
+function hashPassword(password: string): string {
+  const salt = crypto.randomBytes(16);
+  const hash = crypto.scryptSync(password, salt, 32);
+  return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+function validateUserFields(input: Partial<NewUserInput>): void {
+  const errors: Record<string, string[]> = {};
+  if (input.username !== undefined) {
+    const e = pathError(input.username, true);
+    if (e) errors.username = [e];
+  }
+  if (input.email !== undefined && !EMAIL_FORMAT.test(input.email)) errors.email = ['is invalid'];
+  if (input.public_email && !EMAIL_FORMAT.test(input.public_email)) errors.public_email = ['is invalid'];
+  if (input.password !== undefined && input.password.length < 8) errors.password = ['is too short (minimum is 8 characters)'];
+  if (Object.keys(errors).length) throw invalidRecord(errors);
+}
+
+export async function createUser(store: Store, input: NewUserInput): Promise<User> {
+  validateUserFields(input);
+  if ((await store.users.findByUsername(input.username)) || (await store.namespaces.findByFullPath(input.username))) {
+    throw conflict(USERNAME_TAKEN);
+  }
+  if (await store.users.findByEmail(input.email)) throw conflict(EMAIL_TAKEN);
+  try {
+    return await store.transaction(async (tx) => {
+      const now = nowIso();
+      const user = await tx.users.insert({
+        username: input.username,
+        email: input.email,
+        name: input.name,
+        public_email: input.public_email || null,
+        state: 'active',
+        admin: input.admin ? 1 : 0,
+        external: input.external ? 1 : 0,
+        bot: 0,
+        password_digest: input.password ? hashPassword(input.password) : null,
+        namespace_id: null,
+        created_at: now,
+      });
+      const ns = await tx.namespaces.insert(
+        {
+          kind: 'user',
+          name: input.name,
+          path: input.username,
+          full_path: input.username,
+          full_name: input.name,
+          parent_id: null,
+          owner_id: user.id,
+          visibility: 'public',
+          description: '',
+          file_template_project_id: null,
+          created_at: now,
+        },
+        null,
+        tx.kysely,
+      );
+      return tx.users.update(user.id, { namespace_id: ns.id });
+    });
+  } catch (error) {
+    // Two requests racing for the same name: the database's unique index decides, the loser gets 409.
+    if (isUniqueViolation(error)) {
+      throw conflict((await store.users.findByEmail(input.email)) ? EMAIL_TAKEN : USERNAME_TAKEN);
+    }
+    throw error;
+  }
+}
+
+export interface UserChanges {
+  name?: string;
+  email?: string;
+  public_email?: string | null;
+  admin?: boolean;
+  external?: boolean;
+}
+
+export async function updateUser(store: Store, user: User, changes: UserChanges): Promise<User> {
+  validateUserFields({ email: changes.email, public_email: changes.public_email });
+  if (changes.email !== undefined) {
+    const other = await store.users.findByEmail(changes.email);
+    if (other && other.id !== user.id) throw conflict(EMAIL_TAKEN);
+  }
+  return store.transaction(async (tx) => {
+    const updated = await tx.users.update(user.id, {
+      ...(changes.name !== undefined && { name: changes.name }),
+      ...(changes.email !== undefined && { email: changes.email }),
+      ...(changes.public_email !== undefined && { public_email: changes.public_email || null }),
+      ...(changes.admin !== undefined && { admin: changes.admin ? 1 : 0 }),
+      ...(changes.external !== undefined && { external: changes.external ? 1 : 0 }),
+    });
+    if (changes.name !== undefined && user.namespace_id !== null) {
+      await tx.namespaces.update(user.namespace_id, { name: changes.name, full_name: changes.name });
+    }
+    return updated;
+  });
+}
+
+export async function findUser(store: Store, id: number): Promise<User> {
+  const user = await store.users.findById(id);
+  if (!user) throw notFound('User');
+  return user;
+}
+
+const STATE_REFUSALS: Record<string, Partial<Record<User['state'], string>>> = {
+  unblock: { deactivated: 'Deactivated users cannot be unblocked by the API' },
+  deactivate: { blocked: 'A blocked user cannot be deactivated by the API' },
+  activate: { blocked: 'A blocked user must be unblocked to be activated' },
+};
+
+/** block/unblock/deactivate/activate with GitLab's refusals; repeating a transition is harmless. */
+export async function changeState(store: Store, user: User, action: 'block' | 'unblock' | 'deactivate' | 'activate'): Promise<User> {
+  const refusal = STATE_REFUSALS[action]?.[user.state];
+  if (refusal) throw forbidden(refusal);
+  const to = action === 'block' ? 'blocked' : action === 'deactivate' ? 'deactivated' : 'active';
+  if (user.state === to) return user;
+  return store.users.update(user.id, { state: to });
+}

@@ -1,0 +1,111 @@
+// GitLab's offset pagination, used by every list: page/per_page parameters and the X-* and Link headers
+// (lib/gitlab/pagination/offset_header_builder.rb). Totals are not counted past 10,000 rows, so a list
+// never scans a huge table to fill X-Total.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { validate, type ParamSpec } from './params.ts';
+import { requestParams } from './request.ts';
+import { baseUrl } from './urls.ts';
+
+export const MAX_PER_PAGE = 100;
+export const DEFAULT_PER_PAGE = 20;
+const MAX_COUNTED = 10_000;
+const SECRET_PARAMS = new Set(['private_token', 'access_token', 'bearer_token', 'job_token']);
+
+export const paginationSpec: ParamSpec = {
+  page: { type: 'integer', default: 1 },
+  per_page: { type: 'integer', default: DEFAULT_PER_PAGE, exceptValues: [0] },
+};
+
+export interface Page {
+  page: number;
+  perPage: number;
+  offset: number;
+}
+
+export function parsePage(request: FastifyRequest): Page {
+  const p = validate<{ page: number; per_page: number }>(paginationSpec, requestParams(request));
+  const page = p.page < 1 ? 1 : p.page;
+  const perPage = p.per_page < 0 ? DEFAULT_PER_PAGE : Math.min(p.per_page, MAX_PER_PAGE);
+  return { page, perPage, offset: (page - 1) * perPage };
+}
+
+/** Rails' to_query escaping (CGI.escape): only [a-zA-Z0-9_.~-] stay, spaces become '+'. */
+function cgiEscape(value: string): string {
+  return encodeURIComponent(value)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%20/g, '+');
+}
+
+function toQuery(params: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const key of Object.keys(params).sort()) {
+    const value = params[key];
+    if (value === undefined || value === null || typeof value === 'object') {
+      if (Array.isArray(value)) value.forEach((v) => parts.push(`${cgiEscape(`${key}[]`)}=${cgiEscape(String(v))}`));
+      continue;
+    }
+    parts.push(`${cgiEscape(key)}=${cgiEscape(String(value))}`);
+  }
+  return parts.join('&');
+}
+
+function linkFor(request: FastifyRequest, page: Page, targetPage: number): string {
+  const params: Record<string, unknown> = {
+    ...(request.query as Record<string, unknown>),
+    ...(request.params as Record<string, unknown>),
+    page: targetPage,
+    per_page: page.perPage,
+  };
+  for (const key of SECRET_PARAMS) delete params[key];
+  const path = request.url.split('?')[0];
+  return `${baseUrl(request)}${path}?${toQuery(params)}`;
+}
+
+/** Sets the pagination headers for one page; `total` is null when there are more than 10,000 rows. */
+export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page, total: number | null, hasMore: boolean): void {
+  const totalPages = total === null ? null : Math.max(1, Math.ceil(total / page.perPage));
+  const beyondEnd = totalPages !== null && page.page > totalPages;
+  const next = !beyondEnd && (totalPages === null ? hasMore : page.page < totalPages) ? page.page + 1 : null;
+  const prev = page.page > 1 && !beyondEnd ? page.page - 1 : null;
+  reply.header('X-Per-Page', String(page.perPage));
+  reply.header('X-Page', String(page.page));
+  reply.header('X-Next-Page', next === null ? '' : String(next));
+  reply.header('X-Prev-Page', prev === null ? '' : String(prev));
+  if (total !== null) {
+    reply.header('X-Total', String(total));
+    reply.header('X-Total-Pages', String(totalPages));
+  }
+  const links: string[] = [];
+  if (prev !== null) links.push(`<${linkFor(request, page, prev)}>; rel="prev"`);
+  if (next !== null) links.push(`<${linkFor(request, page, next)}>; rel="next"`);
+  links.push(`<${linkFor(request, page, 1)}>; rel="first"`);
+  if (totalPages !== null) links.push(`<${linkFor(request, page, totalPages)}>; rel="last"`);
+  reply.header('Link', links.join(', '));
+}
+
+/** One page of an ordered query, with the headers set; totals are counted up to 10,000 rows. */
+export async function paginateQuery<Row>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  kysely: Kysely<any>,
+  query: SelectQueryBuilder<any, any, Row>,
+): Promise<Row[]> {
+  const page = parsePage(request);
+  const rows = await query.limit(page.perPage + 1).offset(page.offset).execute();
+  const counted = await kysely
+    .selectFrom(query.clearOrderBy().limit(MAX_COUNTED + 1).as('t'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  const total = Number(counted.n) > MAX_COUNTED ? null : Number(counted.n);
+  setPageHeaders(request, reply, page, total, rows.length > page.perPage);
+  return rows.slice(0, page.perPage) as Row[];
+}
+
+/** One page of an in-memory list (templates and other prepared data). */
+export function paginateArray<T>(request: FastifyRequest, reply: FastifyReply, items: readonly T[]): T[] {
+  const page = parsePage(request);
+  const slice = items.slice(page.offset, page.offset + page.perPage);
+  setPageHeaders(request, reply, page, items.length > MAX_COUNTED ? null : items.length, items.length > page.offset + page.perPage);
+  return slice;
+}

@@ -1,0 +1,148 @@
+// GitLab's parameter rules (Grape's `requires`/`optional`, types, `values`, `allow_blank`,
+// `mutually_exclusive`, ...) with Grape's literal messages. Route schemas in http/schemas declare specs;
+// validate() coerces the merged request params and throws one invalid_params failure listing every
+// message joined by ", " (duplicates removed), exactly as Grape answers.
+import { invalidParams } from '../domain/failure.ts';
+
+export type ParamType = 'string' | 'integer' | 'boolean' | 'date' | 'string_array' | 'hash_array';
+
+export interface ParamRule {
+  type: ParamType;
+  required?: boolean;
+  /** Grape's allow_blank: false — empty or whitespace-only values are refused with "is empty". */
+  allowBlank?: boolean;
+  values?: readonly (string | number)[];
+  exceptValues?: readonly (string | number)[];
+  /** Value used when the parameter is absent (Grape's default:). */
+  default?: unknown;
+  /** Element rules of an array of hashes (files[][file_path], ...). */
+  items?: ParamSpec;
+  /** Extra check on a coerced value; returns a message suffix such as "should be a valid file path". */
+  check?: (value: unknown) => string | null;
+}
+
+export type ParamSpec = Record<string, ParamRule>;
+
+export interface Constraints {
+  mutuallyExclusive?: string[][];
+  exactlyOneOf?: string[][];
+  atLeastOneOf?: string[][];
+}
+
+const TRUE = new Set(['true', '1', 't', 'yes', 'y', 'on']);
+const FALSE = new Set(['false', '0', 'f', 'no', 'n', 'off']);
+
+const INVALID = Symbol('invalid');
+
+function coerce(type: ParamType, value: unknown): unknown {
+  if (value === null) return null;
+  switch (type) {
+    case 'string':
+      if (typeof value === 'string') return value;
+      if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+      return INVALID;
+    case 'integer':
+      if (typeof value === 'number') return Number.isInteger(value) ? value : INVALID;
+      if (typeof value === 'string' && /^\s*[-+]?\d+\s*$/.test(value)) {
+        const n = Number(value);
+        return Number.isSafeInteger(n) ? n : INVALID;
+      }
+      return INVALID;
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      if (typeof value === 'number' && (value === 0 || value === 1)) return value === 1;
+      if (typeof value === 'string') {
+        const v = value.trim().toLowerCase();
+        if (TRUE.has(v)) return true;
+        if (FALSE.has(v)) return false;
+      }
+      return INVALID;
+    case 'date':
+      if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value))) return value;
+      return INVALID;
+    case 'string_array': {
+      // Grape accepts a JSON array, `scopes[]=a&scopes[]=b`, or a single value for Array[String].
+      const list = Array.isArray(value) ? value : [value];
+      if (list.some((v) => typeof v === 'object' && v !== null)) return INVALID;
+      return list.map((v) => String(v));
+    }
+    case 'hash_array': {
+      if (Array.isArray(value) && value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))) return value;
+      // A hash keyed by index ({"0": {...}, "1": {...}}), as Rack produces for files[0][file_path].
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+        const entries = Object.entries(value as Record<string, unknown>);
+        if (entries.length && entries.every(([k, v]) => /^\d+$/.test(k) && typeof v === 'object' && v !== null)) {
+          return entries.sort(([a], [b]) => Number(a) - Number(b)).map(([, v]) => v);
+        }
+      }
+      return INVALID;
+    }
+  }
+}
+
+const isBlank = (v: unknown) =>
+  v === null || v === undefined || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0);
+
+function validateInto(spec: ParamSpec, input: Record<string, unknown>, prefix: (name: string) => string, out: Record<string, unknown>, errors: string[]) {
+  for (const [name, rule] of Object.entries(spec)) {
+    const label = prefix(name);
+    if (!(name in input) || input[name] === undefined) {
+      if (rule.required) errors.push(`${label} is missing`);
+      else if (rule.default !== undefined) out[name] = rule.default;
+      continue;
+    }
+    const value = coerce(rule.type, input[name]);
+    if (value === INVALID) {
+      errors.push(`${label} is invalid`);
+      continue;
+    }
+    const extra = value !== null && rule.check ? rule.check(value) : null;
+    if (extra) errors.push(`${label} ${extra}`);
+    if (rule.allowBlank === false && isBlank(value)) {
+      errors.push(`${label} is empty`);
+      continue;
+    }
+    if (value !== null && rule.values && !rule.values.includes(value as string | number)) {
+      errors.push(`${label} does not have a valid value`);
+      continue;
+    }
+    if (value !== null && rule.exceptValues?.includes(value as string | number)) {
+      errors.push(`${label} has a value not allowed`);
+      continue;
+    }
+    if (rule.type === 'hash_array' && rule.items && Array.isArray(value)) {
+      out[name] = value.map((item, i) => {
+        const itemOut: Record<string, unknown> = {};
+        validateInto(rule.items!, item as Record<string, unknown>, (n) => `${label}[${i}][${n}]`, itemOut, errors);
+        return itemOut;
+      });
+      continue;
+    }
+    out[name] = value;
+  }
+}
+
+function checkConstraints(c: Constraints, input: Record<string, unknown>, errors: string[]) {
+  const present = (names: string[]) => names.filter((n) => input[n] !== undefined);
+  for (const group of c.mutuallyExclusive ?? []) {
+    if (present(group).length > 1) errors.push(`${present(group).join(', ')} are mutually exclusive`);
+  }
+  for (const group of c.exactlyOneOf ?? []) {
+    const p = present(group);
+    if (p.length === 0) errors.push(`${group.join(', ')} are missing, exactly one parameter must be provided`);
+    else if (p.length > 1) errors.push(`${p.join(', ')} are mutually exclusive`);
+  }
+  for (const group of c.atLeastOneOf ?? []) {
+    if (present(group).length === 0) errors.push(`${group.join(', ')} are missing, at least one parameter must be provided`);
+  }
+}
+
+/** Coerces `input` by `spec`; unknown parameters are dropped. Throws a 400 failure on any violation. */
+export function validate<T = Record<string, any>>(spec: ParamSpec, input: Record<string, unknown>, constraints: Constraints = {}): T {
+  const out: Record<string, unknown> = {};
+  const errors: string[] = [];
+  validateInto(spec, input, (n) => n, out, errors);
+  checkConstraints(constraints, input, errors);
+  if (errors.length) throw invalidParams([...new Set(errors)].join(', '));
+  return out as T;
+}

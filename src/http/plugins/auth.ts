@@ -1,0 +1,78 @@
+// Token -> principal. Reads every carrier GitLab accepts (PRIVATE-TOKEN, private_token, access_token,
+// bearer_token, Authorization: Bearer), checks the token's scopes against the method and route, and
+// applies Sudo. Runs before every API handler, so a bad token is refused even where anonymous reads work.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Token, User } from '../../storage/db/schema.ts';
+import type { Store } from '../../storage/db/store.ts';
+import { authenticateToken, scopesOf } from '../../domain/tokens.ts';
+import { accessDeniedReason } from '../../domain/policy.ts';
+import { forbidden, insufficientScope, notFound } from '../../domain/failure.ts';
+import type { Scope } from '../../domain/access.ts';
+import { requestParams } from '../request.ts';
+
+export interface Principal {
+  /** The user the request acts as (the sudo target when Sudo is used); null when anonymous. */
+  user: User | null;
+  token: Token | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** Scopes accepted besides api / read_api (e.g. read_user on GET /user). */
+    scopes?: Scope[];
+  }
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD']);
+
+function presentedToken(request: FastifyRequest): string | null {
+  const header = request.headers['private-token'];
+  if (typeof header === 'string' && header !== '') return header;
+  const params = requestParams(request);
+  for (const key of ['private_token', 'access_token', 'bearer_token']) {
+    const value = params[key];
+    if (typeof value === 'string' && value !== '') return value;
+  }
+  const authorization = request.headers.authorization;
+  const bearer = typeof authorization === 'string' ? /^Bearer\s+(.+)$/i.exec(authorization.trim()) : null;
+  return bearer ? bearer[1] : null;
+}
+
+function requireScope(request: FastifyRequest, token: Token): void {
+  const scopes = scopesOf(token);
+  const extra = request.routeOptions.config?.scopes ?? [];
+  const allowed = scopes.includes('api') || (scopes.includes('read_api') && READ_METHODS.has(request.method)) || extra.some((s) => scopes.includes(s));
+  if (!allowed) throw insufficientScope(['api', 'read_api', ...extra].join(' '));
+}
+
+async function applySudo(request: FastifyRequest, store: Store, principal: Principal): Promise<void> {
+  const header = request.headers['sudo'];
+  const param = requestParams(request).sudo;
+  const target = typeof header === 'string' && header !== '' ? header : typeof param === 'string' || typeof param === 'number' ? String(param) : null;
+  if (target === null || !principal.user || !principal.token) return;
+  if (!principal.user.admin) throw forbidden('Must be admin to use sudo');
+  if (!scopesOf(principal.token).includes('sudo')) throw insufficientScope('sudo');
+  const user = /^\d+$/.test(target) ? await store.users.findById(Number(target)) : await store.users.findByUsername(target);
+  if (!user) throw notFound(`User with ID or username '${target}'`);
+  principal.user = user;
+}
+
+export function registerAuth(app: FastifyInstance, store: Store, externalUrl: (r: FastifyRequest) => string): void {
+  app.decorateRequest('principal', null as unknown as Principal);
+  app.addHook('preHandler', async (request) => {
+    const principal: Principal = { user: null, token: null };
+    request.principal = principal;
+    const plain = presentedToken(request);
+    if (plain === null) return;
+    const { token, user } = await authenticateToken(store, plain);
+    const denied = accessDeniedReason(user, externalUrl(request));
+    if (denied) throw forbidden(denied);
+    requireScope(request, token);
+    principal.user = user;
+    principal.token = token;
+    await applySudo(request, store, principal);
+  });
+}

@@ -1,0 +1,83 @@
+// Request bodies as GitLab accepts them: JSON, application/x-www-form-urlencoded with Rack's nested
+// keys, and multipart/form-data (parts in order, file parts read as text). An empty body with a JSON
+// content type (common on DELETE) is an empty hash.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Busboy, type BusboyInstance } from '@fastify/busboy';
+import { addParam, MAX_PARAMS, parseRackQuery } from '../rack-params.ts';
+import { invalidParams } from '../../domain/failure.ts';
+
+const MALFORMED = 'message body does not match declared format';
+
+export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number): void {
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser(/^application\/(.+\+)?json/, { parseAs: 'string', bodyLimit: maxBodyBytes }, (_req, body, done) => {
+    const text = (body as string).trim();
+    if (text === '') return done(null, {});
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(invalidParams(MALFORMED), undefined);
+    }
+  });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: maxBodyBytes }, (_req, body, done) => {
+    done(null, parseRackQuery(body as string));
+  });
+  app.addContentTypeParser('multipart/form-data', (req, payload, done) => {
+    parseMultipart(req, payload, maxBodyBytes).then((v) => done(null, v), (e) => done(e as Error, undefined));
+  });
+  // Anything else (text/plain, no content type with a body, ...) is read and ignored, as Grape does.
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, _body, done) => done(null, {}));
+}
+
+function parseMultipart(req: FastifyRequest, payload: NodeJS.ReadableStream, maxBodyBytes: number): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const params: Record<string, unknown> = Object.create(null);
+    let count = 0;
+    let received = 0;
+    let failed = false;
+    const fail = (e: Error) => {
+      if (!failed) reject(e);
+      failed = true;
+    };
+    let parser: BusboyInstance;
+    try {
+      parser = new Busboy({
+        headers: req.headers as { 'content-type': string },
+        limits: { fieldSize: maxBodyBytes, fileSize: maxBodyBytes, fields: MAX_PARAMS, files: MAX_PARAMS },
+      });
+    } catch {
+      return reject(invalidParams(MALFORMED));
+    }
+    const pending: Promise<void>[] = [];
+    parser.on('field', (name: string, value: string) => {
+      if (++count <= MAX_PARAMS) addParam(params, name, value);
+    });
+    parser.on('file', (name: string, stream: NodeJS.ReadableStream) => {
+      const chunks: Buffer[] = [];
+      pending.push(
+        new Promise((done) => {
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('end', () => {
+            if (++count <= MAX_PARAMS) addParam(params, name, Buffer.concat(chunks).toString('utf8'));
+            done();
+          });
+        }),
+      );
+    });
+    parser.on('error', () => fail(invalidParams(MALFORMED)));
+    parser.on('finish', () => Promise.all(pending).then(() => !failed && resolve(params)));
+    payload.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > maxBodyBytes) {
+        fail(tooLarge());
+        (payload as unknown as { destroy?: () => void }).destroy?.();
+      }
+    });
+    payload.on('error', (e: Error) => fail(e));
+    payload.pipe(parser);
+  });
+}
+
+function tooLarge(): Error {
+  return Object.assign(new Error('Request body is too large'), { statusCode: 413 });
+}

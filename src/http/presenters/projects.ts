@@ -1,0 +1,43 @@
+import type { Namespace, Project } from '../../storage/db/schema.ts';
+import type { Access } from '../../domain/policy.ts';
+import { namespaceBasic } from './groups.ts';
+
+export interface ProjectUrls {
+  base: string;
+  sshHost: string;
+}
+
+/** GitLab's project entity (the fields clients read), in GitLab's key order. */
+export function project(p: Project, ns: Namespace, urls: ProjectUrls) {
+  return {
+    id: p.id,
+    description: p.description,
+    name: p.name,
+    name_with_namespace: `${ns.full_name} / ${p.name}`,
+    path: p.path,
+    path_with_namespace: p.full_path,
+    created_at: p.created_at,
+    default_branch: p.default_branch,
+    tag_list: [],
+    topics: [],
+    ssh_url_to_repo: `git@${urls.sshHost}:${p.full_path}.git`,
+    http_url_to_repo: `${urls.base}/${p.full_path}.git`,
+    web_url: `${urls.base}/${p.full_path}`,
+    avatar_url: null,
+    star_count: 0,
+    last_activity_at: p.last_activity_at,
+    namespace: namespaceBasic(ns, urls.base),
+    visibility: p.visibility,
+    archived: p.archived === 1,
+    snippets_enabled: p.snippets_access_level !== 'disabled',
+    snippets_access_level: p.snippets_access_level,
+    creator_id: p.creator_id,
+  };
+}
+
+const accessEntry = (level: number) => (level > 0 ? { access_level: level, notification_level: 3 } : null);
+
+/** The single-project view adds the caller's permissions. */
+export function projectWithPermissions(p: Project, ns: Namespace, access: Access, urls: ProjectUrls) {
+  return { ...project(p, ns, urls), permissions: { project_access: accessEntry(access.direct), group_access: accessEntry(access.inherited) } };
+}

@@ -1,0 +1,38 @@
+// GitLab's user entities: UserBasic (authors, members), UserPublic (GET /users/:id), and the full
+// view a user has of themselves (GET /user) or an admin has of anyone.
+import type { User } from '../../storage/db/schema.ts';
+import type { MemberWithUser } from '../../storage/db/repositories/members.ts';
+
+export const userBasic = (user: Pick<User, 'id' | 'username' | 'name' | 'state'>, base: string) => ({
+  id: user.id,
+  username: user.username,
+  name: user.name,
+  state: user.state,
+  locked: false,
+  avatar_url: null,
+  web_url: `${base}/${user.username}`,
+});
+
+export const userPublic = (user: User, base: string) => ({
+  ...userBasic(user, base),
+  created_at: user.created_at,
+  bio: '',
+  location: '',
+  public_email: user.public_email ?? '',
+  bot: user.bot === 1,
+});
+
+/** What a user sees of themselves, and an admin of anyone. */
+export const userFull = (user: User, base: string) => ({
+  ...userPublic(user, base),
+  email: user.email,
+  is_admin: user.admin === 1,
+  external: user.external === 1,
+});
+
+export const member = (m: MemberWithUser, base: string) => ({
+  ...userBasic({ id: m.user_id, username: m.username, name: m.name, state: m.state as User['state'] }, base),
+  access_level: m.access_level,
+  created_at: m.created_at,
+  expires_at: null,
+});

@@ -1,0 +1,71 @@
+// Rack's nested parameter syntax, which GitLab clients rely on for form bodies and query strings:
+// `a[]=1&a[]=2` is an array, `a[b]=1` a hash, and `files[][file_path]=x&files[][content]=y` an array of
+// hashes where a new element starts whenever a key the current element already has appears again.
+
+const MAX_DEPTH = 32;
+export const MAX_PARAMS = 10_000;
+
+type Params = Record<string, unknown>;
+
+function hasNestedKey(hash: Params, key: string): boolean {
+  const parts = key.split(/[[\]]+/).filter(Boolean);
+  let cur: unknown = hash;
+  for (const part of parts) {
+    if (typeof cur !== 'object' || cur === null || Array.isArray(cur) || !(part in (cur as Params))) return false;
+    cur = (cur as Params)[part];
+  }
+  return true;
+}
+
+const isHash = (v: unknown): v is Params => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Adds one `name=value` pair to `params` following Rack's normalize_params. */
+export function addParam(params: Params, name: string, value: unknown, depth = 0): Params {
+  if (depth > MAX_DEPTH) return params;
+  const match = /^[[\]]*([^[\]]+)\]*/.exec(name);
+  if (!match) return params;
+  const key = match[1];
+  const after = name.slice(match[0].length);
+  if (key === '__proto__' || key === 'constructor' || key === 'prototype') return params;
+  if (after === '') {
+    params[key] = value;
+  } else if (after === '[]') {
+    const list = Array.isArray(params[key]) ? (params[key] as unknown[]) : (params[key] = []);
+    (list as unknown[]).push(value);
+  } else if (after.startsWith('[]')) {
+    const child = /^\[\]\[([^[\]]+)\]$/.exec(after)?.[1] ?? /^\[\](.+)$/.exec(after)![1];
+    const list = (Array.isArray(params[key]) ? params[key] : (params[key] = [])) as unknown[];
+    const last = list[list.length - 1];
+    if (isHash(last) && !hasNestedKey(last, child)) addParam(last, child, value, depth + 1);
+    else list.push(addParam(Object.create(null), child, value, depth + 1));
+  } else {
+    const hash = isHash(params[key]) ? (params[key] as Params) : (params[key] = Object.create(null));
+    addParam(hash as Params, after, value, depth + 1);
+  }
+  return params;
+}
+
+function decode(s: string): string {
+  const plus = s.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(plus);
+  } catch {
+    return plus;
+  }
+}
+
+/** Parses `a=1&b[]=2` into nested params. */
+export function parseRackQuery(query: string): Params {
+  const params: Params = Object.create(null);
+  if (!query) return params;
+  let count = 0;
+  for (const pair of query.split('&')) {
+    if (!pair) continue;
+    if (++count > MAX_PARAMS) break;
+    const eq = pair.indexOf('=');
+    const name = decode(eq === -1 ? pair : pair.slice(0, eq));
+    const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
+    addParam(params, name, value);
+  }
+  return params;
+}

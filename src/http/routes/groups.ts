@@ -1,0 +1,36 @@
+// Groups (admin-api.md "Groups"). `:id` is a number or a URL-encoded full path.
+import type { FastifyInstance } from 'fastify';
+import { currentUser, requestParams, storeOf } from '../request.ts';
+import { validate } from '../params.ts';
+import { baseUrl } from '../urls.ts';
+import { createGroupSpec, updateGroupSpec } from '../schemas/groups.ts';
+import { group } from '../presenters/groups.ts';
+import { createGroup, findReadableGroup, requireGroupOwner, updateGroup, type GroupChanges, type NewGroupInput } from '../../domain/groups.ts';
+
+export default async function groupRoutes(app: FastifyInstance) {
+  /** POST /groups — signed in (401); 403 when the user may not create it; 400 for invalid or taken paths. */
+  app.post('/groups', async (request, reply) => {
+    const viewer = currentUser(request);
+    const p = validate<NewGroupInput>(createGroupSpec, requestParams(request));
+    const created = await createGroup(storeOf(request), viewer, p);
+    return reply.code(201).send(group(created, baseUrl(request)));
+  });
+
+  /** GET /groups/:id — whoever can see the group; 404 Group Not Found otherwise. */
+  app.get('/groups/:id', async (request) => {
+    const { id } = request.params as { id: string };
+    const ctx = await findReadableGroup(storeOf(request), request.principal.user, id);
+    return group(ctx.group, baseUrl(request));
+  });
+
+  /** PUT /groups/:id — group owners and admins (403 others); 400 for invalid values. */
+  app.put('/groups/:id', async (request) => {
+    const viewer = currentUser(request);
+    const { id } = request.params as { id: string };
+    const store = storeOf(request);
+    const ctx = await findReadableGroup(store, viewer, id);
+    const p = validate<GroupChanges>(updateGroupSpec, requestParams(request));
+    requireGroupOwner(viewer, ctx);
+    return group(await updateGroup(store, ctx.group, p), baseUrl(request));
+  });
+}

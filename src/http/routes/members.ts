@@ -1,0 +1,94 @@
+// Members of projects and groups: list (direct and inherited), add, change level, remove.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { currentUser, requestParams, storeOf } from '../request.ts';
+import { validate } from '../params.ts';
+import { paginateArray, paginateQuery } from '../pagination.ts';
+import { baseUrl } from '../urls.ts';
+import { addMemberSpec, memberIdSpec, updateMemberSpec } from '../schemas/groups.ts';
+import { member } from '../presenters/users.ts';
+import { addMember, allMembers, findMember, removeMember, updateMember, type MemberSource } from '../../domain/members.ts';
+import { findReadableGroup, requireGroupOwner } from '../../domain/groups.ts';
+import { findReadableProject, requireProjectMaintainer } from '../../domain/projects.ts';
+import { ancestorIds } from '../../storage/db/repositories/namespaces.ts';
+
+interface Resolved {
+  source: MemberSource;
+  /** Namespaces whose members are inherited (the ancestors; for a group, including itself). */
+  inheritedFrom: number[];
+  requireManager(): void;
+}
+
+const resolvers = {
+  /** Project members are managed by maintainers and admins. */
+  projects: async (request: FastifyRequest, id: string): Promise<Resolved> => {
+    const viewer = request.principal.user;
+    const ctx = await findReadableProject(storeOf(request), viewer, id);
+    const inheritedFrom = ctx.namespace.kind === 'group' ? ancestorIds(ctx.namespace) : [];
+    return { source: { type: 'Project', id: ctx.project.id }, inheritedFrom, requireManager: () => requireProjectMaintainer(viewer, ctx) };
+  },
+  /** Group members are managed by owners and admins. */
+  groups: async (request: FastifyRequest, id: string): Promise<Resolved> => {
+    const viewer = request.principal.user;
+    const ctx = await findReadableGroup(storeOf(request), viewer, id);
+    return { source: { type: 'Namespace', id: ctx.group.id }, inheritedFrom: ancestorIds(ctx.group), requireManager: () => requireGroupOwner(viewer, ctx) };
+  },
+};
+
+export default async function memberRoutes(app: FastifyInstance) {
+  for (const kind of ['projects', 'groups'] as const) {
+    const resolve = (request: FastifyRequest) => resolvers[kind](request, (request.params as { id: string }).id);
+
+    /** GET /:kind/:id/members — direct members; whoever can read the project or group. */
+    app.get(`/${kind}/:id/members`, async (request, reply) => {
+      const r = await resolve(request);
+      const store = storeOf(request);
+      const base = r.source.type === 'Project' ? { projectId: r.source.id } : { namespaceIds: [r.source.id] };
+      const rows = await paginateQuery(request, reply, store.kysely, store.members.listQuery(base).orderBy('members.user_id', 'asc'));
+      return rows.map((m) => member(m, baseUrl(request)));
+    });
+
+    /** GET /:kind/:id/members/all — direct and inherited members, each with their highest level. */
+    app.get(`/${kind}/:id/members/all`, async (request, reply) => {
+      const r = await resolve(request);
+      const projectId = r.source.type === 'Project' ? r.source.id : undefined;
+      const rows = await allMembers(storeOf(request), { projectId, namespaceIds: r.inheritedFrom });
+      return paginateArray(request, reply, rows).map((m) => member(m, baseUrl(request)));
+    });
+
+    /** GET /:kind/:id/members/:user_id — one direct member; 404 Member Not Found. */
+    app.get(`/${kind}/:id/members/:user_id`, async (request) => {
+      const r = await resolve(request);
+      const { user_id } = validate<{ user_id: number }>(memberIdSpec, requestParams(request));
+      return member(await findMember(storeOf(request), r.source, user_id), baseUrl(request));
+    });
+
+    /** POST /:kind/:id/members — managers; 404 unknown user, 409 Member already exists. */
+    app.post(`/${kind}/:id/members`, async (request, reply) => {
+      currentUser(request);
+      const r = await resolve(request);
+      const p = validate<{ user_id: number; access_level: number }>(addMemberSpec, requestParams(request));
+      r.requireManager();
+      const added = await addMember(storeOf(request), r.source, p.user_id, p.access_level);
+      return reply.code(201).send(member(added, baseUrl(request)));
+    });
+
+    /** PUT /:kind/:id/members/:user_id — managers; 404 Member Not Found. */
+    app.put(`/${kind}/:id/members/:user_id`, async (request) => {
+      currentUser(request);
+      const r = await resolve(request);
+      const p = validate<{ user_id: number; access_level: number }>(updateMemberSpec, requestParams(request));
+      r.requireManager();
+      return member(await updateMember(storeOf(request), r.source, p.user_id, p.access_level), baseUrl(request));
+    });
+
+    /** DELETE /:kind/:id/members/:user_id — managers; 204, 404 Member Not Found. */
+    app.delete(`/${kind}/:id/members/:user_id`, async (request, reply) => {
+      currentUser(request);
+      const r = await resolve(request);
+      const { user_id } = validate<{ user_id: number }>(memberIdSpec, requestParams(request));
+      r.requireManager();
+      await removeMember(storeOf(request), r.source, user_id);
+      return reply.code(204).send();
+    });
+  }
+}

@@ -1,0 +1,104 @@
+// Projects (admin-api.md "Projects"). `:id` is a number or a URL-encoded full path; a project the
+// caller cannot read is always 404 Project Not Found, never 403.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { currentUser, requestParams, requireAdmin, storeOf } from '../request.ts';
+import { validate } from '../params.ts';
+import { paginateQuery } from '../pagination.ts';
+import { baseUrl, sshHost } from '../urls.ts';
+import * as spec from '../schemas/projects.ts';
+import { project, projectWithPermissions } from '../presenters/projects.ts';
+import {
+  createProject,
+  deleteProject,
+  findReadableProject,
+  requireProjectMaintainer,
+  requireProjectOwner,
+  updateProject,
+  type NewProjectInput,
+  type ProjectChanges,
+  type ProjectContext,
+} from '../../domain/projects.ts';
+import { findUser } from '../../domain/users.ts';
+import { ACCESS } from '../../domain/access.ts';
+
+const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
+const presentOne = (request: FastifyRequest, ctx: ProjectContext) => projectWithPermissions(ctx.project, ctx.namespace, ctx.access, urls(request));
+const projectId = (request: FastifyRequest) => (request.params as { id: string }).id;
+const ORDER_COLUMNS = { id: 'id', name: 'name', path: 'path', created_at: 'created_at', updated_at: 'last_activity_at', last_activity_at: 'last_activity_at' } as const;
+
+export default async function projectRoutes(app: FastifyInstance) {
+  /** GET /projects — anyone; the projects the caller can see, paginated; membership, owned, search. */
+  app.get('/projects', async (request, reply) => {
+    const viewer = request.principal.user;
+    const p = validate<{ membership?: boolean; owned?: boolean; search?: string; order_by: keyof typeof ORDER_COLUMNS; sort: 'asc' | 'desc' }>(
+      spec.listProjectsSpec,
+      requestParams(request),
+    );
+    const store = storeOf(request);
+    const query = store.projects
+      .visibleQuery({
+        viewer: viewer && { id: viewer.id, admin: viewer.admin === 1, external: viewer.external === 1 },
+        membership: p.membership && viewer !== null,
+        minAccessLevel: p.owned && viewer ? ACCESS.owner : undefined,
+        search: p.search,
+      })
+      .selectAll()
+      .orderBy(ORDER_COLUMNS[p.order_by], p.sort)
+      .orderBy('id', p.sort);
+    const rows = await paginateQuery(request, reply, store.kysely, query);
+    const namespaces = new Map((await store.namespaces.findManyByIds([...new Set(rows.map((r) => r.namespace_id))])).map((n) => [n.id, n]));
+    return rows.map((row) => project(row, namespaces.get(row.namespace_id)!, urls(request)));
+  });
+
+  /** GET /projects/:id — whoever can read it; 404 Project Not Found otherwise. */
+  app.get('/projects/:id', async (request) => presentOne(request, await findReadableProject(storeOf(request), request.principal.user, projectId(request))));
+
+  /** POST /projects — signed in; in the caller's namespace or a group where they are developer+. */
+  app.post('/projects', async (request, reply) => {
+    const viewer = currentUser(request);
+    const p = validate<NewProjectInput>(spec.createProjectSpec, requestParams(request), spec.createProjectConstraints);
+    return reply.code(201).send(presentOne(request, await createProject(storeOf(request), viewer, p)));
+  });
+
+  /** POST /projects/user/:user_id — admins; creates the project in that user's namespace. */
+  app.post('/projects/user/:user_id', async (request, reply) => {
+    currentUser(request);
+    const p = validate<NewProjectInput & { user_id: number }>(spec.createProjectForUserSpec, requestParams(request), spec.createProjectConstraints);
+    requireAdmin(request);
+    const store = storeOf(request);
+    const owner = await findUser(store, p.user_id);
+    const { user_id: _ignored, ...input } = p;
+    return reply.code(201).send(presentOne(request, await createProject(store, owner, { ...input, namespace_id: undefined })));
+  });
+
+  /** PUT /projects/:id — maintainers and admins (403 others). */
+  app.put('/projects/:id', async (request) => {
+    const viewer = currentUser(request);
+    const store = storeOf(request);
+    const ctx = await findReadableProject(store, viewer, projectId(request));
+    const p = validate<ProjectChanges>(spec.updateProjectSpec, requestParams(request));
+    requireProjectMaintainer(viewer, ctx);
+    return presentOne(request, await updateProject(store, ctx, p));
+  });
+
+  for (const [action, archived] of [['archive', true], ['unarchive', false]] as const) {
+    /** POST /projects/:id/archive, /unarchive — maintainers and admins; 201 with the project. */
+    app.post(`/projects/:id/${action}`, async (request, reply) => {
+      const viewer = currentUser(request);
+      const store = storeOf(request);
+      const ctx = await findReadableProject(store, viewer, projectId(request));
+      requireProjectMaintainer(viewer, ctx);
+      return reply.code(201).send(presentOne(request, await updateProject(store, ctx, { archived })));
+    });
+  }
+
+  /** DELETE /projects/:id — owners and admins; 202 {"message":"202 Accepted"}. */
+  app.delete('/projects/:id', async (request, reply) => {
+    const viewer = currentUser(request);
+    const store = storeOf(request);
+    const ctx = await findReadableProject(store, viewer, projectId(request));
+    requireProjectOwner(viewer, ctx);
+    await deleteProject(store, ctx);
+    return reply.code(202).send({ message: '202 Accepted' });
+  });
+}

@@ -1,0 +1,122 @@
+// Users and personal access tokens (admin-api.md "Users and tokens").
+import type { FastifyInstance } from 'fastify';
+import { currentUser, requestParams, requireAdmin, storeOf } from '../request.ts';
+import { validate } from '../params.ts';
+import { paginateQuery } from '../pagination.ts';
+import { baseUrl } from '../urls.ts';
+import * as spec from '../schemas/users.ts';
+import { userFull, userPublic } from '../presenters/users.ts';
+import { createdToken, personalAccessToken } from '../presenters/tokens.ts';
+import { changeState, createUser, findUser, updateUser } from '../../domain/users.ts';
+import { createToken } from '../../domain/tokens.ts';
+import { notFound } from '../../domain/failure.ts';
+import type { Scope } from '../../domain/access.ts';
+import type { User } from '../../storage/db/schema.ts';
+
+const STATE_ACTIONS = ['block', 'unblock', 'deactivate', 'activate'] as const;
+
+export default async function userRoutes(app: FastifyInstance) {
+  const present = (viewer: User | null, user: User, base: string) =>
+    viewer && (viewer.admin || viewer.id === user.id) ? userFull(user, base) : userPublic(user, base);
+
+  /** GET /user — the caller; 401 anonymous. Tokens with read_user suffice. */
+  app.get('/user', { config: { scopes: ['read_user'] } }, async (request) => userFull(currentUser(request), baseUrl(request)));
+
+  /** GET /users?username= — signed in; 401 anonymous. */
+  app.get('/users', { config: { scopes: ['read_user'] } }, async (request, reply) => {
+    const viewer = currentUser(request);
+    const p = validate<{ username?: string }>(spec.listUsersSpec, requestParams(request));
+    const store = storeOf(request);
+    const rows = await paginateQuery(request, reply, store.kysely, store.users.listQuery(p).selectAll().orderBy('id', 'desc'));
+    return rows.map((u) => present(viewer, u, baseUrl(request)));
+  });
+
+  /** GET /users/:id — public profile (full for admins and oneself); 404 User Not Found. */
+  app.get('/users/:id', { config: { scopes: ['read_user'] } }, async (request) => {
+    const { id } = validate<{ id: number }>(spec.idSpec, requestParams(request));
+    const user = await findUser(storeOf(request), id);
+    return present(request.principal.user, user, baseUrl(request));
+  });
+
+  /** POST /users — admins; 400 invalid params, 409 duplicate username or email. */
+  app.post('/users', async (request, reply) => {
+    currentUser(request);
+    const p = validate<{ email: string; name: string; username: string; password?: string; admin?: boolean; external?: boolean; public_email?: string }>(
+      spec.createUserSpec,
+      requestParams(request),
+    );
+    requireAdmin(request);
+    const user = await createUser(storeOf(request), p);
+    return reply.code(201).send(userFull(user, baseUrl(request)));
+  });
+
+  /** PUT /users/:id — admins; 404 unknown user, 409 duplicate email. */
+  app.put('/users/:id', async (request) => {
+    currentUser(request);
+    const p = validate<{ id: number; name?: string; email?: string; public_email?: string; admin?: boolean; external?: boolean }>(spec.updateUserSpec, requestParams(request));
+    requireAdmin(request);
+    const store = storeOf(request);
+    const user = await updateUser(store, await findUser(store, p.id), p);
+    return userFull(user, baseUrl(request));
+  });
+
+  /** POST /users/:id/{block,unblock,deactivate,activate} — admins; 201 true, 403 for a refused transition. */
+  for (const action of STATE_ACTIONS) {
+    app.post(`/users/:id/${action}`, async (request, reply) => {
+      currentUser(request);
+      const { id } = validate<{ id: number }>(spec.idSpec, requestParams(request));
+      requireAdmin(request);
+      const store = storeOf(request);
+      await changeState(store, await findUser(store, id), action);
+      return reply.code(201).send(true);
+    });
+  }
+
+  /** POST /users/:id/personal_access_tokens — admins; the plain token appears only in this answer. */
+  app.post('/users/:id/personal_access_tokens', async (request, reply) => {
+    currentUser(request);
+    const p = validate<{ id: number; name: string; scopes: Scope[]; expires_at?: string }>(spec.createTokenSpec, requestParams(request));
+    requireAdmin(request);
+    const store = storeOf(request);
+    const user = await findUser(store, p.id);
+    const { token, plain } = await createToken(store, user, { name: p.name, scopes: p.scopes, expiresAt: p.expires_at ?? null });
+    return reply.code(201).send(createdToken(token, plain));
+  });
+
+  /** GET /personal_access_tokens — the caller's tokens; admins see all or ?user_id=. Never the token value. */
+  app.get('/personal_access_tokens', async (request, reply) => {
+    const viewer = currentUser(request);
+    const p = validate<{ user_id?: number }>(spec.listTokensSpec, requestParams(request));
+    const userId = viewer.admin ? p.user_id : viewer.id;
+    const store = storeOf(request);
+    const rows = await paginateQuery(request, reply, store.kysely, store.tokens.listQuery({ userId }).selectAll().orderBy('id', 'asc'));
+    return rows.map(personalAccessToken);
+  });
+
+  /** GET /personal_access_tokens/self — the token used for this request. */
+  app.get('/personal_access_tokens/self', async (request) => {
+    currentUser(request);
+    return personalAccessToken(request.principal.token!);
+  });
+
+  /** GET /personal_access_tokens/:id — own token, or any for admins; 404 otherwise. */
+  app.get('/personal_access_tokens/:id', async (request) => {
+    const viewer = currentUser(request);
+    const { id } = validate<{ id: number }>(spec.idSpec, requestParams(request));
+    const token = await storeOf(request).tokens.findById(id);
+    if (!token || (!viewer.admin && token.user_id !== viewer.id)) throw notFound('Personal Access Token');
+    return personalAccessToken(token);
+  });
+
+  /** DELETE /personal_access_tokens/:id (or self) — revokes; 204. Other users' tokens are 404 to non-admins. */
+  app.delete('/personal_access_tokens/:id', async (request, reply) => {
+    const viewer = currentUser(request);
+    const raw = requestParams(request).id;
+    const store = storeOf(request);
+    const id = raw === 'self' ? request.principal.token!.id : validate<{ id: number }>(spec.idSpec, requestParams(request)).id;
+    const token = await store.tokens.findById(id);
+    if (!token || (!viewer.admin && token.user_id !== viewer.id)) throw notFound('Personal Access Token');
+    await store.tokens.revoke(token.id);
+    return reply.code(204).send();
+  });
+}

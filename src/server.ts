@@ -1,0 +1,39 @@
+// Process entry for `snippetd serve`: build the app, bootstrap root on an empty database, listen, and
+// close gracefully on SIGTERM/SIGINT (in-flight requests finish, the database is closed).
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import { buildApp } from './app.ts';
+import { bootstrapRoot } from './domain/bootstrap.ts';
+
+export async function startServer(config: Config): Promise<FastifyInstance> {
+  const app = await buildApp(config);
+  const boot = await bootstrapRoot(app.store, config);
+  if (boot.created && boot.tokenFile) {
+    app.log.info(`created administrator "root"; its token is in ${boot.tokenFile}`);
+    console.log(`snippetd: created administrator "root"; its token is in ${boot.tokenFile}`);
+  } else if (boot.created) {
+    console.log('snippetd: created administrator "root" with the token from SNIPPETD_INITIAL_ROOT_TOKEN');
+  }
+  const address = await app.listen({ host: config.host, port: config.port });
+  console.log(`snippetd: listening on ${address} (API at ${address}/api/v4, database ${redactDatabaseUrl(config.databaseUrl)})`);
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    console.log(`snippetd: ${signal} received, closing`);
+    app.close().then(
+      () => process.exit(0),
+      (error) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  return app;
+}
+
+export function redactDatabaseUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
+}

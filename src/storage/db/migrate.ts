@@ -1,0 +1,25 @@
+// Versioned migrations, run at start-up and by `snippetd migrate`. Each migration is a module in
+// ./migrations; add new ones to the list below, never edit one that has shipped.
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Db } from './database.ts';
+import * as m0001 from './migrations/0001_initial.ts';
+
+type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: Db['dialect']): Promise<void> };
+
+const MIGRATIONS: Record<string, DialectMigration> = {
+  '0001_initial': m0001,
+};
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const provider: MigrationProvider = {
+    async getMigrations() {
+      const out: Record<string, Migration> = {};
+      for (const [name, m] of Object.entries(MIGRATIONS)) out[name] = { up: (k) => m.up(k, db.dialect) };
+      return out;
+    },
+  };
+  const migrator = new Migrator({ db: db.kysely, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

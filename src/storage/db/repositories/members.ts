@@ -1,0 +1,101 @@
+import type { Kysely } from 'kysely';
+import type { Database, Member } from '../schema.ts';
+
+export type SourceType = Member['source_type'];
+
+export interface MemberWithUser extends Member {
+  username: string;
+  name: string;
+  state: string;
+  user_created_at: string;
+}
+
+export function membersRepository(db: Kysely<Database>) {
+  const withUser = () =>
+    db
+      .selectFrom('members')
+      .innerJoin('users', 'users.id', 'members.user_id')
+      .selectAll('members')
+      .select(['users.username', 'users.name', 'users.state', 'users.created_at as user_created_at']);
+  return {
+    async insert(member: Omit<Member, 'id'>): Promise<Member> {
+      return db.insertInto('members').values(member).returningAll().executeTakeFirstOrThrow();
+    },
+    async find(sourceType: SourceType, sourceId: number, userId: number): Promise<MemberWithUser | undefined> {
+      return withUser()
+        .where('source_type', '=', sourceType)
+        .where('source_id', '=', sourceId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+    },
+    async update(id: number, accessLevel: number): Promise<void> {
+      await db.updateTable('members').set({ access_level: accessLevel }).where('id', '=', id).execute();
+    },
+    async delete(id: number): Promise<void> {
+      await db.deleteFrom('members').where('id', '=', id).execute();
+    },
+    /** Members of one project or of a set of namespaces, with their user columns. */
+    listQuery(sources: { projectId?: number; namespaceIds?: number[] }) {
+      return withUser().where((eb) => {
+        const ors = [];
+        if (sources.projectId !== undefined) {
+          ors.push(eb.and([eb('source_type', '=', 'Project'), eb('source_id', '=', sources.projectId)]));
+        }
+        if (sources.namespaceIds && sources.namespaceIds.length > 0) {
+          ors.push(eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', sources.namespaceIds)]));
+        }
+        return ors.length ? eb.or(ors) : eb.val(false);
+      });
+    },
+    /** Highest access level the user holds on the project directly and through the given groups. */
+    async accessLevels(userId: number, projectId: number | null, namespaceIds: number[]): Promise<{ project: number; group: number }> {
+      const rows = await db
+        .selectFrom('members')
+        .select(['source_type', 'access_level'])
+        .where('user_id', '=', userId)
+        .where((eb) => {
+          const ors = [];
+          if (projectId !== null) ors.push(eb.and([eb('source_type', '=', 'Project'), eb('source_id', '=', projectId)]));
+          if (namespaceIds.length) ors.push(eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', namespaceIds)]));
+          return ors.length ? eb.or(ors) : eb.val(false);
+        })
+        .execute();
+      let project = 0;
+      let group = 0;
+      for (const r of rows) {
+        if (r.source_type === 'Project') project = Math.max(project, r.access_level);
+        else group = Math.max(group, r.access_level);
+      }
+      return { project, group };
+    },
+    /** True when the user is a member of any group or project inside the namespace subtree. */
+    async hasMembershipBelow(userId: number, traversalIds: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('members')
+        .select('members.id')
+        .where('members.user_id', '=', userId)
+        .where((eb) =>
+          eb.or([
+            eb.and([
+              eb('members.source_type', '=', 'Namespace'),
+              eb('members.source_id', 'in', eb.selectFrom('namespaces').select('id').where('traversal_ids', 'like', `${traversalIds}/%`)),
+            ]),
+            eb.and([
+              eb('members.source_type', '=', 'Project'),
+              eb(
+                'members.source_id',
+                'in',
+                eb
+                  .selectFrom('projects')
+                  .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+                  .select('projects.id')
+                  .where((w) => w.or([w('namespaces.traversal_ids', '=', traversalIds), w('namespaces.traversal_ids', 'like', `${traversalIds}/%`)])),
+              ),
+            ]),
+          ]),
+        )
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+  };
+}

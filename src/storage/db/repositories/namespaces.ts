@@ -1,0 +1,42 @@
+import type { Kysely } from 'kysely';
+import type { Database, Namespace, NamespacesTable } from '../schema.ts';
+import type { Insertable, Updateable } from 'kysely';
+
+export type NewNamespace = Omit<Insertable<NamespacesTable>, 'traversal_ids'>;
+
+export function namespacesRepository(db: Kysely<Database>) {
+  return {
+    /** Inserts a namespace and fills its traversal ids (parent's ids + its own) in one transaction. */
+    async insert(ns: NewNamespace, parent: Namespace | null, tx: Kysely<Database> = db): Promise<Namespace> {
+      const row = await tx.insertInto('namespaces').values({ ...ns, traversal_ids: '' }).returningAll().executeTakeFirstOrThrow();
+      const traversal = parent ? `${parent.traversal_ids}/${row.id}` : String(row.id);
+      return tx
+        .updateTable('namespaces')
+        .set({ traversal_ids: traversal })
+        .where('id', '=', row.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+    async findById(id: number): Promise<Namespace | undefined> {
+      return db.selectFrom('namespaces').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    async findByFullPath(fullPath: string): Promise<Namespace | undefined> {
+      return db
+        .selectFrom('namespaces')
+        .selectAll()
+        .where((eb) => eb(eb.fn('lower', ['full_path']), '=', fullPath.toLowerCase()))
+        .executeTakeFirst();
+    },
+    async findManyByIds(ids: number[]): Promise<Namespace[]> {
+      if (ids.length === 0) return [];
+      return db.selectFrom('namespaces').selectAll().where('id', 'in', ids).execute();
+    },
+    async update(id: number, changes: Updateable<NamespacesTable>): Promise<Namespace> {
+      return db.updateTable('namespaces').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    },
+  };
+}
+
+export function ancestorIds(ns: Pick<Namespace, 'traversal_ids'>): number[] {
+  return ns.traversal_ids.split('/').map(Number);
+}

@@ -1,0 +1,84 @@
+import { sql, type Kysely, type Insertable, type Updateable, type SelectQueryBuilder } from 'kysely';
+import type { Database, Project, ProjectsTable, Visibility } from '../schema.ts';
+
+export interface ProjectListFilter {
+  /** null = anonymous. */
+  viewer: { id: number; admin: boolean; external: boolean } | null;
+  membership?: boolean;
+  /** Only projects where the viewer's effective access is at least this level. */
+  minAccessLevel?: number;
+  search?: string;
+}
+
+export function projectsRepository(db: Kysely<Database>) {
+  return {
+    async insert(project: Insertable<ProjectsTable>): Promise<Project> {
+      return db.insertInto('projects').values(project).returningAll().executeTakeFirstOrThrow();
+    },
+    async findById(id: number): Promise<Project | undefined> {
+      return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    async findByFullPath(fullPath: string): Promise<Project | undefined> {
+      return db
+        .selectFrom('projects')
+        .selectAll()
+        .where((eb) => eb(eb.fn('lower', ['full_path']), '=', fullPath.toLowerCase()))
+        .executeTakeFirst();
+    },
+    async findByNameInNamespace(namespaceId: number, name: string): Promise<Project | undefined> {
+      return db
+        .selectFrom('projects')
+        .selectAll()
+        .where('namespace_id', '=', namespaceId)
+        .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
+        .executeTakeFirst();
+    },
+    async update(id: number, changes: Updateable<ProjectsTable>): Promise<Project> {
+      return db.updateTable('projects').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    },
+    /** Removes the project with everything that belongs to it, in one transaction. */
+    async delete(id: number): Promise<void> {
+      await db.transaction().execute(async (tx) => {
+        const snippetIds = tx.selectFrom('snippets').select('id').where('project_id', '=', id);
+        await tx.deleteFrom('snippet_files').where('snippet_id', 'in', snippetIds).execute();
+        await tx.deleteFrom('user_agent_details').where('snippet_id', 'in', snippetIds).execute();
+        await tx.deleteFrom('snippets').where('project_id', '=', id).execute();
+        await tx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', '=', id).execute();
+        await tx.updateTable('namespaces').set({ file_template_project_id: null }).where('file_template_project_id', '=', id).execute();
+        await tx.deleteFrom('projects').where('id', '=', id).execute();
+      });
+    },
+    /** The projects a viewer may see (the visibility rule of policy.ts, expressed in SQL for lists). */
+    visibleQuery(filter: ProjectListFilter): SelectQueryBuilder<Database, 'projects', {}> {
+      const viewer = filter.viewer;
+      let q = db.selectFrom('projects');
+      const accessAtLeast = (level: number) =>
+        sql<boolean>`(
+          EXISTS (SELECT 1 FROM members m WHERE m.user_id = ${viewer?.id ?? -1} AND m.source_type = 'Project'
+                  AND m.source_id = projects.id AND m.access_level >= ${level})
+          OR EXISTS (SELECT 1 FROM members m JOIN namespaces g ON m.source_type = 'Namespace' AND m.source_id = g.id
+                     JOIN namespaces pn ON pn.id = projects.namespace_id
+                     WHERE m.user_id = ${viewer?.id ?? -1} AND m.access_level >= ${level}
+                       AND (pn.traversal_ids = g.traversal_ids OR pn.traversal_ids LIKE g.traversal_ids || '/%')))`;
+      if (filter.membership || filter.minAccessLevel) {
+        q = q.where(accessAtLeast(filter.minAccessLevel ?? 10));
+      } else if (!viewer) {
+        q = q.where('visibility', '=', 'public');
+      } else if (!viewer.admin) {
+        const levels: Visibility[] = viewer.external ? ['public'] : ['public', 'internal'];
+        q = q.where((eb) => eb.or([eb('visibility', 'in', levels), accessAtLeast(10)]));
+      }
+      if (filter.search) {
+        const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+        q = q.where((eb) =>
+          eb.or([
+            sql<boolean>`lower(projects.name) LIKE ${pattern} ESCAPE '\\'`,
+            sql<boolean>`lower(projects.path) LIKE ${pattern} ESCAPE '\\'`,
+            sql<boolean>`lower(coalesce(projects.description, '')) LIKE ${pattern} ESCAPE '\\'`,
+          ]),
+        );
+      }
+      return q;
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import type { Kysely } from 'kysely';
+import type { Database, NewUser, User, UserUpdate } from '../schema.ts';
+
+export function usersRepository(db: Kysely<Database>) {
+  return {
+    async insert(user: NewUser): Promise<User> {
+      return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
+    },
+    async findById(id: number): Promise<User | undefined> {
+      return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    async findByUsername(username: string): Promise<User | undefined> {
+      return db
+        .selectFrom('users')
+        .selectAll()
+        .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
+        .executeTakeFirst();
+    },
+    async findByEmail(email: string): Promise<User | undefined> {
+      return db
+        .selectFrom('users')
+        .selectAll()
+        .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+        .executeTakeFirst();
+    },
+    async update(id: number, changes: UserUpdate): Promise<User> {
+      return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    },
+    async count(): Promise<number> {
+      const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+    /** One page of users ordered by id, optionally filtered by exact (case-insensitive) username. */
+    listQuery(filter: { username?: string }) {
+      let q = db.selectFrom('users');
+      if (filter.username !== undefined) {
+        q = q.where((eb) => eb(eb.fn('lower', ['username']), '=', filter.username!.toLowerCase()));
+      }
+      return q;
+    },
+  };
+}

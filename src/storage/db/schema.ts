@@ -1,0 +1,134 @@
+// Row types of every table. Booleans are stored as 0/1 integers and timestamps as ISO 8601 text in
+// both dialects, so that one code path reads and writes them the same way on SQLite and PostgreSQL.
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export type Visibility = 'private' | 'internal' | 'public';
+export type Flag = 0 | 1;
+
+export interface UsersTable {
+  id: Generated<number>;
+  username: string;
+  email: string;
+  name: string;
+  public_email: string | null;
+  state: 'active' | 'blocked' | 'deactivated';
+  admin: Flag;
+  external: Flag;
+  bot: Flag;
+  password_digest: string | null;
+  namespace_id: number | null;
+  created_at: string;
+}
+
+export interface PersonalAccessTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  token_digest: string;
+  /** Space-separated scope names. */
+  scopes: string;
+  /** YYYY-MM-DD or null. */
+  expires_at: string | null;
+  revoked: Flag;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface NamespacesTable {
+  id: Generated<number>;
+  kind: 'user' | 'group';
+  name: string;
+  path: string;
+  full_path: string;
+  full_name: string;
+  parent_id: number | null;
+  /** Ids from the root to this namespace joined by '/', e.g. "1/5/9": ancestor and subtree queries use it. */
+  traversal_ids: string;
+  owner_id: number | null;
+  visibility: Visibility;
+  description: string;
+  file_template_project_id: number | null;
+  created_at: string;
+}
+
+export interface ProjectsTable {
+  id: Generated<number>;
+  namespace_id: number;
+  name: string;
+  path: string;
+  full_path: string;
+  description: string | null;
+  visibility: Visibility;
+  default_branch: string | null;
+  snippets_access_level: 'disabled' | 'private' | 'enabled';
+  archived: Flag;
+  creator_id: number;
+  created_at: string;
+  last_activity_at: string;
+}
+
+export interface MembersTable {
+  id: Generated<number>;
+  source_type: 'Project' | 'Namespace';
+  source_id: number;
+  user_id: number;
+  access_level: number;
+  created_at: string;
+}
+
+export interface ApplicationSettingsTable {
+  key: string;
+  /** JSON-encoded value. */
+  value: string;
+}
+
+export interface SnippetsTable {
+  id: Generated<number>;
+  project_id: number;
+  author_id: number;
+  title: string;
+  description: string | null;
+  visibility: Visibility;
+  /** Mirror of the first file (GitLab's legacy columns). */
+  file_name: string;
+  content: string;
+  /** Commit id the mirrored files below were read from; null until the repository has a commit. */
+  head_commit: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SnippetFilesTable {
+  snippet_id: number;
+  path: string;
+  blob_id: string;
+  size: number;
+}
+
+export interface UserAgentDetailsTable {
+  snippet_id: number;
+  user_agent: string;
+  ip_address: string;
+  submitted: Flag;
+  created_at: string;
+}
+
+export interface Database {
+  users: UsersTable;
+  personal_access_tokens: PersonalAccessTokensTable;
+  namespaces: NamespacesTable;
+  projects: ProjectsTable;
+  members: MembersTable;
+  application_settings: ApplicationSettingsTable;
+  snippets: SnippetsTable;
+  snippet_files: SnippetFilesTable;
+  user_agent_details: UserAgentDetailsTable;
+}
+
+export type User = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type Token = Selectable<PersonalAccessTokensTable>;
+export type Namespace = Selectable<NamespacesTable>;
+export type Project = Selectable<ProjectsTable>;
+export type Member = Selectable<MembersTable>;

@@ -1,0 +1,37 @@
+// The storage facade the domain uses: one repository per table group over one database.
+import type { Kysely } from 'kysely';
+import type { Db } from './database.ts';
+import type { Database } from './schema.ts';
+import { usersRepository } from './repositories/users.ts';
+import { tokensRepository } from './repositories/tokens.ts';
+import { namespacesRepository } from './repositories/namespaces.ts';
+import { projectsRepository } from './repositories/projects.ts';
+import { membersRepository } from './repositories/members.ts';
+import { settingsRepository } from './repositories/settings.ts';
+
+function repositories(k: Kysely<Database>) {
+  return {
+    users: usersRepository(k),
+    tokens: tokensRepository(k),
+    namespaces: namespacesRepository(k),
+    projects: projectsRepository(k),
+    members: membersRepository(k),
+    settings: settingsRepository(k),
+  };
+}
+
+export type Store = ReturnType<typeof repositories> & {
+  db: Db;
+  kysely: Kysely<Database>;
+  /** Runs `work` in one transaction with repositories bound to it (transactions do not nest). */
+  transaction<T>(work: (tx: Store) => Promise<T>): Promise<T>;
+};
+
+export function createStore(db: Db, k: Kysely<Database> = db.kysely): Store {
+  return {
+    db,
+    kysely: k,
+    ...repositories(k),
+    transaction: (work) => k.transaction().execute((tx) => work(createStore(db, tx))),
+  };
+}

@@ -1,0 +1,98 @@
+// Test harness: a real app over a real database. SNIPPETD_TEST_DB=sqlite (default) gives each app its
+// own SQLite file in a temporary directory; SNIPPETD_TEST_DB=postgres gives each app its own schema in
+// the PostgreSQL server named by SNIPPETD_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import pg from 'pg';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../src/app.ts';
+import { defaults, type Config } from '../src/config.ts';
+import { bootstrapRoot } from '../src/domain/bootstrap.ts';
+
+export const TEST_DB = (process.env.SNIPPETD_TEST_DB ?? 'sqlite') as 'sqlite' | 'postgres';
+export const POSTGRES_URL = process.env.SNIPPETD_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const ROOT_TOKEN = 'root-token-for-tests-0123456789';
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  /** app.inject with the JSON body parsed into `json` (undefined when the body is not JSON). */
+  request(options: InjectOptions & { token?: string | null }): Promise<LightMyRequestResponse & { json: any }>;
+  /** Creates a user through the API (as root) and a personal access token for them. */
+  user(username: string, opts?: { admin?: boolean; external?: boolean; scopes?: string[] }): Promise<{ id: number; username: string; token: string }>;
+  close(): Promise<void>;
+}
+
+async function postgresSchemaUrl(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const schema = `t_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  await client.query(`CREATE SCHEMA ${schema}`);
+  await client.end();
+  const url = new URL(POSTGRES_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: POSTGRES_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+export async function createTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-test-'));
+  const pgSchema = TEST_DB === 'postgres' ? await postgresSchemaUrl() : null;
+  const config: Config = {
+    ...defaults(dataDir),
+    databaseUrl: pgSchema ? pgSchema.url : `sqlite:${path.join(dataDir, 'test.sqlite3')}`,
+    logLevel: 'silent',
+    initialRootToken: ROOT_TOKEN,
+    ...overrides,
+  };
+  const app = await buildApp(config);
+  await bootstrapRoot(app.store, config);
+
+  const request: TestApp['request'] = async ({ token = ROOT_TOKEN, headers, ...options }) => {
+    const res = await app.inject({ ...options, headers: { ...(token ? { 'private-token': token } : {}), ...headers } });
+    let json: unknown;
+    try {
+      json = res.body ? JSON.parse(res.body) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return Object.assign(res, { json });
+  };
+
+  const user: TestApp['user'] = async (username, opts = {}) => {
+    const created = await request({
+      method: 'POST',
+      url: '/api/v4/users',
+      payload: { username, email: `${username}@example.com`, name: username.toUpperCase(), admin: opts.admin ?? false, external: opts.external ?? false },
+    });
+    if (created.statusCode !== 201) throw new Error(`creating ${username}: ${created.statusCode} ${created.body}`);
+    const token = await request({
+      method: 'POST',
+      url: `/api/v4/users/${created.json.id}/personal_access_tokens`,
+      payload: { name: 'test', scopes: opts.scopes ?? ['api'] },
+    });
+    if (token.statusCode !== 201) throw new Error(`token for ${username}: ${token.statusCode} ${token.body}`);
+    return { id: created.json.id, username, token: token.json.token };
+  };
+
+  return {
+    app,
+    config,
+    request,
+    user,
+    close: async () => {
+      await app.close();
+      await pgSchema?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type TestApp } from '../helper.ts';
+
+describe('API mechanics shared by every endpoint', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  it('answers an unknown route with 404 {"error":"404 Not Found"}', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v4/no/such/route' });
+    assert.equal(res.statusCode, 404);
+    assert.deepEqual(res.json, { error: '404 Not Found' });
+    assert.equal(res.headers['content-type'], 'application/json');
+  });
+
+  it('answers a known path with another method with 405 and Allow', async () => {
+    const res = await t.request({ method: 'PATCH', url: '/api/v4/projects/1' });
+    assert.equal(res.statusCode, 405);
+    assert.deepEqual(res.json, { error: '405 Not Allowed' });
+    assert.equal(res.headers.allow, 'GET, HEAD, PUT, DELETE');
+  });
+
+  it('answers HEAD for a GET route with the same status and no body', async () => {
+    const res = await t.request({ method: 'HEAD', url: '/api/v4/user' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.body, '');
+    assert.equal(res.headers['content-type'], 'application/json');
+  });
+
+  it('sends JSON as exactly application/json with the security headers', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v4/user' });
+    assert.equal(res.headers['content-type'], 'application/json');
+    assert.equal(res.headers['x-frame-options'], 'SAMEORIGIN');
+    assert.equal(res.headers['x-content-type-options'], 'nosniff');
+    assert.match(res.json.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it('answers API v3 with 410', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v3/projects' });
+    assert.equal(res.statusCode, 410);
+    assert.deepEqual(res.json, { error: 'API V3 is no longer supported. Use API V4 instead.' });
+  });
+});
