@@ -1,7 +1,7 @@
 // `snippetd serve | migrate | users create | tokens create`. Configuration comes from SNIPPETD_*
 // environment variables and the matching flags (see docs/configuration.md).
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { CONFIG_SETTINGS, ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase } from './storage/db/database.ts';
 import { migrateToLatest } from './storage/db/migrate.ts';
 import { createStore, type Store } from './storage/db/store.ts';
@@ -33,7 +33,10 @@ async function withStore<T>(config: Config, work: (store: Store) => Promise<T>):
   }
 }
 
+const configOptions = Object.fromEntries(CONFIG_SETTINGS.map((s) => [s.flag.slice(2), { type: 'string' as const }]));
+
 const commandOptions = {
+  ...configOptions,
   username: { type: 'string' },
   email: { type: 'string' },
   name: { type: 'string' },
@@ -51,17 +54,16 @@ function need(value: string | undefined, flag: string): string {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const words = argv.filter((a) => !a.startsWith('-'));
-  const command = words.slice(0, 2).join(' ') || 'serve';
-  const config = loadConfig(process.env, argv);
-  const { values } = parseArgs({ args: argv, options: commandOptions, strict: false, allowPositionals: true });
+  const { values, positionals } = parseArgs({ args: argv, options: commandOptions, strict: false, allowPositionals: true });
   const opt = values as Record<string, string | boolean | undefined>;
+  const command = positionals[0] === 'users' || positionals[0] === 'tokens' ? positionals.slice(0, 2).join(' ') : positionals[0] ?? 'serve';
+  const config = loadConfig(process.env, argv);
 
-  if (command === 'serve' || command.startsWith('serve')) {
+  if (command === 'serve') {
     await startServer(config);
   } else if (command === 'migrate') {
-    const applied = await withStore(config, async () => undefined).then(() => 'done');
-    console.log(`snippetd: migrations ${applied}`);
+    await withStore(config, async () => undefined);
+    console.log('snippetd: database is at the latest migration');
   } else if (command === 'users create') {
     const user = await withStore(config, (store) =>
       createUser(store, {

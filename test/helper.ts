@@ -25,7 +25,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-async function postgresSchemaUrl(): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function postgresSchemaUrl(): Promise<{ url: string; drop: () => Promise<void> }> {
   const schema = `t_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();

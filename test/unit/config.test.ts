@@ -1,0 +1,33 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({}, []);
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.port, 8080);
+    assert.equal(c.dataDir, path.resolve('data'));
+    assert.equal(c.databaseUrl, `sqlite:${path.resolve('data', 'snippetd.sqlite3')}`);
+    assert.equal(c.externalUrl, null);
+    assert.equal(c.logLevel, 'info');
+  });
+
+  it('takes flags over environment variables, in both flag spellings', () => {
+    const c = loadConfig({ SNIPPETD_PORT: '9000', SNIPPETD_HOST: '0.0.0.0' }, ['serve', '--port', '9100', '--external-url=https://git.example.com/']);
+    assert.equal(c.port, 9100);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.externalUrl, 'https://git.example.com');
+  });
+
+  it('places the default SQLite database in the configured data directory', () => {
+    const c = loadConfig({ SNIPPETD_DATA_DIR: '/tmp/x' }, []);
+    assert.equal(c.databaseUrl, 'sqlite:/tmp/x/snippetd.sqlite3');
+  });
+
+  it('refuses a short initial root token and lists trusted proxies', () => {
+    assert.throws(() => loadConfig({ SNIPPETD_INITIAL_ROOT_TOKEN: 'short' }, []), /at least 20 characters/);
+    assert.deepEqual(loadConfig({ SNIPPETD_TRUSTED_PROXIES: '10.0.0.1, 10.0.0.2' }, []).trustedProxies, ['10.0.0.1', '10.0.0.2']);
+  });
+});
