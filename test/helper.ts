@@ -54,8 +54,14 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
     initialRootToken: ROOT_TOKEN,
     ...overrides,
   };
-  const app = await buildApp(config);
-  await bootstrapRoot(app.store, config);
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(config);
+    await bootstrapRoot(app.store, config);
+  } catch (error) {
+    await pgSchema?.drop();
+    throw error;
+  }
 
   const request: TestApp['request'] = async ({ token = ROOT_TOKEN, headers, ...options }) => {
     const res = await app.inject({ ...options, headers: { ...(token ? { 'private-token': token } : {}), ...headers } });

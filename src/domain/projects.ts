@@ -66,19 +66,21 @@ function namespaceVisibilityError(level: Visibility, ns: Namespace) {
 /** Creates a project for `creator` in `namespace_id` (a group where they are developer+) or their own namespace. */
 export async function createProject(store: Store, creator: NonNullable<Viewer> & { namespace_id: number | null }, input: NewProjectInput): Promise<ProjectContext> {
   const settings = await getSettings(store);
+  // A namespace the creator may not use is a validation error in GitLab (Projects::CreateService#deny_namespace).
+  const invalidNamespace = () => invalidRecord({ namespace: ['is not valid'] });
   let namespace: Namespace | undefined;
   if (input.namespace_id !== undefined) {
     namespace = await store.namespaces.findById(input.namespace_id);
-    if (!namespace) throw notFound('Namespace');
+    if (!namespace) throw invalidNamespace();
     if (namespace.kind === 'group') {
       const access = await groupAccess(store, creator, namespace);
-      if (!canCreateProjectInGroup(creator, access)) throw notFound('Namespace');
+      if (!canCreateProjectInGroup(creator, access)) throw invalidNamespace();
     } else if (namespace.owner_id !== creator.id && !isAdmin(creator)) {
-      throw notFound('Namespace');
+      throw invalidNamespace();
     }
   } else {
     namespace = creator.namespace_id !== null ? await store.namespaces.findById(creator.namespace_id) : undefined;
-    if (!namespace) throw notFound('Namespace');
+    if (!namespace) throw invalidNamespace();
   }
   const name = input.name ?? input.path!;
   const path = input.path ?? pathFromName(input.name!);

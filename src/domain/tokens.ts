@@ -43,8 +43,9 @@ const TOUCH_INTERVAL_MS = 10 * 60 * 1000;
 export async function authenticateToken(store: Store, plain: string): Promise<{ token: Token; user: User }> {
   const token = await store.tokens.findByDigest(digestToken(plain));
   if (!token) throw unauthorized();
-  if (token.revoked) throw invalidToken(TOKEN_REVOKED);
+  // GitLab checks expiry before revocation (AccessTokenValidationService).
   if (isExpired(token)) throw invalidToken(TOKEN_EXPIRED);
+  if (token.revoked) throw invalidToken(TOKEN_REVOKED);
   const user = await store.users.findById(token.user_id);
   if (!user) throw unauthorized();
   // last_used_at is kept coarse, as GitLab does, so reads do not turn into a write per request.

@@ -17,6 +17,8 @@ export interface ParamRule {
   default?: unknown;
   /** Element rules of an array of hashes (files[][file_path], ...). */
   items?: ParamSpec;
+  /** string_array also accepts "a,b,c" (GitLab's CommaSeparatedToArray). */
+  commaSeparated?: boolean;
   /** Extra check on a coerced value; returns a message suffix such as "should be a valid file path". */
   check?: (value: unknown) => string | null;
 }
@@ -34,8 +36,9 @@ const FALSE = new Set(['false', '0', 'f', 'no', 'n', 'off']);
 
 const INVALID = Symbol('invalid');
 
-function coerce(type: ParamType, value: unknown): unknown {
+function coerce(type: ParamType, value: unknown, rule: ParamRule): unknown {
   if (value === null) return null;
+  if (type === 'string_array' && rule.commaSeparated && typeof value === 'string') return value.split(',').map((v) => v.trim()).filter(Boolean);
   switch (type) {
     case 'string':
       if (typeof value === 'string') return value;
@@ -91,7 +94,7 @@ function validateInto(spec: ParamSpec, input: Record<string, unknown>, prefix: (
       else if (rule.default !== undefined) out[name] = rule.default;
       continue;
     }
-    const value = coerce(rule.type, input[name]);
+    const value = coerce(rule.type, input[name], rule);
     if (value === INVALID) {
       errors.push(`${label} is invalid`);
       continue;

@@ -1,5 +1,5 @@
 // Users and personal access tokens (admin-api.md "Users and tokens").
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser, requestParams, requireAdmin, storeOf } from '../request.ts';
 import { validate } from '../params.ts';
 import { paginateQuery } from '../pagination.ts';
@@ -9,9 +9,9 @@ import { userFull, userPublic } from '../presenters/users.ts';
 import { createdToken, personalAccessToken } from '../presenters/tokens.ts';
 import { changeState, createUser, findUser, updateUser } from '../../domain/users.ts';
 import { createToken } from '../../domain/tokens.ts';
-import { notFound } from '../../domain/failure.ts';
+import { Failure, unauthorized } from '../../domain/failure.ts';
 import type { Scope } from '../../domain/access.ts';
-import type { User } from '../../storage/db/schema.ts';
+import type { Token, User } from '../../storage/db/schema.ts';
 
 const STATE_ACTIONS = ['block', 'unblock', 'deactivate', 'activate'] as const;
 
@@ -87,6 +87,8 @@ export default async function userRoutes(app: FastifyInstance) {
   app.get('/personal_access_tokens', async (request, reply) => {
     const viewer = currentUser(request);
     const p = validate<{ user_id?: number }>(spec.listTokensSpec, requestParams(request));
+    // GitLab's restrict_non_admins!: only admins may name another user.
+    if (!viewer.admin && p.user_id !== undefined && p.user_id !== viewer.id) throw unauthorized();
     const userId = viewer.admin ? p.user_id : viewer.id;
     const store = storeOf(request);
     const rows = await paginateQuery(request, reply, store.kysely, store.tokens.listQuery({ userId }).selectAll().orderBy('id', 'asc'));
@@ -99,24 +101,33 @@ export default async function userRoutes(app: FastifyInstance) {
     return personalAccessToken(request.principal.token!);
   });
 
-  /** GET /personal_access_tokens/:id — own token, or any for admins; 404 otherwise. */
+  /** GET /personal_access_tokens/:id — own token, or any for admins; 404 Not found otherwise. */
   app.get('/personal_access_tokens/:id', async (request) => {
     const viewer = currentUser(request);
     const { id } = validate<{ id: number }>(spec.idSpec, requestParams(request));
-    const token = await storeOf(request).tokens.findById(id);
-    if (!token || (!viewer.admin && token.user_id !== viewer.id)) throw notFound('Personal Access Token');
-    return personalAccessToken(token);
+    return personalAccessToken(await visibleToken(request, viewer, id));
   });
 
-  /** DELETE /personal_access_tokens/:id (or self) — revokes; 204. Other users' tokens are 404 to non-admins. */
-  app.delete('/personal_access_tokens/:id', async (request, reply) => {
-    const viewer = currentUser(request);
-    const raw = requestParams(request).id;
-    const store = storeOf(request);
-    const id = raw === 'self' ? request.principal.token!.id : validate<{ id: number }>(spec.idSpec, requestParams(request)).id;
-    const token = await store.tokens.findById(id);
-    if (!token || (!viewer.admin && token.user_id !== viewer.id)) throw notFound('Personal Access Token');
-    await store.tokens.revoke(token.id);
+  /** DELETE /personal_access_tokens/self — revokes the token used for this request; 204. */
+  app.delete('/personal_access_tokens/self', async (request, reply) => {
+    currentUser(request);
+    await storeOf(request).tokens.revoke(request.principal.token!.id);
     return reply.code(204).send();
   });
+
+  /** DELETE /personal_access_tokens/:id — revokes; 204. Other users' tokens are 404 to non-admins. */
+  app.delete('/personal_access_tokens/:id', async (request, reply) => {
+    const viewer = currentUser(request);
+    const { id } = validate<{ id: number }>(spec.idSpec, requestParams(request));
+    const token = await visibleToken(request, viewer, id);
+    await storeOf(request).tokens.revoke(token.id);
+    return reply.code(204).send();
+  });
+}
+
+/** A token by id as its owner or an admin sees it; anything else looks exactly like a missing one. */
+async function visibleToken(request: FastifyRequest, viewer: User, id: number): Promise<Token> {
+  const token = await storeOf(request).tokens.findById(id);
+  if (!token || (!viewer.admin && token.user_id !== viewer.id)) throw new Failure('record_not_found');
+  return token;
 }

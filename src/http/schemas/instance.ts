@@ -7,7 +7,7 @@ export const updateSettingsSpec: ParamSpec = {
   default_project_visibility: { type: 'string', values: VISIBILITIES },
   default_group_visibility: { type: 'string', values: VISIBILITIES },
   // Names or GitLab's integers (0, 10, 20); normalised to names by the route.
-  restricted_visibility_levels: { type: 'string_array' },
+  restricted_visibility_levels: { type: 'string_array', commaSeparated: true },
   file_template_project_id: { type: 'integer' },
   snippet_size_limit: { type: 'integer' },
   max_snippet_files: { type: 'integer' },

@@ -1,6 +1,6 @@
 // Versioned migrations, run at start-up and by `snippetd migrate`. Each migration is a module in
 // ./migrations; add new ones to the list below, never edit one that has shipped.
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 
@@ -18,7 +18,10 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
       return out;
     },
   };
-  const migrator = new Migrator({ db: db.kysely, provider });
+  // Kysely looks for its bookkeeping tables across all schemas unless told which one: name the
+  // connection's current schema, so databases sharing a server (one schema per tenant/test) stay apart.
+  const schema = db.dialect === 'postgres' ? (await sql<{ s: string }>`SELECT current_schema() AS s`.execute(db.kysely)).rows[0].s : undefined;
+  const migrator = new Migrator({ db: db.kysely, provider, migrationTableSchema: schema });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

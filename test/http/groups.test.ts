@@ -1,0 +1,167 @@
+// Groups API (admin-api.md "Groups"): creation (nested), lookup, changes by owners, file template project.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type TestApp } from '../helper.ts';
+
+const BASE = 'http://gitlab.example.com';
+const FORBIDDEN = { message: '403 Forbidden' };
+const GROUP_NOT_FOUND = { message: '404 Group Not Found' };
+
+describe('groups API', () => {
+  let t: TestApp;
+  type U = Awaited<ReturnType<TestApp['user']>>;
+  let owner: U, maint: U, dev: U, stranger: U, admin: U;
+  let parent: any, child: any, secret: any;
+
+  const api = (method: string, url: string, token: string | null, payload?: object) =>
+    t.request({ method: method as any, url: `/api/v4${url}`, token, ...(payload && { payload }) });
+  const ok = async (method: string, url: string, token: string | null, payload: object | undefined, status: number) => {
+    const res = await api(method, url, token, payload);
+    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
+    return res.json;
+  };
+  /** GitLab answers POST /groups failures with 400 {"message":"Failed to save group <errors>"}: the errors' text must be in it. */
+  const refused = (res: { statusCode: number; json: any }, ...texts: string[]) => {
+    assert.equal(res.statusCode, 400, JSON.stringify(res.json));
+    for (const text of texts) assert.ok(JSON.stringify(res.json.message).includes(text), `${text} in ${JSON.stringify(res.json)}`);
+  };
+
+  before(async () => {
+    t = await createTestApp({ externalUrl: BASE });
+    [owner, maint, dev, stranger, admin] = [await t.user('owner'), await t.user('maint'), await t.user('dev'), await t.user('stranger'), await t.user('admin1', { admin: true })];
+    parent = await ok('POST', '/groups', owner.token, { name: 'Parent', path: 'parent', visibility: 'public', description: 'top' }, 201);
+    child = await ok('POST', '/groups', owner.token, { name: 'Child', path: 'child', parent_id: parent.id, visibility: 'public' }, 201);
+    secret = await ok('POST', '/groups', owner.token, { name: 'Secret', path: 'secret' }, 201);
+    await ok('POST', `/groups/${parent.id}/members`, owner.token, { user_id: maint.id, access_level: 40 }, 201);
+    await ok('POST', `/groups/${parent.id}/members`, owner.token, { user_id: dev.id, access_level: 30 }, 201);
+  });
+  after(() => t.close());
+
+  describe('POST /groups', () => {
+    it('creates a top-level group with the documented fields', async () => {
+      const expected = { id: parent.id, name: 'Parent', path: 'parent', full_name: 'Parent', full_path: 'parent', parent_id: null, visibility: 'public', web_url: `${BASE}/groups/parent`, file_template_project_id: null, description: 'top' };
+      for (const [key, value] of Object.entries(expected)) assert.deepEqual(parent[key], value, key);
+      assert.equal(secret.visibility, 'private', 'default visibility');
+    });
+
+    it('nests a group under parent_id', async () => {
+      const expected = { name: 'Child', path: 'child', full_name: 'Parent / Child', full_path: 'parent/child', parent_id: parent.id, visibility: 'public', web_url: `${BASE}/groups/parent/child` };
+      for (const [key, value] of Object.entries(expected)) assert.deepEqual(child[key], value, key);
+    });
+
+    it('makes the creator an owner', async () => {
+      for (const g of [parent, child]) {
+        const m = await ok('GET', `/groups/${g.id}/members/${owner.id}`, owner.token, undefined, 200);
+        assert.equal(m.access_level, 50);
+      }
+      const sub = await ok('POST', '/groups', maint.token, { name: 'By Maint', path: 'by-maint', parent_id: parent.id }, 201);
+      assert.equal(sub.full_name, 'Parent / By Maint');
+      assert.equal((await ok('GET', `/groups/${sub.id}/members/${maint.id}`, maint.token, undefined, 200)).access_level, 50);
+    });
+
+    it('requires authentication, name and path', async () => {
+      const anon = await api('POST', '/groups', null, { name: 'A', path: 'a' });
+      assert.equal(anon.statusCode, 401);
+      assert.deepEqual(anon.json, { message: '401 Unauthorized' });
+      const missing = await api('POST', '/groups', owner.token, {});
+      assert.equal(missing.statusCode, 400);
+      assert.deepEqual(missing.json, { error: 'name is missing, path is missing' });
+    });
+
+    it('refuses an invalid path with 400', async () => {
+      for (const path of ['-dash', 'with space', 'ends.git', 'trail.', 'a/b']) {
+        refused(await api('POST', '/groups', owner.token, { name: 'Bad', path }), 'path');
+      }
+    });
+
+    it('refuses a taken path with 400 (groups, subgroups, usernames; any case)', async () => {
+      refused(await api('POST', '/groups', stranger.token, { name: 'Again', path: 'PARENT' }), 'path', 'has already been taken');
+      refused(await api('POST', '/groups', owner.token, { name: 'Again', path: 'child', parent_id: parent.id }), 'path', 'has already been taken');
+      refused(await api('POST', '/groups', owner.token, { name: 'User', path: 'stranger' }), 'path', 'has already been taken');
+    });
+
+    it('refuses a subgroup more visible than its parent with 400', async () => {
+      for (const visibility of ['internal', 'public']) {
+        refused(await api('POST', '/groups', owner.token, { name: 'Loud', path: `loud-${visibility}`, parent_id: secret.id, visibility }),
+          `${visibility} is not allowed since the parent group has a private visibility.`);
+      }
+      assert.equal((await api('GET', '/groups/secret%2Floud-public', admin.token)).statusCode, 404);
+    });
+
+    it('answers 404 for a parent the caller cannot see and 403 without maintainer access', async () => {
+      const hidden = await api('POST', '/groups', stranger.token, { name: 'In', path: 'in', parent_id: secret.id });
+      assert.equal(hidden.statusCode, 404);
+      assert.deepEqual(hidden.json, GROUP_NOT_FOUND);
+      const unknown = await api('POST', '/groups', stranger.token, { name: 'In', path: 'in', parent_id: 999999 });
+      assert.equal(unknown.statusCode, 404);
+      assert.deepEqual(unknown.json, GROUP_NOT_FOUND);
+      for (const who of [stranger, dev]) {
+        const res = await api('POST', '/groups', who.token, { name: 'In', path: 'in', parent_id: parent.id });
+        assert.equal(res.statusCode, 403, who.username);
+        assert.deepEqual(res.json, FORBIDDEN);
+      }
+      assert.equal((await api('GET', '/groups/parent%2Fin', admin.token)).statusCode, 404);
+    });
+  });
+
+  describe('GET /groups/:id', () => {
+    it('finds a group by id and by URL-encoded full path, case-insensitively', async () => {
+      for (const id of [String(child.id), 'parent%2Fchild', 'Parent%2FChild']) {
+        const g = await ok('GET', `/groups/${id}`, stranger.token, undefined, 200);
+        assert.deepEqual([g.id, g.full_path, g.full_name], [child.id, 'parent/child', 'Parent / Child'], id);
+      }
+      assert.equal((await ok('GET', '/groups/parent', null, undefined, 200)).id, parent.id);
+    });
+
+    it('answers 404 Group Not Found for unknown groups and for a user namespace', async () => {
+      for (const id of ['999999', 'nope', 'parent%2Fnope', 'stranger']) {
+        const res = await api('GET', `/groups/${id}`, admin.token);
+        assert.equal(res.statusCode, 404, id);
+        assert.deepEqual(res.json, GROUP_NOT_FOUND);
+      }
+    });
+  });
+
+  describe('PUT /groups/:id', () => {
+    it('is for owners and admins: maintainers and non-members get 403, hidden groups 404', async () => {
+      for (const who of [maint, stranger]) {
+        const res = await api('PUT', `/groups/${parent.id}`, who.token, { description: 'no' });
+        assert.equal(res.statusCode, 403, who.username);
+        assert.deepEqual(res.json, FORBIDDEN);
+      }
+      const hidden = await api('PUT', `/groups/${secret.id}`, stranger.token, { description: 'no' });
+      assert.equal(hidden.statusCode, 404);
+      assert.deepEqual(hidden.json, GROUP_NOT_FOUND);
+      assert.equal((await ok('PUT', `/groups/${parent.id}`, owner.token, { description: 'by owner' }, 200)).description, 'by owner');
+      assert.equal((await ok('PUT', '/groups/secret', admin.token, { description: 'by admin' }, 200)).description, 'by admin');
+      assert.equal((await ok('PUT', `/groups/${child.id}`, owner.token, { visibility: 'internal' }, 200)).visibility, 'internal');
+    });
+
+    it('renaming updates full_name below and name_with_namespace of projects', async () => {
+      const grand = await ok('POST', '/groups', owner.token, { name: 'Grand', path: 'grand', parent_id: child.id }, 201);
+      const p = await ok('POST', '/projects', owner.token, { name: 'Proj', path: 'proj', namespace_id: grand.id }, 201);
+      const renamed = await ok('PUT', `/groups/${parent.id}`, owner.token, { name: 'Renamed' }, 200);
+      assert.deepEqual([renamed.name, renamed.path, renamed.full_name, renamed.full_path], ['Renamed', 'parent', 'Renamed', 'parent']);
+      assert.equal((await ok('GET', `/groups/${child.id}`, owner.token, undefined, 200)).full_name, 'Renamed / Child');
+      assert.equal((await ok('GET', `/groups/${grand.id}`, owner.token, undefined, 200)).full_name, 'Renamed / Child / Grand');
+      const project = await ok('GET', `/projects/${p.id}`, owner.token, undefined, 200);
+      assert.equal(project.name_with_namespace, 'Renamed / Child / Grand / Proj');
+      assert.equal(project.path_with_namespace, 'parent/child/grand/proj');
+    });
+
+    it('accepts a file_template_project_id inside the hierarchy only', async () => {
+      const own = await ok('POST', '/projects', owner.token, { path: 'templates', namespace_id: parent.id }, 201);
+      const below = await ok('POST', '/projects', owner.token, { path: 'more-templates', namespace_id: child.id }, 201);
+      const elsewhere = await ok('POST', '/projects', owner.token, { path: 'elsewhere', namespace_id: secret.id }, 201);
+      const personal = await ok('POST', '/projects', owner.token, { path: 'personal' }, 201);
+      assert.equal((await ok('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: own.id }, 200)).file_template_project_id, own.id);
+      assert.equal((await ok('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: below.id }, 200)).file_template_project_id, below.id);
+      for (const p of [elsewhere, personal, { id: 999999 }]) {
+        const res = await api('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: p.id });
+        assert.equal(res.statusCode, 400, String(p.id));
+        assert.ok(res.json.message.file_template_project_id, JSON.stringify(res.json));
+      }
+      assert.equal((await ok('GET', `/groups/${parent.id}`, owner.token, undefined, 200)).file_template_project_id, below.id);
+    });
+  });
+});

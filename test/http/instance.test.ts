@@ -1,0 +1,170 @@
+// Instance endpoints (admin-api.md "Instance"): GET /version and GET/PUT /application/settings.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type TestApp } from '../helper.ts';
+
+const SEMVER = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+const DEFAULTS = {
+  default_branch_name: 'main',
+  default_snippet_visibility: 'private',
+  restricted_visibility_levels: [],
+  file_template_project_id: null,
+  snippet_size_limit: 52428800,
+  max_snippet_files: 10,
+};
+const pick = (body: Record<string, unknown>) => Object.fromEntries(Object.keys(DEFAULTS).map((k) => [k, body[k]]));
+
+describe('GET /version', () => {
+  let t: TestApp;
+  let alice: { id: number; token: string };
+  before(async () => {
+    t = await createTestApp();
+    alice = await t.user('alice');
+  });
+  after(() => t.close());
+
+  it('is 401 anonymous', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v4/version', token: null });
+    assert.equal(res.statusCode, 401);
+    assert.deepEqual(res.json, { message: '401 Unauthorized' });
+  });
+
+  it('answers version and revision to any signed-in user', async () => {
+    for (const token of [undefined, alice.token]) {
+      const res = await t.request({ method: 'GET', url: '/api/v4/version', token });
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.headers['content-type'], 'application/json');
+      assert.match(res.json.version, SEMVER);
+      assert.equal(typeof res.json.revision, 'string');
+      assert.ok(res.json.revision.length > 0);
+    }
+  });
+});
+
+describe('application settings', () => {
+  let t: TestApp;
+  let alice: { id: number; token: string };
+  before(async () => {
+    t = await createTestApp();
+    alice = await t.user('alice');
+  });
+  after(() => t.close());
+
+  const put = (payload: Record<string, unknown>, token?: string | null) => t.request({ method: 'PUT', url: '/api/v4/application/settings', payload, token });
+  const get = () => t.request({ method: 'GET', url: '/api/v4/application/settings' });
+
+  it('GET is for admins: 401 anonymous, 403 others', async () => {
+    const anon = await t.request({ method: 'GET', url: '/api/v4/application/settings', token: null });
+    assert.equal(anon.statusCode, 401);
+    assert.deepEqual(anon.json, { message: '401 Unauthorized' });
+    const user = await t.request({ method: 'GET', url: '/api/v4/application/settings', token: alice.token });
+    assert.equal(user.statusCode, 403);
+    assert.deepEqual(user.json, { message: '403 Forbidden' });
+  });
+
+  it('GET answers GitLab\'s defaults on a new instance', async () => {
+    const res = await get();
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'application/json');
+    assert.deepEqual(pick(res.json), DEFAULTS);
+  });
+
+  it('PUT is for admins: 401 anonymous, 403 others, and nothing changes', async () => {
+    const anon = await put({ default_branch_name: 'anon' }, null);
+    assert.equal(anon.statusCode, 401);
+    assert.deepEqual(anon.json, { message: '401 Unauthorized' });
+    const user = await put({ default_branch_name: 'user' }, alice.token);
+    assert.equal(user.statusCode, 403);
+    assert.deepEqual(user.json, { message: '403 Forbidden' });
+    assert.equal((await get()).json.default_branch_name, 'main');
+  });
+
+  it('PUT changes the settings, returns them, and they persist', async () => {
+    const project = await t.request({ method: 'POST', url: '/api/v4/projects', payload: { name: 'file-templates' } });
+    assert.equal(project.statusCode, 201);
+    const changes = {
+      default_branch_name: 'trunk',
+      default_snippet_visibility: 'internal',
+      restricted_visibility_levels: ['public'],
+      file_template_project_id: project.json.id,
+      snippet_size_limit: 1024,
+      max_snippet_files: 3,
+    };
+    const res = await put(changes);
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(pick(res.json), changes);
+    assert.deepEqual(pick((await get()).json), changes);
+
+    // A partial update leaves the other settings alone.
+    const partial = await put({ max_snippet_files: 5 });
+    assert.equal(partial.statusCode, 200);
+    assert.deepEqual(pick(partial.json), { ...changes, max_snippet_files: 5 });
+
+    const reset = await put({ ...DEFAULTS });
+    assert.equal(reset.statusCode, 200);
+    assert.deepEqual(pick(reset.json), DEFAULTS);
+    assert.deepEqual(pick((await get()).json), DEFAULTS);
+  });
+
+  it('PUT refuses an invalid default_snippet_visibility with 400 and changes nothing', async () => {
+    const res = await put({ default_snippet_visibility: 'secret', default_branch_name: 'changed' });
+    assert.equal(res.statusCode, 400);
+    assert.deepEqual(res.json, { error: 'default_snippet_visibility does not have a valid value' });
+    assert.deepEqual(pick((await get()).json), DEFAULTS);
+  });
+
+  it('restricted_visibility_levels accepts names and GitLab integers, answered as names', async () => {
+    const ints = await put({ restricted_visibility_levels: [20] });
+    assert.equal(ints.statusCode, 200);
+    assert.deepEqual(ints.json.restricted_visibility_levels, ['public']);
+    const strInts = await put({ restricted_visibility_levels: ['0', '10'] });
+    assert.equal(strInts.statusCode, 200);
+    assert.deepEqual([...strInts.json.restricted_visibility_levels].sort(), ['internal', 'private']);
+    const names = await put({ restricted_visibility_levels: ['internal', 'public'] });
+    assert.equal(names.statusCode, 200);
+    assert.deepEqual([...names.json.restricted_visibility_levels].sort(), ['internal', 'public']);
+    const form = await t.request({
+      method: 'PUT',
+      url: '/api/v4/application/settings',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'restricted_visibility_levels[]=20',
+    });
+    assert.equal(form.statusCode, 200);
+    assert.deepEqual(form.json.restricted_visibility_levels, ['public']);
+    assert.deepEqual((await get()).json.restricted_visibility_levels, ['public']);
+    const cleared = await put({ restricted_visibility_levels: [] });
+    assert.equal(cleared.statusCode, 200);
+    assert.deepEqual(cleared.json.restricted_visibility_levels, []);
+  });
+
+  it('restricted_visibility_levels accepts a comma-separated list (GitLab CommaSeparatedToArray)', async () => {
+    const res = await put({ restricted_visibility_levels: 'internal,public' });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual([...res.json.restricted_visibility_levels].sort(), ['internal', 'public']);
+    await put({ restricted_visibility_levels: [] });
+  });
+
+  it('restricted_visibility_levels refuses an unknown level with 400', async () => {
+    const res = await put({ restricted_visibility_levels: ['secret'] });
+    assert.equal(res.statusCode, 400);
+    assert.deepEqual((await get()).json.restricted_visibility_levels, []);
+  });
+
+  it('PUT refuses an unknown file_template_project_id with 400', async () => {
+    const res = await put({ file_template_project_id: 999999 });
+    assert.equal(res.statusCode, 400);
+    assert.equal(typeof res.json, 'object');
+    assert.ok(res.json.message?.file_template_project_id || res.json.error, JSON.stringify(res.json));
+    assert.equal((await get()).json.file_template_project_id, null);
+    const notInt = await put({ file_template_project_id: 'abc' });
+    assert.equal(notInt.statusCode, 400);
+    assert.deepEqual(notInt.json, { error: 'file_template_project_id is invalid' });
+  });
+
+  it('PUT refuses non-integer limits with Grape messages', async () => {
+    const res = await put({ snippet_size_limit: 'big', max_snippet_files: 'many' });
+    assert.equal(res.statusCode, 400);
+    assert.deepEqual(res.json, { error: 'snippet_size_limit is invalid, max_snippet_files is invalid' });
+    assert.deepEqual(pick((await get()).json), DEFAULTS);
+  });
+});
