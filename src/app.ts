@@ -15,6 +15,8 @@ import userRoutes from './http/routes/users.ts';
 import groupRoutes from './http/routes/groups.ts';
 import projectRoutes from './http/routes/projects.ts';
 import memberRoutes from './http/routes/members.ts';
+import projectSnippetRoutes from './http/routes/project-snippets.ts';
+import { acceptEverything, akismetChecker } from './domain/spam.ts';
 
 const SECRET_QUERY = /([?&](?:private_token|access_token|bearer_token|job_token)=)[^&]*/gi;
 export const redactUrl = (url: string) => url.replace(SECRET_QUERY, '$1[REDACTED]');
@@ -46,6 +48,11 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   });
   app.decorate('store', store);
   app.decorate('externalUrl', config.externalUrl);
+  app.decorate('snippetDeps', {
+    store,
+    dataDir: config.dataDir,
+    spam: config.akismetUrl ? akismetChecker(config.akismetUrl, config.akismetApiKey, config.externalUrl ?? 'http://localhost') : acceptEverything,
+  });
   app.addHook('onClose', async () => db.close());
 
   registerBodyParsers(app, config.maxBodyBytes);
@@ -61,6 +68,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
       await api.register(groupRoutes);
       await api.register(projectRoutes);
       await api.register(memberRoutes);
+      await api.register(projectSnippetRoutes);
     },
     { prefix: '/api/v4' },
   );

@@ -17,6 +17,9 @@ export interface Config {
   maxBodyBytes: number;
   /** Addresses whose X-Forwarded-For header is trusted for the client address. */
   trustedProxies: string[];
+  /** Akismet-compatible spam service for public snippets; null = nothing is spam. */
+  akismetUrl: string | null;
+  akismetApiKey: string;
 }
 
 export class ConfigError extends Error {}
@@ -74,6 +77,8 @@ const SETTINGS: Setting[] = [
     parse: integer('SNIPPETD_MAX_BODY_BYTES', 1024, 1024 * 1024 * 1024),
   },
   { key: 'trustedProxies', env: 'SNIPPETD_TRUSTED_PROXIES', flag: '--trusted-proxies', parse: list },
+  { key: 'akismetUrl', env: 'SNIPPETD_AKISMET_URL', flag: '--akismet-url', parse: url('SNIPPETD_AKISMET_URL') },
+  { key: 'akismetApiKey', env: 'SNIPPETD_AKISMET_API_KEY', flag: '--akismet-api-key', parse: (raw) => raw },
 ];
 
 function initialToken(raw: string): string {
@@ -103,6 +108,8 @@ export function defaults(dataDir = path.resolve('data')): Config {
     logLevel: 'info',
     maxBodyBytes: 80 * 1024 * 1024,
     trustedProxies: [],
+    akismetUrl: null,
+    akismetApiKey: '',
   };
 }
 

@@ -10,7 +10,12 @@ export type FailureReason =
   | 'bad_request' // detail: optional reason (400 "400 Bad request - ...")
   | 'invalid_params' // detail: Grape validation message (400 {"error": ...})
   | 'invalid_token' // detail: OAuth error_description (401 {"error":"invalid_token", ...})
-  | 'insufficient_scope'; // detail: the scopes the endpoint accepts, space-separated (403)
+  | 'insufficient_scope' // detail: the scopes the endpoint accepts, space-separated (403)
+  // Snippet service results, named after GitLab's http_response_map.rb; body {"message":{"error":detail}}.
+  | 'service_error' // 400
+  | 'invalid_params_error' // 422
+  | 'snippet_access_error' // 403
+  | 'precondition_failed'; // 412 {"message":"412 Precondition Failed"}
 
 export class Failure extends Error {
   constructor(
@@ -30,3 +35,4 @@ export const invalidRecord = (fields: Record<string, string[]>) => new Failure('
 export const invalidParams = (message: string) => new Failure('invalid_params', message);
 export const invalidToken = (description: string) => new Failure('invalid_token', description);
 export const insufficientScope = (scopes: string) => new Failure('insufficient_scope', scopes);
+export const serviceError = (message: string) => new Failure('service_error', message);

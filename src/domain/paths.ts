@@ -27,3 +27,33 @@ export function pathFromName(name: string): string {
     .replace(/^[-.]+/, '')
     .replace(/[-.]+$/, '');
 }
+
+// ---- File paths inside repositories (snippet files, template names) ----
+
+function decodeOnce(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * GitLab's file_path validator (lib/api/validations/validators/file_path.rb + Gitlab::PathTraversal):
+ * after one more URL-decoding (so %2e%2e%2f is caught), no traversal, no absolute path, no newline or NUL.
+ */
+export function isSafeFilePath(value: string): boolean {
+  for (const p of [value, decodeOnce(value)]) {
+    if (p === '.' || p === '..') return false;
+    if (/^\.\.[/\\]|[/\\]\.\.$|[/\\]\.\.[/\\]/.test(p)) return false;
+    if (p.startsWith('/') || p.startsWith('\\') || /^[a-zA-Z]:[/\\]/.test(p)) return false;
+    if (/[\n\r\0]/.test(p)) return false;
+  }
+  return true;
+}
+
+/** What git itself refuses as a path in a tree: empty, '.', '..' or '.git' segments, or a trailing '/'. */
+export function isValidGitPath(value: string): boolean {
+  if (value === '' || value.length > 4096) return false;
+  return value.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..' && seg.toLowerCase() !== '.git');
+}

@@ -52,3 +52,40 @@ export function accessDeniedReason(user: Pick<User, 'state'>, externalUrl: strin
   }
   return null;
 }
+
+// ---- Project snippets (gitlab-api.md §4) ----
+
+type SnippetsAccess = Pick<Project, 'snippets_access_level'>;
+
+/** The project's snippets feature: disabled for everyone; "private" for members and admins only. */
+export function canUseSnippetsFeature(viewer: Viewer, project: SnippetsAccess, access: Access): boolean {
+  if (project.snippets_access_level === 'disabled') return false;
+  if (project.snippets_access_level === 'private') return isAdmin(viewer) || maxAccess(access) >= ACCESS.guest;
+  return true;
+}
+
+/** Which snippet visibilities the viewer sees in a project: members and admins all, others by level. */
+export function visibleSnippetLevels(viewer: Viewer, access: Access): Visibility[] {
+  if (isAdmin(viewer) || maxAccess(access) >= ACCESS.guest) return ['private', 'internal', 'public'];
+  if (viewer === null || viewer.external === 1) return ['public'];
+  return ['internal', 'public'];
+}
+
+type ArchivedProject = Pick<Project, 'archived'>;
+
+export const canCreateSnippet = (viewer: Viewer, project: ArchivedProject, access: Access) =>
+  project.archived === 0 && (isAdmin(viewer) || maxAccess(access) >= ACCESS.reporter);
+
+/** Authors may update their own visible snippet (even as guests or non-members); maintainers any. */
+export const canUpdateSnippet = (viewer: Viewer, project: ArchivedProject, access: Access, authorId: number) =>
+  project.archived === 0 && viewer !== null && (isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer || viewer.id === authorId);
+
+/** Deleting needs maintainer, or reporter+ for one's own snippet. */
+export const canDeleteSnippet = (viewer: Viewer, project: ArchivedProject, access: Access, authorId: number) =>
+  project.archived === 0 &&
+  viewer !== null &&
+  (isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer || (viewer.id === authorId && maxAccess(access) >= ACCESS.reporter));
+
+/** Restricted visibility levels bind everyone but admins (D3). */
+export const isVisibilityRestricted = (viewer: Viewer, visibility: Visibility, restricted: Visibility[]) =>
+  !isAdmin(viewer) && restricted.includes(visibility);

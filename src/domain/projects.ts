@@ -12,6 +12,7 @@ import { nowIso } from './tokens.ts';
 import { canAdminProject, canCreateProjectInGroup, canDeleteProject, canReadProject, isAdmin, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
 import { groupAccess } from './groups.ts';
 import type { Updateable } from 'kysely';
+import { snippetRepository } from './snippets/service.ts';
 
 export interface ProjectContext {
   project: Project;
@@ -157,7 +158,9 @@ export async function updateProject(store: Store, ctx: ProjectContext, changes: 
   return { ...ctx, project };
 }
 
-/** Removes the project, its members and its snippets. Repositories on disk follow with the git storage. */
-export async function deleteProject(store: Store, ctx: ProjectContext): Promise<void> {
+/** Removes the project with its members and snippets, then the snippets' repositories on disk. */
+export async function deleteProject(store: Store, ctx: ProjectContext, dataDir: string): Promise<void> {
+  const snippetIds = (await store.snippets.listQuery(ctx.project.id, ['private', 'internal', 'public']).select('id').execute()).map((r) => r.id);
   await store.projects.delete(ctx.project.id);
+  for (const id of snippetIds) snippetRepository(dataDir, id).remove();
 }

@@ -19,7 +19,7 @@ export interface ParamRule {
   items?: ParamSpec;
   /** string_array also accepts "a,b,c" (GitLab's CommaSeparatedToArray). */
   commaSeparated?: boolean;
-  /** Extra check on a coerced value; returns a message suffix such as "should be a valid file path". */
+  /** Extra check on a coerced value (null included); returns a message suffix such as "should be a valid file path". */
   check?: (value: unknown) => string | null;
 }
 
@@ -99,7 +99,7 @@ function validateInto(spec: ParamSpec, input: Record<string, unknown>, prefix: (
       errors.push(`${label} is invalid`);
       continue;
     }
-    const extra = value !== null && rule.check ? rule.check(value) : null;
+    const extra = rule.check ? rule.check(value) : null;
     if (extra) errors.push(`${label} ${extra}`);
     if (rule.allowBlank === false && isBlank(value)) {
       errors.push(`${label} is empty`);

@@ -14,6 +14,10 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   invalid_record: (f) => [400, { message: f.fields }],
   bad_request: (f) => [400, { message: f.detail ? `400 Bad request - ${f.detail}` : '400 Bad request' }],
   invalid_params: (f) => [400, { error: f.detail }],
+  service_error: (f) => [400, { message: { error: f.detail } }],
+  invalid_params_error: (f) => [422, { message: { error: f.detail } }],
+  snippet_access_error: (f) => [403, { message: { error: f.detail } }],
+  precondition_failed: () => [412, { message: '412 Precondition Failed' }],
   invalid_token: (f) => [
     401,
     { error: 'invalid_token', error_description: f.detail },

@@ -98,7 +98,7 @@ export default async function projectRoutes(app: FastifyInstance) {
     const store = storeOf(request);
     const ctx = await findReadableProject(store, viewer, projectId(request));
     requireProjectOwner(viewer, ctx);
-    await deleteProject(store, ctx);
+    await deleteProject(store, ctx, request.server.snippetDeps.dataDir);
     return reply.code(202).send({ message: '202 Accepted' });
   });
 }

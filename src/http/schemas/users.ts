@@ -28,7 +28,7 @@ export const listUsersSpec: ParamSpec = { username: { type: 'string' } };
 export const createTokenSpec: ParamSpec = {
   id: { type: 'integer', required: true },
   name: { type: 'string', required: true, allowBlank: false },
-  scopes: { type: 'string_array', required: true, allowBlank: false, check: (v) => ((v as string[]).every((s) => (SCOPES as readonly string[]).includes(s)) ? null : 'does not have a valid value') },
+  scopes: { type: 'string_array', required: true, allowBlank: false, check: (v) => (v === null || (v as string[]).every((s) => (SCOPES as readonly string[]).includes(s)) ? null : 'does not have a valid value') },
   expires_at: { type: 'date' },
 };
 

@@ -3,11 +3,13 @@
 import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.ts';
 import * as m0001 from './migrations/0001_initial.ts';
+import * as m0002 from './migrations/0002_snippet_file_content.ts';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: Db['dialect']): Promise<void> };
 
 const MIGRATIONS: Record<string, DialectMigration> = {
   '0001_initial': m0001,
+  '0002_snippet_file_content': m0002,
 };
 
 export async function migrateToLatest(db: Db): Promise<string[]> {

@@ -94,6 +94,7 @@ export interface SnippetsTable {
   content: string;
   /** Commit id the mirrored files below were read from; null until the repository has a commit. */
   head_commit: string | null;
+  default_branch: string;
   created_at: string;
   updated_at: string;
 }
@@ -103,6 +104,7 @@ export interface SnippetFilesTable {
   path: string;
   blob_id: string;
   size: number;
+  content: Buffer;
 }
 
 export interface UserAgentDetailsTable {
@@ -132,3 +134,5 @@ export type Token = Selectable<PersonalAccessTokensTable>;
 export type Namespace = Selectable<NamespacesTable>;
 export type Project = Selectable<ProjectsTable>;
 export type Member = Selectable<MembersTable>;
+export type Snippet = Selectable<SnippetsTable>;
+export type SnippetFile = Selectable<SnippetFilesTable>;

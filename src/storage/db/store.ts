@@ -8,6 +8,7 @@ import { namespacesRepository } from './repositories/namespaces.ts';
 import { projectsRepository } from './repositories/projects.ts';
 import { membersRepository } from './repositories/members.ts';
 import { settingsRepository } from './repositories/settings.ts';
+import { snippetsRepository } from './repositories/snippets.ts';
 
 function repositories(k: Kysely<Database>) {
   return {
@@ -17,6 +18,7 @@ function repositories(k: Kysely<Database>) {
     projects: projectsRepository(k),
     members: membersRepository(k),
     settings: settingsRepository(k),
+    snippets: snippetsRepository(k),
   };
 }
 

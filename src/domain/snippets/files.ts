@@ -1,0 +1,93 @@
+// Snippet file actions (create, update, delete, move) applied to the current files, with GitLab's two
+// kinds of failure: an action that is malformed on its own (422 "Snippet actions have invalid data",
+// SnippetInputAction validations) and one that does not fit the repository (400 "Repository Error ...").
+import { isValidGitPath } from '../paths.ts';
+
+export type ActionName = 'create' | 'update' | 'delete' | 'move';
+
+export interface FileAction {
+  action: ActionName;
+  file_path?: string | null;
+  previous_path?: string | null;
+  content?: string | null;
+}
+
+export type RepoError = 'conflict' | 'invalid_name' | 'too_many_files';
+
+export class FileActionError extends Error {
+  constructor(readonly kind: RepoError) {
+    super(kind);
+  }
+}
+
+const present = (v: string | null | undefined): v is string => typeof v === 'string' && v.trim() !== '';
+
+/** GitLab's SnippetInputAction validations: each action must be well formed on its own. */
+export function isValidAction(a: FileAction): boolean {
+  switch (a.action) {
+    case 'create':
+      return present(a.content);
+    case 'update':
+      return present(a.file_path) && present(a.content) && (!present(a.previous_path) || a.previous_path === a.file_path);
+    case 'delete':
+      return present(a.file_path);
+    case 'move':
+      return present(a.previous_path) && a.file_path !== a.previous_path;
+  }
+}
+
+const GENERATED = /^snippetfile(\d+)\.txt$/;
+
+/** GitLab names unnamed files snippetfile<N>.txt, N one above the highest already used. */
+function generatedName(files: Map<string, Buffer>): string {
+  let highest = 0;
+  for (const path of files.keys()) {
+    const m = GENERATED.exec(path);
+    if (m) highest = Math.max(highest, Number(m[1]));
+  }
+  return `snippetfile${highest + 1}.txt`;
+}
+
+/**
+ * Applies actions in order to a copy of `current` (path -> content) and returns the new files.
+ * Throws FileActionError for what git would refuse; call isValidAction on every action first.
+ */
+export function applyActions(current: Map<string, Buffer>, actions: FileAction[], maxFiles: number): Map<string, Buffer> {
+  const files = new Map(current);
+  const requireName = (path: string) => {
+    if (!isValidGitPath(path)) throw new FileActionError('invalid_name');
+    return path;
+  };
+  for (const a of actions) {
+    const content = typeof a.content === 'string' ? Buffer.from(a.content) : null;
+    switch (a.action) {
+      case 'create': {
+        const path = present(a.file_path) ? requireName(a.file_path) : generatedName(files);
+        if (files.has(path)) throw new FileActionError('conflict');
+        files.set(path, content!);
+        break;
+      }
+      case 'update': {
+        if (!files.has(a.file_path!)) throw new FileActionError('conflict');
+        files.set(a.file_path!, content!);
+        break;
+      }
+      case 'delete': {
+        if (!files.delete(a.file_path!)) throw new FileActionError('conflict');
+        break;
+      }
+      case 'move': {
+        const from = a.previous_path!;
+        const old = files.get(from);
+        if (old === undefined) throw new FileActionError('conflict');
+        files.delete(from);
+        const to = present(a.file_path) ? requireName(a.file_path) : GENERATED.test(from) ? from : generatedName(files);
+        if (files.has(to)) throw new FileActionError('conflict');
+        files.set(to, content ?? old);
+        break;
+      }
+    }
+  }
+  if (files.size > maxFiles) throw new FileActionError('too_many_files');
+  return files;
+}

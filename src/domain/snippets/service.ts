@@ -1,0 +1,229 @@
+// Project snippets: create, update (file actions or deprecated content/file_name), delete. Every
+// snippet is a bare git repository; the files at its head are mirrored in the database so reads never
+// touch git. A write is all-or-nothing: objects are written and fsynced, the branch moves by
+// compare-and-swap, and the database rows commit in the same transaction; any failure rolls both back.
+import path from 'node:path';
+import type { Store } from '../../storage/db/store.ts';
+import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
+import type { StoredFile } from '../../storage/db/repositories/snippets.ts';
+import { ObjectWriter } from '../../storage/git/objects.ts';
+import { GitRepository, RefConflict } from '../../storage/git/repository.ts';
+import { Failure, forbidden, serviceError } from '../failure.ts';
+import { canDeleteSnippet, canUpdateSnippet, canUseSnippetsFeature, isVisibilityRestricted, visibleSnippetLevels, type Viewer } from '../policy.ts';
+import type { ProjectContext } from '../projects.ts';
+import { getSettings, type ApplicationSettings } from '../settings.ts';
+import { nowIso } from '../tokens.ts';
+import { SPAM_DISCARDED, type SpamChecker } from '../spam.ts';
+import { applyActions, FileActionError, isValidAction, type FileAction } from './files.ts';
+import { checkAttributes } from './limits.ts';
+
+export const INVALID_ACTIONS = 'Snippet actions have invalid data';
+export const MULTIPLE_FILES = 'To update Snippets with multiple files, you must use the `files` parameter';
+
+export interface SnippetDeps {
+  store: Store;
+  dataDir: string;
+  spam: SpamChecker;
+}
+
+export const snippetRepository = (dataDir: string, id: number) => new GitRepository(path.join(dataDir, 'repositories', 'snippets', `${id}.git`));
+
+/** The project gate every snippet endpoint applies first: feature disabled or members-only -> 403. */
+export function requireSnippetsFeature(viewer: Viewer, ctx: ProjectContext): void {
+  if (!canUseSnippetsFeature(viewer, ctx.project, ctx.access)) throw forbidden();
+}
+
+/** GitLab's finder: a snippet of this project the viewer may see, else undefined. */
+export async function findVisibleSnippet(store: Store, viewer: Viewer, ctx: ProjectContext, id: number): Promise<Snippet | undefined> {
+  const snippet = await store.snippets.findInProject(ctx.project.id, id);
+  return snippet && visibleSnippetLevels(viewer, ctx.access).includes(snippet.visibility) ? snippet : undefined;
+}
+
+function restrictedError(level: Visibility): Failure {
+  return new Failure('snippet_access_error', `Visibility level ${level} has been restricted by your GitLab administrator`);
+}
+
+function repositoryError(verb: 'creating' | 'updating', error: unknown, settings: ApplicationSettings): Failure {
+  const base = `Repository Error ${verb} the snippet`;
+  if (error instanceof FileActionError && error.kind === 'invalid_name') return serviceError(`${base} - Invalid file name`);
+  if (error instanceof FileActionError && error.kind === 'too_many_files') return serviceError(`${base} - Snippet can't have more than ${settings.max_snippet_files} files`);
+  return serviceError(base);
+}
+
+interface Meta {
+  userAgent: string;
+  ip: string;
+}
+
+async function rejectSpam(deps: SnippetDeps, author: User, meta: Meta, s: { title: string; description: string | null; files: Map<string, Buffer> }) {
+  const content = [...s.files.values()].map((b) => b.toString('utf8')).join('\n');
+  const spam = await deps.spam.isSpam({ title: s.title, description: s.description, content, userAgent: meta.userAgent, ip: meta.ip, author: { username: author.username, email: author.email } });
+  if (spam) throw serviceError(SPAM_DISCARDED);
+}
+
+/** Writes one commit with `files` on top of `parent` and moves the branch; returns the commit and mirrored files. */
+function commitFiles(repo: GitRepository, branch: string, parent: string | null, files: Map<string, Buffer>, author: User, message: string) {
+  const writer = new ObjectWriter(repo.dir);
+  const stored: StoredFile[] = [...files].map(([p, content]) => ({ path: p, content, size: content.length, blob_id: writer.blob(content) }));
+  const tree = writer.tree(stored.map((f) => ({ path: f.path, blobId: f.blob_id })));
+  const commit = writer.commit({ tree, parent, author: { name: author.name, email: author.email, time: Math.floor(Date.now() / 1000) }, message });
+  writer.flush();
+  repo.updateBranch(branch, parent, commit);
+  return { commit, stored };
+}
+
+export interface CreateInput {
+  title: string;
+  description?: string;
+  visibility?: Visibility;
+  files: { file_path: string; content: string }[];
+}
+
+export async function createSnippet(deps: SnippetDeps, ctx: ProjectContext, author: User, input: CreateInput, meta: Meta): Promise<Snippet> {
+  const { store } = deps;
+  const settings = await getSettings(store);
+  const visibility = input.visibility ?? settings.default_snippet_visibility;
+  if (isVisibilityRestricted(author, visibility, settings.restricted_visibility_levels)) throw restrictedError(visibility);
+  const files = new Map<string, Buffer>();
+  let duplicate = false;
+  for (const f of input.files) {
+    if (files.has(f.file_path)) duplicate = true;
+    files.set(f.file_path, Buffer.from(f.content));
+  }
+  checkAttributes({ title: input.title, description: input.description ?? null, firstContent: Buffer.from(input.files[0].content), files }, settings);
+  let created: Map<string, Buffer>;
+  try {
+    if (duplicate) throw new FileActionError('conflict');
+    created = applyActions(new Map(), input.files.map((f) => ({ action: 'create', file_path: f.file_path, content: f.content })), settings.max_snippet_files);
+  } catch (error) {
+    throw repositoryError('creating', error, settings);
+  }
+  if (visibility === 'public') await rejectSpam(deps, author, meta, { title: input.title, description: input.description ?? null, files: created });
+
+  let repo: GitRepository | undefined;
+  try {
+    return await store.transaction(async (tx) => {
+      const now = nowIso();
+      const snippet = await tx.snippets.insert({
+        project_id: ctx.project.id,
+        author_id: author.id,
+        title: input.title,
+        description: input.description ?? null,
+        visibility,
+        file_name: input.files[0].file_path,
+        content: '',
+        head_commit: null,
+        default_branch: settings.default_branch_name,
+        created_at: now,
+        updated_at: now,
+      });
+      repo = snippetRepository(deps.dataDir, snippet.id);
+      // A fresh id never belongs to a committed snippet: anything at its path is debris of a crash.
+      repo.init(settings.default_branch_name);
+      const { commit, stored } = commitFiles(repo, settings.default_branch_name, null, created, author, 'Initial commit');
+      await tx.snippets.syncFiles(snippet.id, [], stored);
+      if (meta.userAgent.trim()) await tx.snippets.insertUserAgentDetail({ snippet_id: snippet.id, user_agent: meta.userAgent, ip_address: meta.ip, created_at: now });
+      return tx.snippets.update(snippet.id, { head_commit: commit });
+    });
+  } catch (error) {
+    repo?.remove();
+    if (error instanceof Failure) throw error;
+    if (error instanceof FileActionError || error instanceof RefConflict) throw repositoryError('creating', error, settings);
+    throw error;
+  }
+}
+
+export interface UpdateInput {
+  title?: string;
+  description?: string;
+  visibility?: Visibility;
+  files?: FileAction[];
+  content?: string;
+  file_name?: string;
+}
+
+/** The deprecated content/file_name pair as one action on the single existing file (gitlab-api.md §6.4). */
+function legacyAction(current: string, input: UpdateInput): FileAction {
+  const target = input.file_name !== undefined && input.file_name !== '' ? input.file_name : current;
+  if (target !== current) return { action: 'move', previous_path: current, file_path: target, content: input.content ?? null };
+  return { action: 'update', file_path: current, content: input.content ?? null };
+}
+
+export async function updateSnippet(deps: SnippetDeps, ctx: ProjectContext, viewer: User, snippet: Snippet, input: UpdateInput, meta: Meta): Promise<Snippet> {
+  const { store } = deps;
+  if (!canUpdateSnippet(viewer, ctx.project, ctx.access, snippet.author_id)) throw forbidden();
+  const index = await store.snippets.fileIndex(snippet.id);
+  const legacy = input.content !== undefined || input.file_name !== undefined;
+  if (legacy && index.length > 1) throw serviceError(MULTIPLE_FILES);
+  let actions: FileAction[] = input.files ?? [];
+  if (legacy && index.length === 1) actions = [legacyAction(index[0].path, input)];
+  if (legacy && input.content === undefined && actions[0]?.action === 'update') actions = [];
+  if (!actions.every(isValidAction)) throw new Failure('invalid_params_error', INVALID_ACTIONS);
+  const settings = await getSettings(store);
+  if (input.visibility !== undefined && input.visibility !== snippet.visibility && isVisibilityRestricted(viewer, input.visibility, settings.restricted_visibility_levels)) {
+    throw restrictedError(input.visibility);
+  }
+  const title = input.title ?? snippet.title;
+  const description = input.description !== undefined ? input.description : snippet.description;
+  const visibility = input.visibility ?? snippet.visibility;
+  checkAttributes({ title, description, firstContent: null, files: null }, settings);
+
+  const spamRelevant = visibility === 'public' && (snippet.visibility !== 'public' || title !== snippet.title || description !== snippet.description);
+  const branch = snippet.default_branch;
+  const repo = snippetRepository(deps.dataDir, snippet.id);
+  let moved: { from: string | null; to: string } | null = null;
+  try {
+    return await store.transaction(async (tx) => {
+      const locked = (await tx.snippets.lock(snippet.id, store.db.dialect))!;
+      let changes: Partial<Snippet> = { title, description, visibility, updated_at: nowIso() };
+      if (!actions.length) {
+        if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: new Map() });
+        return tx.snippets.update(snippet.id, changes);
+      }
+      const current = await tx.snippets.files(snippet.id);
+      let next: Map<string, Buffer>;
+      try {
+        next = applyActions(new Map(current.map((f) => [f.path, f.content])), actions, settings.max_snippet_files);
+      } catch (error) {
+        throw repositoryError('updating', error, settings);
+      }
+      checkAttributes({ title, description, firstContent: null, files: next }, settings);
+      if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: next });
+      realignBranch(repo, branch, locked.head_commit);
+      const { commit, stored } = commitFiles(repo, branch, locked.head_commit, next, viewer, 'Update snippet');
+      moved = { from: locked.head_commit, to: commit };
+      await tx.snippets.syncFiles(snippet.id, current, stored);
+      const first = actions[0];
+      changes = { ...changes, head_commit: commit, file_name: first.file_path || first.previous_path || locked.file_name };
+      return tx.snippets.update(snippet.id, changes);
+    });
+  } catch (error) {
+    // The database rolled back: put the branch back where the database says it is.
+    const m = moved as { from: string | null; to: string } | null;
+    if (m && m.from) repo.updateBranch(branch, m.to, m.from);
+    if (error instanceof FileActionError || error instanceof RefConflict) throw repositoryError('updating', error, settings);
+    throw error;
+  }
+}
+
+/**
+ * The database's head is the acknowledged one. A crash between moving the branch and committing the
+ * database can leave the branch one unacknowledged commit ahead: move it back before building on it.
+ */
+function realignBranch(repo: GitRepository, branch: string, head: string | null): void {
+  const actual = repo.readBranch(branch);
+  if (head && actual !== head) repo.updateBranch(branch, actual, head);
+}
+
+/** Deletes the record, then the repository (an orphaned directory is harmless; a dangling record is not). */
+export async function deleteSnippet(deps: SnippetDeps, ctx: ProjectContext, viewer: User, snippet: Snippet, ifUnmodifiedSince: string | undefined): Promise<void> {
+  if (!canDeleteSnippet(viewer, ctx.project, ctx.access, snippet.author_id)) throw forbidden();
+  if (ifUnmodifiedSince !== undefined) {
+    const since = Date.parse(ifUnmodifiedSince);
+    // HTTP dates have whole seconds; compare at that precision.
+    if (!Number.isNaN(since) && Math.floor(Date.parse(snippet.updated_at) / 1000) > Math.floor(since / 1000)) throw new Failure('precondition_failed');
+  }
+  await deps.store.transaction((tx) => tx.snippets.delete(snippet.id));
+  snippetRepository(deps.dataDir, snippet.id).remove();
+}
+

@@ -1,0 +1,43 @@
+import type { Project, Snippet, User } from '../../storage/db/schema.ts';
+import { userBasic } from './users.ts';
+
+/** D2: GitLab's UserBasic plus the mission's `email` (public email only) and `created_at`. */
+export const snippetAuthor = (user: User, base: string) => ({
+  ...userBasic(user, base),
+  email: user.public_email ?? '',
+  created_at: user.created_at,
+});
+
+const encodePath = (p: string) => p.split('/').map(encodeURIComponent).join('/');
+
+/** GitLab's project snippet entity, keys in GitLab's order (gitlab-api.md §3.1). */
+export function snippet(s: Snippet, author: User, project: Pick<Project, 'full_path'>, paths: string[], urls: { base: string; sshHost: string }) {
+  const web = `${urls.base}/${project.full_path}/-/snippets/${s.id}`;
+  const hasRepository = s.head_commit !== null;
+  return {
+    id: s.id,
+    title: s.title,
+    description: s.description,
+    visibility: s.visibility,
+    author: snippetAuthor(author, urls.base),
+    created_at: s.created_at,
+    updated_at: s.updated_at,
+    project_id: s.project_id,
+    web_url: web,
+    raw_url: `${web}/raw`,
+    ...(hasRepository && {
+      ssh_url_to_repo: `git@${urls.sshHost}:${project.full_path}/snippets/${s.id}.git`,
+      http_url_to_repo: `${urls.base}/${project.full_path}/snippets/${s.id}.git`,
+    }),
+    file_name: paths[0] ?? s.file_name,
+    files: paths.map((p) => ({ path: p, raw_url: `${web}/raw/${encodeURIComponent(s.default_branch)}/${encodePath(p)}` })),
+    imported: false,
+    imported_from: 'none',
+  };
+}
+
+export const userAgentDetail = (d: { user_agent: string; ip_address: string; submitted: number }) => ({
+  user_agent: d.user_agent,
+  ip_address: d.ip_address,
+  akismet_submitted: d.submitted === 1,
+});

@@ -1,0 +1,76 @@
+// Raw file answers (gitlab-api.md §5.4, Workhorse's content headers): the type sniffed from the bytes,
+// inline for text, images, video and PDF, attachment for SVG and everything else, and headers that keep
+// a browser from running anything served this way.
+import type { FastifyReply } from 'fastify';
+
+interface Sniffed {
+  type: string;
+  inline: boolean;
+}
+
+const MAGIC: [bytes: number[], type: string, offset?: number][] = [
+  [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'image/png'],
+  [[0xff, 0xd8, 0xff], 'image/jpeg'],
+  [[0x47, 0x49, 0x46, 0x38], 'image/gif'],
+  [[0x42, 0x4d], 'image/bmp'],
+  [[0x00, 0x00, 0x01, 0x00], 'image/x-icon'],
+  [[0x25, 0x50, 0x44, 0x46, 0x2d], 'application/pdf'],
+  [[0x1a, 0x45, 0xdf, 0xa3], 'video/webm'],
+  [[0x66, 0x74, 0x79, 0x70], 'video/mp4', 4],
+];
+
+const startsWith = (buf: Buffer, bytes: number[], offset = 0) => buf.length >= offset + bytes.length && bytes.every((b, i) => buf[offset + i] === b);
+
+function isUtf8Text(buf: Buffer): boolean {
+  const head = buf.subarray(0, 8192);
+  if (head.includes(0)) return false;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(head.length < buf.length ? trimPartial(head) : head);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Drops a UTF-8 sequence cut off at the end of a sample. */
+function trimPartial(buf: Buffer): Buffer {
+  let end = buf.length;
+  for (let i = 1; i <= 3 && end - i >= 0; i++) {
+    const byte = buf[end - i];
+    if ((byte & 0xc0) === 0xc0) return buf.subarray(0, end - i);
+    if ((byte & 0xc0) !== 0x80) break;
+  }
+  return buf;
+}
+
+export function sniff(content: Buffer): Sniffed {
+  if (content.subarray(0, 12).toString('latin1').startsWith('RIFF') && content.subarray(8, 12).toString('latin1') === 'WEBP') return { type: 'image/webp', inline: true };
+  for (const [bytes, type, offset] of MAGIC) {
+    if (startsWith(content, bytes, offset)) return { type, inline: true };
+  }
+  if (isUtf8Text(content)) {
+    const head = content.subarray(0, 4096).toString('utf8').trimStart();
+    if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(head)) return { type: 'image/svg+xml', inline: false };
+    return { type: 'text/plain; charset=utf-8', inline: true };
+  }
+  return { type: 'application/octet-stream', inline: false };
+}
+
+/** Content-Disposition with an ASCII fallback name and the exact UTF-8 name (RFC 6266). */
+export function contentDisposition(kind: 'inline' | 'attachment', filePath: string): string {
+  let name = filePath.split('/').pop() ?? filePath;
+  if (name.toLowerCase().endsWith('.xhtml')) name = name.slice(0, name.indexOf('.'));
+  const ascii = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+export function sendRaw(reply: FastifyReply, filePath: string, content: Buffer): FastifyReply {
+  const { type, inline } = sniff(content);
+  return reply
+    .header('Content-Type', type)
+    .header('Content-Disposition', contentDisposition(inline ? 'inline' : 'attachment', filePath))
+    .header('Content-Security-Policy', "default-src 'none'; sandbox")
+    .header('Cache-Control', 'no-cache')
+    .send(content);
+}

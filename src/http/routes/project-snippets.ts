@@ -1,0 +1,159 @@
+// Project snippets (GitLab's lib/api/project_snippets.rb). Every endpoint first resolves the project
+// (404 Project Not Found when unreadable) and applies the snippets feature gate (403), then validates
+// parameters (400), then authenticates where required (401), then looks up and authorises the snippet.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { currentUser, requestParams, requireAdmin, storeOf } from '../request.ts';
+import { validate } from '../params.ts';
+import { paginateQuery } from '../pagination.ts';
+import { baseUrl, sshHost } from '../urls.ts';
+import { sendRaw } from '../raw.ts';
+import * as spec from '../schemas/snippets.ts';
+import { snippet as presentSnippet, userAgentDetail } from '../presenters/snippets.ts';
+import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
+import { canCreateSnippet, visibleSnippetLevels } from '../../domain/policy.ts';
+import { Failure, forbidden, notFound } from '../../domain/failure.ts';
+import {
+  createSnippet,
+  deleteSnippet,
+  findVisibleSnippet,
+  requireSnippetsFeature,
+  snippetRepository,
+  updateSnippet,
+  type CreateInput,
+  type SnippetDeps,
+  type UpdateInput,
+} from '../../domain/snippets/service.ts';
+import type { Snippet, User } from '../../storage/db/schema.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    snippetDeps: SnippetDeps;
+  }
+}
+
+const projectId = (request: FastifyRequest) => (request.params as { id: string }).id;
+const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
+
+/** The before-hook of every snippet endpoint: readable project and snippets feature available. */
+async function snippetProject(request: FastifyRequest): Promise<ProjectContext> {
+  const viewer = request.principal.user;
+  const ctx = await findReadableProject(storeOf(request), viewer, projectId(request));
+  requireSnippetsFeature(viewer, ctx);
+  return ctx;
+}
+
+async function present(request: FastifyRequest, ctx: ProjectContext, snippets: Snippet[]) {
+  const store = storeOf(request);
+  const paths = await store.snippets.paths(snippets.map((s) => s.id));
+  const authors = new Map<number, User>();
+  for (const id of new Set(snippets.map((s) => s.author_id))) authors.set(id, (await store.users.findById(id))!);
+  return snippets.map((s) => presentSnippet(s, authors.get(s.author_id)!, ctx.project, paths.get(s.id) ?? [], urls(request)));
+}
+
+const meta = (request: FastifyRequest) => ({ userAgent: String(request.headers['user-agent'] ?? ''), ip: request.ip });
+
+/** Grape's deprecated single-file parameters become one file; an empty file_name gets GitLab's default name. */
+function createInput(p: CreateInput & { content?: string; file_name?: string }): CreateInput {
+  if (p.files) return p;
+  return { ...p, files: [{ file_path: p.file_name || 'snippetfile1.txt', content: p.content! }] };
+}
+
+export default async function projectSnippetRoutes(app: FastifyInstance) {
+  /** GET /projects/:id/snippets — signed in (401 anonymous); visible snippets, newest first, paginated. */
+  app.get('/projects/:id/snippets', async (request, reply) => {
+    const ctx = await snippetProject(request);
+    const viewer = currentUser(request);
+    const store = storeOf(request);
+    const query = store.snippets.listQuery(ctx.project.id, visibleSnippetLevels(viewer, ctx.access)).selectAll().orderBy('id', 'desc');
+    return present(request, ctx, await paginateQuery(request, reply, store.kysely, query));
+  });
+
+  /** GET /projects/:id/snippets/:snippet_id — anyone who may see it; 404 {"message":"404 Not found"}. */
+  app.get('/projects/:id/snippets/:snippet_id', async (request) => {
+    const ctx = await snippetProject(request);
+    const { snippet_id } = validate<{ snippet_id: number }>(spec.snippetIdSpec, requestParams(request));
+    const snippet = await findVisibleSnippet(storeOf(request), request.principal.user, ctx, snippet_id);
+    if (!snippet) throw new Failure('record_not_found');
+    return (await present(request, ctx, [snippet]))[0];
+  });
+
+  /** POST /projects/:id/snippets — reporters+ and admins (401 anonymous, 403 others or archived); 201. */
+  app.post('/projects/:id/snippets', async (request, reply) => {
+    const ctx = await snippetProject(request);
+    const p = validate<CreateInput & { content?: string; file_name?: string }>(spec.createSnippetSpec, requestParams(request), spec.createSnippetConstraints);
+    if (p.content !== undefined && p.file_name === undefined) throw new Failure('invalid_params', 'file_name is missing');
+    const author = currentUser(request);
+    if (!canCreateSnippet(author, ctx.project, ctx.access)) throw forbidden();
+    const created = await createSnippet(request.server.snippetDeps, ctx, author, createInput(p), meta(request));
+    return reply.code(201).send((await present(request, ctx, [created]))[0]);
+  });
+
+  /** PUT /projects/:id/snippets/:snippet_id — authors and maintainers+; 422 invalid actions, 400 repository errors. */
+  app.put('/projects/:id/snippets/:snippet_id', async (request) => {
+    const ctx = await snippetProject(request);
+    const p = validate<UpdateInput & { snippet_id: number }>(spec.updateSnippetSpec, requestParams(request), spec.updateSnippetConstraints);
+    const viewer = currentUser(request);
+    const snippet = await findVisibleSnippet(storeOf(request), viewer, ctx, p.snippet_id);
+    if (!snippet) throw notFound('Snippet');
+    const updated = await updateSnippet(request.server.snippetDeps, ctx, viewer, snippet, p, meta(request));
+    return (await present(request, ctx, [updated]))[0];
+  });
+
+  /** DELETE /projects/:id/snippets/:snippet_id — own (reporter+) or maintainer+; 204, 412 on If-Unmodified-Since. */
+  app.delete('/projects/:id/snippets/:snippet_id', async (request, reply) => {
+    const ctx = await snippetProject(request);
+    const { snippet_id } = validate<{ snippet_id: number }>(spec.snippetIdSpec, requestParams(request));
+    const viewer = currentUser(request);
+    const snippet = await findVisibleSnippet(storeOf(request), viewer, ctx, snippet_id);
+    if (!snippet) throw notFound('Snippet');
+    const since = request.headers['if-unmodified-since'];
+    await deleteSnippet(request.server.snippetDeps, ctx, viewer, snippet, typeof since === 'string' ? since : undefined);
+    return reply.code(204).send();
+  });
+
+  /** GET /projects/:id/snippets/:snippet_id/raw — the first file (git order) of the current version, from the database. */
+  app.get('/projects/:id/snippets/:snippet_id/raw', async (request, reply) => {
+    const ctx = await snippetProject(request);
+    const { snippet_id } = validate<{ snippet_id: number }>(spec.snippetIdSpec, requestParams(request));
+    const store = storeOf(request);
+    const snippet = await findVisibleSnippet(store, request.principal.user, ctx, snippet_id);
+    if (!snippet) throw notFound('Snippet');
+    const [first] = await store.snippets.fileIndex(snippet.id);
+    if (!first) return reply.header('Content-Type', 'text/plain').header('Content-Disposition', 'attachment').send(snippet.content);
+    return sendRaw(reply, first.path, (await store.snippets.fileContent(snippet.id, first.path))!);
+  });
+
+  /** GET /projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw — one file at any revision (404 Reference/File Not Found). */
+  app.get('/projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw', async (request, reply) => {
+    const ctx = await snippetProject(request);
+    const p = validate<{ snippet_id: number; ref: string; file_path: string }>(spec.fileRawSpec, requestParams(request));
+    const store = storeOf(request);
+    const snippet = await findVisibleSnippet(store, request.principal.user, ctx, p.snippet_id);
+    if (!snippet || !snippet.head_commit) throw notFound('Snippet');
+    // The current version is answered from the database; any other revision from the repository.
+    if (p.ref === snippet.head_commit || p.ref === snippet.default_branch || p.ref === 'HEAD') {
+      const content = await store.snippets.fileContent(snippet.id, p.file_path);
+      if (!content) throw notFound('File');
+      return sendRaw(reply, p.file_path, content);
+    }
+    const repo = snippetRepository(request.server.snippetDeps.dataDir, snippet.id);
+    const commit = await repo.resolveCommit(p.ref);
+    if (!commit) throw notFound('Reference');
+    const content = await repo.readFile(commit, p.file_path);
+    if (!content) throw notFound('File');
+    return sendRaw(reply, p.file_path, content);
+  });
+
+  /** GET /projects/:id/snippets/:snippet_id/user_agent_detail — admins only (401/403); 404 when none was recorded. */
+  app.get('/projects/:id/snippets/:snippet_id/user_agent_detail', async (request) => {
+    const ctx = await snippetProject(request);
+    const { snippet_id } = validate<{ snippet_id: number }>(spec.snippetIdSpec, requestParams(request));
+    requireAdmin(request);
+    const store = storeOf(request);
+    const snippet = await store.snippets.findInProject(ctx.project.id, snippet_id);
+    if (!snippet) throw new Failure('record_not_found');
+    const detail = await store.snippets.userAgentDetail(snippet.id);
+    if (!detail) throw notFound('UserAgentDetail');
+    return userAgentDetail(detail);
+  });
+}

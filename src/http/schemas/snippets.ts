@@ -1,0 +1,57 @@
+// GitLab's parameter rules for project snippets (lib/api/project_snippets.rb, snippets_helpers.rb).
+import type { Constraints, ParamSpec } from '../params.ts';
+import { VISIBILITIES } from '../../domain/access.ts';
+import { isSafeFilePath } from '../../domain/paths.ts';
+
+const filePath = (v: unknown) => (v === null || (typeof v === 'string' && !isSafeFilePath(v)) ? 'should be a valid file path' : null);
+
+export const snippetIdSpec: ParamSpec = { snippet_id: { type: 'integer', required: true } };
+
+export const createSnippetSpec: ParamSpec = {
+  title: { type: 'string', required: true, allowBlank: false },
+  description: { type: 'string' },
+  visibility: { type: 'string', values: VISIBILITIES },
+  files: {
+    type: 'hash_array',
+    items: {
+      file_path: { type: 'string', required: true, allowBlank: false, check: filePath },
+      content: { type: 'string', required: true, allowBlank: false },
+    },
+  },
+  content: { type: 'string', allowBlank: false },
+  file_name: { type: 'string' },
+};
+
+export const createSnippetConstraints: Constraints = { mutuallyExclusive: [['files', 'content']], exactlyOneOf: [['files', 'content']] };
+
+export const updateSnippetSpec: ParamSpec = {
+  ...snippetIdSpec,
+  title: { type: 'string', allowBlank: false },
+  description: { type: 'string' },
+  visibility: { type: 'string', values: VISIBILITIES },
+  files: {
+    type: 'hash_array',
+    items: {
+      action: { type: 'string', required: true, values: ['create', 'update', 'delete', 'move'] },
+      content: { type: 'string' },
+      file_path: { type: 'string', check: filePath },
+      previous_path: { type: 'string', check: filePath },
+    },
+  },
+  content: { type: 'string', allowBlank: false },
+  file_name: { type: 'string' },
+};
+
+export const updateSnippetConstraints: Constraints = {
+  mutuallyExclusive: [
+    ['files', 'content'],
+    ['files', 'file_name'],
+  ],
+  atLeastOneOf: [['content', 'description', 'files', 'file_name', 'title', 'visibility']],
+};
+
+export const fileRawSpec: ParamSpec = {
+  ...snippetIdSpec,
+  ref: { type: 'string', required: true, allowBlank: false },
+  file_path: { type: 'string', required: true, allowBlank: false, check: filePath },
+};

@@ -1,0 +1,80 @@
+import type { Insertable, Kysely, Updateable } from 'kysely';
+import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
+
+export interface StoredFile {
+  path: string;
+  blob_id: string;
+  size: number;
+  content: Buffer;
+}
+
+/** Git's order of paths (byte order), which GitLab uses for `files`, `file_name` and raw. */
+export const byPath = (a: { path: string }, b: { path: string }) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path));
+
+export function snippetsRepository(db: Kysely<Database>) {
+  return {
+    async insert(snippet: Insertable<SnippetsTable>): Promise<Snippet> {
+      return db.insertInto('snippets').values(snippet).returningAll().executeTakeFirstOrThrow();
+    },
+    async findInProject(projectId: number, id: number): Promise<Snippet | undefined> {
+      return db.selectFrom('snippets').selectAll().where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
+    },
+    /** Locks the row for the rest of the transaction (PostgreSQL); SQLite transactions are serialised anyway. */
+    async lock(id: number, dialect: 'sqlite' | 'postgres'): Promise<Snippet | undefined> {
+      const q = db.selectFrom('snippets').selectAll().where('id', '=', id);
+      return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
+    },
+    listQuery(projectId: number, levels: Visibility[]) {
+      return db.selectFrom('snippets').where('project_id', '=', projectId).where('visibility', 'in', levels);
+    },
+    async update(id: number, changes: Updateable<SnippetsTable>): Promise<Snippet> {
+      return db.updateTable('snippets').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    },
+    async delete(id: number): Promise<void> {
+      await db.deleteFrom('snippet_files').where('snippet_id', '=', id).execute();
+      await db.deleteFrom('user_agent_details').where('snippet_id', '=', id).execute();
+      await db.deleteFrom('snippets').where('id', '=', id).execute();
+    },
+    /** Paths of the files of several snippets (for presenting lists), in git's order. */
+    async paths(snippetIds: number[]): Promise<Map<number, string[]>> {
+      const out = new Map<number, string[]>(snippetIds.map((id) => [id, []]));
+      if (!snippetIds.length) return out;
+      const rows = await db.selectFrom('snippet_files').select(['snippet_id', 'path']).where('snippet_id', 'in', snippetIds).execute();
+      rows.sort(byPath);
+      for (const r of rows) out.get(r.snippet_id)!.push(r.path);
+      return out;
+    },
+    /** Every file with its content, in git's order. */
+    async files(snippetId: number): Promise<StoredFile[]> {
+      const rows = await db.selectFrom('snippet_files').select(['path', 'blob_id', 'size', 'content']).where('snippet_id', '=', snippetId).execute();
+      return rows.map((r) => ({ ...r, content: Buffer.from(r.content) })).sort(byPath);
+    },
+    /** Paths, blob ids and sizes only. */
+    async fileIndex(snippetId: number): Promise<Omit<StoredFile, 'content'>[]> {
+      const rows = await db.selectFrom('snippet_files').select(['path', 'blob_id', 'size']).where('snippet_id', '=', snippetId).execute();
+      return rows.sort(byPath);
+    },
+    async fileContent(snippetId: number, path: string): Promise<Buffer | null> {
+      const row = await db.selectFrom('snippet_files').select('content').where('snippet_id', '=', snippetId).where('path', '=', path).executeTakeFirst();
+      return row ? Buffer.from(row.content) : null;
+    },
+    /** Replaces the mirrored files: unchanged ones stay, removed ones go, new and changed ones are written. */
+    async syncFiles(snippetId: number, before: Omit<StoredFile, 'content'>[], after: StoredFile[]): Promise<void> {
+      const old = new Map(before.map((f) => [f.path, f.blob_id]));
+      const next = new Set(after.map((f) => f.path));
+      const gone = before.filter((f) => !next.has(f.path)).map((f) => f.path);
+      if (gone.length) await db.deleteFrom('snippet_files').where('snippet_id', '=', snippetId).where('path', 'in', gone).execute();
+      for (const f of after) {
+        if (old.get(f.path) === f.blob_id) continue;
+        if (old.has(f.path)) await db.deleteFrom('snippet_files').where('snippet_id', '=', snippetId).where('path', '=', f.path).execute();
+        await db.insertInto('snippet_files').values({ snippet_id: snippetId, path: f.path, blob_id: f.blob_id, size: f.size, content: f.content }).execute();
+      }
+    },
+    async insertUserAgentDetail(detail: { snippet_id: number; user_agent: string; ip_address: string; created_at: string }): Promise<void> {
+      await db.insertInto('user_agent_details').values({ ...detail, submitted: 0 }).execute();
+    },
+    async userAgentDetail(snippetId: number) {
+      return db.selectFrom('user_agent_details').selectAll().where('snippet_id', '=', snippetId).executeTakeFirst();
+    },
+  };
+}

@@ -1,0 +1,132 @@
+// Bare repositories on disk: created without spawning git, refs moved by compare-and-swap under git's
+// own lock-file protocol (refs/heads/<b>.lock), and read at any revision through the git CLI (reads at
+// arbitrary refs are not on the hot path: the current version is mirrored in the database).
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { fsyncDir } from './objects.ts';
+
+const run = promisify(execFile);
+
+export class RefConflict extends Error {
+  constructor(readonly ref: string) {
+    super(`${ref} moved while it was being updated`);
+  }
+}
+
+export class GitRepository {
+  constructor(readonly dir: string) {}
+
+  exists(): boolean {
+    return fs.existsSync(path.join(this.dir, 'HEAD'));
+  }
+
+  /** Lays out an empty bare repository whose HEAD names `branch`, the way `git init --bare` does. */
+  init(branch: string): void {
+    fs.rmSync(this.dir, { recursive: true, force: true });
+    for (const sub of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) fs.mkdirSync(path.join(this.dir, sub), { recursive: true });
+    fs.writeFileSync(path.join(this.dir, 'HEAD'), `ref: refs/heads/${branch}\n`);
+    fs.writeFileSync(path.join(this.dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');
+    fsyncDir(this.dir);
+    fsyncDir(path.dirname(this.dir));
+  }
+
+  remove(): void {
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** The commit a branch points at (loose ref, else packed-refs), or null. */
+  readBranch(branch: string): string | null {
+    try {
+      return fs.readFileSync(path.join(this.dir, 'refs/heads', branch), 'utf8').trim();
+    } catch {
+      const packed = this.packedRefs().get(`refs/heads/${branch}`);
+      return packed ?? null;
+    }
+  }
+
+  private packedRefs(): Map<string, string> {
+    const refs = new Map<string, string>();
+    try {
+      for (const line of fs.readFileSync(path.join(this.dir, 'packed-refs'), 'utf8').split('\n')) {
+        const m = /^([0-9a-f]{40}) (\S+)$/.exec(line);
+        if (m) refs.set(m[2], m[1]);
+      }
+    } catch {
+      // no packed refs
+    }
+    return refs;
+  }
+
+  /**
+   * Moves `branch` from `expected` (null = must not exist) to `next`, atomically and durably. Two writers
+   * racing on one branch: one takes the lock and wins, the other gets RefConflict and nothing is lost.
+   */
+  updateBranch(branch: string, expected: string | null, next: string): void {
+    const refFile = path.join(this.dir, 'refs/heads', branch);
+    const lock = `${refFile}.lock`;
+    fs.mkdirSync(path.dirname(refFile), { recursive: true });
+    let fd: number;
+    try {
+      fd = fs.openSync(lock, 'wx');
+    } catch {
+      throw new RefConflict(`refs/heads/${branch}`);
+    }
+    try {
+      if (this.readBranch(branch) !== expected) throw new RefConflict(`refs/heads/${branch}`);
+      fs.writeSync(fd, `${next}\n`);
+      fs.fsyncSync(fd);
+      fs.closeSync(fd);
+      fs.renameSync(lock, refFile);
+      fsyncDir(path.dirname(refFile));
+    } catch (error) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        // already closed
+      }
+      fs.rmSync(lock, { force: true });
+      throw error;
+    }
+  }
+
+  private async git(args: string[], encoding: 'utf8' | 'buffer' = 'utf8'): Promise<string | Buffer> {
+    const { stdout } = await run('git', ['--git-dir', this.dir, ...args], { encoding, maxBuffer: 1 << 30 });
+    return stdout;
+  }
+
+  /** Resolves a branch, tag, full or abbreviated SHA, or HEAD to a commit id; null when it names none. */
+  async resolveCommit(ref: string): Promise<string | null> {
+    if (ref.startsWith('-') || /[\0\n\\]|\.\.|@\{|[~^:?*[]/.test(ref)) return null;
+    try {
+      return ((await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`])) as string).trim();
+    } catch {
+      return null;
+    }
+  }
+
+  /** The bytes of `filePath` in `commit`, or null when there is no such file. */
+  async readFile(commit: string, filePath: string): Promise<Buffer | null> {
+    let blob: string;
+    try {
+      blob = ((await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${commit}:${filePath}`])) as string).trim();
+      const type = ((await this.git(['cat-file', '-t', blob])) as string).trim();
+      if (type !== 'blob') return null;
+    } catch {
+      return null;
+    }
+    return (await this.git(['cat-file', 'blob', blob], 'buffer')) as Buffer;
+  }
+
+  /** `git fsck --strict`: the list of problems, empty when the repository is sound. */
+  async fsck(): Promise<string[]> {
+    try {
+      await run('git', ['--git-dir', this.dir, 'fsck', '--strict', '--no-progress'], { encoding: 'utf8' });
+      return [];
+    } catch (error) {
+      const e = error as { stdout?: string; stderr?: string };
+      return `${e.stdout ?? ''}${e.stderr ?? ''}`.split('\n').filter(Boolean);
+    }
+  }
+}
