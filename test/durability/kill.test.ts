@@ -90,10 +90,13 @@ describe('durability under kill -9', () => {
     await new Promise((r) => setTimeout(r, 1500));
     stop = true;
     server.child.kill('SIGKILL');
+    const killedAt = Date.now();
     await Promise.all(workers);
     assert.ok(tracked.length > 0 && tracked.some((e) => e.commits > 2), 'the writers made progress before the kill');
 
     server = await serve(env);
+    // A ref lock left by the killed process counts as stale after 2 s (repository.ts STALE_LOCK_MS).
+    await new Promise((r) => setTimeout(r, Math.max(0, 2100 - (Date.now() - killedAt))));
     try {
       for (const entry of tracked) {
         const url = `${server.url}/api/v4/projects/${project.id}/snippets/${entry.id}`;

@@ -62,12 +62,12 @@ async function rejectSpam(deps: SnippetDeps, author: User, meta: Meta, s: { titl
 }
 
 /** Writes one commit with `files` on top of `parent` and moves the branch; returns the commit and mirrored files. */
-function commitFiles(repo: GitRepository, branch: string, parent: string | null, files: Map<string, Buffer>, author: User, message: string) {
+function commitFiles(repo: GitRepository, branch: string, parent: string | null, files: Map<string, Buffer>, author: User, message: string, known: ReadonlySet<string> = new Set()) {
   const writer = new ObjectWriter(repo.dir);
   const stored: StoredFile[] = [...files].map(([p, content]) => ({ path: p, content, size: content.length, blob_id: writer.blob(content) }));
   const tree = writer.tree(stored.map((f) => ({ path: f.path, blobId: f.blob_id })));
   const commit = writer.commit({ tree, parent, author: { name: author.name, email: author.email, time: Math.floor(Date.now() / 1000) }, message });
-  writer.flush();
+  writer.flush(known);
   repo.updateBranch(branch, parent, commit);
   return { commit, stored };
 }
@@ -190,7 +190,7 @@ export async function updateSnippet(deps: SnippetDeps, ctx: ProjectContext, view
       checkAttributes({ title, description, firstContent: null, files: next }, settings);
       if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: next });
       realignBranch(repo, branch, locked.head_commit);
-      const { commit, stored } = commitFiles(repo, branch, locked.head_commit, next, viewer, 'Update snippet');
+      const { commit, stored } = commitFiles(repo, branch, locked.head_commit, next, viewer, 'Update snippet', new Set(current.map((f) => f.blob_id)));
       moved = { from: locked.head_commit, to: commit };
       await tx.snippets.syncFiles(snippet.id, current, stored);
       const first = actions[0];

@@ -15,6 +15,17 @@ export class RefConflict extends Error {
   }
 }
 
+/** A ref lock is held for a few milliseconds; one older than this was left by a process that died. */
+const STALE_LOCK_MS = 2_000;
+
+function removeStaleLock(lock: string): void {
+  try {
+    if (Date.now() - fs.statSync(lock).mtimeMs > STALE_LOCK_MS) fs.rmSync(lock, { force: true });
+  } catch {
+    // no lock
+  }
+}
+
 export class GitRepository {
   constructor(readonly dir: string) {}
 
@@ -67,6 +78,7 @@ export class GitRepository {
     const refFile = path.join(this.dir, 'refs/heads', branch);
     const lock = `${refFile}.lock`;
     fs.mkdirSync(path.dirname(refFile), { recursive: true });
+    removeStaleLock(lock);
     let fd: number;
     try {
       fd = fs.openSync(lock, 'wx');
