@@ -121,6 +121,7 @@ export async function createSnippet(deps: SnippetDeps, ctx: ProjectContext, auth
       // A fresh id never belongs to a committed snippet: anything at its path is debris of a crash.
       repo.init(settings.default_branch_name);
       const { commit, stored } = commitFiles(repo, settings.default_branch_name, null, created, author, 'Initial commit');
+      repo.syncLayout();
       await tx.snippets.syncFiles(snippet.id, [], stored);
       if (meta.userAgent.trim()) await tx.snippets.insertUserAgentDetail({ snippet_id: snippet.id, user_agent: meta.userAgent, ip_address: meta.ip, created_at: now });
       return tx.snippets.update(snippet.id, { head_commit: commit });

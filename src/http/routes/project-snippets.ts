@@ -42,11 +42,14 @@ async function snippetProject(request: FastifyRequest): Promise<ProjectContext> 
   return ctx;
 }
 
+/** Presents snippets; authors already at hand (the caller, on create) are not looked up again. */
 async function present(request: FastifyRequest, ctx: ProjectContext, snippets: Snippet[]) {
   const store = storeOf(request);
   const paths = await store.snippets.paths(snippets.map((s) => s.id));
   const authors = new Map<number, User>();
-  for (const id of new Set(snippets.map((s) => s.author_id))) authors.set(id, (await store.users.findById(id))!);
+  const caller = request.principal.user;
+  if (caller) authors.set(caller.id, caller);
+  for (const id of new Set(snippets.map((s) => s.author_id))) if (!authors.has(id)) authors.set(id, (await store.users.findById(id))!);
   return snippets.map((s) => presentSnippet(s, authors.get(s.author_id)!, ctx.project, paths.get(s.id) ?? [], urls(request)));
 }
 

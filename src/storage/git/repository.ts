@@ -33,13 +33,31 @@ export class GitRepository {
     return fs.existsSync(path.join(this.dir, 'HEAD'));
   }
 
-  /** Lays out an empty bare repository whose HEAD names `branch`, the way `git init --bare` does. */
+  /**
+   * Lays out an empty bare repository whose HEAD names `branch`, the way `git init --bare` does. Nothing
+   * is fsynced here: call syncLayout() once the first commit is written, when the journal already holds
+   * these entries and the directory fsyncs cost next to nothing.
+   */
   init(branch: string): void {
-    fs.rmSync(this.dir, { recursive: true, force: true });
-    for (const sub of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) fs.mkdirSync(path.join(this.dir, sub), { recursive: true });
+    if (fs.existsSync(this.dir)) fs.rmSync(this.dir, { recursive: true, force: true });
+    fs.mkdirSync(path.dirname(this.dir), { recursive: true });
+    // Plain mkdir calls, parents first: this runs on every snippet create.
+    for (const sub of ['', 'objects', 'objects/info', 'objects/pack', 'refs', 'refs/heads', 'refs/tags']) fs.mkdirSync(path.join(this.dir, sub));
     fs.writeFileSync(path.join(this.dir, 'HEAD'), `ref: refs/heads/${branch}\n`);
     fs.writeFileSync(path.join(this.dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');
-    fsyncDir(this.dir);
+  }
+
+  /** Makes the directory entries of a new repository durable (its files were fsynced as written). */
+  syncLayout(): void {
+    for (const file of ['HEAD', 'config']) {
+      const fd = fs.openSync(path.join(this.dir, file), 'r');
+      try {
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+    for (const sub of ['objects', 'refs', '']) fsyncDir(path.join(this.dir, sub));
     fsyncDir(path.dirname(this.dir));
   }
 

@@ -64,10 +64,14 @@ export function snippetsRepository(db: Kysely<Database>) {
       const next = new Set(after.map((f) => f.path));
       const gone = before.filter((f) => !next.has(f.path)).map((f) => f.path);
       if (gone.length) await db.deleteFrom('snippet_files').where('snippet_id', '=', snippetId).where('path', 'in', gone).execute();
-      for (const f of after) {
-        if (old.get(f.path) === f.blob_id) continue;
-        if (old.has(f.path)) await db.deleteFrom('snippet_files').where('snippet_id', '=', snippetId).where('path', '=', f.path).execute();
-        await db.insertInto('snippet_files').values({ snippet_id: snippetId, path: f.path, blob_id: f.blob_id, size: f.size, content: f.content }).execute();
+      const changed = after.filter((f) => old.get(f.path) !== f.blob_id);
+      const replaced = changed.filter((f) => old.has(f.path)).map((f) => f.path);
+      if (replaced.length) await db.deleteFrom('snippet_files').where('snippet_id', '=', snippetId).where('path', 'in', replaced).execute();
+      if (changed.length) {
+        await db
+          .insertInto('snippet_files')
+          .values(changed.map((f) => ({ snippet_id: snippetId, path: f.path, blob_id: f.blob_id, size: f.size, content: f.content })))
+          .execute();
       }
     },
     async insertUserAgentDetail(detail: { snippet_id: number; user_agent: string; ip_address: string; created_at: string }): Promise<void> {
