@@ -2,6 +2,8 @@
 // (50 MiB by default, which the request body limit must let through), answered with Rails' sizes.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { createTestApp, type TestApp } from '../helper.ts';
 
 describe('snippet size limits', () => {
@@ -48,5 +50,11 @@ describe('snippet size limits', () => {
     assert.equal(raw.headers['content-type'], 'text/plain; charset=utf-8');
     assert.equal(raw.rawPayload.length, Buffer.byteLength(content));
     assert.ok(raw.body === content);
+    // The same file read from the repository (a revision other than the mirrored head names).
+    const dir = path.join(t.config.dataDir, 'repositories', 'snippets', `${res.json.id}.git`);
+    const sha = spawnSync('git', ['--git-dir', dir, 'rev-parse', 'main'], { encoding: 'utf8' }).stdout.trim().slice(0, 10);
+    const fromGit = await t.request({ method: 'GET', url: `${url}/${res.json.id}/files/${sha}/big.txt/raw` });
+    assert.equal(fromGit.statusCode, 200);
+    assert.ok(fromGit.body === content);
   });
 });

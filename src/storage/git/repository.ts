@@ -1,7 +1,7 @@
 // Bare repositories on disk: created without spawning git, refs moved by compare-and-swap under git's
 // own lock-file protocol (refs/heads/<b>.lock), and read at any revision through the git CLI (reads at
 // arbitrary refs are not on the hot path: the current version is mirrored in the database).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -121,8 +121,10 @@ export class GitRepository {
     }
   }
 
-  private async git(args: string[], encoding: 'utf8' | 'buffer' = 'utf8'): Promise<string | Buffer> {
-    const { stdout } = await run('git', ['--git-dir', this.dir, ...args], { encoding, maxBuffer: 1 << 30 });
+  private async git(args: string[], encoding: 'utf8' | 'buffer' = 'utf8', input?: string): Promise<string | Buffer> {
+    const promise = run('git', ['--git-dir', this.dir, ...args], { encoding, maxBuffer: 1 << 20 });
+    if (input !== undefined) promise.child.stdin?.end(`${input}\n`);
+    const { stdout } = await promise;
     return stdout;
   }
 
@@ -139,14 +141,29 @@ export class GitRepository {
   /** The bytes of `filePath` in `commit`, or null when there is no such file. */
   async readFile(commit: string, filePath: string): Promise<Buffer | null> {
     let blob: string;
+    let size: number;
     try {
       blob = ((await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${commit}:${filePath}`])) as string).trim();
-      const type = ((await this.git(['cat-file', '-t', blob])) as string).trim();
+      const [type, bytes] = ((await this.git(['cat-file', '--batch-check=%(objecttype) %(objectsize)'], 'utf8', blob)) as string).trim().split(' ');
       if (type !== 'blob') return null;
+      size = Number(bytes);
     } catch {
       return null;
     }
-    return (await this.git(['cat-file', 'blob', blob], 'buffer')) as Buffer;
+    return this.readBlobInto(blob, Buffer.allocUnsafe(size));
+  }
+
+  /** Streams a blob into a buffer of its exact size, so a large file is held in memory once. */
+  private readBlobInto(blob: string, target: Buffer): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const child = spawn('git', ['--git-dir', this.dir, 'cat-file', 'blob', blob], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let at = 0;
+      child.stdout.on('data', (chunk: Buffer) => {
+        at += chunk.copy(target, at);
+      });
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 && at === target.length ? resolve(target) : reject(new Error(`git cat-file ${blob} exited ${code}`))));
+    });
   }
 
   /** `git fsck --strict`: the list of problems, empty when the repository is sound. */
