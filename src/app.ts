@@ -16,6 +16,8 @@ import groupRoutes from './http/routes/groups.ts';
 import projectRoutes from './http/routes/projects.ts';
 import memberRoutes from './http/routes/members.ts';
 import projectSnippetRoutes from './http/routes/project-snippets.ts';
+import repositoryFileRoutes from './http/routes/repository-files.ts';
+import gitHttpRoutes from './http/routes/git-http.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
 
 const SECRET_QUERY = /([?&](?:private_token|access_token|bearer_token|job_token)=)[^&]*/gi;
@@ -48,6 +50,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   });
   app.decorate('store', store);
   app.decorate('externalUrl', config.externalUrl);
+  app.decorate('gitMaxBodyBytes', config.maxGitBodyBytes);
   app.decorate('snippetDeps', {
     store,
     dataDir: config.dataDir,
@@ -69,9 +72,11 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
       await api.register(projectRoutes);
       await api.register(memberRoutes);
       await api.register(projectSnippetRoutes);
+      await api.register(repositoryFileRoutes);
     },
     { prefix: '/api/v4' },
   );
+  await app.register(gitHttpRoutes);
   app.all('/api/v3/*', async (_request, reply) => reply.code(410).send({ error: 'API V3 is no longer supported. Use API V4 instead.' }));
   add405Routes();
   return app;

@@ -10,6 +10,7 @@ import { createUser } from './domain/users.ts';
 import { createToken } from './domain/tokens.ts';
 import { SCOPES, type Scope } from './domain/access.ts';
 import { Failure } from './domain/failure.ts';
+import { fsck } from './domain/fsck.ts';
 
 const USAGE = `usage: snippetd <command> [options]
 
@@ -18,6 +19,7 @@ commands:
   migrate                        apply database migrations and exit
   users create --username U --email E --name N [--admin] [--external] [--password P]
   tokens create --user U [--name N] [--scopes api,read_api] [--expires-at YYYY-MM-DD]
+  fsck [--repair]                check every repository and every snippet's mirrored files
 
 configuration flags (or SNIPPETD_* environment variables, see docs/configuration.md):
   --host, --port, --data-dir, --database-url, --external-url, --initial-root-token,
@@ -46,6 +48,7 @@ const commandOptions = {
   user: { type: 'string' },
   scopes: { type: 'string' },
   'expires-at': { type: 'string' },
+  repair: { type: 'boolean' },
 } as const;
 
 function need(value: string | undefined, flag: string): string {
@@ -88,6 +91,11 @@ async function main(argv: string[]): Promise<void> {
       return (await createToken(store, user, { name, scopes: scopes as Scope[], expiresAt: (opt['expires-at'] as string) ?? null })).plain;
     });
     console.log(plain);
+  } else if (command === 'fsck') {
+    const report = await withStore(config, (store) => fsck(store, config.dataDir, opt.repair === true));
+    for (const line of report.problems) console.log(line);
+    console.log(`snippetd fsck: ${report.checked} repositories checked, ${report.problems.length} problems, ${report.repaired} snippets repaired`);
+    if (report.problems.length && report.repaired === 0) process.exitCode = 1;
   } else {
     console.error(USAGE);
     process.exitCode = 2;

@@ -15,6 +15,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Largest request body accepted, in bytes (snippets may carry 50 MiB of content). */
   maxBodyBytes: number;
+  /** Largest git push (or fetch negotiation) body accepted over HTTP, in bytes. */
+  maxGitBodyBytes: number;
   /** Addresses whose X-Forwarded-For header is trusted for the client address. */
   trustedProxies: string[];
   /** Akismet-compatible spam service for public snippets; null = nothing is spam. */
@@ -76,6 +78,12 @@ const SETTINGS: Setting[] = [
     flag: '--max-body-bytes',
     parse: integer('SNIPPETD_MAX_BODY_BYTES', 1024, 1024 * 1024 * 1024),
   },
+  {
+    key: 'maxGitBodyBytes',
+    env: 'SNIPPETD_MAX_GIT_BODY_BYTES',
+    flag: '--max-git-body-bytes',
+    parse: integer('SNIPPETD_MAX_GIT_BODY_BYTES', 1024, 16 * 1024 * 1024 * 1024),
+  },
   { key: 'trustedProxies', env: 'SNIPPETD_TRUSTED_PROXIES', flag: '--trusted-proxies', parse: list },
   { key: 'akismetUrl', env: 'SNIPPETD_AKISMET_URL', flag: '--akismet-url', parse: url('SNIPPETD_AKISMET_URL') },
   { key: 'akismetApiKey', env: 'SNIPPETD_AKISMET_API_KEY', flag: '--akismet-api-key', parse: (raw) => raw },
@@ -107,6 +115,7 @@ export function defaults(dataDir = path.resolve('data')): Config {
     initialRootToken: null,
     logLevel: 'info',
     maxBodyBytes: 80 * 1024 * 1024,
+    maxGitBodyBytes: 1024 * 1024 * 1024,
     trustedProxies: [],
     akismetUrl: null,
     akismetApiKey: '',

@@ -8,6 +8,7 @@ export type FailureReason =
   | 'conflict' // detail: message (409)
   | 'invalid_record' // fields: model validation errors (400 {"message":{field:[...]}})
   | 'bad_request' // detail: optional reason (400 "400 Bad request - ...")
+  | 'refused' // detail: GitLab's message as it stands (400 {"message": detail})
   | 'invalid_params' // detail: Grape validation message (400 {"error": ...})
   | 'invalid_token' // detail: OAuth error_description (401 {"error":"invalid_token", ...})
   | 'insufficient_scope' // detail: the scopes the endpoint accepts, space-separated (403)

@@ -89,3 +89,16 @@ export const canDeleteSnippet = (viewer: Viewer, project: ArchivedProject, acces
 /** Restricted visibility levels bind everyone but admins (D3). */
 export const isVisibilityRestricted = (viewer: Viewer, visibility: Visibility, restricted: Visibility[]) =>
   !isAdmin(viewer) && restricted.includes(visibility);
+
+// ---- Repositories (GitLab's download_code / push_code) ----
+
+/** Reading code: admins, reporters+, and anyone who can read a public or internal project. */
+export function canReadRepository(viewer: Viewer, project: Project, access: Access): boolean {
+  if (isAdmin(viewer) || maxAccess(access) >= ACCESS.reporter) return true;
+  if (project.visibility === 'private') return false;
+  return canReadProject(viewer, project, access);
+}
+
+/** Writing code: developers+ and admins, never into an archived project. */
+export const canPushRepository = (viewer: Viewer, project: Project, access: Access) =>
+  project.archived === 0 && (isAdmin(viewer) || maxAccess(access) >= ACCESS.developer);

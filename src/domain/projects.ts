@@ -1,7 +1,8 @@
 // Projects: lookup by id or path with visibility (404, never 403), creation in a user's or a group's
 // namespace, changes, archiving and deletion.
 import type { Store } from '../storage/db/store.ts';
-import type { Namespace, Project, ProjectsTable, Visibility } from '../storage/db/schema.ts';
+import type { Namespace, Project, ProjectsTable, User, Visibility } from '../storage/db/schema.ts';
+import { writeFile } from './repository-files.ts';
 import { ancestorIds } from '../storage/db/repositories/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
 import { forbidden, invalidRecord, notFound } from './failure.ts';
@@ -12,7 +13,7 @@ import { nowIso } from './tokens.ts';
 import { canAdminProject, canCreateProjectInGroup, canDeleteProject, canReadProject, isAdmin, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
 import { groupAccess } from './groups.ts';
 import type { Updateable } from 'kysely';
-import { snippetRepository } from './snippets/service.ts';
+import { ensureProjectRepository, projectRepository, snippetRepository } from './repositories.ts';
 
 export interface ProjectContext {
   project: Project;
@@ -58,6 +59,7 @@ export interface NewProjectInput {
   description?: string;
   snippets_access_level?: ProjectsTable['snippets_access_level'];
   default_branch?: string;
+  initialize_with_readme?: boolean;
 }
 
 function namespaceVisibilityError(level: Visibility, ns: Namespace) {
@@ -65,7 +67,12 @@ function namespaceVisibilityError(level: Visibility, ns: Namespace) {
 }
 
 /** Creates a project for `creator` in `namespace_id` (a group where they are developer+) or their own namespace. */
-export async function createProject(store: Store, creator: NonNullable<Viewer> & { namespace_id: number | null }, input: NewProjectInput): Promise<ProjectContext> {
+export async function createProject(
+  store: Store,
+  creator: NonNullable<Viewer> & Pick<User, 'namespace_id' | 'name' | 'email'>,
+  input: NewProjectInput,
+  dataDir: string,
+): Promise<ProjectContext> {
   const settings = await getSettings(store);
   // A namespace the creator may not use is a validation error in GitLab (Projects::CreateService#deny_namespace).
   const invalidNamespace = () => invalidRecord({ namespace: ['is not valid'] });
@@ -99,7 +106,7 @@ export async function createProject(store: Store, creator: NonNullable<Viewer> &
   if (Object.keys(taken).length) throw invalidRecord(taken);
   const ns = namespace;
   try {
-    return await store.transaction(async (tx) => {
+    const created = await store.transaction(async (tx) => {
       const now = nowIso();
       const project = await tx.projects.insert({
         namespace_id: ns.id,
@@ -121,6 +128,18 @@ export async function createProject(store: Store, creator: NonNullable<Viewer> &
       const access = await projectAccess(tx, creator, project, ns);
       return { project, namespace: ns, access };
     });
+    const repo = ensureProjectRepository(dataDir, created.project);
+    if (input.initialize_with_readme) {
+      await writeFile(store, created, repo, {
+        action: 'create',
+        filePath: 'README.md',
+        content: Buffer.from(`# ${created.project.name}\n${created.project.description ? `\n${created.project.description}\n` : ''}`),
+        branch: created.project.default_branch ?? settings.default_branch_name,
+        message: 'Initial commit',
+        author: { name: creator.name, email: creator.email },
+      });
+    }
+    return created;
   } catch (error) {
     if (isUniqueViolation(error)) throw invalidRecord({ path: ['has already been taken'] });
     throw error;
@@ -163,4 +182,5 @@ export async function deleteProject(store: Store, ctx: ProjectContext, dataDir: 
   const snippetIds = (await store.snippets.listQuery(ctx.project.id, ['private', 'internal', 'public']).select('id').execute()).map((r) => r.id);
   await store.projects.delete(ctx.project.id);
   for (const id of snippetIds) snippetRepository(dataDir, id).remove();
+  projectRepository(dataDir, ctx.project.id).remove();
 }

@@ -10,12 +10,15 @@ declare module 'fastify' {
   }
 }
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
+
 /** Grape's merged params: query string, then body, then route params (later ones win). */
 export function requestParams(request: FastifyRequest): Record<string, unknown> {
   const body = request.body;
   return {
     ...((request.query as Record<string, unknown>) ?? {}),
-    ...(body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {}),
+    ...(isPlainObject(body) ? body : {}),
     ...((request.params as Record<string, unknown>) ?? {}),
   };
 }

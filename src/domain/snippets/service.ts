@@ -2,11 +2,11 @@
 // snippet is a bare git repository; the files at its head are mirrored in the database so reads never
 // touch git. A write is all-or-nothing: objects are written and fsynced, the branch moves by
 // compare-and-swap, and the database rows commit in the same transaction; any failure rolls both back.
-import path from 'node:path';
 import type { Store } from '../../storage/db/store.ts';
 import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
 import type { StoredFile } from '../../storage/db/repositories/snippets.ts';
 import { ObjectWriter } from '../../storage/git/objects.ts';
+import { snippetRepository } from '../repositories.ts';
 import { GitRepository, RefConflict } from '../../storage/git/repository.ts';
 import { Failure, forbidden, serviceError } from '../failure.ts';
 import { canDeleteSnippet, canUpdateSnippet, canUseSnippetsFeature, isVisibilityRestricted, visibleSnippetLevels, type Viewer } from '../policy.ts';
@@ -26,7 +26,7 @@ export interface SnippetDeps {
   spam: SpamChecker;
 }
 
-export const snippetRepository = (dataDir: string, id: number) => new GitRepository(path.join(dataDir, 'repositories', 'snippets', `${id}.git`));
+export { snippetRepository };
 
 /** The project gate every snippet endpoint applies first: feature disabled or members-only -> 403. */
 export function requireSnippetsFeature(viewer: Viewer, ctx: ProjectContext): void {
@@ -175,7 +175,7 @@ export async function updateSnippet(deps: SnippetDeps, ctx: ProjectContext, view
   let moved: { from: string | null; to: string } | null = null;
   try {
     return await store.transaction(async (tx) => {
-      const locked = (await tx.snippets.lock(snippet.id, store.db.dialect))!;
+      const locked = await mirrorRepositoryHead(tx, repo, (await tx.snippets.lock(snippet.id, store.db.dialect))!);
       let changes: Partial<Snippet> = { title, description, visibility, updated_at: nowIso() };
       if (!actions.length) {
         if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: new Map() });
@@ -190,7 +190,6 @@ export async function updateSnippet(deps: SnippetDeps, ctx: ProjectContext, view
       }
       checkAttributes({ title, description, firstContent: null, files: next }, settings);
       if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: next });
-      realignBranch(repo, branch, locked.head_commit);
       const { commit, stored } = commitFiles(repo, branch, locked.head_commit, next, viewer, 'Update snippet', new Set(current.map((f) => f.blob_id)));
       moved = { from: locked.head_commit, to: commit };
       await tx.snippets.syncFiles(snippet.id, current, stored);
@@ -208,12 +207,18 @@ export async function updateSnippet(deps: SnippetDeps, ctx: ProjectContext, view
 }
 
 /**
- * The database's head is the acknowledged one. A crash between moving the branch and committing the
- * database can leave the branch one unacknowledged commit ahead: move it back before building on it.
+ * Brings the database mirror in line with the repository's branch when they differ: after a git push,
+ * or after a crash between moving the branch and committing the database (an unacknowledged commit).
+ * The repository is the source of truth for files; call inside the snippet's transaction.
  */
-function realignBranch(repo: GitRepository, branch: string, head: string | null): void {
-  const actual = repo.readBranch(branch);
-  if (head && actual !== head) repo.updateBranch(branch, actual, head);
+export async function mirrorRepositoryHead(store: Store, repo: GitRepository, snippet: Snippet, force = false): Promise<Snippet> {
+  const head = repo.readBranch(snippet.default_branch);
+  if (!head || (head === snippet.head_commit && !force)) return snippet;
+  const entries = (await repo.listTree(head)).filter((e) => e.type === 'blob');
+  const blobs = await repo.readBlobs(entries.map((e) => e.id));
+  const stored: StoredFile[] = entries.map((e) => ({ path: e.path, blob_id: e.id, size: e.size, content: blobs.get(e.id)! }));
+  await store.snippets.syncFiles(snippet.id, await store.snippets.fileIndex(snippet.id), stored);
+  return store.snippets.update(snippet.id, { head_commit: head, updated_at: nowIso(), file_name: stored[0]?.path ?? snippet.file_name });
 }
 
 /** Deletes the record, then the repository (an orphaned directory is harmless; a dangling record is not). */

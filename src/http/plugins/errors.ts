@@ -12,6 +12,7 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   forbidden: (f) => [403, { message: f.detail ? `403 Forbidden - ${f.detail}` : '403 Forbidden' }],
   conflict: (f) => [409, { message: f.detail }],
   invalid_record: (f) => [400, { message: f.fields }],
+  refused: (f) => [400, { message: f.detail }],
   bad_request: (f) => [400, { message: f.detail ? `400 Bad request - ${f.detail}` : '400 Bad request' }],
   invalid_params: (f) => [400, { error: f.detail }],
   service_error: (f) => [400, { message: { error: f.detail } }],

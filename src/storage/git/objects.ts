@@ -11,6 +11,8 @@ export type ObjectType = 'blob' | 'tree' | 'commit';
 export interface TreeFile {
   path: string;
   blobId: string;
+  /** 100644 unless given (100755 executables, 120000 symlinks, 160000 submodules are kept as they are). */
+  mode?: string;
 }
 
 export interface Signature {
@@ -42,17 +44,17 @@ export class ObjectWriter {
 
   /** Writes the trees for a flat list of files and returns the root tree id. */
   tree(files: TreeFile[]): string {
-    return this.writeTree(files.map((f) => ({ parts: f.path.split('/'), blobId: f.blobId })));
+    return this.writeTree(files.map((f) => ({ parts: f.path.split('/'), blobId: f.blobId, mode: f.mode ?? '100644' })));
   }
 
-  private writeTree(entries: { parts: string[]; blobId: string }[]): string {
+  private writeTree(entries: { parts: string[]; blobId: string; mode: string }[]): string {
     const files: { name: string; mode: string; id: string }[] = [];
-    const dirs = new Map<string, { parts: string[]; blobId: string }[]>();
+    const dirs = new Map<string, { parts: string[]; blobId: string; mode: string }[]>();
     for (const e of entries) {
-      if (e.parts.length === 1) files.push({ name: e.parts[0], mode: '100644', id: e.blobId });
+      if (e.parts.length === 1) files.push({ name: e.parts[0], mode: e.mode, id: e.blobId });
       else {
         const list = dirs.get(e.parts[0]) ?? [];
-        list.push({ parts: e.parts.slice(1), blobId: e.blobId });
+        list.push({ parts: e.parts.slice(1), blobId: e.blobId, mode: e.mode });
         dirs.set(e.parts[0], list);
       }
     }

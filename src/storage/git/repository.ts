@@ -9,6 +9,26 @@ import { fsyncDir } from './objects.ts';
 
 const run = promisify(execFile);
 
+export interface TreeEntry {
+  mode: string;
+  type: 'blob' | 'tree' | 'commit';
+  id: string;
+  size: number;
+  path: string;
+}
+
+export interface CommitInfo {
+  id: string;
+  authorName: string;
+  authorEmail: string;
+  authoredAt: string;
+  committerName: string;
+  committerEmail: string;
+  committedAt: string;
+  parents: string[];
+  message: string;
+}
+
 export class RefConflict extends Error {
   constructor(readonly ref: string) {
     super(`${ref} moved while it was being updated`);
@@ -122,7 +142,7 @@ export class GitRepository {
   }
 
   private async git(args: string[], encoding: 'utf8' | 'buffer' = 'utf8', input?: string): Promise<string | Buffer> {
-    const promise = run('git', ['--git-dir', this.dir, ...args], { encoding, maxBuffer: 1 << 20 });
+    const promise = run('git', ['--git-dir', this.dir, ...args], { encoding, maxBuffer: 1 << 30 });
     if (input !== undefined) promise.child.stdin?.end(`${input}\n`);
     const { stdout } = await promise;
     return stdout;
@@ -164,6 +184,69 @@ export class GitRepository {
       child.on('error', reject);
       child.on('close', (code) => (code === 0 && at === target.length ? resolve(target) : reject(new Error(`git cat-file ${blob} exited ${code}`))));
     });
+  }
+
+  /** Every blob in a commit's tree (recursive), with mode, id and size, in git's order. */
+  async listTree(commit: string, opts: { path?: string; recursive?: boolean; trees?: boolean } = {}): Promise<TreeEntry[]> {
+    const args = ['ls-tree', '-l', '-z', ...(opts.recursive === false ? [] : ['-r']), ...(opts.trees ? ['-t'] : []), '--end-of-options', commit];
+    if (opts.path) args.push('--', opts.path.endsWith('/') ? opts.path : `${opts.path}/`);
+    const out = (await this.git(args)) as string;
+    return out
+      .split('\0')
+      .filter(Boolean)
+      .map((line) => {
+        const tab = line.indexOf('\t');
+        const [mode, type, id, size] = line.slice(0, tab).split(/\s+/);
+        return { mode, type: type as TreeEntry['type'], id, size: size === '-' ? 0 : Number(size), path: line.slice(tab + 1) };
+      });
+  }
+
+  /** Reads many blobs through one `git cat-file --batch` process. */
+  async readBlobs(ids: string[]): Promise<Map<string, Buffer>> {
+    const out = new Map<string, Buffer>();
+    if (!ids.length) return out;
+    const data = (await this.git(['cat-file', '--batch'], 'buffer', ids.join('\n'))) as Buffer;
+    let at = 0;
+    while (at < data.length) {
+      const nl = data.indexOf(10, at);
+      const [id, , size] = data.subarray(at, nl).toString('latin1').split(' ');
+      const length = Number(size);
+      out.set(id, data.subarray(nl + 1, nl + 1 + length));
+      at = nl + 1 + length + 1;
+    }
+    return out;
+  }
+
+  /** Commits reachable from `ref`, newest first. */
+  async log(ref: string, opts: { skip: number; limit: number; path?: string }): Promise<CommitInfo[]> {
+    const format = '%H%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%P%x00%B%x00%x01';
+    const args = ['log', `--format=${format}`, `--skip=${opts.skip}`, `--max-count=${opts.limit}`, '--end-of-options', ref];
+    if (opts.path) args.push('--', opts.path);
+    const out = (await this.git(args)) as string;
+    return out
+      .split('\x01')
+      .map((chunk) => chunk.replace(/^\n/, ''))
+      .filter(Boolean)
+      .map((chunk) => {
+        const [id, authorName, authorEmail, authoredAt, committerName, committerEmail, committedAt, parents, message] = chunk.split('\0');
+        return { id, authorName, authorEmail, authoredAt, committerName, committerEmail, committedAt, parents: parents.split(' ').filter(Boolean), message };
+      });
+  }
+
+  async countCommits(ref: string, path?: string): Promise<number> {
+    const args = ['rev-list', '--count', '--end-of-options', ref, ...(path ? ['--', path] : [])];
+    return Number(((await this.git(args)) as string).trim());
+  }
+
+  /** The branches of the repository, with the commits they point at. */
+  async branches(): Promise<Map<string, string>> {
+    const out = (await this.git(['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads/'])) as string;
+    return new Map(out.split('\n').filter(Boolean).map((l) => l.split(' ') as [string, string]));
+  }
+
+  /** Points HEAD at a branch (the default branch of the repository). */
+  setHead(branch: string): void {
+    fs.writeFileSync(path.join(this.dir, 'HEAD'), `ref: refs/heads/${branch}\n`);
   }
 
   /** `git fsck --strict`: the list of problems, empty when the repository is sound. */

@@ -1,0 +1,128 @@
+// GitLab's Repository Files API over a project's bare repository: one commit per write, written
+// in-process like snippet commits, the branch moved by compare-and-swap.
+import crypto from 'node:crypto';
+import type { Store } from '../storage/db/store.ts';
+import { ObjectWriter, type TreeFile } from '../storage/git/objects.ts';
+import { RefConflict, type GitRepository } from '../storage/git/repository.ts';
+import { Failure, notFound } from './failure.ts';
+import { isValidGitPath } from './paths.ts';
+import type { ProjectContext } from './projects.ts';
+
+export const FILE_EXISTS = 'A file with this name already exists';
+export const FILE_MISSING = "A file with this name doesn't exist";
+export const NOT_ON_BRANCH = 'You can only create or edit files when you are on a branch';
+
+const badRequest = (message: string) => new Failure('refused', message);
+
+export interface FileWrite {
+  action: 'create' | 'update' | 'delete';
+  filePath: string;
+  content?: Buffer;
+  branch: string;
+  startBranch?: string;
+  message: string;
+  author: { name: string; email: string };
+  executeFilemode?: boolean;
+}
+
+/** Branch names git accepts and that cannot be read as options. */
+export function isValidBranchName(name: string): boolean {
+  return (
+    name.length > 0 &&
+    name.length <= 255 &&
+    !name.startsWith('-') &&
+    !name.startsWith('/') &&
+    !name.endsWith('/') &&
+    !name.endsWith('.lock') &&
+    !name.endsWith('.') &&
+    !/(\.\.|\/\/|@\{|[\s~^:?*[\\\0]|\x7f)/.test(name) &&
+    name !== '@' &&
+    name.split('/').every((part) => part !== '' && !part.startsWith('.'))
+  );
+}
+
+/** Applies one file change as a commit on `branch`; returns the new commit id. */
+export async function writeFile(store: Store, ctx: ProjectContext, repo: GitRepository, w: FileWrite): Promise<string> {
+  if (!isValidBranchName(w.branch) || (w.startBranch !== undefined && !isValidBranchName(w.startBranch))) {
+    throw new Failure('bad_request', 'Invalid branch name');
+  }
+  if (!isValidGitPath(w.filePath)) throw new Failure('bad_request', 'Invalid file path');
+  const branches = await repo.branches();
+  const empty = branches.size === 0;
+  const target = branches.get(w.branch) ?? null;
+  let parent = target;
+  if (!target && !empty) {
+    const start = w.startBranch ?? null;
+    if (!start || !branches.has(start)) throw badRequest(NOT_ON_BRANCH);
+    parent = branches.get(start)!;
+  }
+  const files = new Map<string, TreeFile>();
+  if (parent) for (const e of await repo.listTree(parent)) files.set(e.path, { path: e.path, blobId: e.id, mode: e.mode });
+  const writer = new ObjectWriter(repo.dir);
+  const exists = files.has(w.filePath);
+  if (w.action === 'create' && exists) throw badRequest(FILE_EXISTS);
+  if (w.action !== 'create' && !exists) throw badRequest(FILE_MISSING);
+  if (w.action === 'delete') files.delete(w.filePath);
+  else {
+    const previous = files.get(w.filePath);
+    const mode = w.executeFilemode === undefined ? (previous?.mode ?? '100644') : w.executeFilemode ? '100755' : '100644';
+    files.set(w.filePath, { path: w.filePath, blobId: writer.blob(w.content!), mode });
+  }
+  const tree = writer.tree([...files.values()]);
+  const commit = writer.commit({ tree, parent, author: { ...w.author, time: Math.floor(Date.now() / 1000) }, message: w.message });
+  writer.flush();
+  try {
+    repo.updateBranch(w.branch, target, commit);
+  } catch (error) {
+    if (error instanceof RefConflict) throw badRequest(`The branch ${w.branch} changed while the file was being written; try again`);
+    throw error;
+  }
+  // The first branch of an empty repository becomes its default branch.
+  if (empty) {
+    repo.setHead(w.branch);
+    if (ctx.project.default_branch !== w.branch) await store.projects.update(ctx.project.id, { default_branch: w.branch });
+  }
+  return commit;
+}
+
+export interface FileRead {
+  file_name: string;
+  file_path: string;
+  size: number;
+  encoding: 'base64';
+  content_sha256: string;
+  ref: string;
+  blob_id: string;
+  commit_id: string;
+  last_commit_id: string;
+  execute_filemode: boolean;
+  content: string;
+}
+
+/** The blob at `filePath` in `ref`: 404 Commit Not Found for an unknown ref, 404 File Not Found for a missing file. */
+export async function readFile(repo: GitRepository, ref: string, filePath: string): Promise<{ info: Omit<FileRead, 'content'>; content: Buffer }> {
+  const commit = await repo.resolveCommit(ref);
+  if (!commit) throw notFound('Commit');
+  const entry = (await repo.listTree(commit, { path: parentDir(filePath), recursive: false })).find((e) => e.path === filePath && e.type === 'blob');
+  if (!entry) throw notFound('File');
+  const content = (await repo.readBlobs([entry.id])).get(entry.id)!;
+  const [last] = await repo.log(commit, { skip: 0, limit: 1, path: filePath });
+  return {
+    content,
+    info: {
+      file_name: filePath.split('/').pop()!,
+      file_path: filePath,
+      size: content.length,
+      encoding: 'base64',
+      content_sha256: crypto.createHash('sha256').update(content).digest('hex'),
+      ref,
+      blob_id: entry.id,
+      commit_id: commit,
+      last_commit_id: last?.id ?? commit,
+      execute_filemode: entry.mode === '100755',
+    },
+  };
+}
+
+const parentDir = (p: string) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : undefined);
+

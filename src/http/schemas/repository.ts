@@ -1,0 +1,38 @@
+// GitLab's parameter rules for the repository files, tree and commits endpoints (lib/api/files.rb,
+// lib/api/repositories.rb, lib/api/commits.rb).
+import type { ParamSpec } from '../params.ts';
+import { isSafeFilePath } from '../../domain/paths.ts';
+
+const filePath = { type: 'string', required: true, allowBlank: false, check: (v: unknown) => (typeof v === 'string' && !isSafeFilePath(v) ? 'should be a valid file path' : null) } as const;
+
+export const getFileSpec: ParamSpec = { file_path: filePath, ref: { type: 'string', required: true, allowBlank: false } };
+export const rawFileSpec: ParamSpec = { file_path: filePath, ref: { type: 'string', allowBlank: false } };
+
+const writeCommon: ParamSpec = {
+  file_path: filePath,
+  branch: { type: 'string', required: true, allowBlank: false },
+  commit_message: { type: 'string', required: true, allowBlank: false },
+  start_branch: { type: 'string', allowBlank: false },
+  author_email: { type: 'string' },
+  author_name: { type: 'string' },
+};
+
+export const writeFileSpec: ParamSpec = {
+  ...writeCommon,
+  content: { type: 'string', required: true },
+  encoding: { type: 'string', values: ['text', 'base64'], default: 'text' },
+  execute_filemode: { type: 'boolean' },
+};
+
+export const deleteFileSpec: ParamSpec = writeCommon;
+
+export const treeSpec: ParamSpec = {
+  path: { type: 'string', check: (v) => (typeof v === 'string' && !isSafeFilePath(v) ? 'should be a valid file path' : null) },
+  ref: { type: 'string', allowBlank: false },
+  recursive: { type: 'boolean', default: false },
+};
+
+export const commitsSpec: ParamSpec = {
+  ref_name: { type: 'string', allowBlank: false },
+  path: { type: 'string' },
+};

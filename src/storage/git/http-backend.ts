@@ -1,0 +1,118 @@
+// Git's smart HTTP protocol (v0 and v2) served by git's own CGI program, `git http-backend`, which runs
+// upload-pack / receive-pack --stateless-rpc. The request body is streamed into it with a size limit and
+// its answer is streamed back; nothing is buffered whole.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+
+export const SNIPPET_HOOKS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'hooks');
+
+export interface BackendRequest {
+  /** Root that `pathInfo` is relative to. */
+  root: string;
+  /** e.g. /projects/5.git/info/refs */
+  pathInfo: string;
+  method: string;
+  query: string;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+  gitProtocol: string | undefined;
+  remoteUser: string | null;
+  remoteAddr: string;
+  body: Readable | null;
+  maxBodyBytes: number;
+  /** Extra git configuration (key -> value) and environment for hooks. */
+  config?: Record<string, string>;
+  env?: Record<string, string>;
+}
+
+export interface BackendResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Readable;
+  /** Resolves with the exit code once git has finished (after the body has been read). */
+  done: Promise<number>;
+}
+
+export class BodyTooLarge extends Error {}
+
+export function runHttpBackend(req: BackendRequest): Promise<BackendResponse> {
+  const config = Object.entries(req.config ?? {});
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    GIT_PROJECT_ROOT: req.root,
+    GIT_HTTP_EXPORT_ALL: '1',
+    PATH_INFO: req.pathInfo,
+    REQUEST_METHOD: req.method,
+    QUERY_STRING: req.query,
+    REMOTE_ADDR: req.remoteAddr,
+    ...(req.contentType && { CONTENT_TYPE: req.contentType }),
+    ...(req.contentEncoding && { HTTP_CONTENT_ENCODING: req.contentEncoding }),
+    ...(req.gitProtocol && { GIT_PROTOCOL: req.gitProtocol }),
+    ...(req.remoteUser && { REMOTE_USER: req.remoteUser }),
+    GIT_CONFIG_COUNT: String(config.length),
+    ...Object.fromEntries(config.flatMap(([k, v], i) => [[`GIT_CONFIG_KEY_${i}`, k], [`GIT_CONFIG_VALUE_${i}`, v]])),
+    ...req.env,
+  };
+  const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const done = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+  let tooLarge = false;
+  if (req.body) {
+    let received = 0;
+    req.body.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > req.maxBodyBytes && !tooLarge) {
+        tooLarge = true;
+        child.kill('SIGKILL');
+      }
+    });
+    req.body.pipe(child.stdin).on('error', () => {});
+  } else {
+    child.stdin.end();
+  }
+  child.stderr.resume();
+
+  return new Promise((resolve, reject) => {
+    let head = Buffer.alloc(0);
+    const body = new PassThrough();
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const end = headerEnd(head);
+      if (end === null) return;
+      child.stdout.off('data', onData);
+      const { status, headers } = parseCgiHeaders(head.subarray(0, end.at).toString('latin1'));
+      body.write(head.subarray(end.at + end.length));
+      child.stdout.pipe(body);
+      resolve({ status, headers, body, done });
+    };
+    child.stdout.on('data', onData);
+    child.on('error', reject);
+    done.then(() => {
+      if (tooLarge) reject(new BodyTooLarge());
+      else if (headerEnd(head) === null) reject(new Error('git http-backend answered without headers'));
+    });
+  });
+}
+
+function headerEnd(buf: Buffer): { at: number; length: number } | null {
+  const crlf = buf.indexOf('\r\n\r\n');
+  const lf = buf.indexOf('\n\n');
+  if (crlf !== -1 && (lf === -1 || crlf < lf)) return { at: crlf, length: 4 };
+  return lf !== -1 ? { at: lf, length: 2 } : null;
+}
+
+function parseCgiHeaders(text: string): { status: number; headers: Record<string, string> } {
+  let status = 200;
+  const headers: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon === -1) continue;
+    const name = line.slice(0, colon).trim();
+    const value = line.slice(colon + 1).trim();
+    if (name.toLowerCase() === 'status') status = Number.parseInt(value, 10) || 500;
+    else headers[name] = value;
+  }
+  return { status, headers };
+}
