@@ -17,8 +17,11 @@ import projectRoutes from './http/routes/projects.ts';
 import memberRoutes from './http/routes/members.ts';
 import projectSnippetRoutes from './http/routes/project-snippets.ts';
 import repositoryFileRoutes from './http/routes/repository-files.ts';
+import projectTemplateRoutes from './http/routes/project-templates.ts';
+import templateRoutes from './http/routes/templates.ts';
 import gitHttpRoutes from './http/routes/git-http.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
+import { builtinTemplates } from './domain/templates/builtin.ts';
 
 const SECRET_QUERY = /([?&](?:private_token|access_token|bearer_token|job_token)=)[^&]*/gi;
 export const redactUrl = (url: string) => url.replace(SECRET_QUERY, '$1[REDACTED]');
@@ -31,6 +34,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   const db = openDatabase(config.databaseUrl);
   await migrateToLatest(db);
   const store = createStore(db);
+  builtinTemplates(); // read the built-in templates once, before the first request
 
   const app = Fastify({
     logger:
@@ -73,6 +77,8 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
       await api.register(memberRoutes);
       await api.register(projectSnippetRoutes);
       await api.register(repositoryFileRoutes);
+      await api.register(projectTemplateRoutes);
+      await api.register(templateRoutes);
     },
     { prefix: '/api/v4' },
   );

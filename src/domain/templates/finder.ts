@@ -1,0 +1,164 @@
+// Where a project's templates come from (gitlab-api.md §7.6, D9): the file template projects of its
+// ancestor groups (closest first), the instance's file template project, then the built-in templates —
+// or, for issues and merge requests, the project's own repository. Template projects are read from git
+// on every request, so a new commit is seen at once on every node; one the caller cannot read is skipped.
+import type { Store } from '../../storage/db/store.ts';
+import type { GitRepository } from '../../storage/git/repository.ts';
+import { ancestorIds } from '../../storage/db/repositories/namespaces.ts';
+import { canReadRepository, type Viewer } from '../policy.ts';
+import { projectAccess, type ProjectContext } from '../projects.ts';
+import { projectRepository } from '../repositories.ts';
+import { getSettings } from '../settings.ts';
+import { builtinTemplates, byteOrder, type LicenseData, type TemplateType } from './builtin.ts';
+
+/** Directory and extension of each type inside a template project (and, for issues/MRs, any project). */
+export const LAYOUT: Record<TemplateType, { dir: string; ext: string }> = {
+  dockerfiles: { dir: 'Dockerfile', ext: '.dockerfile' },
+  gitignores: { dir: 'gitignore', ext: '.gitignore' },
+  gitlab_ci_ymls: { dir: 'gitlab-ci', ext: '.yml' },
+  licenses: { dir: 'LICENSE', ext: '.txt' },
+  issues: { dir: '.gitlab/issue_templates', ext: '.md' },
+  merge_requests: { dir: '.gitlab/merge_request_templates', ext: '.md' },
+};
+
+interface RepoSource {
+  category: string;
+  projectId: number;
+  repo: GitRepository;
+  commit: string;
+}
+
+export interface ListedTemplate {
+  key: string;
+  name: string;
+}
+
+export type FoundTemplate = { kind: 'file'; name: string; content: string } | { kind: 'license'; license: LicenseData };
+
+/** The custom template projects that apply to this project and that the viewer may read, closest first. */
+async function customSources(store: Store, dataDir: string, viewer: Viewer, ctx: ProjectContext | null): Promise<RepoSource[]> {
+  const candidates: { category: string; projectId: number }[] = [];
+  if (ctx && ctx.namespace.kind === 'group') {
+    const ids = ancestorIds(ctx.namespace).reverse();
+    const groups = new Map((await store.namespaces.findManyByIds(ids)).map((g) => [g.id, g]));
+    for (const id of ids) {
+      const g = groups.get(id);
+      if (g?.file_template_project_id) candidates.push({ category: `Group ${g.full_name}`, projectId: g.file_template_project_id });
+    }
+  }
+  const instance = (await getSettings(store)).file_template_project_id;
+  if (instance) candidates.push({ category: 'Instance', projectId: instance });
+  const sources: RepoSource[] = [];
+  for (const c of candidates) {
+    const source = await readableSource(store, dataDir, viewer, c.projectId, c.category);
+    if (source) sources.push(source);
+  }
+  return sources;
+}
+
+async function readableSource(store: Store, dataDir: string, viewer: Viewer, projectId: number, category: string): Promise<RepoSource | null> {
+  const project = await store.projects.findById(projectId);
+  if (!project) return null;
+  const namespace = (await store.namespaces.findById(project.namespace_id))!;
+  if (!canReadRepository(viewer, project, await projectAccess(store, viewer, project, namespace))) return null;
+  const repo = projectRepository(dataDir, project.id);
+  if (!repo.exists()) return null;
+  const commit = await repo.resolveCommit(project.default_branch ?? 'HEAD');
+  return commit ? { category, projectId, repo, commit } : null;
+}
+
+async function listInRepo(source: RepoSource, type: TemplateType): Promise<ListedTemplate[]> {
+  const { dir, ext } = LAYOUT[type];
+  const entries = await source.repo.listTree(source.commit, { path: dir, recursive: false });
+  return entries
+    .filter((e) => e.type === 'blob' && e.path.endsWith(ext))
+    .map((e) => e.path.slice(dir.length + 1, -ext.length))
+    .sort(byteOrder)
+    .map((name) => ({ key: name, name }));
+}
+
+async function readInRepo(source: RepoSource, type: TemplateType, name: string): Promise<string | null> {
+  const { dir, ext } = LAYOUT[type];
+  const content = await source.repo.readFile(source.commit, `${dir}/${name}${ext}`);
+  return content ? content.toString('utf8') : null;
+}
+
+/** The project's own repository, the source of its issue and merge request templates. */
+async function ownSource(dataDir: string, ctx: ProjectContext): Promise<RepoSource | null> {
+  const repo = projectRepository(dataDir, ctx.project.id);
+  if (!repo.exists()) return null;
+  const commit = await repo.resolveCommit(ctx.project.default_branch ?? 'HEAD');
+  return commit ? { category: 'Project Templates', projectId: ctx.project.id, repo, commit } : null;
+}
+
+const isDescriptionType = (type: TemplateType) => type === 'issues' || type === 'merge_requests';
+
+/** Every template of a type for the project, in GitLab's order: groups, instance, then built-in/own. */
+export async function listTemplates(store: Store, dataDir: string, viewer: Viewer, ctx: ProjectContext, type: TemplateType): Promise<ListedTemplate[]> {
+  const out: ListedTemplate[] = [];
+  for (const source of await customSources(store, dataDir, viewer, ctx)) out.push(...(await listInRepo(source, type)));
+  if (isDescriptionType(type)) {
+    const own = await ownSource(dataDir, ctx);
+    if (own) out.push(...(await listInRepo(own, type)));
+  } else if (type === 'licenses') {
+    out.push(...builtinTemplates().licenses.map((l) => ({ key: l.key, name: l.name })));
+  } else {
+    out.push(...builtinTemplates().files[type].map((t) => ({ key: t.key, name: t.name })));
+  }
+  return out;
+}
+
+/** One template by exact name: closest custom source first (or only `sourceProjectId`'s), then built-in/own. */
+export async function findTemplate(
+  store: Store,
+  dataDir: string,
+  viewer: Viewer,
+  ctx: ProjectContext,
+  type: TemplateType,
+  name: string,
+  sourceProjectId?: number,
+): Promise<FoundTemplate | null> {
+  let sources = await customSources(store, dataDir, viewer, ctx);
+  if (sourceProjectId !== undefined) sources = sources.filter((s) => s.projectId === sourceProjectId);
+  for (const source of sources) {
+    const content = await readInRepo(source, type, name);
+    if (content !== null) return type === 'licenses' ? { kind: 'license', license: customLicense(name, content) } : { kind: 'file', name, content };
+  }
+  if (isDescriptionType(type)) {
+    const own = await ownSource(dataDir, ctx);
+    const content = own && (await readInRepo(own, type, name));
+    return content === null || content === undefined ? null : { kind: 'file', name, content };
+  }
+  return findBuiltin(type, name);
+}
+
+export function findBuiltin(type: TemplateType, name: string): FoundTemplate | null {
+  const builtin = builtinTemplates();
+  if (type === 'licenses') {
+    const license = builtin.licenseByKey.get(name);
+    return license ? { kind: 'license', license } : null;
+  }
+  if (isDescriptionType(type)) return null;
+  const t = [...builtin.files[type], ...builtin.unlisted[type]].find((f) => f.key === name);
+  return t ? { kind: 'file', name: t.name, content: t.content } : null;
+}
+
+/** A license from a template project: its name is the file name and it carries no metadata. */
+function customLicense(name: string, content: string): LicenseData {
+  return { key: name, name, nickname: name, popular: false, description: null, conditions: null, permissions: null, limitations: null, html_url: null, source_url: null, body: content };
+}
+
+/** The deprecated instance-wide endpoints: the instance template project (when readable), then built-in. */
+export async function listInstanceTemplates(store: Store, dataDir: string, viewer: Viewer, type: 'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls'): Promise<ListedTemplate[]> {
+  const out: ListedTemplate[] = [];
+  for (const source of await customSources(store, dataDir, viewer, null)) out.push(...(await listInRepo(source, type)));
+  return [...out, ...builtinTemplates().files[type].map((t) => ({ key: t.key, name: t.name }))];
+}
+
+export async function findInstanceTemplate(store: Store, dataDir: string, viewer: Viewer, type: TemplateType, name: string): Promise<FoundTemplate | null> {
+  for (const source of await customSources(store, dataDir, viewer, null)) {
+    const content = await readInRepo(source, type, name);
+    if (content !== null) return type === 'licenses' ? { kind: 'license', license: customLicense(name, content) } : { kind: 'file', name, content };
+  }
+  return findBuiltin(type, name);
+}

@@ -1,0 +1,77 @@
+// Project templates (GitLab's lib/api/project_templates.rb). Order of checks: the type and the
+// parameters (400, before the project is looked up), the project (401 bad token / 404), the template
+// permission (403 with GitLab's sentence), the template (404 Template Not Found).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requestParams, storeOf } from '../request.ts';
+import { validate, type ParamSpec } from '../params.ts';
+import { paginateArray, parsePage } from '../pagination.ts';
+import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
+import { findReadableProject } from '../../domain/projects.ts';
+import { canReadProject, canReadRepository } from '../../domain/policy.ts';
+import { forbidden, invalidParams, notFound } from '../../domain/failure.ts';
+import { isSafeFilePath } from '../../domain/paths.ts';
+import { TEMPLATE_TYPES, type TemplateType } from '../../domain/templates/builtin.ts';
+import { findTemplate, listTemplates, type FoundTemplate } from '../../domain/templates/finder.ts';
+import { fillPlaceholders, presentLicense } from '../../domain/templates/licenses.ts';
+
+export const TEMPLATE_HEADER = '# This file is a template, and might need editing before it works on your project.\n';
+/** GitLab's route requirement for :name (lib/api/project_templates.rb). */
+export const TEMPLATE_NAME = /^[\w()%.+-]+$/;
+
+const typeSpec: ParamSpec = { type: { type: 'string', required: true, values: TEMPLATE_TYPES } };
+const singleSpec: ParamSpec = {
+  ...typeSpec,
+  source_template_project_id: { type: 'integer' },
+  project: { type: 'string' },
+  fullname: { type: 'string' },
+};
+
+/** The raw (still URL-encoded) last path segment: the :name route requirement applies to it. */
+export const rawLastSegment = (request: FastifyRequest) => request.url.split('?')[0].split('/').pop() ?? '';
+
+/** Decodes :name and refuses traversal (D6: 400, never a 500 or file contents). */
+export function templateName(request: FastifyRequest): string {
+  const name = (request.params as { name: string }).name;
+  if (!isSafeFilePath(name) || name.split('/').includes('..')) throw invalidParams('name should be a valid file path');
+  return name;
+}
+
+/** dockerfiles and gitlab_ci_ymls carry GitLab's one-line template comment; licenses get their placeholders filled. */
+export function presentTemplate(type: TemplateType, found: FoundTemplate, values: { fullname?: string | null; project?: string | null }) {
+  if (found.kind === 'license') return presentLicense(found.license, fillPlaceholders(found.license.body, values));
+  const prefix = type === 'dockerfiles' || type === 'gitlab_ci_ymls' ? TEMPLATE_HEADER : '';
+  return { name: found.name, content: `${prefix}${found.content}` };
+}
+
+async function templateProject(request: FastifyRequest, type: TemplateType) {
+  const viewer = request.principal.user;
+  const ctx = await findReadableProject(storeOf(request), viewer, (request.params as { id: string }).id);
+  const allowed = type === 'issues' ? canReadProject(viewer, ctx.project, ctx.access) : canReadRepository(viewer, ctx.project, ctx.access);
+  if (!allowed) {
+    throw forbidden(`Your current role does not have the required permissions to access the ${type} template. Contact your project administrator for assistance.`);
+  }
+  return ctx;
+}
+
+export default async function projectTemplateRoutes(app: FastifyInstance) {
+  /** GET /projects/:id/templates/:type — [{key, name}] in GitLab's order, paginated (20 per page). */
+  app.get('/projects/:id/templates/:type', async (request, reply) => {
+    const { type } = validate<{ type: TemplateType }>(typeSpec, requestParams(request));
+    parsePage(request);
+    const ctx = await templateProject(request, type);
+    const items = await listTemplates(storeOf(request), request.server.snippetDeps.dataDir, request.principal.user, ctx, type);
+    return paginateArray(request, reply, items);
+  });
+
+  /** GET /projects/:id/templates/:type/:name — {name, content} or a license; 404 Template Not Found. */
+  app.get('/projects/:id/templates/:type/:name', async (request, reply) => {
+    if (!TEMPLATE_NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
+    const p = validate<{ type: TemplateType; source_template_project_id?: number; project?: string; fullname?: string }>(singleSpec, requestParams(request));
+    const name = templateName(request);
+    const ctx = await templateProject(request, p.type);
+    const viewer = request.principal.user;
+    const found = await findTemplate(storeOf(request), request.server.snippetDeps.dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
+    if (!found) throw notFound('Template');
+    return presentTemplate(p.type, found, { fullname: p.fullname || viewer?.name, project: p.project });
+  });
+}

@@ -1,0 +1,59 @@
+// The deprecated instance-wide template endpoints (GitLab's lib/api/templates.rb, gitlab-api.md §8):
+// no authentication and no project; names follow the stricter pattern [\w.-]+.
+import type { FastifyInstance } from 'fastify';
+import { requestParams, storeOf } from '../request.ts';
+import { validate } from '../params.ts';
+import { paginateArray } from '../pagination.ts';
+import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
+import { notFound } from '../../domain/failure.ts';
+import { builtinTemplates, byteOrder } from '../../domain/templates/builtin.ts';
+import { findInstanceTemplate, listInstanceTemplates } from '../../domain/templates/finder.ts';
+import { presentLicense } from '../../domain/templates/licenses.ts';
+import { presentTemplate, rawLastSegment } from './project-templates.ts';
+
+const NAME = /^[\w.-]+$/;
+const FILE_TYPES = [
+  ['gitignores', 'gitignore'],
+  ['gitlab_ci_ymls', 'gitlab_ci_yml'],
+  ['dockerfiles', 'dockerfile'],
+] as const;
+
+export default async function templateRoutes(app: FastifyInstance) {
+  /** GET /templates/licenses[?popular=] — full license objects by key, placeholders not filled. */
+  app.get('/templates/licenses', async (request, reply) => {
+    const { popular } = validate<{ popular?: boolean }>({ popular: { type: 'boolean' } }, requestParams(request));
+    const licenses = builtinTemplates()
+      .licenses.filter((l) => popular === undefined || l.popular === popular)
+      .sort((a, b) => byteOrder(a.key, b.key));
+    return paginateArray(request, reply, licenses).map((l) => presentLicense(l, l.body));
+  });
+
+  /** GET /templates/licenses/:name — one license with its placeholders filled; 404 License Not Found. */
+  app.get('/templates/licenses/:name', async (request, reply) => {
+    if (!NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
+    const p = validate<{ name: string; project?: string; fullname?: string }>(
+      { name: { type: 'string', required: true }, project: { type: 'string' }, fullname: { type: 'string' } },
+      requestParams(request),
+    );
+    const found = await findInstanceTemplate(storeOf(request), request.server.snippetDeps.dataDir, request.principal.user, 'licenses', p.name);
+    if (!found) throw notFound('License');
+    return presentTemplate('licenses', found, { fullname: p.fullname || request.principal.user?.name, project: p.project });
+  });
+
+  for (const [type, singular] of FILE_TYPES) {
+    /** GET /templates/<type> — [{key, name}] in GitLab's category order, paginated. */
+    app.get(`/templates/${type}`, async (request, reply) => {
+      const items = await listInstanceTemplates(storeOf(request), request.server.snippetDeps.dataDir, request.principal.user, type);
+      return paginateArray(request, reply, items);
+    });
+
+    /** GET /templates/<type>/:name — {name, content}; 404 "<singular> Not Found". */
+    app.get(`/templates/${type}/:name`, async (request, reply) => {
+      if (!NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
+      const { name } = request.params as { name: string };
+      const found = await findInstanceTemplate(storeOf(request), request.server.snippetDeps.dataDir, request.principal.user, type, name);
+      if (!found) throw notFound(singular);
+      return presentTemplate(type, found, {});
+    });
+  }
+}
