@@ -1,0 +1,348 @@
+// The real git client against git over HTTP (issue 4, items 2-3): clone, fetch and push of project and
+// snippet repositories, protocol v2 and v0, who may clone and push, snippet rules enforced on push,
+// racing pushes, and `git fsck --strict` of every repository at the end.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { createTestApp, type TestApp } from '../helper.ts';
+
+interface GitResult { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }
+
+const GIT_TIMEOUT = 20_000;
+const home = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-git-home-'));
+fs.writeFileSync(
+  path.join(home, '.gitconfig'),
+  '[user]\n\tname = Tester\n\temail = tester@example.com\n[init]\n\tdefaultBranch = main\n[credential]\n\thelper =\n[advice]\n\tdetachedHead = false\n',
+);
+const GIT_ENV = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: home,
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_ASKPASS: '',
+  SSH_ASKPASS: '',
+  LANG: 'C',
+  LC_ALL: 'C',
+};
+
+/** Runs git asynchronously (the server lives in this process) with a hard timeout. */
+function git(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<GitResult> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd: opts.cwd ?? home, env: { ...GIT_ENV, ...opts.env }, timeout: GIT_TIMEOUT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, ms: Date.now() - started }));
+  });
+}
+
+async function ok(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<GitResult> {
+  const r = await git(args, opts);
+  assert.equal(r.code, 0, `git ${args.join(' ')} failed (${r.signal ?? r.code}):\n${r.stderr}`);
+  return r;
+}
+
+/** A refused git command: non-zero exit, not killed by the timeout (no hang). */
+async function refused(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<GitResult> {
+  const r = await git(args, opts);
+  assert.equal(r.signal, null, `git ${args.join(' ')} hung and was killed after ${r.ms} ms`);
+  assert.notEqual(r.code, 0, `git ${args.join(' ')} succeeded but should have been refused:\n${r.stderr}`);
+  return r;
+}
+
+describe('git over HTTP with the real git client', () => {
+  let t: TestApp;
+  let host: string;
+  let work: string;
+  const users: Record<string, { id: number; token: string }> = {};
+  let pub: { id: number; path: string };
+  let priv: { id: number; path: string };
+  let n = 0;
+
+  const api = async (method: string, url: string, payload?: object, token?: string | null) => {
+    const res = await t.request({ method: method as 'GET', url: `/api/v4${url}`, ...(payload && { payload }), ...(token !== undefined && { token }) });
+    return res;
+  };
+  const must = async (method: string, url: string, payload?: object, token?: string | null) => {
+    const res = await api(method, url, payload, token);
+    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
+    return res.json;
+  };
+  const url = (repoPath: string, token?: string) => `http://${token ? `oauth2:${token}@` : ''}${host}/${repoPath}`;
+  const dir = (name: string) => path.join(work, `${name}-${++n}`);
+  const commitFile = async (cwd: string, file: string, content: string, message = `add ${file}`) => {
+    fs.mkdirSync(path.dirname(path.join(cwd, file)), { recursive: true });
+    fs.writeFileSync(path.join(cwd, file), content);
+    await ok(['add', '--', file], { cwd });
+    await ok(['commit', '-q', '-m', message], { cwd });
+  };
+  const apiFile = async (projectId: number, file: string, ref = 'main', token?: string) => {
+    const res = await api('GET', `/projects/${projectId}/repository/files/${encodeURIComponent(file)}?ref=${ref}`, undefined, token);
+    return { status: res.statusCode, content: res.statusCode === 200 ? Buffer.from(res.json.content, 'base64').toString() : null };
+  };
+
+  before(async () => {
+    t = await createTestApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    host = `127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-git-work-'));
+    for (const name of ['dev', 'rep', 'guest', 'outsider', 'blocked', 'dev2']) users[name] = await t.user(name);
+    users.reader = await t.user('reader', { scopes: ['read_repository'] });
+    const p1 = await must('POST', '/projects', { name: 'pub', visibility: 'public', initialize_with_readme: true });
+    const p2 = await must('POST', '/projects', { name: 'priv', visibility: 'private' });
+    pub = { id: p1.id, path: `${p1.path_with_namespace}.git` };
+    priv = { id: p2.id, path: `${p2.path_with_namespace}.git` };
+    for (const p of [p1.id, p2.id]) {
+      for (const [name, level] of [['dev', 30], ['dev2', 30], ['rep', 20], ['guest', 10], ['reader', 30], ['blocked', 30]] as const) {
+        await must('POST', `/projects/${p}/members`, { user_id: users[name].id, access_level: level });
+      }
+    }
+  });
+
+  after(async () => {
+    await t?.close();
+    fs.rmSync(work, { recursive: true, force: true });
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  it('clones an empty project, pushes a first commit, and the file is served by the Files API', async () => {
+    const d = dir('empty');
+    const clone = await ok(['clone', url(priv.path, users.dev.token), d]);
+    assert.match(clone.stderr, /empty repository/);
+    await commitFile(d, 'hello.txt', 'hello from git\n');
+    await ok(['push', 'origin', 'HEAD:main'], { cwd: d });
+    assert.deepEqual(await apiFile(priv.id, 'hello.txt'), { status: 200, content: 'hello from git\n' });
+    assert.equal((await must('GET', `/projects/${priv.id}`)).default_branch, 'main');
+  });
+
+  it('clones a non-empty project anonymously, and fetch sees a file written through the API', async () => {
+    await must('POST', `/projects/${pub.id}/repository/files/${encodeURIComponent('docs/a.md')}`, { branch: 'main', content: 'A', commit_message: 'docs' });
+    const d = dir('pub');
+    await ok(['clone', url(pub.path), d]);
+    assert.ok(fs.existsSync(path.join(d, 'README.md')));
+    assert.equal(fs.readFileSync(path.join(d, 'docs/a.md'), 'utf8'), 'A');
+    await must('POST', `/projects/${pub.id}/repository/files/b.txt`, { branch: 'main', content: 'B', commit_message: 'b via api' });
+    await ok(['fetch', 'origin'], { cwd: d });
+    assert.equal((await ok(['show', 'origin/main:b.txt'], { cwd: d })).stdout, 'B');
+    assert.match((await ok(['log', '-1', '--format=%s', 'origin/main'], { cwd: d })).stdout, /b via api/);
+  });
+
+  for (const version of [2, 0] as const) {
+    it(`protocol v${version}: clone, fetch and push really use it`, async () => {
+      const d = dir(`v${version}`);
+      const traced = { env: { GIT_TRACE_PACKET: '1' } };
+      const clone = await ok(['-c', `protocol.version=${version}`, 'clone', url(pub.path, users.dev.token), d], traced);
+      if (version === 2) {
+        assert.match(clone.stderr, /git< version 2/);
+        assert.match(clone.stderr, /command=fetch/);
+      } else {
+        assert.match(clone.stderr, /git< # service=git-upload-pack/);
+        assert.doesNotMatch(clone.stderr, /version 2/);
+        assert.doesNotMatch(clone.stderr, /command=/);
+      }
+      await commitFile(d, `v${version}.txt`, `pushed with v${version}\n`);
+      await ok(['-c', `protocol.version=${version}`, 'push', 'origin', 'HEAD:main'], { cwd: d, ...traced });
+      const fetch = await ok(['-c', `protocol.version=${version}`, 'fetch', 'origin'], { cwd: d, ...traced });
+      if (version === 2) assert.match(fetch.stderr, /git< version 2/);
+      else assert.doesNotMatch(fetch.stderr, /version 2/);
+      assert.deepEqual(await apiFile(pub.id, `v${version}.txt`), { status: 200, content: `pushed with v${version}\n` });
+    });
+  }
+
+  it('a reporter may clone but not push; a developer may push', async () => {
+    const d = dir('rep');
+    await ok(['clone', url(priv.path, users.rep.token), d]);
+    await commitFile(d, 'rep.txt', 'reporter\n');
+    const push = await refused(['push', 'origin', 'HEAD:main'], { cwd: d });
+    assert.match(push.stderr, /403|not allowed/);
+    assert.match(push.stderr, /You are not allowed to push code to this project/);
+    assert.equal((await apiFile(priv.id, 'rep.txt')).status, 404);
+    await ok(['remote', 'set-url', 'origin', url(priv.path, users.dev.token)], { cwd: d });
+    await ok(['push', 'origin', 'HEAD:main'], { cwd: d });
+    assert.deepEqual(await apiFile(priv.id, 'rep.txt'), { status: 200, content: 'reporter\n' });
+  });
+
+  it('a read_repository token clones but cannot push', async () => {
+    const d = dir('reader');
+    await ok(['clone', url(priv.path, users.reader.token), d]);
+    assert.ok(fs.existsSync(path.join(d, 'hello.txt')));
+    await commitFile(d, 'reader.txt', 'x');
+    const push = await refused(['push', 'origin', 'HEAD:main'], { cwd: d });
+    assert.match(push.stderr, /403/);
+    assert.equal((await apiFile(priv.id, 'reader.txt')).status, 404);
+  });
+
+  it('a private project: anonymous clone fails fast with an authentication error, a non-member gets not found', async () => {
+    const anon = await refused(['clone', url(priv.path), dir('anon')]);
+    assert.match(anon.stderr, /Authentication failed|could not read Username|terminal prompts disabled/);
+    assert.ok(anon.ms < 10_000, `took ${anon.ms} ms`);
+    const raw = await fetch(`http://${host}/${priv.path}/info/refs?service=git-upload-pack`);
+    assert.equal(raw.status, 401);
+    assert.match(raw.headers.get('www-authenticate') ?? '', /^Basic/);
+    const outsider = await refused(['clone', url(priv.path, users.outsider.token), dir('outsider')]);
+    assert.match(outsider.stderr, /not found/i);
+    const bad = await refused(['clone', url(priv.path, 'not-a-real-token'), dir('badtoken')]);
+    assert.match(bad.stderr, /Authentication failed/);
+  });
+
+  it("a blocked user's token is refused", async () => {
+    await must('POST', `/users/${users.blocked.id}/block`);
+    const r = await refused(['clone', url(priv.path, users.blocked.token), dir('blocked')]);
+    assert.match(r.stderr, /403/);
+    assert.match(r.stderr, /Your account has been blocked/);
+    // A public repository clones without credentials (git only sends them when challenged), but a push
+    // must authenticate and is refused.
+    const d = dir('blocked-pub');
+    await ok(['clone', url(pub.path, users.blocked.token), d]);
+    await commitFile(d, 'blocked.txt', 'b');
+    const push = await refused(['push', 'origin', 'HEAD:main'], { cwd: d });
+    assert.match(push.stderr, /Your account has been blocked/);
+    assert.equal((await apiFile(pub.id, 'blocked.txt')).status, 404);
+  });
+
+  describe('snippet repositories', () => {
+    let pubSnippet: any;
+    let privSnippet: any;
+    const snippetPath = (s: any) => new URL(s.http_url_to_repo).pathname.slice(1);
+    const getSnippet = (s: any) => must('GET', `/projects/${pub.id}/snippets/${s.id}`);
+
+    before(async () => {
+      pubSnippet = await must('POST', `/projects/${pub.id}/snippets`, { title: 'pub', visibility: 'public', files: [{ file_path: 'a.txt', content: 'one\n' }] }, users.dev.token);
+      privSnippet = await must('POST', `/projects/${pub.id}/snippets`, { title: 'priv', visibility: 'private', files: [{ file_path: 's.txt', content: 'secret\n' }] }, users.dev.token);
+      assert.match(snippetPath(pubSnippet), new RegExp(`/snippets/${pubSnippet.id}\\.git$`));
+    });
+
+    it('a public snippet clones anonymously with its files and "Initial commit"', async () => {
+      const d = dir('snip');
+      await ok(['clone', url(snippetPath(pubSnippet)), d]);
+      assert.equal(fs.readFileSync(path.join(d, 'a.txt'), 'utf8'), 'one\n');
+      assert.match((await ok(['log', '--format=%s'], { cwd: d })).stdout, /^Initial commit$/m);
+    });
+
+    it('a private snippet needs a member', async () => {
+      const anon = await refused(['clone', url(snippetPath(privSnippet)), dir('psnip-anon')]);
+      assert.match(anon.stderr, /Authentication failed|could not read Username|terminal prompts disabled/);
+      const outsider = await refused(['clone', url(snippetPath(privSnippet), users.outsider.token), dir('psnip-out')]);
+      assert.match(outsider.stderr, /not found/i);
+      const d = dir('psnip-guest');
+      await ok(['clone', url(snippetPath(privSnippet), users.guest.token), d]);
+      assert.equal(fs.readFileSync(path.join(d, 's.txt'), 'utf8'), 'secret\n');
+    });
+
+    it('a push is reflected in files, file_name, raw and updated_at', async () => {
+      const before = await getSnippet(pubSnippet);
+      await new Promise((r) => setTimeout(r, 20));
+      const d = dir('snip-push');
+      await ok(['clone', url(snippetPath(pubSnippet), users.dev.token), d]);
+      await ok(['rm', '-q', 'a.txt'], { cwd: d });
+      await commitFile(d, 'b.txt', 'bee\n');
+      await commitFile(d, 'c.txt', 'sea\n');
+      await ok(['push', 'origin', 'HEAD:main'], { cwd: d });
+      const after = await getSnippet(pubSnippet);
+      assert.deepEqual(after.files.map((f: any) => f.path).sort(), ['b.txt', 'c.txt']);
+      assert.ok(['b.txt', 'c.txt'].includes(after.file_name), after.file_name);
+      assert.ok(Date.parse(after.updated_at) > Date.parse(before.updated_at), `${after.updated_at} <= ${before.updated_at}`);
+      const raw = await api('GET', `/projects/${pub.id}/snippets/${pubSnippet.id}/raw`);
+      assert.equal(raw.body, after.file_name === 'b.txt' ? 'bee\n' : 'sea\n');
+      const fileRaw = await api('GET', `/projects/${pub.id}/snippets/${pubSnippet.id}/files/main/c.txt/raw`);
+      assert.equal(fileRaw.body, 'sea\n');
+    });
+
+    it('rejects pushes that break the snippet rules and keeps the snippet as it was', async () => {
+      const d = dir('snip-bad');
+      await ok(['clone', url(snippetPath(pubSnippet), users.dev.token), d]);
+      const head = (await ok(['rev-parse', 'HEAD'], { cwd: d })).stdout.trim();
+      const before = await getSnippet(pubSnippet);
+
+      for (let i = 0; i < 10; i++) fs.writeFileSync(path.join(d, `many-${i}.txt`), `${i}`);
+      await ok(['add', '.'], { cwd: d });
+      await ok(['commit', '-q', '-m', 'too many'], { cwd: d });
+      const many = await refused(['push', 'origin', 'HEAD:main'], { cwd: d });
+      assert.match(many.stderr, /Snippet can't have more than 10 files/);
+
+      await ok(['reset', '-q', '--hard', head], { cwd: d });
+      await commitFile(d, 'other.txt', 'o');
+      const branch = await refused(['push', 'origin', 'HEAD:refs/heads/other'], { cwd: d });
+      assert.match(branch.stderr, /only refs\/heads\/main can be pushed/);
+
+      const del = await refused(['push', 'origin', ':main'], { cwd: d });
+      assert.match(del.stderr, /cannot be deleted|deletion of the current branch prohibited/);
+
+      const remote = await ok(['ls-remote', 'origin'], { cwd: d });
+      assert.match(remote.stdout, new RegExp(`^${head}\\trefs/heads/main$`, 'm'));
+      assert.doesNotMatch(remote.stdout, /refs\/heads\/other/);
+      assert.deepEqual(await getSnippet(pubSnippet), before);
+    });
+
+    it("a guest who is not the author cannot push to someone else's snippet", async () => {
+      const d = dir('snip-guest');
+      await ok(['clone', url(snippetPath(pubSnippet), users.guest.token), d]);
+      await commitFile(d, 'guest.txt', 'g');
+      const r = await refused(['push', 'origin', 'HEAD:main'], { cwd: d });
+      assert.match(r.stderr, /403|not allowed/);
+      assert.match(r.stderr, /You are not allowed to update this snippet/);
+      assert.ok(!(await getSnippet(pubSnippet)).files.some((f: any) => f.path === 'guest.txt'));
+    });
+  });
+
+  const raceSetup = async (tag: string) => {
+    const a = dir(`race-a-${tag}`);
+    const b = dir(`race-b-${tag}`);
+    await ok(['clone', url(priv.path, users.dev.token), a]);
+    await ok(['clone', url(priv.path, users.dev2.token), b]);
+    await commitFile(a, `${tag}-a.txt`, 'a', `${tag} commit A`);
+    await commitFile(b, `${tag}-b.txt`, 'b', `${tag} commit B`);
+    return { a, b };
+  };
+  /** The loser fetches (the winner's commit is there), rebases and pushes: both commits end up on main. */
+  const loserCatchesUp = async (tag: string, loserDir: string, winnerMsg: string) => {
+    await ok(['fetch', 'origin'], { cwd: loserDir });
+    const log = (await ok(['log', '--format=%s', 'origin/main'], { cwd: loserDir })).stdout;
+    assert.match(log, new RegExp(`^${winnerMsg}$`, 'm'));
+    assert.match(log, /^add hello\.txt$/m);
+    await ok(['pull', '-q', '--rebase', 'origin', 'main'], { cwd: loserDir });
+    await ok(['push', 'origin', 'HEAD:main'], { cwd: loserDir });
+    assert.equal((await apiFile(priv.id, `${tag}-a.txt`)).content, 'a');
+    assert.equal((await apiFile(priv.id, `${tag}-b.txt`)).content, 'b');
+  };
+
+  it('two clones racing to push the same branch: the later one is told to fetch first, nothing is lost', async () => {
+    const { a, b } = await raceSetup('seq');
+    await ok(['push', 'origin', 'HEAD:main'], { cwd: a });
+    const loser = await refused(['push', 'origin', 'HEAD:main'], { cwd: b });
+    assert.match(loser.stderr, /fetch first/);
+    await loserCatchesUp('seq', b, 'seq commit A');
+  });
+
+  it('two simultaneous pushes to the same branch: exactly one wins, the other is rejected, nothing is lost', async () => {
+    const { a, b } = await raceSetup('sim');
+    const [ra, rb] = await Promise.all([git(['push', 'origin', 'HEAD:main'], { cwd: a }), git(['push', 'origin', 'HEAD:main'], { cwd: b })]);
+    assert.equal(ra.signal, null);
+    assert.equal(rb.signal, null);
+    assert.equal([ra, rb].filter((r) => r.code === 0).length, 1, `exactly one push wins:\nA: ${ra.code} ${ra.stderr}\nB: ${rb.code} ${rb.stderr}`);
+    const [loser, loserDir, winnerMsg] = ra.code === 0 ? [rb, b, 'sim commit A'] : [ra, a, 'sim commit B'];
+    // When both clients read the same ref advertisement, git's client cannot say "fetch first": the
+    // server's compare-and-swap refuses the second update ("failed to update ref"). Either is a refusal.
+    assert.match(loser.stderr, /fetch first|failed to update ref/, loser.stderr);
+    await loserCatchesUp('sim', loserDir, winnerMsg);
+  });
+
+  it('git fsck --strict passes on every repository', async () => {
+    const root = path.join(t.config.dataDir, 'repositories');
+    const repos = ['projects', 'snippets'].flatMap((kind) =>
+      fs.existsSync(path.join(root, kind)) ? fs.readdirSync(path.join(root, kind)).filter((e) => e.endsWith('.git')).map((e) => path.join(root, kind, e)) : [],
+    );
+    assert.ok(repos.length >= 4, `repositories: ${repos.join(', ')}`);
+    for (const repo of repos) {
+      const r = await git(['--git-dir', repo, 'fsck', '--strict', '--no-progress']);
+      assert.equal(r.code, 0, `${repo}: ${r.stdout}${r.stderr}`);
+    }
+  });
+});
