@@ -20,6 +20,9 @@ async function readableRepository(request: FastifyRequest) {
   return { ctx, repo: ensureProjectRepository(request.server.snippetDeps.dataDir, ctx.project) };
 }
 
+/** git's strict ISO dates carry seconds; GitLab's carry milliseconds (2024-05-02T10:11:12.000+00:00). */
+const withMillis = (iso: string) => iso.replace(/(T\d\d:\d\d:\d\d)(?=[Z+-])/, '$1.000');
+
 const defaultRef = (ctx: ProjectContext) => ctx.project.default_branch ?? 'HEAD';
 
 interface WriteParams {
@@ -87,9 +90,15 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const commit = await repo.resolveCommit(p.ref ?? defaultRef(ctx));
     if (!commit) throw notFound('Tree');
     const dir = p.path?.replace(/^\/+|\/+$/g, '') || undefined;
-    const entries = await repo.listTree(commit, { path: dir, recursive: p.recursive, trees: true });
+    // `ls-tree -t` also names the directory asked for; GitLab lists what is inside it.
+    const entries = (await repo.listTree(commit, { path: dir, recursive: p.recursive, trees: true })).filter((e) => e.path !== dir);
     if (dir && entries.length === 0) throw notFound('Tree');
-    const items = entries.map((e) => ({ id: e.id, name: e.path.split('/').pop()!, type: e.type, path: e.path, mode: e.mode }));
+    // GitLab's Tree#sorted_entries: directories, then files, then submodules, each in git's order.
+    const rank = { tree: 0, blob: 1, commit: 2 };
+    const items = entries
+      .map((e, i) => ({ e, i }))
+      .sort((a, b) => rank[a.e.type] - rank[b.e.type] || a.i - b.i)
+      .map(({ e }) => ({ id: e.id, name: e.path.split('/').pop()!, type: e.type, path: e.path, mode: e.mode }));
     return paginateArray(request, reply, items);
   });
 
@@ -109,16 +118,16 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     return commits.map((c) => ({
       id: c.id,
       short_id: c.id.slice(0, 8),
-      created_at: c.committedAt,
+      created_at: withMillis(c.committedAt),
       parent_ids: c.parents,
       title: c.message.split('\n')[0],
       message: c.message.replace(/\n$/, ''),
       author_name: c.authorName,
       author_email: c.authorEmail,
-      authored_date: c.authoredAt,
+      authored_date: withMillis(c.authoredAt),
       committer_name: c.committerName,
       committer_email: c.committerEmail,
-      committed_date: c.committedAt,
+      committed_date: withMillis(c.committedAt),
       web_url: `${web}/${c.id}`,
     }));
   });
