@@ -33,11 +33,11 @@ export async function projectAccess(store: Store, viewer: Viewer, project: Proje
  * word is not found. A project the viewer cannot read is 404 Project Not Found.
  */
 export async function findReadableProject(store: Store, viewer: Viewer, id: string): Promise<ProjectContext> {
-  let project: Project | undefined;
-  if (/^-?\d+$/.test(id)) project = await store.projects.findById(Number(id));
-  else if (id.includes('/')) project = await store.projects.findByFullPath(id);
-  if (!project) throw notFound('Project');
-  const namespace = (await store.namespaces.findById(project.namespace_id))!;
+  let found: { project: Project; namespace: Namespace } | undefined;
+  if (/^-?\d+$/.test(id)) found = await store.projects.withNamespace({ id: Number(id) });
+  else if (id.includes('/')) found = await store.projects.withNamespace({ fullPath: id });
+  if (!found) throw notFound('Project');
+  const { project, namespace } = found;
   const access = await projectAccess(store, viewer, project, namespace);
   if (!canReadProject(viewer, project, access)) throw notFound('Project');
   return { project, namespace, access };

@@ -41,12 +41,12 @@ const TOUCH_INTERVAL_MS = 10 * 60 * 1000;
 
 /** Resolves a presented token to its row and user; unknown, revoked and expired tokens get GitLab's answers. */
 export async function authenticateToken(store: Store, plain: string): Promise<{ token: Token; user: User }> {
-  const token = await store.tokens.findByDigest(digestToken(plain));
-  if (!token) throw unauthorized();
+  const found = await store.tokens.findWithUserByDigest(digestToken(plain));
+  if (!found) throw unauthorized();
+  const { token, user } = found;
   // GitLab checks expiry before revocation (AccessTokenValidationService).
   if (isExpired(token)) throw invalidToken(TOKEN_EXPIRED);
   if (token.revoked) throw invalidToken(TOKEN_REVOKED);
-  const user = await store.users.findById(token.user_id);
   if (!user) throw unauthorized();
   // last_used_at is kept coarse, as GitLab does, so reads do not turn into a write per request.
   if (!token.last_used_at || Date.now() - Date.parse(token.last_used_at) > TOUCH_INTERVAL_MS) {

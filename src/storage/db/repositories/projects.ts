@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Insertable, type Updateable, type SelectQueryBuilder } from 'kysely';
-import type { Database, Project, ProjectsTable, Visibility } from '../schema.ts';
+import type { Database, Namespace, Project, ProjectsTable, Visibility } from '../schema.ts';
 
 export interface ProjectListFilter {
   /** null = anonymous. */
@@ -10,8 +10,27 @@ export interface ProjectListFilter {
   search?: string;
 }
 
+const NAMESPACE_COLUMNS = [
+  'id', 'kind', 'name', 'path', 'full_path', 'full_name', 'parent_id', 'traversal_ids', 'owner_id', 'visibility', 'description', 'file_template_project_id', 'created_at',
+] as const satisfies readonly (keyof Namespace)[];
+
 export function projectsRepository(db: Kysely<Database>) {
+  /** A project and its namespace in one round trip (every project-scoped request starts here). */
+  async function withNamespace(by: { id: number } | { fullPath: string }): Promise<{ project: Project; namespace: Namespace } | undefined> {
+    let q = db
+      .selectFrom('projects')
+      .innerJoin('namespaces as n', 'n.id', 'projects.namespace_id')
+      .selectAll('projects')
+      .select(NAMESPACE_COLUMNS.map((c) => `n.${c} as n_${c}` as const));
+    q = 'id' in by ? q.where('projects.id', '=', by.id) : q.where((eb) => eb(eb.fn('lower', ['projects.full_path']), '=', by.fullPath.toLowerCase()));
+    const row = (await q.executeTakeFirst()) as Record<string, unknown> | undefined;
+    if (!row) return undefined;
+    const namespace = Object.fromEntries(NAMESPACE_COLUMNS.map((c) => [c, row[`n_${c}`]])) as unknown as Namespace;
+    const project = Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('n_'))) as unknown as Project;
+    return { project, namespace };
+  }
   return {
+    withNamespace,
     async insert(project: Insertable<ProjectsTable>): Promise<Project> {
       return db.insertInto('projects').values(project).returningAll().executeTakeFirstOrThrow();
     },

@@ -1,5 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Database, Token } from '../schema.ts';
+import type { Database, Token, User } from '../schema.ts';
+
+const USER_COLUMNS = ['id', 'username', 'email', 'name', 'public_email', 'state', 'admin', 'external', 'bot', 'password_digest', 'namespace_id', 'created_at'] as const satisfies readonly (keyof User)[];
+const TOKEN_COLUMNS = ['id', 'user_id', 'name', 'token_digest', 'scopes', 'expires_at', 'revoked', 'created_at', 'last_used_at'] as const satisfies readonly (keyof Token)[];
 
 export function tokensRepository(db: Kysely<Database>) {
   return {
@@ -8,6 +11,21 @@ export function tokensRepository(db: Kysely<Database>) {
     },
     async findByDigest(digest: string): Promise<Token | undefined> {
       return db.selectFrom('personal_access_tokens').selectAll().where('token_digest', '=', digest).executeTakeFirst();
+    },
+    /** The token and its user in one round trip (every authenticated request starts here). */
+    async findWithUserByDigest(digest: string): Promise<{ token: Token; user: User | null } | undefined> {
+      const row = await db
+        .selectFrom('personal_access_tokens as t')
+        .leftJoin('users as u', 'u.id', 't.user_id')
+        .selectAll('t')
+        .select(USER_COLUMNS.map((c) => `u.${c} as u_${c}` as const))
+        .where('t.token_digest', '=', digest)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const r = row as unknown as Record<string, unknown>;
+      const user = r.u_id === null ? null : (Object.fromEntries(USER_COLUMNS.map((c) => [c, r[`u_${c}`]])) as unknown as User);
+      const token = Object.fromEntries(TOKEN_COLUMNS.map((c) => [c, r[c]])) as unknown as Token;
+      return { token, user };
     },
     async findById(id: number): Promise<Token | undefined> {
       return db.selectFrom('personal_access_tokens').selectAll().where('id', '=', id).executeTakeFirst();
