@@ -64,7 +64,8 @@ function loadLicenses(): LicenseData[] {
       limitations: l.limitations ?? [],
       html_url: `http://choosealicense.com/licenses/${key}/`,
       source_url: spdx ? `https://spdx.org/licenses/${spdx}.html` : null,
-      body: `${String(l.body).replace(/^(\s*\n)+/, '').replace(/\n*$/, '')}\n`,
+      // The text with leading blank lines removed and its end kept as it is (gitlab-api.md §7.8).
+      body: String(l.body).replace(/^(\s*\n)+/, ''),
     };
   });
   // GitLab lists the non-popular licenses first, then the popular ones, each by key.
