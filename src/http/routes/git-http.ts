@@ -155,7 +155,11 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
           env: snippet ? { SNIPPETD_SNIPPET_BRANCH: snippet.default_branch, SNIPPETD_MAX_FILES: String(settings.max_snippet_files) } : {},
         });
       } catch (error) {
-        if (error instanceof BodyTooLarge) return reply.code(413).header('Content-Type', 'text/plain; charset=utf-8').send('Request body is too large\n');
+        if (error instanceof BodyTooLarge) {
+          // The client may still be sending: answer, then drop the connection rather than read the rest.
+          reply.raw.once('finish', () => request.raw.destroy());
+          return reply.code(413).header('Connection', 'close').header('Content-Type', 'text/plain; charset=utf-8').send('Request body is too large\n');
+        }
         throw error;
       }
       reply.code(response.status).headers(response.headers);
