@@ -1,5 +1,6 @@
 // Where repositories live on disk: one bare repository per project and per snippet, named by id so that
 // renames never move them.
+import crypto from 'node:crypto';
 import path from 'node:path';
 import type { Project } from '../storage/db/schema.ts';
 import { GitRepository } from '../storage/git/repository.ts';
@@ -10,6 +11,10 @@ export const snippetRepositoryPath = (id: number) => `snippets/${id}.git`;
 
 export const projectRepository = (dataDir: string, id: number) => new GitRepository(path.join(repositoriesRoot(dataDir), projectRepositoryPath(id)));
 export const snippetRepository = (dataDir: string, id: number) => new GitRepository(path.join(repositoriesRoot(dataDir), snippetRepositoryPath(id)));
+
+/** A repository under a temporary name, to be renamed to its final one (see GitRepository.moveTo). */
+export const stagingRepository = (dataDir: string) =>
+  new GitRepository(path.join(repositoriesRoot(dataDir), 'snippets', `.staging-${crypto.randomBytes(8).toString('hex')}.git`));
 
 /** Creates the project's empty repository when it has none yet. */
 export function ensureProjectRepository(dataDir: string, project: Pick<Project, 'id' | 'default_branch'>): GitRepository {

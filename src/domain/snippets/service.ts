@@ -6,7 +6,7 @@ import type { Store } from '../../storage/db/store.ts';
 import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
 import type { StoredFile } from '../../storage/db/repositories/snippets.ts';
 import { ObjectWriter } from '../../storage/git/objects.ts';
-import { snippetRepository } from '../repositories.ts';
+import { snippetRepository, stagingRepository } from '../repositories.ts';
 import { GitRepository, RefConflict } from '../../storage/git/repository.ts';
 import { Failure, forbidden, serviceError } from '../failure.ts';
 import { canDeleteSnippet, canUpdateSnippet, canUseSnippetsFeature, isVisibilityRestricted, visibleSnippetLevels, type Viewer } from '../policy.ts';
@@ -100,8 +100,14 @@ export async function createSnippet(deps: SnippetDeps, ctx: ProjectContext, auth
   }
   if (visibility === 'public') await rejectSpam(deps, author, meta, { title: input.title, description: input.description ?? null, files: created });
 
-  let repo: GitRepository | undefined;
+  // The repository is written under a staging name first, so the row can be inserted complete (with
+  // its head) in one statement; the directory then takes the new id's name by an atomic rename.
+  const branch = settings.default_branch_name;
+  const staging = stagingRepository(deps.dataDir);
+  let final: GitRepository | undefined;
   try {
+    staging.init(branch);
+    const { commit, stored } = commitFiles(staging, branch, null, created, author, 'Initial commit');
     return await store.transaction(async (tx) => {
       const now = nowIso();
       const snippet = await tx.snippets.insert({
@@ -112,22 +118,22 @@ export async function createSnippet(deps: SnippetDeps, ctx: ProjectContext, auth
         visibility,
         file_name: input.files[0].file_path,
         content: '',
-        head_commit: null,
-        default_branch: settings.default_branch_name,
+        head_commit: commit,
+        default_branch: branch,
         created_at: now,
         updated_at: now,
       });
-      repo = snippetRepository(deps.dataDir, snippet.id);
+      final = snippetRepository(deps.dataDir, snippet.id);
       // A fresh id never belongs to a committed snippet: anything at its path is debris of a crash.
-      repo.init(settings.default_branch_name);
-      const { commit, stored } = commitFiles(repo, settings.default_branch_name, null, created, author, 'Initial commit');
-      repo.syncLayout();
+      staging.moveTo(final);
+      final.syncLayout();
       await tx.snippets.syncFiles(snippet.id, [], stored);
       if (meta.userAgent.trim()) await tx.snippets.insertUserAgentDetail({ snippet_id: snippet.id, user_agent: meta.userAgent, ip_address: meta.ip, created_at: now });
-      return tx.snippets.update(snippet.id, { head_commit: commit });
+      return snippet;
     });
   } catch (error) {
-    repo?.remove();
+    staging.remove();
+    final?.remove();
     if (error instanceof Failure) throw error;
     if (error instanceof FileActionError || error instanceof RefConflict) throw repositoryError('creating', error, settings);
     throw error;

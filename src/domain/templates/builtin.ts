@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { byteOrder } from '../../order.ts';
 
 export type TemplateType = 'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls' | 'licenses' | 'issues' | 'merge_requests';
 export const TEMPLATE_TYPES: TemplateType[] = ['dockerfiles', 'gitignores', 'gitlab_ci_ymls', 'licenses', 'issues', 'merge_requests'];
@@ -33,7 +34,7 @@ export interface LicenseData {
 const require = createRequire(import.meta.url);
 const DATA_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'templates-data');
 
-export const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+export { byteOrder };
 
 /** Every file in `dir` (not recursive) ending in `ext`, as templates of one category, sorted by name. */
 export function readCategory(dir: string, ext: string, category: string, hide: (name: string) => boolean = () => false): FileTemplate[] {

@@ -24,6 +24,7 @@ import {
   type UpdateInput,
 } from '../../domain/snippets/service.ts';
 import type { Snippet, User } from '../../storage/db/schema.ts';
+import { byteOrder } from '../../order.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -42,10 +43,10 @@ async function snippetProject(request: FastifyRequest): Promise<ProjectContext> 
   return ctx;
 }
 
-/** Presents snippets; authors already at hand (the caller, on create) are not looked up again. */
-async function present(request: FastifyRequest, ctx: ProjectContext, snippets: Snippet[]) {
+/** Presents snippets; authors and paths already at hand (on create) are not looked up again. */
+async function present(request: FastifyRequest, ctx: ProjectContext, snippets: Snippet[], knownPaths?: Map<number, string[]>) {
   const store = storeOf(request);
-  const paths = await store.snippets.paths(snippets.map((s) => s.id));
+  const paths = knownPaths ?? (await store.snippets.paths(snippets.map((s) => s.id)));
   const authors = new Map<number, User>();
   const caller = request.principal.user;
   if (caller) authors.set(caller.id, caller);
@@ -87,8 +88,10 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     if (p.content !== undefined && p.file_name === undefined) throw new Failure('invalid_params', 'file_name is missing');
     const author = currentUser(request);
     if (!canCreateSnippet(author, ctx.project, ctx.access)) throw forbidden();
-    const created = await createSnippet(request.server.snippetDeps, ctx, author, createInput(p), meta(request));
-    return reply.code(201).send((await present(request, ctx, [created]))[0]);
+    const input = createInput(p);
+    const created = await createSnippet(request.server.snippetDeps, ctx, author, input, meta(request));
+    const paths = [...new Set(input.files.map((f) => f.file_path))].sort(byteOrder);
+    return reply.code(201).send((await present(request, ctx, [created], new Map([[created.id, paths]])))[0]);
   });
 
   /** PUT /projects/:id/snippets/:snippet_id — authors and maintainers+; 422 invalid actions, 400 repository errors. */

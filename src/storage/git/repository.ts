@@ -81,6 +81,12 @@ export class GitRepository {
     fsyncDir(path.dirname(this.dir));
   }
 
+  /** Renames this repository's directory to `target`'s, replacing whatever was there. */
+  moveTo(target: GitRepository): void {
+    if (fs.existsSync(target.dir)) fs.rmSync(target.dir, { recursive: true, force: true });
+    fs.renameSync(this.dir, target.dir);
+  }
+
   remove(): void {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }

@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
+import { byteOrder } from '../../../order.ts';
 
 export interface StoredFile {
   path: string;
@@ -9,7 +10,7 @@ export interface StoredFile {
 }
 
 /** Git's order of paths (byte order), which GitLab uses for `files`, `file_name` and raw. */
-export const byPath = (a: { path: string }, b: { path: string }) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path));
+export const byPath = (a: { path: string }, b: { path: string }) => byteOrder(a.path, b.path);
 
 export function snippetsRepository(db: Kysely<Database>) {
   return {
