@@ -2,12 +2,12 @@
 // and a paginated list. Starts `snippetd serve` as its own process (so the load generator does not share
 // its event loop), seeds data through the API, runs autocannon against each route and prints a Markdown
 // table. Usage: npx tsx bench/foundation.ts [--duration 10] [--connections 10] [--database-url URL]
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { spawnServer } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
   options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' }, 'database-url': { type: 'string' } },
@@ -15,7 +15,7 @@ const { values } = parseArgs({
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-'));
 
-async function startServer(): Promise<{ url: string; stop: () => void }> {
+function startServer(): Promise<{ url: string; stop: () => void }> {
   const env = {
     ...process.env,
     SNIPPETD_DATA_DIR: dataDir,
@@ -23,16 +23,7 @@ async function startServer(): Promise<{ url: string; stop: () => void }> {
     SNIPPETD_LOG_LEVEL: 'warn',
     ...(values['database-url'] ? { SNIPPETD_DATABASE_URL: values['database-url'] } : {}),
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0'], { env });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (http:\/\/\S+) /.exec(out);
-      if (m) resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
-  });
+  return spawnServer(env).then(({ url, child }) => ({ url, stop: () => child.kill('SIGTERM') }));
 }
 
 async function api(url: string, method: string, route: string, body?: unknown) {

@@ -2,12 +2,12 @@
 // at a time, reporting the median and p95 latency seen by the client (data fsynced before the answer);
 // (2) the read path: get, list and raw of the current version under load with autocannon.
 // Usage: npx tsx bench/snippets.ts [--creates 300] [--duration 10] [--connections 10] [--database-url URL]
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { spawnServer } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -28,16 +28,7 @@ function startServer(): Promise<{ url: string; stop: () => void }> {
     SNIPPETD_LOG_LEVEL: 'warn',
     ...(values['database-url'] ? { SNIPPETD_DATABASE_URL: values['database-url'] } : {}),
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0'], { env });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (http:\/\/\S+) /.exec(out);
-      if (m) resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
-  });
+  return spawnServer(env).then(({ url, child }) => ({ url, stop: () => child.kill('SIGTERM') }));
 }
 
 const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };

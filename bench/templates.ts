@@ -2,12 +2,12 @@
 // constant JSON object, measured in the same run (issue 5's target: templates at >= 80 % of the baseline's
 // requests per second). Both servers run as their own processes, one at a time, with the same load.
 // Usage: npx tsx bench/templates.ts [--duration 10] [--connections 10] [--database-url URL]
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { spawnServer } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
   options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' }, 'database-url': { type: 'string' } },
@@ -15,18 +15,7 @@ const { values } = parseArgs({
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-'));
 
-function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env } });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (http:\/\/\S+) /.exec(out);
-      if (m) resolve({ url: m[1], child });
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
-}
+const start = (args: string[], env: NodeJS.ProcessEnv = {}) => spawnServer({ ...process.env, ...env }, args);
 
 async function rps(url: string) {
   const r = await autocannon({ url, connections: Number(values.connections), duration: Number(values.duration) });

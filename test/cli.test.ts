@@ -3,13 +3,13 @@
 // and tokens offline; invalid configuration stops start-up with one clear line.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TEST_DB, postgresSchemaUrl } from './helper.ts';
+import { CLI, exited, spawnServer } from '../scripts/spawn-server.ts';
 
-const CLI = path.resolve('src/cli.ts');
 
 function cliEnv(dataDir: string, databaseUrl: string, extra: Record<string, string> = {}) {
   return { ...process.env, SNIPPETD_DATA_DIR: dataDir, SNIPPETD_DATABASE_URL: databaseUrl, SNIPPETD_LOG_LEVEL: 'warn', ...extra };
@@ -19,23 +19,7 @@ function runCli(args: string[], env: NodeJS.ProcessEnv) {
   return spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { env, encoding: 'utf8' });
 }
 
-/** Starts `snippetd serve` on a free port and resolves with its base URL once it listens. */
-function serve(env: NodeJS.ProcessEnv): Promise<{ url: string; child: ReturnType<typeof spawn>; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0'], { env });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /listening on (http:\/\/[^\s]+) /.exec(out);
-      if (m) resolve({ url: m[1], child, output: () => out });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
-}
-
-const exited = (child: ReturnType<typeof spawn>) => new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+const serve = (env: NodeJS.ProcessEnv) => spawnServer(env);
 
 describe('snippetd CLI and server process', () => {
   let dataDir: string;

@@ -10,20 +10,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { Gitlab, GitbeakerRequestError } from '@gitbeaker/rest';
+import { Gitlab } from '@gitbeaker/rest';
+import { statusOf } from './support.ts';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
-/** The HTTP status and GitLab message of a failed gitbeaker call. */
-async function statusOf(promise: Promise<unknown>): Promise<{ status: number; description: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof GitbeakerRequestError, String(error));
-    const cause = error.cause as { response: Response; description: string };
-    return { status: cause.response.status, description: cause.description };
-  }
-  assert.fail('the request was expected to fail');
-}
 
 /** Records every request the client makes (URL) and the Link header of its response. */
 async function recordingFetch<T>(fn: () => Promise<T>): Promise<{ result: T; seen: { url: URL; link: string | null }[] }> {

@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { Gitlab, GitbeakerRequestError } from '@gitbeaker/rest';
+import { Gitlab } from '@gitbeaker/rest';
+import { statusOf } from './support.ts';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const HEADER = '# This file is a template, and might need editing before it works on your project.\n';
@@ -13,16 +14,6 @@ const YEAR = String(new Date().getUTCFullYear());
 const require = createRequire(import.meta.url);
 const LICENSES = Object.values(require('@rexxars/choosealicense-list/licenses.json') as Record<string, any>);
 
-async function statusOf(promise: Promise<unknown>): Promise<{ status: number; description: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof GitbeakerRequestError, String(error));
-    const cause = error.cause as { response: Response; description: string };
-    return { status: cause.response.status, description: cause.description };
-  }
-  assert.fail('the request was expected to fail');
-}
 
 describe('@gitbeaker/rest ProjectTemplates against snippetd', () => {
   let t: TestApp;

@@ -3,22 +3,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { Gitlab, GitbeakerRequestError } from '@gitbeaker/rest';
+import { Gitlab } from '@gitbeaker/rest';
+import { statusOf } from './support.ts';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const SEMVER = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 
-/** The HTTP status of a failed gitbeaker call. */
-async function statusOf(promise: Promise<unknown>): Promise<{ status: number; description: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof GitbeakerRequestError, String(error));
-    const cause = error.cause as { response: Response; description: string };
-    return { status: cause.response.status, description: cause.description };
-  }
-  assert.fail('the request was expected to fail');
-}
 
 describe('@gitbeaker/rest against snippetd', () => {
   let t: TestApp;

@@ -2,27 +2,17 @@
 // its files and content, the repositories pass `git fsck --strict`, and the snippets take new updates.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TEST_DB, postgresSchemaUrl } from '../helper.ts';
+import { spawnServer } from '../../scripts/spawn-server.ts';
 
 const TOKEN = 'durability-root-token-0123456789';
 const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
 
-function serve(env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'serve', '--port', '0'], { env });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (http:\/\/\S+) /.exec(out);
-      if (m) resolve({ url: m[1], child });
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
-}
+const serve = (env: NodeJS.ProcessEnv) => spawnServer(env);
 
 type Files = Record<string, string>;
 interface Tracked {

@@ -1,0 +1,30 @@
+// Starts a TypeScript entry point (by default `snippetd serve` on a free port) as its own process and
+// resolves once it prints "listening on <url> ". Shared by the process tests and the load scripts.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'cli.ts');
+
+export interface Spawned {
+  url: string;
+  child: ChildProcess;
+  /** Everything the process printed so far (stdout and stderr). */
+  output: () => string;
+}
+
+export function spawnServer(env: NodeJS.ProcessEnv, args: string[] = [CLI, 'serve', '--port', '0']): Promise<Spawned> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on (http:\/\/\S+) /.exec(out);
+      if (m) resolve({ url: m[1], child, output: () => out });
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+}
+
+export const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
