@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { openDatabase } from './storage/db/database.ts';
 import { migrateToLatest } from './storage/db/migrate.ts';
-import { createStore, type Store } from './storage/db/store.ts';
+import { createStore } from './storage/db/store.ts';
 import { parseRackQuery } from './http/rack-params.ts';
 import { registerBodyParsers } from './http/plugins/body.ts';
 import { collectRoutes, registerErrorHandling } from './http/plugins/errors.ts';
@@ -25,10 +25,6 @@ import { builtinTemplates } from './domain/templates/builtin.ts';
 
 const SECRET_QUERY = /([?&](?:private_token|access_token|bearer_token|job_token)=)[^&]*/gi;
 export const redactUrl = (url: string) => url.replace(SECRET_QUERY, '$1[REDACTED]');
-
-export interface BuiltApp extends FastifyInstance {
-  store: Store;
-}
 
 export async function buildApp(config: Config): Promise<FastifyInstance> {
   const db = openDatabase(config.databaseUrl);
@@ -54,6 +50,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   });
   app.decorate('store', store);
   app.decorate('externalUrl', config.externalUrl);
+  app.decorate('dataDir', config.dataDir);
   app.decorate('gitMaxBodyBytes', config.maxGitBodyBytes);
   app.decorate('snippetDeps', {
     store,

@@ -7,6 +7,8 @@ import type { Store } from '../storage/db/store.ts';
 declare module 'fastify' {
   interface FastifyInstance {
     store: Store;
+    /** Where repositories live (SNIPPETD_DATA_DIR). */
+    dataDir: string;
   }
 }
 

@@ -94,7 +94,7 @@ async function resolveTarget(request: FastifyRequest, repoPath: string, write: b
   }
   if (!canReadRepository(user, ctx.project, ctx.access)) throw hidden();
   if (write && !canPushRepository(user, ctx.project, ctx.access)) throw user ? new GitDenied(403, PUSH_DENIED_TEXT) : challenge();
-  ensureProjectRepository(request.server.snippetDeps.dataDir, ctx.project);
+  ensureProjectRepository(request.server.dataDir, ctx.project);
   return { pathInfo: `/${projectRepositoryPath(ctx.project.id)}`, ctx, snippetId: null };
 }
 
@@ -134,13 +134,12 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
         if (error instanceof GitDenied) return deny(reply, error);
         throw error;
       }
-      const deps = request.server.snippetDeps;
       const snippet = target.snippetId !== null ? await request.server.store.snippets.findInProject(target.ctx.project.id, target.snippetId) : undefined;
       const settings = await getSettings(request.server.store);
       let response;
       try {
         response = await runHttpBackend({
-          root: repositoriesRoot(deps.dataDir),
+          root: repositoriesRoot(request.server.dataDir),
           pathInfo: `${target.pathInfo}/${match[2]}`,
           method: request.method,
           query,
@@ -174,9 +173,9 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
 }
 
 async function afterPush(request: FastifyRequest, target: Target): Promise<void> {
-  const { store, snippetDeps } = request.server;
+  const { store, dataDir } = request.server;
   if (target.snippetId !== null) {
-    const repo = snippetRepository(snippetDeps.dataDir, target.snippetId);
+    const repo = snippetRepository(dataDir, target.snippetId);
     await store.transaction(async (tx) => {
       const locked = await tx.snippets.lock(target.snippetId!, store.db.dialect);
       if (locked) await mirrorRepositoryHead(tx, repo, locked);
@@ -184,7 +183,7 @@ async function afterPush(request: FastifyRequest, target: Target): Promise<void>
     return;
   }
   // The first push to an empty project repository decides its default branch when that one is absent.
-  const repo = ensureProjectRepository(snippetDeps.dataDir, target.ctx.project);
+  const repo = ensureProjectRepository(dataDir, target.ctx.project);
   const branches = await repo.branches();
   const current = target.ctx.project.default_branch;
   if (branches.size && (!current || !branches.has(current))) {

@@ -142,7 +142,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
       if (!content) throw notFound('File');
       return sendRaw(reply, p.file_path, content);
     }
-    const repo = snippetRepository(request.server.snippetDeps.dataDir, snippet.id);
+    const repo = snippetRepository(request.server.dataDir, snippet.id);
     const commit = await repo.resolveCommit(p.ref);
     if (!commit) throw notFound('Reference');
     const content = await repo.readFile(commit, p.file_path);

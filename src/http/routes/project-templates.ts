@@ -59,7 +59,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
     const { type } = validate<{ type: TemplateType }>(typeSpec, requestParams(request));
     parsePage(request);
     const ctx = await templateProject(request, type);
-    const items = await listTemplates(storeOf(request), request.server.snippetDeps.dataDir, request.principal.user, ctx, type);
+    const items = await listTemplates(storeOf(request), request.server.dataDir, request.principal.user, ctx, type);
     return paginateArray(request, reply, items);
   });
 
@@ -70,7 +70,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
     const name = templateName(request);
     const ctx = await templateProject(request, p.type);
     const viewer = request.principal.user;
-    const found = await findTemplate(storeOf(request), request.server.snippetDeps.dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
+    const found = await findTemplate(storeOf(request), request.server.dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
     if (!found) throw notFound('Template');
     return presentTemplate(p.type, found, { fullname: p.fullname || viewer?.name, project: p.project });
   });

@@ -57,7 +57,7 @@ export default async function projectRoutes(app: FastifyInstance) {
   app.post('/projects', async (request, reply) => {
     const viewer = currentUser(request);
     const p = validate<NewProjectInput>(spec.createProjectSpec, requestParams(request), spec.createProjectConstraints);
-    return reply.code(201).send(presentOne(request, await createProject(storeOf(request), viewer, p, request.server.snippetDeps.dataDir)));
+    return reply.code(201).send(presentOne(request, await createProject(storeOf(request), viewer, p, request.server.dataDir)));
   });
 
   /** POST /projects/user/:user_id — admins; creates the project in that user's namespace. */
@@ -68,7 +68,7 @@ export default async function projectRoutes(app: FastifyInstance) {
     const store = storeOf(request);
     const owner = await findUser(store, p.user_id);
     const { user_id: _ignored, ...input } = p;
-    return reply.code(201).send(presentOne(request, await createProject(store, owner, { ...input, namespace_id: undefined }, request.server.snippetDeps.dataDir)));
+    return reply.code(201).send(presentOne(request, await createProject(store, owner, { ...input, namespace_id: undefined }, request.server.dataDir)));
   });
 
   /** PUT /projects/:id — maintainers and admins (403 others). */
@@ -98,7 +98,7 @@ export default async function projectRoutes(app: FastifyInstance) {
     const store = storeOf(request);
     const ctx = await findReadableProject(store, viewer, projectId(request));
     requireProjectOwner(viewer, ctx);
-    await deleteProject(store, ctx, request.server.snippetDeps.dataDir);
+    await deleteProject(store, ctx, request.server.dataDir);
     return reply.code(202).send({ message: '202 Accepted' });
   });
 }

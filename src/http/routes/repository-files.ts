@@ -17,7 +17,7 @@ async function readableRepository(request: FastifyRequest) {
   const viewer = request.principal.user;
   const ctx = await findReadableProject(storeOf(request), viewer, (request.params as { id: string }).id);
   if (!canReadRepository(viewer, ctx.project, ctx.access)) throw forbidden();
-  return { ctx, repo: ensureProjectRepository(request.server.snippetDeps.dataDir, ctx.project) };
+  return { ctx, repo: ensureProjectRepository(request.server.dataDir, ctx.project) };
 }
 
 /** git's strict ISO dates carry seconds; GitLab's carry milliseconds (2024-05-02T10:11:12.000+00:00). */
@@ -44,7 +44,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
     const p = validate<WriteParams>(action === 'delete' ? spec.deleteFileSpec : spec.writeFileSpec, requestParams(request));
     if (!canPushRepository(viewer, ctx.project, ctx.access)) throw forbidden();
-    const repo = ensureProjectRepository(request.server.snippetDeps.dataDir, ctx.project);
+    const repo = ensureProjectRepository(request.server.dataDir, ctx.project);
     await writeFile(store, ctx, repo, {
       action,
       filePath: p.file_path,

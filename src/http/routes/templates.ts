@@ -35,7 +35,7 @@ export default async function templateRoutes(app: FastifyInstance) {
       { name: { type: 'string', required: true }, project: { type: 'string' }, fullname: { type: 'string' } },
       requestParams(request),
     );
-    const found = await findInstanceTemplate(storeOf(request), request.server.snippetDeps.dataDir, request.principal.user, 'licenses', p.name);
+    const found = await findInstanceTemplate(storeOf(request), request.server.dataDir, request.principal.user, 'licenses', p.name);
     if (!found) throw notFound('License');
     return presentTemplate('licenses', found, { fullname: p.fullname || request.principal.user?.name, project: p.project });
   });
@@ -43,7 +43,7 @@ export default async function templateRoutes(app: FastifyInstance) {
   for (const [type, singular] of FILE_TYPES) {
     /** GET /templates/<type> — [{key, name}] in GitLab's category order, paginated. */
     app.get(`/templates/${type}`, async (request, reply) => {
-      const items = await listInstanceTemplates(storeOf(request), request.server.snippetDeps.dataDir, request.principal.user, type);
+      const items = await listInstanceTemplates(storeOf(request), request.server.dataDir, request.principal.user, type);
       return paginateArray(request, reply, items);
     });
 
@@ -51,7 +51,7 @@ export default async function templateRoutes(app: FastifyInstance) {
     app.get(`/templates/${type}/:name`, async (request, reply) => {
       if (!NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
       const { name } = request.params as { name: string };
-      const found = await findInstanceTemplate(storeOf(request), request.server.snippetDeps.dataDir, request.principal.user, type, name);
+      const found = await findInstanceTemplate(storeOf(request), request.server.dataDir, request.principal.user, type, name);
       if (!found) throw notFound(singular);
       return presentTemplate(type, found, {});
     });

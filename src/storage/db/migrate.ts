@@ -1,30 +1,48 @@
 // Versioned migrations, run at start-up and by `snippetd migrate`. Each migration is a module in
-// ./migrations; add new ones to the list below, never edit one that has shipped.
-import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
-import type { Db } from './database.ts';
+// ./migrations; add new ones to the list below, never edit one that has shipped. Applied names are kept
+// in `snippetd_migrations`, in the connection's own schema. Pending migrations run in one transaction;
+// on PostgreSQL an advisory lock makes nodes that start together take turns (SQLite transactions are
+// serialised anyway), so each migration runs exactly once.
+import { sql, type Kysely } from 'kysely';
+import type { Db, DialectName } from './database.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_snippet_file_content.ts';
 
-type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: Db['dialect']): Promise<void> };
+type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
-const MIGRATIONS: Record<string, DialectMigration> = {
-  '0001_initial': m0001,
-  '0002_snippet_file_content': m0002,
-};
+const MIGRATIONS: [name: string, migration: Migration][] = [
+  ['0001_initial', m0001],
+  ['0002_snippet_file_content', m0002],
+];
+
+/** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */
+const MIGRATION_LOCK = 727_274_001;
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const provider: MigrationProvider = {
-    async getMigrations() {
-      const out: Record<string, Migration> = {};
-      for (const [name, m] of Object.entries(MIGRATIONS)) out[name] = { up: (k) => m.up(k, db.dialect) };
-      return out;
-    },
-  };
-  // Kysely looks for its bookkeeping tables across all schemas unless told which one: name the
-  // connection's current schema, so databases sharing a server (one schema per tenant/test) stay apart.
-  const schema = db.dialect === 'postgres' ? (await sql<{ s: string }>`SELECT current_schema() AS s`.execute(db.kysely)).rows[0].s : undefined;
-  const migrator = new Migrator({ db: db.kysely, provider, migrationTableSchema: schema });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  return db.kysely.connection().execute(async (tx) => {
+    // SQLite: take the write lock up front, or two processes that both read first deadlock on upgrade.
+    await sql.raw(db.dialect === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN').execute(tx);
+    try {
+      const applied = await migratePending(tx, db.dialect);
+      await sql.raw('COMMIT').execute(tx);
+      return applied;
+    } catch (error) {
+      await sql.raw('ROLLBACK').execute(tx);
+      throw error;
+    }
+  });
+}
+
+async function migratePending(tx: Kysely<any>, dialect: DialectName): Promise<string[]> {
+  if (dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(tx);
+  await sql`CREATE TABLE IF NOT EXISTS snippetd_migrations (name text PRIMARY KEY, applied_at text NOT NULL)`.execute(tx);
+  const done = new Set((await sql<{ name: string }>`SELECT name FROM snippetd_migrations`.execute(tx)).rows.map((r) => r.name));
+  const applied: string[] = [];
+  for (const [name, migration] of MIGRATIONS) {
+    if (done.has(name)) continue;
+    await migration.up(tx, dialect);
+    await sql`INSERT INTO snippetd_migrations (name, applied_at) VALUES (${name}, ${new Date().toISOString()})`.execute(tx);
+    applied.push(name);
+  }
+  return applied;
 }
