@@ -19,7 +19,7 @@ const start = (args: string[], env: NodeJS.ProcessEnv = {}) => spawnServer({ ...
 
 async function rps(url: string) {
   const r = await autocannon({ url, connections: Number(values.connections), duration: Number(values.duration) });
-  if (r.non2xx + r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  if (r.errors || (r.non2xx && !url.includes('/api/v3/'))) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
   return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99 };
 }
 
@@ -41,6 +41,8 @@ try {
   });
   const base = `${server.url}/api/v4/projects/root%2Fbench/templates`;
   const routes: [string, string][] = [
+    // The ceiling for any snippetd route: our hooks and Fastify, no database and no work (410 for v3).
+    ['snippetd route doing nothing (GET /api/v3/x, 410)', `${server.url}/api/v3/x`],
     ['GET licenses list (page 1)', `${base}/licenses`],
     ['GET license mit (placeholders filled)', `${base}/licenses/mit?fullname=Jane&project=P`],
     ['GET gitignores list (page 1)', `${base}/gitignores`],
