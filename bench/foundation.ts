@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { spawnServer } from '../scripts/spawn-server.ts';
+import { startBenchServer } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
   options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' }, 'database-url': { type: 'string' } },
@@ -15,16 +15,6 @@ const { values } = parseArgs({
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-'));
 
-function startServer(): Promise<{ url: string; stop: () => void }> {
-  const env = {
-    ...process.env,
-    SNIPPETD_DATA_DIR: dataDir,
-    SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-    SNIPPETD_LOG_LEVEL: 'warn',
-    ...(values['database-url'] ? { SNIPPETD_DATABASE_URL: values['database-url'] } : {}),
-  };
-  return spawnServer(env).then(({ url, child }) => ({ url, stop: () => child.kill('SIGTERM') }));
-}
 
 async function api(url: string, method: string, route: string, body?: unknown) {
   const res = await fetch(`${url}/api/v4${route}`, {
@@ -47,7 +37,7 @@ async function measure(url: string, name: string, route: string, headers: Record
   return `| ${name} | ${Math.round(result.requests.average)} | ${result.latency.p50} | ${result.latency.p99} | ${non2xx} |`;
 }
 
-const server = await startServer();
+const server = await startBenchServer({ dataDir, token: TOKEN, databaseUrl: values['database-url'] });
 try {
   const group = await api(server.url, 'POST', '/groups', { name: 'Bench', path: 'bench', visibility: 'public' });
   let project: any;

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { spawnServer } from '../scripts/spawn-server.ts';
+import { startBenchServer } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -20,16 +20,6 @@ const { values } = parseArgs({
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-'));
 
-function startServer(): Promise<{ url: string; stop: () => void }> {
-  const env = {
-    ...process.env,
-    SNIPPETD_DATA_DIR: dataDir,
-    SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-    SNIPPETD_LOG_LEVEL: 'warn',
-    ...(values['database-url'] ? { SNIPPETD_DATABASE_URL: values['database-url'] } : {}),
-  };
-  return spawnServer(env).then(({ url, child }) => ({ url, stop: () => child.kill('SIGTERM') }));
-}
 
 const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
@@ -64,7 +54,7 @@ async function load(url: string, name: string, route: string) {
   return `| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx + r.errors} |`;
 }
 
-const server = await startServer();
+const server = await startBenchServer({ dataDir, token: TOKEN, databaseUrl: values['database-url'] });
 try {
   const project = (await (await fetch(`${server.url}/api/v4/projects`, { method: 'POST', headers, body: JSON.stringify({ path: 'bench', visibility: 'public' }) })).json()) as { id: number };
   const creates = await measureCreates(server.url, project.id, Number(values.creates));

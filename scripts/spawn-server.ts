@@ -28,3 +28,15 @@ export function spawnServer(env: NodeJS.ProcessEnv, args: string[] = [CLI, 'serv
 }
 
 export const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+
+/** `snippetd serve` for a load script: a fresh data directory, a known root token, quiet logs. */
+export function startBenchServer(opts: { dataDir: string; token: string; databaseUrl?: string }): Promise<{ url: string; stop: () => void }> {
+  const env = {
+    ...process.env,
+    SNIPPETD_DATA_DIR: opts.dataDir,
+    SNIPPETD_INITIAL_ROOT_TOKEN: opts.token,
+    SNIPPETD_LOG_LEVEL: 'warn',
+    ...(opts.databaseUrl ? { SNIPPETD_DATABASE_URL: opts.databaseUrl } : {}),
+  };
+  return spawnServer(env).then(({ url, child }) => ({ url, stop: () => child.kill('SIGTERM') }));
+}

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import assert from 'node:assert/strict';
 import pg from 'pg';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.ts';
@@ -20,6 +21,10 @@ export interface TestApp {
   config: Config;
   /** app.inject with the JSON body parsed into `json` (undefined when the body is not JSON). */
   request(options: InjectOptions & { token?: string | null }): Promise<LightMyRequestResponse & { json: any }>;
+  /** A request to /api/v4<url> as the holder of `token` (null: anonymous). */
+  api(method: string, url: string, token: string | null, payload?: object): Promise<LightMyRequestResponse & { json: any }>;
+  /** Like api(), asserting the status; answers the parsed body. */
+  ok(method: string, url: string, token: string | null, payload: object | undefined, status: number): Promise<any>;
   /** Creates a user through the API (as root) and a personal access token for them. */
   user(username: string, opts?: { admin?: boolean; external?: boolean; scopes?: string[] }): Promise<{ id: number; username: string; token: string }>;
   close(): Promise<void>;
@@ -74,6 +79,14 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
     return Object.assign(res, { json });
   };
 
+  const api: TestApp['api'] = (method, url, token, payload) =>
+    request({ method: method as InjectOptions['method'], url: `/api/v4${url}`, token, ...(payload && { payload: payload as InjectOptions['payload'] }) });
+  const ok: TestApp['ok'] = async (method, url, token, payload, status) => {
+    const res = await api(method, url, token, payload);
+    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
+    return res.json;
+  };
+
   const user: TestApp['user'] = async (username, opts = {}) => {
     const created = await request({
       method: 'POST',
@@ -94,6 +107,8 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
     app,
     config,
     request,
+    api,
+    ok,
     user,
     close: async () => {
       await app.close();

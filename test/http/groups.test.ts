@@ -13,13 +13,8 @@ describe('groups API', () => {
   let owner: U, maint: U, dev: U, stranger: U, admin: U;
   let parent: any, child: any, secret: any;
 
-  const api = (method: string, url: string, token: string | null, payload?: object) =>
-    t.request({ method: method as any, url: `/api/v4${url}`, token, ...(payload && { payload }) });
-  const ok = async (method: string, url: string, token: string | null, payload: object | undefined, status: number) => {
-    const res = await api(method, url, token, payload);
-    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
-    return res.json;
-  };
+  const api: TestApp['api'] = (...args) => t.api(...args);
+  const ok: TestApp['ok'] = (...args) => t.ok(...args);
   /** GitLab answers POST /groups failures with 400 {"message":"Failed to save group <errors>"}: the errors' text must be in it. */
   const refused = (res: { statusCode: number; json: any }, ...texts: string[]) => {
     assert.equal(res.statusCode, 400, JSON.stringify(res.json));

@@ -13,13 +13,8 @@ describe('members API', () => {
   let owner: U, reporter: U, gmaint: U, pdev: U, pmaint: U, target: U, outsider: U, admin: U;
   let team: any, sub: any, app: any;
 
-  const api = (method: string, url: string, token: string | null, payload?: object) =>
-    t.request({ method: method as any, url: `/api/v4${url}`, token, ...(payload && { payload }) });
-  const ok = async (method: string, url: string, token: string | null, payload: object | undefined, status: number) => {
-    const res = await api(method, url, token, payload);
-    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
-    return res.json;
-  };
+  const api: TestApp['api'] = (...args) => t.api(...args);
+  const ok: TestApp['ok'] = (...args) => t.ok(...args);
   const levels = (list: any[]) => list.map((m) => [m.username, m.access_level]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
 
   before(async () => {

@@ -16,13 +16,8 @@ describe('projects API', () => {
   let alice: U, bob: U, dev: U, reporter: U, boss: U;
   let grp: any, sub: any, dotted: any;
 
-  const api = (method: string, url: string, token: string | null, payload?: object) =>
-    t.request({ method: method as any, url: `/api/v4${url}`, token, ...(payload && { payload }) });
-  const ok = async (method: string, url: string, token: string | null, payload: object | undefined, status: number) => {
-    const res = await api(method, url, token, payload);
-    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
-    return res.json;
-  };
+  const api: TestApp['api'] = (...args) => t.api(...args);
+  const ok: TestApp['ok'] = (...args) => t.ok(...args);
   const addGroupMember = (g: number, user: U, level: number) => ok('POST', `/groups/${g}/members`, alice.token, { user_id: user.id, access_level: level }, 201);
 
   before(async () => {
