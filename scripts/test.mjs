@@ -39,6 +39,27 @@ async function postgresReachable() {
   }
 }
 
+/** Test apps use one schema each (t_<pid>_<random>); drop those left by runs that were killed. */
+async function dropStaleSchemas() {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(String.raw`SELECT nspname FROM pg_namespace WHERE nspname ~ '^t_\d+_[0-9a-f]+$'`);
+    for (const { nspname } of rows) {
+      const pid = Number(nspname.split('_')[1]);
+      let alive = true;
+      try {
+        process.kill(pid, 0);
+      } catch {
+        alive = false;
+      }
+      if (!alive) await client.query(`DROP SCHEMA ${nspname} CASCADE`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 const tests = files.length ? files : findTests(path.join(root, 'test')).sort();
 const nodeTest = (db) => run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...tests], { SNIPPETD_TEST_DB: db });
 
@@ -54,6 +75,7 @@ if (only !== 'postgres') {
 }
 if (only !== 'sqlite') {
   if (await postgresReachable()) {
+    await dropStaleSchemas();
     console.log(`== tests on PostgreSQL at ${postgresUrl} (${tests.length} files)`);
     failed = nodeTest('postgres') !== 0 || failed;
   } else {
