@@ -1,12 +1,13 @@
 // buildApp(config): the whole HTTP application over its database. HTTP tests import only this.
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.ts';
 import { openDatabase } from './storage/db/database.ts';
 import { migrateToLatest } from './storage/db/migrate.ts';
 import { createStore } from './storage/db/store.ts';
 import { parseRackQuery } from './http/rack-params.ts';
 import { registerBodyParsers } from './http/plugins/body.ts';
-import { collectRoutes, registerErrorHandling } from './http/plugins/errors.ts';
+import { answerFor, collectRoutes, registerErrorHandling } from './http/plugins/errors.ts';
+import { Failure } from './domain/failure.ts';
 import { registerAuth } from './http/plugins/auth.ts';
 import { registerResponseHeaders } from './http/plugins/headers.ts';
 import { baseUrl } from './http/urls.ts';
@@ -47,6 +48,14 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
     // GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
     routerOptions: { maxParamLength: 4096, querystringParser: parseRackQuery },
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
+    // Errors Fastify raises before routing (a URL that is not valid percent-encoding) in GitLab's shape.
+    frameworkErrors: (error, _request, reply) => {
+      const [status, body] = answerFor(error.code === 'FST_ERR_BAD_URL' ? new Failure('bad_request', 'invalid URL encoding') : error);
+      // Hooks do not run for these answers and Fastify would add a charset: write them as they must be.
+      const raw = (reply as unknown as FastifyReply).hijack().raw;
+      raw.writeHead(status, { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', 'x-frame-options': 'SAMEORIGIN' });
+      raw.end(JSON.stringify(body));
+    },
   });
   app.decorate('store', store);
   app.decorate('externalUrl', config.externalUrl);

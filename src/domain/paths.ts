@@ -57,3 +57,12 @@ export function isValidGitPath(value: string): boolean {
   if (value === '' || value.length > 4096) return false;
   return value.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..' && seg.toLowerCase() !== '.git');
 }
+
+/** True when one path is a file and also a directory of another ("a" and "a/b"): no git tree can hold both. */
+export function hasFileDirectoryClash(paths: Iterable<string>): boolean {
+  const files = new Set(paths);
+  for (const p of files) {
+    for (let i = p.indexOf('/'); i !== -1; i = p.indexOf('/', i + 1)) if (files.has(p.slice(0, i))) return true;
+  }
+  return false;
+}

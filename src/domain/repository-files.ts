@@ -5,11 +5,12 @@ import type { Store } from '../storage/db/store.ts';
 import { ObjectWriter, type TreeFile } from '../storage/git/objects.ts';
 import { RefConflict, type GitRepository } from '../storage/git/repository.ts';
 import { Failure, notFound } from './failure.ts';
-import { isValidGitPath } from './paths.ts';
+import { hasFileDirectoryClash, isValidGitPath } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
 export const FILE_MISSING = "A file with this name doesn't exist";
+export const DIRECTORY_EXISTS = 'A directory with this name already exists';
 export const NOT_ON_BRANCH = 'You can only create or edit files when you are on a branch';
 
 const badRequest = (message: string) => new Failure('refused', message);
@@ -67,6 +68,10 @@ export async function writeFile(store: Store, ctx: ProjectContext, repo: GitRepo
     const previous = files.get(w.filePath);
     const mode = w.executeFilemode === undefined ? (previous?.mode ?? '100644') : w.executeFilemode ? '100755' : '100644';
     files.set(w.filePath, { path: w.filePath, blobId: writer.blob(w.content!), mode });
+  }
+  // Gitaly's answers when the path and an existing entry would be both a file and a directory.
+  if (hasFileDirectoryClash(files.keys())) {
+    throw badRequest([...files.keys()].some((p) => p.startsWith(`${w.filePath}/`)) ? DIRECTORY_EXISTS : FILE_EXISTS);
   }
   const tree = writer.tree([...files.values()]);
   const commit = writer.commit({ tree, parent, author: { ...w.author, time: Math.floor(Date.now() / 1000) }, message: w.message });

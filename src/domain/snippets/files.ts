@@ -1,7 +1,7 @@
 // Snippet file actions (create, update, delete, move) applied to the current files, with GitLab's two
 // kinds of failure: an action that is malformed on its own (422 "Snippet actions have invalid data",
 // SnippetInputAction validations) and one that does not fit the repository (400 "Repository Error ...").
-import { isValidGitPath } from '../paths.ts';
+import { hasFileDirectoryClash, isValidGitPath } from '../paths.ts';
 
 export type ActionName = 'create' | 'update' | 'delete' | 'move';
 
@@ -88,6 +88,7 @@ export function applyActions(current: Map<string, Buffer>, actions: FileAction[]
       }
     }
   }
+  if (hasFileDirectoryClash(files.keys())) throw new FileActionError('conflict');
   if (files.size > maxFiles) throw new FileActionError('too_many_files');
   return files;
 }

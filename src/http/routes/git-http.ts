@@ -135,7 +135,7 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
         throw error;
       }
       const snippet = target.snippetId !== null ? await request.server.store.snippets.findInProject(target.ctx.project.id, target.snippetId) : undefined;
-      const settings = await getSettings(request.server.store);
+      const maxFiles = snippet ? (await getSettings(request.server.store)).max_snippet_files : 0;
       let response;
       try {
         response = await runHttpBackend({
@@ -151,7 +151,7 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
           body: request.method === 'POST' ? (request.body as Readable) : null,
           maxBodyBytes: request.server.gitMaxBodyBytes,
           config: snippet ? { 'core.hooksPath': SNIPPET_HOOKS_DIR, 'receive.fsckObjects': 'true' } : {},
-          env: snippet ? { SNIPPETD_SNIPPET_BRANCH: snippet.default_branch, SNIPPETD_MAX_FILES: String(settings.max_snippet_files) } : {},
+          env: snippet ? { SNIPPETD_SNIPPET_BRANCH: snippet.default_branch, SNIPPETD_MAX_FILES: String(maxFiles) } : {},
         });
       } catch (error) {
         if (error instanceof BodyTooLarge) {

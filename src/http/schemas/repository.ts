@@ -34,5 +34,5 @@ export const treeSpec: ParamSpec = {
 
 export const commitsSpec: ParamSpec = {
   ref_name: { type: 'string', allowBlank: false },
-  path: { type: 'string' },
+  path: treeSpec.path,
 };

@@ -9,9 +9,6 @@ export function tokensRepository(db: Kysely<Database>) {
     async insert(token: Omit<Token, 'id'>): Promise<Token> {
       return db.insertInto('personal_access_tokens').values(token).returningAll().executeTakeFirstOrThrow();
     },
-    async findByDigest(digest: string): Promise<Token | undefined> {
-      return db.selectFrom('personal_access_tokens').selectAll().where('token_digest', '=', digest).executeTakeFirst();
-    },
     /** The token and its user in one round trip (every authenticated request starts here). */
     async findWithUserByDigest(digest: string): Promise<{ token: Token; user: User | null } | undefined> {
       const row = await db
