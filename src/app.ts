@@ -4,6 +4,8 @@ import type { Config } from './config.ts';
 import { openDatabase } from './storage/db/database.ts';
 import { migrateToLatest } from './storage/db/migrate.ts';
 import { createStore } from './storage/db/store.ts';
+import { ReadCache, withCachedReads } from './storage/db/read-cache.ts';
+import { isReadRequest } from './http/request.ts';
 import { parseRackQuery } from './http/rack-params.ts';
 import { registerBodyParsers } from './http/plugins/body.ts';
 import { answerFor, collectRoutes, registerErrorHandling } from './http/plugins/errors.ts';
@@ -31,6 +33,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   const db = openDatabase(config.databaseUrl);
   await migrateToLatest(db);
   const store = createStore(db);
+  const readCache = new ReadCache(db.readEpoch);
   builtinTemplates(); // read the built-in templates once, before the first request
 
   const app = Fastify({
@@ -58,6 +61,12 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
     },
   });
   app.decorate('store', store);
+  app.decorate('readStore', withCachedReads(store, readCache));
+  // Before anything reads: drop cached lookups if any node changed the access tables since.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (isReadRequest(request)) readCache.refresh().then(() => done(), done);
+    else done();
+  });
   app.decorate('externalUrl', config.externalUrl);
   app.decorate('dataDir', config.dataDir);
   app.decorate('gitMaxBodyBytes', config.maxGitBodyBytes);
@@ -71,7 +80,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   registerBodyParsers(app, config.maxBodyBytes);
   registerErrorHandling(app);
   registerResponseHeaders(app);
-  registerAuth(app, store, baseUrl);
+  registerAuth(app, baseUrl);
 
   const add405Routes = collectRoutes(app);
   await app.register(

@@ -26,12 +26,19 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   can_create_group: true,
 };
 
+/** Settings resolved from a stored record; read requests get the same cached record back, so resolve it once. */
+const resolved = new WeakMap<Record<string, unknown>, ApplicationSettings>();
+
 export async function getSettings(store: Store): Promise<ApplicationSettings> {
   const stored = await store.settings.all();
-  const settings = { ...DEFAULT_SETTINGS };
+  let settings = resolved.get(stored);
+  if (settings) return settings;
+  settings = { ...DEFAULT_SETTINGS };
   for (const key of Object.keys(DEFAULT_SETTINGS) as (keyof ApplicationSettings)[]) {
-    if (key in stored) (settings as Record<string, unknown>)[key] = stored[key];
+    if (key in stored) (settings as unknown as Record<string, unknown>)[key] = stored[key];
   }
+  Object.freeze(settings);
+  resolved.set(stored, settings);
   return settings;
 }
 

@@ -30,16 +30,19 @@ export function parsePage(request: FastifyRequest): Page {
   return { page, perPage, offset: (page - 1) * perPage };
 }
 
+const UNRESERVED = /^[\w.~-]*$/;
+
 /** Rails' to_query escaping (CGI.escape): only [a-zA-Z0-9_.~-] stay, spaces become '+'. */
 function cgiEscape(value: string): string {
+  if (UNRESERVED.test(value)) return value;
   return encodeURIComponent(value)
     .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
     .replace(/%20/g, '+');
 }
 
-function toQuery(params: Record<string, unknown>): string {
+function toQuery(params: Record<string, unknown>, keys: string[]): string {
   const parts: string[] = [];
-  for (const key of Object.keys(params).sort()) {
+  for (const key of keys) {
     const value = params[key];
     if (value === undefined || value === null || typeof value === 'object') {
       if (Array.isArray(value)) value.forEach((v) => parts.push(`${cgiEscape(`${key}[]`)}=${cgiEscape(String(v))}`));
@@ -50,16 +53,24 @@ function toQuery(params: Record<string, unknown>): string {
   return parts.join('&');
 }
 
-function linkFor(request: FastifyRequest, page: Page, targetPage: number): string {
+/**
+ * The Link URL of any page: the request's own parameters (secrets left out) with page and per_page
+ * replaced, in Rails' sorted to_query order. Everything but the page number is encoded once.
+ */
+function pageLinker(request: FastifyRequest, page: Page): (targetPage: number) => string {
   const params: Record<string, unknown> = {
     ...(request.query as Record<string, unknown>),
     ...(request.params as Record<string, unknown>),
-    page: targetPage,
     per_page: page.perPage,
   };
   for (const key of SECRET_PARAMS) delete params[key];
-  const path = request.url.split('?')[0];
-  return `${baseUrl(request)}${path}?${toQuery(params)}`;
+  delete params.page;
+  const keys = Object.keys(params).sort();
+  const before = toQuery(params, keys.filter((k) => k < 'page'));
+  const after = toQuery(params, keys.filter((k) => k > 'page'));
+  const prefix = `${baseUrl(request)}${request.url.split('?')[0]}?${before ? `${before}&` : ''}page=`;
+  const suffix = after ? `&${after}` : '';
+  return (targetPage) => `${prefix}${targetPage}${suffix}`;
 }
 
 /** Sets the pagination headers for one page; `total` is null when there are more than 10,000 rows. */
@@ -76,11 +87,12 @@ export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, pag
     reply.header('X-Total', String(total));
     reply.header('X-Total-Pages', String(totalPages));
   }
+  const linkFor = pageLinker(request, page);
   const links: string[] = [];
-  if (prev !== null) links.push(`<${linkFor(request, page, prev)}>; rel="prev"`);
-  if (next !== null) links.push(`<${linkFor(request, page, next)}>; rel="next"`);
-  links.push(`<${linkFor(request, page, 1)}>; rel="first"`);
-  if (totalPages !== null) links.push(`<${linkFor(request, page, totalPages)}>; rel="last"`);
+  if (prev !== null) links.push(`<${linkFor(prev)}>; rel="prev"`);
+  if (next !== null) links.push(`<${linkFor(next)}>; rel="next"`);
+  links.push(`<${linkFor(1)}>; rel="first"`);
+  if (totalPages !== null) links.push(`<${linkFor(totalPages)}>; rel="last"`);
   reply.header('Link', links.join(', '));
 }
 
@@ -103,8 +115,7 @@ export async function paginateQuery<Row>(
 }
 
 /** One page of an in-memory list (templates and other prepared data). */
-export function paginateArray<T>(request: FastifyRequest, reply: FastifyReply, items: readonly T[]): T[] {
-  const page = parsePage(request);
+export function paginateArray<T>(request: FastifyRequest, reply: FastifyReply, items: readonly T[], page: Page = parsePage(request)): T[] {
   const slice = items.slice(page.offset, page.offset + page.perPage);
   setPageHeaders(request, reply, page, items.length > MAX_COUNTED ? null : items.length, items.length > page.offset + page.perPage);
   return slice;

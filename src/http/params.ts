@@ -141,11 +141,13 @@ function checkConstraints(c: Constraints, input: Record<string, unknown>, errors
 }
 
 /** Coerces `input` by `spec`; unknown parameters are dropped. Throws a 400 failure on any violation. */
-export function validate<T = Record<string, any>>(spec: ParamSpec, input: Record<string, unknown>, constraints: Constraints = {}): T {
+const topLevel = (name: string) => name;
+
+export function validate<T = Record<string, any>>(spec: ParamSpec, input: Record<string, unknown>, constraints?: Constraints): T {
   const out: Record<string, unknown> = {};
   const errors: string[] = [];
-  validateInto(spec, input, (n) => n, out, errors);
-  checkConstraints(constraints, input, errors);
+  validateInto(spec, input, topLevel, out, errors);
+  if (constraints) checkConstraints(constraints, input, errors);
   if (errors.length) throw invalidParams([...new Set(errors)].join(', '));
   return out as T;
 }

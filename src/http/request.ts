@@ -7,6 +7,8 @@ import type { Store } from '../storage/db/store.ts';
 declare module 'fastify' {
   interface FastifyInstance {
     store: Store;
+    /** The store read requests use: hot lookups answered from memory (storage/db/read-cache.ts). */
+    readStore: Store;
     /** Where repositories live (SNIPPETD_DATA_DIR). */
     dataDir: string;
   }
@@ -25,6 +27,16 @@ export function requestParams(request: FastifyRequest): Record<string, unknown> 
   };
 }
 
+/** One of Grape's merged params, without building the merged object (for checks that run on every request). */
+export function requestParam(request: FastifyRequest, name: string): unknown {
+  const route = request.params as Record<string, unknown> | undefined;
+  if (route && name in route) return route[name];
+  const body = request.body;
+  if (isPlainObject(body) && name in body) return body[name];
+  const query = request.query as Record<string, unknown> | undefined;
+  return query ? query[name] : undefined;
+}
+
 /** GitLab's authenticate!: the acting user, or 401. */
 export function currentUser(request: FastifyRequest): User {
   const user = request.principal?.user;
@@ -39,5 +51,10 @@ export function requireAdmin(request: FastifyRequest): User {
   return user;
 }
 
-/** The store and config every route reads through its app instance. */
-export const storeOf = (request: FastifyRequest) => request.server.store;
+export const isReadRequest = (request: FastifyRequest) => request.method === 'GET' || request.method === 'HEAD';
+
+/**
+ * The store a request works with. Reads get the cached lookups (the cache is refreshed when the request
+ * starts); a request that writes never does, so it never reads back a cached copy of what it changed.
+ */
+export const storeOf = (request: FastifyRequest) => (isReadRequest(request) ? request.server.readStore : request.server.store);

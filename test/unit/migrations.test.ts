@@ -39,7 +39,7 @@ describe('migrations', () => {
     const db = openDatabase(url);
     try {
       const rows = await db.kysely.selectFrom('snippetd_migrations' as any).select('name' as any).orderBy('name' as any).execute();
-      assert.deepEqual(rows.map((r: any) => r.name), ['0001_initial', '0002_snippet_file_content']);
+      assert.deepEqual(rows.map((r: any) => r.name), ['0001_initial', '0002_snippet_file_content', '0003_change_epoch']);
     } finally {
       await db.close();
     }

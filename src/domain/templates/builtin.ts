@@ -91,13 +91,22 @@ function loadCi(hidden: boolean): FileTemplate[] {
   return CI_CATEGORIES.flatMap(([dir, category]) => readCategory(path.join(root, dir), '.gitlab-ci.yml', category, (n) => isHidden(n) !== hidden));
 }
 
+export interface ListedTemplate {
+  key: string;
+  name: string;
+}
+
 export interface BuiltinTemplates {
   licenses: LicenseData[];
+  /** The list items ({key, name}) of each built-in type, in list order, built once. */
+  listed: Record<'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls' | 'licenses', readonly ListedTemplate[]>;
   licenseByKey: Map<string, LicenseData>;
   /** Listed file templates per type, in list order. */
   files: Record<'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls', FileTemplate[]>;
   /** Templates found by name but not listed (the `.latest` CI variants). */
   unlisted: Record<'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls', FileTemplate[]>;
+  /** Every file template by key, listed or not, as a found template. */
+  fileByKey: Record<'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls', Map<string, { kind: 'file'; name: string; content: string }>>;
 }
 
 let cached: BuiltinTemplates | null = null;
@@ -106,15 +115,26 @@ let cached: BuiltinTemplates | null = null;
 export function builtinTemplates(): BuiltinTemplates {
   if (cached) return cached;
   const licenses = loadLicenses();
+  const files = {
+    dockerfiles: readCategory(path.join(DATA_DIR, 'dockerfiles'), '.Dockerfile', 'General'),
+    gitignores: loadGitignores(),
+    gitlab_ci_ymls: loadCi(false),
+  };
+  const unlisted = { dockerfiles: [], gitignores: [], gitlab_ci_ymls: loadCi(true) };
+  const items = (list: { key: string; name: string }[]) => Object.freeze(list.map(({ key, name }) => Object.freeze({ key, name })));
+  // The first template with a key wins, as in a search through the list (Languages before Global/).
+  const byKey = (type: keyof typeof files) => {
+    const map = new Map<string, { kind: 'file'; name: string; content: string }>();
+    for (const t of [...files[type], ...unlisted[type]]) if (!map.has(t.key)) map.set(t.key, Object.freeze({ kind: 'file' as const, name: t.name, content: t.content }));
+    return map;
+  };
   cached = {
     licenses,
+    listed: { dockerfiles: items(files.dockerfiles), gitignores: items(files.gitignores), gitlab_ci_ymls: items(files.gitlab_ci_ymls), licenses: items(licenses) },
     licenseByKey: new Map(licenses.map((l) => [l.key, l])),
-    files: {
-      dockerfiles: readCategory(path.join(DATA_DIR, 'dockerfiles'), '.Dockerfile', 'General'),
-      gitignores: loadGitignores(),
-      gitlab_ci_ymls: loadCi(false),
-    },
-    unlisted: { dockerfiles: [], gitignores: [], gitlab_ci_ymls: loadCi(true) },
+    files,
+    unlisted,
+    fileByKey: { dockerfiles: byKey('dockerfiles'), gitignores: byKey('gitignores'), gitlab_ci_ymls: byKey('gitlab_ci_ymls') },
   };
   return cached;
 }

@@ -9,7 +9,7 @@ import { canReadRepository, type Viewer } from '../policy.ts';
 import { projectAccess, type ProjectContext } from '../projects.ts';
 import { projectRepository } from '../repositories.ts';
 import { getSettings } from '../settings.ts';
-import { builtinTemplates, byteOrder, type LicenseData, type TemplateType } from './builtin.ts';
+import { builtinTemplates, byteOrder, type LicenseData, type ListedTemplate, type TemplateType } from './builtin.ts';
 
 /** Directory and extension of each type inside a template project (and, for issues/MRs, any project). */
 export const LAYOUT: Record<TemplateType, { dir: string; ext: string }> = {
@@ -28,10 +28,7 @@ interface RepoSource {
   commit: string;
 }
 
-export interface ListedTemplate {
-  key: string;
-  name: string;
-}
+export type { ListedTemplate };
 
 export type FoundTemplate = { kind: 'file'; name: string; content: string } | { kind: 'license'; license: LicenseData };
 
@@ -94,18 +91,15 @@ async function ownSource(dataDir: string, ctx: ProjectContext): Promise<RepoSour
 const isDescriptionType = (type: TemplateType) => type === 'issues' || type === 'merge_requests';
 
 /** Every template of a type for the project, in GitLab's order: groups, instance, then built-in/own. */
-export async function listTemplates(store: Store, dataDir: string, viewer: Viewer, ctx: ProjectContext, type: TemplateType): Promise<ListedTemplate[]> {
-  const out: ListedTemplate[] = [];
-  for (const source of await customSources(store, dataDir, viewer, ctx)) out.push(...(await listInRepo(source, type)));
+export async function listTemplates(store: Store, dataDir: string, viewer: Viewer, ctx: ProjectContext, type: TemplateType): Promise<readonly ListedTemplate[]> {
+  const custom: ListedTemplate[] = [];
+  for (const source of await customSources(store, dataDir, viewer, ctx)) custom.push(...(await listInRepo(source, type)));
   if (isDescriptionType(type)) {
     const own = await ownSource(dataDir, ctx);
-    if (own) out.push(...(await listInRepo(own, type)));
-  } else if (type === 'licenses') {
-    out.push(...builtinTemplates().licenses.map((l) => ({ key: l.key, name: l.name })));
-  } else {
-    out.push(...builtinTemplates().files[type].map((t) => ({ key: t.key, name: t.name })));
+    return own ? [...custom, ...(await listInRepo(own, type))] : custom;
   }
-  return out;
+  const builtin = builtinTemplates().listed[type];
+  return custom.length ? [...custom, ...builtin] : builtin;
 }
 
 /** One template by exact name: closest custom source first (or only `sourceProjectId`'s), then built-in/own. */
@@ -139,8 +133,7 @@ export function findBuiltin(type: TemplateType, name: string): FoundTemplate | n
     return license ? { kind: 'license', license } : null;
   }
   if (isDescriptionType(type)) return null;
-  const t = [...builtin.files[type], ...builtin.unlisted[type]].find((f) => f.key === name);
-  return t ? { kind: 'file', name: t.name, content: t.content } : null;
+  return builtin.fileByKey[type].get(name) ?? null;
 }
 
 /** A license from a template project: its name is the file name and it carries no metadata. */
@@ -149,10 +142,11 @@ function customLicense(name: string, content: string): LicenseData {
 }
 
 /** The deprecated instance-wide endpoints: the instance template project (when readable), then built-in. */
-export async function listInstanceTemplates(store: Store, dataDir: string, viewer: Viewer, type: 'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls'): Promise<ListedTemplate[]> {
-  const out: ListedTemplate[] = [];
-  for (const source of await customSources(store, dataDir, viewer, null)) out.push(...(await listInRepo(source, type)));
-  return [...out, ...builtinTemplates().files[type].map((t) => ({ key: t.key, name: t.name }))];
+export async function listInstanceTemplates(store: Store, dataDir: string, viewer: Viewer, type: 'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls'): Promise<readonly ListedTemplate[]> {
+  const custom: ListedTemplate[] = [];
+  for (const source of await customSources(store, dataDir, viewer, null)) custom.push(...(await listInRepo(source, type)));
+  const builtin = builtinTemplates().listed[type];
+  return custom.length ? [...custom, ...builtin] : builtin;
 }
 
 export async function findInstanceTemplate(store: Store, dataDir: string, viewer: Viewer, type: TemplateType, name: string): Promise<FoundTemplate | null> {

@@ -8,7 +8,7 @@ import { authenticateToken, scopesOf } from '../../domain/tokens.ts';
 import { accessDeniedReason } from '../../domain/policy.ts';
 import { forbidden, insufficientScope, notFound } from '../../domain/failure.ts';
 import type { Scope } from '../../domain/access.ts';
-import { requestParams } from '../request.ts';
+import { requestParam, storeOf } from '../request.ts';
 
 export interface Principal {
   /** The user the request acts as (the sudo target when Sudo is used); null when anonymous. */
@@ -27,13 +27,13 @@ declare module 'fastify' {
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
+const TOKEN_PARAMS = ['private_token', 'access_token', 'bearer_token'];
 
 function presentedToken(request: FastifyRequest): string | null {
   const header = request.headers['private-token'];
   if (typeof header === 'string' && header !== '') return header;
-  const params = requestParams(request);
-  for (const key of ['private_token', 'access_token', 'bearer_token']) {
-    const value = params[key];
+  for (const key of TOKEN_PARAMS) {
+    const value = requestParam(request, key);
     if (typeof value === 'string' && value !== '') return value;
   }
   const authorization = request.headers.authorization;
@@ -50,7 +50,7 @@ function requireScope(request: FastifyRequest, token: Token): void {
 
 async function applySudo(request: FastifyRequest, store: Store, principal: Principal): Promise<void> {
   const header = request.headers['sudo'];
-  const param = requestParams(request).sudo;
+  const param = requestParam(request, 'sudo');
   const target = typeof header === 'string' && header !== '' ? header : typeof param === 'string' || typeof param === 'number' ? String(param) : null;
   if (target === null || !principal.user || !principal.token) return;
   if (!principal.user.admin) throw forbidden('Must be admin to use sudo');
@@ -60,13 +60,14 @@ async function applySudo(request: FastifyRequest, store: Store, principal: Princ
   principal.user = user;
 }
 
-export function registerAuth(app: FastifyInstance, store: Store, externalUrl: (r: FastifyRequest) => string): void {
+export function registerAuth(app: FastifyInstance, externalUrl: (r: FastifyRequest) => string): void {
   app.decorateRequest('principal', null as unknown as Principal);
   app.addHook('preHandler', async (request) => {
     const principal: Principal = { user: null, token: null };
     request.principal = principal;
     const plain = presentedToken(request);
     if (plain === null) return;
+    const store = storeOf(request);
     const { token, user } = await authenticateToken(store, plain);
     const denied = accessDeniedReason(user, externalUrl(request));
     if (denied) throw forbidden(denied);

@@ -3,11 +3,12 @@
 import type { FastifyInstance } from 'fastify';
 
 export function registerResponseHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // A callback hook, not an async one: it runs on every answer and needs no promise.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('X-Frame-Options', 'SAMEORIGIN');
     reply.header('X-Content-Type-Options', 'nosniff');
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('application/json')) reply.header('content-type', 'application/json');
-    return payload;
+    done(null, payload);
   });
 }

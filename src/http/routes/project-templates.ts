@@ -1,7 +1,7 @@
 // Project templates (GitLab's lib/api/project_templates.rb). Order of checks: the type and the
 // parameters (400, before the project is looked up), the project (401 bad token / 404), the template
 // permission (403 with GitLab's sentence), the template (404 Template Not Found).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestParams, storeOf } from '../request.ts';
 import { validate, type ParamSpec } from '../params.ts';
 import { paginateArray, parsePage } from '../pagination.ts';
@@ -36,6 +36,22 @@ export function templateName(request: FastifyRequest): string {
   return name;
 }
 
+/**
+ * A file template's answer as JSON, serialised once per template object: built-in templates are the same
+ * objects on every request, so their answers are prepared on first use and then only sent.
+ */
+const fileTemplateJson = new WeakMap<FoundTemplate, string>();
+
+export function sendTemplate(reply: FastifyReply, type: TemplateType, found: FoundTemplate, values: { fullname?: string | null; project?: string | null }) {
+  if (found.kind === 'license') return presentTemplate(type, found, values);
+  let json = fileTemplateJson.get(found);
+  if (json === undefined) {
+    json = JSON.stringify(presentTemplate(type, found, values));
+    fileTemplateJson.set(found, json);
+  }
+  return reply.type('application/json').send(json);
+}
+
 /** dockerfiles and gitlab_ci_ymls carry GitLab's one-line template comment; licenses get their placeholders filled. */
 export function presentTemplate(type: TemplateType, found: FoundTemplate, values: { fullname?: string | null; project?: string | null }) {
   if (found.kind === 'license') return presentLicense(found.license, fillPlaceholders(found.license.body, values));
@@ -57,10 +73,10 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
   /** GET /projects/:id/templates/:type — [{key, name}] in GitLab's order, paginated (20 per page). */
   app.get('/projects/:id/templates/:type', async (request, reply) => {
     const { type } = validate<{ type: TemplateType }>(typeSpec, requestParams(request));
-    parsePage(request);
+    const page = parsePage(request);
     const ctx = await templateProject(request, type);
     const items = await listTemplates(storeOf(request), request.server.dataDir, request.principal.user, ctx, type);
-    return paginateArray(request, reply, items);
+    return paginateArray(request, reply, items, page);
   });
 
   /** GET /projects/:id/templates/:type/:name — {name, content} or a license; 404 Template Not Found. */
@@ -72,6 +88,6 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
     const viewer = request.principal.user;
     const found = await findTemplate(storeOf(request), request.server.dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
     if (!found) throw notFound('Template');
-    return presentTemplate(p.type, found, { fullname: p.fullname || viewer?.name, project: p.project });
+    return sendTemplate(reply, p.type, found, { fullname: p.fullname || viewer?.name, project: p.project });
   });
 }

@@ -9,7 +9,7 @@ import { notFound } from '../../domain/failure.ts';
 import { builtinTemplates, byteOrder } from '../../domain/templates/builtin.ts';
 import { findInstanceTemplate, listInstanceTemplates } from '../../domain/templates/finder.ts';
 import { presentLicense } from '../../domain/templates/licenses.ts';
-import { presentTemplate, rawLastSegment } from './project-templates.ts';
+import { presentTemplate, rawLastSegment, sendTemplate } from './project-templates.ts';
 
 const NAME = /^[\w.-]+$/;
 const FILE_TYPES = [
@@ -53,7 +53,7 @@ export default async function templateRoutes(app: FastifyInstance) {
       const { name } = request.params as { name: string };
       const found = await findInstanceTemplate(storeOf(request), request.server.dataDir, request.principal.user, type, name);
       if (!found) throw notFound(singular);
-      return presentTemplate(type, found, {});
+      return sendTemplate(reply, type, found, {});
     });
   }
 }

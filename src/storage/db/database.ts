@@ -11,6 +11,8 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Db {
   kysely: Kysely<Database>;
   dialect: DialectName;
+  /** The committed value of the change epoch (migration 0003); null when it cannot be known now. */
+  readEpoch(): number | null | Promise<number | null>;
   close(): Promise<void>;
 }
 
@@ -31,7 +33,40 @@ function openSqlite(file: string): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+  const epoch = sqliteEpochReader(sqlite, file);
+  return {
+    kysely,
+    dialect: 'sqlite',
+    readEpoch: epoch.read,
+    close: async () => {
+      epoch.close();
+      await kysely.destroy();
+    },
+  };
+}
+
+/**
+ * The epoch as committed: read on a connection of its own, because the main connection would also see
+ * a transaction it has open and may yet roll back. Opened on first use (the table comes with migrations).
+ * An in-memory database has no second connection; there the value is unknown while a transaction is open.
+ */
+function sqliteEpochReader(main: SQLite.Database, file: string) {
+  const inMemory = file === ':memory:';
+  let connection: SQLite.Database | null = null;
+  let statement: SQLite.Statement | null = null;
+  return {
+    read(): number | null {
+      if (!main.open || (inMemory && main.inTransaction)) return null;
+      if (!statement) {
+        connection = inMemory ? main : new SQLite(file, { readonly: true, fileMustExist: true });
+        statement = connection.prepare('SELECT value FROM change_epoch WHERE id = 1').pluck();
+      }
+      return statement.get() as number;
+    },
+    close() {
+      if (connection && connection !== main) connection.close();
+    },
+  };
 }
 
 const MAX_CACHED_STATEMENTS = 1000;
@@ -60,7 +95,11 @@ function withStatementCache(sqlite: SQLite.Database) {
 function openPostgres(url: string): Db {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+  const readEpoch = async () => {
+    const row = await kysely.selectFrom('change_epoch').select('value').where('id', '=', 1).executeTakeFirst();
+    return row ? Number(row.value) : null;
+  };
+  return { kysely, dialect: 'postgres', readEpoch, close: () => kysely.destroy() };
 }
 
 /** Unique-constraint violations look different in each driver; callers only need to know it was one. */

@@ -122,6 +122,7 @@ export interface Database {
   projects: ProjectsTable;
   members: MembersTable;
   application_settings: ApplicationSettingsTable;
+  change_epoch: { id: number; value: number };
   snippets: SnippetsTable;
   snippet_files: SnippetFilesTable;
   user_agent_details: UserAgentDetailsTable;

@@ -1,0 +1,101 @@
+// In-memory answers to the lookups every read request starts with (token, project, membership,
+// settings, template projects), valid for one value of the database's change epoch.
+//
+// Why it is never stale: every committed change to the access tables increases `change_epoch` in the
+// same transaction (migration 0003). Before a read request looks anything up, the epoch is read after
+// the request arrived, so after anything acknowledged to any client was committed; if the epoch moved,
+// everything cached is dropped. An entry is kept only if the cache was not dropped while it loaded, so
+// an entry always holds data read after the epoch it is filed under was observed. Writing requests do
+// not use the cache at all, so a request never reads back a cached copy of what it just changed.
+//
+// The requests that arrive in one turn of the event loop share one epoch read, made in that turn's
+// check phase (setImmediate), after all of them arrived: under load this saves most of the reads.
+import type { Store } from './store.ts';
+
+/** Entries kept before everything is dropped (a bound on memory, e.g. against sprayed tokens). */
+const MAX_ENTRIES = 10_000;
+
+/** null: the epoch cannot be known now (nothing is kept until it can). */
+export type EpochReader = () => number | null | Promise<number | null>;
+
+export class ReadCache {
+  private epoch: number | null = null;
+  private generation = 0;
+  private entries = new Map<string, unknown>();
+
+  /** The next epoch read, not started yet: requests arriving now may still share it. */
+  private nextRead: Promise<void> | null = null;
+
+  constructor(private readonly readEpoch: EpochReader) {}
+
+  /** Call at the start of every read request, before any cached lookup. */
+  refresh(): Promise<void> {
+    this.nextRead ??= new Promise((resolve, reject) => {
+      setImmediate(() => {
+        this.nextRead = null;
+        Promise.resolve()
+          .then(this.readEpoch)
+          .then((epoch) => this.observe(epoch))
+          .then(resolve, reject);
+      });
+    });
+    return this.nextRead;
+  }
+
+  private observe(epoch: number | null): void {
+    if (epoch !== null && epoch === this.epoch) return;
+    this.epoch = epoch;
+    this.generation++;
+    this.entries.clear();
+  }
+
+  async get<T>(key: string, load: () => Promise<T>): Promise<T> {
+    if (this.entries.has(key)) return this.entries.get(key) as T;
+    const generation = this.generation;
+    const value = deepFreeze(await load());
+    if (generation === this.generation && this.epoch !== null) {
+      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+}
+
+/** Cached values are shared between requests: freezing them makes an accidental change throw. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+/** The store that read requests use: the same repositories, with the hot lookups served by `cache`. */
+export function withCachedReads(store: Store, cache: ReadCache): Store {
+  const { tokens, projects, members, settings, namespaces, users } = store;
+  return {
+    ...store,
+    tokens: { ...tokens, findWithUserByDigest: (digest) => cache.get(`token:${digest}`, () => tokens.findWithUserByDigest(digest)) },
+    projects: {
+      ...projects,
+      withNamespace: (by) => cache.get('id' in by ? `project:${by.id}` : `project-path:${by.fullPath.toLowerCase()}`, () => projects.withNamespace(by)),
+      findById: (id) => cache.get(`project-row:${id}`, () => projects.findById(id)),
+    },
+    members: {
+      ...members,
+      accessLevels: (userId, projectId, namespaceIds) =>
+        cache.get(`access:${userId}:${projectId}:${namespaceIds.join(',')}`, () => members.accessLevels(userId, projectId, namespaceIds)),
+    },
+    settings: { ...settings, all: () => cache.get('settings', () => settings.all()) },
+    namespaces: {
+      ...namespaces,
+      findById: (id) => cache.get(`namespace:${id}`, () => namespaces.findById(id)),
+      findManyByIds: (ids) => cache.get(`namespaces:${ids.join(',')}`, () => namespaces.findManyByIds(ids)),
+    },
+    users: {
+      ...users,
+      findById: (id) => cache.get(`user:${id}`, () => users.findById(id)),
+      findByUsername: (username) => cache.get(`username:${username.toLowerCase()}`, () => users.findByUsername(username)),
+    },
+  };
+}

@@ -1,0 +1,140 @@
+// Read requests answer their token, project, membership and settings lookups from memory
+// (src/storage/db/read-cache.ts). These tests change that data behind a node's back, from a second node
+// on the same database and from a CLI process, and check that the very next request sees the change.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { CLI } from '../../scripts/spawn-server.ts';
+import { ReadCache } from '../../src/storage/db/read-cache.ts';
+
+const NOT_FOUND_PROJECT = { message: '404 Project Not Found' };
+
+describe('cached lookups are never served stale', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let alice: { id: number; username: string; token: string };
+
+  before(async () => {
+    a = await createTestApp();
+    // A second node: its own process state and cache, the same database and repositories.
+    b = await createTestApp({ databaseUrl: a.config.databaseUrl, dataDir: a.config.dataDir });
+    alice = await a.user('alice');
+  });
+  after(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  const createProject = async (node: TestApp, path: string, visibility: string) =>
+    (await node.ok('POST', '/projects', ROOT_TOKEN, { path, visibility }, 201)).id as number;
+
+  it('a project made private on another node is hidden from the next anonymous read', async () => {
+    const id = await createProject(a, 'goes-private', 'public');
+    await a.ok('GET', `/projects/${id}/templates/licenses?per_page=1`, null, undefined, 200);
+    await a.ok('GET', `/projects/root%2Fgoes-private`, null, undefined, 200);
+
+    await b.ok('PUT', `/projects/${id}`, ROOT_TOKEN, { visibility: 'private' }, 200);
+
+    assert.deepEqual(await a.ok('GET', `/projects/${id}/templates/licenses?per_page=1`, null, undefined, 404), NOT_FOUND_PROJECT);
+    assert.deepEqual(await a.ok('GET', `/projects/root%2Fgoes-private`, null, undefined, 404), NOT_FOUND_PROJECT);
+  });
+
+  it('a change on the same node is seen by its next read', async () => {
+    const id = await createProject(a, 'same-node', 'public');
+    await a.ok('GET', `/projects/${id}/templates/dockerfiles/Node`, null, undefined, 200);
+    await a.ok('PUT', `/projects/${id}`, ROOT_TOKEN, { visibility: 'private' }, 200);
+    assert.deepEqual(await a.ok('GET', `/projects/${id}/templates/dockerfiles/Node`, null, undefined, 404), NOT_FOUND_PROJECT);
+  });
+
+  it('a token revoked on another node is refused by the next request', async () => {
+    const created = await a.ok('POST', `/users/${alice.id}/personal_access_tokens`, ROOT_TOKEN, { name: 'short-lived', scopes: ['api'] }, 201);
+    assert.equal((await a.ok('GET', '/user', created.token, undefined, 200)).username, 'alice');
+
+    await b.ok('DELETE', `/personal_access_tokens/${created.id}`, ROOT_TOKEN, undefined, 204);
+
+    const res = await a.api('GET', '/user', created.token);
+    assert.equal(res.statusCode, 401);
+    assert.deepEqual(res.json, { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' });
+  });
+
+  it('a membership added or removed on another node applies to the next request', async () => {
+    const id = await createProject(a, 'members-only', 'private');
+    assert.deepEqual(await a.ok('GET', `/projects/${id}/templates/gitignores/Ruby`, alice.token, undefined, 404), NOT_FOUND_PROJECT);
+
+    await b.ok('POST', `/projects/${id}/members`, ROOT_TOKEN, { user_id: alice.id, access_level: 20 }, 201);
+    assert.equal((await a.ok('GET', `/projects/${id}/templates/gitignores/Ruby`, alice.token, undefined, 200)).name, 'Ruby');
+
+    await b.ok('DELETE', `/projects/${id}/members/${alice.id}`, ROOT_TOKEN, undefined, 204);
+    assert.deepEqual(await a.ok('GET', `/projects/${id}/templates/gitignores/Ruby`, alice.token, undefined, 404), NOT_FOUND_PROJECT);
+  });
+
+  it('an instance template project named on another node is used by the next request', async () => {
+    const id = await createProject(a, 'uses-templates', 'public');
+    const source = await createProject(a, 'instance-templates', 'public');
+    await a.ok('POST', `/projects/${source}/repository/files/Dockerfile%2FHouse.dockerfile`, ROOT_TOKEN, { branch: 'main', content: 'FROM scratch\n', commit_message: 'add' }, 201);
+    const before = await a.ok('GET', `/projects/${id}/templates/dockerfiles?per_page=100`, null, undefined, 200);
+    assert.equal(before.some((t: { key: string }) => t.key === 'House'), false);
+
+    await b.ok('PUT', '/application/settings', ROOT_TOKEN, { file_template_project_id: source }, 200);
+    try {
+      const after = await a.ok('GET', `/projects/${id}/templates/dockerfiles?per_page=100`, null, undefined, 200);
+      assert.deepEqual(after[0], { key: 'House', name: 'House' });
+      assert.equal(after.length, before.length + 1);
+    } finally {
+      await b.ok('PUT', '/application/settings', ROOT_TOKEN, { file_template_project_id: null }, 200);
+    }
+  });
+
+  it('a user created by the CLI (another process) is found by the next request', async () => {
+    const sudo = () => a.request({ method: 'GET', url: '/api/v4/user', headers: { sudo: 'from-cli' } });
+    const missing = await sudo();
+    assert.equal(missing.statusCode, 404);
+    assert.deepEqual(missing.json, { message: "404 User with ID or username 'from-cli' Not Found" });
+
+    const cli = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'users', 'create', '--username', 'from-cli', '--email', 'cli@example.com', '--name', 'From CLI'], {
+      env: { ...process.env, SNIPPETD_DATA_DIR: a.config.dataDir, SNIPPETD_DATABASE_URL: a.config.databaseUrl, SNIPPETD_LOG_LEVEL: 'warn' },
+      encoding: 'utf8',
+    });
+    assert.equal(cli.status, 0, cli.stderr);
+
+    const found = await sudo();
+    assert.equal(found.statusCode, 200, found.body);
+    assert.equal(found.json.username, 'from-cli');
+  });
+});
+
+describe('ReadCache', () => {
+  it('keeps nothing that finished loading after the epoch moved, and drops everything when it moves', async () => {
+    let epoch = 1;
+    const cache = new ReadCache(() => epoch);
+    await cache.refresh();
+    let release!: (v: string) => void;
+    const slow = cache.get('k', () => new Promise<string>((resolve) => (release = resolve)));
+    epoch = 2;
+    await cache.refresh(); // the epoch moved while 'k' was loading
+    release('old');
+    assert.equal(await slow, 'old');
+    assert.equal(await cache.get('k', async () => 'new'), 'new', 'a value loaded across a move is not kept');
+    assert.equal(await cache.get('k', async () => 'newer'), 'new', 'a value loaded within one epoch is kept');
+    epoch = 3;
+    await cache.refresh();
+    assert.equal(await cache.get('k', async () => 'newest'), 'newest');
+  });
+
+  it('keeps nothing while the epoch cannot be read', async () => {
+    const cache = new ReadCache(() => null);
+    await cache.refresh();
+    assert.equal(await cache.get('k', async () => 1), 1);
+    assert.equal(await cache.get('k', async () => 2), 2);
+  });
+
+  it('hands out frozen values, so a request cannot change what the next one reads', async () => {
+    const cache = new ReadCache(() => 1);
+    await cache.refresh();
+    const value = await cache.get('k', async () => ({ project: { id: 1 } }));
+    assert.throws(() => {
+      (value.project as { id: number }).id = 2;
+    }, TypeError);
+  });
+});
