@@ -73,19 +73,21 @@ function pageLinker(request: FastifyRequest, page: Page): (targetPage: number) =
   return (targetPage) => `${prefix}${targetPage}${suffix}`;
 }
 
-/** Sets the pagination headers for one page; `total` is null when there are more than 10,000 rows. */
-export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page, total: number | null, hasMore: boolean): void {
+/** The pagination headers of one page; `total` is null when there are more than 10,000 rows. */
+function pageHeaders(request: FastifyRequest, page: Page, total: number | null, hasMore: boolean): Record<string, string> {
   const totalPages = total === null ? null : Math.max(1, Math.ceil(total / page.perPage));
   const beyondEnd = totalPages !== null && page.page > totalPages;
   const next = !beyondEnd && (totalPages === null ? hasMore : page.page < totalPages) ? page.page + 1 : null;
   const prev = page.page > 1 && !beyondEnd ? page.page - 1 : null;
-  reply.header('X-Per-Page', String(page.perPage));
-  reply.header('X-Page', String(page.page));
-  reply.header('X-Next-Page', next === null ? '' : String(next));
-  reply.header('X-Prev-Page', prev === null ? '' : String(prev));
+  const headers: Record<string, string> = {
+    'X-Per-Page': String(page.perPage),
+    'X-Page': String(page.page),
+    'X-Next-Page': next === null ? '' : String(next),
+    'X-Prev-Page': prev === null ? '' : String(prev),
+  };
   if (total !== null) {
-    reply.header('X-Total', String(total));
-    reply.header('X-Total-Pages', String(totalPages));
+    headers['X-Total'] = String(total);
+    headers['X-Total-Pages'] = String(totalPages);
   }
   const linkFor = pageLinker(request, page);
   const links: string[] = [];
@@ -93,7 +95,12 @@ export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, pag
   if (next !== null) links.push(`<${linkFor(next)}>; rel="next"`);
   links.push(`<${linkFor(1)}>; rel="first"`);
   if (totalPages !== null) links.push(`<${linkFor(totalPages)}>; rel="last"`);
-  reply.header('Link', links.join(', '));
+  headers.Link = links.join(', ');
+  return headers;
+}
+
+export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page, total: number | null, hasMore: boolean): void {
+  reply.headers(pageHeaders(request, page, total, hasMore));
 }
 
 /** One page of an ordered query, with the headers set; totals are counted up to 10,000 rows. */
@@ -114,9 +121,41 @@ export async function paginateQuery<Row>(
   return rows.slice(0, page.perPage) as Row[];
 }
 
+const arrayPageHeaders = (request: FastifyRequest, items: readonly unknown[], page: Page) =>
+  pageHeaders(request, page, items.length > MAX_COUNTED ? null : items.length, items.length > page.offset + page.perPage);
+
 /** One page of an in-memory list (templates and other prepared data). */
 export function paginateArray<T>(request: FastifyRequest, reply: FastifyReply, items: readonly T[], page: Page = parsePage(request)): T[] {
-  const slice = items.slice(page.offset, page.offset + page.perPage);
-  setPageHeaders(request, reply, page, items.length > MAX_COUNTED ? null : items.length, items.length > page.offset + page.perPage);
-  return slice;
+  reply.headers(arrayPageHeaders(request, items, page));
+  return items.slice(page.offset, page.offset + page.perPage);
+}
+
+interface PreparedPage {
+  headers: Record<string, string>;
+  json: string;
+}
+
+/** Pages kept per list and URL before that list's are dropped (a bound on memory). */
+const MAX_PREPARED_PAGES = 1000;
+const preparedPages = new WeakMap<readonly unknown[], Map<string, PreparedPage>>();
+
+/**
+ * Sends one page of a frozen list (the built-in templates): such a list never changes, so the same URL
+ * always gets the same answer, and each page's headers and JSON are built once and then only sent.
+ * URLs carrying a token are answered without keeping anything.
+ */
+export function sendFrozenListPage(request: FastifyRequest, reply: FastifyReply, items: readonly unknown[], page: Page): FastifyReply {
+  if (!Object.isFrozen(items)) return reply.send(paginateArray(request, reply, items, page));
+  const url = `${baseUrl(request)}${request.url}`;
+  let pages = preparedPages.get(items);
+  let prepared = pages?.get(url);
+  if (!prepared) {
+    prepared = { headers: arrayPageHeaders(request, items, page), json: JSON.stringify(items.slice(page.offset, page.offset + page.perPage)) };
+    if (!url.includes('token=')) {
+      if (!pages) preparedPages.set(items, (pages = new Map()));
+      if (pages.size >= MAX_PREPARED_PAGES) pages.clear();
+      pages.set(url, prepared);
+    }
+  }
+  return reply.headers(prepared.headers).type('application/json').send(prepared.json);
 }

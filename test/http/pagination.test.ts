@@ -174,4 +174,19 @@ describe('offset pagination without an external URL', () => {
     assertPageHeaders(res, { total: '1', totalPages: '1', perPage: '5', page: '1', next: '', prev: '' });
     assert.equal(res.headers.link, link('http://snippets.test:3000', [['first', 'page=1&per_page=5'], ['last', 'page=1&per_page=5']]));
   });
+
+  it('a built-in template page asked again answers from that request\'s host and parameters, never a token', async () => {
+    const url = '/api/v4/templates/dockerfiles?per_page=5&page=2&sort=x%20y';
+    const all = (await t.request({ method: 'GET', url: '/api/v4/templates/dockerfiles?per_page=100', token: null })).json;
+    const lastPage = Math.ceil(all.length / 5);
+    assert.ok(lastPage >= 3, `${all.length} dockerfiles`);
+    const q = (host: string, page: number) => `http://${host}/api/v4/templates/dockerfiles?page=${page}&per_page=5&sort=x+y`;
+    const expectedLink = (host: string) => `<${q(host, 1)}>; rel="prev", <${q(host, 3)}>; rel="next", <${q(host, 1)}>; rel="first", <${q(host, lastPage)}>; rel="last"`;
+    for (const [host, query] of [['one.test', ''], ['two.test', ''], ['one.test', ''], ['one.test', `&private_token=${ROOT_TOKEN}`], ['one.test', '']]) {
+      const res = await t.request({ method: 'GET', url: url + query, headers: { host }, token: null });
+      assertPageHeaders(res, { total: String(all.length), totalPages: String(lastPage), perPage: '5', page: '2', next: '3', prev: '1' });
+      assert.deepEqual(res.json, all.slice(5, 10), host);
+      assert.equal(res.headers.link, expectedLink(host), `${host}${query}`);
+    }
+  });
 });

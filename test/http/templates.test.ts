@@ -50,8 +50,9 @@ const licenseData = (key: string) => LICENSES.find((l) => l.key === key)!;
 function fill(text: string, v: { fullname?: string; project?: string }) {
   const o = '[\\[<{]', c = '[\\]>}]';
   let out = text.replace(new RegExp(`${o}(year|yyyy)${c}`, 'gi'), YEAR);
-  if (v.fullname) out = out.replace(new RegExp(`${o}(fullname|name of author|name of copyright owner)${c}`, 'gi'), () => v.fullname!);
+  // GitLab's order (LicenseTemplate#resolve!): year, then project, then full name, each over the whole text.
   if (v.project) out = out.replace(new RegExp(`${o}(project|description|one line [^\\n]*? what it does\\.)${c}`, 'gi'), () => v.project!);
+  if (v.fullname) out = out.replace(new RegExp(`${o}(fullname|name of author|name of copyright owner)${c}`, 'gi'), () => v.fullname!);
   return out;
 }
 const licenseText = (key: string) => String(licenseData(key).body).replace(/^([ \t]*\n)+/, '');
@@ -252,6 +253,18 @@ describe('project templates', () => {
       assert.deepEqual(res, expectedLicense('apache-2.0', { fullname: 'Anton' }));
       assert.ok(res.content.includes(`Copyright ${YEAR} Anton\n`));
       assert.ok((await ok(`/projects/${PUB}/templates/licenses/apache-2.0`, null)).json.content.includes(`Copyright ${YEAR} [name of copyright owner]\n`));
+    });
+
+    it('values are filled in GitLab\'s order (a full-name placeholder inside the project is filled) and any characters survive', async () => {
+      const fullname = 'Ann "Q" \\ O\'Neil\n\u00e9\u{1F600} <project> $1';
+      const project = 'Tool for [fullname] & {year}';
+      const query = `fullname=${encodeURIComponent(fullname)}&project=${encodeURIComponent(project)}`;
+      const res = await ok(`/projects/${PUB}/templates/licenses/gpl-3.0?${query}`);
+      assert.deepEqual(res.json, expectedLicense('gpl-3.0', { fullname, project }));
+      assert.ok(res.json.content.includes(`    Tool for ${fullname} & {year}\n`), res.json.content.slice(0, 2000));
+      assert.ok(res.json.content.includes(`Copyright (C) ${YEAR}  ${fullname}\n`));
+      // The deprecated endpoint fills the same way.
+      assert.deepEqual((await ok(`/templates/licenses/gpl-3.0?${query}`)).json, res.json);
     });
 
     for (const key of ['gpl-3.0', 'agpl-3.0']) {

@@ -1,18 +1,57 @@
 // License placeholders (gitlab-api.md §7.5): year, copyright holder and project, in any of the bracket
-// styles [..], <..> and {..}, case-insensitive.
+// styles [..], <..> and {..}, case-insensitive; and the license entity's JSON.
 import type { LicenseData } from './builtin.ts';
 
 const open = '[\\[<{]';
 const close = '[\\]>}]';
-const YEAR = new RegExp(`${open}(?:year|yyyy)${close}`, 'gi');
 const FULLNAME = new RegExp(`${open}(?:fullname|name of author|name of copyright owner)${close}`, 'gi');
-const PROJECT = new RegExp(`${open}(?:project|description|one line [^\\n\\]>}]* what it does\\.)${close}`, 'gi');
+// One pass finds every placeholder; the group that matched says which kind it is.
+const PLACEHOLDER = new RegExp(
+  `${open}(?:(year|yyyy)|(fullname|name of author|name of copyright owner)|(project|description|one line [^\\n\\]>}]* what it does\\.))${close}`,
+  'gi',
+);
 
-export function fillPlaceholders(text: string, values: { fullname?: string | null; project?: string | null; year?: number }): string {
-  let out = text.replace(YEAR, String(values.year ?? new Date().getUTCFullYear()));
-  if (values.fullname) out = out.replace(FULLNAME, () => values.fullname!);
-  if (values.project) out = out.replace(PROJECT, () => values.project!);
+type Slot = { kind: 'year' | 'fullname' | 'project'; original: string };
+
+/** A text split at its placeholders once, so filling it in is joining strings. */
+export type PlaceholderText = (string | Slot)[];
+
+export interface PlaceholderValues {
+  fullname?: string | null;
+  project?: string | null;
+  year?: number;
+}
+
+export function splitPlaceholders(text: string, escape: (s: string) => string = (s) => s): PlaceholderText {
+  const parts: PlaceholderText = [];
+  let last = 0;
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    parts.push(escape(text.slice(last, m.index)), { kind: m[1] ? 'year' : m[2] ? 'fullname' : 'project', original: escape(m[0]) });
+    last = m.index + m[0].length;
+  }
+  parts.push(escape(text.slice(last)));
+  return parts;
+}
+
+/**
+ * GitLab fills the year, then the project, then the full name, each over the whole text: so a full-name
+ * placeholder inside the project value is filled too. Empty values leave their placeholders as they are.
+ */
+export function fillSplit(parts: PlaceholderText, values: PlaceholderValues, escape: (s: string) => string = (s) => s): string {
+  const year = String(values.year ?? new Date().getUTCFullYear());
+  const fullname = values.fullname ? escape(values.fullname) : null;
+  const project = values.project ? escape(fullname === null ? values.project : values.project.replace(FULLNAME, () => values.fullname!)) : null;
+  let out = '';
+  for (const part of parts) {
+    if (typeof part === 'string') out += part;
+    else if (part.kind === 'year') out += year;
+    else out += (part.kind === 'project' ? project : fullname) ?? part.original;
+  }
   return out;
+}
+
+export function fillPlaceholders(text: string, values: PlaceholderValues): string {
+  return fillSplit(splitPlaceholders(text), values);
 }
 
 /** GitLab's license entity: exactly these 11 keys in this order. */
@@ -30,4 +69,21 @@ export function presentLicense(l: LicenseData, content: string) {
     limitations: l.limitations,
     content,
   };
+}
+
+/** The inside of a JSON string literal for `s`. */
+const jsonEscape = (s: string) => JSON.stringify(s).slice(1, -1);
+
+/** A license's JSON answer prepared up to its content: only the placeholders are left to fill. */
+const preparedJson = new WeakMap<LicenseData, { before: string; content: PlaceholderText }>();
+
+/** The license entity as JSON with its placeholders filled (the same bytes as JSON.stringify of presentLicense). */
+export function licenseJson(l: LicenseData, values: PlaceholderValues): string {
+  let prepared = preparedJson.get(l);
+  if (!prepared) {
+    const empty = JSON.stringify(presentLicense(l, ''));
+    prepared = { before: empty.slice(0, -'""}'.length), content: splitPlaceholders(l.body, jsonEscape) };
+    preparedJson.set(l, prepared);
+  }
+  return `${prepared.before}"${fillSplit(prepared.content, values, jsonEscape)}"}`;
 }

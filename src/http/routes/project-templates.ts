@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestParams, storeOf } from '../request.ts';
 import { validate, type ParamSpec } from '../params.ts';
-import { paginateArray, parsePage } from '../pagination.ts';
+import { parsePage, sendFrozenListPage } from '../pagination.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { canReadProject, canReadRepository } from '../../domain/policy.ts';
@@ -12,7 +12,7 @@ import { forbidden, invalidParams, notFound } from '../../domain/failure.ts';
 import { isSafeFilePath } from '../../domain/paths.ts';
 import { TEMPLATE_TYPES, type TemplateType } from '../../domain/templates/builtin.ts';
 import { findTemplate, listTemplates, type FoundTemplate } from '../../domain/templates/finder.ts';
-import { fillPlaceholders, presentLicense } from '../../domain/templates/licenses.ts';
+import { licenseJson, type PlaceholderValues } from '../../domain/templates/licenses.ts';
 
 export const TEMPLATE_HEADER = '# This file is a template, and might need editing before it works on your project.\n';
 /** GitLab's route requirement for :name (lib/api/project_templates.rb). */
@@ -37,26 +37,25 @@ export function templateName(request: FastifyRequest): string {
 }
 
 /**
- * A file template's answer as JSON, serialised once per template object: built-in templates are the same
- * objects on every request, so their answers are prepared on first use and then only sent.
+ * A template's answer as JSON. Built-in templates are the same objects on every request, so a file
+ * template's answer is serialised once and a license's once up to its placeholders (licenseJson).
  */
 const fileTemplateJson = new WeakMap<FoundTemplate, string>();
 
-export function sendTemplate(reply: FastifyReply, type: TemplateType, found: FoundTemplate, values: { fullname?: string | null; project?: string | null }) {
-  if (found.kind === 'license') return presentTemplate(type, found, values);
-  let json = fileTemplateJson.get(found);
-  if (json === undefined) {
-    json = JSON.stringify(presentTemplate(type, found, values));
-    fileTemplateJson.set(found, json);
-  }
-  return reply.type('application/json').send(json);
+export function sendTemplate(reply: FastifyReply, type: TemplateType, found: FoundTemplate, values: PlaceholderValues) {
+  return reply.type('application/json').send(templateJson(type, found, values));
 }
 
-/** dockerfiles and gitlab_ci_ymls carry GitLab's one-line template comment; licenses get their placeholders filled. */
-export function presentTemplate(type: TemplateType, found: FoundTemplate, values: { fullname?: string | null; project?: string | null }) {
-  if (found.kind === 'license') return presentLicense(found.license, fillPlaceholders(found.license.body, values));
-  const prefix = type === 'dockerfiles' || type === 'gitlab_ci_ymls' ? TEMPLATE_HEADER : '';
-  return { name: found.name, content: `${prefix}${found.content}` };
+function templateJson(type: TemplateType, found: FoundTemplate, values: PlaceholderValues): string {
+  if (found.kind === 'license') return licenseJson(found.license, values);
+  let json = fileTemplateJson.get(found);
+  if (json === undefined) {
+    // dockerfiles and gitlab_ci_ymls carry GitLab's one-line template comment.
+    const prefix = type === 'dockerfiles' || type === 'gitlab_ci_ymls' ? TEMPLATE_HEADER : '';
+    json = JSON.stringify({ name: found.name, content: `${prefix}${found.content}` });
+    fileTemplateJson.set(found, json);
+  }
+  return json;
 }
 
 async function templateProject(request: FastifyRequest, type: TemplateType) {
@@ -76,7 +75,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
     const page = parsePage(request);
     const ctx = await templateProject(request, type);
     const items = await listTemplates(storeOf(request), request.server.dataDir, request.principal.user, ctx, type);
-    return paginateArray(request, reply, items, page);
+    return sendFrozenListPage(request, reply, items, page);
   });
 
   /** GET /projects/:id/templates/:type/:name — {name, content} or a license; 404 Template Not Found. */

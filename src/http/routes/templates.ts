@@ -3,13 +3,13 @@
 import type { FastifyInstance } from 'fastify';
 import { requestParams, storeOf } from '../request.ts';
 import { validate } from '../params.ts';
-import { paginateArray } from '../pagination.ts';
+import { paginateArray, parsePage, sendFrozenListPage } from '../pagination.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
 import { notFound } from '../../domain/failure.ts';
 import { builtinTemplates, byteOrder } from '../../domain/templates/builtin.ts';
 import { findInstanceTemplate, listInstanceTemplates } from '../../domain/templates/finder.ts';
 import { presentLicense } from '../../domain/templates/licenses.ts';
-import { presentTemplate, rawLastSegment, sendTemplate } from './project-templates.ts';
+import { rawLastSegment, sendTemplate } from './project-templates.ts';
 
 const NAME = /^[\w.-]+$/;
 const FILE_TYPES = [
@@ -37,14 +37,15 @@ export default async function templateRoutes(app: FastifyInstance) {
     );
     const found = await findInstanceTemplate(storeOf(request), request.server.dataDir, request.principal.user, 'licenses', p.name);
     if (!found) throw notFound('License');
-    return presentTemplate('licenses', found, { fullname: p.fullname || request.principal.user?.name, project: p.project });
+    return sendTemplate(reply, 'licenses', found, { fullname: p.fullname || request.principal.user?.name, project: p.project });
   });
 
   for (const [type, singular] of FILE_TYPES) {
     /** GET /templates/<type> — [{key, name}] in GitLab's category order, paginated. */
     app.get(`/templates/${type}`, async (request, reply) => {
+      const page = parsePage(request);
       const items = await listInstanceTemplates(storeOf(request), request.server.dataDir, request.principal.user, type);
-      return paginateArray(request, reply, items);
+      return sendFrozenListPage(request, reply, items, page);
     });
 
     /** GET /templates/<type>/:name — {name, content}; 404 "<singular> Not Found". */
