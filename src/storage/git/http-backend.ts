@@ -66,6 +66,10 @@ export function runHttpBackend(req: BackendRequest): Promise<BackendResponse> {
       if (received > req.maxBodyBytes && !tooLarge) {
         tooLarge = true;
         child.kill('SIGKILL');
+        // Keep reading (and dropping) the rest: a request left paused holds its connection open for good,
+        // and the server could never close.
+        req.body!.unpipe(child.stdin);
+        req.body!.resume();
       }
     });
     req.body.pipe(child.stdin).on('error', () => {});
