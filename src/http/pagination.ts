@@ -3,8 +3,7 @@
 // never scans a huge table to fill X-Total.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import { validate, type ParamSpec } from './params.ts';
-import { requestParams } from './request.ts';
+import { validateRequest, type ParamSpec } from './params.ts';
 import { baseUrl } from './urls.ts';
 
 export const MAX_PER_PAGE = 100;
@@ -24,7 +23,7 @@ export interface Page {
 }
 
 export function parsePage(request: FastifyRequest): Page {
-  const p = validate<{ page: number; per_page: number }>(paginationSpec, requestParams(request));
+  const p = validateRequest<{ page: number; per_page: number }>(paginationSpec, request);
   const page = p.page < 1 ? 1 : p.page;
   const perPage = p.per_page < 0 ? DEFAULT_PER_PAGE : Math.min(p.per_page, MAX_PER_PAGE);
   return { page, perPage, offset: (page - 1) * perPage };

@@ -2,7 +2,9 @@
 // `mutually_exclusive`, ...) with Grape's literal messages. Route schemas in http/schemas declare specs;
 // validate() coerces the merged request params and throws one invalid_params failure listing every
 // message joined by ", " (duplicates removed), exactly as Grape answers.
+import type { FastifyRequest } from 'fastify';
 import { invalidParams } from '../domain/failure.ts';
+import { requestParam } from './request.ts';
 
 export type ParamType = 'string' | 'integer' | 'boolean' | 'date' | 'string_array' | 'hash_array';
 
@@ -150,4 +152,19 @@ export function validate<T = Record<string, any>>(spec: ParamSpec, input: Record
   if (constraints) checkConstraints(constraints, input, errors);
   if (errors.length) throw invalidParams([...new Set(errors)].join(', '));
   return out as T;
+}
+
+/**
+ * validate() over the request's merged params (query, body, route: later ones win). Only the names the
+ * spec and constraints mention are read, which is all validate() looks at, without merging the rest.
+ */
+export function validateRequest<T = Record<string, any>>(spec: ParamSpec, request: FastifyRequest, constraints?: Constraints): T {
+  const input: Record<string, unknown> = {};
+  const read = (name: string) => {
+    const value = requestParam(request, name);
+    if (value !== undefined) input[name] = value;
+  };
+  for (const name in spec) read(name);
+  if (constraints) for (const group of [...(constraints.mutuallyExclusive ?? []), ...(constraints.exactlyOneOf ?? []), ...(constraints.atLeastOneOf ?? [])]) group.forEach(read);
+  return validate<T>(spec, input, constraints);
 }

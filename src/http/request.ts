@@ -17,17 +17,7 @@ declare module 'fastify' {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
 
-/** Grape's merged params: query string, then body, then route params (later ones win). */
-export function requestParams(request: FastifyRequest): Record<string, unknown> {
-  const body = request.body;
-  return {
-    ...((request.query as Record<string, unknown>) ?? {}),
-    ...(isPlainObject(body) ? body : {}),
-    ...((request.params as Record<string, unknown>) ?? {}),
-  };
-}
-
-/** One of Grape's merged params, without building the merged object (for checks that run on every request). */
+/** One of Grape's merged params: query string, then body, then route params (later ones win). */
 export function requestParam(request: FastifyRequest, name: string): unknown {
   const route = request.params as Record<string, unknown> | undefined;
   if (route && name in route) return route[name];

@@ -1,7 +1,7 @@
 // Instance endpoints: version, and application settings for administrators.
 import type { FastifyInstance } from 'fastify';
-import { currentUser, requestParams, requireAdmin, storeOf } from '../request.ts';
-import { validate } from '../params.ts';
+import { currentUser, requireAdmin, storeOf } from '../request.ts';
+import { validateRequest } from '../params.ts';
 import { updateSettingsSpec } from '../schemas/instance.ts';
 import { getSettings, updateSettings, type ApplicationSettings } from '../../domain/settings.ts';
 import { VISIBILITIES, VISIBILITY_LEVEL } from '../../domain/access.ts';
@@ -31,7 +31,7 @@ export default async function instanceRoutes(app: FastifyInstance) {
   /** PUT /application/settings — admins only; 400 for invalid values. */
   app.put('/application/settings', async (request) => {
     requireAdmin(request);
-    const p = validate<Partial<ApplicationSettings> & { restricted_visibility_levels?: string[] }>(updateSettingsSpec, requestParams(request));
+    const p = validateRequest<Partial<ApplicationSettings> & { restricted_visibility_levels?: string[] }>(updateSettingsSpec, request);
     const store = storeOf(request);
     if (p.restricted_visibility_levels) {
       const names = (p.restricted_visibility_levels as string[]).filter((v) => v !== '').map(visibilityName);

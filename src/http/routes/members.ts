@@ -1,7 +1,7 @@
 // Members of projects and groups: list (direct and inherited), add, change level, remove.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { currentUser, requestParams, storeOf } from '../request.ts';
-import { validate } from '../params.ts';
+import { currentUser, storeOf } from '../request.ts';
+import { validateRequest } from '../params.ts';
 import { paginateArray, paginateQuery } from '../pagination.ts';
 import { baseUrl } from '../urls.ts';
 import { addMemberSpec, memberIdSpec, updateMemberSpec } from '../schemas/groups.ts';
@@ -58,7 +58,7 @@ export default async function memberRoutes(app: FastifyInstance) {
     /** GET /:kind/:id/members/:user_id — one direct member; 404 Member Not Found. */
     app.get(`/${kind}/:id/members/:user_id`, async (request) => {
       const r = await resolve(request);
-      const { user_id } = validate<{ user_id: number }>(memberIdSpec, requestParams(request));
+      const { user_id } = validateRequest<{ user_id: number }>(memberIdSpec, request);
       return member(await findMember(storeOf(request), r.source, user_id), baseUrl(request));
     });
 
@@ -66,7 +66,7 @@ export default async function memberRoutes(app: FastifyInstance) {
     app.post(`/${kind}/:id/members`, async (request, reply) => {
       currentUser(request);
       const r = await resolve(request);
-      const p = validate<{ user_id: number; access_level: number }>(addMemberSpec, requestParams(request));
+      const p = validateRequest<{ user_id: number; access_level: number }>(addMemberSpec, request);
       r.requireManager();
       const added = await addMember(storeOf(request), r.source, p.user_id, p.access_level);
       return reply.code(201).send(member(added, baseUrl(request)));
@@ -76,7 +76,7 @@ export default async function memberRoutes(app: FastifyInstance) {
     app.put(`/${kind}/:id/members/:user_id`, async (request) => {
       currentUser(request);
       const r = await resolve(request);
-      const p = validate<{ user_id: number; access_level: number }>(updateMemberSpec, requestParams(request));
+      const p = validateRequest<{ user_id: number; access_level: number }>(updateMemberSpec, request);
       r.requireManager();
       return member(await updateMember(storeOf(request), r.source, p.user_id, p.access_level), baseUrl(request));
     });
@@ -85,7 +85,7 @@ export default async function memberRoutes(app: FastifyInstance) {
     app.delete(`/${kind}/:id/members/:user_id`, async (request, reply) => {
       currentUser(request);
       const r = await resolve(request);
-      const { user_id } = validate<{ user_id: number }>(memberIdSpec, requestParams(request));
+      const { user_id } = validateRequest<{ user_id: number }>(memberIdSpec, request);
       r.requireManager();
       await removeMember(storeOf(request), r.source, user_id);
       return reply.code(204).send();

@@ -2,8 +2,8 @@
 // (404 Project Not Found when unreadable) and applies the snippets feature gate (403), then validates
 // parameters (400), then authenticates where required (401), then looks up and authorises the snippet.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { currentUser, requestParams, requireAdmin, storeOf } from '../request.ts';
-import { validate } from '../params.ts';
+import { currentUser, requireAdmin, storeOf } from '../request.ts';
+import { validateRequest } from '../params.ts';
 import { paginateQuery } from '../pagination.ts';
 import { baseUrl, sshHost } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
@@ -75,7 +75,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** GET /projects/:id/snippets/:snippet_id — anyone who may see it; 404 {"message":"404 Not found"}. */
   app.get('/projects/:id/snippets/:snippet_id', async (request) => {
     const ctx = await snippetProject(request);
-    const { snippet_id } = validate<{ snippet_id: number }>(spec.snippetIdSpec, requestParams(request));
+    const { snippet_id } = validateRequest<{ snippet_id: number }>(spec.snippetIdSpec, request);
     const snippet = await findVisibleSnippet(storeOf(request), request.principal.user, ctx, snippet_id);
     if (!snippet) throw new Failure('record_not_found');
     return (await present(request, ctx, [snippet]))[0];
@@ -84,7 +84,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** POST /projects/:id/snippets — reporters+ and admins (401 anonymous, 403 others or archived); 201. */
   app.post('/projects/:id/snippets', async (request, reply) => {
     const ctx = await snippetProject(request);
-    const p = validate<CreateInput & { content?: string; file_name?: string }>(spec.createSnippetSpec, requestParams(request), spec.createSnippetConstraints);
+    const p = validateRequest<CreateInput & { content?: string; file_name?: string }>(spec.createSnippetSpec, request, spec.createSnippetConstraints);
     if (p.content !== undefined && p.file_name === undefined) throw new Failure('invalid_params', 'file_name is missing');
     const author = currentUser(request);
     if (!canCreateSnippet(author, ctx.project, ctx.access)) throw forbidden();
@@ -97,7 +97,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** PUT /projects/:id/snippets/:snippet_id — authors and maintainers+; 422 invalid actions, 400 repository errors. */
   app.put('/projects/:id/snippets/:snippet_id', async (request) => {
     const ctx = await snippetProject(request);
-    const p = validate<UpdateInput & { snippet_id: number }>(spec.updateSnippetSpec, requestParams(request), spec.updateSnippetConstraints);
+    const p = validateRequest<UpdateInput & { snippet_id: number }>(spec.updateSnippetSpec, request, spec.updateSnippetConstraints);
     const viewer = currentUser(request);
     const snippet = await findVisibleSnippet(storeOf(request), viewer, ctx, p.snippet_id);
     if (!snippet) throw notFound('Snippet');
@@ -108,7 +108,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** DELETE /projects/:id/snippets/:snippet_id — own (reporter+) or maintainer+; 204, 412 on If-Unmodified-Since. */
   app.delete('/projects/:id/snippets/:snippet_id', async (request, reply) => {
     const ctx = await snippetProject(request);
-    const { snippet_id } = validate<{ snippet_id: number }>(spec.snippetIdSpec, requestParams(request));
+    const { snippet_id } = validateRequest<{ snippet_id: number }>(spec.snippetIdSpec, request);
     const viewer = currentUser(request);
     const snippet = await findVisibleSnippet(storeOf(request), viewer, ctx, snippet_id);
     if (!snippet) throw notFound('Snippet');
@@ -120,7 +120,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** GET /projects/:id/snippets/:snippet_id/raw — the first file (git order) of the current version, from the database. */
   app.get('/projects/:id/snippets/:snippet_id/raw', async (request, reply) => {
     const ctx = await snippetProject(request);
-    const { snippet_id } = validate<{ snippet_id: number }>(spec.snippetIdSpec, requestParams(request));
+    const { snippet_id } = validateRequest<{ snippet_id: number }>(spec.snippetIdSpec, request);
     const store = storeOf(request);
     const snippet = await findVisibleSnippet(store, request.principal.user, ctx, snippet_id);
     if (!snippet) throw notFound('Snippet');
@@ -132,7 +132,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** GET /projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw — one file at any revision (404 Reference/File Not Found). */
   app.get('/projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw', async (request, reply) => {
     const ctx = await snippetProject(request);
-    const p = validate<{ snippet_id: number; ref: string; file_path: string }>(spec.fileRawSpec, requestParams(request));
+    const p = validateRequest<{ snippet_id: number; ref: string; file_path: string }>(spec.fileRawSpec, request);
     const store = storeOf(request);
     const snippet = await findVisibleSnippet(store, request.principal.user, ctx, p.snippet_id);
     if (!snippet || !snippet.head_commit) throw notFound('Snippet');
@@ -153,7 +153,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** GET /projects/:id/snippets/:snippet_id/user_agent_detail — admins only (401/403); 404 when none was recorded. */
   app.get('/projects/:id/snippets/:snippet_id/user_agent_detail', async (request) => {
     const ctx = await snippetProject(request);
-    const { snippet_id } = validate<{ snippet_id: number }>(spec.snippetIdSpec, requestParams(request));
+    const { snippet_id } = validateRequest<{ snippet_id: number }>(spec.snippetIdSpec, request);
     requireAdmin(request);
     const store = storeOf(request);
     const snippet = await store.snippets.findInProject(ctx.project.id, snippet_id);

@@ -2,8 +2,8 @@
 // parameters (400, before the project is looked up), the project (401 bad token / 404), the template
 // permission (403 with GitLab's sentence), the template (404 Template Not Found).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { requestParams, storeOf } from '../request.ts';
-import { validate, type ParamSpec } from '../params.ts';
+import { storeOf } from '../request.ts';
+import { validateRequest, type ParamSpec } from '../params.ts';
 import { parsePage, sendFrozenListPage } from '../pagination.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
 import { findReadableProject } from '../../domain/projects.ts';
@@ -71,7 +71,7 @@ async function templateProject(request: FastifyRequest, type: TemplateType) {
 export default async function projectTemplateRoutes(app: FastifyInstance) {
   /** GET /projects/:id/templates/:type — [{key, name}] in GitLab's order, paginated (20 per page). */
   app.get('/projects/:id/templates/:type', async (request, reply) => {
-    const { type } = validate<{ type: TemplateType }>(typeSpec, requestParams(request));
+    const { type } = validateRequest<{ type: TemplateType }>(typeSpec, request);
     const page = parsePage(request);
     const ctx = await templateProject(request, type);
     const items = await listTemplates(storeOf(request), request.server.dataDir, request.principal.user, ctx, type);
@@ -81,7 +81,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
   /** GET /projects/:id/templates/:type/:name — {name, content} or a license; 404 Template Not Found. */
   app.get('/projects/:id/templates/:type/:name', async (request, reply) => {
     if (!TEMPLATE_NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
-    const p = validate<{ type: TemplateType; source_template_project_id?: number; project?: string; fullname?: string }>(singleSpec, requestParams(request));
+    const p = validateRequest<{ type: TemplateType; source_template_project_id?: number; project?: string; fullname?: string }>(singleSpec, request);
     const name = templateName(request);
     const ctx = await templateProject(request, p.type);
     const viewer = request.principal.user;

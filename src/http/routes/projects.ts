@@ -1,8 +1,8 @@
 // Projects (admin-api.md "Projects"). `:id` is a number or a URL-encoded full path; a project the
 // caller cannot read is always 404 Project Not Found, never 403.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { currentUser, requestParams, requireAdmin, storeOf } from '../request.ts';
-import { validate } from '../params.ts';
+import { currentUser, requireAdmin, storeOf } from '../request.ts';
+import { validateRequest } from '../params.ts';
 import { paginateQuery } from '../pagination.ts';
 import { baseUrl, sshHost } from '../urls.ts';
 import * as spec from '../schemas/projects.ts';
@@ -30,9 +30,9 @@ export default async function projectRoutes(app: FastifyInstance) {
   /** GET /projects — anyone; the projects the caller can see, paginated; membership, owned, search. */
   app.get('/projects', async (request, reply) => {
     const viewer = request.principal.user;
-    const p = validate<{ membership?: boolean; owned?: boolean; search?: string; order_by: keyof typeof ORDER_COLUMNS; sort: 'asc' | 'desc' }>(
+    const p = validateRequest<{ membership?: boolean; owned?: boolean; search?: string; order_by: keyof typeof ORDER_COLUMNS; sort: 'asc' | 'desc' }>(
       spec.listProjectsSpec,
-      requestParams(request),
+      request,
     );
     const store = storeOf(request);
     const query = store.projects
@@ -56,14 +56,14 @@ export default async function projectRoutes(app: FastifyInstance) {
   /** POST /projects — signed in; in the caller's namespace or a group where they are developer+. */
   app.post('/projects', async (request, reply) => {
     const viewer = currentUser(request);
-    const p = validate<NewProjectInput>(spec.createProjectSpec, requestParams(request), spec.createProjectConstraints);
+    const p = validateRequest<NewProjectInput>(spec.createProjectSpec, request, spec.createProjectConstraints);
     return reply.code(201).send(presentOne(request, await createProject(storeOf(request), viewer, p, request.server.dataDir)));
   });
 
   /** POST /projects/user/:user_id — admins; creates the project in that user's namespace. */
   app.post('/projects/user/:user_id', async (request, reply) => {
     currentUser(request);
-    const p = validate<NewProjectInput & { user_id: number }>(spec.createProjectForUserSpec, requestParams(request), spec.createProjectConstraints);
+    const p = validateRequest<NewProjectInput & { user_id: number }>(spec.createProjectForUserSpec, request, spec.createProjectConstraints);
     requireAdmin(request);
     const store = storeOf(request);
     const owner = await findUser(store, p.user_id);
@@ -76,7 +76,7 @@ export default async function projectRoutes(app: FastifyInstance) {
     const viewer = currentUser(request);
     const store = storeOf(request);
     const ctx = await findReadableProject(store, viewer, projectId(request));
-    const p = validate<ProjectChanges>(spec.updateProjectSpec, requestParams(request));
+    const p = validateRequest<ProjectChanges>(spec.updateProjectSpec, request);
     requireProjectMaintainer(viewer, ctx);
     return presentOne(request, await updateProject(store, ctx, p));
   });

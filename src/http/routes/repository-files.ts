@@ -1,8 +1,8 @@
 // Repository files, tree and commits of a project (admin-api.md "Project repository files"). Reads need
 // GitLab's download_code (403 for guests of private projects), writes push_code (developer+).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { currentUser, requestParams, storeOf } from '../request.ts';
-import { validate } from '../params.ts';
+import { currentUser, storeOf } from '../request.ts';
+import { validateRequest } from '../params.ts';
 import { paginateArray, parsePage, setPageHeaders } from '../pagination.ts';
 import { baseUrl } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
@@ -42,7 +42,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const viewer = currentUser(request);
     const store = storeOf(request);
     const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
-    const p = validate<WriteParams>(action === 'delete' ? spec.deleteFileSpec : spec.writeFileSpec, requestParams(request));
+    const p = validateRequest<WriteParams>(action === 'delete' ? spec.deleteFileSpec : spec.writeFileSpec, request);
     if (!canPushRepository(viewer, ctx.project, ctx.access)) throw forbidden();
     const repo = ensureProjectRepository(request.server.dataDir, ctx.project);
     await writeFile(store, ctx, repo, {
@@ -69,7 +69,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   /** GET /projects/:id/repository/files/:file_path?ref= — the file with base64 content; 404 Commit/File Not Found. */
   app.get('/projects/:id/repository/files/:file_path', async (request) => {
     const { repo } = await readableRepository(request);
-    const p = validate<{ file_path: string; ref: string }>(spec.getFileSpec, requestParams(request));
+    const p = validateRequest<{ file_path: string; ref: string }>(spec.getFileSpec, request);
     const { info, content } = await readFile(repo, p.ref, p.file_path);
     return { ...info, content: content.toString('base64') };
   });
@@ -77,7 +77,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   /** GET /projects/:id/repository/files/:file_path/raw[?ref=] — the bytes; ref defaults to the default branch. */
   app.get('/projects/:id/repository/files/:file_path/raw', async (request, reply) => {
     const { ctx, repo } = await readableRepository(request);
-    const p = validate<{ file_path: string; ref?: string }>(spec.rawFileSpec, requestParams(request));
+    const p = validateRequest<{ file_path: string; ref?: string }>(spec.rawFileSpec, request);
     const { info, content } = await readFile(repo, p.ref ?? defaultRef(ctx), p.file_path);
     reply.header('X-Gitlab-Blob-Id', info.blob_id).header('X-Gitlab-Commit-Id', info.commit_id).header('X-Gitlab-Last-Commit-Id', info.last_commit_id);
     return sendRaw(reply, p.file_path, content);
@@ -86,7 +86,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   /** GET /projects/:id/repository/tree — [{id, name, type, path, mode}], paginated; 404 Tree Not Found. */
   app.get('/projects/:id/repository/tree', async (request, reply) => {
     const { ctx, repo } = await readableRepository(request);
-    const p = validate<{ path?: string; ref?: string; recursive: boolean }>(spec.treeSpec, requestParams(request));
+    const p = validateRequest<{ path?: string; ref?: string; recursive: boolean }>(spec.treeSpec, request);
     const commit = await repo.resolveCommit(p.ref ?? defaultRef(ctx));
     if (!commit) throw notFound('Tree');
     const dir = p.path?.replace(/^\/+|\/+$/g, '') || undefined;
@@ -105,7 +105,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   /** GET /projects/:id/repository/commits?ref_name= — newest first, paginated; [] for an empty repository. */
   app.get('/projects/:id/repository/commits', async (request, reply) => {
     const { ctx, repo } = await readableRepository(request);
-    const p = validate<{ ref_name?: string; path?: string }>(spec.commitsSpec, requestParams(request));
+    const p = validateRequest<{ ref_name?: string; path?: string }>(spec.commitsSpec, request);
     const page = parsePage(request);
     const ref = await repo.resolveCommit(p.ref_name ?? defaultRef(ctx));
     if (!ref) {

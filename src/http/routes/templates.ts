@@ -1,8 +1,8 @@
 // The deprecated instance-wide template endpoints (GitLab's lib/api/templates.rb, gitlab-api.md §8):
 // no authentication and no project; names follow the stricter pattern [\w.-]+.
 import type { FastifyInstance } from 'fastify';
-import { requestParams, storeOf } from '../request.ts';
-import { validate } from '../params.ts';
+import { storeOf } from '../request.ts';
+import { validateRequest, type ParamSpec } from '../params.ts';
 import { paginateArray, parsePage, sendFrozenListPage } from '../pagination.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
 import { notFound } from '../../domain/failure.ts';
@@ -18,10 +18,13 @@ const FILE_TYPES = [
   ['dockerfiles', 'dockerfile'],
 ] as const;
 
+const licenseSpec: ParamSpec = { name: { type: 'string', required: true }, project: { type: 'string' }, fullname: { type: 'string' } };
+const popularSpec: ParamSpec = { popular: { type: 'boolean' } };
+
 export default async function templateRoutes(app: FastifyInstance) {
   /** GET /templates/licenses[?popular=] — full license objects by key, placeholders not filled. */
   app.get('/templates/licenses', async (request, reply) => {
-    const { popular } = validate<{ popular?: boolean }>({ popular: { type: 'boolean' } }, requestParams(request));
+    const { popular } = validateRequest<{ popular?: boolean }>(popularSpec, request);
     const licenses = builtinTemplates()
       .licenses.filter((l) => popular === undefined || l.popular === popular)
       .sort((a, b) => byteOrder(a.key, b.key));
@@ -31,10 +34,7 @@ export default async function templateRoutes(app: FastifyInstance) {
   /** GET /templates/licenses/:name — one license with its placeholders filled; 404 License Not Found. */
   app.get('/templates/licenses/:name', async (request, reply) => {
     if (!NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
-    const p = validate<{ name: string; project?: string; fullname?: string }>(
-      { name: { type: 'string', required: true }, project: { type: 'string' }, fullname: { type: 'string' } },
-      requestParams(request),
-    );
+    const p = validateRequest<{ name: string; project?: string; fullname?: string }>(licenseSpec, request);
     const found = await findInstanceTemplate(storeOf(request), request.server.dataDir, request.principal.user, 'licenses', p.name);
     if (!found) throw notFound('License');
     return sendTemplate(reply, 'licenses', found, { fullname: p.fullname || request.principal.user?.name, project: p.project });

@@ -1,7 +1,7 @@
 // Users and personal access tokens (admin-api.md "Users and tokens").
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { currentUser, requestParams, requireAdmin, storeOf } from '../request.ts';
-import { validate } from '../params.ts';
+import { currentUser, requireAdmin, storeOf } from '../request.ts';
+import { validateRequest } from '../params.ts';
 import { paginateQuery } from '../pagination.ts';
 import { baseUrl } from '../urls.ts';
 import * as spec from '../schemas/users.ts';
@@ -25,7 +25,7 @@ export default async function userRoutes(app: FastifyInstance) {
   /** GET /users?username= — signed in; 401 anonymous. */
   app.get('/users', { config: { scopes: ['read_user'] } }, async (request, reply) => {
     const viewer = currentUser(request);
-    const p = validate<{ username?: string }>(spec.listUsersSpec, requestParams(request));
+    const p = validateRequest<{ username?: string }>(spec.listUsersSpec, request);
     const store = storeOf(request);
     const rows = await paginateQuery(request, reply, store.kysely, store.users.listQuery(p).selectAll().orderBy('id', 'desc'));
     return rows.map((u) => present(viewer, u, baseUrl(request)));
@@ -33,7 +33,7 @@ export default async function userRoutes(app: FastifyInstance) {
 
   /** GET /users/:id — public profile (full for admins and oneself); 404 User Not Found. */
   app.get('/users/:id', { config: { scopes: ['read_user'] } }, async (request) => {
-    const { id } = validate<{ id: number }>(spec.idSpec, requestParams(request));
+    const { id } = validateRequest<{ id: number }>(spec.idSpec, request);
     const user = await findUser(storeOf(request), id);
     return present(request.principal.user, user, baseUrl(request));
   });
@@ -41,9 +41,9 @@ export default async function userRoutes(app: FastifyInstance) {
   /** POST /users — admins; 400 invalid params, 409 duplicate username or email. */
   app.post('/users', async (request, reply) => {
     currentUser(request);
-    const p = validate<{ email: string; name: string; username: string; password?: string; admin?: boolean; external?: boolean; public_email?: string }>(
+    const p = validateRequest<{ email: string; name: string; username: string; password?: string; admin?: boolean; external?: boolean; public_email?: string }>(
       spec.createUserSpec,
-      requestParams(request),
+      request,
     );
     requireAdmin(request);
     const user = await createUser(storeOf(request), p);
@@ -53,7 +53,7 @@ export default async function userRoutes(app: FastifyInstance) {
   /** PUT /users/:id — admins; 404 unknown user, 409 duplicate email. */
   app.put('/users/:id', async (request) => {
     currentUser(request);
-    const p = validate<{ id: number; name?: string; email?: string; public_email?: string; admin?: boolean; external?: boolean }>(spec.updateUserSpec, requestParams(request));
+    const p = validateRequest<{ id: number; name?: string; email?: string; public_email?: string; admin?: boolean; external?: boolean }>(spec.updateUserSpec, request);
     requireAdmin(request);
     const store = storeOf(request);
     const user = await updateUser(store, await findUser(store, p.id), p);
@@ -64,7 +64,7 @@ export default async function userRoutes(app: FastifyInstance) {
   for (const action of STATE_ACTIONS) {
     app.post(`/users/:id/${action}`, async (request, reply) => {
       currentUser(request);
-      const { id } = validate<{ id: number }>(spec.idSpec, requestParams(request));
+      const { id } = validateRequest<{ id: number }>(spec.idSpec, request);
       requireAdmin(request);
       const store = storeOf(request);
       await changeState(store, await findUser(store, id), action);
@@ -75,7 +75,7 @@ export default async function userRoutes(app: FastifyInstance) {
   /** POST /users/:id/personal_access_tokens — admins; the plain token appears only in this answer. */
   app.post('/users/:id/personal_access_tokens', async (request, reply) => {
     currentUser(request);
-    const p = validate<{ id: number; name: string; scopes: Scope[]; expires_at?: string }>(spec.createTokenSpec, requestParams(request));
+    const p = validateRequest<{ id: number; name: string; scopes: Scope[]; expires_at?: string }>(spec.createTokenSpec, request);
     requireAdmin(request);
     const store = storeOf(request);
     const user = await findUser(store, p.id);
@@ -86,7 +86,7 @@ export default async function userRoutes(app: FastifyInstance) {
   /** GET /personal_access_tokens — the caller's tokens; admins see all or ?user_id=. Never the token value. */
   app.get('/personal_access_tokens', async (request, reply) => {
     const viewer = currentUser(request);
-    const p = validate<{ user_id?: number }>(spec.listTokensSpec, requestParams(request));
+    const p = validateRequest<{ user_id?: number }>(spec.listTokensSpec, request);
     // GitLab's restrict_non_admins!: only admins may name another user.
     if (!viewer.admin && p.user_id !== undefined && p.user_id !== viewer.id) throw unauthorized();
     const userId = viewer.admin ? p.user_id : viewer.id;
@@ -104,7 +104,7 @@ export default async function userRoutes(app: FastifyInstance) {
   /** GET /personal_access_tokens/:id — own token, or any for admins; 404 Not found otherwise. */
   app.get('/personal_access_tokens/:id', async (request) => {
     const viewer = currentUser(request);
-    const { id } = validate<{ id: number }>(spec.idSpec, requestParams(request));
+    const { id } = validateRequest<{ id: number }>(spec.idSpec, request);
     return personalAccessToken(await visibleToken(request, viewer, id));
   });
 
@@ -118,7 +118,7 @@ export default async function userRoutes(app: FastifyInstance) {
   /** DELETE /personal_access_tokens/:id — revokes; 204. Other users' tokens are 404 to non-admins. */
   app.delete('/personal_access_tokens/:id', async (request, reply) => {
     const viewer = currentUser(request);
-    const { id } = validate<{ id: number }>(spec.idSpec, requestParams(request));
+    const { id } = validateRequest<{ id: number }>(spec.idSpec, request);
     const token = await visibleToken(request, viewer, id);
     await storeOf(request).tokens.revoke(token.id);
     return reply.code(204).send();
