@@ -154,17 +154,18 @@ export function validate<T = Record<string, any>>(spec: ParamSpec, input: Record
   return out as T;
 }
 
+const constraintNames = (c: Constraints) => [...(c.mutuallyExclusive ?? []), ...(c.exactlyOneOf ?? []), ...(c.atLeastOneOf ?? [])].flat();
+
 /**
  * validate() over the request's merged params (query, body, route: later ones win). Only the names the
  * spec and constraints mention are read, which is all validate() looks at, without merging the rest.
  */
 export function validateRequest<T = Record<string, any>>(spec: ParamSpec, request: FastifyRequest, constraints?: Constraints): T {
+  const names = constraints ? [...Object.keys(spec), ...constraintNames(constraints)] : Object.keys(spec);
   const input: Record<string, unknown> = {};
-  const read = (name: string) => {
+  for (const name of names) {
     const value = requestParam(request, name);
     if (value !== undefined) input[name] = value;
-  };
-  for (const name in spec) read(name);
-  if (constraints) for (const group of [...(constraints.mutuallyExclusive ?? []), ...(constraints.exactlyOneOf ?? []), ...(constraints.atLeastOneOf ?? [])]) group.forEach(read);
+  }
   return validate<T>(spec, input, constraints);
 }

@@ -62,18 +62,23 @@ async function applySudo(request: FastifyRequest, store: Store, principal: Princ
 
 export function registerAuth(app: FastifyInstance, externalUrl: (r: FastifyRequest) => string): void {
   app.decorateRequest('principal', null as unknown as Principal);
-  app.addHook('preHandler', async (request) => {
+  // A callback hook: most reads are anonymous, and those need no promise at all.
+  app.addHook('preHandler', (request, _reply, done) => {
     const principal: Principal = { user: null, token: null };
     request.principal = principal;
     const plain = presentedToken(request);
-    if (plain === null) return;
-    const store = storeOf(request);
-    const { token, user } = await authenticateToken(store, plain);
-    const denied = accessDeniedReason(user, externalUrl(request));
-    if (denied) throw forbidden(denied);
-    requireScope(request, token);
-    principal.user = user;
-    principal.token = token;
-    await applySudo(request, store, principal);
+    if (plain === null) return done();
+    authenticate(request, principal, plain, externalUrl).then(() => done(), done);
   });
+}
+
+async function authenticate(request: FastifyRequest, principal: Principal, plain: string, externalUrl: (r: FastifyRequest) => string): Promise<void> {
+  const store = storeOf(request);
+  const { token, user } = await authenticateToken(store, plain);
+  const denied = accessDeniedReason(user, externalUrl(request));
+  if (denied) throw forbidden(denied);
+  requireScope(request, token);
+  principal.user = user;
+  principal.token = token;
+  await applySudo(request, store, principal);
 }
