@@ -158,14 +158,14 @@ describe('personal access tokens', () => {
     assert.equal(entry.active, false);
   });
 
-  it('admins revoke anyone\'s token; users get 404 for tokens that are not theirs', async () => {
+  it('admins revoke anyone\'s token; users get 400 for tokens that are not theirs (GitLab\'s revoke service), 404 for missing ones', async () => {
     const made = await create(alice.id, { name: 'target', scopes: ['api'] });
     const missing = await t.request({ method: 'DELETE', url: '/api/v4/personal_access_tokens/999999', token: bob.token });
     assert.equal(missing.statusCode, 404);
     assert.deepEqual(missing.json, { message: '404 Not found' });
     const other = await t.request({ method: 'DELETE', url: `/api/v4/personal_access_tokens/${made.json.id}`, token: bob.token });
-    assert.equal(other.statusCode, 404);
-    assert.deepEqual(other.json, missing.json, 'another user\'s token must look like a missing one');
+    assert.equal(other.statusCode, 400);
+    assert.deepEqual(other.json, { message: '400 Bad request' });
     assert.equal((await t.request({ method: 'GET', url: '/api/v4/user', token: made.json.token })).statusCode, 200);
     const admin = await t.request({ method: 'DELETE', url: `/api/v4/personal_access_tokens/${made.json.id}` });
     assert.equal(admin.statusCode, 204);

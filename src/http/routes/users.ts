@@ -115,11 +115,16 @@ export default async function userRoutes(app: FastifyInstance) {
     return reply.code(204).send();
   });
 
-  /** DELETE /personal_access_tokens/:id — revokes; 204. Other users' tokens are 404 to non-admins. */
+  /**
+   * DELETE /personal_access_tokens/:id — revokes; 204. As GitLab: a missing token is 404 Not found, and
+   * a non-admin's attempt on someone else's token fails its revoke service: 400 Bad request.
+   */
   app.delete('/personal_access_tokens/:id', async (request, reply) => {
     const viewer = currentUser(request);
     const { id } = validateRequest<{ id: number }>(spec.idSpec, request);
-    const token = await visibleToken(request, viewer, id);
+    const token = await storeOf(request).tokens.findById(id);
+    if (!token) throw new Failure('record_not_found');
+    if (!viewer.admin && token.user_id !== viewer.id) throw new Failure('bad_request');
     await storeOf(request).tokens.revoke(token.id);
     return reply.code(204).send();
   });

@@ -1,0 +1,14 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildApp } from './src/app.ts';
+import { defaults } from './src/config.ts';
+import { bootstrapRoot } from './src/domain/bootstrap.ts';
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-'));
+const config = { ...defaults(dataDir), databaseUrl: `sqlite:${path.join(dataDir, 'db.sqlite3')}`, logLevel: 'warn', initialRootToken: 'bench-root-token-0123456789abcdef' } as any;
+const app = await buildApp(config);
+await bootstrapRoot(app.store, config);
+await app.inject({ method: 'POST', url: '/api/v4/projects', headers: { 'private-token': 'bench-root-token-0123456789abcdef' }, payload: { path: 'bench', visibility: 'public' } });
+const url = process.argv[2];
+for (let i = 0; i < 200000; i += 10) await Promise.all(Array.from({ length: 10 }, () => app.inject({ method: 'GET', url })));
+await app.close();
