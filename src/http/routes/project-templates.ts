@@ -27,7 +27,12 @@ const singleSpec: ParamSpec = {
 };
 
 /** The raw (still URL-encoded) last path segment: the :name route requirement applies to it. */
-export const rawLastSegment = (request: FastifyRequest) => request.url.split('?')[0].split('/').pop() ?? '';
+export function rawLastSegment(request: FastifyRequest): string {
+  const url = request.url;
+  const query = url.indexOf('?');
+  const end = query === -1 ? url.length : query;
+  return url.slice(url.lastIndexOf('/', end - 1) + 1, end);
+}
 
 /** Decodes :name and refuses traversal (D6: 400, never a 500 or file contents). */
 export function templateName(request: FastifyRequest): string {
