@@ -141,7 +141,7 @@ const preparedPages = new WeakMap<readonly unknown[], Map<string, PreparedPage>>
 /**
  * Sends one page of a frozen list (the built-in templates): such a list never changes, so the same URL
  * always gets the same answer, and each page's headers and JSON are built once and then only sent.
- * URLs carrying a token are answered without keeping anything.
+ * URLs carrying a token, and requests with a body, are answered without keeping anything.
  */
 export function sendFrozenListPage(request: FastifyRequest, reply: FastifyReply, items: readonly unknown[], page: Page): FastifyReply {
   if (!Object.isFrozen(items)) return reply.send(paginateArray(request, reply, items, page));
@@ -150,7 +150,8 @@ export function sendFrozenListPage(request: FastifyRequest, reply: FastifyReply,
   let prepared = pages?.get(url);
   if (!prepared) {
     prepared = { headers: arrayPageHeaders(request, items, page), json: JSON.stringify(items.slice(page.offset, page.offset + page.perPage)) };
-    if (!url.includes('token=')) {
+    // The page may come from a body (not on GET today): only a URL that says everything is a key.
+    if (!url.includes('token=') && request.body == null) {
       if (!pages) preparedPages.set(items, (pages = new Map()));
       if (pages.size >= MAX_PREPARED_PAGES) pages.clear();
       pages.set(url, prepared);
