@@ -1,0 +1,48 @@
+// Property tests for license placeholder filling (gitlab-api.md §7.5): the prepared license answer
+// (licenseJson, which joins pre-escaped JSON pieces) must be exactly JSON.stringify of the license entity
+// whose text GitLab's LicenseTemplate#resolve! would produce: year, then project, then full name, each a
+// global, case-insensitive replacement over the whole text, values inserted literally. The reference
+// below is written independently of the server's one-pass splitting.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { builtinTemplates, type LicenseData } from '../../src/domain/templates/builtin.ts';
+import { licenseJson, presentLicense } from '../../src/domain/templates/licenses.ts';
+
+const o = '[\\[<{]';
+const c = '[\\]>}]';
+function resolveLikeGitLab(text: string, v: { fullname?: string; project?: string; year: number }): string {
+  let out = text.replace(new RegExp(`${o}(year|yyyy)${c}`, 'gi'), () => String(v.year));
+  if (v.project) out = out.replace(new RegExp(`${o}(project|description|one line [^\\n\\]>}]* what it does\\.)${c}`, 'gi'), () => v.project!);
+  if (v.fullname) out = out.replace(new RegExp(`${o}(fullname|name of author|name of copyright owner)${c}`, 'gi'), () => v.fullname!);
+  return out;
+}
+
+const PLACEHOLDERS = ['[year]', '<YYYY>', '{fullname}', '[name of author>', '<Name Of Copyright Owner}', '[project]', '{description]', '<one line to give the program\'s name and a brief idea of what it does.>'];
+/** Text made of ordinary characters (JSON-special ones and astral ones included) and placeholders. */
+const text = fc.array(fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom(...PLACEHOLDERS), fc.constantFrom('"', '\\', '\n', '\u2028', '\ud800', '\udc00', '$1', '$&')), { maxLength: 12 }).map((parts) => parts.join(''));
+const value = fc.option(fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom('[fullname]', 'a [project] b', '{year}', '$&', '"\\')), { nil: undefined });
+
+describe('license placeholders', () => {
+  it('the prepared JSON equals JSON.stringify of GitLab\'s resolved license, for any text and values', () => {
+    fc.assert(
+      fc.property(text, value, value, (body, fullname, project) => {
+        const license: LicenseData = { ...builtinTemplates().licenseByKey.get('mit')!, body };
+        const year = new Date().getUTCFullYear();
+        const expected = JSON.stringify(presentLicense(license, resolveLikeGitLab(body, { fullname, project, year })));
+        assert.equal(licenseJson(license, { fullname, project }), expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('every built-in license, with and without values', () => {
+    const year = new Date().getUTCFullYear();
+    for (const license of builtinTemplates().licenses) {
+      for (const v of [{}, { fullname: 'Ann "A" \\ B', project: 'P [fullname] <year>' }]) {
+        const expected = JSON.stringify(presentLicense(license, resolveLikeGitLab(license.body, { ...v, year })));
+        assert.equal(licenseJson(license, v), expected, license.key);
+      }
+    }
+  });
+});
