@@ -19,12 +19,13 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 
 /** One of Grape's merged params: query string, then body, then route params (later ones win). */
 export function requestParam(request: FastifyRequest, name: string): unknown {
+  // Own properties only: a parameter is never something inherited such as `constructor`.
   const route = request.params as Record<string, unknown> | undefined;
-  if (route && name in route) return route[name];
+  if (route && Object.hasOwn(route, name)) return route[name];
   const body = request.body;
-  if (isPlainObject(body) && name in body) return body[name];
+  if (isPlainObject(body) && Object.hasOwn(body, name)) return body[name];
   const query = request.query as Record<string, unknown> | undefined;
-  return query ? query[name] : undefined;
+  return query && Object.hasOwn(query, name) ? query[name] : undefined;
 }
 
 /** GitLab's authenticate!: the acting user, or 401. */
