@@ -13,6 +13,7 @@ import { Failure } from './domain/failure.ts';
 import { registerAuth } from './http/plugins/auth.ts';
 import { registerResponseHeaders } from './http/plugins/headers.ts';
 import { baseUrl } from './http/urls.ts';
+import { writeJson } from './http/prepared-answer.ts';
 import instanceRoutes from './http/routes/instance.ts';
 import userRoutes from './http/routes/users.ts';
 import groupRoutes from './http/routes/groups.ts';
@@ -55,16 +56,14 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
     frameworkErrors: (error, _request, reply) => {
       const [status, body] = answerFor(error.code === 'FST_ERR_BAD_URL' ? new Failure('bad_request', 'invalid URL encoding') : error);
       // Hooks do not run for these answers and Fastify would add a charset: write them as they must be.
-      const raw = (reply as unknown as FastifyReply).hijack().raw;
-      raw.writeHead(status, { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', 'x-frame-options': 'SAMEORIGIN' });
-      raw.end(JSON.stringify(body));
+      writeJson((reply as unknown as FastifyReply).hijack().raw, status, JSON.stringify(body));
     },
   });
   app.decorate('store', store);
   app.decorate('readStore', withCachedReads(store, readCache));
   // Before anything reads: drop cached lookups if any node changed the access tables since.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (isReadRequest(request)) readCache.refresh().then(() => done(), done);
+    if (isReadRequest(request)) readCache.refresh(done);
     else done();
   });
   app.decorate('externalUrl', config.externalUrl);

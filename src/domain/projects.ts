@@ -32,7 +32,11 @@ export async function projectAccess(store: Store, viewer: Viewer, project: Proje
  * GitLab's find_project!: digits are an id, anything with a '/' a full path (case-insensitive), a bare
  * word is not found. A project the viewer cannot read is 404 Project Not Found.
  */
-export async function findReadableProject(store: Store, viewer: Viewer, id: string): Promise<ProjectContext> {
+export function findReadableProject(store: Store, viewer: Viewer, id: string): Promise<ProjectContext> {
+  return store.memo(`readable-project:${viewer?.id ?? 'anonymous'}:${id}`, () => readableProject(store, viewer, id));
+}
+
+async function readableProject(store: Store, viewer: Viewer, id: string): Promise<ProjectContext> {
   let found: { project: Project; namespace: Namespace } | undefined;
   if (/^-?\d+$/.test(id)) found = await store.projects.withNamespace({ id: Number(id) });
   else if (id.includes('/')) found = await store.projects.withNamespace({ fullPath: id });

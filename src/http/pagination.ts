@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import { validateRequest, type ParamSpec } from './params.ts';
 import { baseUrl } from './urls.ts';
+import { prepareJsonAnswer, sendPrepared, type PreparedAnswer } from './prepared-answer.ts';
 
 export const MAX_PER_PAGE = 100;
 export const DEFAULT_PER_PAGE = 20;
@@ -129,19 +130,14 @@ export function paginateArray<T>(request: FastifyRequest, reply: FastifyReply, i
   return items.slice(page.offset, page.offset + page.perPage);
 }
 
-interface PreparedPage {
-  headers: Record<string, string>;
-  json: string;
-}
-
 /** Pages kept per list and URL before that list's are dropped (a bound on memory). */
 const MAX_PREPARED_PAGES = 1000;
-const preparedPages = new WeakMap<readonly unknown[], Map<string, PreparedPage>>();
+const preparedPages = new WeakMap<readonly unknown[], Map<string, PreparedAnswer>>();
 
 /**
  * Sends one page of a frozen list (the built-in templates): such a list never changes, so the same URL
- * always gets the same answer, and each page's headers and JSON are built once and then only sent.
- * URLs carrying a token, and requests with a body, are answered without keeping anything.
+ * always gets the same answer, and each page's answer (status, headers, JSON bytes) is built once and
+ * then only written. URLs carrying a token, and requests with a body, are answered without keeping anything.
  */
 export function sendFrozenListPage(request: FastifyRequest, reply: FastifyReply, items: readonly unknown[], page: Page): FastifyReply {
   if (!Object.isFrozen(items)) return reply.send(paginateArray(request, reply, items, page));
@@ -149,7 +145,7 @@ export function sendFrozenListPage(request: FastifyRequest, reply: FastifyReply,
   let pages = preparedPages.get(items);
   let prepared = pages?.get(url);
   if (!prepared) {
-    prepared = { headers: arrayPageHeaders(request, items, page), json: JSON.stringify(items.slice(page.offset, page.offset + page.perPage)) };
+    prepared = prepareJsonAnswer(JSON.stringify(items.slice(page.offset, page.offset + page.perPage)), arrayPageHeaders(request, items, page));
     // The page may come from a body (not on GET today): only a URL that says everything is a key.
     if (!url.includes('token=') && request.body == null) {
       if (!pages) preparedPages.set(items, (pages = new Map()));
@@ -157,5 +153,5 @@ export function sendFrozenListPage(request: FastifyRequest, reply: FastifyReply,
       pages.set(url, prepared);
     }
   }
-  return reply.headers(prepared.headers).type('application/json').send(prepared.json);
+  return sendPrepared(reply, prepared);
 }

@@ -104,34 +104,58 @@ describe('cached lookups are never served stale', () => {
   });
 });
 
+/** ReadCache.refresh as a promise. */
+const refreshed = (cache: ReadCache) => new Promise<void>((resolve, reject) => cache.refresh((error) => (error ? reject(error) : resolve())));
+
 describe('ReadCache', () => {
+  it('reads the epoch once for the requests of one event-loop turn, after all of them arrived', async () => {
+    let reads = 0;
+    const cache = new ReadCache(() => ++reads);
+    const turn = [refreshed(cache), refreshed(cache), refreshed(cache)];
+    assert.equal(reads, 0, 'not read before the turn ends');
+    await Promise.all(turn);
+    assert.equal(reads, 1);
+    await refreshed(cache);
+    assert.equal(reads, 2, 'a later request gets a read of its own');
+  });
+
+  it('hands a failed epoch read to every request that waited for it', async () => {
+    const cache = new ReadCache(() => {
+      throw new Error('database gone');
+    });
+    const results = await Promise.allSettled([refreshed(cache), refreshed(cache)]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
+    const pgLike = new ReadCache(() => Promise.reject(new Error('connection refused')));
+    await assert.rejects(refreshed(pgLike), /connection refused/);
+  });
+
   it('keeps nothing that finished loading after the epoch moved, and drops everything when it moves', async () => {
     let epoch = 1;
     const cache = new ReadCache(() => epoch);
-    await cache.refresh();
+    await refreshed(cache);
     let release!: (v: string) => void;
     const slow = cache.get('k', () => new Promise<string>((resolve) => (release = resolve)));
     epoch = 2;
-    await cache.refresh(); // the epoch moved while 'k' was loading
+    await refreshed(cache); // the epoch moved while 'k' was loading
     release('old');
     assert.equal(await slow, 'old');
     assert.equal(await cache.get('k', async () => 'new'), 'new', 'a value loaded across a move is not kept');
     assert.equal(await cache.get('k', async () => 'newer'), 'new', 'a value loaded within one epoch is kept');
     epoch = 3;
-    await cache.refresh();
+    await refreshed(cache);
     assert.equal(await cache.get('k', async () => 'newest'), 'newest');
   });
 
   it('keeps nothing while the epoch cannot be read', async () => {
     const cache = new ReadCache(() => null);
-    await cache.refresh();
+    await refreshed(cache);
     assert.equal(await cache.get('k', async () => 1), 1);
     assert.equal(await cache.get('k', async () => 2), 2);
   });
 
   it('hands out frozen values, so a request cannot change what the next one reads', async () => {
     const cache = new ReadCache(() => 1);
-    await cache.refresh();
+    await refreshed(cache);
     const value = await cache.get('k', async () => ({ project: { id: 1 } }));
     assert.throws(() => {
       (value.project as { id: number }).id = 2;

@@ -32,36 +32,54 @@ export type { ListedTemplate };
 
 export type FoundTemplate = { kind: 'file'; name: string; content: string } | { kind: 'license'; license: LicenseData };
 
-/** The custom template projects that apply to this project and that the viewer may read, closest first. */
-async function customSources(store: Store, dataDir: string, viewer: Viewer, ctx: ProjectContext | null): Promise<RepoSource[]> {
-  const candidates: { category: string; projectId: number }[] = [];
-  if (ctx && ctx.namespace.kind === 'group') {
-    const ids = ancestorIds(ctx.namespace).reverse();
-    const groups = new Map((await store.namespaces.findManyByIds(ids)).map((g) => [g.id, g]));
-    for (const id of ids) {
-      const g = groups.get(id);
-      if (g?.file_template_project_id) candidates.push({ category: `Group ${g.full_name}`, projectId: g.file_template_project_id });
-    }
-  }
-  const instance = (await getSettings(store)).file_template_project_id;
-  if (instance) candidates.push({ category: 'Instance', projectId: instance });
-  const sources: RepoSource[] = [];
-  for (const c of candidates) {
-    const source = await readableSource(store, dataDir, viewer, c.projectId, c.category);
-    if (source) sources.push(source);
-  }
-  return sources;
+/** A custom template project that applies and that the viewer may read. */
+interface Candidate {
+  category: string;
+  projectId: number;
+  defaultBranch: string | null;
 }
 
-async function readableSource(store: Store, dataDir: string, viewer: Viewer, projectId: number, category: string): Promise<RepoSource | null> {
-  const project = await store.projects.findById(projectId);
-  if (!project) return null;
-  const namespace = (await store.namespaces.findById(project.namespace_id))!;
-  if (!canReadRepository(viewer, project, await projectAccess(store, viewer, project, namespace))) return null;
-  const repo = projectRepository(dataDir, project.id);
-  if (!repo.exists()) return null;
-  const commit = await repo.resolveCommit(project.default_branch ?? 'HEAD');
-  return commit ? { category, projectId, repo, commit } : null;
+/**
+ * The custom template projects that apply to this project (null: the instance-wide endpoints) and that
+ * the viewer may read, closest first. Database reads only, so the read cache keeps the answer.
+ */
+function readableCandidates(store: Store, viewer: Viewer, ctx: ProjectContext | null): Promise<Candidate[]> {
+  return store.memo(`template-sources:${viewer?.id ?? 'anonymous'}:${ctx?.project.id ?? 'instance'}`, async () => {
+    const configured: { category: string; projectId: number }[] = [];
+    if (ctx && ctx.namespace.kind === 'group') {
+      const ids = ancestorIds(ctx.namespace).reverse();
+      const groups = new Map((await store.namespaces.findManyByIds(ids)).map((g) => [g.id, g]));
+      for (const id of ids) {
+        const g = groups.get(id);
+        if (g?.file_template_project_id) configured.push({ category: `Group ${g.full_name}`, projectId: g.file_template_project_id });
+      }
+    }
+    const instance = (await getSettings(store)).file_template_project_id;
+    if (instance) configured.push({ category: 'Instance', projectId: instance });
+    const readable: Candidate[] = [];
+    for (const c of configured) {
+      const project = await store.projects.findById(c.projectId);
+      if (!project) continue;
+      const namespace = (await store.namespaces.findById(project.namespace_id))!;
+      if (canReadRepository(viewer, project, await projectAccess(store, viewer, project, namespace))) {
+        readable.push({ ...c, defaultBranch: project.default_branch });
+      }
+    }
+    return readable;
+  });
+}
+
+/** The readable template projects at the head of their default branch: git is read on every request, so a new commit is seen at once. */
+async function customSources(store: Store, dataDir: string, viewer: Viewer, ctx: ProjectContext | null): Promise<RepoSource[]> {
+  const candidates = await readableCandidates(store, viewer, ctx);
+  const sources: RepoSource[] = [];
+  for (const c of candidates) {
+    const repo = projectRepository(dataDir, c.projectId);
+    if (!repo.exists()) continue;
+    const commit = await repo.resolveCommit(c.defaultBranch ?? 'HEAD');
+    if (commit) sources.push({ category: c.category, projectId: c.projectId, repo, commit });
+  }
+  return sources;
 }
 
 async function listInRepo(source: RepoSource, type: TemplateType): Promise<ListedTemplate[]> {

@@ -2,11 +2,15 @@
 // (a widely used client compares the header literally; Fastify would add "; charset=utf-8").
 import type { FastifyInstance } from 'fastify';
 
+export const SECURITY_HEADERS = { 'x-frame-options': 'SAMEORIGIN', 'x-content-type-options': 'nosniff' } as const;
+
+/** Every header of a JSON answer but its length: what answers written without Fastify must carry (http/prepared-answer.ts). */
+export const JSON_HEADERS = { 'content-type': 'application/json', ...SECURITY_HEADERS } as const;
+
 export function registerResponseHeaders(app: FastifyInstance): void {
   // A callback hook, not an async one: it runs on every answer and needs no promise.
   app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.header('X-Frame-Options', 'SAMEORIGIN');
-    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.headers(SECURITY_HEADERS);
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('application/json')) reply.header('content-type', 'application/json');
     done(null, payload);

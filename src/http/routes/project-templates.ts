@@ -13,6 +13,7 @@ import { isSafeFilePath } from '../../domain/paths.ts';
 import { TEMPLATE_TYPES, type TemplateType } from '../../domain/templates/builtin.ts';
 import { findTemplate, listTemplates, type FoundTemplate } from '../../domain/templates/finder.ts';
 import { licenseJson, type PlaceholderValues } from '../../domain/templates/licenses.ts';
+import { prepareJsonAnswer, sendJson, sendPrepared, type PreparedAnswer } from '../prepared-answer.ts';
 
 export const TEMPLATE_HEADER = '# This file is a template, and might need editing before it works on your project.\n';
 /** GitLab's route requirement for :name (lib/api/project_templates.rb). */
@@ -42,25 +43,22 @@ export function templateName(request: FastifyRequest): string {
 }
 
 /**
- * A template's answer as JSON. Built-in templates are the same objects on every request, so a file
- * template's answer is serialised once and a license's once up to its placeholders (licenseJson).
+ * A template's answer. Built-in templates are the same objects on every request, so a file template's
+ * answer is prepared once (http/prepared-answer.ts) and a license's JSON once up to its placeholders
+ * (licenseJson).
  */
-const fileTemplateJson = new WeakMap<FoundTemplate, string>();
+const fileTemplateAnswers = new WeakMap<FoundTemplate, PreparedAnswer>();
 
 export function sendTemplate(reply: FastifyReply, type: TemplateType, found: FoundTemplate, values: PlaceholderValues) {
-  return reply.type('application/json').send(templateJson(type, found, values));
-}
-
-function templateJson(type: TemplateType, found: FoundTemplate, values: PlaceholderValues): string {
-  if (found.kind === 'license') return licenseJson(found.license, values);
-  let json = fileTemplateJson.get(found);
-  if (json === undefined) {
+  if (found.kind === 'license') return sendJson(reply, licenseJson(found.license, values));
+  let answer = fileTemplateAnswers.get(found);
+  if (answer === undefined) {
     // dockerfiles and gitlab_ci_ymls carry GitLab's one-line template comment.
     const prefix = type === 'dockerfiles' || type === 'gitlab_ci_ymls' ? TEMPLATE_HEADER : '';
-    json = JSON.stringify({ name: found.name, content: `${prefix}${found.content}` });
-    fileTemplateJson.set(found, json);
+    answer = prepareJsonAnswer(JSON.stringify({ name: found.name, content: `${prefix}${found.content}` }));
+    fileTemplateAnswers.set(found, answer);
   }
-  return json;
+  return sendPrepared(reply, answer);
 }
 
 async function templateProject(request: FastifyRequest, type: TemplateType) {

@@ -23,23 +23,29 @@ export class ReadCache {
   private generation = 0;
   private entries = new Map<string, unknown>();
 
-  /** The next epoch read, not started yet: requests arriving now may still share it. */
-  private nextRead: Promise<void> | null = null;
+  /** Requests waiting for the next epoch read, which has not started yet: requests arriving now may still share it. */
+  private waiting: ((error?: Error) => void)[] | null = null;
 
   constructor(private readonly readEpoch: EpochReader) {}
 
-  /** Call at the start of every read request, before any cached lookup. */
-  refresh(): Promise<void> {
-    this.nextRead ??= new Promise((resolve, reject) => {
-      setImmediate(() => {
-        this.nextRead = null;
-        Promise.resolve()
-          .then(this.readEpoch)
-          .then((epoch) => this.observe(epoch))
-          .then(resolve, reject);
-      });
+  /** Call at the start of every read request, before any cached lookup; `done` runs once the epoch is known. */
+  refresh(done: (error?: Error) => void): void {
+    if (this.waiting) {
+      this.waiting.push(done);
+      return;
+    }
+    const waiting = (this.waiting = [done]);
+    setImmediate(() => {
+      this.waiting = null;
+      const finish = (error?: Error) => waiting.forEach((callback) => callback(error));
+      try {
+        const epoch = this.readEpoch();
+        if (epoch instanceof Promise) epoch.then((e) => (this.observe(e), finish()), finish);
+        else (this.observe(epoch), finish());
+      } catch (error) {
+        finish(error as Error);
+      }
     });
-    return this.nextRead;
   }
 
   private observe(epoch: number | null): void {
@@ -75,6 +81,7 @@ export function withCachedReads(store: Store, cache: ReadCache): Store {
   const { tokens, projects, members, settings, namespaces, users } = store;
   return {
     ...store,
+    memo: (key, load) => cache.get(`memo:${key}`, load),
     tokens: { ...tokens, findWithUserByDigest: (digest) => cache.get(`token:${digest}`, () => tokens.findWithUserByDigest(digest)) },
     projects: {
       ...projects,

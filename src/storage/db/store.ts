@@ -25,6 +25,11 @@ function repositories(k: Kysely<Database>) {
 export type Store = ReturnType<typeof repositories> & {
   db: Db;
   kysely: Kysely<Database>;
+  /**
+   * A value derived from database reads only, kept by the read cache while the database is unchanged
+   * (read requests); computed anew every time otherwise. `key` must name everything the value depends on.
+   */
+  memo<T>(key: string, load: () => Promise<T>): Promise<T>;
   /** Runs `work` in one transaction with repositories bound to it (transactions do not nest). */
   transaction<T>(work: (tx: Store) => Promise<T>): Promise<T>;
 };
@@ -34,6 +39,7 @@ export function createStore(db: Db, k: Kysely<Database> = db.kysely): Store {
     db,
     kysely: k,
     ...repositories(k),
+    memo: (_key, load) => load(),
     transaction: (work) => k.transaction().execute((tx) => work(createStore(db, tx))),
   };
 }

@@ -1,0 +1,46 @@
+// JSON answers written straight to the socket: status, every header and the body bytes, prepared once
+// where they never change (built-in template lists and files). They skip Fastify's reply pipeline, so
+// its onSend hooks do not run for them: they carry every header those hooks would add (JSON_HEADERS,
+// the same list the hook in plugins/headers.ts sets).
+import type { ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
+import { JSON_HEADERS } from './plugins/headers.ts';
+
+export interface PreparedAnswer {
+  status: number;
+  /** Header names and values in one flat list, as Node's writeHead takes them. */
+  headers: string[];
+  body: Buffer;
+}
+
+/** An answer with our JSON headers, `extra` headers (names lower-cased, as Fastify sends them) and the JSON. */
+export function prepareJsonAnswer(json: string, extra: Record<string, string> = {}, status = 200): PreparedAnswer {
+  const body = Buffer.from(json);
+  const headers: string[] = [];
+  for (const [name, value] of Object.entries(extra)) headers.push(name.toLowerCase(), value);
+  for (const [name, value] of Object.entries(JSON_HEADERS)) headers.push(name, value);
+  headers.push('content-length', String(body.length));
+  return { status, headers, body };
+}
+
+/** Writes a prepared answer; Fastify is told the reply is handled here. */
+export function sendPrepared(reply: FastifyReply, answer: PreparedAnswer): FastifyReply {
+  reply.hijack();
+  reply.raw.writeHead(answer.status, answer.headers);
+  reply.raw.end(answer.body);
+  return reply;
+}
+
+/** Writes JSON built for this request alone (a license with its placeholders filled). */
+export function sendJson(reply: FastifyReply, json: string, status = 200): FastifyReply {
+  reply.hijack();
+  writeJson(reply.raw, status, json);
+  return reply;
+}
+
+/** Writes a JSON answer on a raw response (also for errors Fastify raises before any hook runs). */
+export function writeJson(raw: ServerResponse, status: number, json: string): void {
+  const body = Buffer.from(json);
+  raw.writeHead(status, { ...JSON_HEADERS, 'content-length': String(body.length) });
+  raw.end(body);
+}

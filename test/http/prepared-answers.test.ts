@@ -1,0 +1,116 @@
+// Built-in template answers are prepared once and written straight to the socket
+// (src/http/prepared-answer.ts), past Fastify's onSend hooks. Over a real socket: they carry exactly the
+// headers every other JSON answer carries, a Content-Length that is the body's byte length, the same
+// bytes on every request, HEAD without a body, and Link URLs of the host each request named.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+function send(port: number, method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The headers of an answer that say what it is (not when or over which connection it was sent). */
+function describing(headers: http.IncomingHttpHeaders) {
+  const { date: _date, connection: _connection, 'keep-alive': _keepAlive, ...rest } = headers;
+  return rest;
+}
+
+const PAGE_HEADERS = ['x-per-page', 'x-page', 'x-next-page', 'x-prev-page', 'x-total', 'x-total-pages', 'link'];
+const JSON_HEADERS = ['content-type', 'x-frame-options', 'x-content-type-options', 'content-length'];
+
+describe('prepared template answers over a socket', () => {
+  let t: TestApp;
+  let port: number;
+  let id: number;
+
+  before(async () => {
+    t = await createTestApp();
+    id = (await t.ok('POST', '/projects', ROOT_TOKEN, { path: 'prepared', visibility: 'public' }, 201)).id;
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (t.app.server.address() as { port: number }).port;
+  });
+  after(() => t.close());
+
+  const urls = () => ({
+    list: `/api/v4/projects/${id}/templates/licenses?per_page=5&page=2`,
+    file: `/api/v4/projects/${id}/templates/dockerfiles/Node`,
+    license: `/api/v4/projects/${id}/templates/licenses/mit?fullname=J%C3%BCrgen%20%C3%98st&project=Caf%C3%A9`,
+    deprecatedList: '/api/v4/templates/gitignores?per_page=3',
+    deprecatedFile: '/api/v4/templates/gitignores/Ruby',
+    deprecatedLicense: '/api/v4/templates/licenses/mit',
+  });
+
+  it('carry exactly the JSON headers (and a list page its pagination headers), with the byte length', async () => {
+    // What Fastify and our hooks send with any other JSON answer: a header added there must be added here.
+    const ordinary = await send(port, 'GET', '/api/v4/version');
+    assert.deepEqual(Object.keys(describing(ordinary.headers)).sort(), [...JSON_HEADERS].sort());
+    for (const [name, url] of Object.entries(urls())) {
+      const res = await send(port, 'GET', url);
+      assert.equal(res.status, 200, `${name}: ${res.body}`);
+      const expected = [...JSON_HEADERS, ...(name.endsWith('ist') ? PAGE_HEADERS : [])].sort();
+      assert.deepEqual(Object.keys(describing(res.headers)).sort(), expected, name);
+      assert.equal(res.headers['content-type'], 'application/json', name);
+      assert.equal(res.headers['x-frame-options'], 'SAMEORIGIN', name);
+      assert.equal(res.headers['x-content-type-options'], 'nosniff', name);
+      assert.equal(Number(res.headers['content-length']), Buffer.byteLength(res.body), name);
+      JSON.parse(res.body);
+    }
+  });
+
+  it('fill a license for each request: non-ASCII values counted in bytes', async () => {
+    const res = await send(port, 'GET', urls().license);
+    const content: string = JSON.parse(res.body).content;
+    assert.ok(content.includes(`Copyright (c) ${new Date().getUTCFullYear()} Jürgen Øst`), content.slice(0, 120));
+    assert.ok(Buffer.byteLength(res.body) > res.body.length);
+  });
+
+  it('are the same bytes on every request', async () => {
+    for (const [name, url] of Object.entries(urls())) {
+      const [a, b] = [await send(port, 'GET', url), await send(port, 'GET', url)];
+      assert.equal(a.body, b.body, name);
+      assert.deepEqual(describing(a.headers), describing(b.headers), name);
+    }
+  });
+
+  it('answer HEAD with the same headers and no body', async () => {
+    for (const [name, url] of Object.entries(urls())) {
+      const [get, head] = [await send(port, 'GET', url), await send(port, 'HEAD', url)];
+      assert.equal(head.status, 200, name);
+      assert.equal(head.body, '', name);
+      assert.deepEqual(describing(head.headers), describing(get.headers), name);
+    }
+  });
+
+  it('link to the host each request named (a prepared page is never another host\'s)', async () => {
+    const url = `/api/v4/projects/${id}/templates/gitignores?per_page=2`;
+    const one = await send(port, 'GET', url, { host: 'one.example' });
+    const two = await send(port, 'GET', url, { host: 'two.example:8443' });
+    assert.equal(one.body, two.body);
+    assert.match(String(one.headers.link), /^<http:\/\/one\.example\/api\/v4\/projects\/\d+\/templates\/gitignores\?/);
+    assert.match(String(two.headers.link), /^<http:\/\/two\.example:8443\/api\/v4\/projects\/\d+\/templates\/gitignores\?/);
+    assert.doesNotMatch(String(two.headers.link), /one\.example/);
+  });
+
+  it('are not kept for URLs with a token, and still answer them', async () => {
+    const url = `/api/v4/projects/${id}/templates/licenses?per_page=2&private_token=${ROOT_TOKEN}`;
+    const res = await send(port, 'GET', url);
+    assert.equal(res.status, 200);
+    assert.doesNotMatch(String(res.headers.link), /private_token|root-token/);
+  });
+});
