@@ -13,8 +13,11 @@ export interface Spawned {
   output: () => string;
 }
 
-export function spawnServer(env: NodeJS.ProcessEnv, args: string[] = [CLI, 'serve', '--port', '0']): Promise<Spawned> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env });
+/** `cpu`: run the process on that CPU alone (Linux `taskset`), as the load scripts do to keep client and server apart. */
+export function spawnServer(env: NodeJS.ProcessEnv, args: string[] = [CLI, 'serve', '--port', '0'], cpu?: number): Promise<Spawned> {
+  const command = [process.execPath, '--import', 'tsx', ...args];
+  if (cpu !== undefined) command.unshift('taskset', '-c', String(cpu));
+  const child = spawn(command[0], command.slice(1), { env });
   let out = '';
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {

@@ -34,18 +34,29 @@ export class ReadCache {
       this.waiting.push(done);
       return;
     }
-    const waiting = (this.waiting = [done]);
-    setImmediate(() => {
-      this.waiting = null;
-      const finish = (error?: Error) => waiting.forEach((callback) => callback(error));
-      try {
-        const epoch = this.readEpoch();
-        if (epoch instanceof Promise) epoch.then((e) => (this.observe(e), finish()), finish);
-        else (this.observe(epoch), finish());
-      } catch (error) {
-        finish(error as Error);
-      }
-    });
+    this.waiting = [done];
+    setImmediate(() => this.readNow());
+  }
+
+  private readNow(): void {
+    const waiting = this.waiting!;
+    this.waiting = null;
+    try {
+      const epoch = this.readEpoch();
+      if (epoch instanceof Promise) epoch.then((e) => this.observed(waiting, e), (error) => this.failed(waiting, error));
+      else this.observed(waiting, epoch);
+    } catch (error) {
+      this.failed(waiting, error as Error);
+    }
+  }
+
+  private observed(waiting: ((error?: Error) => void)[], epoch: number | null): void {
+    this.observe(epoch);
+    for (const done of waiting) done();
+  }
+
+  private failed(waiting: ((error?: Error) => void)[], error: Error): void {
+    for (const done of waiting) done(error);
   }
 
   private observe(epoch: number | null): void {
@@ -55,8 +66,14 @@ export class ReadCache {
     this.entries.clear();
   }
 
-  async get<T>(key: string, load: () => Promise<T>): Promise<T> {
-    if (this.entries.has(key)) return this.entries.get(key) as T;
+  get<T>(key: string, load: () => Promise<T>): Promise<T> {
+    // One map lookup for a hit (a cached undefined, e.g. an unknown token, needs the second).
+    const hit = this.entries.get(key);
+    if (hit !== undefined || this.entries.has(key)) return Promise.resolve(hit as T);
+    return this.load(key, load);
+  }
+
+  private async load<T>(key: string, load: () => Promise<T>): Promise<T> {
     const generation = this.generation;
     const value = deepFreeze(await load());
     if (generation === this.generation && this.epoch !== null) {
@@ -81,7 +98,7 @@ export function withCachedReads(store: Store, cache: ReadCache): Store {
   const { tokens, projects, members, settings, namespaces, users } = store;
   return {
     ...store,
-    memo: (key, load) => cache.get(`memo:${key}`, load),
+    memo: (key, load) => cache.get(key, load),
     tokens: { ...tokens, findWithUserByDigest: (digest) => cache.get(`token:${digest}`, () => tokens.findWithUserByDigest(digest)) },
     projects: {
       ...projects,

@@ -27,7 +27,8 @@ export type Store = ReturnType<typeof repositories> & {
   kysely: Kysely<Database>;
   /**
    * A value derived from database reads only, kept by the read cache while the database is unchanged
-   * (read requests); computed anew every time otherwise. `key` must name everything the value depends on.
+   * (read requests); computed anew every time otherwise. `key` must name everything the value depends on,
+   * and start with a word of its own (`readable-project:`), unlike the repositories' keys (read-cache.ts).
    */
   memo<T>(key: string, load: () => Promise<T>): Promise<T>;
   /** Runs `work` in one transaction with repositories bound to it (transactions do not nest). */
