@@ -38,9 +38,11 @@ export function sendJson(reply: FastifyReply, json: string, status = 200): Fasti
   return reply;
 }
 
+const JSON_HEADER_LIST = Object.entries(JSON_HEADERS).flat();
+
 /** Writes a JSON answer on a raw response (also for errors Fastify raises before any hook runs). */
 export function writeJson(raw: ServerResponse, status: number, json: string): void {
-  const body = Buffer.from(json);
-  raw.writeHead(status, { ...JSON_HEADERS, 'content-length': String(body.length) });
-  raw.end(body);
+  // A string body goes out with the headers in one piece; its length is counted in bytes.
+  raw.writeHead(status, [...JSON_HEADER_LIST, 'content-length', String(Buffer.byteLength(json))]);
+  raw.end(json);
 }

@@ -17,11 +17,18 @@ function hasNestedKey(hash: Params, key: string): boolean {
   return true;
 }
 
+const PLAIN_NAME = /^[^[\]]+$/;
+
 const isHash = (v: unknown): v is Params => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Adds one `name=value` pair to `params` following Rack's normalize_params. */
 export function addParam(params: Params, name: string, value: unknown, depth = 0): Params {
   if (depth > MAX_DEPTH) return params;
+  if (PLAIN_NAME.test(name)) {
+    // The common case, `per_page=20`: no brackets to follow.
+    if (name !== '__proto__' && name !== 'constructor' && name !== 'prototype') params[name] = value;
+    return params;
+  }
   const match = /^[[\]]*([^[\]]+)\]*/.exec(name);
   if (!match) return params;
   const key = match[1];
@@ -45,7 +52,10 @@ export function addParam(params: Params, name: string, value: unknown, depth = 0
   return params;
 }
 
+const ENCODED = /[%+]/;
+
 function decode(s: string): string {
+  if (!ENCODED.test(s)) return s;
   const plus = s.replace(/\+/g, ' ');
   try {
     return decodeURIComponent(plus);

@@ -5,6 +5,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type { Database } from './schema.ts';
+import { WalIndexHeader } from './wal-index.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -48,22 +49,30 @@ function openSqlite(file: string): Db {
 /**
  * The epoch as committed: read on a connection of its own, because the main connection would also see
  * a transaction it has open and may yet roll back. Opened on first use (the table comes with migrations).
+ * The query runs only when the WAL index says something was committed since it last ran (wal-index.ts).
  * An in-memory database has no second connection; there the value is unknown while a transaction is open.
  */
 function sqliteEpochReader(main: SQLite.Database, file: string) {
   const inMemory = file === ':memory:';
   let connection: SQLite.Database | null = null;
   let statement: SQLite.Statement | null = null;
+  let walIndex: WalIndexHeader | null = null;
+  let epoch: number | null = null;
   return {
     read(): number | null {
       if (!main.open || (inMemory && main.inTransaction)) return null;
       if (!statement) {
         connection = inMemory ? main : new SQLite(file, { readonly: true, fileMustExist: true });
         statement = connection.prepare('SELECT value FROM change_epoch WHERE id = 1').pluck();
+        if (!inMemory) walIndex = new WalIndexHeader(file);
       }
-      return statement.get() as number;
+      if (walIndex?.unchanged() && epoch !== null) return epoch;
+      epoch = statement.get() as number;
+      walIndex?.accept();
+      return epoch;
     },
     close() {
+      walIndex?.close();
       if (connection && connection !== main) connection.close();
     },
   };
