@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import { validateRequest, type ParamSpec } from './params.ts';
 import { baseUrl } from './urls.ts';
-import { prepareJsonAnswer, sendPrepared, type PreparedAnswer } from './prepared-answer.ts';
+import { prepareJsonAnswer, type PreparedAnswer } from './prepared-answer.ts';
 
 export const MAX_PER_PAGE = 100;
 export const DEFAULT_PER_PAGE = 20;
@@ -135,23 +135,22 @@ const MAX_PREPARED_PAGES = 1000;
 const preparedPages = new WeakMap<readonly unknown[], Map<string, PreparedAnswer>>();
 
 /**
- * Sends one page of a frozen list (the built-in templates): such a list never changes, so the same URL
- * always gets the same answer, and each page's answer (status, headers, JSON bytes) is built once and
- * then only written. URLs carrying a token, and requests with a body, are answered without keeping anything.
+ * One page of an in-memory list as a prepared answer. A frozen list (the built-in templates) never
+ * changes, so the same URL always gets the same answer: each of its pages is built once and then only
+ * written. URLs carrying a token, and requests with a body, are answered without keeping anything.
  */
-export function sendFrozenListPage(request: FastifyRequest, reply: FastifyReply, items: readonly unknown[], page: Page): FastifyReply {
-  if (!Object.isFrozen(items)) return reply.send(paginateArray(request, reply, items, page));
+export function listPageAnswer(request: FastifyRequest, items: readonly unknown[], page: Page): PreparedAnswer {
+  const build = () => prepareJsonAnswer(JSON.stringify(items.slice(page.offset, page.offset + page.perPage)), arrayPageHeaders(request, items, page));
+  // The page may come from a body (not on GET today): only a URL that says everything is a key.
+  if (!Object.isFrozen(items) || request.url.includes('token=') || request.body != null) return build();
   const url = `${baseUrl(request)}${request.url}`;
   let pages = preparedPages.get(items);
   let prepared = pages?.get(url);
   if (!prepared) {
-    prepared = prepareJsonAnswer(JSON.stringify(items.slice(page.offset, page.offset + page.perPage)), arrayPageHeaders(request, items, page));
-    // The page may come from a body (not on GET today): only a URL that says everything is a key.
-    if (!url.includes('token=') && request.body == null) {
-      if (!pages) preparedPages.set(items, (pages = new Map()));
-      if (pages.size >= MAX_PREPARED_PAGES) pages.clear();
-      pages.set(url, prepared);
-    }
+    prepared = build();
+    if (!pages) preparedPages.set(items, (pages = new Map()));
+    if (pages.size >= MAX_PREPARED_PAGES) pages.clear();
+    pages.set(url, prepared);
   }
-  return sendPrepared(reply, prepared);
+  return prepared;
 }

@@ -3,7 +3,9 @@
 // its onSend hooks do not run for them: they carry every header those hooks would add (JSON_HEADERS,
 // the same list the hook in plugins/headers.ts sets).
 import type { ServerResponse } from 'node:http';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { storeOf } from './request.ts';
+import { baseUrl } from './urls.ts';
 import { JSON_HEADERS } from './plugins/headers.ts';
 
 export interface PreparedAnswer {
@@ -31,11 +33,23 @@ export function sendPrepared(reply: FastifyReply, answer: PreparedAnswer): Fasti
   return reply;
 }
 
-/** Writes JSON built for this request alone (a license with its placeholders filled). */
-export function sendJson(reply: FastifyReply, json: string, status = 200): FastifyReply {
-  reply.hijack();
-  writeJson(reply.raw, status, json);
-  return reply;
+export interface BuiltAnswer {
+  answer: PreparedAnswer;
+  /** False when the answer depends on more than the database, the caller and the URL (git, say). */
+  keep: boolean;
+}
+
+/**
+ * Answers a read request with an answer kept whole by the read cache, so that asking again, while the
+ * database is unchanged, costs one lookup. The key is the caller, the base URL (for `Link`), the URL and
+ * `variant` (what else the answer depends on, such as the year). A URL carrying a token, or a request
+ * with a body, is answered without keeping anything.
+ */
+export async function sendKeptAnswer(request: FastifyRequest, reply: FastifyReply, build: () => Promise<BuiltAnswer>, variant = ''): Promise<FastifyReply> {
+  if (request.body != null || request.url.includes('token=')) return sendPrepared(reply, (await build()).answer);
+  const key = `answer:${request.principal.user?.id ?? 'anonymous'}:${variant}:${baseUrl(request)}${request.url}`;
+  const built = await storeOf(request).memo(key, build, (b) => b.keep);
+  return sendPrepared(reply, built.answer);
 }
 
 const JSON_HEADER_LIST = Object.entries(JSON_HEADERS).flat();

@@ -47,6 +47,18 @@ describe('cached lookups are never served stale', () => {
     assert.deepEqual(await a.ok('GET', `/projects/${id}/templates/dockerfiles/Node`, null, undefined, 404), NOT_FOUND_PROJECT);
   });
 
+  it('a caller renamed on another node gets a license with the new name on the next request', async () => {
+    const id = await createProject(a, 'license-name', 'public');
+    const url = `/projects/${id}/templates/licenses/mit`;
+    assert.match((await a.ok('GET', url, alice.token, undefined, 200)).content, /Copyright \(c\) \d{4} ALICE\n/);
+    assert.match((await a.ok('GET', url, alice.token, undefined, 200)).content, /Copyright \(c\) \d{4} ALICE\n/);
+
+    await b.ok('PUT', `/users/${alice.id}`, ROOT_TOKEN, { name: 'Alice Renamed' }, 200);
+
+    assert.match((await a.ok('GET', url, alice.token, undefined, 200)).content, /Copyright \(c\) \d{4} Alice Renamed\n/);
+    assert.match((await a.ok('GET', url, null, undefined, 200)).content, /Copyright \(c\) \d{4} \[fullname\]\n/, 'not another caller\'s answer');
+  });
+
   it('a token revoked on another node is refused by the next request', async () => {
     const created = await a.ok('POST', `/users/${alice.id}/personal_access_tokens`, ROOT_TOKEN, { name: 'short-lived', scopes: ['api'] }, 201);
     assert.equal((await a.ok('GET', '/user', created.token, undefined, 200)).username, 'alice');

@@ -179,6 +179,23 @@ describe('custom template sources (D9, §7.6)', () => {
     assert.deepEqual(await ok(`/projects/${topApp}/templates/gitignores/Fresh`, alice.token), { name: 'Fresh', content: 'fresh\n' });
   });
 
+  it('a built-in answer given while a template project applies is not kept: a same-named file committed there wins next', async () => {
+    // Commits to a repository that has its branch change no database row: only git says something changed.
+    const goText = text(path.join(GITIGNORE, 'Go.gitignore'));
+    assert.deepEqual(await ok(`/projects/${app}/templates/gitignores/Go`, alice.token), { name: 'Go', content: goText });
+    await commit(subTpl, 'gitignore/Go.gitignore', 'custom go\n');
+    assert.deepEqual(await ok(`/projects/${app}/templates/gitignores/Go`, alice.token), { name: 'Go', content: 'custom go\n' });
+
+    assert.deepEqual(await ok('/templates/gitignores/Go', null), { name: 'Go', content: goText });
+    await commit(inst, 'gitignore/Go.gitignore', 'instance go\n', ROOT_TOKEN);
+    assert.deepEqual(await ok('/templates/gitignores/Go', null), { name: 'Go', content: 'instance go\n' });
+
+    assert.equal((await ok('/templates/licenses/mit', null)).name, 'MIT License');
+    await commit(inst, 'LICENSE/mit.txt', 'instance mit [year]\n', ROOT_TOKEN);
+    const custom = await ok('/templates/licenses/mit', null);
+    assert.deepEqual([custom.name, custom.content], ['mit', `instance mit ${YEAR}\n`]);
+  });
+
   it('a template project the caller cannot read is never used', async () => {
     const instance = keys('InstOnly', 'Shared');
     for (const token of [bob.token, null]) {

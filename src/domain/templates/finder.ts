@@ -108,6 +108,15 @@ async function ownSource(dataDir: string, ctx: ProjectContext): Promise<RepoSour
 
 const isDescriptionType = (type: TemplateType) => type === 'issues' || type === 'merge_requests';
 
+/**
+ * Whether the templates of this type for this project (null: the instance-wide endpoints) are read from
+ * git: issue and merge request templates always, the others when a readable template project applies.
+ * Otherwise they are the built-in ones alone, and change only with the database (who may read what).
+ */
+export async function readsGit(store: Store, viewer: Viewer, ctx: ProjectContext | null, type: TemplateType): Promise<boolean> {
+  return isDescriptionType(type) || (await readableCandidates(store, viewer, ctx)).length > 0;
+}
+
 /** Every template of a type for the project, in GitLab's order: groups, instance, then built-in/own. */
 export async function listTemplates(store: Store, dataDir: string, viewer: Viewer, ctx: ProjectContext, type: TemplateType): Promise<readonly ListedTemplate[]> {
   const custom: ListedTemplate[] = [];

@@ -4,16 +4,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { storeOf } from '../request.ts';
 import { validateRequest, type ParamSpec } from '../params.ts';
-import { parsePage, sendFrozenListPage } from '../pagination.ts';
+import { listPageAnswer, parsePage } from '../pagination.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { canReadProject, canReadRepository } from '../../domain/policy.ts';
 import { forbidden, invalidParams, notFound } from '../../domain/failure.ts';
 import { isSafeFilePath } from '../../domain/paths.ts';
 import { TEMPLATE_TYPES, type TemplateType } from '../../domain/templates/builtin.ts';
-import { findTemplate, listTemplates, type FoundTemplate } from '../../domain/templates/finder.ts';
+import { findTemplate, listTemplates, readsGit, type FoundTemplate } from '../../domain/templates/finder.ts';
 import { licenseJson, type PlaceholderValues } from '../../domain/templates/licenses.ts';
-import { prepareJsonAnswer, sendJson, sendPrepared, type PreparedAnswer } from '../prepared-answer.ts';
+import { prepareJsonAnswer, sendKeptAnswer, type PreparedAnswer } from '../prepared-answer.ts';
 
 export const TEMPLATE_HEADER = '# This file is a template, and might need editing before it works on your project.\n';
 /** GitLab's route requirement for :name (lib/api/project_templates.rb). */
@@ -44,13 +44,12 @@ export function templateName(request: FastifyRequest): string {
 
 /**
  * A template's answer. Built-in templates are the same objects on every request, so a file template's
- * answer is prepared once (http/prepared-answer.ts) and a license's JSON once up to its placeholders
- * (licenseJson).
+ * answer is prepared once and a license's JSON once up to its placeholders (licenseJson).
  */
 const fileTemplateAnswers = new WeakMap<FoundTemplate, PreparedAnswer>();
 
-export function sendTemplate(reply: FastifyReply, type: TemplateType, found: FoundTemplate, values: PlaceholderValues) {
-  if (found.kind === 'license') return sendJson(reply, licenseJson(found.license, values));
+export function templateAnswer(type: TemplateType, found: FoundTemplate, values: PlaceholderValues): PreparedAnswer {
+  if (found.kind === 'license') return prepareJsonAnswer(licenseJson(found.license, values));
   let answer = fileTemplateAnswers.get(found);
   if (answer === undefined) {
     // dockerfiles and gitlab_ci_ymls carry GitLab's one-line template comment.
@@ -58,7 +57,7 @@ export function sendTemplate(reply: FastifyReply, type: TemplateType, found: Fou
     answer = prepareJsonAnswer(JSON.stringify({ name: found.name, content: `${prefix}${found.content}` }));
     fileTemplateAnswers.set(found, answer);
   }
-  return sendPrepared(reply, answer);
+  return answer;
 }
 
 async function templateProject(request: FastifyRequest, type: TemplateType) {
@@ -73,23 +72,32 @@ async function templateProject(request: FastifyRequest, type: TemplateType) {
 
 export default async function projectTemplateRoutes(app: FastifyInstance) {
   /** GET /projects/:id/templates/:type — [{key, name}] in GitLab's order, paginated (20 per page). */
-  app.get('/projects/:id/templates/:type', async (request, reply) => {
-    const { type } = validateRequest<{ type: TemplateType }>(typeSpec, request);
-    const page = parsePage(request);
-    const ctx = await templateProject(request, type);
-    const items = await listTemplates(storeOf(request), request.server.dataDir, request.principal.user, ctx, type);
-    return sendFrozenListPage(request, reply, items, page);
-  });
+  app.get('/projects/:id/templates/:type', (request, reply) =>
+    sendKeptAnswer(request, reply, async () => {
+      const { type } = validateRequest<{ type: TemplateType }>(typeSpec, request);
+      const page = parsePage(request);
+      const ctx = await templateProject(request, type);
+      const [store, viewer] = [storeOf(request), request.principal.user];
+      const items = await listTemplates(store, request.server.dataDir, viewer, ctx, type);
+      return { answer: listPageAnswer(request, items, page), keep: !(await readsGit(store, viewer, ctx, type)) };
+    }),
+  );
 
   /** GET /projects/:id/templates/:type/:name — {name, content} or a license; 404 Template Not Found. */
   app.get('/projects/:id/templates/:type/:name', async (request, reply) => {
     if (!TEMPLATE_NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
-    const p = validateRequest<{ type: TemplateType; source_template_project_id?: number; project?: string; fullname?: string }>(singleSpec, request);
-    const name = templateName(request);
-    const ctx = await templateProject(request, p.type);
-    const viewer = request.principal.user;
-    const found = await findTemplate(storeOf(request), request.server.dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
-    if (!found) throw notFound('Template');
-    return sendTemplate(reply, p.type, found, { fullname: p.fullname || viewer?.name, project: p.project });
+    // A license's answer also depends on the year: the kept answers are the year's.
+    const year = new Date().getUTCFullYear();
+    const build = async () => {
+      const p = validateRequest<{ type: TemplateType; source_template_project_id?: number; project?: string; fullname?: string }>(singleSpec, request);
+      const name = templateName(request);
+      const ctx = await templateProject(request, p.type);
+      const [store, viewer] = [storeOf(request), request.principal.user];
+      const found = await findTemplate(store, request.server.dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
+      if (!found) throw notFound('Template');
+      const answer = templateAnswer(p.type, found, { fullname: p.fullname || viewer?.name, project: p.project, year });
+      return { answer, keep: !(await readsGit(store, viewer, ctx, p.type)) };
+    };
+    return sendKeptAnswer(request, reply, build, (request.params as { type: string }).type === 'licenses' ? String(year) : '');
   });
 }

@@ -3,13 +3,14 @@
 import type { FastifyInstance } from 'fastify';
 import { storeOf } from '../request.ts';
 import { validateRequest, type ParamSpec } from '../params.ts';
-import { paginateArray, parsePage, sendFrozenListPage } from '../pagination.ts';
+import { listPageAnswer, paginateArray, parsePage } from '../pagination.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
 import { notFound } from '../../domain/failure.ts';
 import { builtinTemplates, byteOrder } from '../../domain/templates/builtin.ts';
-import { findInstanceTemplate, listInstanceTemplates } from '../../domain/templates/finder.ts';
+import { findInstanceTemplate, listInstanceTemplates, readsGit } from '../../domain/templates/finder.ts';
 import { presentLicense } from '../../domain/templates/licenses.ts';
-import { rawLastSegment, sendTemplate } from './project-templates.ts';
+import { rawLastSegment, templateAnswer } from './project-templates.ts';
+import { sendKeptAnswer, sendPrepared } from '../prepared-answer.ts';
 
 const NAME = /^[\w.-]+$/;
 const FILE_TYPES = [
@@ -34,10 +35,16 @@ export default async function templateRoutes(app: FastifyInstance) {
   /** GET /templates/licenses/:name — one license with its placeholders filled; 404 License Not Found. */
   app.get('/templates/licenses/:name', async (request, reply) => {
     if (!NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
-    const p = validateRequest<{ name: string; project?: string; fullname?: string }>(licenseSpec, request);
-    const found = await findInstanceTemplate(storeOf(request), request.server.dataDir, request.principal.user, 'licenses', p.name);
-    if (!found) throw notFound('License');
-    return sendTemplate(reply, 'licenses', found, { fullname: p.fullname || request.principal.user?.name, project: p.project });
+    const year = new Date().getUTCFullYear();
+    const build = async () => {
+      const p = validateRequest<{ name: string; project?: string; fullname?: string }>(licenseSpec, request);
+      const [store, viewer] = [storeOf(request), request.principal.user];
+      const found = await findInstanceTemplate(store, request.server.dataDir, viewer, 'licenses', p.name);
+      if (!found) throw notFound('License');
+      const answer = templateAnswer('licenses', found, { fullname: p.fullname || viewer?.name, project: p.project, year });
+      return { answer, keep: !(await readsGit(store, viewer, null, 'licenses')) };
+    };
+    return sendKeptAnswer(request, reply, build, String(year));
   });
 
   for (const [type, singular] of FILE_TYPES) {
@@ -45,16 +52,20 @@ export default async function templateRoutes(app: FastifyInstance) {
     app.get(`/templates/${type}`, async (request, reply) => {
       const page = parsePage(request);
       const items = await listInstanceTemplates(storeOf(request), request.server.dataDir, request.principal.user, type);
-      return sendFrozenListPage(request, reply, items, page);
+      return sendPrepared(reply, listPageAnswer(request, items, page));
     });
 
     /** GET /templates/<type>/:name — {name, content}; 404 "<singular> Not Found". */
     app.get(`/templates/${type}/:name`, async (request, reply) => {
       if (!NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
       const { name } = request.params as { name: string };
-      const found = await findInstanceTemplate(storeOf(request), request.server.dataDir, request.principal.user, type, name);
-      if (!found) throw notFound(singular);
-      return sendTemplate(reply, type, found, {});
+      const build = async () => {
+        const [store, viewer] = [storeOf(request), request.principal.user];
+        const found = await findInstanceTemplate(store, request.server.dataDir, viewer, type, name);
+        if (!found) throw notFound(singular);
+        return { answer: templateAnswer(type, found, {}), keep: !(await readsGit(store, viewer, null, type)) };
+      };
+      return sendKeptAnswer(request, reply, build);
     });
   }
 }

@@ -66,17 +66,18 @@ export class ReadCache {
     this.entries.clear();
   }
 
-  get<T>(key: string, load: () => Promise<T>): Promise<T> {
+  /** The value kept under `key`, else `load`'s, kept unless `keep` says it depends on more than the database. */
+  get<T>(key: string, load: () => Promise<T>, keep?: (value: T) => boolean): Promise<T> {
     // One map lookup for a hit (a cached undefined, e.g. an unknown token, needs the second).
     const hit = this.entries.get(key);
     if (hit !== undefined || this.entries.has(key)) return Promise.resolve(hit as T);
-    return this.load(key, load);
+    return this.load(key, load, keep);
   }
 
-  private async load<T>(key: string, load: () => Promise<T>): Promise<T> {
+  private async load<T>(key: string, load: () => Promise<T>, keep?: (value: T) => boolean): Promise<T> {
     const generation = this.generation;
     const value = deepFreeze(await load());
-    if (generation === this.generation && this.epoch !== null) {
+    if (generation === this.generation && this.epoch !== null && (!keep || keep(value))) {
       if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
       this.entries.set(key, value);
     }
@@ -86,7 +87,8 @@ export class ReadCache {
 
 /** Cached values are shared between requests: freezing them makes an accidental change throw. */
 function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+  // Bytes (a prepared answer's body) cannot be frozen; nothing hands them out to be changed.
+  if (value && typeof value === 'object' && !Object.isFrozen(value) && !ArrayBuffer.isView(value)) {
     Object.freeze(value);
     for (const inner of Object.values(value)) deepFreeze(inner);
   }
@@ -98,7 +100,7 @@ export function withCachedReads(store: Store, cache: ReadCache): Store {
   const { tokens, projects, members, settings, namespaces, users } = store;
   return {
     ...store,
-    memo: (key, load) => cache.get(key, load),
+    memo: (key, load, keep) => cache.get(key, load, keep),
     tokens: { ...tokens, findWithUserByDigest: (digest) => cache.get(`token:${digest}`, () => tokens.findWithUserByDigest(digest)) },
     projects: {
       ...projects,

@@ -29,8 +29,9 @@ export type Store = ReturnType<typeof repositories> & {
    * A value derived from database reads only, kept by the read cache while the database is unchanged
    * (read requests); computed anew every time otherwise. `key` must name everything the value depends on,
    * and start with a word of its own (`readable-project:`), unlike the repositories' keys (read-cache.ts).
+   * `keep` may refuse a value that turned out to depend on more than the database.
    */
-  memo<T>(key: string, load: () => Promise<T>): Promise<T>;
+  memo<T>(key: string, load: () => Promise<T>, keep?: (value: T) => boolean): Promise<T>;
   /** Runs `work` in one transaction with repositories bound to it (transactions do not nest). */
   transaction<T>(work: (tx: Store) => Promise<T>): Promise<T>;
 };
