@@ -134,20 +134,22 @@ export function paginateArray<T>(request: FastifyRequest, reply: FastifyReply, i
 const MAX_PREPARED_PAGES = 1000;
 const preparedPages = new WeakMap<readonly unknown[], Map<string, PreparedAnswer>>();
 
+const pageAnswer = (request: FastifyRequest, items: readonly unknown[], page: Page) =>
+  prepareJsonAnswer(JSON.stringify(items.slice(page.offset, page.offset + page.perPage)), arrayPageHeaders(request, items, page));
+
 /**
  * One page of an in-memory list as a prepared answer. A frozen list (the built-in templates) never
  * changes, so the same URL always gets the same answer: each of its pages is built once and then only
  * written. URLs carrying a token, and requests with a body, are answered without keeping anything.
  */
 export function listPageAnswer(request: FastifyRequest, items: readonly unknown[], page: Page): PreparedAnswer {
-  const build = () => prepareJsonAnswer(JSON.stringify(items.slice(page.offset, page.offset + page.perPage)), arrayPageHeaders(request, items, page));
   // The page may come from a body (not on GET today): only a URL that says everything is a key.
-  if (!Object.isFrozen(items) || request.url.includes('token=') || request.body != null) return build();
+  if (!Object.isFrozen(items) || request.url.includes('token=') || request.body != null) return pageAnswer(request, items, page);
   const url = `${baseUrl(request)}${request.url}`;
   let pages = preparedPages.get(items);
   let prepared = pages?.get(url);
   if (!prepared) {
-    prepared = build();
+    prepared = pageAnswer(request, items, page);
     if (!pages) preparedPages.set(items, (pages = new Map()));
     if (pages.size >= MAX_PREPARED_PAGES) pages.clear();
     pages.set(url, prepared);

@@ -39,6 +39,9 @@ export interface BuiltAnswer {
   keep: boolean;
 }
 
+/** Kept when `build` says so; weighed by their bytes (the headers roughly), so kept answers stay within the cache's budget. */
+const KEPT_ANSWERS = { keep: (b: BuiltAnswer) => b.keep, bytes: (b: BuiltAnswer) => b.answer.body.length + 64 * b.answer.headers.length };
+
 /**
  * Answers a read request with an answer kept whole by the read cache, so that asking again, while the
  * database is unchanged, costs one lookup. The key is the caller, the base URL (for `Link`), the URL and
@@ -48,7 +51,7 @@ export interface BuiltAnswer {
 export async function sendKeptAnswer(request: FastifyRequest, reply: FastifyReply, build: () => Promise<BuiltAnswer>, variant = ''): Promise<FastifyReply> {
   if (request.body != null || request.url.includes('token=')) return sendPrepared(reply, (await build()).answer);
   const key = `answer:${request.principal.user?.id ?? 'anonymous'}:${variant}:${baseUrl(request)}${request.url}`;
-  const built = await storeOf(request).memo(key, build, (b) => b.keep);
+  const built = await storeOf(request).memo(key, build, KEPT_ANSWERS);
   return sendPrepared(reply, built.answer);
 }
 

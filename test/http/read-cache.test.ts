@@ -158,6 +158,22 @@ describe('ReadCache', () => {
     assert.equal(await cache.get('k', async () => 'newest'), 'newest');
   });
 
+  it('keeps a value only when its rules allow, and drops everything past the byte budget', async () => {
+    const cache = new ReadCache(() => 1);
+    await refreshed(cache);
+    const notKept = { keep: (v: string) => v !== 'from git' };
+    assert.equal(await cache.get('g', async () => 'from git', notKept), 'from git');
+    assert.equal(await cache.get('g', async () => 'again', notKept), 'again', 'a refused value is loaded again');
+
+    const heavy = { bytes: () => 20 * 1024 * 1024 };
+    await cache.get('small', async () => 'small');
+    await cache.get('a', async () => 'first', heavy);
+    assert.equal(await cache.get('a', async () => 'reloaded', heavy), 'first');
+    await cache.get('b', async () => 'second', heavy); // 40 MiB would be over the 32 MiB budget: everything goes first
+    assert.equal(await cache.get('a', async () => 'reloaded', heavy), 'reloaded');
+    assert.equal(await cache.get('small', async () => 'small again'), 'small again');
+  });
+
   it('keeps nothing while the epoch cannot be read', async () => {
     const cache = new ReadCache(() => null);
     await refreshed(cache);

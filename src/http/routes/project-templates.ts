@@ -88,16 +88,21 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
     if (!TEMPLATE_NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
     // A license's answer also depends on the year: the kept answers are the year's.
     const year = new Date().getUTCFullYear();
-    const build = async () => {
-      const p = validateRequest<{ type: TemplateType; source_template_project_id?: number; project?: string; fullname?: string }>(singleSpec, request);
-      const name = templateName(request);
-      const ctx = await templateProject(request, p.type);
-      const [store, viewer] = [storeOf(request), request.principal.user];
-      const found = await findTemplate(store, request.server.dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
-      if (!found) throw notFound('Template');
-      const answer = templateAnswer(p.type, found, { fullname: p.fullname || viewer?.name, project: p.project, year });
-      return { answer, keep: !(await readsGit(store, viewer, ctx, p.type)) };
-    };
-    return sendKeptAnswer(request, reply, build, (request.params as { type: string }).type === 'licenses' ? String(year) : '');
+    // (An inline function: a named one would cost a name definition on every request under tsx.)
+    return sendKeptAnswer(
+      request,
+      reply,
+      async () => {
+        const p = validateRequest<{ type: TemplateType; source_template_project_id?: number; project?: string; fullname?: string }>(singleSpec, request);
+        const name = templateName(request);
+        const ctx = await templateProject(request, p.type);
+        const [store, viewer] = [storeOf(request), request.principal.user];
+        const found = await findTemplate(store, request.server.dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
+        if (!found) throw notFound('Template');
+        const answer = templateAnswer(p.type, found, { fullname: p.fullname || viewer?.name, project: p.project, year });
+        return { answer, keep: !(await readsGit(store, viewer, ctx, p.type)) };
+      },
+      (request.params as { type: string }).type === 'licenses' ? String(year) : '',
+    );
   });
 }

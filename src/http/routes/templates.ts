@@ -36,15 +36,19 @@ export default async function templateRoutes(app: FastifyInstance) {
   app.get('/templates/licenses/:name', async (request, reply) => {
     if (!NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
     const year = new Date().getUTCFullYear();
-    const build = async () => {
-      const p = validateRequest<{ name: string; project?: string; fullname?: string }>(licenseSpec, request);
-      const [store, viewer] = [storeOf(request), request.principal.user];
-      const found = await findInstanceTemplate(store, request.server.dataDir, viewer, 'licenses', p.name);
-      if (!found) throw notFound('License');
-      const answer = templateAnswer('licenses', found, { fullname: p.fullname || viewer?.name, project: p.project, year });
-      return { answer, keep: !(await readsGit(store, viewer, null, 'licenses')) };
-    };
-    return sendKeptAnswer(request, reply, build, String(year));
+    return sendKeptAnswer(
+      request,
+      reply,
+      async () => {
+        const p = validateRequest<{ name: string; project?: string; fullname?: string }>(licenseSpec, request);
+        const [store, viewer] = [storeOf(request), request.principal.user];
+        const found = await findInstanceTemplate(store, request.server.dataDir, viewer, 'licenses', p.name);
+        if (!found) throw notFound('License');
+        const answer = templateAnswer('licenses', found, { fullname: p.fullname || viewer?.name, project: p.project, year });
+        return { answer, keep: !(await readsGit(store, viewer, null, 'licenses')) };
+      },
+      String(year),
+    );
   });
 
   for (const [type, singular] of FILE_TYPES) {
@@ -59,13 +63,12 @@ export default async function templateRoutes(app: FastifyInstance) {
     app.get(`/templates/${type}/:name`, async (request, reply) => {
       if (!NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
       const { name } = request.params as { name: string };
-      const build = async () => {
+      return sendKeptAnswer(request, reply, async () => {
         const [store, viewer] = [storeOf(request), request.principal.user];
         const found = await findInstanceTemplate(store, request.server.dataDir, viewer, type, name);
         if (!found) throw notFound(singular);
         return { answer: templateAnswer(type, found, {}), keep: !(await readsGit(store, viewer, null, type)) };
-      };
-      return sendKeptAnswer(request, reply, build);
+      });
     });
   }
 }

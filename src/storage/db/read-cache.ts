@@ -14,6 +14,16 @@ import type { Store } from './store.ts';
 
 /** Entries kept before everything is dropped (a bound on memory, e.g. against sprayed tokens). */
 const MAX_ENTRIES = 10_000;
+/** Bytes held by kept values that say what they hold (prepared answers) before everything is dropped. */
+const MAX_BYTES = 32 * 1024 * 1024;
+
+/** What `get` keeps of a value that was loaded. */
+export interface KeepRules<T> {
+  /** False when the value turned out to depend on more than the database: it is not kept. */
+  keep?: (value: T) => boolean;
+  /** The bytes the value holds, counted against MAX_BYTES. */
+  bytes?: (value: T) => number;
+}
 
 /** null: the epoch cannot be known now (nothing is kept until it can). */
 export type EpochReader = () => number | null | Promise<number | null>;
@@ -22,6 +32,7 @@ export class ReadCache {
   private epoch: number | null = null;
   private generation = 0;
   private entries = new Map<string, unknown>();
+  private bytes = 0;
 
   /** Requests waiting for the next epoch read, which has not started yet: requests arriving now may still share it. */
   private waiting: ((error?: Error) => void)[] | null = null;
@@ -63,25 +74,32 @@ export class ReadCache {
     if (epoch !== null && epoch === this.epoch) return;
     this.epoch = epoch;
     this.generation++;
-    this.entries.clear();
+    this.clear();
   }
 
-  /** The value kept under `key`, else `load`'s, kept unless `keep` says it depends on more than the database. */
-  get<T>(key: string, load: () => Promise<T>, keep?: (value: T) => boolean): Promise<T> {
+  /** The value kept under `key`, else `load`'s, kept as `rules` say. */
+  get<T>(key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T> {
     // One map lookup for a hit (a cached undefined, e.g. an unknown token, needs the second).
     const hit = this.entries.get(key);
     if (hit !== undefined || this.entries.has(key)) return Promise.resolve(hit as T);
-    return this.load(key, load, keep);
+    return this.load(key, load, rules);
   }
 
-  private async load<T>(key: string, load: () => Promise<T>, keep?: (value: T) => boolean): Promise<T> {
+  private async load<T>(key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T> {
     const generation = this.generation;
     const value = deepFreeze(await load());
-    if (generation === this.generation && this.epoch !== null && (!keep || keep(value))) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    if (generation === this.generation && this.epoch !== null && (!rules?.keep || rules.keep(value))) {
+      const bytes = rules?.bytes ? rules.bytes(value) : 0;
+      if (this.entries.size >= MAX_ENTRIES || this.bytes + bytes > MAX_BYTES) this.clear();
       this.entries.set(key, value);
+      this.bytes += bytes;
     }
     return value;
+  }
+
+  private clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
   }
 }
 
@@ -100,7 +118,7 @@ export function withCachedReads(store: Store, cache: ReadCache): Store {
   const { tokens, projects, members, settings, namespaces, users } = store;
   return {
     ...store,
-    memo: (key, load, keep) => cache.get(key, load, keep),
+    memo: (key, load, rules) => cache.get(key, load, rules),
     tokens: { ...tokens, findWithUserByDigest: (digest) => cache.get(`token:${digest}`, () => tokens.findWithUserByDigest(digest)) },
     projects: {
       ...projects,

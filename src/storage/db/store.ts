@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { Db } from './database.ts';
 import type { Database } from './schema.ts';
+import type { KeepRules } from './read-cache.ts';
 import { usersRepository } from './repositories/users.ts';
 import { tokensRepository } from './repositories/tokens.ts';
 import { namespacesRepository } from './repositories/namespaces.ts';
@@ -29,9 +30,9 @@ export type Store = ReturnType<typeof repositories> & {
    * A value derived from database reads only, kept by the read cache while the database is unchanged
    * (read requests); computed anew every time otherwise. `key` must name everything the value depends on,
    * and start with a word of its own (`readable-project:`), unlike the repositories' keys (read-cache.ts).
-   * `keep` may refuse a value that turned out to depend on more than the database.
+   * `rules` may refuse a value that turned out to depend on more than the database, and say its size.
    */
-  memo<T>(key: string, load: () => Promise<T>, keep?: (value: T) => boolean): Promise<T>;
+  memo<T>(key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T>;
   /** Runs `work` in one transaction with repositories bound to it (transactions do not nest). */
   transaction<T>(work: (tx: Store) => Promise<T>): Promise<T>;
 };
