@@ -131,6 +131,26 @@ describe('ReadCache', () => {
     assert.equal(reads, 2, 'a later request gets a read of its own');
   });
 
+  it('while a read is under way, requests arriving wait for the next read, started when it ends', async () => {
+    const pending: ((epoch: number) => void)[] = [];
+    const cache = new ReadCache(() => new Promise<number>((resolve) => pending.push(resolve)));
+    const first = refreshed(cache);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(pending.length, 1, 'the first read is under way');
+    let laterDone = false;
+    const later = [refreshed(cache), refreshed(cache)];
+    void Promise.all(later).then(() => (laterDone = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(pending.length, 1, 'no second read while the first is under way');
+    pending[0](1);
+    await first;
+    assert.equal(laterDone, false, 'a read that began before they arrived does not answer them');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(pending.length, 2, 'their read starts once the first ended');
+    pending[1](1);
+    await Promise.all(later);
+  });
+
   it('hands a failed epoch read to every request that waited for it', async () => {
     const cache = new ReadCache(() => {
       throw new Error('database gone');

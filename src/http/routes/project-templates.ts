@@ -1,7 +1,7 @@
 // Project templates (GitLab's lib/api/project_templates.rb). Order of checks: the type and the
 // parameters (400, before the project is looked up), the project (401 bad token / 404), the template
 // permission (403 with GitLab's sentence), the template (404 Template Not Found).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { storeOf } from '../request.ts';
 import { validateRequest, type ParamSpec } from '../params.ts';
 import { listPageAnswer, parsePage } from '../pagination.ts';

@@ -104,9 +104,11 @@ function withStatementCache(sqlite: SQLite.Database) {
 function openPostgres(url: string): Db {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
+  const epochQuery = { name: 'snippetd_change_epoch', text: 'SELECT value FROM change_epoch WHERE id = 1' };
   const readEpoch = async () => {
-    const row = await kysely.selectFrom('change_epoch').select('value').where('id', '=', 1).executeTakeFirst();
-    return row ? Number(row.value) : null;
+    const { rows } = await pool.query<{ value: string | number }>(epochQuery);
+    return rows.length ? Number(rows[0].value) : null;
   };
   return { kysely, dialect: 'postgres', readEpoch, close: () => kysely.destroy() };
 }

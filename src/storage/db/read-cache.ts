@@ -9,7 +9,8 @@
 // not use the cache at all, so a request never reads back a cached copy of what it just changed.
 //
 // The requests that arrive in one turn of the event loop share one epoch read, made in that turn's
-// check phase (setImmediate), after all of them arrived: under load this saves most of the reads.
+// check phase (setImmediate), after all of them arrived: under load this saves most of the reads. While
+// a read is under way (a PostgreSQL round trip), newcomers wait for the next, which starts when it ends.
 import type { Store } from './store.ts';
 
 /** Entries kept before everything is dropped (a bound on memory, e.g. against sprayed tokens). */
@@ -36,6 +37,8 @@ export class ReadCache {
 
   /** Requests waiting for the next epoch read, which has not started yet: requests arriving now may still share it. */
   private waiting: ((error?: Error) => void)[] | null = null;
+  /** An epoch read (PostgreSQL's is a round trip) is under way: the next one starts when it is done. */
+  private reading = false;
 
   constructor(private readonly readEpoch: EpochReader) {}
 
@@ -46,12 +49,13 @@ export class ReadCache {
       return;
     }
     this.waiting = [done];
-    setImmediate(() => this.readNow());
+    if (!this.reading) setImmediate(() => this.readNow());
   }
 
   private readNow(): void {
     const waiting = this.waiting!;
     this.waiting = null;
+    this.reading = true;
     try {
       const epoch = this.readEpoch();
       if (epoch instanceof Promise) epoch.then((e) => this.observed(waiting, e), (error) => this.failed(waiting, error));
@@ -63,11 +67,19 @@ export class ReadCache {
 
   private observed(waiting: ((error?: Error) => void)[], epoch: number | null): void {
     this.observe(epoch);
+    this.readDone();
     for (const done of waiting) done();
   }
 
   private failed(waiting: ((error?: Error) => void)[], error: Error): void {
+    this.readDone();
     for (const done of waiting) done(error);
+  }
+
+  /** Requests that arrived while the read was under way get the next one: it starts after all of them arrived. */
+  private readDone(): void {
+    this.reading = false;
+    if (this.waiting) setImmediate(() => this.readNow());
   }
 
   private observe(epoch: number | null): void {
