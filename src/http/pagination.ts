@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import { validateRequest, type ParamSpec } from './params.ts';
 import { baseUrl } from './urls.ts';
-import { prepareJsonAnswer, type PreparedAnswer } from './prepared-answer.ts';
+import { keepable, prepareJsonAnswer, type PreparedAnswer } from './prepared-answer.ts';
 
 export const MAX_PER_PAGE = 100;
 export const DEFAULT_PER_PAGE = 20;
@@ -140,12 +140,11 @@ const pageAnswer = (request: FastifyRequest, items: readonly unknown[], page: Pa
 /**
  * One page of an in-memory list as a prepared answer. A frozen list (the built-in templates) never
  * changes, so the same URL always gets the same answer: each of its pages is built once and then only
- * written. URLs carrying a token, and requests with a body, are answered without keeping anything.
+ * written (not for URLs `keepable` refuses).
  */
 export function listPageAnswer(request: FastifyRequest, items: readonly unknown[], page: Page): PreparedAnswer {
-  // The page may come from a body (not on GET today): only a URL that says everything is a key.
-  if (!Object.isFrozen(items) || request.url.includes('token=') || request.body != null) return pageAnswer(request, items, page);
-  const url = `${baseUrl(request)}${request.url}`;
+  if (!Object.isFrozen(items) || !keepable(request)) return pageAnswer(request, items, page);
+  const url = `${baseUrl(request)}\n${request.url}`;
   let pages = preparedPages.get(items);
   let prepared = pages?.get(url);
   if (!prepared) {

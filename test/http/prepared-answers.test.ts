@@ -107,6 +107,27 @@ describe('prepared template answers over a socket', () => {
     assert.doesNotMatch(String(two.headers.link), /one\.example/);
   });
 
+  it('are never another URL\'s answer, whatever the Host header holds', async () => {
+    // A Host ending in a path, joined naively to the URL, would make this key equal to the next one's.
+    for (const prefix of ['/api/v4/templates/gitignores', `/api/v4/projects/${id}/templates/gitignores`]) {
+      const node = await send(port, 'GET', `${prefix}/Node`, { host: `h${prefix}/Ruby?x=` });
+      assert.equal(JSON.parse(node.body).name, 'Node');
+      const ruby = await send(port, 'GET', `${prefix}/Ruby?x=${prefix}/Node`, { host: 'h' });
+      assert.equal(ruby.status, 200, ruby.body);
+      assert.equal(JSON.parse(ruby.body).name, 'Ruby', prefix);
+    }
+  });
+
+  it('answer very long URLs without keeping them', async () => {
+    const url = `/api/v4/projects/${id}/templates/licenses?per_page=2&x=${'a'.repeat(3000)}`;
+    for (let i = 0; i < 2; i++) {
+      const res = await send(port, 'GET', url);
+      assert.equal(res.status, 200);
+      assert.deepEqual(JSON.parse(res.body).length, 2);
+      assert.match(String(res.headers.link), /x=a{3000}/);
+    }
+  });
+
   it('are not kept for URLs with a token, and still answer them', async () => {
     const url = `/api/v4/projects/${id}/templates/licenses?per_page=2&private_token=${ROOT_TOKEN}`;
     const res = await send(port, 'GET', url);

@@ -67,6 +67,34 @@ describe('WalIndexHeader', () => {
     assert.equal(header.unchanged(), true);
   });
 
+  it('watches the index beside the real file when the database path is a symbolic link', () => {
+    const link = path.join(dir, 'link.sqlite3');
+    fs.symlinkSync(file, link);
+    fs.writeFileSync(`${link}-shm`, Buffer.alloc(32768)); // a stale file where a naive path would look
+    const linked = new WalIndexHeader(link);
+    const linkedCheck = () => {
+      const same = linked.unchanged();
+      if (!same) linked.accept();
+      return same;
+    };
+    linkedCheck();
+    assert.equal(linkedCheck(), true);
+    db.prepare('INSERT INTO t VALUES (4)').run();
+    assert.equal(linkedCheck(), false);
+    linked.close();
+  });
+
+  it('never trusts a header that is not a valid one (not initialised, unknown format)', () => {
+    const fake = path.join(dir, 'fake.sqlite3');
+    fs.writeFileSync(`${fake}-shm`, Buffer.alloc(32768));
+    const zeros = new WalIndexHeader(fake);
+    for (let i = 0; i < 3; i++) {
+      assert.equal(zeros.unchanged(), false);
+      zeros.accept();
+    }
+    zeros.close();
+  });
+
   it('without a WAL index (no such file) always says "changed"', () => {
     const missing = new WalIndexHeader(path.join(dir, 'nothing.sqlite3'));
     assert.equal(missing.unchanged(), false);

@@ -79,7 +79,8 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
       const ctx = await templateProject(request, type);
       const [store, viewer] = [storeOf(request), request.principal.user];
       const items = await listTemplates(store, request.server.dataDir, viewer, ctx, type);
-      return { answer: listPageAnswer(request, items, page), keep: !(await readsGit(store, viewer, ctx, type)) };
+      const keep = !(await readsGit(store, viewer, ctx, type));
+      return { answer: listPageAnswer(request, items, page), keep, shared: Object.isFrozen(items) };
     }),
   );
 
@@ -88,7 +89,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
     if (!TEMPLATE_NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
     // A license's answer also depends on the year: the kept answers are the year's.
     const year = new Date().getUTCFullYear();
-    // (An inline function: a named one would cost a name definition on every request under tsx.)
+    // An inline function: under tsx (`npm start`) a named one costs a name definition on every request.
     return sendKeptAnswer(
       request,
       reply,
@@ -100,7 +101,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
         const found = await findTemplate(store, request.server.dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
         if (!found) throw notFound('Template');
         const answer = templateAnswer(p.type, found, { fullname: p.fullname || viewer?.name, project: p.project, year });
-        return { answer, keep: !(await readsGit(store, viewer, ctx, p.type)) };
+        return { answer, keep: !(await readsGit(store, viewer, ctx, p.type)), shared: found.kind === 'file' };
       },
       (request.params as { type: string }).type === 'licenses' ? String(year) : '',
     );

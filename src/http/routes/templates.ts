@@ -67,7 +67,7 @@ export default async function templateRoutes(app: FastifyInstance) {
         const [store, viewer] = [storeOf(request), request.principal.user];
         const found = await findInstanceTemplate(store, request.server.dataDir, viewer, type, name);
         if (!found) throw notFound(singular);
-        return { answer: templateAnswer(type, found, {}), keep: !(await readsGit(store, viewer, null, type)) };
+        return { answer: templateAnswer(type, found, {}), keep: !(await readsGit(store, viewer, null, type)), shared: found.kind === 'file' };
       });
     });
   }

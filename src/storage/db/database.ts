@@ -28,13 +28,13 @@ export function openDatabase(url: string): Db {
 function openSqlite(file: string): Db {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const sqlite = new SQLite(file);
-  sqlite.pragma('journal_mode = WAL');
+  const wal = sqlite.pragma('journal_mode = WAL', { simple: true }) === 'wal';
   // FULL: a transaction is on disk before we acknowledge it, so a crash loses nothing acknowledged.
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  const epoch = sqliteEpochReader(sqlite, file);
+  const epoch = sqliteEpochReader(sqlite, file, wal);
   return {
     kysely,
     dialect: 'sqlite',
@@ -52,11 +52,12 @@ function openSqlite(file: string): Db {
  * The query runs only when the WAL index says something was committed since it last ran (wal-index.ts).
  * An in-memory database has no second connection; there the value is unknown while a transaction is open.
  */
-function sqliteEpochReader(main: SQLite.Database, file: string) {
+function sqliteEpochReader(main: SQLite.Database, file: string, wal: boolean) {
   const inMemory = file === ':memory:';
   let connection: SQLite.Database | null = null;
   let statement: SQLite.Statement | null = null;
   let walIndex: WalIndexHeader | null = null;
+  /** The value the query last returned, answered again while the WAL index says nothing was committed. */
   let epoch: number | null = null;
   return {
     read(): number | null {
@@ -64,7 +65,7 @@ function sqliteEpochReader(main: SQLite.Database, file: string) {
       if (!statement) {
         connection = inMemory ? main : new SQLite(file, { readonly: true, fileMustExist: true });
         statement = connection.prepare('SELECT value FROM change_epoch WHERE id = 1').pluck();
-        if (!inMemory) walIndex = new WalIndexHeader(file);
+        if (wal && !inMemory) walIndex = new WalIndexHeader(file);
       }
       if (walIndex?.unchanged() && epoch !== null) return epoch;
       epoch = statement.get() as number;
@@ -105,7 +106,8 @@ function openPostgres(url: string): Db {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
-  const epochQuery = { name: 'snippetd_change_epoch', text: 'SELECT value FROM change_epoch WHERE id = 1' };
+  // A time limit: read requests wait for this query, so one that hangs must fail them, not stall them all.
+  const epochQuery = { name: 'snippetd_change_epoch', text: 'SELECT value FROM change_epoch WHERE id = 1', query_timeout: 5000 };
   const readEpoch = async () => {
     const { rows } = await pool.query<{ value: string | number }>(epochQuery);
     return rows.length ? Number(rows[0].value) : null;

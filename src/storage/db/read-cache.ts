@@ -53,16 +53,18 @@ export class ReadCache {
   }
 
   private readNow(): void {
-    const waiting = this.waiting!;
+    const waiting = this.waiting;
+    if (!waiting) return;
     this.waiting = null;
     this.reading = true;
+    let epoch: ReturnType<EpochReader>;
     try {
-      const epoch = this.readEpoch();
-      if (epoch instanceof Promise) epoch.then((e) => this.observed(waiting, e), (error) => this.failed(waiting, error));
-      else this.observed(waiting, epoch);
+      epoch = this.readEpoch();
     } catch (error) {
-      this.failed(waiting, error as Error);
+      return this.failed(waiting, error as Error);
     }
+    if (epoch instanceof Promise) epoch.then((e) => this.observed(waiting, e), (error) => this.failed(waiting, error));
+    else this.observed(waiting, epoch);
   }
 
   private observed(waiting: ((error?: Error) => void)[], epoch: number | null): void {
@@ -101,7 +103,7 @@ export class ReadCache {
     const generation = this.generation;
     const value = deepFreeze(await load());
     if (generation === this.generation && this.epoch !== null && (!rules?.keep || rules.keep(value))) {
-      const bytes = rules?.bytes ? rules.bytes(value) : 0;
+      const bytes = rules?.bytes ? key.length + rules.bytes(value) : 0;
       if (this.entries.size >= MAX_ENTRIES || this.bytes + bytes > MAX_BYTES) this.clear();
       this.entries.set(key, value);
       this.bytes += bytes;
@@ -117,7 +119,7 @@ export class ReadCache {
 
 /** Cached values are shared between requests: freezing them makes an accidental change throw. */
 function deepFreeze<T>(value: T): T {
-  // Bytes (a prepared answer's body) cannot be frozen; nothing hands them out to be changed.
+  // Bytes (a prepared answer's body) cannot be frozen: they stay writable, and are only ever written out.
   if (value && typeof value === 'object' && !Object.isFrozen(value) && !ArrayBuffer.isView(value)) {
     Object.freeze(value);
     for (const inner of Object.values(value)) deepFreeze(inner);
