@@ -8,8 +8,8 @@ import { storeOf } from './request.ts';
 import { baseUrl } from './urls.ts';
 import { JSON_HEADERS } from './plugins/headers.ts';
 
+/** A 200 answer (errors go through Fastify's error handler). */
 export interface PreparedAnswer {
-  status: number;
   /** Header names and values in one flat list, as Node's writeHead takes them. */
   headers: string[];
   body: Buffer;
@@ -18,22 +18,22 @@ export interface PreparedAnswer {
 }
 
 /** URLs longer than this are answered without keeping anything (their `Link` headers repeat them). */
-export const MAX_KEPT_URL_LENGTH = 2048;
+const MAX_KEPT_URL_LENGTH = 2048;
 
 /** An answer with our JSON headers, `extra` headers (names lower-cased, as Fastify sends them) and the JSON. */
-export function prepareJsonAnswer(json: string, extra: Record<string, string> = {}, status = 200): PreparedAnswer {
+export function prepareJsonAnswer(json: string, extra: Record<string, string> = {}): PreparedAnswer {
   const body = Buffer.from(json);
   const headers: string[] = [];
   for (const [name, value] of Object.entries(extra)) headers.push(name.toLowerCase(), value);
   for (const [name, value] of Object.entries(JSON_HEADERS)) headers.push(name, value);
   headers.push('content-length', String(body.length));
-  return { status, headers, body, size: headers.reduce((sum, h) => sum + h.length, body.length) };
+  return { headers, body, size: headers.reduce((sum, h) => sum + h.length, body.length) };
 }
 
 /** Writes a prepared answer; Fastify is told the reply is handled here. */
 export function sendPrepared(reply: FastifyReply, answer: PreparedAnswer): FastifyReply {
   reply.hijack();
-  reply.raw.writeHead(answer.status, answer.headers);
+  reply.raw.writeHead(200, answer.headers);
   reply.raw.end(answer.body);
   return reply;
 }

@@ -6,14 +6,15 @@ import { storeOf } from '../request.ts';
 import { validateRequest, type ParamSpec } from '../params.ts';
 import { listPageAnswer, parsePage } from '../pagination.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
-import { findReadableProject } from '../../domain/projects.ts';
-import { canReadProject, canReadRepository } from '../../domain/policy.ts';
+import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
+import { canReadProject, canReadRepository, type Viewer } from '../../domain/policy.ts';
 import { forbidden, invalidParams, notFound } from '../../domain/failure.ts';
 import { isSafeFilePath } from '../../domain/paths.ts';
 import { TEMPLATE_TYPES, type TemplateType } from '../../domain/templates/builtin.ts';
 import { findTemplate, listTemplates, readsGit, type FoundTemplate } from '../../domain/templates/finder.ts';
 import { licenseJson, type PlaceholderValues } from '../../domain/templates/licenses.ts';
-import { prepareJsonAnswer, sendKeptAnswer, type PreparedAnswer } from '../prepared-answer.ts';
+import { prepareJsonAnswer, sendKeptAnswer, type BuiltAnswer, type PreparedAnswer } from '../prepared-answer.ts';
+import type { Store } from '../../storage/db/store.ts';
 
 export const TEMPLATE_HEADER = '# This file is a template, and might need editing before it works on your project.\n';
 /** GitLab's route requirement for :name (lib/api/project_templates.rb). */
@@ -60,6 +61,19 @@ export function templateAnswer(type: TemplateType, found: FoundTemplate, values:
   return answer;
 }
 
+/** A found template's answer for sendKeptAnswer: kept unless git decided it, weighed once if shared. */
+export async function builtTemplateAnswer(
+  store: Store,
+  viewer: Viewer,
+  ctx: ProjectContext | null,
+  type: TemplateType,
+  found: FoundTemplate,
+  values: PlaceholderValues,
+): Promise<BuiltAnswer> {
+  const keep = !(await readsGit(store, viewer, ctx, type));
+  return { answer: templateAnswer(type, found, values), keep, shared: found.kind === 'file' };
+}
+
 async function templateProject(request: FastifyRequest, type: TemplateType) {
   const viewer = request.principal.user;
   const ctx = await findReadableProject(storeOf(request), viewer, (request.params as { id: string }).id);
@@ -100,8 +114,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
         const [store, viewer] = [storeOf(request), request.principal.user];
         const found = await findTemplate(store, request.server.dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
         if (!found) throw notFound('Template');
-        const answer = templateAnswer(p.type, found, { fullname: p.fullname || viewer?.name, project: p.project, year });
-        return { answer, keep: !(await readsGit(store, viewer, ctx, p.type)), shared: found.kind === 'file' };
+        return builtTemplateAnswer(store, viewer, ctx, p.type, found, { fullname: p.fullname || viewer?.name, project: p.project, year });
       },
       (request.params as { type: string }).type === 'licenses' ? String(year) : '',
     );

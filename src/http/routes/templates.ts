@@ -7,9 +7,9 @@ import { listPageAnswer, paginateArray, parsePage } from '../pagination.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
 import { notFound } from '../../domain/failure.ts';
 import { builtinTemplates, byteOrder } from '../../domain/templates/builtin.ts';
-import { findInstanceTemplate, listInstanceTemplates, readsGit } from '../../domain/templates/finder.ts';
+import { findInstanceTemplate, listInstanceTemplates } from '../../domain/templates/finder.ts';
 import { presentLicense } from '../../domain/templates/licenses.ts';
-import { rawLastSegment, templateAnswer } from './project-templates.ts';
+import { builtTemplateAnswer, rawLastSegment } from './project-templates.ts';
 import { sendKeptAnswer, sendPrepared } from '../prepared-answer.ts';
 
 const NAME = /^[\w.-]+$/;
@@ -44,8 +44,7 @@ export default async function templateRoutes(app: FastifyInstance) {
         const [store, viewer] = [storeOf(request), request.principal.user];
         const found = await findInstanceTemplate(store, request.server.dataDir, viewer, 'licenses', p.name);
         if (!found) throw notFound('License');
-        const answer = templateAnswer('licenses', found, { fullname: p.fullname || viewer?.name, project: p.project, year });
-        return { answer, keep: !(await readsGit(store, viewer, null, 'licenses')) };
+        return builtTemplateAnswer(store, viewer, null, 'licenses', found, { fullname: p.fullname || viewer?.name, project: p.project, year });
       },
       String(year),
     );
@@ -67,7 +66,7 @@ export default async function templateRoutes(app: FastifyInstance) {
         const [store, viewer] = [storeOf(request), request.principal.user];
         const found = await findInstanceTemplate(store, request.server.dataDir, viewer, type, name);
         if (!found) throw notFound(singular);
-        return { answer: templateAnswer(type, found, {}), keep: !(await readsGit(store, viewer, null, type)), shared: found.kind === 'file' };
+        return builtTemplateAnswer(store, viewer, null, type, found, {});
       });
     });
   }
