@@ -4,9 +4,14 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { buildApp } from './app.ts';
 import { bootstrapRoot } from './domain/bootstrap.ts';
+import { repairStoredSettings } from './domain/settings.ts';
 
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const app = await buildApp(config);
+  for (const line of await repairStoredSettings(app.store)) {
+    app.log.warn(line);
+    console.log(`snippetd: ${line}`);
+  }
   const boot = await bootstrapRoot(app.store, config);
   if (boot.created && boot.tokenFile) {
     app.log.info(`created administrator "root"; its token is in ${boot.tokenFile}`);

@@ -1,6 +1,10 @@
-// Instance-wide application settings (GET/PUT /application/settings) with GitLab's defaults.
+// Instance-wide application settings (GET/PUT /application/settings) with GitLab's defaults, and the one
+// place that decides what a valid setting is: the API refuses an invalid value before it is stored, a
+// read never uses one, and start-up repairs one stored by an earlier version (repairStoredSettings).
 import type { Store } from '../storage/db/store.ts';
 import type { Visibility } from '../storage/db/schema.ts';
+import { VISIBILITIES, VISIBILITY_LEVEL } from './access.ts';
+import { invalidParams, invalidRecord } from './failure.ts';
 
 export interface ApplicationSettings {
   default_branch_name: string;
@@ -14,6 +18,8 @@ export interface ApplicationSettings {
   can_create_group: boolean;
 }
 
+type Key = keyof ApplicationSettings;
+
 export const DEFAULT_SETTINGS: ApplicationSettings = {
   default_branch_name: 'main',
   default_snippet_visibility: 'private',
@@ -26,24 +32,100 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   can_create_group: true,
 };
 
+const isVisibility = (v: unknown): v is Visibility => (VISIBILITIES as unknown[]).includes(v);
+const isWholeNumber = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+
+/**
+ * ApplicationSetting's model validations: the message a value gets, or null when it is valid. A value
+ * of the wrong type can only arrive from an older version's row here, since the API's parameter types
+ * come first; it is answered with the model's message all the same.
+ */
+const RULES: Record<Key, (value: unknown) => string | null> = {
+  default_branch_name: (v) => (typeof v === 'string' && v.trim() !== '' ? null : "can't be blank"),
+  default_snippet_visibility: (v) => (isVisibility(v) ? null : 'is not included in the list'),
+  default_project_visibility: (v) => (isVisibility(v) ? null : 'is not included in the list'),
+  default_group_visibility: (v) => (isVisibility(v) ? null : 'is not included in the list'),
+  restricted_visibility_levels: (v) => (Array.isArray(v) && v.every(isVisibility) ? null : 'is not a valid visibility level'),
+  file_template_project_id: (v) => (v === null || (isWholeNumber(v) && v > 0) ? null : 'is invalid'),
+  snippet_size_limit: (v) => (!isWholeNumber(v) ? 'is not a number' : v > 0 ? null : 'must be greater than 0'),
+  max_snippet_files: (v) => (!isWholeNumber(v) ? 'is not a number' : v >= 0 ? null : 'must be greater than or equal to 0'),
+  can_create_group: (v) => (typeof v === 'boolean' ? null : 'must be a boolean value'),
+};
+
+/**
+ * What GitLab stores for `null` where it does not refuse it: its visibility setters turn an unknown
+ * level (null included) into private, and CommaSeparatedToArray turns null into no restrictions.
+ */
+const NULL_MEANS: Partial<Record<Key, unknown>> = {
+  default_snippet_visibility: 'private',
+  default_project_visibility: 'private',
+  default_group_visibility: 'private',
+  restricted_visibility_levels: [],
+};
+
+/** A level given as its name or as GitLab's integer (0, 10, 20, also as a string); null when unknown. */
+export function visibilityFromLevel(value: string): Visibility | null {
+  if (isVisibility(value)) return value;
+  return VISIBILITIES.find((v) => String(VISIBILITY_LEVEL[v]) === value) ?? null;
+}
+
+const isKey = (key: string): key is Key => Object.hasOwn(DEFAULT_SETTINGS, key);
+
 /** Settings resolved from a stored record; read requests get the same cached record back, so resolve it once. */
 const resolved = new WeakMap<Record<string, unknown>, ApplicationSettings>();
 
+/** The settings in force: each stored valid value, else GitLab's default. */
 export async function getSettings(store: Store): Promise<ApplicationSettings> {
   const stored = await store.settings.all();
   let settings = resolved.get(stored);
   if (settings) return settings;
   settings = { ...DEFAULT_SETTINGS };
-  for (const key of Object.keys(DEFAULT_SETTINGS) as (keyof ApplicationSettings)[]) {
-    if (key in stored) (settings as unknown as Record<string, unknown>)[key] = stored[key];
+  for (const [key, value] of Object.entries(stored)) {
+    if (isKey(key) && RULES[key](value) === null) (settings as unknown as Record<string, unknown>)[key] = value;
   }
   Object.freeze(settings);
   resolved.set(stored, settings);
   return settings;
 }
 
-export async function updateSettings(store: Store, changes: Partial<ApplicationSettings>): Promise<ApplicationSettings> {
-  const known = Object.fromEntries(Object.entries(changes).filter(([k, v]) => k in DEFAULT_SETTINGS && v !== undefined));
-  if (Object.keys(known).length) await store.settings.put(known);
+/** The changes as parsed by the API: restricted levels still as names or integers. */
+export type SettingsChanges = Partial<Omit<ApplicationSettings, 'restricted_visibility_levels'>> & { restricted_visibility_levels?: string[] | null };
+
+/** Validates every change as GitLab's model does, then stores them all or none. */
+export async function updateSettings(store: Store, changes: SettingsChanges): Promise<ApplicationSettings> {
+  const values: Partial<Record<Key, unknown>> = {};
+  for (const [key, given] of Object.entries(changes)) {
+    if (!isKey(key) || given === undefined) continue;
+    values[key] = given === null && key in NULL_MEANS ? NULL_MEANS[key] : given;
+  }
+  if (Array.isArray(values.restricted_visibility_levels)) {
+    const levels = (values.restricted_visibility_levels as string[]).filter((v) => v !== '').map(visibilityFromLevel);
+    if (levels.includes(null)) throw invalidParams('restricted_visibility_levels does not have a valid value');
+    values.restricted_visibility_levels = [...new Set(levels)];
+  }
+  const errors: Record<string, string[]> = {};
+  for (const [key, value] of Object.entries(values) as [Key, unknown][]) {
+    const problem = RULES[key](value);
+    if (problem) errors[key] = [problem];
+  }
+  if (typeof values.file_template_project_id === 'number' && !errors.file_template_project_id && !(await store.projects.findById(values.file_template_project_id))) {
+    errors.file_template_project_id = ['is invalid'];
+  }
+  if (Object.keys(errors).length) throw invalidRecord(errors);
+  if (Object.keys(values).length) await store.settings.put(values);
   return getSettings(store);
+}
+
+/**
+ * Start-up check: a stored value that is not valid (written by an earlier version, which let `null`
+ * through) is removed, so its default applies again. Answers one line per repaired setting.
+ */
+export async function repairStoredSettings(store: Store): Promise<string[]> {
+  const stored = await store.settings.all();
+  const invalid = Object.entries(stored).filter(([key, value]) => isKey(key) && RULES[key](value) !== null);
+  if (!invalid.length) return [];
+  await store.settings.remove(invalid.map(([key]) => key));
+  return invalid.map(
+    ([key, value]) => `setting ${key} was stored as ${JSON.stringify(value)}, which is not valid (${RULES[key as Key](value)}): reset to its default ${JSON.stringify(DEFAULT_SETTINGS[key as Key])}`,
+  );
 }

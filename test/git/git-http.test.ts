@@ -292,6 +292,23 @@ describe('git over HTTP with the real git client', () => {
     });
   });
 
+  it('a smart-HTTP POST with another content type is answered 415 by git, and no ref moves', async () => {
+    const before = (await ok(['ls-remote', url(pub.path, users.dev.token)])).stdout;
+    const basic = `Basic ${Buffer.from(`oauth2:${users.dev.token}`).toString('base64')}`;
+    for (const service of ['git-upload-pack', 'git-receive-pack']) {
+      const res = await t.request({
+        method: 'POST',
+        url: `/${pub.path}/${service}`,
+        token: null,
+        headers: { 'content-type': 'text/plain', authorization: basic },
+        payload: '0000',
+      });
+      assert.equal(res.statusCode, 415, res.body);
+      assert.equal(res.body, `Expected POST with Content-Type 'application/x-${service}-request', but received 'text/plain' instead.\n`);
+    }
+    assert.equal((await ok(['ls-remote', url(pub.path, users.dev.token)])).stdout, before);
+  });
+
   const raceSetup = async (tag: string) => {
     const a = dir(`race-a-${tag}`);
     const b = dir(`race-b-${tag}`);

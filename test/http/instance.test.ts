@@ -1,7 +1,7 @@
 // Instance endpoints (admin-api.md "Instance"): GET /version and GET/PUT /application/settings.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const SEMVER = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 const DEFAULTS = {
@@ -167,4 +167,72 @@ describe('application settings', () => {
     assert.deepEqual(res.json, { error: 'snippet_size_limit is invalid, max_snippet_files is invalid' });
     assert.deepEqual(pick((await get()).json), DEFAULTS);
   });
+});
+
+// Each setting sent as null and as a wrong type: GitLab's answer (a 400, or null taken as GitLab's
+// setters take it), and in every case snippet creates by an admin and by a non-admin still work.
+describe('application settings: null and wrong types never break later requests', () => {
+  let t: TestApp;
+  let alice: { id: number; token: string };
+  let rootProject: number;
+  let aliceProject: number;
+  before(async () => {
+    t = await createTestApp();
+    alice = await t.user('alice');
+    rootProject = (await t.ok('POST', '/projects', ROOT_TOKEN, { name: 'root-project' }, 201)).id;
+    aliceProject = (await t.ok('POST', '/projects', alice.token, { name: 'alice-project' }, 201)).id;
+  });
+  after(() => t.close());
+
+  const put = (payload: Record<string, unknown>) => t.request({ method: 'PUT', url: '/api/v4/application/settings', payload });
+  const isInvalid = (name: string) => ({ error: `${name} is invalid` });
+  const notValid = (name: string) => ({ error: `${name} does not have a valid value` });
+  let groups = 0;
+
+  /** [setting, sent, status, answer body (200: the setting's value in the answer)] */
+  const CASES: [string, unknown, number, unknown][] = [
+    ['default_branch_name', null, 400, { error: 'default_branch_name is empty' }],
+    ['default_branch_name', { a: 1 }, 400, isInvalid('default_branch_name')],
+    ['default_snippet_visibility', null, 200, 'private'],
+    ['default_snippet_visibility', 10, 400, notValid('default_snippet_visibility')],
+    ['default_snippet_visibility', ['public'], 400, isInvalid('default_snippet_visibility')],
+    ['default_project_visibility', null, 200, 'private'],
+    ['default_project_visibility', true, 400, notValid('default_project_visibility')],
+    ['default_group_visibility', null, 200, 'private'],
+    ['default_group_visibility', { level: 20 }, 400, isInvalid('default_group_visibility')],
+    ['restricted_visibility_levels', null, 200, []],
+    ['restricted_visibility_levels', [{ level: 20 }], 400, isInvalid('restricted_visibility_levels')],
+    ['restricted_visibility_levels', 'secret', 400, notValid('restricted_visibility_levels')],
+    ['file_template_project_id', null, 200, null],
+    ['file_template_project_id', 'abc', 400, isInvalid('file_template_project_id')],
+    ['snippet_size_limit', null, 400, { message: { snippet_size_limit: ['is not a number'] } }],
+    ['snippet_size_limit', 'big', 400, isInvalid('snippet_size_limit')],
+    ['snippet_size_limit', 0, 400, { message: { snippet_size_limit: ['must be greater than 0'] } }],
+    ['max_snippet_files', null, 400, { message: { max_snippet_files: ['is not a number'] } }],
+    ['max_snippet_files', 1.5, 400, isInvalid('max_snippet_files')],
+    ['can_create_group', null, 400, { message: { can_create_group: ['must be a boolean value'] } }],
+    ['can_create_group', 'maybe', 400, isInvalid('can_create_group')],
+  ];
+
+  for (const [name, sent, status, answer] of CASES) {
+    it(`${name} = ${JSON.stringify(sent)}: ${status}, then creates by an admin and a non-admin work`, async () => {
+      const before = (await t.ok('GET', '/application/settings', ROOT_TOKEN, undefined, 200))[name];
+      const res = await put({ [name]: sent });
+      assert.equal(res.statusCode, status, res.body);
+      if (status === 200) assert.deepEqual(res.json[name], answer);
+      else assert.deepEqual(res.json, answer);
+      const after = (await t.ok('GET', '/application/settings', ROOT_TOKEN, undefined, 200))[name];
+      assert.deepEqual(after, status === 200 ? answer : before);
+
+      const file = { title: name, files: [{ file_path: 'a.txt', content: 'a' }] };
+      const byRoot = await t.ok('POST', `/projects/${rootProject}/snippets`, ROOT_TOKEN, file, 201);
+      assert.equal(byRoot.visibility, 'private');
+      const byAlice = await t.ok('POST', `/projects/${aliceProject}/snippets`, alice.token, file, 201);
+      assert.equal(byAlice.visibility, 'private');
+      const path = `group-${++groups}`;
+      const group = await t.api('POST', '/groups', alice.token, { name: path, path });
+      assert.equal(group.statusCode, 201, group.body);
+      assert.equal(group.json.visibility, 'private');
+    });
+  }
 });

@@ -29,15 +29,29 @@ export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number):
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, _body, done) => done(null, {}));
 }
 
+/**
+ * Reads every part of a multipart body. Any way the body can go wrong (a part cut off, no closing
+ * boundary, a part or field over the size limit, the client hanging up) rejects exactly once, so the
+ * request is answered and no stream is left with an `error` nobody listens to.
+ */
 function parseMultipart(req: FastifyRequest, payload: NodeJS.ReadableStream, maxBodyBytes: number): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const params: Record<string, unknown> = Object.create(null);
     let count = 0;
     let received = 0;
-    let failed = false;
+    let settled = false;
+    let openFiles = 0;
+    let parserFinished = false;
     const fail = (e: Error) => {
-      if (!failed) reject(e);
-      failed = true;
+      if (settled) return;
+      settled = true;
+      reject(e);
+      payload.unpipe(parser);
+    };
+    const finishIfDone = () => {
+      if (settled || !parserFinished || openFiles > 0) return;
+      settled = true;
+      resolve(params);
     };
     let parser: BusboyInstance;
     try {
@@ -48,32 +62,34 @@ function parseMultipart(req: FastifyRequest, payload: NodeJS.ReadableStream, max
     } catch {
       return reject(invalidParams(MALFORMED));
     }
-    const pending: Promise<void>[] = [];
-    parser.on('field', (name: string, value: string) => {
+    parser.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
+      if (valueTruncated) return fail(tooLarge());
       if (++count <= MAX_PARAMS) addParam(params, name, value);
     });
     parser.on('file', (name: string, stream: NodeJS.ReadableStream) => {
       const chunks: Buffer[] = [];
-      pending.push(
-        new Promise((done) => {
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            if (++count <= MAX_PARAMS) addParam(params, name, Buffer.concat(chunks).toString('utf8'));
-            done();
-          });
-        }),
-      );
+      openFiles++;
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('limit', () => fail(tooLarge()));
+      stream.on('error', () => fail(invalidParams(MALFORMED)));
+      stream.on('end', () => {
+        openFiles--;
+        if (++count <= MAX_PARAMS) addParam(params, name, Buffer.concat(chunks).toString('utf8'));
+        finishIfDone();
+      });
     });
     parser.on('error', () => fail(invalidParams(MALFORMED)));
-    parser.on('finish', () => Promise.all(pending).then(() => !failed && resolve(params)));
+    parser.on('finish', () => {
+      parserFinished = true;
+      finishIfDone();
+    });
     payload.on('data', (chunk: Buffer) => {
       received += chunk.length;
-      if (received > maxBodyBytes) {
-        fail(tooLarge());
-        (payload as unknown as { destroy?: () => void }).destroy?.();
-      }
+      // The rest of the body keeps flowing into this listener until the 413 is sent and the
+      // connection closed (see plugins/errors.ts).
+      if (received > maxBodyBytes) fail(tooLarge());
     });
-    payload.on('error', (e: Error) => fail(e));
+    payload.on('error', () => fail(invalidParams(MALFORMED)));
     payload.pipe(parser);
   });
 }

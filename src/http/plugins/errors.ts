@@ -50,6 +50,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const [status, body, headers] = answerFor(error);
     if (status >= 500) request.log.error({ err: error }, 'unhandled error');
     if (headers) reply.headers(headers);
+    if (status === 413) {
+      // The client may still be sending the body: answer, then drop the connection instead of reading it all.
+      reply.header('Connection', 'close');
+      reply.raw.once('finish', () => request.raw.destroy());
+    }
     return reply.code(status).send(body);
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send(ROUTE_NOT_FOUND));

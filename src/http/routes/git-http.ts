@@ -4,7 +4,7 @@
 // Clone needs read access and read_repository/write_repository/api; push needs developer+ (projects) or
 // the right to update the snippet (snippets) and write_repository/api.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { User } from '../../storage/db/schema.ts';
 import { authenticateToken, scopesOf } from '../../domain/tokens.ts';
 import { accessDeniedReason, canPushRepository, canReadRepository, canUpdateSnippet } from '../../domain/policy.ts';
@@ -148,7 +148,8 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
           gitProtocol: request.headers['git-protocol'] as string | undefined,
           remoteUser: user?.username ?? null,
           remoteAddr: request.ip,
-          body: request.method === 'POST' ? (request.body as Readable) : null,
+          // A body sent as another content type was read by the generic parser; git answers 415 for it.
+          body: request.method === 'POST' && request.body instanceof Readable ? request.body : null,
           maxBodyBytes: request.server.gitMaxBodyBytes,
           config: snippet ? { 'core.hooksPath': SNIPPET_HOOKS_DIR, 'receive.fsckObjects': 'true' } : {},
           env: snippet ? { SNIPPETD_SNIPPET_BRANCH: snippet.default_branch, SNIPPETD_MAX_FILES: String(maxFiles) } : {},

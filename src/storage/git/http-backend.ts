@@ -72,6 +72,8 @@ export function runHttpBackend(req: BackendRequest): Promise<BackendResponse> {
         req.body!.resume();
       }
     });
+    // A client that hangs up mid-push: git must not apply a half-received pack.
+    req.body.on('error', () => child.kill('SIGKILL'));
     req.body.pipe(child.stdin).on('error', () => {});
   } else {
     child.stdin.end();

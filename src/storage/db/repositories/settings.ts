@@ -19,5 +19,8 @@ export function settingsRepository(db: Kysely<Database>) {
         }
       });
     },
+    async remove(keys: string[]): Promise<void> {
+      if (keys.length) await db.deleteFrom('application_settings').where('key', 'in', keys).execute();
+    },
   };
 }
