@@ -10,11 +10,14 @@ import autocannon from 'autocannon';
 import { startBenchServer } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' }, 'database-url': { type: 'string' } },
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10' },
+    'database-url': { type: 'string' },
+  },
 });
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-'));
-
 
 async function api(url: string, method: string, route: string, body?: unknown) {
   const res = await fetch(`${url}/api/v4${route}`, {
@@ -42,16 +45,27 @@ try {
   const group = await api(server.url, 'POST', '/groups', { name: 'Bench', path: 'bench', visibility: 'public' });
   let project: any;
   for (let i = 0; i < 50; i++) {
-    project = await api(server.url, 'POST', '/projects', { path: `p${i}`, namespace_id: group.id, visibility: 'public' });
+    project = await api(server.url, 'POST', '/projects', {
+      path: `p${i}`,
+      namespace_id: group.id,
+      visibility: 'public',
+    });
   }
   const auth = { 'PRIVATE-TOKEN': TOKEN };
   const rows = [
     await measure(server.url, 'GET /user (token)', '/user', auth),
     await measure(server.url, 'GET /projects/:id (anonymous)', `/projects/${project.id}`, {}),
-    await measure(server.url, 'GET /projects/:path (token)', `/projects/${encodeURIComponent(project.path_with_namespace)}`, auth),
+    await measure(
+      server.url,
+      'GET /projects/:path (token)',
+      `/projects/${encodeURIComponent(project.path_with_namespace)}`,
+      auth,
+    ),
     await measure(server.url, 'GET /projects?per_page=20 (token)', '/projects?per_page=20', auth),
   ];
-  console.log(`\nconnections ${values.connections}, ${values.duration} s per route, database ${values['database-url'] ?? 'SQLite'}\n`);
+  console.log(
+    `\nconnections ${values.connections}, ${values.duration} s per route, database ${values['database-url'] ?? 'SQLite'}\n`,
+  );
   console.log('| route | req/s | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|');
   console.log(rows.join('\n'));
 } finally {

@@ -20,9 +20,9 @@ const { values } = parseArgs({
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-'));
 
-
 const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 
 async function measureCreates(url: string, projectId: number, count: number) {
   const times: number[] = [];
@@ -50,18 +50,33 @@ async function measureCreates(url: string, projectId: number, count: number) {
 }
 
 async function load(url: string, name: string, route: string) {
-  const r = await autocannon({ url: `${url}/api/v4${route}`, headers: { 'PRIVATE-TOKEN': TOKEN }, connections: Number(values.connections), duration: Number(values.duration) });
+  const r = await autocannon({
+    url: `${url}/api/v4${route}`,
+    headers: { 'PRIVATE-TOKEN': TOKEN },
+    connections: Number(values.connections),
+    duration: Number(values.duration),
+  });
   return `| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx + r.errors} |`;
 }
 
 const server = await startBenchServer({ dataDir, token: TOKEN, databaseUrl: values['database-url'] });
 try {
-  const project = (await (await fetch(`${server.url}/api/v4/projects`, { method: 'POST', headers, body: JSON.stringify({ path: 'bench', visibility: 'public' }) })).json()) as { id: number };
+  const project = (await (
+    await fetch(`${server.url}/api/v4/projects`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ path: 'bench', visibility: 'public' }),
+    })
+  ).json()) as { id: number };
   const creates = await measureCreates(server.url, project.id, Number(values.creates));
   const db = values['database-url'] ? 'PostgreSQL' : 'SQLite';
-  console.log(`\n${db}: create a 3-file snippet, ${values.creates} sequential requests: median ${creates.median.toFixed(2)} ms, p95 ${creates.p95.toFixed(2)} ms\n`);
+  console.log(
+    `\n${db}: create a 3-file snippet, ${values.creates} sequential requests: median ${creates.median.toFixed(2)} ms, p95 ${creates.p95.toFixed(2)} ms\n`,
+  );
   const s = `/projects/${project.id}/snippets/${creates.snippetId}`;
-  console.log(`connections ${values.connections}, ${values.duration} s per route\n\n| route | req/s | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|`);
+  console.log(
+    `connections ${values.connections}, ${values.duration} s per route\n\n| route | req/s | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|`,
+  );
   console.log(await load(server.url, 'GET snippet', s));
   console.log(await load(server.url, 'GET snippets?per_page=20', `/projects/${project.id}/snippets?per_page=20`));
   console.log(await load(server.url, 'GET snippet raw', `${s}/raw`));

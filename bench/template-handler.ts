@@ -20,10 +20,20 @@ import { rawLastSegment, TEMPLATE_NAME, templateName } from '../src/http/routes/
 
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-'));
-const config = { ...defaults(dataDir), databaseUrl: `sqlite:${path.join(dataDir, 'db.sqlite3')}`, logLevel: 'silent' as const, initialRootToken: TOKEN };
+const config = {
+  ...defaults(dataDir),
+  databaseUrl: `sqlite:${path.join(dataDir, 'db.sqlite3')}`,
+  logLevel: 'silent' as const,
+  initialRootToken: TOKEN,
+};
 const app = await buildApp(config);
 await bootstrapRoot(app.store, config);
-await app.inject({ method: 'POST', url: '/api/v4/projects', headers: { 'private-token': TOKEN }, payload: { path: 'bench', visibility: 'public' } });
+await app.inject({
+  method: 'POST',
+  url: '/api/v4/projects',
+  headers: { 'private-token': TOKEN },
+  payload: { path: 'bench', visibility: 'public' },
+});
 // One real request, so the read cache has observed the epoch and holds the lookups.
 await app.inject({ method: 'GET', url: '/api/v4/projects/root%2Fbench/templates/dockerfiles/Node' });
 
@@ -65,7 +75,9 @@ function nsPerCall(run: () => unknown, n: number): number {
 
 await nsPerAsyncCall(lookups, 200_000);
 nsPerCall(checks, 200_000);
-console.log(`lookups (project, permission, template) through the warm read cache: ${(await nsPerAsyncCall(lookups, 500_000)).toFixed(0)} ns per request`);
+console.log(
+  `lookups (project, permission, template) through the warm read cache: ${(await nsPerAsyncCall(lookups, 500_000)).toFixed(0)} ns per request`,
+);
 console.log(`parameter and name checks: ${nsPerCall(checks, 1_000_000).toFixed(0)} ns per request`);
 await app.close();
 fs.rmSync(dataDir, { recursive: true, force: true });

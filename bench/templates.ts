@@ -56,7 +56,10 @@ async function measure(server: Spawned, url: string, duration = Number(values.du
   const after = cpuMicros(server.child.pid!);
   const expectedError = url.includes('/api/v3/') || url.endsWith('/replay/0');
   if (r.errors || (r.non2xx && !expectedError)) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return { rps: r.requests.average, cpu: before === null || after === null ? null : (after - before) / r.requests.total };
+  return {
+    rps: r.requests.average,
+    cpu: before === null || after === null ? null : (after - before) / r.requests.total,
+  };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -99,7 +102,11 @@ try {
     answers.push({ status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() });
   }
   fs.writeFileSync(path.join(dataDir, 'replay.json'), JSON.stringify(answers));
-  baseline = await spawnServer({ ...process.env, BENCH_REPLAY_FILE: path.join(dataDir, 'replay.json') }, ['bench/constant-server.ts'], SERVER_CPU);
+  baseline = await spawnServer(
+    { ...process.env, BENCH_REPLAY_FILE: path.join(dataDir, 'replay.json') },
+    ['bench/constant-server.ts'],
+    SERVER_CPU,
+  );
   const constantUrl = `${baseline.url}/constant`;
 
   // Warm every process up (JIT) before anything is recorded.
@@ -113,7 +120,9 @@ try {
     `\nconnections ${values.connections}, ${rounds} rounds of ${values.duration} s per route, database ${values['database-url'] ? 'PostgreSQL' : 'SQLite'}, ` +
       `anonymous caller on a public project, ${pinned ? 'servers on CPU 1 and autocannon on CPU 0' : 'processes not pinned (no taskset)'}\n`,
   );
-  console.log('| route | snippetd req/s | same answer req/s | small constant req/s | snippetd % of same answer | snippetd % of small constant | server µs/request: snippetd / same answer / small constant | snippetd % of small constant per round |');
+  console.log(
+    '| route | snippetd req/s | same answer req/s | small constant req/s | snippetd % of same answer | snippetd % of small constant | server µs/request: snippetd / same answer / small constant | snippetd % of small constant per round |',
+  );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const [i, [name, url]] of routes.entries()) {
     const ours: Measured[] = [];

@@ -14,7 +14,11 @@ export interface Spawned {
 }
 
 /** `cpu`: run the process on that CPU alone (Linux `taskset`), as the load scripts do to keep client and server apart. */
-export function spawnServer(env: NodeJS.ProcessEnv, args: string[] = [CLI, 'serve', '--port', '0'], cpu?: number): Promise<Spawned> {
+export function spawnServer(
+  env: NodeJS.ProcessEnv,
+  args: string[] = [CLI, 'serve', '--port', '0'],
+  cpu?: number,
+): Promise<Spawned> {
   const command = [process.execPath, '--import', 'tsx', ...args];
   if (cpu !== undefined) command.unshift('taskset', '-c', String(cpu));
   const child = spawn(command[0], command.slice(1), { env });
@@ -30,10 +34,15 @@ export function spawnServer(env: NodeJS.ProcessEnv, args: string[] = [CLI, 'serv
   });
 }
 
-export const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+export const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
 
 /** `snippetd serve` for a load script: a fresh data directory, a known root token, quiet logs. */
-export function startBenchServer(opts: { dataDir: string; token: string; databaseUrl?: string }): Promise<{ url: string; stop: () => void }> {
+export function startBenchServer(opts: {
+  dataDir: string;
+  token: string;
+  databaseUrl?: string;
+}): Promise<{ url: string; stop: () => void }> {
   const env = {
     ...process.env,
     SNIPPETD_DATA_DIR: opts.dataDir,

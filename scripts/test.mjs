@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: type check, then the whole suite on SQLite, then again on PostgreSQL.
+// `npm test`: type check, format and lint, then the whole suite on SQLite, then again on PostgreSQL.
 // A PostgreSQL run that cannot happen is never skipped silently: with CI=true it fails the run; on a
 // developer machine it prints a loud warning and exits non-zero unless SNIPPETD_ALLOW_SKIP_POSTGRES=1.
 import { spawnSync } from 'node:child_process';
@@ -44,7 +44,9 @@ async function dropStaleSchemas() {
   const client = new pg.Client({ connectionString: postgresUrl });
   await client.connect();
   try {
-    const { rows } = await client.query(String.raw`SELECT nspname FROM pg_namespace WHERE nspname ~ '^t_\d+_[0-9a-f]+$'`);
+    const { rows } = await client.query(
+      String.raw`SELECT nspname FROM pg_namespace WHERE nspname ~ '^t_\d+_[0-9a-f]+$'`,
+    );
     for (const { nspname } of rows) {
       const pid = Number(nspname.split('_')[1]);
       let alive = true;
@@ -61,11 +63,16 @@ async function dropStaleSchemas() {
 }
 
 const tests = files.length ? files : findTests(path.join(root, 'test')).sort();
-const nodeTest = (db) => run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...tests], { SNIPPETD_TEST_DB: db });
+const nodeTest = (db) =>
+  run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...tests], { SNIPPETD_TEST_DB: db });
 
 if (!files.length) {
   console.log('== type check (tsc --noEmit)');
-  if (run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root]) !== 0) process.exit(1);
+  if (run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root]) !== 0)
+    process.exit(1);
+  console.log('== format and lint (biome check)');
+  if (run(process.execPath, [path.join(root, 'node_modules/@biomejs/biome/bin/biome'), 'check', root]) !== 0)
+    process.exit(1);
 }
 
 let failed = false;
@@ -80,8 +87,10 @@ if (only !== 'sqlite') {
     failed = nodeTest('postgres') !== 0 || failed;
   } else {
     const line = '!'.repeat(78);
-    console.error(`\n${line}\n!! PostgreSQL at ${postgresUrl} is NOT reachable: the PostgreSQL run did NOT happen.\n` +
-      `!! Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) and run npm test again.\n${line}\n`);
+    console.error(
+      `\n${line}\n!! PostgreSQL at ${postgresUrl} is NOT reachable: the PostgreSQL run did NOT happen.\n` +
+        `!! Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) and run npm test again.\n${line}\n`,
+    );
     if (process.env.CI === 'true' || process.env.SNIPPETD_ALLOW_SKIP_POSTGRES !== '1') failed = true;
   }
 }

@@ -54,7 +54,9 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     // Errors Fastify raises before routing (a URL that is not valid percent-encoding) in GitLab's shape.
     frameworkErrors: (error, _request, reply) => {
-      const [status, body] = answerFor(error.code === 'FST_ERR_BAD_URL' ? new Failure('bad_request', 'invalid URL encoding') : error);
+      const [status, body] = answerFor(
+        error.code === 'FST_ERR_BAD_URL' ? new Failure('bad_request', 'invalid URL encoding') : error,
+      );
       // Hooks do not run for these answers and Fastify would add a charset: write them as they must be.
       writeJson((reply as unknown as FastifyReply).hijack().raw, status, JSON.stringify(body));
     },
@@ -72,7 +74,9 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   app.decorate('snippetDeps', {
     store,
     dataDir: config.dataDir,
-    spam: config.akismetUrl ? akismetChecker(config.akismetUrl, config.akismetApiKey, config.externalUrl ?? 'http://localhost') : acceptEverything,
+    spam: config.akismetUrl
+      ? akismetChecker(config.akismetUrl, config.akismetApiKey, config.externalUrl ?? 'http://localhost')
+      : acceptEverything,
   });
   app.addHook('onClose', async () => db.close());
 
@@ -97,7 +101,9 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
     { prefix: '/api/v4' },
   );
   await app.register(gitHttpRoutes);
-  app.all('/api/v3/*', async (_request, reply) => reply.code(410).send({ error: 'API V3 is no longer supported. Use API V4 instead.' }));
+  app.all('/api/v3/*', async (_request, reply) =>
+    reply.code(410).send({ error: 'API V3 is no longer supported. Use API V4 instead.' }),
+  );
   add405Routes();
   return app;
 }

@@ -57,9 +57,17 @@ function need(value: string | undefined, flag: string): string {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args: argv, options: commandOptions, strict: false, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: commandOptions,
+    strict: false,
+    allowPositionals: true,
+  });
   const opt = values as Record<string, string | boolean | undefined>;
-  const command = positionals[0] === 'users' || positionals[0] === 'tokens' ? positionals.slice(0, 2).join(' ') : positionals[0] ?? 'serve';
+  const command =
+    positionals[0] === 'users' || positionals[0] === 'tokens'
+      ? positionals.slice(0, 2).join(' ')
+      : (positionals[0] ?? 'serve');
   const config = loadConfig(process.env, argv);
 
   if (command === 'serve') {
@@ -80,7 +88,9 @@ async function main(argv: string[]): Promise<void> {
     );
     console.log(JSON.stringify({ id: user.id, username: user.username }));
   } else if (command === 'tokens create') {
-    const scopes = String(opt.scopes ?? 'api').split(',').filter(Boolean);
+    const scopes = String(opt.scopes ?? 'api')
+      .split(',')
+      .filter(Boolean);
     const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (unknown.length) throw new ConfigError(`unknown scopes: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`);
     const plain = await withStore(config, async (store) => {
@@ -88,13 +98,21 @@ async function main(argv: string[]): Promise<void> {
       const user = await store.users.findByUsername(username);
       if (!user) throw new ConfigError(`no user named ${username}`);
       const name = typeof opt.name === 'string' ? opt.name : 'cli token';
-      return (await createToken(store, user, { name, scopes: scopes as Scope[], expiresAt: (opt['expires-at'] as string) ?? null })).plain;
+      return (
+        await createToken(store, user, {
+          name,
+          scopes: scopes as Scope[],
+          expiresAt: (opt['expires-at'] as string) ?? null,
+        })
+      ).plain;
     });
     console.log(plain);
   } else if (command === 'fsck') {
     const report = await withStore(config, (store) => fsck(store, config.dataDir, opt.repair === true));
     for (const line of report.problems) console.log(line);
-    console.log(`snippetd fsck: ${report.checked} repositories checked, ${report.problems.length} problems, ${report.repaired} snippets repaired`);
+    console.log(
+      `snippetd fsck: ${report.checked} repositories checked, ${report.problems.length} problems, ${report.repaired} snippets repaired`,
+    );
     if (report.problems.length && report.repaired === 0) process.exitCode = 1;
   } else {
     console.error(USAGE);
@@ -106,7 +124,9 @@ main(process.argv.slice(2)).catch((error) => {
   if (error instanceof ConfigError) {
     console.error(`snippetd: ${error.message}`);
   } else if (error instanceof Failure) {
-    console.error(`snippetd: ${error.reason === 'invalid_record' ? JSON.stringify(error.fields) : error.detail || error.reason}`);
+    console.error(
+      `snippetd: ${error.reason === 'invalid_record' ? JSON.stringify(error.fields) : error.detail || error.reason}`,
+    );
   } else {
     console.error(`snippetd: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -102,7 +102,10 @@ function logLevel(raw: string): LogLevel {
 }
 
 function list(raw: string): string[] {
-  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export function defaults(dataDir = path.resolve('data')): Config {
@@ -145,7 +148,9 @@ function parseFlags(argv: string[]): Map<string, string> {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (!arg.startsWith('--')) continue;
-    const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [name, inline] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, undefined];
     if (!known.has(name)) continue;
     const value = inline ?? argv[++i];
     if (value === undefined) throw new ConfigError(`${name} needs a value`);

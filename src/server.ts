@@ -20,7 +20,9 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     console.log('snippetd: created administrator "root" with the token from SNIPPETD_INITIAL_ROOT_TOKEN');
   }
   const address = await app.listen({ host: config.host, port: config.port });
-  console.log(`snippetd: listening on ${address} (API at ${address}/api/v4, database ${redactDatabaseUrl(config.databaseUrl)})`);
+  console.log(
+    `snippetd: listening on ${address} (API at ${address}/api/v4, database ${redactDatabaseUrl(config.databaseUrl)})`,
+  );
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

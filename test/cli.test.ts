@@ -10,9 +10,14 @@ import path from 'node:path';
 import { TEST_DB, postgresSchemaUrl } from './helper.ts';
 import { CLI, exited, spawnServer } from '../scripts/spawn-server.ts';
 
-
 function cliEnv(dataDir: string, databaseUrl: string, extra: Record<string, string> = {}) {
-  return { ...process.env, SNIPPETD_DATA_DIR: dataDir, SNIPPETD_DATABASE_URL: databaseUrl, SNIPPETD_LOG_LEVEL: 'warn', ...extra };
+  return {
+    ...process.env,
+    SNIPPETD_DATA_DIR: dataDir,
+    SNIPPETD_DATABASE_URL: databaseUrl,
+    SNIPPETD_LOG_LEVEL: 'warn',
+    ...extra,
+  };
 }
 
 function runCli(args: string[], env: NodeJS.ProcessEnv) {
@@ -69,14 +74,20 @@ describe('snippetd CLI and server process', () => {
 
   it('users create and tokens create work offline, and the token works on the server', async () => {
     const env = cliEnv(dataDir, databaseUrl);
-    const created = runCli(['users', 'create', '--username', 'alice', '--email', 'alice@example.com', '--name', 'Alice'], env);
+    const created = runCli(
+      ['users', 'create', '--username', 'alice', '--email', 'alice@example.com', '--name', 'Alice'],
+      env,
+    );
     assert.equal(created.status, 0, created.stderr);
     assert.equal(JSON.parse(created.stdout).username, 'alice');
     const token = runCli(['tokens', 'create', '--user', 'alice', '--scopes', 'read_api'], env);
     assert.equal(token.status, 0, token.stderr);
     const plain = token.stdout.trim();
     assert.match(plain, /^glpat-/);
-    const duplicate = runCli(['users', 'create', '--username', 'alice', '--email', 'other@example.com', '--name', 'A'], env);
+    const duplicate = runCli(
+      ['users', 'create', '--username', 'alice', '--email', 'other@example.com', '--name', 'A'],
+      env,
+    );
     assert.equal(duplicate.status, 1);
     assert.equal(duplicate.stderr.trim(), 'snippetd: Username has already been taken');
 
@@ -84,7 +95,11 @@ describe('snippetd CLI and server process', () => {
     const res = await fetch(`${url}/api/v4/user`, { headers: { Authorization: `Bearer ${plain}` } });
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as { username: string }).username, 'alice');
-    const write = await fetch(`${url}/api/v4/projects`, { method: 'POST', headers: { 'PRIVATE-TOKEN': plain, 'content-type': 'application/json' }, body: '{"name":"x"}' });
+    const write = await fetch(`${url}/api/v4/projects`, {
+      method: 'POST',
+      headers: { 'PRIVATE-TOKEN': plain, 'content-type': 'application/json' },
+      body: '{"name":"x"}',
+    });
     assert.equal(write.status, 403);
     child.kill('SIGTERM');
     assert.equal(await exited(child), 0);
@@ -92,10 +107,14 @@ describe('snippetd CLI and server process', () => {
 
   it('uses SNIPPETD_INITIAL_ROOT_TOKEN on first start instead of writing a token file', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-cli-'));
-    const env = cliEnv(dir, `sqlite:${path.join(dir, 'db.sqlite3')}`, { SNIPPETD_INITIAL_ROOT_TOKEN: 'a-fixed-root-token-of-some-length' });
+    const env = cliEnv(dir, `sqlite:${path.join(dir, 'db.sqlite3')}`, {
+      SNIPPETD_INITIAL_ROOT_TOKEN: 'a-fixed-root-token-of-some-length',
+    });
     const { url, child } = await serve(env);
     assert.equal(fs.existsSync(path.join(dir, 'initial_root_token')), false);
-    const res = await fetch(`${url}/api/v4/user`, { headers: { 'PRIVATE-TOKEN': 'a-fixed-root-token-of-some-length' } });
+    const res = await fetch(`${url}/api/v4/user`, {
+      headers: { 'PRIVATE-TOKEN': 'a-fixed-root-token-of-some-length' },
+    });
     assert.equal(res.status, 200);
     child.kill('SIGTERM');
     assert.equal(await exited(child), 0);
@@ -105,9 +124,21 @@ describe('snippetd CLI and server process', () => {
   for (const [name, value, message] of [
     ['SNIPPETD_PORT', 'abc', 'snippetd: SNIPPETD_PORT must be an integer, got "abc"'],
     ['SNIPPETD_PORT', '70000', 'snippetd: SNIPPETD_PORT must be between 0 and 65535, got 70000'],
-    ['SNIPPETD_LOG_LEVEL', 'loud', 'snippetd: SNIPPETD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
-    ['SNIPPETD_DATABASE_URL', 'mysql://x', 'snippetd: SNIPPETD_DATABASE_URL must start with sqlite: or postgres://, got "mysql://x"'],
-    ['SNIPPETD_EXTERNAL_URL', 'ftp://x', 'snippetd: SNIPPETD_EXTERNAL_URL must be an absolute http(s) URL, got "ftp://x"'],
+    [
+      'SNIPPETD_LOG_LEVEL',
+      'loud',
+      'snippetd: SNIPPETD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    ],
+    [
+      'SNIPPETD_DATABASE_URL',
+      'mysql://x',
+      'snippetd: SNIPPETD_DATABASE_URL must start with sqlite: or postgres://, got "mysql://x"',
+    ],
+    [
+      'SNIPPETD_EXTERNAL_URL',
+      'ftp://x',
+      'snippetd: SNIPPETD_EXTERNAL_URL must be an absolute http(s) URL, got "ftp://x"',
+    ],
   ]) {
     it(`refuses to start with invalid ${name} in one clear line`, () => {
       const result = runCli(['serve'], { ...cliEnv(dataDir, databaseUrl), [name]: value });

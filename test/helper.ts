@@ -22,11 +22,19 @@ export interface TestApp {
   /** app.inject with the JSON body parsed into `json` (undefined when the body is not JSON). */
   request(options: InjectOptions & { token?: string | null }): Promise<LightMyRequestResponse & { json: any }>;
   /** A request to /api/v4<url> as the holder of `token` (null: anonymous). */
-  api(method: string, url: string, token: string | null, payload?: object): Promise<LightMyRequestResponse & { json: any }>;
+  api(
+    method: string,
+    url: string,
+    token: string | null,
+    payload?: object,
+  ): Promise<LightMyRequestResponse & { json: any }>;
   /** Like api(), asserting the status; answers the parsed body. */
   ok(method: string, url: string, token: string | null, payload: object | undefined, status: number): Promise<any>;
   /** Creates a user through the API (as root) and a personal access token for them. */
-  user(username: string, opts?: { admin?: boolean; external?: boolean; scopes?: string[] }): Promise<{ id: number; username: string; token: string }>;
+  user(
+    username: string,
+    opts?: { admin?: boolean; external?: boolean; scopes?: string[] },
+  ): Promise<{ id: number; username: string; token: string }>;
   close(): Promise<void>;
 }
 
@@ -80,7 +88,12 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
   };
 
   const api: TestApp['api'] = (method, url, token, payload) =>
-    request({ method: method as InjectOptions['method'], url: `/api/v4${url}`, token, ...(payload && { payload: payload as InjectOptions['payload'] }) });
+    request({
+      method: method as InjectOptions['method'],
+      url: `/api/v4${url}`,
+      token,
+      ...(payload && { payload: payload as InjectOptions['payload'] }),
+    });
   const ok: TestApp['ok'] = async (method, url, token, payload, status) => {
     const res = await api(method, url, token, payload);
     assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
@@ -91,7 +104,13 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
     const created = await request({
       method: 'POST',
       url: '/api/v4/users',
-      payload: { username, email: `${username}@example.com`, name: username.toUpperCase(), admin: opts.admin ?? false, external: opts.external ?? false },
+      payload: {
+        username,
+        email: `${username}@example.com`,
+        name: username.toUpperCase(),
+        admin: opts.admin ?? false,
+        external: opts.external ?? false,
+      },
     });
     if (created.statusCode !== 201) throw new Error(`creating ${username}: ${created.statusCode} ${created.body}`);
     const token = await request({

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Store } from '../storage/db/store.ts';
+import type { User } from '../storage/db/schema.ts';
 import { createUser } from './users.ts';
 import { createToken } from './tokens.ts';
 import { Failure } from './failure.ts';
@@ -12,11 +13,19 @@ export interface BootstrapResult {
   tokenFile: string | null;
 }
 
-export async function bootstrapRoot(store: Store, opts: { initialRootToken: string | null; dataDir: string }): Promise<BootstrapResult> {
+export async function bootstrapRoot(
+  store: Store,
+  opts: { initialRootToken: string | null; dataDir: string },
+): Promise<BootstrapResult> {
   if ((await store.users.count()) > 0) return { created: false, tokenFile: null };
-  let root;
+  let root: User;
   try {
-    root = await createUser(store, { username: 'root', email: 'admin@example.com', name: 'Administrator', admin: true });
+    root = await createUser(store, {
+      username: 'root',
+      email: 'admin@example.com',
+      name: 'Administrator',
+      admin: true,
+    });
   } catch (error) {
     // Another node bootstrapped the same database at the same moment: it won, nothing to do.
     if (error instanceof Failure && error.reason === 'conflict') return { created: false, tokenFile: null };

@@ -28,11 +28,16 @@ export async function fsck(store: Store, dataDir: string, repair: boolean): Prom
     for (const line of await repo.fsck()) report.problems.push(`snippet ${snippet.id}: ${line}`);
     const head = repo.readBranch(snippet.default_branch);
     const differences: string[] = [];
-    if (head !== snippet.head_commit) differences.push(`head is ${head ?? 'missing'}, database says ${snippet.head_commit ?? 'none'}`);
+    if (head !== snippet.head_commit)
+      differences.push(`head is ${head ?? 'missing'}, database says ${snippet.head_commit ?? 'none'}`);
     if (head) {
       const tree = new Map((await repo.listTree(head)).filter((e) => e.type === 'blob').map((e) => [e.path, e.id]));
       const mirrored = new Map((await store.snippets.fileIndex(snippet.id)).map((f) => [f.path, f.blob_id]));
-      for (const [path, id] of tree) if (mirrored.get(path) !== id) differences.push(`${path}: repository ${id.slice(0, 12)}, database ${mirrored.get(path)?.slice(0, 12) ?? 'missing'}`);
+      for (const [path, id] of tree)
+        if (mirrored.get(path) !== id)
+          differences.push(
+            `${path}: repository ${id.slice(0, 12)}, database ${mirrored.get(path)?.slice(0, 12) ?? 'missing'}`,
+          );
       for (const path of mirrored.keys()) if (!tree.has(path)) differences.push(`${path}: only in the database`);
     }
     for (const d of differences) report.problems.push(`snippet ${snippet.id}: ${d}`);

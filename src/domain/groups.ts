@@ -8,7 +8,15 @@ import { ACCESS, VISIBILITY_LEVEL } from './access.ts';
 import { pathError } from './paths.ts';
 import { getSettings } from './settings.ts';
 import { nowIso } from './tokens.ts';
-import { canAdminGroup, canCreateSubgroup, canReadGroup, isAdmin, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
+import {
+  canAdminGroup,
+  canCreateSubgroup,
+  canReadGroup,
+  isAdmin,
+  visibilityAllowedUnder,
+  type Access,
+  type Viewer,
+} from './policy.ts';
 
 export interface GroupContext {
   group: Namespace;
@@ -25,10 +33,15 @@ export async function groupAccess(store: Store, viewer: Viewer, group: Namespace
 
 /** `:id` is a number or a (URL-decoded) full path; groups the viewer cannot read are 404. */
 export async function findReadableGroup(store: Store, viewer: Viewer, id: string): Promise<GroupContext> {
-  const group = /^\d+$/.test(id) ? await store.namespaces.findById(Number(id)) : await store.namespaces.findByFullPath(id);
-  if (!group || group.kind !== 'group') throw notFound('Group');
+  const group = /^\d+$/.test(id)
+    ? await store.namespaces.findById(Number(id))
+    : await store.namespaces.findByFullPath(id);
+  if (group?.kind !== 'group') throw notFound('Group');
   const access = await groupAccess(store, viewer, group);
-  const below = viewer !== null && !canReadGroup(viewer, group, access, false) && (await store.members.hasMembershipBelow(viewer.id, group.traversal_ids));
+  const below =
+    viewer !== null &&
+    !canReadGroup(viewer, group, access, false) &&
+    (await store.members.hasMembershipBelow(viewer.id, group.traversal_ids));
   if (!canReadGroup(viewer, group, access, below)) throw notFound('Group');
   return { group, access };
 }
@@ -38,7 +51,9 @@ export function requireGroupOwner(viewer: Viewer, ctx: GroupContext): void {
 }
 
 function visibilityError(level: Visibility, parent: Namespace): Record<string, string[]> {
-  return { visibility_level: [`${level} is not allowed since the parent group has a ${parent.visibility} visibility.`] };
+  return {
+    visibility_level: [`${level} is not allowed since the parent group has a ${parent.visibility} visibility.`],
+  };
 }
 
 export interface NewGroupInput {
@@ -59,7 +74,11 @@ export async function createGroup(store: Store, viewer: NonNullable<Viewer>, inp
   } else if (!isAdmin(viewer) && !settings.can_create_group) {
     throw forbidden();
   }
-  const visibility = input.visibility ?? (parent && !visibilityAllowedUnder(parent, settings.default_group_visibility) ? parent.visibility : settings.default_group_visibility);
+  const visibility =
+    input.visibility ??
+    (parent && !visibilityAllowedUnder(parent, settings.default_group_visibility)
+      ? parent.visibility
+      : settings.default_group_visibility);
   const errors: Record<string, string[]> = {};
   const bad = pathError(input.path, parent === null);
   if (bad) errors.path = [bad];
@@ -89,7 +108,13 @@ export async function createGroup(store: Store, viewer: NonNullable<Viewer>, inp
         parent,
         tx.kysely,
       );
-      await tx.members.insert({ source_type: 'Namespace', source_id: group.id, user_id: viewer.id, access_level: ACCESS.owner, created_at: now });
+      await tx.members.insert({
+        source_type: 'Namespace',
+        source_id: group.id,
+        user_id: viewer.id,
+        access_level: ACCESS.owner,
+        created_at: now,
+      });
       return group;
     });
   } catch (error) {
@@ -116,7 +141,12 @@ async function highestVisibilityBelow(store: Store, group: Namespace): Promise<n
         .selectFrom('projects')
         .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
         .select('projects.visibility')
-        .where((eb) => eb.or([eb('namespaces.traversal_ids', '=', group.traversal_ids), eb('namespaces.traversal_ids', 'like', `${group.traversal_ids}/%`)])),
+        .where((eb) =>
+          eb.or([
+            eb('namespaces.traversal_ids', '=', group.traversal_ids),
+            eb('namespaces.traversal_ids', 'like', `${group.traversal_ids}/%`),
+          ]),
+        ),
     )
     .execute();
   return Math.max(-1, ...rows.map((r) => VISIBILITY_LEVEL[r.visibility]));
@@ -125,9 +155,14 @@ async function highestVisibilityBelow(store: Store, group: Namespace): Promise<n
 export async function updateGroup(store: Store, group: Namespace, changes: GroupChanges): Promise<Namespace> {
   if (changes.visibility !== undefined && changes.visibility !== group.visibility) {
     const parent = group.parent_id ? await store.namespaces.findById(group.parent_id) : null;
-    if (parent && !visibilityAllowedUnder(parent, changes.visibility)) throw invalidRecord(visibilityError(changes.visibility, parent));
+    if (parent && !visibilityAllowedUnder(parent, changes.visibility))
+      throw invalidRecord(visibilityError(changes.visibility, parent));
     if (VISIBILITY_LEVEL[changes.visibility] < (await highestVisibilityBelow(store, group))) {
-      throw invalidRecord({ visibility_level: [`${changes.visibility} is not allowed since there are sub-groups or projects with higher visibility.`] });
+      throw invalidRecord({
+        visibility_level: [
+          `${changes.visibility} is not allowed since there are sub-groups or projects with higher visibility.`,
+        ],
+      });
     }
   }
   if (changes.file_template_project_id !== undefined && changes.file_template_project_id !== null) {
@@ -138,7 +173,9 @@ export async function updateGroup(store: Store, group: Namespace, changes: Group
       ...(changes.name !== undefined && { name: changes.name }),
       ...(changes.visibility !== undefined && { visibility: changes.visibility }),
       ...(changes.description !== undefined && { description: changes.description }),
-      ...(changes.file_template_project_id !== undefined && { file_template_project_id: changes.file_template_project_id }),
+      ...(changes.file_template_project_id !== undefined && {
+        file_template_project_id: changes.file_template_project_id,
+      }),
     });
     if (changes.name !== undefined && changes.name !== group.name) await refreshFullNames(tx, updated);
     return tx.namespaces.findById(group.id) as Promise<Namespace>;

@@ -13,11 +13,22 @@ export interface MemberSource {
   id: number;
 }
 
-export async function addMember(store: Store, source: MemberSource, userId: number, accessLevel: number): Promise<MemberWithUser> {
+export async function addMember(
+  store: Store,
+  source: MemberSource,
+  userId: number,
+  accessLevel: number,
+): Promise<MemberWithUser> {
   if (!(await store.users.findById(userId))) throw notFound('User');
   if (await store.members.find(source.type, source.id, userId)) throw conflict(MEMBER_EXISTS);
   try {
-    await store.members.insert({ source_type: source.type, source_id: source.id, user_id: userId, access_level: accessLevel, created_at: nowIso() });
+    await store.members.insert({
+      source_type: source.type,
+      source_id: source.id,
+      user_id: userId,
+      access_level: accessLevel,
+      created_at: nowIso(),
+    });
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict(MEMBER_EXISTS);
     throw error;
@@ -31,7 +42,12 @@ export async function findMember(store: Store, source: MemberSource, userId: num
   return member;
 }
 
-export async function updateMember(store: Store, source: MemberSource, userId: number, accessLevel: number): Promise<MemberWithUser> {
+export async function updateMember(
+  store: Store,
+  source: MemberSource,
+  userId: number,
+  accessLevel: number,
+): Promise<MemberWithUser> {
   const member = await findMember(store, source, userId);
   await store.members.update(member.id, accessLevel);
   return { ...member, access_level: accessLevel };
@@ -43,7 +59,10 @@ export async function removeMember(store: Store, source: MemberSource, userId: n
 }
 
 /** Direct and inherited members, one entry per user with their highest level, ordered by user id. */
-export async function allMembers(store: Store, sources: { projectId?: number; namespaceIds: number[] }): Promise<MemberWithUser[]> {
+export async function allMembers(
+  store: Store,
+  sources: { projectId?: number; namespaceIds: number[] },
+): Promise<MemberWithUser[]> {
   const rows = await store.members.listQuery(sources).execute();
   const best = new Map<number, MemberWithUser>();
   for (const row of rows as MemberWithUser[]) {

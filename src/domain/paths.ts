@@ -2,7 +2,23 @@
 const PATH_FORMAT = /^[a-zA-Z0-9_][a-zA-Z0-9_.-]*$/;
 const FORBIDDEN_ENDINGS = ['.git', '.atom'];
 /** Top-level names that would collide with our own routes (API, git over HTTP, web paths). */
-const RESERVED_TOP_LEVEL = new Set(['-', 'api', 'admin', 'assets', 'dashboard', 'explore', 'groups', 'help', 'projects', 'public', 'search', 'snippets', 'uploads', 'users', 'v2']);
+const RESERVED_TOP_LEVEL = new Set([
+  '-',
+  'api',
+  'admin',
+  'assets',
+  'dashboard',
+  'explore',
+  'groups',
+  'help',
+  'projects',
+  'public',
+  'search',
+  'snippets',
+  'uploads',
+  'users',
+  'v2',
+]);
 
 export const PATH_FORMAT_MESSAGE =
   "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'";

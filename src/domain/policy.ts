@@ -31,15 +31,22 @@ export function canReadGroup(viewer: Viewer, group: Namespace, access: Access, m
   return canSeeLevel(viewer, group.visibility, access) || memberBelow;
 }
 
-export const canAdminProject = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
-export const canDeleteProject = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
+export const canAdminProject = (viewer: Viewer, access: Access) =>
+  isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
+export const canDeleteProject = (viewer: Viewer, access: Access) =>
+  isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
 export const canAdminGroup = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
 /** Subgroups may be created by maintainers of the parent (GitLab's default subgroup creation level). */
-export const canCreateSubgroup = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
-export const canCreateProjectInGroup = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.developer;
+export const canCreateSubgroup = (viewer: Viewer, access: Access) =>
+  isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
+export const canCreateProjectInGroup = (viewer: Viewer, access: Access) =>
+  isAdmin(viewer) || maxAccess(access) >= ACCESS.developer;
 
 /** A child (subgroup or project) may not be more visible than the group that holds it. */
-export function visibilityAllowedUnder(parent: Pick<Namespace, 'visibility' | 'kind'> | null, visibility: Visibility): boolean {
+export function visibilityAllowedUnder(
+  parent: Pick<Namespace, 'visibility' | 'kind'> | null,
+  visibility: Visibility,
+): boolean {
   if (!parent || parent.kind === 'user') return true;
   return VISIBILITY_LEVEL[visibility] <= VISIBILITY_LEVEL[parent.visibility];
 }
@@ -78,13 +85,17 @@ export const canCreateSnippet = (viewer: Viewer, project: ArchivedProject, acces
 
 /** Authors may update their own visible snippet (even as guests or non-members); maintainers any. */
 export const canUpdateSnippet = (viewer: Viewer, project: ArchivedProject, access: Access, authorId: number) =>
-  project.archived === 0 && viewer !== null && (isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer || viewer.id === authorId);
+  project.archived === 0 &&
+  viewer !== null &&
+  (isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer || viewer.id === authorId);
 
 /** Deleting needs maintainer, or reporter+ for one's own snippet. */
 export const canDeleteSnippet = (viewer: Viewer, project: ArchivedProject, access: Access, authorId: number) =>
   project.archived === 0 &&
   viewer !== null &&
-  (isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer || (viewer.id === authorId && maxAccess(access) >= ACCESS.reporter));
+  (isAdmin(viewer) ||
+    maxAccess(access) >= ACCESS.maintainer ||
+    (viewer.id === authorId && maxAccess(access) >= ACCESS.reporter));
 
 /** Restricted visibility levels bind everyone but admins (D3). */
 export const isVisibilityRestricted = (viewer: Viewer, visibility: Visibility, restricted: Visibility[]) =>

@@ -10,7 +10,16 @@ import { ACCESS } from './access.ts';
 import { pathError, pathFromName } from './paths.ts';
 import { getSettings } from './settings.ts';
 import { nowIso } from './tokens.ts';
-import { canAdminProject, canCreateProjectInGroup, canDeleteProject, canReadProject, isAdmin, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
+import {
+  canAdminProject,
+  canCreateProjectInGroup,
+  canDeleteProject,
+  canReadProject,
+  isAdmin,
+  visibilityAllowedUnder,
+  type Access,
+  type Viewer,
+} from './policy.ts';
 import { groupAccess } from './groups.ts';
 import type { Updateable } from 'kysely';
 import { ensureProjectRepository, projectRepository, snippetRepository } from './repositories.ts';
@@ -22,9 +31,18 @@ export interface ProjectContext {
   access: Access;
 }
 
-export async function projectAccess(store: Store, viewer: Viewer, project: Project, namespace: Namespace): Promise<Access> {
+export async function projectAccess(
+  store: Store,
+  viewer: Viewer,
+  project: Project,
+  namespace: Namespace,
+): Promise<Access> {
   if (!viewer) return { direct: 0, inherited: 0 };
-  const levels = await store.members.accessLevels(viewer.id, project.id, namespace.kind === 'group' ? ancestorIds(namespace) : []);
+  const levels = await store.members.accessLevels(
+    viewer.id,
+    project.id,
+    namespace.kind === 'group' ? ancestorIds(namespace) : [],
+  );
   return { direct: levels.project, inherited: levels.group };
 }
 
@@ -60,7 +78,7 @@ export interface NewProjectInput {
   path?: string;
   namespace_id?: number;
   visibility?: Visibility;
-  description?: string;
+  description?: string | null;
   snippets_access_level?: ProjectsTable['snippets_access_level'];
   default_branch?: string;
   initialize_with_readme?: boolean;
@@ -101,12 +119,14 @@ export async function createProject(
   const bad = pathError(path, false);
   if (bad) errors.path = [bad];
   if (name.length > 255) errors.name = ['is too long (maximum is 255 characters)'];
-  if (!visibilityAllowedUnder(namespace, visibility)) Object.assign(errors, namespaceVisibilityError(visibility, namespace));
+  if (!visibilityAllowedUnder(namespace, visibility))
+    Object.assign(errors, namespaceVisibilityError(visibility, namespace));
   if (Object.keys(errors).length) throw invalidRecord(errors);
   const fullPath = `${namespace.full_path}/${path}`;
   const taken: Record<string, string[]> = {};
   if (await store.projects.findByNameInNamespace(namespace.id, name)) taken.name = ['has already been taken'];
-  if ((await store.projects.findByFullPath(fullPath)) || (await store.namespaces.findByFullPath(fullPath))) taken.path = ['has already been taken'];
+  if ((await store.projects.findByFullPath(fullPath)) || (await store.namespaces.findByFullPath(fullPath)))
+    taken.path = ['has already been taken'];
   if (Object.keys(taken).length) throw invalidRecord(taken);
   const ns = namespace;
   try {
@@ -128,7 +148,13 @@ export async function createProject(
       });
       // The creator owns a personal project and maintains one in a group (GitLab's rule).
       const level = ns.kind === 'user' ? ACCESS.owner : ACCESS.maintainer;
-      await tx.members.insert({ source_type: 'Project', source_id: project.id, user_id: creator.id, access_level: level, created_at: now });
+      await tx.members.insert({
+        source_type: 'Project',
+        source_id: project.id,
+        user_id: creator.id,
+        access_level: level,
+        created_at: now,
+      });
       const access = await projectAccess(tx, creator, project, ns);
       return { project, namespace: ns, access };
     });
@@ -137,7 +163,9 @@ export async function createProject(
       await writeFile(store, created, repo, {
         action: 'create',
         filePath: 'README.md',
-        content: Buffer.from(`# ${created.project.name}\n${created.project.description ? `\n${created.project.description}\n` : ''}`),
+        content: Buffer.from(
+          `# ${created.project.name}\n${created.project.description ? `\n${created.project.description}\n` : ''}`,
+        ),
         branch: created.project.default_branch ?? settings.default_branch_name,
         message: 'Initial commit',
         author: { name: creator.name, email: creator.email },
@@ -152,20 +180,25 @@ export async function createProject(
 
 export interface ProjectChanges {
   name?: string;
-  description?: string;
+  description?: string | null;
   visibility?: Visibility;
   snippets_access_level?: ProjectsTable['snippets_access_level'];
   default_branch?: string;
   archived?: boolean;
 }
 
-export async function updateProject(store: Store, ctx: ProjectContext, changes: ProjectChanges): Promise<ProjectContext> {
+export async function updateProject(
+  store: Store,
+  ctx: ProjectContext,
+  changes: ProjectChanges,
+): Promise<ProjectContext> {
   const errors: Record<string, string[]> = {};
   if (changes.visibility !== undefined && !visibilityAllowedUnder(ctx.namespace, changes.visibility)) {
     Object.assign(errors, namespaceVisibilityError(changes.visibility, ctx.namespace));
   }
   if (changes.name !== undefined && changes.name.toLowerCase() !== ctx.project.name.toLowerCase()) {
-    if (await store.projects.findByNameInNamespace(ctx.namespace.id, changes.name)) errors.name = ['has already been taken'];
+    if (await store.projects.findByNameInNamespace(ctx.namespace.id, changes.name))
+      errors.name = ['has already been taken'];
   }
   if (Object.keys(errors).length) throw invalidRecord(errors);
   const set: Updateable<ProjectsTable> = {
@@ -183,7 +216,9 @@ export async function updateProject(store: Store, ctx: ProjectContext, changes: 
 
 /** Removes the project with its members and snippets, then the snippets' repositories on disk. */
 export async function deleteProject(store: Store, ctx: ProjectContext, dataDir: string): Promise<void> {
-  const snippetIds = (await store.snippets.listQuery(ctx.project.id, ['private', 'internal', 'public']).select('id').execute()).map((r) => r.id);
+  const snippetIds = (
+    await store.snippets.listQuery(ctx.project.id, ['private', 'internal', 'public']).select('id').execute()
+  ).map((r) => r.id);
   await store.projects.delete(ctx.project.id);
   for (const id of snippetIds) snippetRepository(dataDir, id).remove();
   projectRepository(dataDir, ctx.project.id).remove();

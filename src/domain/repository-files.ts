@@ -58,7 +58,8 @@ export async function writeFile(store: Store, ctx: ProjectContext, repo: GitRepo
     parent = branches.get(start)!;
   }
   const files = new Map<string, TreeFile>();
-  if (parent) for (const e of await repo.listTree(parent)) files.set(e.path, { path: e.path, blobId: e.id, mode: e.mode });
+  if (parent)
+    for (const e of await repo.listTree(parent)) files.set(e.path, { path: e.path, blobId: e.id, mode: e.mode });
   const writer = new ObjectWriter(repo.dir);
   const exists = files.has(w.filePath);
   if (w.action === 'create' && exists) throw badRequest(FILE_EXISTS);
@@ -66,7 +67,8 @@ export async function writeFile(store: Store, ctx: ProjectContext, repo: GitRepo
   if (w.action === 'delete') files.delete(w.filePath);
   else {
     const previous = files.get(w.filePath);
-    const mode = w.executeFilemode === undefined ? (previous?.mode ?? '100644') : w.executeFilemode ? '100755' : '100644';
+    const mode =
+      w.executeFilemode === undefined ? (previous?.mode ?? '100644') : w.executeFilemode ? '100755' : '100644';
     files.set(w.filePath, { path: w.filePath, blobId: writer.blob(w.content!), mode });
   }
   // Gitaly's answers when the path and an existing entry would be both a file and a directory.
@@ -74,18 +76,25 @@ export async function writeFile(store: Store, ctx: ProjectContext, repo: GitRepo
     throw badRequest([...files.keys()].some((p) => p.startsWith(`${w.filePath}/`)) ? DIRECTORY_EXISTS : FILE_EXISTS);
   }
   const tree = writer.tree([...files.values()]);
-  const commit = writer.commit({ tree, parent, author: { ...w.author, time: Math.floor(Date.now() / 1000) }, message: w.message });
+  const commit = writer.commit({
+    tree,
+    parent,
+    author: { ...w.author, time: Math.floor(Date.now() / 1000) },
+    message: w.message,
+  });
   writer.flush();
   try {
     repo.updateBranch(w.branch, target, commit);
   } catch (error) {
-    if (error instanceof RefConflict) throw badRequest(`The branch ${w.branch} changed while the file was being written; try again`);
+    if (error instanceof RefConflict)
+      throw badRequest(`The branch ${w.branch} changed while the file was being written; try again`);
     throw error;
   }
   // The first branch of an empty repository becomes its default branch.
   if (empty) {
     repo.setHead(w.branch);
-    if (ctx.project.default_branch !== w.branch) await store.projects.update(ctx.project.id, { default_branch: w.branch });
+    if (ctx.project.default_branch !== w.branch)
+      await store.projects.update(ctx.project.id, { default_branch: w.branch });
   }
   return commit;
 }
@@ -105,10 +114,16 @@ export interface FileRead {
 }
 
 /** The blob at `filePath` in `ref`: 404 Commit Not Found for an unknown ref, 404 File Not Found for a missing file. */
-export async function readFile(repo: GitRepository, ref: string, filePath: string): Promise<{ info: Omit<FileRead, 'content'>; content: Buffer }> {
+export async function readFile(
+  repo: GitRepository,
+  ref: string,
+  filePath: string,
+): Promise<{ info: Omit<FileRead, 'content'>; content: Buffer }> {
   const commit = await repo.resolveCommit(ref);
   if (!commit) throw notFound('Commit');
-  const entry = (await repo.listTree(commit, { path: parentDir(filePath), recursive: false })).find((e) => e.path === filePath && e.type === 'blob');
+  const entry = (await repo.listTree(commit, { path: parentDir(filePath), recursive: false })).find(
+    (e) => e.path === filePath && e.type === 'blob',
+  );
   if (!entry) throw notFound('File');
   const content = (await repo.readBlobs([entry.id])).get(entry.id)!;
   const [last] = await repo.log(commit, { skip: 0, limit: 1, path: filePath });
@@ -130,4 +145,3 @@ export async function readFile(repo: GitRepository, ref: string, filePath: strin
 }
 
 const parentDir = (p: string) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : undefined);
-

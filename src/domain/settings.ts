@@ -45,10 +45,12 @@ const RULES: Record<Key, (value: unknown) => string | null> = {
   default_snippet_visibility: (v) => (isVisibility(v) ? null : 'is not included in the list'),
   default_project_visibility: (v) => (isVisibility(v) ? null : 'is not included in the list'),
   default_group_visibility: (v) => (isVisibility(v) ? null : 'is not included in the list'),
-  restricted_visibility_levels: (v) => (Array.isArray(v) && v.every(isVisibility) ? null : 'is not a valid visibility level'),
+  restricted_visibility_levels: (v) =>
+    Array.isArray(v) && v.every(isVisibility) ? null : 'is not a valid visibility level',
   file_template_project_id: (v) => (v === null || (isWholeNumber(v) && v > 0) ? null : 'is invalid'),
   snippet_size_limit: (v) => (!isWholeNumber(v) ? 'is not a number' : v > 0 ? null : 'must be greater than 0'),
-  max_snippet_files: (v) => (!isWholeNumber(v) ? 'is not a number' : v >= 0 ? null : 'must be greater than or equal to 0'),
+  max_snippet_files: (v) =>
+    !isWholeNumber(v) ? 'is not a number' : v >= 0 ? null : 'must be greater than or equal to 0',
   can_create_group: (v) => (typeof v === 'boolean' ? null : 'must be a boolean value'),
 };
 
@@ -89,7 +91,11 @@ export async function getSettings(store: Store): Promise<ApplicationSettings> {
 }
 
 /** The changes as parsed by the API: restricted levels still as names or integers. */
-export type SettingsChanges = Partial<Omit<ApplicationSettings, 'restricted_visibility_levels'>> & { restricted_visibility_levels?: string[] | null };
+export type SettingsChanges = {
+  [K in Exclude<Key, 'restricted_visibility_levels'>]?: ApplicationSettings[K] | null;
+} & {
+  restricted_visibility_levels?: string[] | null;
+};
 
 /** Validates every change as GitLab's model does, then stores them all or none. */
 export async function updateSettings(store: Store, changes: SettingsChanges): Promise<ApplicationSettings> {
@@ -108,7 +114,11 @@ export async function updateSettings(store: Store, changes: SettingsChanges): Pr
     const problem = RULES[key](value);
     if (problem) errors[key] = [problem];
   }
-  if (typeof values.file_template_project_id === 'number' && !errors.file_template_project_id && !(await store.projects.findById(values.file_template_project_id))) {
+  if (
+    typeof values.file_template_project_id === 'number' &&
+    !errors.file_template_project_id &&
+    !(await store.projects.findById(values.file_template_project_id))
+  ) {
     errors.file_template_project_id = ['is invalid'];
   }
   if (Object.keys(errors).length) throw invalidRecord(errors);
@@ -126,6 +136,7 @@ export async function repairStoredSettings(store: Store): Promise<string[]> {
   if (!invalid.length) return [];
   await store.settings.remove(invalid.map(([key]) => key));
   return invalid.map(
-    ([key, value]) => `setting ${key} was stored as ${JSON.stringify(value)}, which is not valid (${RULES[key as Key](value)}): reset to its default ${JSON.stringify(DEFAULT_SETTINGS[key as Key])}`,
+    ([key, value]) =>
+      `setting ${key} was stored as ${JSON.stringify(value)}, which is not valid (${RULES[key as Key](value)}): reset to its default ${JSON.stringify(DEFAULT_SETTINGS[key as Key])}`,
   );
 }

@@ -36,7 +36,8 @@ function validateUserFields(input: Partial<NewUserInput>): void {
   }
   if (input.email !== undefined && !EMAIL_FORMAT.test(input.email)) errors.email = ['is invalid'];
   if (input.public_email && !EMAIL_FORMAT.test(input.public_email)) errors.public_email = ['is invalid'];
-  if (input.password !== undefined && input.password.length < 8) errors.password = ['is too short (minimum is 8 characters)'];
+  if (input.password !== undefined && input.password.length < 8)
+    errors.password = ['is too short (minimum is 8 characters)'];
   if (Object.keys(errors).length) throw invalidRecord(errors);
 }
 
@@ -132,7 +133,11 @@ const STATE_REFUSALS: Record<string, Partial<Record<User['state'], string>>> = {
 };
 
 /** block/unblock/deactivate/activate with GitLab's refusals; repeating a transition is harmless. */
-export async function changeState(store: Store, user: User, action: 'block' | 'unblock' | 'deactivate' | 'activate'): Promise<User> {
+export async function changeState(
+  store: Store,
+  user: User,
+  action: 'block' | 'unblock' | 'deactivate' | 'activate',
+): Promise<User> {
   const refusal = STATE_REFUSALS[action]?.[user.state];
   if (refusal) throw forbidden(refusal);
   const to = action === 'block' ? 'blocked' : action === 'deactivate' ? 'deactivated' : 'active';

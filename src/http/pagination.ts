@@ -3,6 +3,7 @@
 // never scans a huge table to fill X-Total.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Database } from '../storage/db/schema.ts';
 import { validateRequest, type ParamSpec } from './params.ts';
 import { baseUrl } from './urls.ts';
 import { keepable, prepareJsonAnswer, type PreparedAnswer } from './prepared-answer.ts';
@@ -12,10 +13,10 @@ export const DEFAULT_PER_PAGE = 20;
 const MAX_COUNTED = 10_000;
 const SECRET_PARAMS = new Set(['private_token', 'access_token', 'bearer_token', 'job_token']);
 
-export const paginationSpec: ParamSpec = {
+export const paginationSpec = {
   page: { type: 'integer', default: 1 },
   per_page: { type: 'integer', default: DEFAULT_PER_PAGE, exceptValues: [0] },
-};
+} satisfies ParamSpec;
 
 export interface Page {
   page: number;
@@ -24,8 +25,8 @@ export interface Page {
 }
 
 export function parsePage(request: FastifyRequest): Page {
-  const p = validateRequest<{ page: number; per_page: number }>(paginationSpec, request);
-  const page = p.page < 1 ? 1 : p.page;
+  const p = validateRequest(paginationSpec, request);
+  const page = Math.max(p.page, 1);
   const perPage = p.per_page < 0 ? DEFAULT_PER_PAGE : Math.min(p.per_page, MAX_PER_PAGE);
   return { page, perPage, offset: (page - 1) * perPage };
 }
@@ -45,7 +46,7 @@ function toQuery(params: Record<string, unknown>, keys: string[]): string {
   for (const key of keys) {
     const value = params[key];
     if (value === undefined || value === null || typeof value === 'object') {
-      if (Array.isArray(value)) value.forEach((v) => parts.push(`${cgiEscape(`${key}[]`)}=${cgiEscape(String(v))}`));
+      if (Array.isArray(value)) for (const v of value) parts.push(`${cgiEscape(`${key}[]`)}=${cgiEscape(String(v))}`);
       continue;
     }
     parts.push(`${cgiEscape(key)}=${cgiEscape(String(value))}`);
@@ -66,15 +67,26 @@ function pageLinker(request: FastifyRequest, page: Page): (targetPage: number) =
   for (const key of SECRET_PARAMS) delete params[key];
   delete params.page;
   const keys = Object.keys(params).sort();
-  const before = toQuery(params, keys.filter((k) => k < 'page'));
-  const after = toQuery(params, keys.filter((k) => k > 'page'));
+  const before = toQuery(
+    params,
+    keys.filter((k) => k < 'page'),
+  );
+  const after = toQuery(
+    params,
+    keys.filter((k) => k > 'page'),
+  );
   const prefix = `${baseUrl(request)}${request.url.split('?')[0]}?${before ? `${before}&` : ''}page=`;
   const suffix = after ? `&${after}` : '';
   return (targetPage) => `${prefix}${targetPage}${suffix}`;
 }
 
 /** The pagination headers of one page; `total` is null when there are more than 10,000 rows. */
-function pageHeaders(request: FastifyRequest, page: Page, total: number | null, hasMore: boolean): Record<string, string> {
+function pageHeaders(
+  request: FastifyRequest,
+  page: Page,
+  total: number | null,
+  hasMore: boolean,
+): Record<string, string> {
   const totalPages = total === null ? null : Math.max(1, Math.ceil(total / page.perPage));
   const beyondEnd = totalPages !== null && page.page > totalPages;
   const next = !beyondEnd && (totalPages === null ? hasMore : page.page < totalPages) ? page.page + 1 : null;
@@ -99,7 +111,13 @@ function pageHeaders(request: FastifyRequest, page: Page, total: number | null, 
   return headers;
 }
 
-export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page, total: number | null, hasMore: boolean): void {
+export function setPageHeaders(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  page: Page,
+  total: number | null,
+  hasMore: boolean,
+): void {
   reply.headers(pageHeaders(request, page, total, hasMore));
 }
 
@@ -107,13 +125,21 @@ export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, pag
 export async function paginateQuery<Row>(
   request: FastifyRequest,
   reply: FastifyReply,
-  kysely: Kysely<any>,
-  query: SelectQueryBuilder<any, any, Row>,
+  kysely: Kysely<Database>,
+  query: SelectQueryBuilder<Database, keyof Database, Row>,
 ): Promise<Row[]> {
   const page = parsePage(request);
-  const rows = await query.limit(page.perPage + 1).offset(page.offset).execute();
+  const rows = await query
+    .limit(page.perPage + 1)
+    .offset(page.offset)
+    .execute();
   const counted = await kysely
-    .selectFrom(query.clearOrderBy().limit(MAX_COUNTED + 1).as('t'))
+    .selectFrom(
+      query
+        .clearOrderBy()
+        .limit(MAX_COUNTED + 1)
+        .as('t'),
+    )
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   const total = Number(counted.n) > MAX_COUNTED ? null : Number(counted.n);
@@ -122,10 +148,20 @@ export async function paginateQuery<Row>(
 }
 
 const arrayPageHeaders = (request: FastifyRequest, items: readonly unknown[], page: Page) =>
-  pageHeaders(request, page, items.length > MAX_COUNTED ? null : items.length, items.length > page.offset + page.perPage);
+  pageHeaders(
+    request,
+    page,
+    items.length > MAX_COUNTED ? null : items.length,
+    items.length > page.offset + page.perPage,
+  );
 
 /** One page of an in-memory list (templates and other prepared data). */
-export function paginateArray<T>(request: FastifyRequest, reply: FastifyReply, items: readonly T[], page: Page = parsePage(request)): T[] {
+export function paginateArray<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  items: readonly T[],
+  page: Page = parsePage(request),
+): T[] {
   reply.headers(arrayPageHeaders(request, items, page));
   return items.slice(page.offset, page.offset + page.perPage);
 }
@@ -135,7 +171,10 @@ const MAX_PREPARED_PAGES = 1000;
 const preparedPages = new WeakMap<readonly unknown[], Map<string, PreparedAnswer>>();
 
 const pageAnswer = (request: FastifyRequest, items: readonly unknown[], page: Page) =>
-  prepareJsonAnswer(JSON.stringify(items.slice(page.offset, page.offset + page.perPage)), arrayPageHeaders(request, items, page));
+  prepareJsonAnswer(
+    JSON.stringify(items.slice(page.offset, page.offset + page.perPage)),
+    arrayPageHeaders(request, items, page),
+  );
 
 /**
  * One page of an in-memory list as a prepared answer. A frozen list (the built-in templates) never
@@ -149,7 +188,10 @@ export function listPageAnswer(request: FastifyRequest, items: readonly unknown[
   let prepared = pages?.get(url);
   if (!prepared) {
     prepared = pageAnswer(request, items, page);
-    if (!pages) preparedPages.set(items, (pages = new Map()));
+    if (!pages) {
+      pages = new Map();
+      preparedPages.set(items, pages);
+    }
     if (pages.size >= MAX_PREPARED_PAGES) pages.clear();
     pages.set(url, prepared);
   }

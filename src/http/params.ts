@@ -21,11 +21,44 @@ export interface ParamRule {
   items?: ParamSpec;
   /** string_array also accepts "a,b,c" (GitLab's CommaSeparatedToArray). */
   commaSeparated?: boolean;
+  /**
+   * JSON `null` is a value of this parameter (it clears it, or a domain rule decides what it means).
+   * Without this, a null optional parameter counts as not given, and a null required one is empty.
+   */
+  nullable?: boolean;
   /** Extra check on a coerced value (null included); returns a message suffix such as "should be a valid file path". */
   check?: (value: unknown) => string | null;
 }
 
 export type ParamSpec = Record<string, ParamRule>;
+
+/** The value a rule yields: its type, narrowed to its `values` when it has them. */
+type ValueOf<R extends ParamRule> = R['type'] extends 'string' | 'integer'
+  ? R['values'] extends readonly (infer V)[]
+    ? V
+    : R['type'] extends 'string'
+      ? string
+      : number
+  : R['type'] extends 'boolean'
+    ? boolean
+    : R['type'] extends 'date'
+      ? string
+      : R['type'] extends 'string_array'
+        ? string[]
+        : R['items'] extends ParamSpec
+          ? ParamsOf<R['items']>[]
+          : Record<string, unknown>[];
+
+/** Only a `nullable` parameter can be null once validated (see ParamRule.nullable). */
+type Nullable<R extends ParamRule> = R extends { nullable: true } ? ValueOf<R> | null : ValueOf<R>;
+type IsPresent<R extends ParamRule> = R extends { required: true } ? true : 'default' extends keyof R ? true : false;
+
+/** The parameters validate() answers for a spec: required ones always there, the others optional. */
+export type ParamsOf<S extends ParamSpec> = {
+  [K in keyof S as IsPresent<S[K]> extends true ? K : never]: Nullable<S[K]>;
+} & {
+  [K in keyof S as IsPresent<S[K]> extends true ? never : K]?: Nullable<S[K]>;
+};
 
 export interface Constraints {
   mutuallyExclusive?: string[][];
@@ -40,7 +73,11 @@ const INVALID = Symbol('invalid');
 
 function coerce(type: ParamType, value: unknown, rule: ParamRule): unknown {
   if (value === null) return null;
-  if (type === 'string_array' && rule.commaSeparated && typeof value === 'string') return value.split(',').map((v) => v.trim()).filter(Boolean);
+  if (type === 'string_array' && rule.commaSeparated && typeof value === 'string')
+    return value
+      .split(',')
+      .map((v) => v.trim())
+      .filter(Boolean);
   switch (type) {
     case 'string':
       if (typeof value === 'string') return value;
@@ -63,7 +100,8 @@ function coerce(type: ParamType, value: unknown, rule: ParamRule): unknown {
       }
       return INVALID;
     case 'date':
-      if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value))) return value;
+      if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value)))
+        return value;
       return INVALID;
     case 'string_array': {
       // Grape accepts a JSON array, `scopes[]=a&scopes[]=b`, or a single value for Array[String].
@@ -72,7 +110,8 @@ function coerce(type: ParamType, value: unknown, rule: ParamRule): unknown {
       return list.map((v) => String(v));
     }
     case 'hash_array': {
-      if (Array.isArray(value) && value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))) return value;
+      if (Array.isArray(value) && value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v)))
+        return value;
       // A hash keyed by index ({"0": {...}, "1": {...}}), as Rack produces for files[0][file_path].
       if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
         const entries = Object.entries(value as Record<string, unknown>);
@@ -88,10 +127,17 @@ function coerce(type: ParamType, value: unknown, rule: ParamRule): unknown {
 const isBlank = (v: unknown) =>
   v === null || v === undefined || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0);
 
-function validateInto(spec: ParamSpec, input: Record<string, unknown>, prefix: (name: string) => string, out: Record<string, unknown>, errors: string[]) {
+function validateInto(
+  spec: ParamSpec,
+  input: Record<string, unknown>,
+  prefix: (name: string) => string,
+  out: Record<string, unknown>,
+  errors: string[],
+) {
   for (const [name, rule] of Object.entries(spec)) {
     const label = prefix(name);
-    if (!(name in input) || input[name] === undefined) {
+    const notGiven = input[name] === undefined || (input[name] === null && !rule.required && !rule.nullable);
+    if (!(name in input) || notGiven) {
       if (rule.required) errors.push(`${label} is missing`);
       else if (rule.default !== undefined) out[name] = rule.default;
       continue;
@@ -103,7 +149,7 @@ function validateInto(spec: ParamSpec, input: Record<string, unknown>, prefix: (
     }
     const extra = rule.check ? rule.check(value) : null;
     if (extra) errors.push(`${label} ${extra}`);
-    if (rule.allowBlank === false && isBlank(value)) {
+    if ((rule.allowBlank === false && isBlank(value)) || (rule.required && !rule.nullable && value === null)) {
       errors.push(`${label} is empty`);
       continue;
     }
@@ -138,34 +184,44 @@ function checkConstraints(c: Constraints, input: Record<string, unknown>, errors
     else if (p.length > 1) errors.push(`${p.join(', ')} are mutually exclusive`);
   }
   for (const group of c.atLeastOneOf ?? []) {
-    if (present(group).length === 0) errors.push(`${group.join(', ')} are missing, at least one parameter must be provided`);
+    if (present(group).length === 0)
+      errors.push(`${group.join(', ')} are missing, at least one parameter must be provided`);
   }
 }
 
 /** Coerces `input` by `spec`; unknown parameters are dropped. Throws a 400 failure on any violation. */
 const topLevel = (name: string) => name;
 
-export function validate<T = Record<string, any>>(spec: ParamSpec, input: Record<string, unknown>, constraints?: Constraints): T {
+export function validate<S extends ParamSpec>(
+  spec: S,
+  input: Record<string, unknown>,
+  constraints?: Constraints,
+): ParamsOf<S> {
   const out: Record<string, unknown> = {};
   const errors: string[] = [];
   validateInto(spec, input, topLevel, out, errors);
   if (constraints) checkConstraints(constraints, input, errors);
   if (errors.length) throw invalidParams([...new Set(errors)].join(', '));
-  return out as T;
+  return out as ParamsOf<S>;
 }
 
-const constraintNames = (c: Constraints) => [...(c.mutuallyExclusive ?? []), ...(c.exactlyOneOf ?? []), ...(c.atLeastOneOf ?? [])].flat();
+const constraintNames = (c: Constraints) =>
+  [...(c.mutuallyExclusive ?? []), ...(c.exactlyOneOf ?? []), ...(c.atLeastOneOf ?? [])].flat();
 
 /**
  * validate() over the request's merged params (query, body, route: later ones win). Only the names the
  * spec and constraints mention are read, which is all validate() looks at, without merging the rest.
  */
-export function validateRequest<T = Record<string, any>>(spec: ParamSpec, request: FastifyRequest, constraints?: Constraints): T {
+export function validateRequest<S extends ParamSpec>(
+  spec: S,
+  request: FastifyRequest,
+  constraints?: Constraints,
+): ParamsOf<S> {
   const names = constraints ? [...Object.keys(spec), ...constraintNames(constraints)] : Object.keys(spec);
   const input: Record<string, unknown> = {};
   for (const name of names) {
     const value = requestParam(request, name);
     if (value !== undefined) input[name] = value;
   }
-  return validate<T>(spec, input, constraints);
+  return validate(spec, input, constraints);
 }

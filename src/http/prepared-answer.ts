@@ -56,7 +56,12 @@ const keptAnswerRules = { keep: (b: BuiltAnswer) => b.keep, bytes: (b: BuiltAnsw
  * a Host header nor a URL can hold. A URL carrying a token, a very long URL, or a request with a body (not
  * on GET today) is answered without keeping anything.
  */
-export async function sendKeptAnswer(request: FastifyRequest, reply: FastifyReply, build: () => Promise<BuiltAnswer>, variant = ''): Promise<FastifyReply> {
+export async function sendKeptAnswer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  build: () => Promise<BuiltAnswer>,
+  variant = '',
+): Promise<FastifyReply> {
   if (!keepable(request)) return sendPrepared(reply, (await build()).answer);
   const key = `answer:${request.principal.user?.id ?? 'anonymous'}:${variant}\n${baseUrl(request)}\n${request.url}`;
   const built = await storeOf(request).memo(key, build, keptAnswerRules);

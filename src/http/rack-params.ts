@@ -37,17 +37,18 @@ export function addParam(params: Params, name: string, value: unknown, depth = 0
   if (after === '') {
     params[key] = value;
   } else if (after === '[]') {
-    const list = Array.isArray(params[key]) ? (params[key] as unknown[]) : (params[key] = []);
-    (list as unknown[]).push(value);
+    if (!Array.isArray(params[key])) params[key] = [];
+    (params[key] as unknown[]).push(value);
   } else if (after.startsWith('[]')) {
     const child = /^\[\]\[([^[\]]+)\]$/.exec(after)?.[1] ?? /^\[\](.+)$/.exec(after)![1];
-    const list = (Array.isArray(params[key]) ? params[key] : (params[key] = [])) as unknown[];
+    if (!Array.isArray(params[key])) params[key] = [];
+    const list = params[key] as unknown[];
     const last = list[list.length - 1];
     if (isHash(last) && !hasNestedKey(last, child)) addParam(last, child, value, depth + 1);
     else list.push(addParam(Object.create(null), child, value, depth + 1));
   } else {
-    const hash = isHash(params[key]) ? (params[key] as Params) : (params[key] = Object.create(null));
-    addParam(hash as Params, after, value, depth + 1);
+    if (!isHash(params[key])) params[key] = Object.create(null);
+    addParam(params[key] as Params, after, value, depth + 1);
   }
   return params;
 }

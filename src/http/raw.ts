@@ -19,7 +19,8 @@ const MAGIC: [bytes: number[], type: string, offset?: number][] = [
   [[0x66, 0x74, 0x79, 0x70], 'video/mp4', 4],
 ];
 
-const startsWith = (buf: Buffer, bytes: number[], offset = 0) => buf.length >= offset + bytes.length && bytes.every((b, i) => buf[offset + i] === b);
+const startsWith = (buf: Buffer, bytes: number[], offset = 0) =>
+  buf.length >= offset + bytes.length && bytes.every((b, i) => buf[offset + i] === b);
 
 function isUtf8Text(buf: Buffer): boolean {
   const head = buf.subarray(0, 8192);
@@ -34,7 +35,7 @@ function isUtf8Text(buf: Buffer): boolean {
 
 /** Drops a UTF-8 sequence cut off at the end of a sample. */
 function trimPartial(buf: Buffer): Buffer {
-  let end = buf.length;
+  const end = buf.length;
   for (let i = 1; i <= 3 && end - i >= 0; i++) {
     const byte = buf[end - i];
     if ((byte & 0xc0) === 0xc0) return buf.subarray(0, end - i);
@@ -44,13 +45,18 @@ function trimPartial(buf: Buffer): Buffer {
 }
 
 export function sniff(content: Buffer): Sniffed {
-  if (content.subarray(0, 12).toString('latin1').startsWith('RIFF') && content.subarray(8, 12).toString('latin1') === 'WEBP') return { type: 'image/webp', inline: true };
+  if (
+    content.subarray(0, 12).toString('latin1').startsWith('RIFF') &&
+    content.subarray(8, 12).toString('latin1') === 'WEBP'
+  )
+    return { type: 'image/webp', inline: true };
   for (const [bytes, type, offset] of MAGIC) {
     if (startsWith(content, bytes, offset)) return { type, inline: true };
   }
   if (isUtf8Text(content)) {
     const head = content.subarray(0, 4096).toString('utf8').trimStart();
-    if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(head)) return { type: 'image/svg+xml', inline: false };
+    if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(head))
+      return { type: 'image/svg+xml', inline: false };
     return { type: 'text/plain; charset=utf-8', inline: true };
   }
   return { type: 'application/octet-stream', inline: false };
@@ -60,7 +66,11 @@ export function sniff(content: Buffer): Sniffed {
 export function contentDisposition(kind: 'inline' | 'attachment', filePath: string): string {
   let name = filePath.split('/').pop() ?? filePath;
   if (name.toLowerCase().endsWith('.xhtml')) name = name.slice(0, name.indexOf('.'));
-  const ascii = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  const ascii = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^\x20-\x7e]/g, '_')
+    .replace(/["\\]/g, '_');
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }

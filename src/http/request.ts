@@ -15,7 +15,9 @@ declare module 'fastify' {
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
+  typeof v === 'object' &&
+  v !== null &&
+  (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
 
 /** One of Grape's merged params: query string, then body, then route params (later ones win). */
 export function requestParam(request: FastifyRequest, name: string): unknown {
@@ -48,4 +50,5 @@ export const isReadRequest = (request: FastifyRequest) => request.method === 'GE
  * The store a request works with. Reads get the cached lookups (the cache is refreshed when the request
  * starts); a request that writes never does, so it never reads back a cached copy of what it changed.
  */
-export const storeOf = (request: FastifyRequest) => (isReadRequest(request) ? request.server.readStore : request.server.store);
+export const storeOf = (request: FastifyRequest) =>
+  isReadRequest(request) ? request.server.readStore : request.server.store;

@@ -14,9 +14,10 @@ import { Gitlab } from '@gitbeaker/rest';
 import { statusOf } from './support.ts';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
-
 /** Records every request the client makes (URL) and the Link header of its response. */
-async function recordingFetch<T>(fn: () => Promise<T>): Promise<{ result: T; seen: { url: URL; link: string | null }[] }> {
+async function recordingFetch<T>(
+  fn: () => Promise<T>,
+): Promise<{ result: T; seen: { url: URL; link: string | null }[] }> {
   const seen: { url: URL; link: string | null }[] = [];
   const realFetch = globalThis.fetch;
   globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -42,8 +43,22 @@ function parseLink(header: string | null): Record<string, URL> {
 const sortedQuery = (u: URL) => [...u.searchParams.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 const SNIPPET_KEYS = [
-  'id', 'title', 'description', 'visibility', 'author', 'created_at', 'updated_at', 'project_id', 'web_url', 'raw_url',
-  'ssh_url_to_repo', 'http_url_to_repo', 'file_name', 'files', 'imported', 'imported_from',
+  'id',
+  'title',
+  'description',
+  'visibility',
+  'author',
+  'created_at',
+  'updated_at',
+  'project_id',
+  'web_url',
+  'raw_url',
+  'ssh_url_to_repo',
+  'http_url_to_repo',
+  'file_name',
+  'files',
+  'imported',
+  'imported_from',
 ];
 
 type Snip = { id: number; files: { path: string; raw_url: string }[]; file_name: string } & Record<string, unknown>;
@@ -58,7 +73,9 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
   const allIds: number[] = [];
 
   const git = (sid: number, args: string[]) =>
-    execFileSync('git', ['--git-dir', path.join(t.config.dataDir, 'repositories', 'snippets', `${sid}.git`), ...args], { encoding: 'utf8' }).trim();
+    execFileSync('git', ['--git-dir', path.join(t.config.dataDir, 'repositories', 'snippets', `${sid}.git`), ...args], {
+      encoding: 'utf8',
+    }).trim();
 
   before(async () => {
     t = await createTestApp();
@@ -90,7 +107,9 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
     assert.equal(s.http_url_to_repo, `${host}/root/snip-project/snippets/${s.id}.git`);
     assert.equal(s.ssh_url_to_repo, `git@127.0.0.1:root/snip-project/snippets/${s.id}.git`);
     assert.equal(s.file_name, 'hello.rb');
-    assert.deepEqual(s.files, [{ path: 'hello.rb', raw_url: `${host}/root/snip-project/-/snippets/${s.id}/raw/main/hello.rb` }]);
+    assert.deepEqual(s.files, [
+      { path: 'hello.rb', raw_url: `${host}/root/snip-project/-/snippets/${s.id}/raw/main/hello.rb` },
+    ]);
     assert.equal(s.imported, false);
     assert.equal(s.imported_from, 'none');
     assert.equal(await root.ProjectSnippets.showContent(projectId, s.id), 'puts "hello"\n');
@@ -120,14 +139,18 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
 
   it('lists with pagination, following the Link header the way the client does', async () => {
     for (let i = 1; i <= 5; i++) {
-      const s = (await root.ProjectSnippets.create(projectId, `Filler ${i}`, { files: [{ filePath: `f${i}.txt`, content: `filler ${i}\n` }] })) as unknown as Snip;
+      const s = (await root.ProjectSnippets.create(projectId, `Filler ${i}`, {
+        files: [{ filePath: `f${i}.txt`, content: `filler ${i}\n` }],
+      })) as unknown as Snip;
       allIds.push(s.id);
     }
     const newestFirst = [...allIds].sort((a, b) => b - a);
     assert.equal(newestFirst.length, 7);
 
     // perPage 2, at most 3 pages: the client fetches page 1, then follows rel="next" twice.
-    const { result: limited, seen } = await recordingFetch(() => root.ProjectSnippets.all(projectId, { perPage: 2, maxPages: 3 }));
+    const { result: limited, seen } = await recordingFetch(() =>
+      root.ProjectSnippets.all(projectId, { perPage: 2, maxPages: 3 }),
+    );
     assert.deepEqual(
       (limited as unknown as Snip[]).map((s) => s.id),
       newestFirst.slice(0, 6),
@@ -139,20 +162,43 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
       const next = parseLink(seen[i - 1].link).next;
       assert.ok(next, `response ${i - 1} has a rel="next" link: ${seen[i - 1].link}`);
       assert.equal(next.pathname, `/api/v4/projects/${projectId}/snippets`);
-      assert.deepEqual(sortedQuery(seen[i].url), sortedQuery(next), `request ${i} is the next link of response ${i - 1}`);
+      assert.deepEqual(
+        sortedQuery(seen[i].url),
+        sortedQuery(next),
+        `request ${i} is the next link of response ${i - 1}`,
+      );
       assert.equal(seen[i].url.searchParams.get('page'), String(i + 1));
     }
 
     // Without maxPages the client follows every next link and collects everything.
-    const { result: everything, seen: seenAll } = await recordingFetch(() => root.ProjectSnippets.all(projectId, { perPage: 2, showExpanded: true }));
-    const expanded = everything as unknown as { data: Snip[]; paginationInfo: { total: number; next: number | null; current: number; previous: number | null; perPage: number; totalPages: number } };
+    const { result: everything, seen: seenAll } = await recordingFetch(() =>
+      root.ProjectSnippets.all(projectId, { perPage: 2, showExpanded: true }),
+    );
+    const expanded = everything as unknown as {
+      data: Snip[];
+      paginationInfo: {
+        total: number;
+        next: number | null;
+        current: number;
+        previous: number | null;
+        perPage: number;
+        totalPages: number;
+      };
+    };
     assert.deepEqual(
       expanded.data.map((s) => s.id),
       newestFirst,
     );
     assert.equal(seenAll.length, 4);
     assert.equal(parseLink(seenAll[3].link).next, undefined, 'the last page has no rel="next"');
-    assert.deepEqual(expanded.paginationInfo, { total: 7, next: null, current: 4, previous: 3, perPage: 2, totalPages: 4 });
+    assert.deepEqual(expanded.paginationInfo, {
+      total: 7,
+      next: null,
+      current: 4,
+      previous: 3,
+      perPage: 2,
+      totalPages: 4,
+    });
 
     // One explicit page: the client does not follow links when a page is given.
     const page2 = (await root.ProjectSnippets.all(projectId, { perPage: 3, page: 2 })) as unknown as Snip[];
@@ -170,14 +216,24 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
   });
 
   it('raw and file raw with a nested path', async () => {
-    const raw = (await root.ProjectSnippets.showContent(projectId, multi.id, { showExpanded: true })) as unknown as { data: string; status: number; headers: Record<string, string> };
+    const raw = (await root.ProjectSnippets.showContent(projectId, multi.id, { showExpanded: true })) as unknown as {
+      data: string;
+      status: number;
+      headers: Record<string, string>;
+    };
     assert.equal(raw.status, 200);
     assert.equal(raw.data, '# A\n', 'raw gives the first file in path order');
     assert.equal(raw.headers['content-type'], 'text/plain; charset=utf-8');
     assert.equal(raw.headers['content-disposition'], `inline; filename="a.md"; filename*=UTF-8''a.md`);
     assert.equal(raw.headers['x-content-type-options'], 'nosniff');
 
-    const nested = (await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', 'dir/sub/file.rb', { showExpanded: true })) as unknown as {
+    const nested = (await root.ProjectSnippets.showRepositoryFileContent(
+      projectId,
+      multi.id,
+      'main',
+      'dir/sub/file.rb',
+      { showExpanded: true },
+    )) as unknown as {
       data: string;
       headers: Record<string, string>;
     };
@@ -186,18 +242,27 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
     assert.equal(nested.headers['content-disposition'], `inline; filename="file.rb"; filename*=UTF-8''file.rb`);
     assert.equal(await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'HEAD', 'b.txt'), 'bee\n');
 
-    assert.deepEqual(await statusOf(root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', 'dir/sub/nope.rb')), {
-      status: 404,
-      description: '404 File Not Found',
-    });
-    assert.deepEqual(await statusOf(root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'no-such-branch', 'a.md')), {
-      status: 404,
-      description: '404 Reference Not Found',
-    });
-    assert.deepEqual(await statusOf(root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', '../../etc/passwd')), {
-      status: 400,
-      description: 'file_path should be a valid file path',
-    });
+    assert.deepEqual(
+      await statusOf(root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', 'dir/sub/nope.rb')),
+      {
+        status: 404,
+        description: '404 File Not Found',
+      },
+    );
+    assert.deepEqual(
+      await statusOf(root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'no-such-branch', 'a.md')),
+      {
+        status: 404,
+        description: '404 Reference Not Found',
+      },
+    );
+    assert.deepEqual(
+      await statusOf(root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', '../../etc/passwd')),
+      {
+        status: 400,
+        description: 'file_path should be a valid file path',
+      },
+    );
   });
 
   it('updates with all four file actions in one commit', async () => {
@@ -218,23 +283,54 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
     assert.equal(edited.title, 'Many files');
 
     assert.equal(await root.ProjectSnippets.showContent(projectId, multi.id), 'bee updated\n');
-    assert.equal(await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', 'new.txt'), 'brand new\n');
-    assert.equal(await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', 'lib/deep/er/moved.rb'), 'class Nested; end\n', 'move keeps the content');
-    assert.deepEqual(await statusOf(root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', 'a.md')), { status: 404, description: '404 File Not Found' });
-    assert.deepEqual(await statusOf(root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', 'dir/sub/file.rb')), {
-      status: 404,
-      description: '404 File Not Found',
-    });
+    assert.equal(
+      await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', 'new.txt'),
+      'brand new\n',
+    );
+    assert.equal(
+      await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', 'lib/deep/er/moved.rb'),
+      'class Nested; end\n',
+      'move keeps the content',
+    );
+    assert.deepEqual(
+      await statusOf(root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', 'a.md')),
+      { status: 404, description: '404 File Not Found' },
+    );
+    assert.deepEqual(
+      await statusOf(root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, 'main', 'dir/sub/file.rb')),
+      {
+        status: 404,
+        description: '404 File Not Found',
+      },
+    );
 
     // Exactly one new commit; the old version stays reachable by full and abbreviated SHA.
     assert.equal(git(multi.id, ['log', '--format=%s', 'main']), 'Update snippet\nInitial commit');
-    assert.equal(await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, initialCommit, 'dir/sub/file.rb'), 'class Nested; end\n');
-    assert.equal(await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, initialCommit.slice(0, 8), 'a.md'), '# A\n');
+    assert.equal(
+      await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, initialCommit, 'dir/sub/file.rb'),
+      'class Nested; end\n',
+    );
+    assert.equal(
+      await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, initialCommit.slice(0, 8), 'a.md'),
+      '# A\n',
+    );
     assert.equal(git(multi.id, ['ls-tree', '-r', '--name-only', 'main']), 'b.txt\nlib/deep/er/moved.rb\nnew.txt');
-    execFileSync('git', ['--git-dir', path.join(t.config.dataDir, 'repositories', 'snippets', `${multi.id}.git`), 'fsck', '--strict']);
+    execFileSync('git', [
+      '--git-dir',
+      path.join(t.config.dataDir, 'repositories', 'snippets', `${multi.id}.git`),
+      'fsck',
+      '--strict',
+    ]);
 
     // An invalid action is refused as a whole (422) and nothing changes.
-    const bad = await statusOf(root.ProjectSnippets.edit(projectId, multi.id, { files: [{ action: 'create', filePath: 'x.txt', content: 'x' }, { action: 'update', filePath: 'b.txt' }] }));
+    const bad = await statusOf(
+      root.ProjectSnippets.edit(projectId, multi.id, {
+        files: [
+          { action: 'create', filePath: 'x.txt', content: 'x' },
+          { action: 'update', filePath: 'b.txt' },
+        ],
+      }),
+    );
     assert.deepEqual(bad, { status: 422, description: '{"error":"Snippet actions have invalid data"}' });
     const after = (await root.ProjectSnippets.show(projectId, multi.id)) as unknown as Snip;
     assert.deepEqual(
@@ -253,9 +349,18 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
     const repoDir = path.join(t.config.dataDir, 'repositories', 'snippets', `${single.id}.git`);
     assert.ok(fs.existsSync(repoDir));
     await root.ProjectSnippets.remove(projectId, single.id);
-    assert.deepEqual(await statusOf(root.ProjectSnippets.show(projectId, single.id)), { status: 404, description: '404 Not found' });
-    assert.deepEqual(await statusOf(root.ProjectSnippets.showContent(projectId, single.id)), { status: 404, description: '404 Snippet Not Found' });
-    assert.deepEqual(await statusOf(root.ProjectSnippets.remove(projectId, single.id)), { status: 404, description: '404 Snippet Not Found' });
+    assert.deepEqual(await statusOf(root.ProjectSnippets.show(projectId, single.id)), {
+      status: 404,
+      description: '404 Not found',
+    });
+    assert.deepEqual(await statusOf(root.ProjectSnippets.showContent(projectId, single.id)), {
+      status: 404,
+      description: '404 Snippet Not Found',
+    });
+    assert.deepEqual(await statusOf(root.ProjectSnippets.remove(projectId, single.id)), {
+      status: 404,
+      description: '404 Snippet Not Found',
+    });
     assert.equal(fs.existsSync(repoDir), false);
     const rest = (await root.ProjectSnippets.all(projectId, { perPage: 100 })) as unknown as Snip[];
     assert.ok(!rest.some((s) => s.id === single.id));

@@ -9,7 +9,6 @@ import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const SEMVER = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 
-
 describe('@gitbeaker/rest against snippetd', () => {
   let t: TestApp;
   let host: string;
@@ -41,7 +40,7 @@ describe('@gitbeaker/rest against snippetd', () => {
     rootId = me.id as number;
   });
 
-  it('reads the version (GET /version through the client\'s requester)', async () => {
+  it("reads the version (GET /version through the client's requester)", async () => {
     const res = await root.requester.get('version', {});
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-type'], 'application/json');
@@ -56,16 +55,28 @@ describe('@gitbeaker/rest against snippetd', () => {
     assert.equal(settings.default_branch_name, 'main');
     assert.equal(settings.default_snippet_visibility, 'private');
     assert.deepEqual(settings.restricted_visibility_levels, []);
-    const edited = await root.ApplicationSettings.edit({ defaultSnippetVisibility: 'internal', maxSnippetFiles: 7 } as never);
+    const edited = await root.ApplicationSettings.edit({
+      defaultSnippetVisibility: 'internal',
+      maxSnippetFiles: 7,
+    } as never);
     assert.equal(edited.default_snippet_visibility, 'internal');
     assert.equal(edited.max_snippet_files, 7);
-    const back = await root.ApplicationSettings.edit({ defaultSnippetVisibility: 'private', maxSnippetFiles: 10 } as never);
+    const back = await root.ApplicationSettings.edit({
+      defaultSnippetVisibility: 'private',
+      maxSnippetFiles: 10,
+    } as never);
     assert.equal(back.default_snippet_visibility, 'private');
     assert.equal(back.max_snippet_files, 10);
   });
 
   it('creates a user and a token for them; the token identifies the user', async () => {
-    const user = await root.Users.create({ username: 'gina', email: 'gina@example.com', name: 'Gina G', password: 'a-long-password', skipConfirmation: true });
+    const user = await root.Users.create({
+      username: 'gina',
+      email: 'gina@example.com',
+      name: 'Gina G',
+      password: 'a-long-password',
+      skipConfirmation: true,
+    });
     assert.equal(user.username, 'gina');
     assert.equal(user.email, 'gina@example.com');
     assert.equal(user.name, 'Gina G');
@@ -76,7 +87,10 @@ describe('@gitbeaker/rest against snippetd', () => {
     const shown = await root.Users.show(userId);
     assert.equal(shown.username, 'gina');
     const found = await root.Users.all({ username: 'GINA' });
-    assert.deepEqual(found.map((u) => u.id), [userId]);
+    assert.deepEqual(
+      found.map((u) => u.id),
+      [userId],
+    );
 
     const token = await root.Users.createPersonalAccessToken(userId, 'client', ['api']);
     assert.equal(token.name, 'client');
@@ -113,7 +127,10 @@ describe('@gitbeaker/rest against snippetd', () => {
   });
 
   it('creates a group', async () => {
-    const group = await root.Groups.create('Client Group', 'client-group', { visibility: 'private', description: 'made by gitbeaker' });
+    const group = await root.Groups.create('Client Group', 'client-group', {
+      visibility: 'private',
+      description: 'made by gitbeaker',
+    });
     assert.equal(group.name, 'Client Group');
     assert.equal(group.path, 'client-group');
     assert.equal(group.full_path, 'client-group');
@@ -126,7 +143,12 @@ describe('@gitbeaker/rest against snippetd', () => {
   });
 
   it('creates a project in the group and reads it by id and by full path', async () => {
-    const project = await root.Projects.create({ name: 'Client Project', path: 'client-project', namespaceId: groupId, description: 'hello' });
+    const project = await root.Projects.create({
+      name: 'Client Project',
+      path: 'client-project',
+      namespaceId: groupId,
+      description: 'hello',
+    });
     assert.equal(project.name, 'Client Project');
     assert.equal(project.path, 'client-project');
     assert.equal(project.path_with_namespace, 'client-group/client-project');

@@ -34,7 +34,13 @@ describe('durability under kill -9', () => {
       databaseUrl = schema.url;
       drop = schema.drop;
     }
-    env = { ...process.env, SNIPPETD_DATA_DIR: dataDir, SNIPPETD_DATABASE_URL: databaseUrl, SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN, SNIPPETD_LOG_LEVEL: 'warn' };
+    env = {
+      ...process.env,
+      SNIPPETD_DATA_DIR: dataDir,
+      SNIPPETD_DATABASE_URL: databaseUrl,
+      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
+      SNIPPETD_LOG_LEVEL: 'warn',
+    };
   });
   after(async () => {
     await drop?.();
@@ -43,7 +49,13 @@ describe('durability under kill -9', () => {
 
   it('loses nothing that was acknowledged', async () => {
     let server = await serve(env);
-    const project = await (await fetch(`${server.url}/api/v4/projects`, { method: 'POST', headers, body: JSON.stringify({ path: 'durable' }) })).json() as { id: number };
+    const project = (await (
+      await fetch(`${server.url}/api/v4/projects`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ path: 'durable' }),
+      })
+    ).json()) as { id: number };
     const base = `${server.url}/api/v4/projects/${project.id}/snippets`;
     const tracked: Tracked[] = [];
     let stop = false;
@@ -53,18 +65,34 @@ describe('durability under kill -9', () => {
       const files: Files = { 'a.txt': `worker ${w}`, 'dir/b.txt': 'b' };
       let res: Response;
       try {
-        res = await fetch(base, { method: 'POST', headers, body: JSON.stringify({ title: `w${w}`, files: Object.entries(files).map(([file_path, content]) => ({ file_path, content })) }) });
+        res = await fetch(base, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            title: `w${w}`,
+            files: Object.entries(files).map(([file_path, content]) => ({ file_path, content })),
+          }),
+        });
       } catch {
         return;
       }
       if (res.status !== 201) throw new Error(`create ${res.status}`);
-      const entry: Tracked = { id: ((await res.json()) as { id: number }).id, acknowledged: files, inFlight: null, commits: 1 };
+      const entry: Tracked = {
+        id: ((await res.json()) as { id: number }).id,
+        acknowledged: files,
+        inFlight: null,
+        commits: 1,
+      };
       tracked.push(entry);
       for (let i = 0; !stop; i++) {
         const next = { ...entry.acknowledged, 'a.txt': `worker ${w} version ${i}` };
         entry.inFlight = next;
         try {
-          const r = await fetch(`${base}/${entry.id}`, { method: 'PUT', headers, body: JSON.stringify({ files: [{ action: 'update', file_path: 'a.txt', content: next['a.txt'] }] }) });
+          const r = await fetch(`${base}/${entry.id}`, {
+            method: 'PUT',
+            headers,
+            body: JSON.stringify({ files: [{ action: 'update', file_path: 'a.txt', content: next['a.txt'] }] }),
+          });
           if (r.status !== 200) throw new Error(`update ${r.status}`);
           await r.arrayBuffer();
         } catch (e) {
@@ -93,15 +121,30 @@ describe('durability under kill -9', () => {
         const snippet = (await (await fetch(url, { headers })).json()) as { files: { path: string }[] };
         const content = await (await fetch(`${url}/files/main/a.txt/raw`, { headers })).text();
         const candidates = [entry.acknowledged, entry.inFlight].filter(Boolean) as Files[];
-        assert.ok(candidates.some((c) => c['a.txt'] === content), `snippet ${entry.id}: ${content} is neither acknowledged nor in flight`);
-        assert.deepEqual(snippet.files.map((f) => f.path), ['a.txt', 'dir/b.txt']);
+        assert.ok(
+          candidates.some((c) => c['a.txt'] === content),
+          `snippet ${entry.id}: ${content} is neither acknowledged nor in flight`,
+        );
+        assert.deepEqual(
+          snippet.files.map((f) => f.path),
+          ['a.txt', 'dir/b.txt'],
+        );
         const dir = path.join(dataDir, 'repositories', 'snippets', `${entry.id}.git`);
         assert.equal(spawnSync('git', ['--git-dir', dir, 'fsck', '--strict'], { encoding: 'utf8' }).status, 0);
         // The snippet takes new writes after the crash, and its history keeps every acknowledged commit.
-        const after = await fetch(url, { method: 'PUT', headers, body: JSON.stringify({ files: [{ action: 'update', file_path: 'a.txt', content: 'after restart' }] }) });
+        const after = await fetch(url, {
+          method: 'PUT',
+          headers,
+          body: JSON.stringify({ files: [{ action: 'update', file_path: 'a.txt', content: 'after restart' }] }),
+        });
         assert.equal(after.status, 200);
-        const commits = Number(spawnSync('git', ['--git-dir', dir, 'rev-list', '--count', 'main'], { encoding: 'utf8' }).stdout.trim());
-        assert.ok(commits === entry.commits + 1 || commits === entry.commits + 2, `snippet ${entry.id}: ${commits} commits, ${entry.commits} acknowledged`);
+        const commits = Number(
+          spawnSync('git', ['--git-dir', dir, 'rev-list', '--count', 'main'], { encoding: 'utf8' }).stdout.trim(),
+        );
+        assert.ok(
+          commits === entry.commits + 1 || commits === entry.commits + 2,
+          `snippet ${entry.id}: ${commits} commits, ${entry.commits} acknowledged`,
+        );
       }
     } finally {
       server.child.kill('SIGTERM');

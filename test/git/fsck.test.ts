@@ -25,14 +25,24 @@ const GIT_ENV = {
 
 /** Plumbing on a bare repository (no server involved, so synchronous is fine). */
 function git(gitDir: string, args: string[], input?: string): string {
-  const r = spawnSync('git', ['--git-dir', gitDir, ...args], { env: GIT_ENV, input, encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync('git', ['--git-dir', gitDir, ...args], {
+    env: GIT_ENV,
+    input,
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
   return r.stdout.trim();
 }
 
 /** Runs `snippetd fsck` as its own process (its own database connection). */
 function fsckCli(t: TestApp, args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env, SNIPPETD_DATA_DIR: t.config.dataDir, SNIPPETD_DATABASE_URL: t.config.databaseUrl, SNIPPETD_LOG_LEVEL: 'warn' };
+  const env = {
+    ...process.env,
+    SNIPPETD_DATA_DIR: t.config.dataDir,
+    SNIPPETD_DATABASE_URL: t.config.databaseUrl,
+    SNIPPETD_LOG_LEVEL: 'warn',
+  };
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'fsck', ...args], { env, timeout: 30_000 });
     let stdout = '';
@@ -44,7 +54,8 @@ function fsckCli(t: TestApp, args: string[] = []): Promise<{ code: number | null
   });
 }
 
-const summary = (out: string) => /snippetd fsck: (\d+) repositories checked, (\d+) problems, (\d+) snippets repaired/.exec(out);
+const summary = (out: string) =>
+  /snippetd fsck: (\d+) repositories checked, (\d+) problems, (\d+) snippets repaired/.exec(out);
 
 describe('snippetd fsck', () => {
   let t: TestApp;
@@ -57,11 +68,19 @@ describe('snippetd fsck', () => {
 
   before(async () => {
     t = await createTestApp();
-    const project = await t.request({ method: 'POST', url: '/api/v4/projects', payload: { name: 'fsckp', visibility: 'public', initialize_with_readme: true } });
+    const project = await t.request({
+      method: 'POST',
+      url: '/api/v4/projects',
+      payload: { name: 'fsckp', visibility: 'public', initialize_with_readme: true },
+    });
     assert.equal(project.statusCode, 201, project.body);
     projectId = project.json.id;
     const create = (title: string, files: { file_path: string; content: string }[]) =>
-      t.request({ method: 'POST', url: `/api/v4/projects/${projectId}/snippets`, payload: { title, visibility: 'public', files } });
+      t.request({
+        method: 'POST',
+        url: `/api/v4/projects/${projectId}/snippets`,
+        payload: { title, visibility: 'public', files },
+      });
     const s1 = await create('diverging', [
       { file_path: 'keep.txt', content: 'kept\n' },
       { file_path: 'change.txt', content: 'before\n' },
@@ -97,7 +116,11 @@ describe('snippetd fsck', () => {
     const keep = git(repo, ['rev-parse', `${oldHead}:keep.txt`]);
     const changed = git(repo, ['hash-object', '-w', '--stdin'], 'after\n');
     const added = git(repo, ['hash-object', '-w', '--stdin'], 'brand new\n');
-    const tree = git(repo, ['mktree'], `100644 blob ${added}\tadded.txt\n100644 blob ${changed}\tchange.txt\n100644 blob ${keep}\tkeep.txt\n`);
+    const tree = git(
+      repo,
+      ['mktree'],
+      `100644 blob ${added}\tadded.txt\n100644 blob ${changed}\tchange.txt\n100644 blob ${keep}\tkeep.txt\n`,
+    );
     newHead = git(repo, ['commit-tree', tree, '-p', oldHead, '-m', 'behind the database']);
     git(repo, ['update-ref', 'refs/heads/main', newHead, oldHead]);
 
@@ -105,10 +128,24 @@ describe('snippetd fsck', () => {
     assert.equal(r.code, 1, r.stdout + r.stderr);
     const lines = r.stdout.trim().split('\n');
     const mine = lines.filter((l) => l.startsWith(`snippet ${snippet.id}: `));
-    assert.ok(mine.some((l) => l.includes(`head is ${newHead}`) && l.includes(`database says ${oldHead}`)), r.stdout);
-    assert.ok(mine.some((l) => l.startsWith(`snippet ${snippet.id}: change.txt: repository ${changed.slice(0, 12)}`)), r.stdout);
-    assert.ok(mine.some((l) => l.startsWith(`snippet ${snippet.id}: added.txt: repository ${added.slice(0, 12)}, database missing`)), r.stdout);
-    assert.ok(mine.some((l) => l === `snippet ${snippet.id}: gone.txt: only in the database`), r.stdout);
+    assert.ok(
+      mine.some((l) => l.includes(`head is ${newHead}`) && l.includes(`database says ${oldHead}`)),
+      r.stdout,
+    );
+    assert.ok(
+      mine.some((l) => l.startsWith(`snippet ${snippet.id}: change.txt: repository ${changed.slice(0, 12)}`)),
+      r.stdout,
+    );
+    assert.ok(
+      mine.some((l) =>
+        l.startsWith(`snippet ${snippet.id}: added.txt: repository ${added.slice(0, 12)}, database missing`),
+      ),
+      r.stdout,
+    );
+    assert.ok(
+      mine.some((l) => l === `snippet ${snippet.id}: gone.txt: only in the database`),
+      r.stdout,
+    );
     assert.ok(!mine.some((l) => l.includes('keep.txt')), r.stdout);
     assert.ok(!lines.some((l) => l.startsWith(`snippet ${other.id}:`) || l.startsWith('project ')), r.stdout);
     const m = summary(r.stdout);
@@ -135,13 +172,17 @@ describe('snippetd fsck', () => {
     assert.deepEqual(get.json.files.map((f: any) => f.path).sort(), ['added.txt', 'change.txt', 'keep.txt']);
     assert.ok(['added.txt', 'change.txt', 'keep.txt'].includes(get.json.file_name), get.json.file_name);
     assert.ok(Date.parse(get.json.updated_at) >= Date.parse(before.json.updated_at));
-    const raw = (file: string) => t.request({ method: 'GET', url: `/api/v4/projects/${projectId}/snippets/${snippet.id}/files/main/${file}/raw` });
+    const raw = (file: string) =>
+      t.request({ method: 'GET', url: `/api/v4/projects/${projectId}/snippets/${snippet.id}/files/main/${file}/raw` });
     assert.equal((await raw('change.txt')).body, 'after\n');
     assert.equal((await raw('added.txt')).body, 'brand new\n');
     assert.equal((await raw('keep.txt')).body, 'kept\n');
     const main = await t.request({ method: 'GET', url: `/api/v4/projects/${projectId}/snippets/${snippet.id}/raw` });
     assert.equal(main.statusCode, 200);
-    assert.equal(main.body, { 'added.txt': 'brand new\n', 'change.txt': 'after\n', 'keep.txt': 'kept\n' }[get.json.file_name as string]);
+    assert.equal(
+      main.body,
+      { 'added.txt': 'brand new\n', 'change.txt': 'after\n', 'keep.txt': 'kept\n' }[get.json.file_name as string],
+    );
     const otherGet = await t.request({ method: 'GET', url: `/api/v4/projects/${projectId}/snippets/${other.id}/raw` });
     assert.equal(otherGet.body, 'x\n');
 

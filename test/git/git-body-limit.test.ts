@@ -11,11 +11,20 @@ import type { AddressInfo } from 'node:net';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-gitlimit-'));
-const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
+const env = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: home,
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
 
 function git(args: string[], cwd = home): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], { cwd, env, timeout: 20_000 });
+    const child = spawn('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
+      cwd,
+      env,
+      timeout: 20_000,
+    });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.stdout.resume();
@@ -30,7 +39,11 @@ describe('git request body limit', () => {
     t = await createTestApp({ maxGitBodyBytes: 64 * 1024 });
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const port = (t.app.server.address() as AddressInfo).port;
-    const project = await t.request({ method: 'POST', url: '/api/v4/projects', payload: { path: 'limited', visibility: 'private', initialize_with_readme: true } });
+    const project = await t.request({
+      method: 'POST',
+      url: '/api/v4/projects',
+      payload: { path: 'limited', visibility: 'private', initialize_with_readme: true },
+    });
     assert.equal(project.statusCode, 201);
     url = `http://oauth2:${ROOT_TOKEN}@127.0.0.1:${port}/root/limited.git`;
   });
@@ -53,7 +66,10 @@ describe('git request body limit', () => {
     // after git started answering: receive-pack reports the truncated pack as an unpack failure.
     assert.match(push.stderr, /413|unexpected disconnect|remote end hung up|RPC failed|unpack failed/i);
     const after = (await t.request({ method: 'GET', url: '/api/v4/projects/root%2Flimited/repository/commits' })).json;
-    assert.deepEqual(after.map((c: { id: string }) => c.id), before.map((c: { id: string }) => c.id));
+    assert.deepEqual(
+      after.map((c: { id: string }) => c.id),
+      before.map((c: { id: string }) => c.id),
+    );
   });
 
   it('accepts a push within the limit', async () => {
@@ -63,7 +79,10 @@ describe('git request body limit', () => {
     assert.equal((await git(['add', 'small.txt'], dir)).code, 0);
     assert.equal((await git(['commit', '-qm', 'small'], dir)).code, 0);
     assert.equal((await git(['push', '-q', 'origin', 'main'], dir)).code, 0);
-    const file = await t.request({ method: 'GET', url: '/api/v4/projects/root%2Flimited/repository/files/small.txt/raw' });
+    const file = await t.request({
+      method: 'GET',
+      url: '/api/v4/projects/root%2Flimited/repository/files/small.txt/raw',
+    });
     assert.equal(file.body, 'small\n');
   });
 });

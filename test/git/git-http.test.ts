@@ -10,7 +10,13 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createTestApp, type TestApp } from '../helper.ts';
 
-interface GitResult { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }
+interface GitResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
 
 const GIT_TIMEOUT = 20_000;
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-git-home-'));
@@ -33,7 +39,12 @@ const GIT_ENV = {
 function git(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<GitResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd: opts.cwd ?? home, env: { ...GIT_ENV, ...opts.env }, timeout: GIT_TIMEOUT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('git', args, {
+      cwd: opts.cwd ?? home,
+      env: { ...GIT_ENV, ...opts.env },
+      timeout: GIT_TIMEOUT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -67,7 +78,12 @@ describe('git over HTTP with the real git client', () => {
   let n = 0;
 
   const api = async (method: string, url: string, payload?: object, token?: string | null) => {
-    const res = await t.request({ method: method as 'GET', url: `/api/v4${url}`, ...(payload && { payload }), ...(token !== undefined && { token }) });
+    const res = await t.request({
+      method: method as 'GET',
+      url: `/api/v4${url}`,
+      ...(payload && { payload }),
+      ...(token !== undefined && { token }),
+    });
     return res;
   };
   const must = async (method: string, url: string, payload?: object, token?: string | null) => {
@@ -84,8 +100,16 @@ describe('git over HTTP with the real git client', () => {
     await ok(['commit', '-q', '-m', message], { cwd });
   };
   const apiFile = async (projectId: number, file: string, ref = 'main', token?: string) => {
-    const res = await api('GET', `/projects/${projectId}/repository/files/${encodeURIComponent(file)}?ref=${ref}`, undefined, token);
-    return { status: res.statusCode, content: res.statusCode === 200 ? Buffer.from(res.json.content, 'base64').toString() : null };
+    const res = await api(
+      'GET',
+      `/projects/${projectId}/repository/files/${encodeURIComponent(file)}?ref=${ref}`,
+      undefined,
+      token,
+    );
+    return {
+      status: res.statusCode,
+      content: res.statusCode === 200 ? Buffer.from(res.json.content, 'base64').toString() : null,
+    };
   };
 
   before(async () => {
@@ -100,7 +124,14 @@ describe('git over HTTP with the real git client', () => {
     pub = { id: p1.id, path: `${p1.path_with_namespace}.git` };
     priv = { id: p2.id, path: `${p2.path_with_namespace}.git` };
     for (const p of [p1.id, p2.id]) {
-      for (const [name, level] of [['dev', 30], ['dev2', 30], ['rep', 20], ['guest', 10], ['reader', 30], ['blocked', 30]] as const) {
+      for (const [name, level] of [
+        ['dev', 30],
+        ['dev2', 30],
+        ['rep', 20],
+        ['guest', 10],
+        ['reader', 30],
+        ['blocked', 30],
+      ] as const) {
         await must('POST', `/projects/${p}/members`, { user_id: users[name].id, access_level: level });
       }
     }
@@ -123,12 +154,20 @@ describe('git over HTTP with the real git client', () => {
   });
 
   it('clones a non-empty project anonymously, and fetch sees a file written through the API', async () => {
-    await must('POST', `/projects/${pub.id}/repository/files/${encodeURIComponent('docs/a.md')}`, { branch: 'main', content: 'A', commit_message: 'docs' });
+    await must('POST', `/projects/${pub.id}/repository/files/${encodeURIComponent('docs/a.md')}`, {
+      branch: 'main',
+      content: 'A',
+      commit_message: 'docs',
+    });
     const d = dir('pub');
     await ok(['clone', url(pub.path), d]);
     assert.ok(fs.existsSync(path.join(d, 'README.md')));
     assert.equal(fs.readFileSync(path.join(d, 'docs/a.md'), 'utf8'), 'A');
-    await must('POST', `/projects/${pub.id}/repository/files/b.txt`, { branch: 'main', content: 'B', commit_message: 'b via api' });
+    await must('POST', `/projects/${pub.id}/repository/files/b.txt`, {
+      branch: 'main',
+      content: 'B',
+      commit_message: 'b via api',
+    });
     await ok(['fetch', 'origin'], { cwd: d });
     assert.equal((await ok(['show', 'origin/main:b.txt'], { cwd: d })).stdout, 'B');
     assert.match((await ok(['log', '-1', '--format=%s', 'origin/main'], { cwd: d })).stdout, /b via api/);
@@ -214,8 +253,18 @@ describe('git over HTTP with the real git client', () => {
     const getSnippet = (s: any) => must('GET', `/projects/${pub.id}/snippets/${s.id}`);
 
     before(async () => {
-      pubSnippet = await must('POST', `/projects/${pub.id}/snippets`, { title: 'pub', visibility: 'public', files: [{ file_path: 'a.txt', content: 'one\n' }] }, users.dev.token);
-      privSnippet = await must('POST', `/projects/${pub.id}/snippets`, { title: 'priv', visibility: 'private', files: [{ file_path: 's.txt', content: 'secret\n' }] }, users.dev.token);
+      pubSnippet = await must(
+        'POST',
+        `/projects/${pub.id}/snippets`,
+        { title: 'pub', visibility: 'public', files: [{ file_path: 'a.txt', content: 'one\n' }] },
+        users.dev.token,
+      );
+      privSnippet = await must(
+        'POST',
+        `/projects/${pub.id}/snippets`,
+        { title: 'priv', visibility: 'private', files: [{ file_path: 's.txt', content: 'secret\n' }] },
+        users.dev.token,
+      );
       assert.match(snippetPath(pubSnippet), new RegExp(`/snippets/${pubSnippet.id}\\.git$`));
     });
 
@@ -248,7 +297,10 @@ describe('git over HTTP with the real git client', () => {
       const after = await getSnippet(pubSnippet);
       assert.deepEqual(after.files.map((f: any) => f.path).sort(), ['b.txt', 'c.txt']);
       assert.ok(['b.txt', 'c.txt'].includes(after.file_name), after.file_name);
-      assert.ok(Date.parse(after.updated_at) > Date.parse(before.updated_at), `${after.updated_at} <= ${before.updated_at}`);
+      assert.ok(
+        Date.parse(after.updated_at) > Date.parse(before.updated_at),
+        `${after.updated_at} <= ${before.updated_at}`,
+      );
       const raw = await api('GET', `/projects/${pub.id}/snippets/${pubSnippet.id}/raw`);
       assert.equal(raw.body, after.file_name === 'b.txt' ? 'bee\n' : 'sea\n');
       const fileRaw = await api('GET', `/projects/${pub.id}/snippets/${pubSnippet.id}/files/main/c.txt/raw`);
@@ -304,7 +356,10 @@ describe('git over HTTP with the real git client', () => {
         payload: '0000',
       });
       assert.equal(res.statusCode, 415, res.body);
-      assert.equal(res.body, `Expected POST with Content-Type 'application/x-${service}-request', but received 'text/plain' instead.\n`);
+      assert.equal(
+        res.body,
+        `Expected POST with Content-Type 'application/x-${service}-request', but received 'text/plain' instead.\n`,
+      );
     }
     assert.equal((await ok(['ls-remote', url(pub.path, users.dev.token)])).stdout, before);
   });
@@ -340,10 +395,17 @@ describe('git over HTTP with the real git client', () => {
 
   it('two simultaneous pushes to the same branch: exactly one wins, the other is rejected, nothing is lost', async () => {
     const { a, b } = await raceSetup('sim');
-    const [ra, rb] = await Promise.all([git(['push', 'origin', 'HEAD:main'], { cwd: a }), git(['push', 'origin', 'HEAD:main'], { cwd: b })]);
+    const [ra, rb] = await Promise.all([
+      git(['push', 'origin', 'HEAD:main'], { cwd: a }),
+      git(['push', 'origin', 'HEAD:main'], { cwd: b }),
+    ]);
     assert.equal(ra.signal, null);
     assert.equal(rb.signal, null);
-    assert.equal([ra, rb].filter((r) => r.code === 0).length, 1, `exactly one push wins:\nA: ${ra.code} ${ra.stderr}\nB: ${rb.code} ${rb.stderr}`);
+    assert.equal(
+      [ra, rb].filter((r) => r.code === 0).length,
+      1,
+      `exactly one push wins:\nA: ${ra.code} ${ra.stderr}\nB: ${rb.code} ${rb.stderr}`,
+    );
     const [loser, loserDir, winnerMsg] = ra.code === 0 ? [rb, b, 'sim commit A'] : [ra, a, 'sim commit B'];
     // When both clients read the same ref advertisement, git's client cannot say "fetch first": the
     // server's compare-and-swap refuses the second update ("failed to update ref"). Either is a refusal.
@@ -354,7 +416,12 @@ describe('git over HTTP with the real git client', () => {
   it('git fsck --strict passes on every repository', async () => {
     const root = path.join(t.config.dataDir, 'repositories');
     const repos = ['projects', 'snippets'].flatMap((kind) =>
-      fs.existsSync(path.join(root, kind)) ? fs.readdirSync(path.join(root, kind)).filter((e) => e.endsWith('.git')).map((e) => path.join(root, kind, e)) : [],
+      fs.existsSync(path.join(root, kind))
+        ? fs
+            .readdirSync(path.join(root, kind))
+            .filter((e) => e.endsWith('.git'))
+            .map((e) => path.join(root, kind, e))
+        : [],
     );
     assert.ok(repos.length >= 4, `repositories: ${repos.join(', ')}`);
     for (const repo of repos) {

@@ -30,7 +30,11 @@ describe('authentication', () => {
 
   /** POST /users/:id/personal_access_tokens as root; returns the 201 body. */
   async function createToken(userId: number, body: Record<string, unknown>) {
-    const res = await t.request({ method: 'POST', url: `/api/v4/users/${userId}/personal_access_tokens`, payload: body });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v4/users/${userId}/personal_access_tokens`,
+      payload: body,
+    });
     assert.equal(res.statusCode, 201, res.body);
     return res.json;
   }
@@ -67,13 +71,23 @@ describe('authentication', () => {
     }
 
     it('accepts private_token in a JSON body', async () => {
-      const res = await t.request({ method: 'POST', url: '/api/v4/projects', token: null, payload: { private_token: alice.token, name: 'via-body' } });
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v4/projects',
+        token: null,
+        payload: { private_token: alice.token, name: 'via-body' },
+      });
       assert.equal(res.statusCode, 201, res.body);
       assert.equal(res.json.path_with_namespace, 'alice/via-body');
     });
 
     it('treats an empty PRIVATE-TOKEN header as anonymous', async () => {
-      const list = await t.request({ method: 'GET', url: '/api/v4/projects', token: null, headers: { 'private-token': '' } });
+      const list = await t.request({
+        method: 'GET',
+        url: '/api/v4/projects',
+        token: null,
+        headers: { 'private-token': '' },
+      });
       assert.equal(list.statusCode, 200, list.body);
       assert.ok(Array.isArray(list.json));
       const me = await whoAmI({ 'private-token': '' });
@@ -94,7 +108,10 @@ describe('authentication', () => {
       assert.equal(created.expires_at, '2020-01-01');
       assert.equal(created.active, false);
       assert.equal(created.revoked, false);
-      const carriers: Record<string, string>[] = [{ 'private-token': created.token }, { authorization: `Bearer ${created.token}` }];
+      const carriers: Record<string, string>[] = [
+        { 'private-token': created.token },
+        { authorization: `Bearer ${created.token}` },
+      ];
       for (const headers of carriers) {
         const res = await whoAmI(headers);
         assert.equal(res.statusCode, 401);
@@ -116,7 +133,11 @@ describe('authentication', () => {
       assert.equal(res.statusCode, 401);
       assert.deepEqual(res.json, { error: 'invalid_token', error_description: REVOKED_DESCRIPTION });
       assert.equal(res.headers['www-authenticate'], invalidTokenHeader(REVOKED_DESCRIPTION));
-      const anon = await t.request({ method: 'GET', url: `/api/v4/projects?private_token=${created.token}`, token: null });
+      const anon = await t.request({
+        method: 'GET',
+        url: `/api/v4/projects?private_token=${created.token}`,
+        token: null,
+      });
       assert.equal(anon.statusCode, 401);
       assert.deepEqual(anon.json, { error: 'invalid_token', error_description: REVOKED_DESCRIPTION });
     });
@@ -147,7 +168,7 @@ describe('authentication', () => {
   });
 
   describe('blocked and deactivated users', () => {
-    it('refuses a blocked user\'s token with 403, also where anonymous access works', async () => {
+    it("refuses a blocked user's token with 403, also where anonymous access works", async () => {
       const bob = await t.user('bob');
       const block = await t.request({ method: 'POST', url: `/api/v4/users/${bob.id}/block` });
       assert.equal(block.statusCode, 201);
@@ -164,7 +185,7 @@ describe('authentication', () => {
       assert.equal((await whoAmI({ 'private-token': bob.token })).statusCode, 200);
     });
 
-    it('refuses a deactivated user\'s token with 403 and the reactivation sentence', async () => {
+    it("refuses a deactivated user's token with 403 and the reactivation sentence", async () => {
       const carol = await t.user('carol');
       const deactivate = await t.request({ method: 'POST', url: `/api/v4/users/${carol.id}/deactivate` });
       assert.equal(deactivate.statusCode, 201);
@@ -199,14 +220,23 @@ describe('authentication', () => {
     });
 
     it('writes as the sudo user (sudo in a JSON body)', async () => {
-      const res = await t.request({ method: 'POST', url: '/api/v4/projects', payload: { name: 'sudone', sudo: 'alice' } });
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v4/projects',
+        payload: { name: 'sudone', sudo: 'alice' },
+      });
       assert.equal(res.statusCode, 201, res.body);
       assert.equal(res.json.path_with_namespace, 'alice/sudone');
       assert.equal(res.json.creator_id, alice.id);
     });
 
     it('refuses sudo from a non-admin with 403 "Must be admin to use sudo"', async () => {
-      const res = await t.request({ method: 'GET', url: '/api/v4/user', token: alice.token, headers: { sudo: 'root' } });
+      const res = await t.request({
+        method: 'GET',
+        url: '/api/v4/user',
+        token: alice.token,
+        headers: { sudo: 'root' },
+      });
       assert.equal(res.statusCode, 403);
       assert.deepEqual(res.json, { message: '403 Forbidden - Must be admin to use sudo' });
       const param = await t.request({ method: 'GET', url: '/api/v4/user?sudo=root', token: alice.token });
@@ -216,7 +246,12 @@ describe('authentication', () => {
 
     it('refuses sudo from an admin token without the sudo scope with insufficient_scope "sudo"', async () => {
       const dave = await t.user('dave', { admin: true, scopes: ['api'] });
-      const res = await t.request({ method: 'GET', url: '/api/v4/user', token: dave.token, headers: { sudo: 'alice' } });
+      const res = await t.request({
+        method: 'GET',
+        url: '/api/v4/user',
+        token: dave.token,
+        headers: { sudo: 'alice' },
+      });
       assert.equal(res.statusCode, 403);
       assert.deepEqual(res.json, insufficientScope('sudo'));
       const plain = await t.request({ method: 'GET', url: '/api/v4/user', token: dave.token });

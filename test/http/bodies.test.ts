@@ -8,10 +8,10 @@ const BOUNDARY = '----snippetdTestBoundary7MA4YWxkTrZu0gW';
 
 /** A multipart/form-data body built by hand, one text field per [name, value] pair, in order. */
 function multipart(fields: [string, string][]): string {
-  return (
-    fields.map(([name, value]) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join('') +
-    `--${BOUNDARY}--\r\n`
+  const parts = fields.map(
+    ([name, value]) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
   );
+  return `${parts.join('')}--${BOUNDARY}--\r\n`;
 }
 
 describe('request bodies and parameter sources', () => {
@@ -41,7 +41,10 @@ describe('request bodies and parameter sources', () => {
   }
 
   it('reads parameters from the query string, with Rack arrays', async () => {
-    const res = await t.request({ method: 'POST', url: `${tokensUrl}?name=from-query&scopes[]=api&scopes%5B%5D=read_api&expires_at=2099-01-31` });
+    const res = await t.request({
+      method: 'POST',
+      url: `${tokensUrl}?name=from-query&scopes[]=api&scopes%5B%5D=read_api&expires_at=2099-01-31`,
+    });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.headers['content-type'], 'application/json');
     assert.equal(res.json.name, 'from-query');
@@ -51,7 +54,11 @@ describe('request bodies and parameter sources', () => {
   });
 
   it('reads parameters from a JSON body', async () => {
-    const res = await t.request({ method: 'POST', url: tokensUrl, payload: { name: 'from-json', scopes: ['api', 'read_user'], expires_at: '2099-02-28' } });
+    const res = await t.request({
+      method: 'POST',
+      url: tokensUrl,
+      payload: { name: 'from-json', scopes: ['api', 'read_user'], expires_at: '2099-02-28' },
+    });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.json.name, 'from-json');
     assert.deepEqual(res.json.scopes, ['api', 'read_user']);
@@ -132,7 +139,11 @@ describe('request bodies and parameter sources', () => {
   });
 
   it('ignores unknown parameters', async () => {
-    const res = await t.request({ method: 'POST', url: `${tokensUrl}?whatever=1`, payload: { name: 'extra', scopes: ['api'], bogus: 'x', nested: { a: 1 } } });
+    const res = await t.request({
+      method: 'POST',
+      url: `${tokensUrl}?whatever=1`,
+      payload: { name: 'extra', scopes: ['api'], bogus: 'x', nested: { a: 1 } },
+    });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.json.name, 'extra');
     assert.equal('bogus' in res.json, false);
@@ -145,7 +156,12 @@ describe('request bodies and parameter sources', () => {
 
   it('accepts DELETE with Content-Type: application/json and an empty body', async () => {
     const id = await freshTokenId();
-    const res = await t.request({ method: 'DELETE', url: `/api/v4/personal_access_tokens/${id}`, headers: { 'content-type': 'application/json' }, payload: '' });
+    const res = await t.request({
+      method: 'DELETE',
+      url: `/api/v4/personal_access_tokens/${id}`,
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    });
     assert.equal(res.statusCode, 204, res.body);
     assert.equal(res.body, '');
     await assertRevoked(id);
@@ -153,7 +169,12 @@ describe('request bodies and parameter sources', () => {
 
   it('accepts DELETE with Content-Type: application/json and a {} body', async () => {
     const id = await freshTokenId();
-    const res = await t.request({ method: 'DELETE', url: `/api/v4/personal_access_tokens/${id}`, headers: { 'content-type': 'application/json' }, payload: '{}' });
+    const res = await t.request({
+      method: 'DELETE',
+      url: `/api/v4/personal_access_tokens/${id}`,
+      headers: { 'content-type': 'application/json' },
+      payload: '{}',
+    });
     assert.equal(res.statusCode, 204, res.body);
     assert.equal(res.body, '');
     await assertRevoked(id);
@@ -161,7 +182,12 @@ describe('request bodies and parameter sources', () => {
 
   it('answers malformed JSON with 400 and an {"error": ...} body, never 500', async () => {
     for (const payload of ['{"name": ', '{name: "x"}', '[1,', 'not json at all']) {
-      const res = await t.request({ method: 'POST', url: tokensUrl, headers: { 'content-type': 'application/json' }, payload });
+      const res = await t.request({
+        method: 'POST',
+        url: tokensUrl,
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
       assert.equal(res.statusCode, 400, `${payload}: ${res.body}`);
       assert.equal(res.headers['content-type'], 'application/json');
       assert.deepEqual(Object.keys(res.json), ['error']);
@@ -169,7 +195,12 @@ describe('request bodies and parameter sources', () => {
       assert.notEqual(res.json.error, '');
     }
     const id = await freshTokenId();
-    const del = await t.request({ method: 'DELETE', url: `/api/v4/personal_access_tokens/${id}`, headers: { 'content-type': 'application/json' }, payload: '{' });
+    const del = await t.request({
+      method: 'DELETE',
+      url: `/api/v4/personal_access_tokens/${id}`,
+      headers: { 'content-type': 'application/json' },
+      payload: '{',
+    });
     assert.equal(del.statusCode, 400, del.body);
     assert.deepEqual(Object.keys(del.json), ['error']);
   });

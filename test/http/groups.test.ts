@@ -18,14 +18,33 @@ describe('groups API', () => {
   /** GitLab answers POST /groups failures with 400 {"message":"Failed to save group <errors>"}: the errors' text must be in it. */
   const refused = (res: { statusCode: number; json: any }, ...texts: string[]) => {
     assert.equal(res.statusCode, 400, JSON.stringify(res.json));
-    for (const text of texts) assert.ok(JSON.stringify(res.json.message).includes(text), `${text} in ${JSON.stringify(res.json)}`);
+    for (const text of texts)
+      assert.ok(JSON.stringify(res.json.message).includes(text), `${text} in ${JSON.stringify(res.json)}`);
   };
 
   before(async () => {
     t = await createTestApp({ externalUrl: BASE });
-    [owner, maint, dev, stranger, admin] = [await t.user('owner'), await t.user('maint'), await t.user('dev'), await t.user('stranger'), await t.user('admin1', { admin: true })];
-    parent = await ok('POST', '/groups', owner.token, { name: 'Parent', path: 'parent', visibility: 'public', description: 'top' }, 201);
-    child = await ok('POST', '/groups', owner.token, { name: 'Child', path: 'child', parent_id: parent.id, visibility: 'public' }, 201);
+    [owner, maint, dev, stranger, admin] = [
+      await t.user('owner'),
+      await t.user('maint'),
+      await t.user('dev'),
+      await t.user('stranger'),
+      await t.user('admin1', { admin: true }),
+    ];
+    parent = await ok(
+      'POST',
+      '/groups',
+      owner.token,
+      { name: 'Parent', path: 'parent', visibility: 'public', description: 'top' },
+      201,
+    );
+    child = await ok(
+      'POST',
+      '/groups',
+      owner.token,
+      { name: 'Child', path: 'child', parent_id: parent.id, visibility: 'public' },
+      201,
+    );
     secret = await ok('POST', '/groups', owner.token, { name: 'Secret', path: 'secret' }, 201);
     await ok('POST', `/groups/${parent.id}/members`, owner.token, { user_id: maint.id, access_level: 40 }, 201);
     await ok('POST', `/groups/${parent.id}/members`, owner.token, { user_id: dev.id, access_level: 30 }, 201);
@@ -34,13 +53,32 @@ describe('groups API', () => {
 
   describe('POST /groups', () => {
     it('creates a top-level group with the documented fields', async () => {
-      const expected = { id: parent.id, name: 'Parent', path: 'parent', full_name: 'Parent', full_path: 'parent', parent_id: null, visibility: 'public', web_url: `${BASE}/groups/parent`, file_template_project_id: null, description: 'top' };
+      const expected = {
+        id: parent.id,
+        name: 'Parent',
+        path: 'parent',
+        full_name: 'Parent',
+        full_path: 'parent',
+        parent_id: null,
+        visibility: 'public',
+        web_url: `${BASE}/groups/parent`,
+        file_template_project_id: null,
+        description: 'top',
+      };
       for (const [key, value] of Object.entries(expected)) assert.deepEqual(parent[key], value, key);
       assert.equal(secret.visibility, 'private', 'default visibility');
     });
 
     it('nests a group under parent_id', async () => {
-      const expected = { name: 'Child', path: 'child', full_name: 'Parent / Child', full_path: 'parent/child', parent_id: parent.id, visibility: 'public', web_url: `${BASE}/groups/parent/child` };
+      const expected = {
+        name: 'Child',
+        path: 'child',
+        full_name: 'Parent / Child',
+        full_path: 'parent/child',
+        parent_id: parent.id,
+        visibility: 'public',
+        web_url: `${BASE}/groups/parent/child`,
+      };
       for (const [key, value] of Object.entries(expected)) assert.deepEqual(child[key], value, key);
     });
 
@@ -49,9 +87,18 @@ describe('groups API', () => {
         const m = await ok('GET', `/groups/${g.id}/members/${owner.id}`, owner.token, undefined, 200);
         assert.equal(m.access_level, 50);
       }
-      const sub = await ok('POST', '/groups', maint.token, { name: 'By Maint', path: 'by-maint', parent_id: parent.id }, 201);
+      const sub = await ok(
+        'POST',
+        '/groups',
+        maint.token,
+        { name: 'By Maint', path: 'by-maint', parent_id: parent.id },
+        201,
+      );
       assert.equal(sub.full_name, 'Parent / By Maint');
-      assert.equal((await ok('GET', `/groups/${sub.id}/members/${maint.id}`, maint.token, undefined, 200)).access_level, 50);
+      assert.equal(
+        (await ok('GET', `/groups/${sub.id}/members/${maint.id}`, maint.token, undefined, 200)).access_level,
+        50,
+      );
     });
 
     it('requires authentication, name and path', async () => {
@@ -70,15 +117,34 @@ describe('groups API', () => {
     });
 
     it('refuses a taken path with 400 (groups, subgroups, usernames; any case)', async () => {
-      refused(await api('POST', '/groups', stranger.token, { name: 'Again', path: 'PARENT' }), 'path', 'has already been taken');
-      refused(await api('POST', '/groups', owner.token, { name: 'Again', path: 'child', parent_id: parent.id }), 'path', 'has already been taken');
-      refused(await api('POST', '/groups', owner.token, { name: 'User', path: 'stranger' }), 'path', 'has already been taken');
+      refused(
+        await api('POST', '/groups', stranger.token, { name: 'Again', path: 'PARENT' }),
+        'path',
+        'has already been taken',
+      );
+      refused(
+        await api('POST', '/groups', owner.token, { name: 'Again', path: 'child', parent_id: parent.id }),
+        'path',
+        'has already been taken',
+      );
+      refused(
+        await api('POST', '/groups', owner.token, { name: 'User', path: 'stranger' }),
+        'path',
+        'has already been taken',
+      );
     });
 
     it('refuses a subgroup more visible than its parent with 400', async () => {
       for (const visibility of ['internal', 'public']) {
-        refused(await api('POST', '/groups', owner.token, { name: 'Loud', path: `loud-${visibility}`, parent_id: secret.id, visibility }),
-          `${visibility} is not allowed since the parent group has a private visibility.`);
+        refused(
+          await api('POST', '/groups', owner.token, {
+            name: 'Loud',
+            path: `loud-${visibility}`,
+            parent_id: secret.id,
+            visibility,
+          }),
+          `${visibility} is not allowed since the parent group has a private visibility.`,
+        );
       }
       assert.equal((await api('GET', '/groups/secret%2Floud-public', admin.token)).statusCode, 404);
     });
@@ -127,18 +193,39 @@ describe('groups API', () => {
       const hidden = await api('PUT', `/groups/${secret.id}`, stranger.token, { description: 'no' });
       assert.equal(hidden.statusCode, 404);
       assert.deepEqual(hidden.json, GROUP_NOT_FOUND);
-      assert.equal((await ok('PUT', `/groups/${parent.id}`, owner.token, { description: 'by owner' }, 200)).description, 'by owner');
-      assert.equal((await ok('PUT', '/groups/secret', admin.token, { description: 'by admin' }, 200)).description, 'by admin');
-      assert.equal((await ok('PUT', `/groups/${child.id}`, owner.token, { visibility: 'internal' }, 200)).visibility, 'internal');
+      assert.equal(
+        (await ok('PUT', `/groups/${parent.id}`, owner.token, { description: 'by owner' }, 200)).description,
+        'by owner',
+      );
+      assert.equal(
+        (await ok('PUT', '/groups/secret', admin.token, { description: 'by admin' }, 200)).description,
+        'by admin',
+      );
+      assert.equal(
+        (await ok('PUT', `/groups/${child.id}`, owner.token, { visibility: 'internal' }, 200)).visibility,
+        'internal',
+      );
     });
 
     it('renaming updates full_name below and name_with_namespace of projects', async () => {
-      const grand = await ok('POST', '/groups', owner.token, { name: 'Grand', path: 'grand', parent_id: child.id }, 201);
+      const grand = await ok(
+        'POST',
+        '/groups',
+        owner.token,
+        { name: 'Grand', path: 'grand', parent_id: child.id },
+        201,
+      );
       const p = await ok('POST', '/projects', owner.token, { name: 'Proj', path: 'proj', namespace_id: grand.id }, 201);
       const renamed = await ok('PUT', `/groups/${parent.id}`, owner.token, { name: 'Renamed' }, 200);
-      assert.deepEqual([renamed.name, renamed.path, renamed.full_name, renamed.full_path], ['Renamed', 'parent', 'Renamed', 'parent']);
+      assert.deepEqual(
+        [renamed.name, renamed.path, renamed.full_name, renamed.full_path],
+        ['Renamed', 'parent', 'Renamed', 'parent'],
+      );
       assert.equal((await ok('GET', `/groups/${child.id}`, owner.token, undefined, 200)).full_name, 'Renamed / Child');
-      assert.equal((await ok('GET', `/groups/${grand.id}`, owner.token, undefined, 200)).full_name, 'Renamed / Child / Grand');
+      assert.equal(
+        (await ok('GET', `/groups/${grand.id}`, owner.token, undefined, 200)).full_name,
+        'Renamed / Child / Grand',
+      );
       const project = await ok('GET', `/projects/${p.id}`, owner.token, undefined, 200);
       assert.equal(project.name_with_namespace, 'Renamed / Child / Grand / Proj');
       assert.equal(project.path_with_namespace, 'parent/child/grand/proj');
@@ -149,14 +236,25 @@ describe('groups API', () => {
       const below = await ok('POST', '/projects', owner.token, { path: 'more-templates', namespace_id: child.id }, 201);
       const elsewhere = await ok('POST', '/projects', owner.token, { path: 'elsewhere', namespace_id: secret.id }, 201);
       const personal = await ok('POST', '/projects', owner.token, { path: 'personal' }, 201);
-      assert.equal((await ok('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: own.id }, 200)).file_template_project_id, own.id);
-      assert.equal((await ok('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: below.id }, 200)).file_template_project_id, below.id);
+      assert.equal(
+        (await ok('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: own.id }, 200))
+          .file_template_project_id,
+        own.id,
+      );
+      assert.equal(
+        (await ok('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: below.id }, 200))
+          .file_template_project_id,
+        below.id,
+      );
       for (const p of [elsewhere, personal, { id: 999999 }]) {
         const res = await api('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: p.id });
         assert.equal(res.statusCode, 400, String(p.id));
         assert.ok(res.json.message.file_template_project_id, JSON.stringify(res.json));
       }
-      assert.equal((await ok('GET', `/groups/${parent.id}`, owner.token, undefined, 200)).file_template_project_id, below.id);
+      assert.equal(
+        (await ok('GET', `/groups/${parent.id}`, owner.token, undefined, 200)).file_template_project_id,
+        below.id,
+      );
     });
   });
 });

@@ -50,7 +50,8 @@ describe('application settings', () => {
   });
   after(() => t.close());
 
-  const put = (payload: Record<string, unknown>, token?: string | null) => t.request({ method: 'PUT', url: '/api/v4/application/settings', payload, token });
+  const put = (payload: Record<string, unknown>, token?: string | null) =>
+    t.request({ method: 'PUT', url: '/api/v4/application/settings', payload, token });
   const get = () => t.request({ method: 'GET', url: '/api/v4/application/settings' });
 
   it('GET is for admins: 401 anonymous, 403 others', async () => {
@@ -62,7 +63,7 @@ describe('application settings', () => {
     assert.deepEqual(user.json, { message: '403 Forbidden' });
   });
 
-  it('GET answers GitLab\'s defaults on a new instance', async () => {
+  it("GET answers GitLab's defaults on a new instance", async () => {
     const res = await get();
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'application/json');
@@ -184,7 +185,8 @@ describe('application settings: null and wrong types never break later requests'
   });
   after(() => t.close());
 
-  const put = (payload: Record<string, unknown>) => t.request({ method: 'PUT', url: '/api/v4/application/settings', payload });
+  const put = (payload: Record<string, unknown>) =>
+    t.request({ method: 'PUT', url: '/api/v4/application/settings', payload });
   const isInvalid = (name: string) => ({ error: `${name} is invalid` });
   const notValid = (name: string) => ({ error: `${name} does not have a valid value` });
   let groups = 0;

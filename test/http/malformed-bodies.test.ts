@@ -12,13 +12,43 @@ const FILE_PART = '--XX\r\nContent-Disposition: form-data; name="a"; filename="a
 
 /** [what, content type, body, status, answer] */
 const BODIES: [string, string, string, number, object][] = [
-  ['a file part that never reaches its closing boundary', 'multipart/form-data; boundary=XX', `${FILE_PART}x`, 400, MALFORMED],
-  ['a part cut off inside its headers', 'multipart/form-data; boundary=XX', '--XX\r\nContent-Disposition: form-da', 400, MALFORMED],
+  [
+    'a file part that never reaches its closing boundary',
+    'multipart/form-data; boundary=XX',
+    `${FILE_PART}x`,
+    400,
+    MALFORMED,
+  ],
+  [
+    'a part cut off inside its headers',
+    'multipart/form-data; boundary=XX',
+    '--XX\r\nContent-Disposition: form-da',
+    400,
+    MALFORMED,
+  ],
   ['a body without the declared boundary', 'multipart/form-data; boundary=XX', 'just some text', 400, MALFORMED],
   ['a multipart content type without a boundary', 'multipart/form-data', `${FILE_PART}x\r\n--XX--\r\n`, 400, MALFORMED],
-  ['a field part that never ends', 'multipart/form-data; boundary=XX', '--XX\r\nContent-Disposition: form-data; name="title"\r\n\r\nabc', 400, MALFORMED],
-  ['a file part larger than the body limit', 'multipart/form-data; boundary=XX', `${FILE_PART}${'x'.repeat(MAX_BODY + 1)}`, 413, TOO_LARGE],
-  ['a field larger than the body limit', 'multipart/form-data; boundary=XX', `--XX\r\nContent-Disposition: form-data; name="t"\r\n\r\n${'y'.repeat(MAX_BODY + 1)}\r\n--XX--\r\n`, 413, TOO_LARGE],
+  [
+    'a field part that never ends',
+    'multipart/form-data; boundary=XX',
+    '--XX\r\nContent-Disposition: form-data; name="title"\r\n\r\nabc',
+    400,
+    MALFORMED,
+  ],
+  [
+    'a file part larger than the body limit',
+    'multipart/form-data; boundary=XX',
+    `${FILE_PART}${'x'.repeat(MAX_BODY + 1)}`,
+    413,
+    TOO_LARGE,
+  ],
+  [
+    'a field larger than the body limit',
+    'multipart/form-data; boundary=XX',
+    `--XX\r\nContent-Disposition: form-data; name="t"\r\n\r\n${'y'.repeat(MAX_BODY + 1)}\r\n--XX--\r\n`,
+    413,
+    TOO_LARGE,
+  ],
 ];
 
 /** Every route path the app serves, from Fastify's route tree, with each `:param` filled in with 1. */
@@ -56,7 +86,13 @@ describe('malformed multipart bodies on every route', () => {
       for (const url of paths) {
         for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'] as const) {
           for (const token of [ROOT_TOKEN, null]) {
-            const res = await t.request({ method, url, token, headers: { 'content-type': contentType }, payload: body });
+            const res = await t.request({
+              method,
+              url,
+              token,
+              headers: { 'content-type': contentType },
+              payload: body,
+            });
             assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
             assert.deepEqual(res.json, answer, `${method} ${url}`);
           }
@@ -68,8 +104,14 @@ describe('malformed multipart bodies on every route', () => {
   }
 
   it('still reads a well-formed multipart body after all of them', async () => {
-    const body = '--XX\r\nContent-Disposition: form-data; name="name"\r\n\r\nafter\r\n--XX\r\nContent-Disposition: form-data; name="path"\r\n\r\nafter\r\n--XX--\r\n';
-    const res = await t.request({ method: 'POST', url: '/api/v4/groups', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, payload: body });
+    const body =
+      '--XX\r\nContent-Disposition: form-data; name="name"\r\n\r\nafter\r\n--XX\r\nContent-Disposition: form-data; name="path"\r\n\r\nafter\r\n--XX--\r\n';
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v4/groups',
+      headers: { 'content-type': 'multipart/form-data; boundary=XX' },
+      payload: body,
+    });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.json.path, 'after');
   });

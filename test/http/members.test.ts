@@ -15,12 +15,15 @@ describe('members API', () => {
 
   const api: TestApp['api'] = (...args) => t.api(...args);
   const ok: TestApp['ok'] = (...args) => t.ok(...args);
-  const levels = (list: any[]) => list.map((m) => [m.username, m.access_level]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  const levels = (list: any[]) =>
+    list.map((m) => [m.username, m.access_level]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
 
   before(async () => {
     t = await createTestApp();
     [owner, reporter, gmaint, pdev, pmaint, target, outsider, admin] = await Promise.all(
-      ['owner', 'reporter', 'gmaint', 'pdev', 'pmaint', 'target', 'outsider'].map((u) => t.user(u)).concat(t.user('admin1', { admin: true })),
+      ['owner', 'reporter', 'gmaint', 'pdev', 'pmaint', 'target', 'outsider']
+        .map((u) => t.user(u))
+        .concat(t.user('admin1', { admin: true })),
     );
     team = await ok('POST', '/groups', owner.token, { name: 'Team', path: 'team' }, 201);
     sub = await ok('POST', '/groups', owner.token, { name: 'Sub', path: 'sub', parent_id: team.id }, 201);
@@ -40,7 +43,10 @@ describe('members API', () => {
         const res = await api('POST', base(), owner.token, { user_id: target.id, access_level: 20 });
         assert.equal(res.statusCode, 201, res.body);
         const { id, username, name, state, access_level, created_at } = res.json;
-        assert.deepEqual({ id, username, name, state, access_level }, { id: target.id, username: 'target', name: 'TARGET', state: 'active', access_level: 20 });
+        assert.deepEqual(
+          { id, username, name, state, access_level },
+          { id: target.id, username: 'target', name: 'TARGET', state: 'active', access_level: 20 },
+        );
         assert.match(created_at, ISO);
         const got = await ok('GET', `${base()}/${target.id}`, owner.token, undefined, 200);
         assert.deepEqual([got.id, got.access_level], [target.id, 20]);
@@ -97,19 +103,41 @@ describe('members API', () => {
   describe('direct and inherited lists', () => {
     it('GET members lists only direct members', async () => {
       const list = await ok('GET', `/projects/${app.id}/members`, owner.token, undefined, 200);
-      assert.deepEqual(levels(list), [['owner', 40], ['pdev', 30], ['pmaint', 40]]);
-      assert.deepEqual(levels(await ok('GET', `/groups/${sub.id}/members`, owner.token, undefined, 200)), [['owner', 50]]);
+      assert.deepEqual(levels(list), [
+        ['owner', 40],
+        ['pdev', 30],
+        ['pmaint', 40],
+      ]);
+      assert.deepEqual(levels(await ok('GET', `/groups/${sub.id}/members`, owner.token, undefined, 200)), [
+        ['owner', 50],
+      ]);
     });
 
-    it('GET members/all adds ancestor groups\' members, the highest level winning', async () => {
+    it("GET members/all adds ancestor groups' members, the highest level winning", async () => {
       await ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: reporter.id, access_level: 30 }, 201);
       await ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: gmaint.id, access_level: 10 }, 201);
       const all = await ok('GET', `/projects/${app.id}/members/all`, pdev.token, undefined, 200);
-      assert.deepEqual(levels(all), [['gmaint', 40], ['owner', 50], ['pdev', 30], ['pmaint', 40], ['reporter', 30]]);
+      assert.deepEqual(levels(all), [
+        ['gmaint', 40],
+        ['owner', 50],
+        ['pdev', 30],
+        ['pmaint', 40],
+        ['reporter', 30],
+      ]);
       const direct = await ok('GET', `/projects/${app.id}/members`, pdev.token, undefined, 200);
-      assert.deepEqual(levels(direct), [['gmaint', 10], ['owner', 40], ['pdev', 30], ['pmaint', 40], ['reporter', 30]]);
+      assert.deepEqual(levels(direct), [
+        ['gmaint', 10],
+        ['owner', 40],
+        ['pdev', 30],
+        ['pmaint', 40],
+        ['reporter', 30],
+      ]);
       const groupAll = await ok('GET', `/groups/${sub.id}/members/all`, reporter.token, undefined, 200);
-      assert.deepEqual(levels(groupAll), [['gmaint', 40], ['owner', 50], ['reporter', 20]]);
+      assert.deepEqual(levels(groupAll), [
+        ['gmaint', 40],
+        ['owner', 50],
+        ['reporter', 20],
+      ]);
       await ok('DELETE', `/projects/${app.id}/members/${reporter.id}`, owner.token, undefined, 204);
       await ok('DELETE', `/projects/${app.id}/members/${gmaint.id}`, owner.token, undefined, 204);
     });
@@ -118,7 +146,10 @@ describe('members API', () => {
   describe('who may manage members', () => {
     it('projects: maintainers (direct or inherited) and admins; developers get 403', async () => {
       for (const who of [pdev, reporter]) {
-        const res = await api('POST', `/projects/${app.id}/members`, who.token, { user_id: outsider.id, access_level: 10 });
+        const res = await api('POST', `/projects/${app.id}/members`, who.token, {
+          user_id: outsider.id,
+          access_level: 10,
+        });
         assert.equal(res.statusCode, 403, who.username);
         assert.deepEqual(res.json, FORBIDDEN);
         const del = await api('DELETE', `/projects/${app.id}/members/${pmaint.id}`, who.token);
@@ -137,7 +168,10 @@ describe('members API', () => {
 
     it('groups: owners (direct or inherited) and admins; maintainers get 403', async () => {
       for (const who of [gmaint, reporter]) {
-        const res = await api('POST', `/groups/${sub.id}/members`, who.token, { user_id: outsider.id, access_level: 10 });
+        const res = await api('POST', `/groups/${sub.id}/members`, who.token, {
+          user_id: outsider.id,
+          access_level: 10,
+        });
         assert.equal(res.statusCode, 403, who.username);
         assert.deepEqual(res.json, FORBIDDEN);
         const del = await api('DELETE', `/groups/${team.id}/members/${reporter.id}`, who.token);
@@ -154,10 +188,16 @@ describe('members API', () => {
     });
 
     it('a private project or group the caller cannot see is 404, not 403', async () => {
-      const p = await api('POST', `/projects/${app.id}/members`, outsider.token, { user_id: outsider.id, access_level: 50 });
+      const p = await api('POST', `/projects/${app.id}/members`, outsider.token, {
+        user_id: outsider.id,
+        access_level: 50,
+      });
       assert.equal(p.statusCode, 404);
       assert.deepEqual(p.json, { message: '404 Project Not Found' });
-      const g = await api('POST', `/groups/${team.id}/members`, outsider.token, { user_id: outsider.id, access_level: 50 });
+      const g = await api('POST', `/groups/${team.id}/members`, outsider.token, {
+        user_id: outsider.id,
+        access_level: 50,
+      });
       assert.equal(g.statusCode, 404);
       assert.deepEqual(g.json, { message: '404 Group Not Found' });
     });
@@ -169,7 +209,10 @@ describe('members API', () => {
       assert.equal((await api('GET', '/projects/team%2Fsub%2Fapp', heir.token)).statusCode, 404);
       await ok('POST', `/groups/${team.id}/members`, owner.token, { user_id: heir.id, access_level: 20 }, 201);
       const seen = await ok('GET', '/projects/team%2Fsub%2Fapp', heir.token, undefined, 200);
-      assert.deepEqual(seen.permissions, { project_access: null, group_access: { access_level: 20, notification_level: 3 } });
+      assert.deepEqual(seen.permissions, {
+        project_access: null,
+        group_access: { access_level: 20, notification_level: 3 },
+      });
       assert.equal((await ok('GET', `/groups/${sub.id}`, heir.token, undefined, 200)).id, sub.id);
       await ok('DELETE', `/groups/${team.id}/members/${heir.id}`, owner.token, undefined, 204);
       const gone = await api('GET', `/projects/${app.id}`, heir.token);

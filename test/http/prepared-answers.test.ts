@@ -18,7 +18,9 @@ function send(port: number, method: string, path: string, headers: Record<string
     const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -97,17 +99,20 @@ describe('prepared template answers over a socket', () => {
     }
   });
 
-  it('link to the host each request named (a prepared page is never another host\'s)', async () => {
+  it("link to the host each request named (a prepared page is never another host's)", async () => {
     const url = `/api/v4/projects/${id}/templates/gitignores?per_page=2`;
     const one = await send(port, 'GET', url, { host: 'one.example' });
     const two = await send(port, 'GET', url, { host: 'two.example:8443' });
     assert.equal(one.body, two.body);
     assert.match(String(one.headers.link), /^<http:\/\/one\.example\/api\/v4\/projects\/\d+\/templates\/gitignores\?/);
-    assert.match(String(two.headers.link), /^<http:\/\/two\.example:8443\/api\/v4\/projects\/\d+\/templates\/gitignores\?/);
+    assert.match(
+      String(two.headers.link),
+      /^<http:\/\/two\.example:8443\/api\/v4\/projects\/\d+\/templates\/gitignores\?/,
+    );
     assert.doesNotMatch(String(two.headers.link), /one\.example/);
   });
 
-  it('are never another URL\'s answer, whatever the Host header holds', async () => {
+  it("are never another URL's answer, whatever the Host header holds", async () => {
     // A Host ending in a path, joined naively to the URL, would make this key equal to the next one's.
     for (const prefix of ['/api/v4/templates/gitignores', `/api/v4/projects/${id}/templates/gitignores`]) {
       const node = await send(port, 'GET', `${prefix}/Node`, { host: `h${prefix}/Ruby?x=` });

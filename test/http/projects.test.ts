@@ -18,16 +18,35 @@ describe('projects API', () => {
 
   const api: TestApp['api'] = (...args) => t.api(...args);
   const ok: TestApp['ok'] = (...args) => t.ok(...args);
-  const addGroupMember = (g: number, user: U, level: number) => ok('POST', `/groups/${g}/members`, alice.token, { user_id: user.id, access_level: level }, 201);
+  const addGroupMember = (g: number, user: U, level: number) =>
+    ok('POST', `/groups/${g}/members`, alice.token, { user_id: user.id, access_level: level }, 201);
 
   before(async () => {
     t = await createTestApp({ externalUrl: BASE });
-    [alice, bob, dev, reporter, boss] = [await t.user('alice'), await t.user('bob'), await t.user('dev'), await t.user('reporter'), await t.user('boss', { admin: true })];
+    [alice, bob, dev, reporter, boss] = [
+      await t.user('alice'),
+      await t.user('bob'),
+      await t.user('dev'),
+      await t.user('reporter'),
+      await t.user('boss', { admin: true }),
+    ];
     grp = await ok('POST', '/groups', alice.token, { name: 'Grp', path: 'grp', visibility: 'public' }, 201);
-    sub = await ok('POST', '/groups', alice.token, { name: 'Sub X', path: 'sub.x', parent_id: grp.id, visibility: 'public' }, 201);
+    sub = await ok(
+      'POST',
+      '/groups',
+      alice.token,
+      { name: 'Sub X', path: 'sub.x', parent_id: grp.id, visibility: 'public' },
+      201,
+    );
     await addGroupMember(grp.id, dev, 30);
     await addGroupMember(grp.id, reporter, 20);
-    dotted = await ok('POST', '/projects', dev.token, { name: 'Proj With Dots', path: 'proj.with.dots', namespace_id: sub.id, visibility: 'public' }, 201);
+    dotted = await ok(
+      'POST',
+      '/projects',
+      dev.token,
+      { name: 'Proj With Dots', path: 'proj.with.dots', namespace_id: sub.id, visibility: 'public' },
+      201,
+    );
   });
   after(() => t.close());
 
@@ -48,30 +67,66 @@ describe('projects API', () => {
       const p = await ok('POST', '/projects', alice.token, { path: 'mine' }, 201);
       const got = await ok('GET', `/projects/${p.id}`, alice.token, undefined, 200);
       const expected: Record<string, unknown> = {
-        id: p.id, name: 'mine', path: 'mine', path_with_namespace: 'alice/mine', name_with_namespace: 'ALICE / mine',
-        description: null, visibility: 'private', default_branch: 'main', web_url: `${BASE}/alice/mine`,
-        http_url_to_repo: `${BASE}/alice/mine.git`, ssh_url_to_repo: 'git@gitlab.example.com:alice/mine.git',
-        archived: false, snippets_access_level: 'enabled', snippets_enabled: true, creator_id: alice.id,
+        id: p.id,
+        name: 'mine',
+        path: 'mine',
+        path_with_namespace: 'alice/mine',
+        name_with_namespace: 'ALICE / mine',
+        description: null,
+        visibility: 'private',
+        default_branch: 'main',
+        web_url: `${BASE}/alice/mine`,
+        http_url_to_repo: `${BASE}/alice/mine.git`,
+        ssh_url_to_repo: 'git@gitlab.example.com:alice/mine.git',
+        archived: false,
+        snippets_access_level: 'enabled',
+        snippets_enabled: true,
+        creator_id: alice.id,
         permissions: { project_access: lvl(50), group_access: null },
       };
       for (const [key, value] of Object.entries(expected)) assert.deepEqual(got[key], value, key);
       const { id, name, path, kind, full_path } = got.namespace;
-      assert.deepEqual({ name, path, kind, full_path }, { name: 'ALICE', path: 'alice', kind: 'user', full_path: 'alice' });
+      assert.deepEqual(
+        { name, path, kind, full_path },
+        { name: 'ALICE', path: 'alice', kind: 'user', full_path: 'alice' },
+      );
       assert.equal(typeof id, 'number');
       assert.match(got.created_at, ISO);
       assert.match(got.last_activity_at, ISO);
     });
 
     it('derives the path from the name and honours the optional attributes', async () => {
-      const p = await ok('POST', '/projects', alice.token, { name: 'Hello', visibility: 'internal', snippets_access_level: 'private', default_branch: 'trunk', description: 'hi' }, 201);
-      assert.deepEqual([p.name, p.path, p.visibility, p.snippets_access_level, p.default_branch, p.description], ['Hello', 'hello', 'internal', 'private', 'trunk', 'hi']);
+      const p = await ok(
+        'POST',
+        '/projects',
+        alice.token,
+        {
+          name: 'Hello',
+          visibility: 'internal',
+          snippets_access_level: 'private',
+          default_branch: 'trunk',
+          description: 'hi',
+        },
+        201,
+      );
+      assert.deepEqual(
+        [p.name, p.path, p.visibility, p.snippets_access_level, p.default_branch, p.description],
+        ['Hello', 'hello', 'internal', 'private', 'trunk', 'hi'],
+      );
     });
 
     it('creates in a group where the caller is developer, as maintainer', async () => {
       const got = await ok('GET', `/projects/${dotted.id}`, dev.token, undefined, 200);
       assert.equal(got.path_with_namespace, 'grp/sub.x/proj.with.dots');
       assert.equal(got.name_with_namespace, 'Grp / Sub X / Proj With Dots');
-      assert.deepEqual(got.namespace, { ...got.namespace, id: sub.id, name: 'Sub X', path: 'sub.x', kind: 'group', full_path: 'grp/sub.x' });
+      assert.deepEqual(got.namespace, {
+        ...got.namespace,
+        id: sub.id,
+        name: 'Sub X',
+        path: 'sub.x',
+        kind: 'group',
+        full_path: 'grp/sub.x',
+      });
       assert.equal(got.web_url, `${BASE}/grp/sub.x/proj.with.dots`);
       assert.equal(got.creator_id, dev.id);
       assert.deepEqual(got.permissions, { project_access: lvl(40), group_access: lvl(30) });
@@ -120,8 +175,31 @@ describe('projects API', () => {
       const denied = await api('PUT', `/projects/${p.id}`, dev.token, { description: 'no' });
       assert.equal(denied.statusCode, 403);
       assert.deepEqual(denied.json, FORBIDDEN);
-      const changed = await ok('PUT', `/projects/${p.id}`, bob.token, { name: 'Edited', description: 'new', visibility: 'public', snippets_access_level: 'disabled', default_branch: 'dev' }, 200);
-      assert.deepEqual([changed.name, changed.path, changed.description, changed.visibility, changed.snippets_access_level, changed.snippets_enabled, changed.default_branch], ['Edited', 'editable', 'new', 'public', 'disabled', false, 'dev']);
+      const changed = await ok(
+        'PUT',
+        `/projects/${p.id}`,
+        bob.token,
+        {
+          name: 'Edited',
+          description: 'new',
+          visibility: 'public',
+          snippets_access_level: 'disabled',
+          default_branch: 'dev',
+        },
+        200,
+      );
+      assert.deepEqual(
+        [
+          changed.name,
+          changed.path,
+          changed.description,
+          changed.visibility,
+          changed.snippets_access_level,
+          changed.snippets_enabled,
+          changed.default_branch,
+        ],
+        ['Edited', 'editable', 'new', 'public', 'disabled', false, 'dev'],
+      );
       const byAdmin = await ok('PUT', `/projects/reporter%2Feditable`, boss.token, { description: 'admin' }, 200);
       assert.equal(byAdmin.description, 'admin');
       assert.equal((await ok('GET', `/projects/${p.id}`, dev.token, undefined, 200)).description, 'admin');
@@ -177,7 +255,7 @@ describe('projects API', () => {
       assert.equal((await api('GET', '/projects/bob%2Fsneaky', boss.token)).statusCode, 404);
     });
 
-    it('creates in the user\'s namespace for an admin, owned by that user', async () => {
+    it("creates in the user's namespace for an admin, owned by that user", async () => {
       const p = await ok('POST', `/projects/user/${bob.id}`, boss.token, { name: 'Given' }, 201);
       assert.deepEqual([p.path_with_namespace, p.namespace.full_path, p.namespace.kind], ['bob/given', 'bob', 'user']);
       const seen = await ok('GET', `/projects/${p.id}`, bob.token, undefined, 200);

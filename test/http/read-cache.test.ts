@@ -36,7 +36,10 @@ describe('cached lookups are never served stale', () => {
 
     await b.ok('PUT', `/projects/${id}`, ROOT_TOKEN, { visibility: 'private' }, 200);
 
-    assert.deepEqual(await a.ok('GET', `/projects/${id}/templates/licenses?per_page=1`, null, undefined, 404), NOT_FOUND_PROJECT);
+    assert.deepEqual(
+      await a.ok('GET', `/projects/${id}/templates/licenses?per_page=1`, null, undefined, 404),
+      NOT_FOUND_PROJECT,
+    );
     assert.deepEqual(await a.ok('GET', `/projects/root%2Fgoes-private`, null, undefined, 404), NOT_FOUND_PROJECT);
   });
 
@@ -44,7 +47,10 @@ describe('cached lookups are never served stale', () => {
     const id = await createProject(a, 'same-node', 'public');
     await a.ok('GET', `/projects/${id}/templates/dockerfiles/Node`, null, undefined, 200);
     await a.ok('PUT', `/projects/${id}`, ROOT_TOKEN, { visibility: 'private' }, 200);
-    assert.deepEqual(await a.ok('GET', `/projects/${id}/templates/dockerfiles/Node`, null, undefined, 404), NOT_FOUND_PROJECT);
+    assert.deepEqual(
+      await a.ok('GET', `/projects/${id}/templates/dockerfiles/Node`, null, undefined, 404),
+      NOT_FOUND_PROJECT,
+    );
   });
 
   it('a caller renamed on another node gets a license with the new name on the next request', async () => {
@@ -55,38 +61,72 @@ describe('cached lookups are never served stale', () => {
 
     await b.ok('PUT', `/users/${alice.id}`, ROOT_TOKEN, { name: 'Alice Renamed' }, 200);
 
-    assert.match((await a.ok('GET', url, alice.token, undefined, 200)).content, /Copyright \(c\) \d{4} Alice Renamed\n/);
-    assert.match((await a.ok('GET', url, null, undefined, 200)).content, /Copyright \(c\) \d{4} \[fullname\]\n/, 'not another caller\'s answer');
+    assert.match(
+      (await a.ok('GET', url, alice.token, undefined, 200)).content,
+      /Copyright \(c\) \d{4} Alice Renamed\n/,
+    );
+    assert.match(
+      (await a.ok('GET', url, null, undefined, 200)).content,
+      /Copyright \(c\) \d{4} \[fullname\]\n/,
+      "not another caller's answer",
+    );
   });
 
   it('a token revoked on another node is refused by the next request', async () => {
-    const created = await a.ok('POST', `/users/${alice.id}/personal_access_tokens`, ROOT_TOKEN, { name: 'short-lived', scopes: ['api'] }, 201);
+    const created = await a.ok(
+      'POST',
+      `/users/${alice.id}/personal_access_tokens`,
+      ROOT_TOKEN,
+      { name: 'short-lived', scopes: ['api'] },
+      201,
+    );
     assert.equal((await a.ok('GET', '/user', created.token, undefined, 200)).username, 'alice');
 
     await b.ok('DELETE', `/personal_access_tokens/${created.id}`, ROOT_TOKEN, undefined, 204);
 
     const res = await a.api('GET', '/user', created.token);
     assert.equal(res.statusCode, 401);
-    assert.deepEqual(res.json, { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' });
+    assert.deepEqual(res.json, {
+      error: 'invalid_token',
+      error_description: 'Token was revoked. You have to re-authorize from the user.',
+    });
   });
 
   it('a membership added or removed on another node applies to the next request', async () => {
     const id = await createProject(a, 'members-only', 'private');
-    assert.deepEqual(await a.ok('GET', `/projects/${id}/templates/gitignores/Ruby`, alice.token, undefined, 404), NOT_FOUND_PROJECT);
+    assert.deepEqual(
+      await a.ok('GET', `/projects/${id}/templates/gitignores/Ruby`, alice.token, undefined, 404),
+      NOT_FOUND_PROJECT,
+    );
 
     await b.ok('POST', `/projects/${id}/members`, ROOT_TOKEN, { user_id: alice.id, access_level: 20 }, 201);
-    assert.equal((await a.ok('GET', `/projects/${id}/templates/gitignores/Ruby`, alice.token, undefined, 200)).name, 'Ruby');
+    assert.equal(
+      (await a.ok('GET', `/projects/${id}/templates/gitignores/Ruby`, alice.token, undefined, 200)).name,
+      'Ruby',
+    );
 
     await b.ok('DELETE', `/projects/${id}/members/${alice.id}`, ROOT_TOKEN, undefined, 204);
-    assert.deepEqual(await a.ok('GET', `/projects/${id}/templates/gitignores/Ruby`, alice.token, undefined, 404), NOT_FOUND_PROJECT);
+    assert.deepEqual(
+      await a.ok('GET', `/projects/${id}/templates/gitignores/Ruby`, alice.token, undefined, 404),
+      NOT_FOUND_PROJECT,
+    );
   });
 
   it('an instance template project named on another node is used by the next request', async () => {
     const id = await createProject(a, 'uses-templates', 'public');
     const source = await createProject(a, 'instance-templates', 'public');
-    await a.ok('POST', `/projects/${source}/repository/files/Dockerfile%2FHouse.dockerfile`, ROOT_TOKEN, { branch: 'main', content: 'FROM scratch\n', commit_message: 'add' }, 201);
+    await a.ok(
+      'POST',
+      `/projects/${source}/repository/files/Dockerfile%2FHouse.dockerfile`,
+      ROOT_TOKEN,
+      { branch: 'main', content: 'FROM scratch\n', commit_message: 'add' },
+      201,
+    );
     const before = await a.ok('GET', `/projects/${id}/templates/dockerfiles?per_page=100`, null, undefined, 200);
-    assert.equal(before.some((t: { key: string }) => t.key === 'House'), false);
+    assert.equal(
+      before.some((t: { key: string }) => t.key === 'House'),
+      false,
+    );
 
     await b.ok('PUT', '/application/settings', ROOT_TOKEN, { file_template_project_id: source }, 200);
     try {
@@ -104,10 +144,31 @@ describe('cached lookups are never served stale', () => {
     assert.equal(missing.statusCode, 404);
     assert.deepEqual(missing.json, { message: "404 User with ID or username 'from-cli' Not Found" });
 
-    const cli = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'users', 'create', '--username', 'from-cli', '--email', 'cli@example.com', '--name', 'From CLI'], {
-      env: { ...process.env, SNIPPETD_DATA_DIR: a.config.dataDir, SNIPPETD_DATABASE_URL: a.config.databaseUrl, SNIPPETD_LOG_LEVEL: 'warn' },
-      encoding: 'utf8',
-    });
+    const cli = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        CLI,
+        'users',
+        'create',
+        '--username',
+        'from-cli',
+        '--email',
+        'cli@example.com',
+        '--name',
+        'From CLI',
+      ],
+      {
+        env: {
+          ...process.env,
+          SNIPPETD_DATA_DIR: a.config.dataDir,
+          SNIPPETD_DATABASE_URL: a.config.databaseUrl,
+          SNIPPETD_LOG_LEVEL: 'warn',
+        },
+        encoding: 'utf8',
+      },
+    );
     assert.equal(cli.status, 0, cli.stderr);
 
     const found = await sudo();
@@ -117,7 +178,8 @@ describe('cached lookups are never served stale', () => {
 });
 
 /** ReadCache.refresh as a promise. */
-const refreshed = (cache: ReadCache) => new Promise<void>((resolve, reject) => cache.refresh((error) => (error ? reject(error) : resolve())));
+const refreshed = (cache: ReadCache) =>
+  new Promise<void>((resolve, reject) => cache.refresh((error) => (error ? reject(error) : resolve())));
 
 describe('ReadCache', () => {
   it('reads the epoch once for the requests of one event-loop turn, after all of them arrived', async () => {
@@ -156,7 +218,10 @@ describe('ReadCache', () => {
       throw new Error('database gone');
     });
     const results = await Promise.allSettled([refreshed(cache), refreshed(cache)]);
-    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
     const pgLike = new ReadCache(() => Promise.reject(new Error('connection refused')));
     await assert.rejects(refreshed(pgLike), /connection refused/);
   });

@@ -34,21 +34,39 @@ describe('project repository files API', () => {
   };
   const file = (id: number, p: string, rest = '') => `/projects/${id}/repository/files/${e(p)}${rest}`;
   const gitDir = (id: number) => path.join(t.config.dataDir, 'repositories', 'projects', `${id}.git`);
-  const git = (id: number, ...args: string[]) => execFileSync('git', ['--git-dir', gitDir(id), ...args], { encoding: 'utf8' }).trim();
+  const git = (id: number, ...args: string[]) =>
+    execFileSync('git', ['--git-dir', gitDir(id), ...args], { encoding: 'utf8' }).trim();
   const log = (id: number, ref = 'main') => git(id, 'log', '--format=%an <%ae>|%s', ref).split('\n');
   const project = async (payload: object, token = alice.token) => {
     const id = (await ok('POST', '/projects', token, payload, 201)).json.id as number;
     touched.add(id);
     return id;
   };
-  const entry = (p: string, type: string, mode: string, ref = 'main') => ({ id: git(P, 'rev-parse', `${ref}:${p}`), name: p.split('/').pop(), type, path: p, mode });
-  const put = (id: number, p: string, body: object, token = dev.token) => api('POST', file(id, p), token, { branch: 'main', commit_message: `add ${p}`, ...body });
+  const entry = (p: string, type: string, mode: string, ref = 'main') => ({
+    id: git(P, 'rev-parse', `${ref}:${p}`),
+    name: p.split('/').pop(),
+    type,
+    path: p,
+    mode,
+  });
+  const put = (id: number, p: string, body: object, token = dev.token) =>
+    api('POST', file(id, p), token, { branch: 'main', commit_message: `add ${p}`, ...body });
 
   before(async () => {
     t = await createTestApp();
-    [alice, dev, reporter, guest, stranger] = [await t.user('alice'), await t.user('dev'), await t.user('reporter'), await t.user('guest'), await t.user('stranger')];
+    [alice, dev, reporter, guest, stranger] = [
+      await t.user('alice'),
+      await t.user('dev'),
+      await t.user('reporter'),
+      await t.user('guest'),
+      await t.user('stranger'),
+    ];
     P = await project({ path: 'repo', visibility: 'private' });
-    for (const [u, level] of [[dev, 30], [reporter, 20], [guest, 10]] as const) {
+    for (const [u, level] of [
+      [dev, 30],
+      [reporter, 20],
+      [guest, 10],
+    ] as const) {
       await ok('POST', `/projects/${P}/members`, alice.token, { user_id: u.id, access_level: level }, 201);
     }
   });
@@ -61,9 +79,16 @@ describe('project repository files API', () => {
     const res = await put(P, 'hello.txt', { content: 'hello\n' });
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual(res.json, { file_path: 'hello.txt', branch: 'main' });
-    for (const [payload, branch] of [[{ path: 'trunky', default_branch: 'trunk' }, 'feature'], [{ path: 'plain' }, 'develop']] as const) {
+    for (const [payload, branch] of [
+      [{ path: 'trunky', default_branch: 'trunk' }, 'feature'],
+      [{ path: 'plain' }, 'develop'],
+    ] as const) {
       const id = await project(payload);
-      const first = await api('POST', file(id, 'a.txt'), alice.token, { branch, content: 'a', commit_message: 'first' });
+      const first = await api('POST', file(id, 'a.txt'), alice.token, {
+        branch,
+        content: 'a',
+        commit_message: 'first',
+      });
       assert.equal(first.statusCode, 201, first.body);
       assert.deepEqual(first.json, { file_path: 'a.txt', branch });
       assert.equal((await ok('GET', `/projects/${id}`, alice.token, undefined, 200)).json.default_branch, branch);
@@ -75,16 +100,30 @@ describe('project repository files API', () => {
   });
 
   it('writes text and base64 content; the caller is the default author, author_name/author_email override it', async () => {
-    const res = await put(P, 'bin/data.bin', { content: BINARY.toString('base64'), encoding: 'base64', author_name: 'Ann Other', author_email: 'ann@example.org', commit_message: 'add binary\n\nwith a body' });
+    const res = await put(P, 'bin/data.bin', {
+      content: BINARY.toString('base64'),
+      encoding: 'base64',
+      author_name: 'Ann Other',
+      author_email: 'ann@example.org',
+      commit_message: 'add binary\n\nwith a body',
+    });
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual(res.json, { file_path: 'bin/data.bin', branch: 'main' });
     assert.deepEqual(log(P), ['Ann Other <ann@example.org>|add binary', 'DEV <dev@example.com>|add hello.txt']);
-    assert.deepEqual(Buffer.from(execFileSync('git', ['--git-dir', gitDir(P), 'cat-file', 'blob', 'main:bin/data.bin'])), BINARY);
+    assert.deepEqual(
+      Buffer.from(execFileSync('git', ['--git-dir', gitDir(P), 'cat-file', 'blob', 'main:bin/data.bin'])),
+      BINARY,
+    );
     assert.equal(git(P, 'cat-file', 'blob', 'main:hello.txt'), 'hello');
   });
 
   it('updates with PUT, honours execute_filemode, refuses to create an existing or change a missing file', async () => {
-    const upd = await api('PUT', file(P, 'hello.txt'), dev.token, { branch: 'main', content: 'hello again\n', commit_message: 'update hello', execute_filemode: true });
+    const upd = await api('PUT', file(P, 'hello.txt'), dev.token, {
+      branch: 'main',
+      content: 'hello again\n',
+      commit_message: 'update hello',
+      execute_filemode: true,
+    });
     assert.equal(upd.statusCode, 200, upd.body);
     assert.deepEqual(upd.json, { file_path: 'hello.txt', branch: 'main' });
     assert.match(git(P, 'ls-tree', 'main', 'hello.txt'), /^100755 blob [0-9a-f]{40}\thello\.txt$/);
@@ -94,7 +133,11 @@ describe('project repository files API', () => {
     assert.equal(exists.statusCode, 400);
     assert.deepEqual(exists.json, { message: 'A file with this name already exists' });
     for (const method of ['PUT', 'DELETE']) {
-      const missing = await api(method, file(P, 'nope.txt'), dev.token, { branch: 'main', content: 'x', commit_message: 'm' });
+      const missing = await api(method, file(P, 'nope.txt'), dev.token, {
+        branch: 'main',
+        content: 'x',
+        commit_message: 'm',
+      });
       assert.equal(missing.statusCode, 400, method);
       assert.deepEqual(missing.json, { message: "A file with this name doesn't exist" });
     }
@@ -107,12 +150,23 @@ describe('project repository files API', () => {
     const last = git(P, 'log', '-1', '--format=%H', 'main', '--', 'bin/data.bin');
     assert.notEqual(last, head);
     assert.deepEqual(res.json, {
-      file_name: 'data.bin', file_path: 'bin/data.bin', size: BINARY.length, encoding: 'base64', content: BINARY.toString('base64'),
-      content_sha256: crypto.createHash('sha256').update(BINARY).digest('hex'), ref: 'main', blob_id: git(P, 'rev-parse', 'main:bin/data.bin'),
-      commit_id: head, last_commit_id: last, execute_filemode: false,
+      file_name: 'data.bin',
+      file_path: 'bin/data.bin',
+      size: BINARY.length,
+      encoding: 'base64',
+      content: BINARY.toString('base64'),
+      content_sha256: crypto.createHash('sha256').update(BINARY).digest('hex'),
+      ref: 'main',
+      blob_id: git(P, 'rev-parse', 'main:bin/data.bin'),
+      commit_id: head,
+      last_commit_id: last,
+      execute_filemode: false,
     });
     const bySha = await ok('GET', `${file(P, 'hello.txt')}?ref=${head.slice(0, 12)}`, reporter.token, undefined, 200);
-    assert.deepEqual([bySha.json.ref, bySha.json.commit_id, bySha.json.last_commit_id, bySha.json.execute_filemode], [head.slice(0, 12), head, head, true]);
+    assert.deepEqual(
+      [bySha.json.ref, bySha.json.commit_id, bySha.json.last_commit_id, bySha.json.execute_filemode],
+      [head.slice(0, 12), head, head, true],
+    );
     assert.equal(Buffer.from(bySha.json.content, 'base64').toString(), 'hello again\n');
     const unknownRef = await api('GET', `${file(P, 'hello.txt')}?ref=nowhere`, reporter.token);
     assert.equal(unknownRef.statusCode, 404);
@@ -140,7 +194,10 @@ describe('project repository files API', () => {
     assert.deepEqual(bin.rawPayload, BINARY);
     assert.equal(bin.headers['content-type'], 'application/octet-stream');
     assert.equal(bin.headers['content-disposition'], `attachment; filename="data.bin"; filename*=UTF-8''data.bin`);
-    for (const [url, body] of [[`${file(P, 'hello.txt', '/raw')}?ref=nowhere`, { message: '404 Commit Not Found' }], [file(P, 'nope.txt', '/raw'), NO_FILE]] as const) {
+    for (const [url, body] of [
+      [`${file(P, 'hello.txt', '/raw')}?ref=nowhere`, { message: '404 Commit Not Found' }],
+      [file(P, 'nope.txt', '/raw'), NO_FILE],
+    ] as const) {
       const res = await api('GET', url, reporter.token);
       assert.equal(res.statusCode, 404, url);
       assert.deepEqual(res.json, body);
@@ -148,10 +205,20 @@ describe('project repository files API', () => {
   });
 
   it('nested paths are written, read and deleted (204, empty body)', async () => {
-    const res = await api('POST', `/projects/${P}/repository/files/dir%2Fsub%2Ffile.rb`, dev.token, { branch: 'main', content: 'puts 1\n', commit_message: 'nested' });
+    const res = await api('POST', `/projects/${P}/repository/files/dir%2Fsub%2Ffile.rb`, dev.token, {
+      branch: 'main',
+      content: 'puts 1\n',
+      commit_message: 'nested',
+    });
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual(res.json, { file_path: 'dir/sub/file.rb', branch: 'main' });
-    const got = await ok('GET', `/projects/${P}/repository/files/dir%2Fsub%2Ffile.rb?ref=main`, dev.token, undefined, 200);
+    const got = await ok(
+      'GET',
+      `/projects/${P}/repository/files/dir%2Fsub%2Ffile.rb?ref=main`,
+      dev.token,
+      undefined,
+      200,
+    );
     assert.deepEqual([got.json.file_name, got.json.file_path, got.json.size], ['file.rb', 'dir/sub/file.rb', 7]);
     assert.equal((await put(P, 'dir/tmp.txt', { content: 'tmp' })).statusCode, 201);
     const del = await api('DELETE', `${file(P, 'dir/tmp.txt')}?branch=main&commit_message=remove%20tmp`, dev.token);
@@ -169,7 +236,10 @@ describe('project repository files API', () => {
     assert.equal(git(P, 'rev-parse', 'feat^'), main);
     assert.equal(git(P, 'rev-parse', 'main'), main);
     assert.deepEqual((await api('GET', `${file(P, 'feat.txt')}?ref=main`, dev.token)).json, NO_FILE);
-    assert.equal((await ok('GET', `${file(P, 'feat.txt')}?ref=feat`, dev.token, undefined, 200)).json.last_commit_id, git(P, 'rev-parse', 'feat'));
+    assert.equal(
+      (await ok('GET', `${file(P, 'feat.txt')}?ref=feat`, dev.token, undefined, 200)).json.last_commit_id,
+      git(P, 'rev-parse', 'feat'),
+    );
     for (const body of [{ branch: 'ghost' }, { branch: 'ghost', start_branch: 'also-missing' }]) {
       const refused = await put(P, 'ghost.txt', { ...body, content: 'x' });
       assert.equal(refused.statusCode, 400, JSON.stringify(body));
@@ -178,7 +248,7 @@ describe('project repository files API', () => {
     assert.equal(git(P, 'for-each-ref', '--format=%(refname:short)'), 'feat\nmain');
   });
 
-  it('missing required parameters: 400 with Grape\'s list', async () => {
+  it("missing required parameters: 400 with Grape's list", async () => {
     const post = await api('POST', file(P, 'x.txt'), dev.token, { content: 'x' });
     assert.equal(post.statusCode, 400);
     assert.deepEqual(post.json, { error: 'branch is missing, commit_message is missing' });
@@ -192,9 +262,19 @@ describe('project repository files API', () => {
 
   it('unsafe paths are refused with 400 and nothing is written', async () => {
     const head = git(P, 'rev-parse', 'main');
-    for (const p of ['..%2F..%2Fetc%2Fpasswd', '%252E%252E%252Fetc%252Fpasswd', 'dir%2F..%2F..%2Fx', '%2Fetc%2Fpasswd']) {
+    for (const p of [
+      '..%2F..%2Fetc%2Fpasswd',
+      '%252E%252E%252Fetc%252Fpasswd',
+      'dir%2F..%2F..%2Fx',
+      '%2Fetc%2Fpasswd',
+    ]) {
       const base = `/projects/${P}/repository/files/${p}`;
-      for (const [method, url, payload] of [['POST', base, { branch: 'main', content: 'x', commit_message: 'evil' }], ['PUT', base, { branch: 'main', content: 'x', commit_message: 'evil' }], ['GET', `${base}?ref=main`], ['GET', `${base}/raw`]] as const) {
+      for (const [method, url, payload] of [
+        ['POST', base, { branch: 'main', content: 'x', commit_message: 'evil' }],
+        ['PUT', base, { branch: 'main', content: 'x', commit_message: 'evil' }],
+        ['GET', `${base}?ref=main`],
+        ['GET', `${base}/raw`],
+      ] as const) {
         const res = await api(method, url, dev.token, payload);
         assert.equal(res.statusCode, 400, `${method} ${url}: ${res.body}`);
         assert.deepEqual(res.json, BAD_PATH, `${method} ${url}`);
@@ -209,18 +289,31 @@ describe('project repository files API', () => {
   it('option-injection attempts are refused with 4xx, never 500, and create nothing', async () => {
     const out = path.join(os.tmpdir(), `snippetd-injection-${process.pid}`);
     const refs = git(P, 'for-each-ref');
-    const reads = [`${file(P, 'hello.txt')}?ref=--output=${e(out)}`, `${file(P, 'hello.txt', '/raw')}?ref=--output=${e(out)}`,
-      `/projects/${P}/repository/tree?ref=--output=${e(out)}`, `/projects/${P}/repository/commits?ref_name=--output=${e(out)}`,
-      `/projects/${P}/repository/tree?path=--output=${e(out)}`, `/projects/${P}/repository/commits?path=--output=${e(out)}`];
+    const reads = [
+      `${file(P, 'hello.txt')}?ref=--output=${e(out)}`,
+      `${file(P, 'hello.txt', '/raw')}?ref=--output=${e(out)}`,
+      `/projects/${P}/repository/tree?ref=--output=${e(out)}`,
+      `/projects/${P}/repository/commits?ref_name=--output=${e(out)}`,
+      `/projects/${P}/repository/tree?path=--output=${e(out)}`,
+      `/projects/${P}/repository/commits?path=--output=${e(out)}`,
+    ];
     for (const url of reads) {
       const res = await api('GET', url, dev.token);
       // An unknown ref_name or path on commits is GitLab's 200 []; anything else must be refused.
       if (url.includes('/commits') && res.statusCode === 200) assert.deepEqual(res.json, [], url);
       else assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${url}: ${res.statusCode} ${res.body}`);
     }
-    for (const body of [{ branch: '-x' }, { branch: '--output=x' }, { branch: 'new', start_branch: '--orphan' }, { branch: 'new', start_branch: '-x' }]) {
+    for (const body of [
+      { branch: '-x' },
+      { branch: '--output=x' },
+      { branch: 'new', start_branch: '--orphan' },
+      { branch: 'new', start_branch: '-x' },
+    ]) {
       const res = await put(P, 'inject.txt', { ...body, content: 'x' });
-      assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${JSON.stringify(body)}: ${res.statusCode} ${res.body}`);
+      assert.ok(
+        res.statusCode >= 400 && res.statusCode < 500,
+        `${JSON.stringify(body)}: ${res.statusCode} ${res.body}`,
+      );
     }
     assert.equal(fs.existsSync(out), false);
     assert.equal(git(P, 'for-each-ref'), refs);
@@ -229,11 +322,28 @@ describe('project repository files API', () => {
 
   it('tree: root, path=dir, recursive=true, pagination headers, 404 for an unknown path or ref', async () => {
     const root = await ok('GET', `/projects/${P}/repository/tree`, reporter.token, undefined, 200);
-    assert.deepEqual(root.json, [entry('bin', 'tree', '040000'), entry('dir', 'tree', '040000'), entry('hello.txt', 'blob', '100755')]);
-    assert.deepEqual([root.headers['x-total'], root.headers['x-total-pages'], root.headers['x-page'], root.headers['x-per-page']], ['3', '1', '1', '20']);
+    assert.deepEqual(root.json, [
+      entry('bin', 'tree', '040000'),
+      entry('dir', 'tree', '040000'),
+      entry('hello.txt', 'blob', '100755'),
+    ]);
+    assert.deepEqual(
+      [root.headers['x-total'], root.headers['x-total-pages'], root.headers['x-page'], root.headers['x-per-page']],
+      ['3', '1', '1', '20'],
+    );
     const page = await ok('GET', `/projects/${P}/repository/tree?per_page=2&page=2`, reporter.token, undefined, 200);
     assert.deepEqual(page.json, [entry('hello.txt', 'blob', '100755')]);
-    assert.deepEqual([page.headers['x-total'], page.headers['x-total-pages'], page.headers['x-page'], page.headers['x-per-page'], page.headers['x-prev-page'], page.headers['x-next-page']], ['3', '2', '2', '2', '1', '']);
+    assert.deepEqual(
+      [
+        page.headers['x-total'],
+        page.headers['x-total-pages'],
+        page.headers['x-page'],
+        page.headers['x-per-page'],
+        page.headers['x-prev-page'],
+        page.headers['x-next-page'],
+      ],
+      ['3', '2', '2', '2', '1', ''],
+    );
     for (const q of ['path=nothing', 'path=hello.txt', 'ref=nowhere', 'path=dir&ref=nowhere']) {
       const res = await api('GET', `/projects/${P}/repository/tree?${q}`, reporter.token);
       assert.equal(res.statusCode, 404, q);
@@ -241,40 +351,94 @@ describe('project repository files API', () => {
     }
   });
 
-  it('tree: path=dir lists the directory\'s entries, recursive=true every tree and blob below', async () => {
-    const rec = await ok('GET', `/projects/${P}/repository/tree?recursive=true&ref=feat`, reporter.token, undefined, 200);
+  it("tree: path=dir lists the directory's entries, recursive=true every tree and blob below", async () => {
+    const rec = await ok(
+      'GET',
+      `/projects/${P}/repository/tree?recursive=true&ref=feat`,
+      reporter.token,
+      undefined,
+      200,
+    );
     const all = rec.json.map((x: any) => `${x.type} ${x.path}`).sort();
-    assert.deepEqual(all, ['blob bin/data.bin', 'blob dir/sub/file.rb', 'blob feat.txt', 'blob hello.txt', 'tree bin', 'tree dir', 'tree dir/sub']);
-    assert.deepEqual(rec.json.find((x: any) => x.path === 'dir/sub/file.rb'), entry('dir/sub/file.rb', 'blob', '100644', 'feat'));
+    assert.deepEqual(all, [
+      'blob bin/data.bin',
+      'blob dir/sub/file.rb',
+      'blob feat.txt',
+      'blob hello.txt',
+      'tree bin',
+      'tree dir',
+      'tree dir/sub',
+    ]);
+    assert.deepEqual(
+      rec.json.find((x: any) => x.path === 'dir/sub/file.rb'),
+      entry('dir/sub/file.rb', 'blob', '100644', 'feat'),
+    );
     const dir = await ok('GET', `/projects/${P}/repository/tree?path=dir&ref=main`, reporter.token, undefined, 200);
     assert.deepEqual(dir.json, [entry('dir/sub', 'tree', '040000')]);
-    const deep = await ok('GET', `/projects/${P}/repository/tree?path=dir&recursive=true`, reporter.token, undefined, 200);
+    const deep = await ok(
+      'GET',
+      `/projects/${P}/repository/tree?path=dir&recursive=true`,
+      reporter.token,
+      undefined,
+      200,
+    );
     assert.deepEqual(deep.json, [entry('dir/sub', 'tree', '040000'), entry('dir/sub/file.rb', 'blob', '100644')]);
   });
 
   it('tree lists trees before blobs, as GitLab (Tree#sorted_entries)', async () => {
     assert.equal((await put(P, 'a.txt', { branch: 'sorted', start_branch: 'main', content: 'a' })).statusCode, 201);
     const res = await ok('GET', `/projects/${P}/repository/tree?ref=sorted`, reporter.token, undefined, 200);
-    assert.deepEqual(res.json.map((x: any) => x.name), ['bin', 'dir', 'a.txt', 'hello.txt']);
+    assert.deepEqual(
+      res.json.map((x: any) => x.name),
+      ['bin', 'dir', 'a.txt', 'hello.txt'],
+    );
   });
 
   it('commits: newest first with every field, ref_name, per_page pagination with X-Total', async () => {
     const ids = git(P, 'rev-list', 'main').split('\n');
     const res = await ok('GET', `/projects/${P}/repository/commits`, reporter.token, undefined, 200);
-    assert.deepEqual(res.json.map((c: any) => c.id), ids);
+    assert.deepEqual(
+      res.json.map((c: any) => c.id),
+      ids,
+    );
     assert.equal(res.headers['x-total'], String(ids.length));
     const bin = res.json.find((c: any) => c.title === 'add binary');
     const binId = git(P, 'log', '-1', '--format=%H', 'main', '--', 'bin/data.bin');
     assert.deepEqual(
-      { id: bin.id, short_id: bin.short_id, title: bin.title, message: bin.message, author_name: bin.author_name, author_email: bin.author_email, parent_ids: bin.parent_ids },
-      { id: binId, short_id: binId.slice(0, 8), title: 'add binary', message: 'add binary\n\nwith a body', author_name: 'Ann Other', author_email: 'ann@example.org', parent_ids: [git(P, 'rev-parse', `${binId}^`)] },
+      {
+        id: bin.id,
+        short_id: bin.short_id,
+        title: bin.title,
+        message: bin.message,
+        author_name: bin.author_name,
+        author_email: bin.author_email,
+        parent_ids: bin.parent_ids,
+      },
+      {
+        id: binId,
+        short_id: binId.slice(0, 8),
+        title: 'add binary',
+        message: 'add binary\n\nwith a body',
+        author_name: 'Ann Other',
+        author_email: 'ann@example.org',
+        parent_ids: [git(P, 'rev-parse', `${binId}^`)],
+      },
     );
     assert.deepEqual(res.json.at(-1).parent_ids, []);
     const feat = await ok('GET', `/projects/${P}/repository/commits?ref_name=feat`, reporter.token, undefined, 200);
-    assert.deepEqual([feat.json[0].id, feat.json[0].title, feat.json.length], [git(P, 'rev-parse', 'feat'), 'add feat.txt', ids.length + 1]);
+    assert.deepEqual(
+      [feat.json[0].id, feat.json[0].title, feat.json.length],
+      [git(P, 'rev-parse', 'feat'), 'add feat.txt', ids.length + 1],
+    );
     const p2 = await ok('GET', `/projects/${P}/repository/commits?per_page=2&page=2`, reporter.token, undefined, 200);
-    assert.deepEqual(p2.json.map((c: any) => c.id), ids.slice(2, 4));
-    assert.deepEqual([p2.headers['x-total'], p2.headers['x-total-pages'], p2.headers['x-per-page'], p2.headers['x-page']], [String(ids.length), String(Math.ceil(ids.length / 2)), '2', '2']);
+    assert.deepEqual(
+      p2.json.map((c: any) => c.id),
+      ids.slice(2, 4),
+    );
+    assert.deepEqual(
+      [p2.headers['x-total'], p2.headers['x-total-pages'], p2.headers['x-per-page'], p2.headers['x-page']],
+      [String(ids.length), String(Math.ceil(ids.length / 2)), '2', '2'],
+    );
     for (const c of res.json) {
       assert.ok(Math.abs(Date.parse(c.created_at) - Date.now()) < 120_000, c.created_at);
       assert.match(c.created_at, TIME, c.created_at);
@@ -292,7 +456,12 @@ describe('project repository files API', () => {
 
   it('permissions: public readable anonymously; private by reporter+; writes developer+; never archived', async () => {
     const pub = await project({ path: 'pub', visibility: 'public', initialize_with_readme: true });
-    for (const url of [`${file(pub, 'README.md')}?ref=main`, file(pub, 'README.md', '/raw'), `/projects/${pub}/repository/tree`, `/projects/${pub}/repository/commits`]) {
+    for (const url of [
+      `${file(pub, 'README.md')}?ref=main`,
+      file(pub, 'README.md', '/raw'),
+      `/projects/${pub}/repository/tree`,
+      `/projects/${pub}/repository/commits`,
+    ]) {
       await ok('GET', url, null, undefined, 200);
       await ok('GET', url, stranger.token, undefined, 200);
     }
@@ -304,7 +473,12 @@ describe('project repository files API', () => {
     assert.equal(outsider.statusCode, 403);
     assert.deepEqual(outsider.json, FORBIDDEN);
 
-    const reads = [`${file(P, 'hello.txt')}?ref=main`, file(P, 'hello.txt', '/raw'), `/projects/${P}/repository/tree`, `/projects/${P}/repository/commits`];
+    const reads = [
+      `${file(P, 'hello.txt')}?ref=main`,
+      file(P, 'hello.txt', '/raw'),
+      `/projects/${P}/repository/tree`,
+      `/projects/${P}/repository/commits`,
+    ];
     for (const url of reads) {
       const g = await api('GET', url, guest.token);
       assert.equal(g.statusCode, 403, `guest ${url}`);
@@ -316,7 +490,12 @@ describe('project repository files API', () => {
         assert.deepEqual(res.json, NO_PROJECT);
       }
     }
-    for (const [token, status, expected] of [[guest.token, 403, FORBIDDEN], [reporter.token, 403, FORBIDDEN], [stranger.token, 404, NO_PROJECT], [null, 401, { message: '401 Unauthorized' }]] as const) {
+    for (const [token, status, expected] of [
+      [guest.token, 403, FORBIDDEN],
+      [reporter.token, 403, FORBIDDEN],
+      [stranger.token, 404, NO_PROJECT],
+      [null, 401, { message: '401 Unauthorized' }],
+    ] as const) {
       for (const method of ['POST', 'PUT', 'DELETE']) {
         const res = await api(method, file(P, method === 'POST' ? 'denied.txt' : 'hello.txt'), token, body);
         assert.equal(res.statusCode, status, `${method} ${res.body}`);

@@ -13,7 +13,11 @@ describe('concurrent snippet updates', () => {
   let projectId: number;
   before(async () => {
     t = await createTestApp();
-    const project = await t.request({ method: 'POST', url: '/api/v4/projects', payload: { path: 'race', visibility: 'public' } });
+    const project = await t.request({
+      method: 'POST',
+      url: '/api/v4/projects',
+      payload: { path: 'race', visibility: 'public' },
+    });
     projectId = project.json.id;
   });
   after(() => t.close());
@@ -28,12 +32,22 @@ describe('concurrent snippet updates', () => {
     const id = created.json.id;
     const results = await Promise.all(
       Array.from({ length: 9 }, (_, i) =>
-        t.request({ method: 'PUT', url: `/api/v4/projects/${projectId}/snippets/${id}`, payload: { files: [{ action: 'create', file_path: `f${i}.txt`, content: `content ${i}` }] } }),
+        t.request({
+          method: 'PUT',
+          url: `/api/v4/projects/${projectId}/snippets/${id}`,
+          payload: { files: [{ action: 'create', file_path: `f${i}.txt`, content: `content ${i}` }] },
+        }),
       ),
     );
-    assert.deepEqual(results.map((r) => r.statusCode), Array(9).fill(200));
+    assert.deepEqual(
+      results.map((r) => r.statusCode),
+      Array(9).fill(200),
+    );
     const final = await t.request({ method: 'GET', url: `/api/v4/projects/${projectId}/snippets/${id}` });
-    assert.deepEqual(final.json.files.map((f: { path: string }) => f.path), ['base.txt', ...Array.from({ length: 9 }, (_, i) => `f${i}.txt`)]);
+    assert.deepEqual(
+      final.json.files.map((f: { path: string }) => f.path),
+      ['base.txt', ...Array.from({ length: 9 }, (_, i) => `f${i}.txt`)],
+    );
     const dir = path.join(t.config.dataDir, 'repositories', 'snippets', `${id}.git`);
     const log = git(dir, 'log', '--format=%s', 'main').stdout.trim().split('\n');
     assert.equal(log.length, 10);
@@ -42,7 +56,10 @@ describe('concurrent snippet updates', () => {
     assert.equal(git(dir, 'ls-tree', '-r', '--name-only', 'main').stdout.trim().split('\n').length, 10);
     assert.equal(git(dir, 'fsck', '--strict').status, 0);
     for (let i = 0; i < 9; i++) {
-      const raw = await t.request({ method: 'GET', url: `/api/v4/projects/${projectId}/snippets/${id}/files/main/f${i}.txt/raw` });
+      const raw = await t.request({
+        method: 'GET',
+        url: `/api/v4/projects/${projectId}/snippets/${id}/files/main/f${i}.txt/raw`,
+      });
       assert.equal(raw.body, `content ${i}`);
     }
   });

@@ -10,7 +10,11 @@ const apps: TestApp[] = [];
 after(() => Promise.all(apps.map((a) => a.close())));
 
 async function snippetIn(t: TestApp, headers: Record<string, string> = {}) {
-  const project = await t.request({ method: 'POST', url: '/api/v4/projects', payload: { path: `p${Date.now()}`, visibility: 'public' } });
+  const project = await t.request({
+    method: 'POST',
+    url: '/api/v4/projects',
+    payload: { path: `p${Date.now()}`, visibility: 'public' },
+  });
   const created = await t.request({
     method: 'POST',
     url: `/api/v4/projects/${project.json.id}/snippets`,
@@ -30,9 +34,16 @@ describe('client address of user agent details', () => {
       const t = await createTestApp({ trustedProxies: [...trusted] });
       apps.push(t);
       const s = await snippetIn(t, { 'x-forwarded-for': '203.0.113.7' });
-      const detail = await t.request({ method: 'GET', url: `/api/v4/projects/${s.projectId}/snippets/${s.id}/user_agent_detail` });
+      const detail = await t.request({
+        method: 'GET',
+        url: `/api/v4/projects/${s.projectId}/snippets/${s.id}/user_agent_detail`,
+      });
       assert.equal(detail.statusCode, 200);
-      assert.deepEqual(detail.json, { user_agent: 'lifecycle-test/1.0', ip_address: expected, akismet_submitted: false });
+      assert.deepEqual(detail.json, {
+        user_agent: 'lifecycle-test/1.0',
+        ip_address: expected,
+        akismet_submitted: false,
+      });
     });
   }
 });

@@ -10,9 +10,26 @@ type Level = 'private' | 'internal' | 'public';
 type Feature = 'enabled' | 'private' | 'disabled';
 type Endpoint = 'list' | 'get' | 'raw' | 'file raw' | 'create' | 'update' | 'delete' | 'user_agent_detail';
 type Kind = 'root' | 'authr' | 'authg' | 'authn';
-interface Actor { name: string; user: string | null; role: number; external?: boolean; admin?: boolean; author?: Kind }
-interface ProjectCase { name: string; visibility: Level; feature: Feature; archived: boolean }
-interface Expect { status: number; body?: unknown; gate: boolean; listed?: boolean }
+interface Actor {
+  name: string;
+  user: string | null;
+  role: number;
+  external?: boolean;
+  admin?: boolean;
+  author?: Kind;
+}
+interface ProjectCase {
+  name: string;
+  visibility: Level;
+  feature: Feature;
+  archived: boolean;
+}
+interface Expect {
+  status: number;
+  body?: unknown;
+  gate: boolean;
+  listed?: boolean;
+}
 
 const LEVELS: Level[] = ['private', 'internal', 'public'];
 const ENDPOINTS: Endpoint[] = ['list', 'get', 'raw', 'file raw', 'create', 'update', 'delete', 'user_agent_detail'];
@@ -32,8 +49,18 @@ const ACTORS: Actor[] = [
 ];
 const PROJECTS: ProjectCase[] = [
   ...LEVELS.map((v) => ({ name: `${v} project`, visibility: v, feature: 'enabled' as Feature, archived: false })),
-  ...(['internal', 'public'] as Level[]).map((v) => ({ name: `${v} project, snippets private`, visibility: v, feature: 'private' as Feature, archived: false })),
-  ...(['private', 'public'] as Level[]).map((v) => ({ name: `${v} project, snippets disabled`, visibility: v, feature: 'disabled' as Feature, archived: false })),
+  ...(['internal', 'public'] as Level[]).map((v) => ({
+    name: `${v} project, snippets private`,
+    visibility: v,
+    feature: 'private' as Feature,
+    archived: false,
+  })),
+  ...(['private', 'public'] as Level[]).map((v) => ({
+    name: `${v} project, snippets disabled`,
+    visibility: v,
+    feature: 'disabled' as Feature,
+    archived: false,
+  })),
   { name: 'public project, archived', visibility: 'public', feature: 'enabled', archived: true },
 ];
 
@@ -50,7 +77,8 @@ function oracle(a: Actor, p: ProjectCase, sv: Level, ep: Endpoint): Expect {
   const signedIn = a.user !== null;
   const member = a.role >= 10;
   // 4.1/4.2: members and admins see everything; others by level; external users public only.
-  const sees = (level: Level) => !!a.admin || member || level === 'public' || (level === 'internal' && signedIn && !a.external);
+  const sees = (level: Level) =>
+    !!a.admin || member || level === 'public' || (level === 'internal' && signedIn && !a.external);
   const gate = (status: number, body: unknown): Expect => ({ status, body, gate: true });
   if (!sees(p.visibility)) return gate(404, PROJECT_NOT_FOUND); // 1.4 step 2, 4.1.1
   if (p.feature === 'disabled') return gate(403, FORBIDDEN); // 4.1.2, admins and owners included
@@ -83,7 +111,12 @@ function oracle(a: Actor, p: ProjectCase, sv: Level, ep: Endpoint): Expect {
   }
 }
 
-interface Snip { id: number; title: string; content: string; authorId: number }
+interface Snip {
+  id: number;
+  title: string;
+  content: string;
+  authorId: number;
+}
 
 describe('project snippets permission matrix', () => {
   let t: TestApp;
@@ -119,12 +152,25 @@ describe('project snippets permission matrix', () => {
   before(async () => {
     t = await createTestApp();
     for (const a of ACTORS) if (a.user) users[a.user] = await t.user(a.user, { admin: a.admin, external: a.external });
-    const roles: Record<string, number> = { guest: 10, reporter: 20, developer: 30, maintainer: 40, authr: 20, authg: 20, authn: 20 };
+    const roles: Record<string, number> = {
+      guest: 10,
+      reporter: 20,
+      developer: 30,
+      maintainer: 40,
+      authr: 20,
+      authg: 20,
+      authn: 20,
+    };
     for (const p of PROJECTS) {
       const path = p.name.replace(/[^a-z]+/g, '-');
-      const created = await ok('POST', `/projects/user/${users.owner.id}`, { name: path, path, visibility: p.visibility });
+      const created = await ok('POST', `/projects/user/${users.owner.id}`, {
+        name: path,
+        path,
+        visibility: p.visibility,
+      });
       projectIds[p.name] = created.id;
-      for (const [name, level] of Object.entries(roles)) await ok('POST', `/projects/${created.id}/members`, { user_id: users[name].id, access_level: level });
+      for (const [name, level] of Object.entries(roles))
+        await ok('POST', `/projects/${created.id}/members`, { user_id: users[name].id, access_level: level });
       const jobs: Promise<void>[] = [];
       for (const sv of LEVELS) {
         for (const kind of ['root', 'authr', 'authg', 'authn'] as Kind[]) {
@@ -133,7 +179,8 @@ describe('project snippets permission matrix', () => {
         for (const a of ACTORS) {
           for (const ep of ['update', 'delete'] as Endpoint[]) {
             const key = `${p.name}|${a.name}|${sv}|${ep}`;
-            if (!oracle(a, p, sv, ep).gate) jobs.push(snippet(created.id, kindOf(a), sv).then((s) => void fresh.set(key, s)));
+            if (!oracle(a, p, sv, ep).gate)
+              jobs.push(snippet(created.id, kindOf(a), sv).then((s) => void fresh.set(key, s)));
           }
         }
       }
@@ -165,13 +212,24 @@ describe('project snippets permission matrix', () => {
             if (!page) return Object.assign(res, { json: all });
           }
         }
-        case 'get': return call('GET', `${base}/${id}`, token);
-        case 'raw': return call('GET', `${base}/${id}/raw`, token);
-        case 'file raw': return call('GET', `${base}/${id}/files/main/hello.txt/raw`, token);
-        case 'create': return call('POST', base, token, { title: `created by ${a.name}`, visibility: sv, files: [{ file_path: 'new.txt', content: 'new' }] });
-        case 'update': return call('PUT', `${base}/${id}`, token, { title: `renamed by ${a.name}` });
-        case 'delete': return call('DELETE', `${base}/${id}`, token);
-        case 'user_agent_detail': return call('GET', `${base}/${id}/user_agent_detail`, token);
+        case 'get':
+          return call('GET', `${base}/${id}`, token);
+        case 'raw':
+          return call('GET', `${base}/${id}/raw`, token);
+        case 'file raw':
+          return call('GET', `${base}/${id}/files/main/hello.txt/raw`, token);
+        case 'create':
+          return call('POST', base, token, {
+            title: `created by ${a.name}`,
+            visibility: sv,
+            files: [{ file_path: 'new.txt', content: 'new' }],
+          });
+        case 'update':
+          return call('PUT', `${base}/${id}`, token, { title: `renamed by ${a.name}` });
+        case 'delete':
+          return call('DELETE', `${base}/${id}`, token);
+        case 'user_agent_detail':
+          return call('GET', `${base}/${id}/user_agent_detail`, token);
       }
     };
     const res = await request(target.id);
@@ -195,7 +253,11 @@ describe('project snippets permission matrix', () => {
       case 'list': {
         assert.ok(Array.isArray(res.json));
         assert.ok(res.json.every((s: { project_id: number }) => s.project_id === pid));
-        assert.equal(res.json.some((s: { id: number }) => s.id === target.id), exp.listed, `snippet ${exp.listed ? 'missing from' : 'leaked into'} the list`);
+        assert.equal(
+          res.json.some((s: { id: number }) => s.id === target.id),
+          exp.listed,
+          `snippet ${exp.listed ? 'missing from' : 'leaked into'} the list`,
+        );
         break;
       }
       case 'get':
@@ -247,21 +309,88 @@ describe('project snippets permission matrix', () => {
   }
 
   describe('precedence (1.4): project 404 and feature 403, then validation (400), then authentication (401)', () => {
-    const anon = (method: string, p: string, url: string, payload?: object) => call(method, `/projects/${projectIds[p]}/snippets${url}`, null, payload);
+    const anon = (method: string, p: string, url: string, payload?: object) =>
+      call(method, `/projects/${projectIds[p]}/snippets${url}`, null, payload);
     const valid = { title: 'x', files: [{ file_path: 'a.txt', content: 'a' }] };
     const cases: [string, string, string, string, object | undefined, number, unknown][] = [
-      ['POST without a title', 'POST', 'public project', '', { files: valid.files }, 400, { error: 'title is missing' }],
+      [
+        'POST without a title',
+        'POST',
+        'public project',
+        '',
+        { files: valid.files },
+        400,
+        { error: 'title is missing' },
+      ],
       ['POST with valid params', 'POST', 'public project', '', valid, 401, UNAUTHORIZED],
-      ['PUT without any params', 'PUT', 'public project', '/ID', {}, 400,
-        { error: 'content, description, files, file_name, title, visibility are missing, at least one parameter must be provided' }],
+      [
+        'PUT without any params',
+        'PUT',
+        'public project',
+        '/ID',
+        {},
+        400,
+        {
+          error:
+            'content, description, files, file_name, title, visibility are missing, at least one parameter must be provided',
+        },
+      ],
       ['PUT with valid params', 'PUT', 'public project', '/ID', { title: 'y' }, 401, UNAUTHORIZED],
-      ['DELETE with a non-integer id', 'DELETE', 'public project', '/abc', undefined, 400, { error: 'snippet_id is invalid' }],
+      [
+        'DELETE with a non-integer id',
+        'DELETE',
+        'public project',
+        '/abc',
+        undefined,
+        400,
+        { error: 'snippet_id is invalid' },
+      ],
       ['DELETE with valid params', 'DELETE', 'public project', '/ID', undefined, 401, UNAUTHORIZED],
-      ['POST without a title, private project', 'POST', 'private project', '', { files: valid.files }, 404, PROJECT_NOT_FOUND],
-      ['POST without a title, snippets disabled', 'POST', 'public project, snippets disabled', '', { files: valid.files }, 403, FORBIDDEN],
-      ['POST without a title, snippets private', 'POST', 'public project, snippets private', '', { files: valid.files }, 403, FORBIDDEN],
-      ['PUT without any params, snippets disabled', 'PUT', 'public project, snippets disabled', '/ID', {}, 403, FORBIDDEN],
-      ['DELETE with a non-integer id, snippets disabled', 'DELETE', 'public project, snippets disabled', '/abc', undefined, 403, FORBIDDEN],
+      [
+        'POST without a title, private project',
+        'POST',
+        'private project',
+        '',
+        { files: valid.files },
+        404,
+        PROJECT_NOT_FOUND,
+      ],
+      [
+        'POST without a title, snippets disabled',
+        'POST',
+        'public project, snippets disabled',
+        '',
+        { files: valid.files },
+        403,
+        FORBIDDEN,
+      ],
+      [
+        'POST without a title, snippets private',
+        'POST',
+        'public project, snippets private',
+        '',
+        { files: valid.files },
+        403,
+        FORBIDDEN,
+      ],
+      [
+        'PUT without any params, snippets disabled',
+        'PUT',
+        'public project, snippets disabled',
+        '/ID',
+        {},
+        403,
+        FORBIDDEN,
+      ],
+      [
+        'DELETE with a non-integer id, snippets disabled',
+        'DELETE',
+        'public project, snippets disabled',
+        '/abc',
+        undefined,
+        403,
+        FORBIDDEN,
+      ],
     ];
     for (const [name, method, p, url, payload, status, body] of cases) {
       it(`anonymous ${name} -> ${status}`, async () => {

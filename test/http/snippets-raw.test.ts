@@ -10,16 +10,39 @@ import type { AddressInfo } from 'node:net';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const BASE = 'http://gitlab.example.com';
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 const CSP = "default-src 'none'; sandbox";
 const f = (file_path: string, content: string) => ({ file_path, content });
-const disposition = (kind: string, ascii: string, encoded = ascii) => `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+const disposition = (kind: string, ascii: string, encoded = ascii) =>
+  `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 
 type U = Awaited<ReturnType<TestApp['user']>>;
 const helpers = (get: () => TestApp) => {
-  const api = (method: string, url: string, token: string | null, payload?: object, headers: Record<string, string | undefined> = {}) =>
-    get().request({ method: method as any, url: `/api/v4${url}`, token, headers: headers as any, ...(payload && { payload }) });
-  const ok = async (method: string, url: string, token: string | null, payload: object | undefined, status: number, headers?: Record<string, string | undefined>) => {
+  const api = (
+    method: string,
+    url: string,
+    token: string | null,
+    payload?: object,
+    headers: Record<string, string | undefined> = {},
+  ) =>
+    get().request({
+      method: method as any,
+      url: `/api/v4${url}`,
+      token,
+      headers: headers as any,
+      ...(payload && { payload }),
+    });
+  const ok = async (
+    method: string,
+    url: string,
+    token: string | null,
+    payload: object | undefined,
+    status: number,
+    headers?: Record<string, string | undefined>,
+  ) => {
     const res = await api(method, url, token, payload, headers);
     assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
     return res.json;
@@ -28,7 +51,14 @@ const helpers = (get: () => TestApp) => {
   const repos = () => (fs.existsSync(reposDir()) ? fs.readdirSync(reposDir()).sort() : []);
   const git = (id: number, args: string[], input?: Buffer | string) => {
     const r = spawnSync('git', ['--git-dir', path.join(reposDir(), `${id}.git`), ...args], {
-      input, env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com' },
+      input,
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'T',
+        GIT_AUTHOR_EMAIL: 't@example.com',
+        GIT_COMMITTER_NAME: 'T',
+        GIT_COMMITTER_EMAIL: 't@example.com',
+      },
     });
     assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
     return r.stdout.toString().trim();
@@ -71,16 +101,32 @@ describe('project snippet raw endpoints', () => {
 
     it('serves SVG and binary content as attachments, and a non-ASCII name transliterated and percent-encoded', async () => {
       const svg = '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"></svg>';
-      assertRaw(await raw(`${(await create({ files: [f('pic.svg', svg)] })).id}/raw`), svg, 'image/svg+xml', disposition('attachment', 'pic.svg'));
+      assertRaw(
+        await raw(`${(await create({ files: [f('pic.svg', svg)] })).id}/raw`),
+        svg,
+        'image/svg+xml',
+        disposition('attachment', 'pic.svg'),
+      );
       const bin = '\u0000\u0001\u0002binary\u0000';
-      assertRaw(await raw(`${(await create({ files: [f('data.bin', bin)] })).id}/raw`), bin, 'application/octet-stream', disposition('attachment', 'data.bin'));
+      assertRaw(
+        await raw(`${(await create({ files: [f('data.bin', bin)] })).id}/raw`),
+        bin,
+        'application/octet-stream',
+        disposition('attachment', 'data.bin'),
+      );
       const s = await create({ files: [f('dir/héllo wörld.txt', 'hi')] });
-      assertRaw(await raw(`${s.id}/raw`), 'hi', 'text/plain; charset=utf-8', disposition('inline', 'hello world.txt', 'h%C3%A9llo%20w%C3%B6rld.txt'));
+      assertRaw(
+        await raw(`${s.id}/raw`),
+        'hi',
+        'text/plain; charset=utf-8',
+        disposition('inline', 'hello world.txt', 'h%C3%A9llo%20w%C3%B6rld.txt'),
+      );
     });
 
     it('404 Snippet Not Found for unknown snippets and private ones hidden from the caller', async () => {
       const hidden = await create({ visibility: 'private', files: [f('a', 'b')] });
-      for (const id of [999999, hidden.id]) assert.deepEqual((await raw(`${id}/raw`, 404)).json, { message: '404 Snippet Not Found' });
+      for (const id of [999999, hidden.id])
+        assert.deepEqual((await raw(`${id}/raw`, 404)).json, { message: '404 Snippet Not Found' });
       assert.equal((await raw(`${hidden.id}/raw`, 200, alice.token)).body, 'b');
     });
   });
@@ -90,7 +136,13 @@ describe('project snippet raw endpoints', () => {
     before(async () => {
       s = await create({ files: [f('a.rb', 'v1'), f('a/b/c.rb', 'nested')] });
       first = git(s.id, ['rev-parse', 'main']);
-      await ok('PUT', `/projects/${proj.id}/snippets/${s.id}`, alice.token, { files: [{ action: 'update', file_path: 'a.rb', content: 'v2' }] }, 200);
+      await ok(
+        'PUT',
+        `/projects/${proj.id}/snippets/${s.id}`,
+        alice.token,
+        { files: [{ action: 'update', file_path: 'a.rb', content: 'v2' }] },
+        200,
+      );
       head = git(s.id, ['rev-parse', 'main']);
       assert.notEqual(first, head);
     });
@@ -100,8 +152,15 @@ describe('project snippet raw endpoints', () => {
       git(s.id, ['tag', 'v1.0', first]);
       git(s.id, ['update-ref', 'refs/heads/feature/x', first]);
       const cases: [string, string][] = [
-        ['main', 'v2'], ['HEAD', 'v2'], [head, 'v2'], [head.slice(0, 8), 'v2'], [first, 'v1'], [first.slice(0, 7), 'v1'],
-        ['v1', 'v1'], ['v1.0', 'v1'], ['feature%2Fx', 'v1'],
+        ['main', 'v2'],
+        ['HEAD', 'v2'],
+        [head, 'v2'],
+        [head.slice(0, 8), 'v2'],
+        [first, 'v1'],
+        [first.slice(0, 7), 'v1'],
+        ['v1', 'v1'],
+        ['v1.0', 'v1'],
+        ['feature%2Fx', 'v1'],
       ];
       for (const [ref, body] of cases) {
         const res = await raw(`${s.id}/files/${ref}/a.rb/raw`);
@@ -111,7 +170,13 @@ describe('project snippet raw endpoints', () => {
     });
 
     it('reads a nested URL-encoded path, offered under its base name', async () => {
-      for (const ref of ['main', first]) assertRaw(await raw(`${s.id}/files/${ref}/a%2Fb%2Fc.rb/raw`), 'nested', 'text/plain; charset=utf-8', disposition('inline', 'c.rb'));
+      for (const ref of ['main', first])
+        assertRaw(
+          await raw(`${s.id}/files/${ref}/a%2Fb%2Fc.rb/raw`),
+          'nested',
+          'text/plain; charset=utf-8',
+          disposition('inline', 'c.rb'),
+        );
     });
 
     it('serves a PNG inline as image/png and a binary blob as an octet-stream attachment', async () => {
@@ -121,15 +186,40 @@ describe('project snippet raw endpoints', () => {
       const commit = git(s.id, ['commit-tree', tree, '-p', head, '-m', 'images']);
       git(s.id, ['update-ref', 'refs/heads/img', commit]);
       assertRaw(await raw(`${s.id}/files/img/pic.png/raw`), PNG, 'image/png', disposition('inline', 'pic.png'));
-      assertRaw(await raw(`${s.id}/files/${commit}/blob.dat/raw`), Buffer.from([0, 159, 146, 150, 255, 0, 1]), 'application/octet-stream', disposition('attachment', 'blob.dat'));
+      assertRaw(
+        await raw(`${s.id}/files/${commit}/blob.dat/raw`),
+        Buffer.from([0, 159, 146, 150, 255, 0, 1]),
+        'application/octet-stream',
+        disposition('attachment', 'blob.dat'),
+      );
     });
 
     it('404 Reference Not Found, 404 File Not Found, 400 for traversal', async () => {
-      for (const ref of ['nope', 'deadbeef', 'v9']) assert.deepEqual((await raw(`${s.id}/files/${ref}/a.rb/raw`, 404)).json, { message: '404 Reference Not Found' }, ref);
-      for (const [ref, file] of [['main', 'nope.rb'], ['main', 'a'], ['main', 'a%2Fb'], [first, 'missing']]) {
-        assert.deepEqual((await raw(`${s.id}/files/${ref}/${file}/raw`, 404)).json, { message: '404 File Not Found' }, file);
+      for (const ref of ['nope', 'deadbeef', 'v9'])
+        assert.deepEqual(
+          (await raw(`${s.id}/files/${ref}/a.rb/raw`, 404)).json,
+          { message: '404 Reference Not Found' },
+          ref,
+        );
+      for (const [ref, file] of [
+        ['main', 'nope.rb'],
+        ['main', 'a'],
+        ['main', 'a%2Fb'],
+        [first, 'missing'],
+      ]) {
+        assert.deepEqual(
+          (await raw(`${s.id}/files/${ref}/${file}/raw`, 404)).json,
+          { message: '404 File Not Found' },
+          file,
+        );
       }
-      for (const file of ['..%2F..%2Fetc%2Fpasswd', '%252e%252e%252fetc%252fpasswd', '%2Fetc%2Fpasswd', '..%5Cetc%5Cpasswd', 'a%0Ab']) {
+      for (const file of [
+        '..%2F..%2Fetc%2Fpasswd',
+        '%252e%252e%252fetc%252fpasswd',
+        '%2Fetc%2Fpasswd',
+        '..%5Cetc%5Cpasswd',
+        'a%0Ab',
+      ]) {
         const res = await raw(`${s.id}/files/main/${file}/raw`, 400);
         assert.deepEqual(res.json, { error: 'file_path should be a valid file path' }, file);
         assert.equal(res.headers['content-type'], 'application/json');
@@ -146,11 +236,23 @@ describe('project snippet raw endpoints', () => {
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.headers['content-type'], 'application/json');
       assert.deepEqual(Object.keys(res.json), ['user_agent', 'ip_address', 'akismet_submitted']);
-      assert.deepEqual(res.json, { user_agent: 'Mozilla/5.0 (snippetd test)', ip_address: '127.0.0.1', akismet_submitted: false });
-      await ok('PUT', `/projects/${proj.id}/snippets/${s.id}`, alice.token, { title: 'changed' }, 200, { 'user-agent': 'other' });
+      assert.deepEqual(res.json, {
+        user_agent: 'Mozilla/5.0 (snippetd test)',
+        ip_address: '127.0.0.1',
+        akismet_submitted: false,
+      });
+      await ok('PUT', `/projects/${proj.id}/snippets/${s.id}`, alice.token, { title: 'changed' }, 200, {
+        'user-agent': 'other',
+      });
       assert.deepEqual((await api('GET', url, ROOT_TOKEN)).json, res.json);
-      assert.deepEqual([(await api('GET', url, alice.token)).statusCode, (await api('GET', url, alice.token)).json], [403, { message: '403 Forbidden' }]);
-      assert.deepEqual([(await api('GET', url, null)).statusCode, (await api('GET', url, null)).json], [401, { message: '401 Unauthorized' }]);
+      assert.deepEqual(
+        [(await api('GET', url, alice.token)).statusCode, (await api('GET', url, alice.token)).json],
+        [403, { message: '403 Forbidden' }],
+      );
+      assert.deepEqual(
+        [(await api('GET', url, null)).statusCode, (await api('GET', url, null)).json],
+        [401, { message: '401 Unauthorized' }],
+      );
       const bare = await create({ files: [f('a', 'b')] }, alice.token, { 'user-agent': undefined });
       const none = await api('GET', `/projects/${proj.id}/snippets/${bare.id}/user_agent_detail`, ROOT_TOKEN);
       assert.deepEqual([none.statusCode, none.json], [404, { message: '404 UserAgentDetail Not Found' }]);
@@ -160,16 +262,27 @@ describe('project snippet raw endpoints', () => {
   });
 
   describe('restricted visibility levels (D3)', () => {
-    const settings = (levels: string) => ok('PUT', '/application/settings', ROOT_TOKEN, { restricted_visibility_levels: levels }, 200);
+    const settings = (levels: string) =>
+      ok('PUT', '/application/settings', ROOT_TOKEN, { restricted_visibility_levels: levels }, 200);
     after(() => settings(''));
 
     it('refuses a restricted level to non-admins on create and update; admins may use it', async () => {
       await settings('public');
-      const before = [(await ok('GET', `/projects/${proj.id}/snippets?per_page=100`, alice.token, undefined, 200)).length, repos()];
+      const before = [
+        (await ok('GET', `/projects/${proj.id}/snippets?per_page=100`, alice.token, undefined, 200)).length,
+        repos(),
+      ];
       const error = { message: { error: 'Visibility level public has been restricted by your GitLab administrator' } };
-      const res = await api('POST', `/projects/${proj.id}/snippets`, alice.token, { title: 'T', visibility: 'public', files: [f('a', 'b')] });
+      const res = await api('POST', `/projects/${proj.id}/snippets`, alice.token, {
+        title: 'T',
+        visibility: 'public',
+        files: [f('a', 'b')],
+      });
       assert.deepEqual([res.statusCode, res.json], [403, error]);
-      assert.deepEqual([(await ok('GET', `/projects/${proj.id}/snippets?per_page=100`, alice.token, undefined, 200)).length, repos()], before);
+      assert.deepEqual(
+        [(await ok('GET', `/projects/${proj.id}/snippets?per_page=100`, alice.token, undefined, 200)).length, repos()],
+        before,
+      );
       const mine = await create({ visibility: 'private', files: [f('a', 'b')] });
       const up = await api('PUT', `/projects/${proj.id}/snippets/${mine.id}`, alice.token, { visibility: 'public' });
       assert.deepEqual([up.statusCode, up.json], [403, error]);
@@ -196,7 +309,10 @@ describe('spam check against an Akismet-compatible service', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    t = await createTestApp({ akismetUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, akismetApiKey: 'k' });
+    t = await createTestApp({
+      akismetUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      akismetApiKey: 'k',
+    });
     alice = await t.user('alice');
     proj = await ok('POST', '/projects', alice.token, { path: 'proj' }, 201);
   });
@@ -206,16 +322,35 @@ describe('spam check against an Akismet-compatible service', () => {
   });
 
   it('discards a public snippet flagged as spam (400, nothing saved) and creates a private one', async () => {
-    const res = await api('POST', `/projects/${proj.id}/snippets`, alice.token, { title: 'Buy now', visibility: 'public', files: [f('a', 'spam')] });
-    assert.deepEqual([res.statusCode, res.json], [400, { message: { error: 'Your snippet has been recognized as spam and has been discarded.' } }]);
+    const res = await api('POST', `/projects/${proj.id}/snippets`, alice.token, {
+      title: 'Buy now',
+      visibility: 'public',
+      files: [f('a', 'spam')],
+    });
+    assert.deepEqual(
+      [res.statusCode, res.json],
+      [400, { message: { error: 'Your snippet has been recognized as spam and has been discarded.' } }],
+    );
     assert.equal(calls.length, 1);
     assert.match(calls[0], /^POST \/1\.1\/comment-check .*api_key=k/);
     assert.deepEqual(await ok('GET', `/projects/${proj.id}/snippets`, alice.token, undefined, 200), []);
     assert.deepEqual(repos(), []);
-    const s = await ok('POST', `/projects/${proj.id}/snippets`, alice.token, { title: 'Buy now', visibility: 'private', files: [f('a', 'spam')] }, 201);
+    const s = await ok(
+      'POST',
+      `/projects/${proj.id}/snippets`,
+      alice.token,
+      { title: 'Buy now', visibility: 'private', files: [f('a', 'spam')] },
+      201,
+    );
     assert.equal(s.visibility, 'private');
     const up = await api('PUT', `/projects/${proj.id}/snippets/${s.id}`, alice.token, { visibility: 'public' });
-    assert.deepEqual([up.statusCode, up.json], [400, { message: { error: 'Your snippet has been recognized as spam and has been discarded.' } }]);
-    assert.equal((await ok('GET', `/projects/${proj.id}/snippets/${s.id}`, alice.token, undefined, 200)).visibility, 'private');
+    assert.deepEqual(
+      [up.statusCode, up.json],
+      [400, { message: { error: 'Your snippet has been recognized as spam and has been discarded.' } }],
+    );
+    assert.equal(
+      (await ok('GET', `/projects/${proj.id}/snippets/${s.id}`, alice.token, undefined, 200)).visibility,
+      'private',
+    );
   });
 });

@@ -9,8 +9,24 @@ import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const BASE = 'http://gitlab.example.com';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const KEYS = ['id', 'title', 'description', 'visibility', 'author', 'created_at', 'updated_at', 'project_id', 'web_url', 'raw_url',
-  'ssh_url_to_repo', 'http_url_to_repo', 'file_name', 'files', 'imported', 'imported_from'];
+const KEYS = [
+  'id',
+  'title',
+  'description',
+  'visibility',
+  'author',
+  'created_at',
+  'updated_at',
+  'project_id',
+  'web_url',
+  'raw_url',
+  'ssh_url_to_repo',
+  'http_url_to_repo',
+  'file_name',
+  'files',
+  'imported',
+  'imported_from',
+];
 const INVALID = { message: { error: 'Snippet actions have invalid data' } };
 const REPO_ERROR = { message: { error: 'Repository Error updating the snippet' } };
 const f = (file_path: string, content: string) => ({ file_path, content });
@@ -19,8 +35,20 @@ describe('project snippets API', () => {
   let t: TestApp;
   let alice: Awaited<ReturnType<TestApp['user']>>;
   let aliceUser: any, proj: any, other: any;
-  const api = (method: string, url: string, payload?: object | string, token: string | null = alice.token, headers: Record<string, string> = {}) =>
-    t.request({ method: method as any, url: `/api/v4${url}`, token, headers, ...(payload !== undefined && { payload }) });
+  const api = (
+    method: string,
+    url: string,
+    payload?: object | string,
+    token: string | null = alice.token,
+    headers: Record<string, string> = {},
+  ) =>
+    t.request({
+      method: method as any,
+      url: `/api/v4${url}`,
+      token,
+      headers,
+      ...(payload !== undefined && { payload }),
+    });
   const ok = async (method: string, url: string, payload: object | undefined, status: number) => {
     const res = await api(method, url, payload);
     assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
@@ -32,7 +60,8 @@ describe('project snippets API', () => {
     assert.deepEqual(res.json, body, JSON.stringify(payload));
     assert.equal(res.headers['content-type'], 'application/json');
   };
-  const create = (payload: object, p = proj) => ok('POST', `/projects/${p.id}/snippets`, { title: 'T', ...payload }, 201);
+  const create = (payload: object, p = proj) =>
+    ok('POST', `/projects/${p.id}/snippets`, { title: 'T', ...payload }, 201);
   const update = (s: any, payload: object) => ok('PUT', `/projects/${proj.id}/snippets/${s.id}`, payload, 200);
   const repoDir = (id: number) => path.join(t.config.dataDir, 'repositories', 'snippets', `${id}.git`);
   const git = (id: number, ...args: string[]) => {
@@ -46,7 +75,12 @@ describe('project snippets API', () => {
   const count = async (p = proj) => (await ok('GET', `/projects/${p.id}/snippets?per_page=100`, undefined, 200)).length;
   const repos = () => fs.readdirSync(path.join(t.config.dataDir, 'repositories', 'snippets')).sort();
   /** Everything a failed request must leave alone. */
-  const state = async (s: any) => ({ json: await ok('GET', `/projects/${proj.id}/snippets/${s.id}`, undefined, 200), log: git(s.id, 'log', '--format=%H %s', 'main'), tree: tree(s.id), files: tree(s.id).map((p) => show(s.id, p)) });
+  const state = async (s: any) => ({
+    json: await ok('GET', `/projects/${proj.id}/snippets/${s.id}`, undefined, 200),
+    log: git(s.id, 'log', '--format=%H %s', 'main'),
+    tree: tree(s.id),
+    files: tree(s.id).map((p) => show(s.id, p)),
+  });
 
   before(async () => {
     t = await createTestApp({ externalUrl: BASE });
@@ -57,7 +91,11 @@ describe('project snippets API', () => {
   });
   after(async () => {
     for (const dir of repos()) {
-      const r = spawnSync('git', ['--git-dir', path.join(t.config.dataDir, 'repositories', 'snippets', dir), 'fsck', '--strict'], { encoding: 'utf8' });
+      const r = spawnSync(
+        'git',
+        ['--git-dir', path.join(t.config.dataDir, 'repositories', 'snippets', dir), 'fsck', '--strict'],
+        { encoding: 'utf8' },
+      );
       assert.equal(r.status, 0, `fsck ${dir}: ${r.stdout}${r.stderr}`);
     }
     await t.close();
@@ -65,33 +103,75 @@ describe('project snippets API', () => {
 
   describe('POST', () => {
     it('creates a multi-file snippet: the exact object, files in path order, one "Initial commit" on main', async () => {
-      const res = await api('POST', `/projects/${proj.id}/snippets`, { title: 'Multi', description: 'desc', files: [f('b.txt', 'B'), f('a/z.rb', 'Z'), f('a.txt', 'A')] });
+      const res = await api('POST', `/projects/${proj.id}/snippets`, {
+        title: 'Multi',
+        description: 'desc',
+        files: [f('b.txt', 'B'), f('a/z.rb', 'Z'), f('a.txt', 'A')],
+      });
       assert.equal(res.statusCode, 201, res.body);
       assert.equal(res.headers['content-type'], 'application/json');
       const s = res.json;
       assert.deepEqual(Object.keys(s), KEYS);
-      assert.deepEqual(Object.keys(s.author), ['id', 'username', 'name', 'state', 'locked', 'avatar_url', 'web_url', 'email', 'created_at']);
+      assert.deepEqual(Object.keys(s.author), [
+        'id',
+        'username',
+        'name',
+        'state',
+        'locked',
+        'avatar_url',
+        'web_url',
+        'email',
+        'created_at',
+      ]);
       const web = `${BASE}/alice/proj/-/snippets/${s.id}`;
       assert.match(s.created_at, ISO);
       assert.deepEqual(s, {
-        id: s.id, title: 'Multi', description: 'desc', visibility: 'private',
-        author: { id: alice.id, username: 'alice', name: 'ALICE', state: 'active', locked: false, avatar_url: null, web_url: `${BASE}/alice`, email: '', created_at: aliceUser.created_at },
-        created_at: s.created_at, updated_at: s.created_at, project_id: proj.id, web_url: web, raw_url: `${web}/raw`,
-        ssh_url_to_repo: `git@gitlab.example.com:alice/proj/snippets/${s.id}.git`, http_url_to_repo: `${BASE}/alice/proj/snippets/${s.id}.git`,
+        id: s.id,
+        title: 'Multi',
+        description: 'desc',
+        visibility: 'private',
+        author: {
+          id: alice.id,
+          username: 'alice',
+          name: 'ALICE',
+          state: 'active',
+          locked: false,
+          avatar_url: null,
+          web_url: `${BASE}/alice`,
+          email: '',
+          created_at: aliceUser.created_at,
+        },
+        created_at: s.created_at,
+        updated_at: s.created_at,
+        project_id: proj.id,
+        web_url: web,
+        raw_url: `${web}/raw`,
+        ssh_url_to_repo: `git@gitlab.example.com:alice/proj/snippets/${s.id}.git`,
+        http_url_to_repo: `${BASE}/alice/proj/snippets/${s.id}.git`,
         file_name: 'a.txt',
         files: ['a.txt', 'a/z.rb', 'b.txt'].map((p) => ({ path: p, raw_url: `${web}/raw/main/${p}` })),
-        imported: false, imported_from: 'none',
+        imported: false,
+        imported_from: 'none',
       });
       assert.deepEqual(await ok('GET', `/projects/${proj.id}/snippets/${s.id}`, undefined, 200), s);
       assert.deepEqual(log(s.id), ['Initial commit']);
       assert.deepEqual(tree(s.id), ['a.txt', 'a/z.rb', 'b.txt']);
       assert.equal(git(s.id, 'symbolic-ref', 'HEAD').trim(), 'refs/heads/main');
-      assert.equal(git(s.id, 'log', '--format=%an <%ae>|%cn <%ce>', 'main').trim(), 'ALICE <alice@example.com>|ALICE <alice@example.com>');
+      assert.equal(
+        git(s.id, 'log', '--format=%an <%ae>|%cn <%ce>', 'main').trim(),
+        'ALICE <alice@example.com>|ALICE <alice@example.com>',
+      );
       assert.equal(show(s.id, 'a/z.rb'), 'Z');
     });
 
     it('takes the default visibility from the application settings (D1)', async () => {
-      const settings = (v: string) => t.request({ method: 'PUT', url: '/api/v4/application/settings', token: ROOT_TOKEN, payload: { default_snippet_visibility: v } });
+      const settings = (v: string) =>
+        t.request({
+          method: 'PUT',
+          url: '/api/v4/application/settings',
+          token: ROOT_TOKEN,
+          payload: { default_snippet_visibility: v },
+        });
       assert.equal((await settings('internal')).statusCode, 200);
       assert.equal((await create({ files: [f('x', '1')] })).visibility, 'internal');
       assert.equal((await settings('private')).statusCode, 200);
@@ -100,18 +180,30 @@ describe('project snippets API', () => {
     });
 
     it('accepts form-encoded bodies with Rack array syntax (D12)', async () => {
-      const body = 'title=Form&visibility=internal&files[][file_path]=y.rb&files[][content]=puts+2&files[][file_path]=x.rb&files[][content]=puts%201';
-      const res = await api('POST', `/projects/${proj.id}/snippets`, body, alice.token, { 'content-type': 'application/x-www-form-urlencoded' });
+      const body =
+        'title=Form&visibility=internal&files[][file_path]=y.rb&files[][content]=puts+2&files[][file_path]=x.rb&files[][content]=puts%201';
+      const res = await api('POST', `/projects/${proj.id}/snippets`, body, alice.token, {
+        'content-type': 'application/x-www-form-urlencoded',
+      });
       assert.equal(res.statusCode, 201, res.body);
-      assert.deepEqual([res.json.title, res.json.visibility, res.json.file_name, res.json.files.map((x: any) => x.path)], ['Form', 'internal', 'x.rb', ['x.rb', 'y.rb']]);
+      assert.deepEqual(
+        [res.json.title, res.json.visibility, res.json.file_name, res.json.files.map((x: any) => x.path)],
+        ['Form', 'internal', 'x.rb', ['x.rb', 'y.rb']],
+      );
       assert.deepEqual([show(res.json.id, 'x.rb'), show(res.json.id, 'y.rb')], ['puts 1', 'puts 2']);
     });
 
     it('accepts the deprecated content + file_name; an empty file_name is snippetfile1.txt; file_name with files is ignored (D5)', async () => {
       const legacy = await create({ content: 'puts 1', file_name: 'legacy.rb' });
-      assert.deepEqual([legacy.file_name, legacy.files.map((x: any) => x.path), show(legacy.id, 'legacy.rb')], ['legacy.rb', ['legacy.rb'], 'puts 1']);
+      assert.deepEqual(
+        [legacy.file_name, legacy.files.map((x: any) => x.path), show(legacy.id, 'legacy.rb')],
+        ['legacy.rb', ['legacy.rb'], 'puts 1'],
+      );
       assert.equal((await create({ content: 'x', file_name: '' })).file_name, 'snippetfile1.txt');
-      assert.deepEqual((await create({ file_name: 'ignored.rb', files: [f('kept.rb', 'k')] })).files.map((x: any) => x.path), ['kept.rb']);
+      assert.deepEqual(
+        (await create({ file_name: 'ignored.rb', files: [f('kept.rb', 'k')] })).files.map((x: any) => x.path),
+        ['kept.rb'],
+      );
     });
 
     it('answers every validation message literally and writes nothing', async () => {
@@ -128,23 +220,35 @@ describe('project snippets API', () => {
         [{ files: [f('%2e%2e%2fetc%2fpasswd', 'x')] }, 'files[0][file_path] should be a valid file path'],
         [{ files: [f('a\nb', 'x')] }, 'files[0][file_path] should be a valid file path'],
         [{ files: [f('ok', 'x'), f('a/../../b', 'x')] }, 'files[1][file_path] should be a valid file path'],
-        [{ files: [{ file_path: null, content: 'x' }] }, 'files[0][file_path] should be a valid file path, files[0][file_path] is empty'],
+        [
+          { files: [{ file_path: null, content: 'x' }] },
+          'files[0][file_path] should be a valid file path, files[0][file_path] is empty',
+        ],
         [{ files: [{ content: 'x' }] }, 'files[0][file_path] is missing'],
         [{ files: [f('a', '')] }, 'files[0][content] is empty'],
         [{ files: [{ file_path: 'a', content: null }] }, 'files[0][content] is empty'],
         [{ files: [f('a', 'b')], visibility: 'secret' }, 'visibility does not have a valid value'],
       ];
-      for (const [payload, error] of cases) await fail('POST', `/projects/${proj.id}/snippets`, { title: 'T', ...payload }, 400, { error });
+      for (const [payload, error] of cases)
+        await fail('POST', `/projects/${proj.id}/snippets`, { title: 'T', ...payload }, 400, { error });
       assert.deepEqual([await count(), repos()], before);
     });
 
     it('enforces the title length and the file count limit (D4), writing nothing', async () => {
       const before = [await count(), repos()];
-      await fail('POST', `/projects/${proj.id}/snippets`, { title: 'x'.repeat(256), files: [f('a', 'b')] }, 400, { message: { error: 'Title is too long (maximum is 255 characters)' } });
+      await fail('POST', `/projects/${proj.id}/snippets`, { title: 'x'.repeat(256), files: [f('a', 'b')] }, 400, {
+        message: { error: 'Title is too long (maximum is 255 characters)' },
+      });
       const eleven = Array.from({ length: 11 }, (_, i) => f(`f${i}`, 'x'));
-      await fail('POST', `/projects/${proj.id}/snippets`, { files: eleven, title: 'T' }, 400, { message: { error: "Repository Error creating the snippet - Snippet can't have more than 10 files" } });
-      await fail('POST', `/projects/${proj.id}/snippets`, { title: 'T', files: [f('x/.git/config', 'x')] }, 400, { message: { error: 'Repository Error creating the snippet - Invalid file name' } });
-      await fail('POST', `/projects/${proj.id}/snippets`, { title: 'T', files: [f('d', '1'), f('d', '2')] }, 400, { message: { error: 'Repository Error creating the snippet' } });
+      await fail('POST', `/projects/${proj.id}/snippets`, { files: eleven, title: 'T' }, 400, {
+        message: { error: "Repository Error creating the snippet - Snippet can't have more than 10 files" },
+      });
+      await fail('POST', `/projects/${proj.id}/snippets`, { title: 'T', files: [f('x/.git/config', 'x')] }, 400, {
+        message: { error: 'Repository Error creating the snippet - Invalid file name' },
+      });
+      await fail('POST', `/projects/${proj.id}/snippets`, { title: 'T', files: [f('d', '1'), f('d', '2')] }, 400, {
+        message: { error: 'Repository Error creating the snippet' },
+      });
       assert.deepEqual([await count(), repos()], before);
       assert.equal((await create({ title: 'x'.repeat(255), files: eleven.slice(1) })).files.length, 10);
     });
@@ -153,7 +257,8 @@ describe('project snippets API', () => {
   describe('GET', () => {
     it('single: 404 "Not found" for unknown ids and other projects\' snippets; snippet_id must be an integer', async () => {
       const s = await create({ files: [f('a', 'b')] }, other);
-      for (const url of [`/projects/${proj.id}/snippets/999999`, `/projects/${proj.id}/snippets/${s.id}`]) await fail('GET', url, undefined, 404, { message: '404 Not found' });
+      for (const url of [`/projects/${proj.id}/snippets/999999`, `/projects/${proj.id}/snippets/${s.id}`])
+        await fail('GET', url, undefined, 404, { message: '404 Not found' });
       await fail('GET', `/projects/${proj.id}/snippets/abc`, undefined, 400, { error: 'snippet_id is invalid' });
     });
 
@@ -163,14 +268,23 @@ describe('project snippets API', () => {
       for (let i = 0; i < 3; i++) ids.push((await create({ title: `L${i}`, files: [f('a', `${i}`)] }, p)).id);
       const res = await api('GET', `/projects/${p.id}/snippets?per_page=2`);
       assert.equal(res.statusCode, 200);
-      assert.deepEqual(res.json.map((s: any) => s.id), [ids[2], ids[1]]);
+      assert.deepEqual(
+        res.json.map((s: any) => s.id),
+        [ids[2], ids[1]],
+      );
       assert.deepEqual(Object.keys(res.json[0]), KEYS);
       const link = (page: number) => `<${BASE}/api/v4/projects/${p.id}/snippets?id=${p.id}&page=${page}&per_page=2>`;
       const h = res.headers;
-      assert.deepEqual([h['x-total'], h['x-total-pages'], h['x-per-page'], h['x-page'], h['x-next-page'], h['x-prev-page']], ['3', '2', '2', '1', '2', '']);
+      assert.deepEqual(
+        [h['x-total'], h['x-total-pages'], h['x-per-page'], h['x-page'], h['x-next-page'], h['x-prev-page']],
+        ['3', '2', '2', '1', '2', ''],
+      );
       assert.equal(h.link, `${link(2)}; rel="next", ${link(1)}; rel="first", ${link(2)}; rel="last"`);
       const page2 = await api('GET', `/projects/${p.id}/snippets?per_page=2&page=2`);
-      assert.deepEqual(page2.json.map((s: any) => s.id), [ids[0]]);
+      assert.deepEqual(
+        page2.json.map((s: any) => s.id),
+        [ids[0]],
+      );
       const anon = await api('GET', `/projects/${p.id}/snippets`, undefined, null);
       assert.deepEqual([anon.statusCode, anon.json], [401, { message: '401 Unauthorized' }]);
     });
@@ -180,18 +294,42 @@ describe('project snippets API', () => {
     it('applies create, update, delete and move in one "Update snippet" commit and bumps updated_at', async () => {
       const s = await create({ files: [f('a.txt', 'A'), f('b.txt', 'B'), f('c.txt', 'C')] });
       await new Promise((r) => setTimeout(r, 5));
-      const u = await update(s, { files: [
-        { action: 'create', file_path: 'd/new.rb', content: 'N' }, { action: 'update', file_path: 'a.txt', content: 'A2' },
-        { action: 'delete', file_path: 'b.txt' }, { action: 'move', previous_path: 'c.txt', file_path: 'c2.txt' },
-      ] });
+      const u = await update(s, {
+        files: [
+          { action: 'create', file_path: 'd/new.rb', content: 'N' },
+          { action: 'update', file_path: 'a.txt', content: 'A2' },
+          { action: 'delete', file_path: 'b.txt' },
+          { action: 'move', previous_path: 'c.txt', file_path: 'c2.txt' },
+        ],
+      });
       assert.deepEqual(Object.keys(u), KEYS);
       assert.deepEqual([u.file_name, u.files.map((x: any) => x.path)], ['a.txt', ['a.txt', 'c2.txt', 'd/new.rb']]);
       assert.ok(u.updated_at > s.updated_at, `${u.updated_at} > ${s.updated_at}`);
       assert.equal(u.created_at, s.created_at);
       assert.deepEqual(log(s.id), ['Update snippet', 'Initial commit']);
-      assert.deepEqual(tree(s.id).map((p) => [p, show(s.id, p)]), [['a.txt', 'A2'], ['c2.txt', 'C'], ['d/new.rb', 'N']]);
-      await update(s, { files: [{ action: 'move', previous_path: 'c2.txt', file_path: 'c3.txt', content: 'C3' }, { action: 'create', content: 'gen' }] });
-      assert.deepEqual(tree(s.id).map((p) => [p, show(s.id, p)]), [['a.txt', 'A2'], ['c3.txt', 'C3'], ['d/new.rb', 'N'], ['snippetfile1.txt', 'gen']]);
+      assert.deepEqual(
+        tree(s.id).map((p) => [p, show(s.id, p)]),
+        [
+          ['a.txt', 'A2'],
+          ['c2.txt', 'C'],
+          ['d/new.rb', 'N'],
+        ],
+      );
+      await update(s, {
+        files: [
+          { action: 'move', previous_path: 'c2.txt', file_path: 'c3.txt', content: 'C3' },
+          { action: 'create', content: 'gen' },
+        ],
+      });
+      assert.deepEqual(
+        tree(s.id).map((p) => [p, show(s.id, p)]),
+        [
+          ['a.txt', 'A2'],
+          ['c3.txt', 'C3'],
+          ['d/new.rb', 'N'],
+          ['snippetfile1.txt', 'gen'],
+        ],
+      );
       assert.deepEqual(log(s.id), ['Update snippet', 'Update snippet', 'Initial commit']);
     });
 
@@ -211,21 +349,40 @@ describe('project snippets API', () => {
       const snap = await state(s);
       const url = `/projects/${proj.id}/snippets/${s.id}`;
       const v = (files: object[]) => ({ title: 'Changed', files });
-      await fail('PUT', url, {}, 400, { error: 'content, description, files, file_name, title, visibility are missing, at least one parameter must be provided' });
+      await fail('PUT', url, {}, 400, {
+        error:
+          'content, description, files, file_name, title, visibility are missing, at least one parameter must be provided',
+      });
       await fail('PUT', url, { title: '' }, 400, { error: 'title is empty' });
       await fail('PUT', url, { visibility: 'x' }, 400, { error: 'visibility does not have a valid value' });
-      await fail('PUT', url, { files: [{ action: 'create', file_path: 'x', content: 'x' }], content: 'c' }, 400, { error: 'files, content are mutually exclusive' });
-      await fail('PUT', url, { files: [{ action: 'create', file_path: 'x', content: 'x' }], file_name: 'c' }, 400, { error: 'files, file_name are mutually exclusive' });
+      await fail('PUT', url, { files: [{ action: 'create', file_path: 'x', content: 'x' }], content: 'c' }, 400, {
+        error: 'files, content are mutually exclusive',
+      });
+      await fail('PUT', url, { files: [{ action: 'create', file_path: 'x', content: 'x' }], file_name: 'c' }, 400, {
+        error: 'files, file_name are mutually exclusive',
+      });
       await fail('PUT', url, v([{ file_path: 'x', content: 'x' }]), 400, { error: 'files[0][action] is missing' });
-      await fail('PUT', url, v([{ action: 'rename', file_path: 'x' }]), 400, { error: 'files[0][action] does not have a valid value' });
-      await fail('PUT', url, v([{ action: 'update', file_path: '../../etc/passwd', content: 'x' }]), 400, { error: 'files[0][file_path] should be a valid file path' });
-      await fail('PUT', url, v([{ action: 'move', previous_path: '/etc/passwd', file_path: 'x' }]), 400, { error: 'files[0][previous_path] should be a valid file path' });
+      await fail('PUT', url, v([{ action: 'rename', file_path: 'x' }]), 400, {
+        error: 'files[0][action] does not have a valid value',
+      });
+      await fail('PUT', url, v([{ action: 'update', file_path: '../../etc/passwd', content: 'x' }]), 400, {
+        error: 'files[0][file_path] should be a valid file path',
+      });
+      await fail('PUT', url, v([{ action: 'move', previous_path: '/etc/passwd', file_path: 'x' }]), 400, {
+        error: 'files[0][previous_path] should be a valid file path',
+      });
       await fail('PUT', `/projects/${proj.id}/snippets/abc`, { title: 'x' }, 400, { error: 'snippet_id is invalid' });
       for (const bad of [
-        { action: 'create', file_path: 'n' }, { action: 'create', file_path: 'n', content: '' }, { action: 'update', content: 'x' },
-        { action: 'update', file_path: 'a.txt' }, { action: 'update', file_path: 'a.txt', previous_path: 'b.txt', content: 'x' },
-        { action: 'delete' }, { action: 'move', file_path: 'z' }, { action: 'move', previous_path: 'a.txt', file_path: 'a.txt' },
-      ]) await fail('PUT', url, v([{ action: 'create', file_path: 'fine', content: 'f' }, bad]), 422, INVALID);
+        { action: 'create', file_path: 'n' },
+        { action: 'create', file_path: 'n', content: '' },
+        { action: 'update', content: 'x' },
+        { action: 'update', file_path: 'a.txt' },
+        { action: 'update', file_path: 'a.txt', previous_path: 'b.txt', content: 'x' },
+        { action: 'delete' },
+        { action: 'move', file_path: 'z' },
+        { action: 'move', previous_path: 'a.txt', file_path: 'a.txt' },
+      ])
+        await fail('PUT', url, v([{ action: 'create', file_path: 'fine', content: 'f' }, bad]), 422, INVALID);
       assert.deepEqual(await state(s), snap);
     });
 
@@ -233,22 +390,36 @@ describe('project snippets API', () => {
       const s = await create({ files: [f('a.txt', 'A'), f('b.txt', 'B')] });
       const snap = await state(s);
       const url = `/projects/${proj.id}/snippets/${s.id}`;
-      const v = (last: object) => ({ title: 'Changed', files: [{ action: 'update', file_path: 'a.txt', content: 'CHANGED' }, last] });
+      const v = (last: object) => ({
+        title: 'Changed',
+        files: [{ action: 'update', file_path: 'a.txt', content: 'CHANGED' }, last],
+      });
       for (const bad of [
-        { action: 'create', file_path: 'b.txt', content: 'x' }, { action: 'update', file_path: 'nope', content: 'x' },
-        { action: 'delete', file_path: 'nope' }, { action: 'move', previous_path: 'nope', file_path: 'z' }, { action: 'move', previous_path: 'a.txt', file_path: 'b.txt' },
-      ]) await fail('PUT', url, v(bad), 400, REPO_ERROR);
+        { action: 'create', file_path: 'b.txt', content: 'x' },
+        { action: 'update', file_path: 'nope', content: 'x' },
+        { action: 'delete', file_path: 'nope' },
+        { action: 'move', previous_path: 'nope', file_path: 'z' },
+        { action: 'move', previous_path: 'a.txt', file_path: 'b.txt' },
+      ])
+        await fail('PUT', url, v(bad), 400, REPO_ERROR);
       for (const name of ['x/.git/config', '.git/hooks/post-update', 'a//b']) {
-        await fail('PUT', url, v({ action: 'create', file_path: name, content: 'x' }), 400, { message: { error: 'Repository Error updating the snippet - Invalid file name' } });
+        await fail('PUT', url, v({ action: 'create', file_path: name, content: 'x' }), 400, {
+          message: { error: 'Repository Error updating the snippet - Invalid file name' },
+        });
       }
       const nine = Array.from({ length: 9 }, (_, i) => ({ action: 'create', file_path: `n${i}`, content: 'x' }));
-      await fail('PUT', url, { title: 'Changed', files: nine }, 400, { message: { error: "Repository Error updating the snippet - Snippet can't have more than 10 files" } });
+      await fail('PUT', url, { title: 'Changed', files: nine }, 400, {
+        message: { error: "Repository Error updating the snippet - Snippet can't have more than 10 files" },
+      });
       assert.deepEqual(await state(s), snap);
     });
 
     it('deprecated content/file_name on a single-file snippet renames and replaces; 400 on multi-file', async () => {
       const s = await create({ files: [f('one.rb', 'v1')] });
-      assert.deepEqual((await update(s, { file_name: 'two.rb' })).files.map((x: any) => x.path), ['two.rb']);
+      assert.deepEqual(
+        (await update(s, { file_name: 'two.rb' })).files.map((x: any) => x.path),
+        ['two.rb'],
+      );
       assert.deepEqual([tree(s.id), show(s.id, 'two.rb')], [['two.rb'], 'v1']);
       assert.equal((await update(s, { content: 'v2' })).file_name, 'two.rb');
       assert.deepEqual([tree(s.id), show(s.id, 'two.rb')], [['two.rb'], 'v2']);
@@ -257,8 +428,11 @@ describe('project snippets API', () => {
       assert.deepEqual(log(s.id), ['Update snippet', 'Update snippet', 'Update snippet', 'Initial commit']);
       const multi = await create({ files: [f('a', '1'), f('b', '2')] });
       const snap = await state(multi);
-      const error = { message: { error: 'To update Snippets with multiple files, you must use the `files` parameter' } };
-      for (const payload of [{ content: 'x' }, { file_name: 'x' }, { file_name: '', title: 'Changed' }]) await fail('PUT', `/projects/${proj.id}/snippets/${multi.id}`, payload, 400, error);
+      const error = {
+        message: { error: 'To update Snippets with multiple files, you must use the `files` parameter' },
+      };
+      for (const payload of [{ content: 'x' }, { file_name: 'x' }, { file_name: '', title: 'Changed' }])
+        await fail('PUT', `/projects/${proj.id}/snippets/${multi.id}`, payload, 400, error);
       assert.deepEqual(await state(multi), snap);
     });
   });
@@ -267,7 +441,9 @@ describe('project snippets API', () => {
     it('412 when modified since If-Unmodified-Since; 204 and the repository is gone; then 404 everywhere', async () => {
       const s = await create({ files: [f('a', '1')] });
       const url = `/projects/${proj.id}/snippets/${s.id}`;
-      const stale = await api('DELETE', url, undefined, alice.token, { 'if-unmodified-since': new Date(Date.now() - 3600_000).toUTCString() });
+      const stale = await api('DELETE', url, undefined, alice.token, {
+        'if-unmodified-since': new Date(Date.now() - 3600_000).toUTCString(),
+      });
       assert.deepEqual([stale.statusCode, stale.json], [412, { message: '412 Precondition Failed' }]);
       assert.ok(fs.existsSync(repoDir(s.id)));
       await ok('GET', url, undefined, 200);
@@ -276,7 +452,10 @@ describe('project snippets API', () => {
       assert.equal(res.body, '');
       assert.equal(fs.existsSync(repoDir(s.id)), false);
       await fail('GET', url, undefined, 404, { message: '404 Not found' });
-      for (const method of ['DELETE', 'PUT']) await fail(method, url, method === 'PUT' ? { title: 'x' } : undefined, 404, { message: '404 Snippet Not Found' });
+      for (const method of ['DELETE', 'PUT'])
+        await fail(method, url, method === 'PUT' ? { title: 'x' } : undefined, 404, {
+          message: '404 Snippet Not Found',
+        });
       await fail('GET', `${url}/raw`, undefined, 404, { message: '404 Snippet Not Found' });
     });
   });

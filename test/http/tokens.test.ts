@@ -6,8 +6,14 @@ import { createTestApp, type TestApp } from '../helper.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const TOKEN_KEYS = ['id', 'name', 'scopes', 'token', 'expires_at', 'active', 'revoked', 'created_at', 'user_id'];
-const REVOKED = { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' };
-const EXPIRED = { error: 'invalid_token', error_description: 'Token is expired. You can either do re-authorization or token refresh.' };
+const REVOKED = {
+  error: 'invalid_token',
+  error_description: 'Token was revoked. You have to re-authorize from the user.',
+};
+const EXPIRED = {
+  error: 'invalid_token',
+  error_description: 'Token is expired. You can either do re-authorization or token refresh.',
+};
 const dayOffset = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 
 describe('personal access tokens', () => {
@@ -92,10 +98,13 @@ describe('personal access tokens', () => {
     const refused = await t.request({ method: 'GET', url: '/api/v4/user', token: res.json.token });
     assert.equal(refused.statusCode, 401);
     assert.deepEqual(refused.json, EXPIRED);
-    assert.match(String(refused.headers['www-authenticate']), /^Bearer realm="[^"]*", error="invalid_token", error_description="Token is expired\./);
+    assert.match(
+      String(refused.headers['www-authenticate']),
+      /^Bearer realm="[^"]*", error="invalid_token", error_description="Token is expired\./,
+    );
   });
 
-  it('GET /personal_access_tokens lists the caller\'s tokens only, never their values', async () => {
+  it("GET /personal_access_tokens lists the caller's tokens only, never their values", async () => {
     const res = await t.request({ method: 'GET', url: '/api/v4/personal_access_tokens', token: bob.token });
     assert.equal(res.statusCode, 200);
     assert.ok(res.json.length >= 1);
@@ -103,21 +112,32 @@ describe('personal access tokens', () => {
       assert.equal(tok.user_id, bob.id);
       assert.ok(!('token' in tok));
     }
-    const ownFilter = await t.request({ method: 'GET', url: `/api/v4/personal_access_tokens?user_id=${bob.id}`, token: bob.token });
+    const ownFilter = await t.request({
+      method: 'GET',
+      url: `/api/v4/personal_access_tokens?user_id=${bob.id}`,
+      token: bob.token,
+    });
     assert.equal(ownFilter.statusCode, 200);
-    assert.deepEqual(ownFilter.json.map((x: { id: number }) => x.id), res.json.map((x: { id: number }) => x.id));
+    assert.deepEqual(
+      ownFilter.json.map((x: { id: number }) => x.id),
+      res.json.map((x: { id: number }) => x.id),
+    );
     const anon = await t.request({ method: 'GET', url: '/api/v4/personal_access_tokens', token: null });
     assert.equal(anon.statusCode, 401);
     assert.deepEqual(anon.json, { message: '401 Unauthorized' });
   });
 
-  it('a non-admin asking for another user\'s tokens is 401 (GitLab restrict_non_admins!)', async () => {
-    const res = await t.request({ method: 'GET', url: `/api/v4/personal_access_tokens?user_id=${alice.id}`, token: bob.token });
+  it("a non-admin asking for another user's tokens is 401 (GitLab restrict_non_admins!)", async () => {
+    const res = await t.request({
+      method: 'GET',
+      url: `/api/v4/personal_access_tokens?user_id=${alice.id}`,
+      token: bob.token,
+    });
     assert.equal(res.statusCode, 401);
     assert.deepEqual(res.json, { message: '401 Unauthorized' });
   });
 
-  it('admins list every token, or one user\'s with ?user_id=', async () => {
+  it("admins list every token, or one user's with ?user_id=", async () => {
     const all = await t.request({ method: 'GET', url: '/api/v4/personal_access_tokens?per_page=100' });
     assert.equal(all.statusCode, 200);
     const owners = new Set(all.json.map((x: { user_id: number }) => x.user_id));
@@ -145,25 +165,40 @@ describe('personal access tokens', () => {
 
   it('DELETE /personal_access_tokens/:id revokes (204); the token is then refused', async () => {
     const made = await create(alice.id, { name: 'short-lived', scopes: ['api'] });
-    const del = await t.request({ method: 'DELETE', url: `/api/v4/personal_access_tokens/${made.json.id}`, token: alice.token });
+    const del = await t.request({
+      method: 'DELETE',
+      url: `/api/v4/personal_access_tokens/${made.json.id}`,
+      token: alice.token,
+    });
     assert.equal(del.statusCode, 204);
     assert.equal(del.body, '');
     const refused = await t.request({ method: 'GET', url: '/api/v4/user', token: made.json.token });
     assert.equal(refused.statusCode, 401);
     assert.deepEqual(refused.json, REVOKED);
-    assert.match(String(refused.headers['www-authenticate']), /error="invalid_token", error_description="Token was revoked\./);
+    assert.match(
+      String(refused.headers['www-authenticate']),
+      /error="invalid_token", error_description="Token was revoked\./,
+    );
     const listed = await t.request({ method: 'GET', url: `/api/v4/personal_access_tokens?user_id=${alice.id}` });
     const entry = listed.json.find((x: { id: number }) => x.id === made.json.id);
     assert.equal(entry.revoked, true);
     assert.equal(entry.active, false);
   });
 
-  it('admins revoke anyone\'s token; users get 400 for tokens that are not theirs (GitLab\'s revoke service), 404 for missing ones', async () => {
+  it("admins revoke anyone's token; users get 400 for tokens that are not theirs (GitLab's revoke service), 404 for missing ones", async () => {
     const made = await create(alice.id, { name: 'target', scopes: ['api'] });
-    const missing = await t.request({ method: 'DELETE', url: '/api/v4/personal_access_tokens/999999', token: bob.token });
+    const missing = await t.request({
+      method: 'DELETE',
+      url: '/api/v4/personal_access_tokens/999999',
+      token: bob.token,
+    });
     assert.equal(missing.statusCode, 404);
     assert.deepEqual(missing.json, { message: '404 Not found' });
-    const other = await t.request({ method: 'DELETE', url: `/api/v4/personal_access_tokens/${made.json.id}`, token: bob.token });
+    const other = await t.request({
+      method: 'DELETE',
+      url: `/api/v4/personal_access_tokens/${made.json.id}`,
+      token: bob.token,
+    });
     assert.equal(other.statusCode, 400);
     assert.deepEqual(other.json, { message: '400 Bad request' });
     assert.equal((await t.request({ method: 'GET', url: '/api/v4/user', token: made.json.token })).statusCode, 200);
@@ -174,7 +209,11 @@ describe('personal access tokens', () => {
 
   it('DELETE /personal_access_tokens/self revokes the token used', async () => {
     const made = await create(bob.id, { name: 'self-revoke', scopes: ['api'] });
-    const del = await t.request({ method: 'DELETE', url: '/api/v4/personal_access_tokens/self', token: made.json.token });
+    const del = await t.request({
+      method: 'DELETE',
+      url: '/api/v4/personal_access_tokens/self',
+      token: made.json.token,
+    });
     assert.equal(del.statusCode, 204);
     const refused = await t.request({ method: 'GET', url: '/api/v4/user', token: made.json.token });
     assert.equal(refused.statusCode, 401);
@@ -199,7 +238,10 @@ describe('personal access tokens', () => {
       await t.request({ method: 'GET', url: '/api/v4/user', token: plain }),
       await t.request({ method: 'GET', url: `/api/v4/personal_access_tokens/${id}` }),
     ];
-    assert.deepEqual(answers.map((a) => a.statusCode), [200, 200, 200, 200, 200, 200, 200, 200, 200, 204, 401, 200]);
+    assert.deepEqual(
+      answers.map((a) => a.statusCode),
+      [200, 200, 200, 200, 200, 200, 200, 200, 200, 204, 401, 200],
+    );
     for (const a of answers) {
       assert.ok(!a.body.includes(plain), `token leaked in ${a.body}`);
       assert.ok(!JSON.stringify(a.headers).includes(plain), 'token leaked in headers');

@@ -6,8 +6,32 @@ import { createTestApp, type TestApp } from '../helper.ts';
 
 const BASE = 'http://gitlab.example.com';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const FULL_KEYS = ['id', 'username', 'name', 'email', 'public_email', 'state', 'locked', 'avatar_url', 'web_url', 'created_at', 'is_admin', 'external', 'bot'];
-const PUBLIC_KEYS = ['id', 'username', 'name', 'state', 'locked', 'avatar_url', 'web_url', 'created_at', 'public_email'];
+const FULL_KEYS = [
+  'id',
+  'username',
+  'name',
+  'email',
+  'public_email',
+  'state',
+  'locked',
+  'avatar_url',
+  'web_url',
+  'created_at',
+  'is_admin',
+  'external',
+  'bot',
+];
+const PUBLIC_KEYS = [
+  'id',
+  'username',
+  'name',
+  'state',
+  'locked',
+  'avatar_url',
+  'web_url',
+  'created_at',
+  'public_email',
+];
 const PRIVATE_KEYS = ['email', 'is_admin', 'external'];
 // Never part of any GitLab user entity: internal columns must not leak.
 const INTERNAL_KEYS = ['password', 'password_digest', 'admin', 'namespace_id', 'token', 'token_digest'];
@@ -38,8 +62,17 @@ describe('users', () => {
     assert.equal(typeof id, 'number');
     const picked = Object.fromEntries(FULL_KEYS.filter((k) => k in rest).map((k) => [k, rest[k]]));
     assert.deepEqual(picked, {
-      username: 'root', name: 'Administrator', email: 'admin@example.com', public_email: '', state: 'active', locked: false,
-      avatar_url: null, web_url: `${BASE}/root`, is_admin: true, external: false, bot: false,
+      username: 'root',
+      name: 'Administrator',
+      email: 'admin@example.com',
+      public_email: '',
+      state: 'active',
+      locked: false,
+      avatar_url: null,
+      web_url: `${BASE}/root`,
+      is_admin: true,
+      external: false,
+      bot: false,
     });
     const mine = await t.request({ method: 'GET', url: '/api/v4/user', token: alice.token });
     assert.equal(mine.statusCode, 200);
@@ -94,7 +127,10 @@ describe('users', () => {
     const res = await t.request({ method: 'GET', url: '/api/v4/users?username=ALIce', token: bob.token });
     assert.equal(res.statusCode, 200);
     assert.ok(Array.isArray(res.json));
-    assert.deepEqual(res.json.map((u: { id: number }) => u.id), [alice.id]);
+    assert.deepEqual(
+      res.json.map((u: { id: number }) => u.id),
+      [alice.id],
+    );
     assert.equal(res.json[0].username, 'alice');
     const none = await t.request({ method: 'GET', url: '/api/v4/users?username=nobody', token: bob.token });
     assert.equal(none.statusCode, 200);
@@ -120,10 +156,18 @@ describe('users', () => {
     const none = await t.request({ method: 'POST', url: '/api/v4/users', payload: {} });
     assert.equal(none.statusCode, 400);
     assert.deepEqual(none.json, { error: 'email is missing, name is missing, username is missing' });
-    const one = await t.request({ method: 'POST', url: '/api/v4/users', payload: { email: 'x@example.com', name: 'X' } });
+    const one = await t.request({
+      method: 'POST',
+      url: '/api/v4/users',
+      payload: { email: 'x@example.com', name: 'X' },
+    });
     assert.equal(one.statusCode, 400);
     assert.deepEqual(one.json, { error: 'username is missing' });
-    const blank = await t.request({ method: 'POST', url: '/api/v4/users', payload: { email: 'x@example.com', name: '   ', username: 'x' } });
+    const blank = await t.request({
+      method: 'POST',
+      url: '/api/v4/users',
+      payload: { email: 'x@example.com', name: '   ', username: 'x' },
+    });
     assert.equal(blank.statusCode, 400);
     assert.deepEqual(blank.json, { error: 'name is empty' });
   });
@@ -132,7 +176,15 @@ describe('users', () => {
     const res = await t.request({
       method: 'POST',
       url: '/api/v4/users',
-      payload: { username: 'dave', email: 'dave@example.com', name: 'Dave D', public_email: 'dave.pub@example.com', external: true, password: 'secret-password', skip_confirmation: true },
+      payload: {
+        username: 'dave',
+        email: 'dave@example.com',
+        name: 'Dave D',
+        public_email: 'dave.pub@example.com',
+        external: true,
+        password: 'secret-password',
+        skip_confirmation: true,
+      },
     });
     assert.equal(res.statusCode, 201);
     assert.equal(res.headers['content-type'], 'application/json');
@@ -142,16 +194,33 @@ describe('users', () => {
     assert.equal(typeof id, 'number');
     const picked = Object.fromEntries(FULL_KEYS.filter((k) => k in rest).map((k) => [k, rest[k]]));
     assert.deepEqual(picked, {
-      username: 'dave', name: 'Dave D', email: 'dave@example.com', public_email: 'dave.pub@example.com', state: 'active', locked: false,
-      avatar_url: null, web_url: `${BASE}/dave`, is_admin: false, external: true, bot: false,
+      username: 'dave',
+      name: 'Dave D',
+      email: 'dave@example.com',
+      public_email: 'dave.pub@example.com',
+      state: 'active',
+      locked: false,
+      avatar_url: null,
+      web_url: `${BASE}/dave`,
+      is_admin: false,
+      external: true,
+      bot: false,
     });
     const shown = await t.request({ method: 'GET', url: `/api/v4/users/${id}` });
     assert.equal(shown.json.username, 'dave');
 
-    const dupName = await t.request({ method: 'POST', url: '/api/v4/users', payload: { username: 'dave', email: 'other@example.com', name: 'Other' } });
+    const dupName = await t.request({
+      method: 'POST',
+      url: '/api/v4/users',
+      payload: { username: 'dave', email: 'other@example.com', name: 'Other' },
+    });
     assert.equal(dupName.statusCode, 409);
     assert.deepEqual(dupName.json, { message: 'Username has already been taken' });
-    const dupEmail = await t.request({ method: 'POST', url: '/api/v4/users', payload: { username: 'dave2', email: 'dave@example.com', name: 'Other' } });
+    const dupEmail = await t.request({
+      method: 'POST',
+      url: '/api/v4/users',
+      payload: { username: 'dave2', email: 'dave@example.com', name: 'Other' },
+    });
     assert.equal(dupEmail.statusCode, 409);
     assert.deepEqual(dupEmail.json, { message: 'Email has already been taken' });
   });
@@ -161,7 +230,13 @@ describe('users', () => {
     const res = await t.request({
       method: 'PUT',
       url: `/api/v4/users/${u.id}`,
-      payload: { name: 'Erin E', email: 'erin.new@example.com', public_email: 'erin.pub@example.com', admin: true, external: true },
+      payload: {
+        name: 'Erin E',
+        email: 'erin.new@example.com',
+        public_email: 'erin.pub@example.com',
+        admin: true,
+        external: true,
+      },
     });
     assert.equal(res.statusCode, 200);
     assert.equal(res.json.id, u.id);
@@ -183,13 +258,22 @@ describe('users', () => {
   });
 
   it('PUT /users/:id: 403 for non-admins, 404 unknown, 409 duplicate email', async () => {
-    const forbidden = await t.request({ method: 'PUT', url: `/api/v4/users/${alice.id}`, payload: { name: 'Hacked' }, token: alice.token });
+    const forbidden = await t.request({
+      method: 'PUT',
+      url: `/api/v4/users/${alice.id}`,
+      payload: { name: 'Hacked' },
+      token: alice.token,
+    });
     assert.equal(forbidden.statusCode, 403);
     assert.deepEqual(forbidden.json, { message: '403 Forbidden' });
     const missing = await t.request({ method: 'PUT', url: '/api/v4/users/999999', payload: { name: 'X' } });
     assert.equal(missing.statusCode, 404);
     assert.deepEqual(missing.json, { message: '404 User Not Found' });
-    const dup = await t.request({ method: 'PUT', url: `/api/v4/users/${alice.id}`, payload: { email: 'bob@example.com' } });
+    const dup = await t.request({
+      method: 'PUT',
+      url: `/api/v4/users/${alice.id}`,
+      payload: { email: 'bob@example.com' },
+    });
     assert.equal(dup.statusCode, 409);
     assert.deepEqual(dup.json, { message: 'Email has already been taken' });
     const still = await t.request({ method: 'GET', url: `/api/v4/users/${alice.id}` });

@@ -5,7 +5,13 @@ import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';
 
 type Level = 'private' | 'internal' | 'public';
-type Caller = 'anonymous' | 'external non-member' | 'signed-in non-member' | 'guest member' | 'inherited member' | 'admin';
+type Caller =
+  | 'anonymous'
+  | 'external non-member'
+  | 'signed-in non-member'
+  | 'guest member'
+  | 'inherited member'
+  | 'admin';
 const LEVELS: Level[] = ['private', 'internal', 'public'];
 
 // Expected visibility, one row per caller: [private, internal, public].
@@ -51,13 +57,27 @@ describe('visibility matrix', () => {
     });
     // top (public) > mid (public) > the three projects; top > the three groups. "heir" is a guest of top only.
     const top = await created('/groups', owner.token, { name: 'Top', path: 'top', visibility: 'public' });
-    const mid = await created('/groups', owner.token, { name: 'Mid', path: 'mid', parent_id: top.id, visibility: 'public' });
+    const mid = await created('/groups', owner.token, {
+      name: 'Mid',
+      path: 'mid',
+      parent_id: top.id,
+      visibility: 'public',
+    });
     await created(`/groups/${top.id}/members`, owner.token, { user_id: inherited.id, access_level: 10 });
     for (const level of LEVELS) {
-      const p = await created('/projects', owner.token, { path: `p-${level}`, namespace_id: mid.id, visibility: level });
+      const p = await created('/projects', owner.token, {
+        path: `p-${level}`,
+        namespace_id: mid.id,
+        visibility: level,
+      });
       projects[level] = { id: p.id, path: encodeURIComponent(p.path_with_namespace) };
       await created(`/projects/${p.id}/members`, owner.token, { user_id: guest.id, access_level: 10 });
-      const g = await created('/groups', owner.token, { name: `G ${level}`, path: `g-${level}`, parent_id: top.id, visibility: level });
+      const g = await created('/groups', owner.token, {
+        name: `G ${level}`,
+        path: `g-${level}`,
+        parent_id: top.id,
+        visibility: level,
+      });
       groups[level] = { id: g.id, path: encodeURIComponent(g.full_path) };
       await created(`/groups/${g.id}/members`, owner.token, { user_id: guest.id, access_level: 10 });
     }
@@ -91,7 +111,8 @@ describe('visibility matrix', () => {
         const res = await call('GET', '/projects?per_page=100', tokens[caller]);
         assert.equal(res.statusCode, 200, res.body);
         const ids = new Set(res.json.map((p: { id: number }) => p.id));
-        LEVELS.forEach((level, i) => assert.equal(ids.has(projects[level].id), MATRIX[caller][i], `${level} project`));
+        for (const [i, level] of LEVELS.entries())
+          assert.equal(ids.has(projects[level].id), MATRIX[caller][i], `${level} project`);
       });
     }
   });

@@ -93,7 +93,10 @@ describe('a real server under hostile requests', () => {
     await db.close();
 
     server = await spawnServer(env());
-    const lines = server.output().split('\n').filter((l) => l.startsWith('snippetd: setting '));
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('snippetd: setting '));
     assert.deepEqual(lines, [
       'snippetd: setting default_snippet_visibility was stored as null, which is not valid (is not included in the list): reset to its default "private"',
       'snippetd: setting restricted_visibility_levels was stored as null, which is not valid (is not a valid visibility level): reset to its default []',

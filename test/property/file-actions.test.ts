@@ -30,14 +30,17 @@ const MAX_FILES = 10;
 const INVALID_ACTIONS = { message: { error: 'Snippet actions have invalid data' } };
 const REPO_ERROR = { message: { error: 'Repository Error updating the snippet' } };
 const INVALID_NAME = { message: { error: 'Repository Error updating the snippet - Invalid file name' } };
-const TOO_MANY = { message: { error: `Repository Error updating the snippet - Snippet can't have more than ${MAX_FILES} files` } };
+const TOO_MANY = {
+  message: { error: `Repository Error updating the snippet - Snippet can't have more than ${MAX_FILES} files` },
+};
 const INVALID_ACTION_NAME = { error: 'files[0][action] does not have a valid value' };
 
 /** Ruby's blank?: nil, empty or only whitespace. */
 const blank = (v: string | undefined) => v === undefined || /^\s*$/.test(v);
 
 /** Git refuses empty segments (and '.', '..', '.git', which the generator never produces). */
-const gitValid = (p: string) => p.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && s.toLowerCase() !== '.git');
+const gitValid = (p: string) =>
+  p.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && s.toLowerCase() !== '.git');
 
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 const sortedPaths = (files: Map<string, string>) => [...files.keys()].sort(byteOrder);
@@ -122,7 +125,11 @@ const blankContent = fc.constantFrom('', ' ', '\n');
 const blankPath = fc.constantFrom('', ' ');
 /** An optional value: mostly `value`, sometimes blank or absent. */
 const opt = <T extends string>(value: fc.Arbitrary<T>, blanks: fc.Arbitrary<string> = fc.constant('')) =>
-  fc.oneof({ arbitrary: value, weight: 6 }, { arbitrary: blanks, weight: 1 }, { arbitrary: fc.constant(undefined), weight: 1 });
+  fc.oneof(
+    { arbitrary: value, weight: 6 },
+    { arbitrary: blanks, weight: 1 },
+    { arbitrary: fc.constant(undefined), weight: 1 },
+  );
 
 /** Removes keys whose value is undefined, so they are absent from the JSON body. */
 function compact(a: Record<string, string | undefined>): Action {
@@ -130,21 +137,43 @@ function compact(a: Record<string, string | undefined>): Action {
 }
 
 const createAction = fc
-  .record({ file_path: fc.oneof({ arbitrary: opt(path_, blankPath), weight: 12 }, { arbitrary: fc.constant('e//f.txt'), weight: 1 }), content: opt(content, blankContent) })
+  .record({
+    file_path: fc.oneof(
+      { arbitrary: opt(path_, blankPath), weight: 12 },
+      { arbitrary: fc.constant('e//f.txt'), weight: 1 },
+    ),
+    content: opt(content, blankContent),
+  })
   .map((r) => compact({ action: 'create', ...r }));
 const updateAction = fc
-  .record({ file_path: opt(path_, blankPath), content: opt(content, blankContent), previous_path: fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: fc.constant('same'), weight: 2 }, { arbitrary: path_, weight: 1 }) })
-  .map((r) => compact({ action: 'update', ...r, previous_path: r.previous_path === 'same' ? r.file_path : r.previous_path }));
+  .record({
+    file_path: opt(path_, blankPath),
+    content: opt(content, blankContent),
+    previous_path: fc.oneof(
+      { arbitrary: fc.constant(undefined), weight: 4 },
+      { arbitrary: fc.constant('same'), weight: 2 },
+      { arbitrary: path_, weight: 1 },
+    ),
+  })
+  .map((r) =>
+    compact({ action: 'update', ...r, previous_path: r.previous_path === 'same' ? r.file_path : r.previous_path }),
+  );
 const deleteAction = fc.record({ file_path: opt(path_, blankPath) }).map((r) => compact({ action: 'delete', ...r }));
 const moveAction = fc
   .record({
     previous_path: opt(path_, blankPath),
-    file_path: fc.oneof({ arbitrary: opt(path_, blankPath), weight: 12 }, { arbitrary: fc.constant('e//f.txt'), weight: 1 }),
+    file_path: fc.oneof(
+      { arbitrary: opt(path_, blankPath), weight: 12 },
+      { arbitrary: fc.constant('e//f.txt'), weight: 1 },
+    ),
     // content is either absent (pure rename) or non-blank: an explicitly blank content on move is not specified.
     content: fc.option(content, { nil: undefined }),
   })
   .map((r) => compact({ action: 'move', ...r }));
-const badAction = fc.constantFrom<Action>({ action: 'rename', file_path: 'a.txt', previous_path: 'b.rb' }, { action: 'CREATE', file_path: 'z.txt', content: 'z' });
+const badAction = fc.constantFrom<Action>(
+  { action: 'rename', file_path: 'a.txt', previous_path: 'b.rb' },
+  { action: 'CREATE', file_path: 'z.txt', content: 'z' },
+);
 
 const action = fc.oneof(
   { arbitrary: createAction, weight: 4 },
@@ -164,14 +193,21 @@ describe('snippet file actions against an in-memory model (property)', () => {
 
   before(async () => {
     t = await createTestApp();
-    const project = await t.request({ method: 'POST', url: '/api/v4/projects', payload: { name: 'file-actions-prop' } });
+    const project = await t.request({
+      method: 'POST',
+      url: '/api/v4/projects',
+      payload: { name: 'file-actions-prop' },
+    });
     assert.equal(project.statusCode, 201, project.body);
     projectId = project.json.id;
   });
   after(() => t.close());
 
   const git = (sid: number, args: string[]) =>
-    execFileSync('git', ['--git-dir', path.join(t.config.dataDir, 'repositories', 'snippets', `${sid}.git`), ...args], { encoding: 'buffer', stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync('git', ['--git-dir', path.join(t.config.dataDir, 'repositories', 'snippets', `${sid}.git`), ...args], {
+      encoding: 'buffer',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
 
   /** The snippet as served over HTTP must show exactly the model's files. */
   async function assertServed(sid: number, files: Map<string, string>, where: string) {
@@ -214,7 +250,11 @@ describe('snippet file actions against an in-memory model (property)', () => {
         for (const [i, a] of actions.entries()) {
           const where = `step ${i} ${JSON.stringify(a)} on ${JSON.stringify(sortedPaths(files))}`;
           const expected = model(files, a);
-          const res = await t.request({ method: 'PUT', url: `/api/v4/projects/${projectId}/snippets/${sid}`, payload: { files: [a] } });
+          const res = await t.request({
+            method: 'PUT',
+            url: `/api/v4/projects/${projectId}/snippets/${sid}`,
+            payload: { files: [a] },
+          });
           assert.ok(
             expected.some((o) => o.status === res.statusCode),
             `${where}: status ${res.statusCode} ${res.body}, expected ${expected.map((o) => o.status).join(' or ')}`,
@@ -224,7 +264,10 @@ describe('snippet file actions against an in-memory model (property)', () => {
             commits += 1;
           } else {
             assert.ok(
-              expected.some((o) => o.status === res.statusCode && 'body' in o && JSON.stringify(o.body) === JSON.stringify(res.json)),
+              expected.some(
+                (o) =>
+                  o.status === res.statusCode && 'body' in o && JSON.stringify(o.body) === JSON.stringify(res.json),
+              ),
               `${where}: body ${res.body}, expected ${expected.map((o) => JSON.stringify('body' in o ? o.body : null)).join(' or ')}`,
             );
           }
@@ -241,10 +284,22 @@ describe('snippet file actions against an in-memory model (property)', () => {
           }
         })();
         assert.equal(fsck, '', 'git fsck --strict');
-        const tree = git(sid, ['ls-tree', '-r', '-z', '--name-only', 'main']).toString('utf8').split('\0').filter(Boolean);
+        const tree = git(sid, ['ls-tree', '-r', '-z', '--name-only', 'main'])
+          .toString('utf8')
+          .split('\0')
+          .filter(Boolean);
         assert.deepEqual(tree, sortedPaths(files), 'git ls-tree -r main');
-        for (const p of tree) assert.deepEqual(git(sid, ['cat-file', 'blob', `main:${p}`]), Buffer.from(files.get(p)!), `git content of ${p}`);
-        assert.equal(Number(git(sid, ['rev-list', '--count', 'main']).toString().trim()), commits, 'commit count = 1 + successful updates');
+        for (const p of tree)
+          assert.deepEqual(
+            git(sid, ['cat-file', 'blob', `main:${p}`]),
+            Buffer.from(files.get(p)!),
+            `git content of ${p}`,
+          );
+        assert.equal(
+          Number(git(sid, ['rev-list', '--count', 'main']).toString().trim()),
+          commits,
+          'commit count = 1 + successful updates',
+        );
         const messages = git(sid, ['log', '--format=%s', 'main']).toString().trim().split('\n');
         assert.deepEqual(messages, [...Array(commits - 1).fill('Update snippet'), 'Initial commit'], 'commit messages');
       }),
@@ -253,7 +308,14 @@ describe('snippet file actions against an in-memory model (property)', () => {
         // Hand-picked sequences that random runs seldom reach, checked on every run of the file.
         examples: [
           // More than 10 files: the eighth unnamed create makes 11 (D4).
-          [[['a.txt', 'x'], ['b.rb', 'x'], ['dir/c.md', 'x']], Array.from({ length: 8 }, () => ({ action: 'create', content: 'x' }))],
+          [
+            [
+              ['a.txt', 'x'],
+              ['b.rb', 'x'],
+              ['dir/c.md', 'x'],
+            ],
+            Array.from({ length: 8 }, () => ({ action: 'create', content: 'x' })),
+          ],
           // Deleting every file, generated names, a move that keeps a generated name, then a rename.
           [
             [['a.txt', 'x']],
@@ -268,7 +330,10 @@ describe('snippet file actions against an in-memory model (property)', () => {
           ],
           // Conflicts and malformed actions leave everything as it was.
           [
-            [['a.txt', 'x'], ['b.rb', 'y']],
+            [
+              ['a.txt', 'x'],
+              ['b.rb', 'y'],
+            ],
             [
               { action: 'move', previous_path: 'a.txt', file_path: 'b.rb' },
               { action: 'create', file_path: 'a.txt', content: 'again' },

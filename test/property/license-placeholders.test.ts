@@ -13,18 +13,44 @@ const o = '[\\[<{]';
 const c = '[\\]>}]';
 function resolveLikeGitLab(text: string, v: { fullname?: string; project?: string; year: number }): string {
   let out = text.replace(new RegExp(`${o}(year|yyyy)${c}`, 'gi'), () => String(v.year));
-  if (v.project) out = out.replace(new RegExp(`${o}(project|description|one line [^\\n\\]>}]* what it does\\.)${c}`, 'gi'), () => v.project!);
-  if (v.fullname) out = out.replace(new RegExp(`${o}(fullname|name of author|name of copyright owner)${c}`, 'gi'), () => v.fullname!);
+  if (v.project)
+    out = out.replace(
+      new RegExp(`${o}(project|description|one line [^\\n\\]>}]* what it does\\.)${c}`, 'gi'),
+      () => v.project!,
+    );
+  if (v.fullname)
+    out = out.replace(new RegExp(`${o}(fullname|name of author|name of copyright owner)${c}`, 'gi'), () => v.fullname!);
   return out;
 }
 
-const PLACEHOLDERS = ['[year]', '<YYYY>', '{fullname}', '[name of author>', '<Name Of Copyright Owner}', '[project]', '{description]', '<one line to give the program\'s name and a brief idea of what it does.>'];
+const PLACEHOLDERS = [
+  '[year]',
+  '<YYYY>',
+  '{fullname}',
+  '[name of author>',
+  '<Name Of Copyright Owner}',
+  '[project]',
+  '{description]',
+  "<one line to give the program's name and a brief idea of what it does.>",
+];
 /** Text made of ordinary characters (JSON-special ones and astral ones included) and placeholders. */
-const text = fc.array(fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom(...PLACEHOLDERS), fc.constantFrom('"', '\\', '\n', '\u2028', '\ud800', '\udc00', '$1', '$&')), { maxLength: 12 }).map((parts) => parts.join(''));
-const value = fc.option(fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom('[fullname]', 'a [project] b', '{year}', '$&', '"\\')), { nil: undefined });
+const text = fc
+  .array(
+    fc.oneof(
+      fc.string({ unit: 'binary' }),
+      fc.constantFrom(...PLACEHOLDERS),
+      fc.constantFrom('"', '\\', '\n', '\u2028', '\ud800', '\udc00', '$1', '$&'),
+    ),
+    { maxLength: 12 },
+  )
+  .map((parts) => parts.join(''));
+const value = fc.option(
+  fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom('[fullname]', 'a [project] b', '{year}', '$&', '"\\')),
+  { nil: undefined },
+);
 
 describe('license placeholders', () => {
-  it('the prepared JSON equals JSON.stringify of GitLab\'s resolved license, for any text and values', () => {
+  it("the prepared JSON equals JSON.stringify of GitLab's resolved license, for any text and values", () => {
     fc.assert(
       fc.property(text, value, value, (body, fullname, project) => {
         const license: LicenseData = { ...builtinTemplates().licenseByKey.get('mit')!, body };

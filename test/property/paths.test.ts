@@ -31,28 +31,35 @@ function joinWith(segments: string[], seps: string[]): string {
 
 /** A path with a '..' segment somewhere: '..', '../x', 'x/..', 'x/../y', with '/' or '\' separators. */
 const traversalPath = fc
-  .tuple(fc.array(safeSegment, { maxLength: 3 }), fc.array(safeSegment, { maxLength: 3 }), fc.array(separator, { minLength: 1, maxLength: 6 }))
+  .tuple(
+    fc.array(safeSegment, { maxLength: 3 }),
+    fc.array(safeSegment, { maxLength: 3 }),
+    fc.array(separator, { minLength: 1, maxLength: 6 }),
+  )
   .map(([pre, post, seps]) => joinWith([...pre, '..', ...post], seps));
 
 /** An absolute path: '/' followed by an (optionally empty) relative path. */
-const absolutePath = fc.oneof(fc.constant('/'), safePath.map((p) => `/${p}`));
+const absolutePath = fc.oneof(
+  fc.constant('/'),
+  safePath.map((p) => `/${p}`),
+);
 
 /** A safe path with a newline or NUL byte inserted somewhere (never a blank string). */
-const controlCharPath = fc
-  .tuple(safePath, fc.constantFrom('\n', '\0'), fc.nat())
-  .map(([p, c, at]) => {
-    const i = at % (p.length + 1);
-    return p.slice(0, i) + c + p.slice(i);
-  });
+const controlCharPath = fc.tuple(safePath, fc.constantFrom('\n', '\0'), fc.nat()).map(([p, c, at]) => {
+  const i = at % (p.length + 1);
+  return p.slice(0, i) + c + p.slice(i);
+});
 
 const rawUnsafe = fc.oneof(traversalPath, absolutePath, controlCharPath);
 
 /** Every character as %XX, with lower- or upper-case hex (%2e%2e%2f or %2E%2E%2F). */
 function percentEncodeAll(value: string, upper: boolean): string {
-  return [...Buffer.from(value, 'utf8')].map((b) => {
-    const hex = b.toString(16).padStart(2, '0');
-    return `%${upper ? hex.toUpperCase() : hex}`;
-  }).join('');
+  return [...Buffer.from(value, 'utf8')]
+    .map((b) => {
+      const hex = b.toString(16).padStart(2, '0');
+      return `%${upper ? hex.toUpperCase() : hex}`;
+    })
+    .join('');
 }
 
 /** An unsafe path, either as is or hidden behind one more level of URL encoding. */
@@ -69,31 +76,69 @@ const routeSegment = (p: string) => encodeURIComponent(p).replace(/\./g, '%2E');
 
 describe('isSafeFilePath (property)', () => {
   it('refuses any path with a ".." segment', () => {
-    fc.assert(fc.property(traversalPath, (p) => !isSafeFilePath(p)), { numRuns: 500 });
+    fc.assert(
+      fc.property(traversalPath, (p) => !isSafeFilePath(p)),
+      { numRuns: 500 },
+    );
   });
 
   it('refuses any absolute path', () => {
-    fc.assert(fc.property(absolutePath, (p) => !isSafeFilePath(p)), { numRuns: 300 });
+    fc.assert(
+      fc.property(absolutePath, (p) => !isSafeFilePath(p)),
+      { numRuns: 300 },
+    );
   });
 
   it('refuses any path containing a newline or a NUL byte', () => {
-    fc.assert(fc.property(controlCharPath, (p) => !isSafeFilePath(p)), { numRuns: 300 });
+    fc.assert(
+      fc.property(controlCharPath, (p) => !isSafeFilePath(p)),
+      { numRuns: 300 },
+    );
   });
 
   it('refuses all of these once more percent-encoded (encodeURIComponent or every byte as %XX)', () => {
-    fc.assert(fc.property(rawUnsafe, fc.boolean(), (p, upper) => !isSafeFilePath(encodeURIComponent(p)) && !isSafeFilePath(percentEncodeAll(p, upper))), {
-      numRuns: 500,
-    });
+    fc.assert(
+      fc.property(
+        rawUnsafe,
+        fc.boolean(),
+        (p, upper) => !isSafeFilePath(encodeURIComponent(p)) && !isSafeFilePath(percentEncodeAll(p, upper)),
+      ),
+      {
+        numRuns: 500,
+      },
+    );
   });
 
   it('refuses the classic examples', () => {
-    for (const p of ['..', '.', '../etc/passwd', '../../etc/passwd', 'a/../../b', 'a/..', '..\\a', 'a\\..\\b', '/etc/passwd', 'a\nb', 'a\0b', '%2e%2e%2fetc%2fpasswd', '%2E%2E%2F', '..%2fa', 'a%2f..', '%2fetc', 'a%0ab', 'a%00b']) {
+    for (const p of [
+      '..',
+      '.',
+      '../etc/passwd',
+      '../../etc/passwd',
+      'a/../../b',
+      'a/..',
+      '..\\a',
+      'a\\..\\b',
+      '/etc/passwd',
+      'a\nb',
+      'a\0b',
+      '%2e%2e%2fetc%2fpasswd',
+      '%2E%2E%2F',
+      '..%2fa',
+      'a%2f..',
+      '%2fetc',
+      'a%0ab',
+      'a%00b',
+    ]) {
       assert.equal(isSafeFilePath(p), false, JSON.stringify(p));
     }
   });
 
   it('accepts ordinary relative paths made of safe segments', () => {
-    fc.assert(fc.property(safePath, (p) => isSafeFilePath(p)), { numRuns: 500 });
+    fc.assert(
+      fc.property(safePath, (p) => isSafeFilePath(p)),
+      { numRuns: 500 },
+    );
     for (const p of ['a.txt', 'dir/sub/file.rb', '...', '.hidden', 'a..b', 'x/..y/z', 'snippetfile1.txt']) {
       assert.equal(isSafeFilePath(p), true, JSON.stringify(p));
     }
@@ -141,7 +186,11 @@ describe('POST /projects/:id/snippets file_path safety (property, HTTP)', () => 
     });
 
   const create = (filePath: string) =>
-    t.request({ method: 'POST', url: `/api/v4/projects/${projectId}/snippets`, payload: { title: 'prop', files: [{ file_path: filePath, content: 'x' }] } });
+    t.request({
+      method: 'POST',
+      url: `/api/v4/projects/${projectId}/snippets`,
+      payload: { title: 'prop', files: [{ file_path: filePath, content: 'x' }] },
+    });
 
   it('an unsafe file_path always answers 400 files[0][file_path] should be a valid file path, never 500', async () => {
     await fc.assert(
@@ -161,7 +210,13 @@ describe('POST /projects/:id/snippets file_path safety (property, HTTP)', () => 
         const res = await t.request({
           method: 'POST',
           url: `/api/v4/projects/${projectId}/snippets`,
-          payload: { title: 'prop', files: [{ file_path: 'ok.txt', content: 'x' }, { file_path: p, content: 'y' }] },
+          payload: {
+            title: 'prop',
+            files: [
+              { file_path: 'ok.txt', content: 'x' },
+              { file_path: p, content: 'y' },
+            ],
+          },
         });
         assert.equal(res.statusCode, 400, `${JSON.stringify(p)}: ${res.body}`);
         assert.deepEqual(res.json, { error: 'files[1][file_path] should be a valid file path' }, JSON.stringify(p));
@@ -175,13 +230,22 @@ describe('POST /projects/:id/snippets file_path safety (property, HTTP)', () => 
     assert.equal(made.statusCode, 201, made.body);
     const url = `/api/v4/projects/${projectId}/snippets/${made.json.id}`;
     await fc.assert(
-      fc.asyncProperty(unsafePath, fc.constantFrom('file_path', 'previous_path'), fc.constantFrom('create', 'update', 'delete', 'move'), async (p, key, action) => {
-        const files = [{ action, content: 'z', file_path: 'keep.txt', previous_path: 'keep.txt', [key]: p }];
-        const res = await t.request({ method: 'PUT', url, payload: { files } });
-        assert.notEqual(res.statusCode, 500, `500 for ${JSON.stringify(p)}: ${res.body}`);
-        assert.equal(res.statusCode, 400, `${key}=${JSON.stringify(p)}: ${res.body}`);
-        assert.deepEqual(res.json, { error: `files[0][${key}] should be a valid file path` }, `${key}=${JSON.stringify(p)}`);
-      }),
+      fc.asyncProperty(
+        unsafePath,
+        fc.constantFrom('file_path', 'previous_path'),
+        fc.constantFrom('create', 'update', 'delete', 'move'),
+        async (p, key, action) => {
+          const files = [{ action, content: 'z', file_path: 'keep.txt', previous_path: 'keep.txt', [key]: p }];
+          const res = await t.request({ method: 'PUT', url, payload: { files } });
+          assert.notEqual(res.statusCode, 500, `500 for ${JSON.stringify(p)}: ${res.body}`);
+          assert.equal(res.statusCode, 400, `${key}=${JSON.stringify(p)}: ${res.body}`);
+          assert.deepEqual(
+            res.json,
+            { error: `files[0][${key}] should be a valid file path` },
+            `${key}=${JSON.stringify(p)}`,
+          );
+        },
+      ),
       { numRuns: 30 },
     );
     const raw = await t.request({ method: 'GET', url: `${url}/files/main/keep.txt/raw` });
@@ -194,12 +258,17 @@ describe('POST /projects/:id/snippets file_path safety (property, HTTP)', () => 
     assert.equal(made.statusCode, 201, made.body);
     await fc.assert(
       fc.asyncProperty(unsafePath, async (p) => {
-        const res = await rawGet(`/api/v4/projects/${projectId}/snippets/${made.json.id}/files/main/${routeSegment(p)}/raw`);
+        const res = await rawGet(
+          `/api/v4/projects/${projectId}/snippets/${made.json.id}/files/main/${routeSegment(p)}/raw`,
+        );
         assert.notEqual(res.statusCode, 500, `500 for ${JSON.stringify(p)}: ${res.body}`);
         assert.equal(res.statusCode, 400, `${JSON.stringify(p)}: ${res.body}`);
         assert.deepEqual(res.json, { error: 'file_path should be a valid file path' }, JSON.stringify(p));
       }),
-      { numRuns: 30, examples: [['..'], ['.'], ['../etc/passwd'], ['%2e%2e%2fetc%2fpasswd'], ['/etc/passwd'], ['a\nb']] },
+      {
+        numRuns: 30,
+        examples: [['..'], ['.'], ['../etc/passwd'], ['%2e%2e%2fetc%2fpasswd'], ['/etc/passwd'], ['a\nb']],
+      },
     );
     const ok = await rawGet(`/api/v4/projects/${projectId}/snippets/${made.json.id}/files/main/keep%2Etxt/raw`);
     assert.equal(ok.statusCode, 200, ok.body);

@@ -15,7 +15,12 @@ describe('configuration', () => {
   });
 
   it('takes flags over environment variables, in both flag spellings', () => {
-    const c = loadConfig({ SNIPPETD_PORT: '9000', SNIPPETD_HOST: '0.0.0.0' }, ['serve', '--port', '9100', '--external-url=https://git.example.com/']);
+    const c = loadConfig({ SNIPPETD_PORT: '9000', SNIPPETD_HOST: '0.0.0.0' }, [
+      'serve',
+      '--port',
+      '9100',
+      '--external-url=https://git.example.com/',
+    ]);
     assert.equal(c.port, 9100);
     assert.equal(c.host, '0.0.0.0');
     assert.equal(c.externalUrl, 'https://git.example.com');
@@ -28,6 +33,9 @@ describe('configuration', () => {
 
   it('refuses a short initial root token and lists trusted proxies', () => {
     assert.throws(() => loadConfig({ SNIPPETD_INITIAL_ROOT_TOKEN: 'short' }, []), /at least 20 characters/);
-    assert.deepEqual(loadConfig({ SNIPPETD_TRUSTED_PROXIES: '10.0.0.1, 10.0.0.2' }, []).trustedProxies, ['10.0.0.1', '10.0.0.2']);
+    assert.deepEqual(loadConfig({ SNIPPETD_TRUSTED_PROXIES: '10.0.0.1, 10.0.0.2' }, []).trustedProxies, [
+      '10.0.0.1',
+      '10.0.0.2',
+    ]);
   });
 });

@@ -34,12 +34,21 @@ describe('migrations', () => {
 
   it('applies each migration once when four processes migrate at the same moment', async () => {
     const env = { ...process.env, SNIPPETD_DATA_DIR: dir, SNIPPETD_DATABASE_URL: url };
-    const results = await Promise.all(Array.from({ length: 4 }, () => run(process.execPath, ['--import', 'tsx', CLI, 'migrate'], { env })));
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => run(process.execPath, ['--import', 'tsx', CLI, 'migrate'], { env })),
+    );
     for (const r of results) assert.equal(r.stdout.trim(), 'snippetd: database is at the latest migration');
     const db = openDatabase(url);
     try {
-      const rows = await db.kysely.selectFrom('snippetd_migrations' as any).select('name' as any).orderBy('name' as any).execute();
-      assert.deepEqual(rows.map((r: any) => r.name), ['0001_initial', '0002_snippet_file_content', '0003_change_epoch']);
+      const rows = await db.kysely
+        .selectFrom('snippetd_migrations' as any)
+        .select('name' as any)
+        .orderBy('name' as any)
+        .execute();
+      assert.deepEqual(
+        rows.map((r: any) => r.name),
+        ['0001_initial', '0002_snippet_file_content', '0003_change_epoch'],
+      );
     } finally {
       await db.close();
     }

@@ -46,12 +46,17 @@ describe('parseRackQuery', () => {
   });
 
   it('starts a new array element whenever a key of the current element repeats', () => {
-    assert.deepEqual(parse('files[][action]=create&files[][file_path]=a&files[][content]=x&files[][action]=delete&files[][file_path]=b'), {
-      files: [
-        { action: 'create', file_path: 'a', content: 'x' },
-        { action: 'delete', file_path: 'b' },
-      ],
-    });
+    assert.deepEqual(
+      parse(
+        'files[][action]=create&files[][file_path]=a&files[][content]=x&files[][action]=delete&files[][file_path]=b',
+      ),
+      {
+        files: [
+          { action: 'create', file_path: 'a', content: 'x' },
+          { action: 'delete', file_path: 'b' },
+        ],
+      },
+    );
     assert.deepEqual(parse('files[][file_path]=a&files[][file_path]=b&files[][file_path]=c'), {
       files: [{ file_path: 'a' }, { file_path: 'b' }, { file_path: 'c' }],
     });
@@ -70,9 +75,15 @@ describe('parseRackQuery', () => {
   });
 
   it('decodes "+" as a space and percent escapes, in values and keys', () => {
-    assert.deepEqual(parse('title=hello+world&content=a%2Bb%20c%26d%3De'), { title: 'hello world', content: 'a+b c&d=e' });
+    assert.deepEqual(parse('title=hello+world&content=a%2Bb%20c%26d%3De'), {
+      title: 'hello world',
+      content: 'a+b c&d=e',
+    });
     assert.deepEqual(parse('name=caf%C3%A9+%E2%9C%93'), { name: 'café ✓' });
-    assert.deepEqual(parse('my+key=1&files%5B%5D%5Bfile_path%5D=a%2Fb.txt'), { 'my key': '1', files: [{ file_path: 'a/b.txt' }] });
+    assert.deepEqual(parse('my+key=1&files%5B%5D%5Bfile_path%5D=a%2Fb.txt'), {
+      'my key': '1',
+      files: [{ file_path: 'a/b.txt' }],
+    });
     assert.deepEqual(parse('scopes%5B%5D=api&scopes%5B%5D=read_api'), { scopes: ['api', 'read_api'] });
   });
 
@@ -83,7 +94,11 @@ describe('parseRackQuery', () => {
   });
 
   it('keeps keys named like Object.prototype members as ordinary keys', () => {
-    assert.deepEqual(parse('hasOwnProperty=1&toString=2&valueOf[]=3'), { hasOwnProperty: '1', toString: '2', valueOf: ['3'] });
+    assert.deepEqual(parse('hasOwnProperty=1&toString=2&valueOf[]=3'), {
+      hasOwnProperty: '1',
+      toString: '2',
+      valueOf: ['3'],
+    });
   });
 
   it('ignores __proto__ keys and never pollutes Object.prototype', () => {
@@ -93,20 +108,20 @@ describe('parseRackQuery', () => {
     const probe: Record<string, unknown> = {};
     assert.equal(probe.polluted, undefined);
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
-    assert.equal(Object.prototype.hasOwnProperty.call(raw, '__proto__'), false);
-    assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
+    assert.equal(Object.hasOwn(raw, '__proto__'), false);
+    assert.equal(Object.hasOwn(Object.prototype, 'polluted'), false);
     assert.equal((raw as Record<string, unknown>).ok, '1');
     assert.deepEqual((raw as Record<string, unknown>).b, ['1']);
     const a = (raw as Record<string, unknown>).a as Record<string, unknown> | undefined;
-    if (a !== undefined) assert.equal(Object.prototype.hasOwnProperty.call(a, '__proto__'), false);
+    if (a !== undefined) assert.equal(Object.hasOwn(a, '__proto__'), false);
     const files = (raw as Record<string, unknown>).files as Record<string, unknown>[] | undefined;
-    for (const file of files ?? []) assert.equal(Object.prototype.hasOwnProperty.call(file, '__proto__'), false);
+    for (const file of files ?? []) assert.equal(Object.hasOwn(file, '__proto__'), false);
   });
 
   it('never pollutes Object.prototype through constructor[prototype]', () => {
     parseRackQuery('constructor[prototype][polluted]=yes&a[constructor][prototype][polluted]=yes');
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
-    assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
+    assert.equal(Object.hasOwn(Object.prototype, 'polluted'), false);
   });
 
   it('survives very deep nesting and malformed percent escapes without throwing', () => {
@@ -122,7 +137,10 @@ describe('addParam', () => {
     addParam(params, 'files[][content]', 'x');
     addParam(params, 'files[][file_path]', 'b');
     addParam(params, 'title', 'T');
-    assert.deepEqual(JSON.parse(JSON.stringify(params)), { files: [{ file_path: 'a', content: 'x' }, { file_path: 'b' }], title: 'T' });
+    assert.deepEqual(JSON.parse(JSON.stringify(params)), {
+      files: [{ file_path: 'a', content: 'x' }, { file_path: 'b' }],
+      title: 'T',
+    });
   });
 
   it('ignores a __proto__ key', () => {

@@ -15,35 +15,130 @@ const DOCKER_DIR = path.join(DATA, 'dockerfiles');
 const CI_DIR = path.join(DATA, 'gitlab-ci');
 const GITLAB_HEADER = '# This file is a template, and might need editing before it works on your project.';
 
-const CI_CATEGORIES: [dir: string, category: string][] = [['', 'General'], ['Pages', 'Pages'], ['Verify', 'Verify'], ['autodeploy', 'Auto deploy']];
+const CI_CATEGORIES: [dir: string, category: string][] = [
+  ['', 'General'],
+  ['Pages', 'Pages'],
+  ['Verify', 'Verify'],
+  ['autodeploy', 'Auto deploy'],
+];
 
 const REQUIRED_DOCKERFILES = [
-  'Binary', 'Binary-alpine', 'Binary-scratch', 'Golang', 'Golang-alpine', 'Node', 'Node-alpine', 'OpenJDK', 'PHP',
-  'Python', 'Python-alpine', 'Ruby', 'Rust', 'Swift', 'dotNET', 'Deno',
+  'Binary',
+  'Binary-alpine',
+  'Binary-scratch',
+  'Golang',
+  'Golang-alpine',
+  'Node',
+  'Node-alpine',
+  'OpenJDK',
+  'PHP',
+  'Python',
+  'Python-alpine',
+  'Ruby',
+  'Rust',
+  'Swift',
+  'dotNET',
+  'Deno',
 ];
 /** Dockerfiles that only copy a prebuilt binary: no build step, so a single stage is fine. */
 const SINGLE_STAGE_ALLOWED = new Set(['Binary', 'Binary-alpine']);
 
 const REQUIRED_CI: Record<string, string[]> = {
-  '': ['Android', 'Bash', 'C++', 'Dart', 'Docker', 'Go', 'Gradle', 'Julia', 'Maven', 'Node', 'PHP', 'Python', 'Ruby',
-    'Rust', 'Swift', 'Terraform', 'dotNET-Core', 'Elixir'],
+  '': [
+    'Android',
+    'Bash',
+    'C++',
+    'Dart',
+    'Docker',
+    'Go',
+    'Gradle',
+    'Julia',
+    'Maven',
+    'Node',
+    'PHP',
+    'Python',
+    'Ruby',
+    'Rust',
+    'Swift',
+    'Terraform',
+    'dotNET-Core',
+    'Elixir',
+  ],
   Pages: ['Hugo', 'Jekyll', 'Plain-HTML', 'MkDocs', 'Gatsby'],
   Verify: ['Load-Performance-Testing', 'Accessibility'],
   autodeploy: ['Kubernetes'],
 };
 
 const DOCKERFILE_INSTRUCTIONS = new Set([
-  'ADD', 'ARG', 'CMD', 'COPY', 'ENTRYPOINT', 'ENV', 'EXPOSE', 'FROM', 'HEALTHCHECK', 'LABEL', 'ONBUILD', 'RUN', 'SHELL',
-  'STOPSIGNAL', 'USER', 'VOLUME', 'WORKDIR',
+  'ADD',
+  'ARG',
+  'CMD',
+  'COPY',
+  'ENTRYPOINT',
+  'ENV',
+  'EXPOSE',
+  'FROM',
+  'HEALTHCHECK',
+  'LABEL',
+  'ONBUILD',
+  'RUN',
+  'SHELL',
+  'STOPSIGNAL',
+  'USER',
+  'VOLUME',
+  'WORKDIR',
 ]);
 
 // Top-level keys that are not jobs, and the keywords a job may use (GitLab CI YAML reference).
-const GLOBAL_KEYS = new Set(['default', 'include', 'stages', 'variables', 'workflow', 'image', 'services', 'cache', 'before_script', 'after_script', 'spec']);
+const GLOBAL_KEYS = new Set([
+  'default',
+  'include',
+  'stages',
+  'variables',
+  'workflow',
+  'image',
+  'services',
+  'cache',
+  'before_script',
+  'after_script',
+  'spec',
+]);
 const JOB_KEYWORDS = new Set([
-  'after_script', 'allow_failure', 'artifacts', 'before_script', 'cache', 'coverage', 'dast_configuration', 'dependencies',
-  'environment', 'extends', 'hooks', 'id_tokens', 'identity', 'image', 'inherit', 'interruptible', 'manual_confirmation',
-  'needs', 'pages', 'parallel', 'publish', 'release', 'resource_group', 'retry', 'rules', 'run', 'script', 'secrets',
-  'services', 'stage', 'tags', 'timeout', 'trigger', 'variables', 'when',
+  'after_script',
+  'allow_failure',
+  'artifacts',
+  'before_script',
+  'cache',
+  'coverage',
+  'dast_configuration',
+  'dependencies',
+  'environment',
+  'extends',
+  'hooks',
+  'id_tokens',
+  'identity',
+  'image',
+  'inherit',
+  'interruptible',
+  'manual_confirmation',
+  'needs',
+  'pages',
+  'parallel',
+  'publish',
+  'release',
+  'resource_group',
+  'retry',
+  'rules',
+  'run',
+  'script',
+  'secrets',
+  'services',
+  'stage',
+  'tags',
+  'timeout',
+  'trigger',
+  'variables',
+  'when',
 ]);
 const DEFAULT_STAGES = ['.pre', 'build', 'test', 'deploy', '.post'];
 
@@ -52,7 +147,11 @@ const isDict = (v: unknown): v is Dict => typeof v === 'object' && v !== null &&
 
 function listFiles(dir: string, ext: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith(ext)).map((e) => e.name.slice(0, -ext.length)).sort();
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith(ext))
+    .map((e) => e.name.slice(0, -ext.length))
+    .sort();
 }
 
 /** Problem with an image reference, or null when it names a specific version (tag with a digit, or a digest). */
@@ -93,7 +192,10 @@ describe('built-in Dockerfile templates', () => {
       it('has no dockerfilelint findings', () => {
         // The directory holds no .dockerfilelintrc, so every rule is on with its default setting.
         const findings = dockerfilelint.run(DOCKER_DIR, content);
-        assert.deepEqual(findings.map((f) => `line ${f.line}: ${f.rule} (${f.title})`), []);
+        assert.deepEqual(
+          findings.map((f) => `line ${f.line}: ${f.rule} (${f.title})`),
+          [],
+        );
       });
 
       it('parses into known instructions with pinned base images and a non-root final stage', () => {
@@ -101,8 +203,14 @@ describe('built-in Dockerfile templates', () => {
         const instructions = dockerfile.getInstructions();
         assert.ok(instructions.length > 0, 'parses into instructions');
         for (const ins of instructions) {
-          assert.ok(DOCKERFILE_INSTRUCTIONS.has(ins.getKeyword()), `line ${ins.getRange().start.line + 1}: unknown or lower-case instruction ${ins.getKeyword()}`);
-          assert.ok(ins.getArgumentsContent(), `line ${ins.getRange().start.line + 1}: ${ins.getKeyword()} without arguments`);
+          assert.ok(
+            DOCKERFILE_INSTRUCTIONS.has(ins.getKeyword()),
+            `line ${ins.getRange().start.line + 1}: unknown or lower-case instruction ${ins.getKeyword()}`,
+          );
+          assert.ok(
+            ins.getArgumentsContent(),
+            `line ${ins.getRange().start.line + 1}: ${ins.getKeyword()} without arguments`,
+          );
         }
 
         const froms = dockerfile.getFROMs();
@@ -132,7 +240,9 @@ describe('built-in Dockerfile templates', () => {
 
         // The final stage is everything after the last FROM; its last USER decides who runs the container.
         const lastFromLine = froms[froms.length - 1].getRange().start.line;
-        const finalUsers = instructions.filter((i) => i.getKeyword() === 'USER' && i.getRange().start.line > lastFromLine);
+        const finalUsers = instructions.filter(
+          (i) => i.getKeyword() === 'USER' && i.getRange().start.line > lastFromLine,
+        );
         assert.ok(finalUsers.length > 0, 'the final stage has a USER instruction');
         const user = (finalUsers[finalUsers.length - 1].getArgumentsContent() ?? '').trim();
         const name = user.split(':')[0];
@@ -144,10 +254,19 @@ describe('built-in Dockerfile templates', () => {
 
 // ---------------------------------------------------------------------------------------------------
 
-interface CiTemplate { dir: string; key: string; file: string }
+interface CiTemplate {
+  dir: string;
+  key: string;
+  file: string;
+}
 
 const ciTemplates: CiTemplate[] = CI_CATEGORIES.flatMap(([dir]) =>
-  listFiles(path.join(CI_DIR, dir), '.gitlab-ci.yml').map((key) => ({ dir, key, file: path.join(CI_DIR, dir, `${key}.gitlab-ci.yml`) })));
+  listFiles(path.join(CI_DIR, dir), '.gitlab-ci.yml').map((key) => ({
+    dir,
+    key,
+    file: path.join(CI_DIR, dir, `${key}.gitlab-ci.yml`),
+  })),
+);
 const listed = ciTemplates.filter((t) => !t.key.includes('.latest'));
 
 /** The image references of one job or of `default`/top level, with `$VARS` expanded from variables and matrices. */
@@ -166,18 +285,20 @@ function expand(ref: string, vars: Record<string, string[]>): string[] {
   const m = /\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/.exec(ref);
   if (!m) return [ref];
   const values = vars[m[1]];
-  assert.ok(values && values.length, `${ref}: variable ${m[1]} is not defined in the template`);
+  assert.ok(values?.length, `${ref}: variable ${m[1]} is not defined in the template`);
   return values.flatMap((v) => expand(ref.slice(0, m.index) + v + ref.slice(m.index + m[0].length), vars));
 }
 
 function variablesOf(node: Dict): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  if (isDict(node.variables)) for (const [k, v] of Object.entries(node.variables)) if (typeof v === 'string') out[k] = [v];
+  if (isDict(node.variables))
+    for (const [k, v] of Object.entries(node.variables)) if (typeof v === 'string') out[k] = [v];
   const matrix = isDict(node.parallel) ? node.parallel.matrix : undefined;
   if (Array.isArray(matrix)) {
     for (const entry of matrix) {
       if (!isDict(entry)) continue;
-      for (const [k, v] of Object.entries(entry)) out[k] = [...(out[k] ?? []), ...(Array.isArray(v) ? v.map(String) : [String(v)])];
+      for (const [k, v] of Object.entries(entry))
+        out[k] = [...(out[k] ?? []), ...(Array.isArray(v) ? v.map(String) : [String(v)])];
     }
   }
   return out;
@@ -190,8 +311,14 @@ describe('built-in GitLab CI templates', () => {
       const present = new Set(ciTemplates.filter((t) => t.dir === dir).map((t) => t.key));
       for (const key of keys) assert.ok(present.has(key), `missing CI template ${dir ? `${dir}/` : ''}${key}`);
     }
-    assert.ok(ciTemplates.some((t) => t.dir === '' && t.key === 'Terraform.latest'), 'Terraform.latest.gitlab-ci.yml');
-    assert.ok(!ciTemplates.some((t) => t.dir === 'Verify' && t.key.startsWith('Browser-Performance')), 'Browser-Performance is never served');
+    assert.ok(
+      ciTemplates.some((t) => t.dir === '' && t.key === 'Terraform.latest'),
+      'Terraform.latest.gitlab-ci.yml',
+    );
+    assert.ok(
+      !ciTemplates.some((t) => t.dir === 'Verify' && t.key.startsWith('Browser-Performance')),
+      'Browser-Performance is never served',
+    );
   });
 
   it('has no stray files in the template folders', () => {
@@ -225,7 +352,10 @@ describe('built-in GitLab CI templates', () => {
         const hidden = new Set(entries.filter(([k]) => k.startsWith('.')).map(([k]) => k));
         assert.ok(jobs.length > 0, 'has at least one job');
 
-        const globalRefs = [...imageRefs(doc, topVars), ...(isDict(doc.default) ? imageRefs(doc.default, topVars) : [])];
+        const globalRefs = [
+          ...imageRefs(doc, topVars),
+          ...(isDict(doc.default) ? imageRefs(doc.default, topVars) : []),
+        ];
         for (const ref of globalRefs) assert.equal(imageProblem(ref), null, imageProblem(ref) ?? '');
 
         for (const [name, job] of entries) {
@@ -234,23 +364,40 @@ describe('built-in GitLab CI templates', () => {
           assert.ok(isDict(job), `${name} is a mapping`);
           for (const kw of Object.keys(job)) assert.ok(JOB_KEYWORDS.has(kw), `${name}: unknown keyword ${kw}`);
 
-          const parents = job.extends === undefined ? [] : Array.isArray(job.extends) ? job.extends.map(String) : [String(job.extends)];
-          for (const p of parents) assert.ok((hidden.has(p) || Object.hasOwn(doc, p)) && isDict(doc[p]), `${name} extends unknown ${p}`);
+          const parents =
+            job.extends === undefined
+              ? []
+              : Array.isArray(job.extends)
+                ? job.extends.map(String)
+                : [String(job.extends)];
+          for (const p of parents)
+            assert.ok((hidden.has(p) || Object.hasOwn(doc, p)) && isDict(doc[p]), `${name} extends unknown ${p}`);
           if (!name.startsWith('.')) {
-            assert.ok(job.script !== undefined || job.trigger !== undefined || parents.length > 0, `${name} has script, trigger or extends`);
-            if (job.stage !== undefined) assert.ok(stages.includes(String(job.stage)), `${name}: stage ${String(job.stage)} is not declared`);
+            assert.ok(
+              job.script !== undefined || job.trigger !== undefined || parents.length > 0,
+              `${name} has script, trigger or extends`,
+            );
+            if (job.stage !== undefined)
+              assert.ok(stages.includes(String(job.stage)), `${name}: stage ${String(job.stage)} is not declared`);
           }
           if (job.script !== undefined) {
             const script = Array.isArray(job.script) ? job.script : [job.script];
-            assert.ok(script.length > 0 && script.every((s) => typeof s === 'string' || Array.isArray(s)), `${name}: script is a list of strings`);
+            assert.ok(
+              script.length > 0 && script.every((s) => typeof s === 'string' || Array.isArray(s)),
+              `${name}: script is a list of strings`,
+            );
           }
           if (Array.isArray(job.needs)) {
             for (const n of job.needs) {
               const target = typeof n === 'string' ? n : isDict(n) ? String(n.job) : '';
-              assert.ok(jobs.some(([k]) => k === target), `${name} needs unknown job ${target}`);
+              assert.ok(
+                jobs.some(([k]) => k === target),
+                `${name} needs unknown job ${target}`,
+              );
             }
           }
-          for (const ref of imageRefs(job, { ...topVars, ...variablesOf(job) })) assert.equal(imageProblem(ref), null, `${name}: ${imageProblem(ref)}`);
+          for (const ref of imageRefs(job, { ...topVars, ...variablesOf(job) }))
+            assert.equal(imageProblem(ref), null, `${name}: ${imageProblem(ref)}`);
         }
 
         if (t.dir === 'Pages') {

@@ -28,7 +28,9 @@ export function isValidAction(a: FileAction): boolean {
     case 'create':
       return present(a.content);
     case 'update':
-      return present(a.file_path) && present(a.content) && (!present(a.previous_path) || a.previous_path === a.file_path);
+      return (
+        present(a.file_path) && present(a.content) && (!present(a.previous_path) || a.previous_path === a.file_path)
+      );
     case 'delete':
       return present(a.file_path);
     case 'move':
@@ -52,7 +54,11 @@ function generatedName(files: Map<string, Buffer>): string {
  * Applies actions in order to a copy of `current` (path -> content) and returns the new files.
  * Throws FileActionError for what git would refuse; call isValidAction on every action first.
  */
-export function applyActions(current: Map<string, Buffer>, actions: FileAction[], maxFiles: number): Map<string, Buffer> {
+export function applyActions(
+  current: Map<string, Buffer>,
+  actions: FileAction[],
+  maxFiles: number,
+): Map<string, Buffer> {
   const files = new Map(current);
   const requireName = (path: string) => {
     if (!isValidGitPath(path)) throw new FileActionError('invalid_name');

@@ -31,15 +31,20 @@ export function checkAttributes(
   settings: ApplicationSettings,
 ): void {
   const errors: string[] = [];
-  if ([...s.title].length > MAX_TITLE_LENGTH) errors.push(`Title is too long (maximum is ${MAX_TITLE_LENGTH} characters)`);
+  if ([...s.title].length > MAX_TITLE_LENGTH)
+    errors.push(`Title is too long (maximum is ${MAX_TITLE_LENGTH} characters)`);
   const descriptionBytes = Buffer.byteLength(s.description ?? '');
   if (descriptionBytes > MAX_DESCRIPTION_BYTES) {
-    errors.push(`Description is too long (${humanSize(descriptionBytes)}). The maximum size is ${humanSize(MAX_DESCRIPTION_BYTES)}.`);
+    errors.push(
+      `Description is too long (${humanSize(descriptionBytes)}). The maximum size is ${humanSize(MAX_DESCRIPTION_BYTES)}.`,
+    );
   }
   const sizes = [s.firstContent?.length ?? 0, [...(s.files?.values() ?? [])].reduce((sum, b) => sum + b.length, 0)];
   const largest = Math.max(...sizes);
   if (largest > settings.snippet_size_limit) {
-    errors.push(`Content is too long (${humanSize(largest)}). The maximum size is ${humanSize(settings.snippet_size_limit)}.`);
+    errors.push(
+      `Content is too long (${humanSize(largest)}). The maximum size is ${humanSize(settings.snippet_size_limit)}.`,
+    );
   }
   if (errors.length) throw serviceError(toSentence(errors));
 }

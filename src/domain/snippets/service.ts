@@ -7,9 +7,16 @@ import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
 import type { StoredFile } from '../../storage/db/repositories/snippets.ts';
 import { ObjectWriter } from '../../storage/git/objects.ts';
 import { snippetRepository, stagingRepository } from '../repositories.ts';
-import { GitRepository, RefConflict } from '../../storage/git/repository.ts';
+import { type GitRepository, RefConflict } from '../../storage/git/repository.ts';
 import { Failure, forbidden, serviceError } from '../failure.ts';
-import { canDeleteSnippet, canUpdateSnippet, canUseSnippetsFeature, isVisibilityRestricted, visibleSnippetLevels, type Viewer } from '../policy.ts';
+import {
+  canDeleteSnippet,
+  canUpdateSnippet,
+  canUseSnippetsFeature,
+  isVisibilityRestricted,
+  visibleSnippetLevels,
+  type Viewer,
+} from '../policy.ts';
 import type { ProjectContext } from '../projects.ts';
 import { getSettings, type ApplicationSettings } from '../settings.ts';
 import { nowIso } from '../tokens.ts';
@@ -34,19 +41,29 @@ export function requireSnippetsFeature(viewer: Viewer, ctx: ProjectContext): voi
 }
 
 /** GitLab's finder: a snippet of this project the viewer may see, else undefined. */
-export async function findVisibleSnippet(store: Store, viewer: Viewer, ctx: ProjectContext, id: number): Promise<Snippet | undefined> {
+export async function findVisibleSnippet(
+  store: Store,
+  viewer: Viewer,
+  ctx: ProjectContext,
+  id: number,
+): Promise<Snippet | undefined> {
   const snippet = await store.snippets.findInProject(ctx.project.id, id);
   return snippet && visibleSnippetLevels(viewer, ctx.access).includes(snippet.visibility) ? snippet : undefined;
 }
 
 function restrictedError(level: Visibility): Failure {
-  return new Failure('snippet_access_error', `Visibility level ${level} has been restricted by your GitLab administrator`);
+  return new Failure(
+    'snippet_access_error',
+    `Visibility level ${level} has been restricted by your GitLab administrator`,
+  );
 }
 
 function repositoryError(verb: 'creating' | 'updating', error: unknown, settings: ApplicationSettings): Failure {
   const base = `Repository Error ${verb} the snippet`;
-  if (error instanceof FileActionError && error.kind === 'invalid_name') return serviceError(`${base} - Invalid file name`);
-  if (error instanceof FileActionError && error.kind === 'too_many_files') return serviceError(`${base} - Snippet can't have more than ${settings.max_snippet_files} files`);
+  if (error instanceof FileActionError && error.kind === 'invalid_name')
+    return serviceError(`${base} - Invalid file name`);
+  if (error instanceof FileActionError && error.kind === 'too_many_files')
+    return serviceError(`${base} - Snippet can't have more than ${settings.max_snippet_files} files`);
   return serviceError(base);
 }
 
@@ -55,18 +72,48 @@ interface Meta {
   ip: string;
 }
 
-async function rejectSpam(deps: SnippetDeps, author: User, meta: Meta, s: { title: string; description: string | null; files: Map<string, Buffer> }) {
+async function rejectSpam(
+  deps: SnippetDeps,
+  author: User,
+  meta: Meta,
+  s: { title: string; description: string | null; files: Map<string, Buffer> },
+) {
   const content = [...s.files.values()].map((b) => b.toString('utf8')).join('\n');
-  const spam = await deps.spam.isSpam({ title: s.title, description: s.description, content, userAgent: meta.userAgent, ip: meta.ip, author: { username: author.username, email: author.email } });
+  const spam = await deps.spam.isSpam({
+    title: s.title,
+    description: s.description,
+    content,
+    userAgent: meta.userAgent,
+    ip: meta.ip,
+    author: { username: author.username, email: author.email },
+  });
   if (spam) throw serviceError(SPAM_DISCARDED);
 }
 
 /** Writes one commit with `files` on top of `parent` and moves the branch; returns the commit and mirrored files. */
-function commitFiles(repo: GitRepository, branch: string, parent: string | null, files: Map<string, Buffer>, author: User, message: string, known: ReadonlySet<string> = new Set()) {
+function commitFiles(
+  repo: GitRepository,
+  branch: string,
+  parent: string | null,
+  files: Map<string, Buffer>,
+  author: User,
+  message: string,
+  known: ReadonlySet<string> = new Set(),
+) {
   const writer = new ObjectWriter(repo.dir);
-  const stored: StoredFile[] = [...files].map(([p, content]) => ({ path: p, content, size: content.length, blob_id: writer.blob(content) }));
+  const stored: StoredFile[] = [...files].map(([p, content]) => ({
+    path: p,
+    content,
+    size: content.length,
+    blob_id: writer.blob(content),
+  }));
   const tree = writer.tree(stored.map((f) => ({ path: f.path, blobId: f.blob_id })));
-  const commit = writer.commit({ tree, parent, author: { name: author.name, email: author.email, time: Math.floor(Date.now() / 1000) }, message });
+  const commit = writer.commit({
+    tree,
+    parent,
+    author: { name: author.name, email: author.email, time: Math.floor(Date.now() / 1000) },
+    message,
+  });
   writer.flush(known);
   repo.updateBranch(branch, parent, commit);
   return { commit, stored };
@@ -74,31 +121,55 @@ function commitFiles(repo: GitRepository, branch: string, parent: string | null,
 
 export interface CreateInput {
   title: string;
-  description?: string;
+  description?: string | null;
   visibility?: Visibility;
   files: { file_path: string; content: string }[];
 }
 
-export async function createSnippet(deps: SnippetDeps, ctx: ProjectContext, author: User, input: CreateInput, meta: Meta): Promise<Snippet> {
+export async function createSnippet(
+  deps: SnippetDeps,
+  ctx: ProjectContext,
+  author: User,
+  input: CreateInput,
+  meta: Meta,
+): Promise<Snippet> {
   const { store } = deps;
   const settings = await getSettings(store);
   const visibility = input.visibility ?? settings.default_snippet_visibility;
-  if (isVisibilityRestricted(author, visibility, settings.restricted_visibility_levels)) throw restrictedError(visibility);
+  if (isVisibilityRestricted(author, visibility, settings.restricted_visibility_levels))
+    throw restrictedError(visibility);
   const files = new Map<string, Buffer>();
   let duplicate = false;
   for (const f of input.files) {
     if (files.has(f.file_path)) duplicate = true;
     files.set(f.file_path, Buffer.from(f.content));
   }
-  checkAttributes({ title: input.title, description: input.description ?? null, firstContent: Buffer.from(input.files[0].content), files }, settings);
+  checkAttributes(
+    {
+      title: input.title,
+      description: input.description ?? null,
+      firstContent: Buffer.from(input.files[0].content),
+      files,
+    },
+    settings,
+  );
   let created: Map<string, Buffer>;
   try {
     if (duplicate) throw new FileActionError('conflict');
-    created = applyActions(new Map(), input.files.map((f) => ({ action: 'create', file_path: f.file_path, content: f.content })), settings.max_snippet_files);
+    created = applyActions(
+      new Map(),
+      input.files.map((f) => ({ action: 'create', file_path: f.file_path, content: f.content })),
+      settings.max_snippet_files,
+    );
   } catch (error) {
     throw repositoryError('creating', error, settings);
   }
-  if (visibility === 'public') await rejectSpam(deps, author, meta, { title: input.title, description: input.description ?? null, files: created });
+  if (visibility === 'public')
+    await rejectSpam(deps, author, meta, {
+      title: input.title,
+      description: input.description ?? null,
+      files: created,
+    });
 
   // The repository is written under a staging name first, so the row can be inserted complete (with
   // its head) in one statement; the directory then takes the new id's name by an atomic rename.
@@ -128,21 +199,28 @@ export async function createSnippet(deps: SnippetDeps, ctx: ProjectContext, auth
       staging.moveTo(final);
       final.syncLayout();
       await tx.snippets.syncFiles(snippet.id, [], stored);
-      if (meta.userAgent.trim()) await tx.snippets.insertUserAgentDetail({ snippet_id: snippet.id, user_agent: meta.userAgent, ip_address: meta.ip, created_at: now });
+      if (meta.userAgent.trim())
+        await tx.snippets.insertUserAgentDetail({
+          snippet_id: snippet.id,
+          user_agent: meta.userAgent,
+          ip_address: meta.ip,
+          created_at: now,
+        });
       return snippet;
     });
   } catch (error) {
     staging.remove();
     final?.remove();
     if (error instanceof Failure) throw error;
-    if (error instanceof FileActionError || error instanceof RefConflict) throw repositoryError('creating', error, settings);
+    if (error instanceof FileActionError || error instanceof RefConflict)
+      throw repositoryError('creating', error, settings);
     throw error;
   }
 }
 
 export interface UpdateInput {
   title?: string;
-  description?: string;
+  description?: string | null;
   visibility?: Visibility;
   files?: FileAction[];
   content?: string;
@@ -152,11 +230,19 @@ export interface UpdateInput {
 /** The deprecated content/file_name pair as one action on the single existing file (gitlab-api.md §6.4). */
 function legacyAction(current: string, input: UpdateInput): FileAction {
   const target = input.file_name !== undefined && input.file_name !== '' ? input.file_name : current;
-  if (target !== current) return { action: 'move', previous_path: current, file_path: target, content: input.content ?? null };
+  if (target !== current)
+    return { action: 'move', previous_path: current, file_path: target, content: input.content ?? null };
   return { action: 'update', file_path: current, content: input.content ?? null };
 }
 
-export async function updateSnippet(deps: SnippetDeps, ctx: ProjectContext, viewer: User, snippet: Snippet, input: UpdateInput, meta: Meta): Promise<Snippet> {
+export async function updateSnippet(
+  deps: SnippetDeps,
+  ctx: ProjectContext,
+  viewer: User,
+  snippet: Snippet,
+  input: UpdateInput,
+  meta: Meta,
+): Promise<Snippet> {
   const { store } = deps;
   if (!canUpdateSnippet(viewer, ctx.project, ctx.access, snippet.author_id)) throw forbidden();
   const index = await store.snippets.fileIndex(snippet.id);
@@ -167,7 +253,11 @@ export async function updateSnippet(deps: SnippetDeps, ctx: ProjectContext, view
   if (legacy && input.content === undefined && actions[0]?.action === 'update') actions = [];
   if (!actions.every(isValidAction)) throw new Failure('invalid_params_error', INVALID_ACTIONS);
   const settings = await getSettings(store);
-  if (input.visibility !== undefined && input.visibility !== snippet.visibility && isVisibilityRestricted(viewer, input.visibility, settings.restricted_visibility_levels)) {
+  if (
+    input.visibility !== undefined &&
+    input.visibility !== snippet.visibility &&
+    isVisibilityRestricted(viewer, input.visibility, settings.restricted_visibility_levels)
+  ) {
     throw restrictedError(input.visibility);
   }
   const title = input.title ?? snippet.title;
@@ -175,7 +265,9 @@ export async function updateSnippet(deps: SnippetDeps, ctx: ProjectContext, view
   const visibility = input.visibility ?? snippet.visibility;
   checkAttributes({ title, description, firstContent: null, files: null }, settings);
 
-  const spamRelevant = visibility === 'public' && (snippet.visibility !== 'public' || title !== snippet.title || description !== snippet.description);
+  const spamRelevant =
+    visibility === 'public' &&
+    (snippet.visibility !== 'public' || title !== snippet.title || description !== snippet.description);
   const branch = snippet.default_branch;
   const repo = snippetRepository(deps.dataDir, snippet.id);
   let moved: { from: string | null; to: string } | null = null;
@@ -196,18 +288,31 @@ export async function updateSnippet(deps: SnippetDeps, ctx: ProjectContext, view
       }
       checkAttributes({ title, description, firstContent: null, files: next }, settings);
       if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: next });
-      const { commit, stored } = commitFiles(repo, branch, locked.head_commit, next, viewer, 'Update snippet', new Set(current.map((f) => f.blob_id)));
+      const { commit, stored } = commitFiles(
+        repo,
+        branch,
+        locked.head_commit,
+        next,
+        viewer,
+        'Update snippet',
+        new Set(current.map((f) => f.blob_id)),
+      );
       moved = { from: locked.head_commit, to: commit };
       await tx.snippets.syncFiles(snippet.id, current, stored);
       const first = actions[0];
-      changes = { ...changes, head_commit: commit, file_name: first.file_path || first.previous_path || locked.file_name };
+      changes = {
+        ...changes,
+        head_commit: commit,
+        file_name: first.file_path || first.previous_path || locked.file_name,
+      };
       return tx.snippets.update(snippet.id, changes);
     });
   } catch (error) {
     // The database rolled back: put the branch back where the database says it is.
     const m = moved as { from: string | null; to: string } | null;
-    if (m && m.from) repo.updateBranch(branch, m.to, m.from);
-    if (error instanceof FileActionError || error instanceof RefConflict) throw repositoryError('updating', error, settings);
+    if (m?.from) repo.updateBranch(branch, m.to, m.from);
+    if (error instanceof FileActionError || error instanceof RefConflict)
+      throw repositoryError('updating', error, settings);
     throw error;
   }
 }
@@ -217,25 +322,45 @@ export async function updateSnippet(deps: SnippetDeps, ctx: ProjectContext, view
  * or after a crash between moving the branch and committing the database (an unacknowledged commit).
  * The repository is the source of truth for files; call inside the snippet's transaction.
  */
-export async function mirrorRepositoryHead(store: Store, repo: GitRepository, snippet: Snippet, force = false): Promise<Snippet> {
+export async function mirrorRepositoryHead(
+  store: Store,
+  repo: GitRepository,
+  snippet: Snippet,
+  force = false,
+): Promise<Snippet> {
   const head = repo.readBranch(snippet.default_branch);
   if (!head || (head === snippet.head_commit && !force)) return snippet;
   const entries = (await repo.listTree(head)).filter((e) => e.type === 'blob');
   const blobs = await repo.readBlobs(entries.map((e) => e.id));
-  const stored: StoredFile[] = entries.map((e) => ({ path: e.path, blob_id: e.id, size: e.size, content: blobs.get(e.id)! }));
+  const stored: StoredFile[] = entries.map((e) => ({
+    path: e.path,
+    blob_id: e.id,
+    size: e.size,
+    content: blobs.get(e.id)!,
+  }));
   await store.snippets.syncFiles(snippet.id, await store.snippets.fileIndex(snippet.id), stored);
-  return store.snippets.update(snippet.id, { head_commit: head, updated_at: nowIso(), file_name: stored[0]?.path ?? snippet.file_name });
+  return store.snippets.update(snippet.id, {
+    head_commit: head,
+    updated_at: nowIso(),
+    file_name: stored[0]?.path ?? snippet.file_name,
+  });
 }
 
 /** Deletes the record, then the repository (an orphaned directory is harmless; a dangling record is not). */
-export async function deleteSnippet(deps: SnippetDeps, ctx: ProjectContext, viewer: User, snippet: Snippet, ifUnmodifiedSince: string | undefined): Promise<void> {
+export async function deleteSnippet(
+  deps: SnippetDeps,
+  ctx: ProjectContext,
+  viewer: User,
+  snippet: Snippet,
+  ifUnmodifiedSince: string | undefined,
+): Promise<void> {
   if (!canDeleteSnippet(viewer, ctx.project, ctx.access, snippet.author_id)) throw forbidden();
   if (ifUnmodifiedSince !== undefined) {
     const since = Date.parse(ifUnmodifiedSince);
     // HTTP dates have whole seconds; compare at that precision.
-    if (!Number.isNaN(since) && Math.floor(Date.parse(snippet.updated_at) / 1000) > Math.floor(since / 1000)) throw new Failure('precondition_failed');
+    if (!Number.isNaN(since) && Math.floor(Date.parse(snippet.updated_at) / 1000) > Math.floor(since / 1000))
+      throw new Failure('precondition_failed');
   }
   await deps.store.transaction((tx) => tx.snippets.delete(snippet.id));
   snippetRepository(deps.dataDir, snippet.id).remove();
 }
-

@@ -8,7 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { byteOrder } from '../../order.ts';
 
 export type TemplateType = 'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls' | 'licenses' | 'issues' | 'merge_requests';
-export const TEMPLATE_TYPES: TemplateType[] = ['dockerfiles', 'gitignores', 'gitlab_ci_ymls', 'licenses', 'issues', 'merge_requests'];
+export const TEMPLATE_TYPES: TemplateType[] = [
+  'dockerfiles',
+  'gitignores',
+  'gitlab_ci_ymls',
+  'licenses',
+  'issues',
+  'merge_requests',
+];
 
 export interface FileTemplate {
   key: string;
@@ -37,23 +44,49 @@ const DATA_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '
 export { byteOrder };
 
 /** Every file in `dir` (not recursive) ending in `ext`, as templates of one category, sorted by name. */
-export function readCategory(dir: string, ext: string, category: string, hide: (name: string) => boolean = () => false): FileTemplate[] {
+export function readCategory(
+  dir: string,
+  ext: string,
+  category: string,
+  hide: (name: string) => boolean = () => false,
+): FileTemplate[] {
   if (!fs.existsSync(dir)) return [];
-  return fs
-    .readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isFile() && e.name.endsWith(ext))
-    .map((e) => e.name.slice(0, -ext.length))
-    .filter((name) => !hide(name))
-    .sort(byteOrder)
-    // Line endings as in the upstream repositories (the gitignore snapshot was packed with CRLF).
-    .map((name) => ({ key: name, name, category, content: fs.readFileSync(path.join(dir, `${name}${ext}`), 'utf8').replace(/\r\n/g, '\n') }));
+  return (
+    fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith(ext))
+      .map((e) => e.name.slice(0, -ext.length))
+      .filter((name) => !hide(name))
+      .sort(byteOrder)
+      // Line endings as in the upstream repositories (the gitignore snapshot was packed with CRLF).
+      .map((name) => ({
+        key: name,
+        name,
+        category,
+        content: fs.readFileSync(path.join(dir, `${name}${ext}`), 'utf8').replace(/\r\n/g, '\n'),
+      }))
+  );
+}
+
+/** The fields of @rexxars/choosealicense-list's licenses.json that GitLab's answers use. */
+interface ChooseALicenseEntry {
+  id: string;
+  'spdx-id'?: string;
+  title: string;
+  nickname?: string;
+  featured?: boolean;
+  description?: string;
+  conditions?: string[];
+  permissions?: string[];
+  limitations?: string[];
+  body: string;
 }
 
 function loadLicenses(): LicenseData[] {
-  const raw = require('@rexxars/choosealicense-list/licenses.json') as Record<string, Record<string, any>>;
+  const raw = require('@rexxars/choosealicense-list/licenses.json') as Record<string, ChooseALicenseEntry>;
   const licenses = Object.values(raw).map((l) => {
     const key = String(l.id).toLowerCase();
-    const spdx = l['spdx-id'] as string | undefined;
+    const spdx = l['spdx-id'];
     return {
       key,
       name: l.title,
@@ -70,12 +103,18 @@ function loadLicenses(): LicenseData[] {
     };
   });
   // GitLab lists the non-popular licenses first, then the popular ones, each by key.
-  return [...licenses.filter((l) => !l.popular).sort((a, b) => byteOrder(a.key, b.key)), ...licenses.filter((l) => l.popular).sort((a, b) => byteOrder(a.key, b.key))];
+  return [
+    ...licenses.filter((l) => !l.popular).sort((a, b) => byteOrder(a.key, b.key)),
+    ...licenses.filter((l) => l.popular).sort((a, b) => byteOrder(a.key, b.key)),
+  ];
 }
 
 function loadGitignores(): FileTemplate[] {
   const root = path.join(path.dirname(require.resolve('gitignr/package.json')), 'gitignore');
-  return [...readCategory(root, '.gitignore', 'Languages'), ...readCategory(path.join(root, 'Global'), '.gitignore', 'Global')];
+  return [
+    ...readCategory(root, '.gitignore', 'Languages'),
+    ...readCategory(path.join(root, 'Global'), '.gitignore', 'Global'),
+  ];
 }
 
 const CI_CATEGORIES: [dir: string, category: string][] = [
@@ -88,7 +127,9 @@ const CI_CATEGORIES: [dir: string, category: string][] = [
 function loadCi(hidden: boolean): FileTemplate[] {
   const root = path.join(DATA_DIR, 'gitlab-ci');
   const isHidden = (name: string) => name.includes('.latest');
-  return CI_CATEGORIES.flatMap(([dir, category]) => readCategory(path.join(root, dir), '.gitlab-ci.yml', category, (n) => isHidden(n) !== hidden));
+  return CI_CATEGORIES.flatMap(([dir, category]) =>
+    readCategory(path.join(root, dir), '.gitlab-ci.yml', category, (n) => isHidden(n) !== hidden),
+  );
 }
 
 export interface ListedTemplate {
@@ -106,7 +147,10 @@ export interface BuiltinTemplates {
   /** Templates found by name but not listed (the `.latest` CI variants). */
   unlisted: Record<'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls', FileTemplate[]>;
   /** Every file template by key, listed or not, as a found template. */
-  fileByKey: Record<'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls', Map<string, { kind: 'file'; name: string; content: string }>>;
+  fileByKey: Record<
+    'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls',
+    Map<string, { kind: 'file'; name: string; content: string }>
+  >;
 }
 
 let cached: BuiltinTemplates | null = null;
@@ -121,20 +165,31 @@ export function builtinTemplates(): BuiltinTemplates {
     gitlab_ci_ymls: loadCi(false),
   };
   const unlisted = { dockerfiles: [], gitignores: [], gitlab_ci_ymls: loadCi(true) };
-  const items = (list: { key: string; name: string }[]) => Object.freeze(list.map(({ key, name }) => Object.freeze({ key, name })));
+  const items = (list: { key: string; name: string }[]) =>
+    Object.freeze(list.map(({ key, name }) => Object.freeze({ key, name })));
   // The first template with a key wins, as in a search through the list (Languages before Global/).
   const byKey = (type: keyof typeof files) => {
     const map = new Map<string, { kind: 'file'; name: string; content: string }>();
-    for (const t of [...files[type], ...unlisted[type]]) if (!map.has(t.key)) map.set(t.key, Object.freeze({ kind: 'file' as const, name: t.name, content: t.content }));
+    for (const t of [...files[type], ...unlisted[type]])
+      if (!map.has(t.key)) map.set(t.key, Object.freeze({ kind: 'file' as const, name: t.name, content: t.content }));
     return map;
   };
   cached = {
     licenses,
-    listed: { dockerfiles: items(files.dockerfiles), gitignores: items(files.gitignores), gitlab_ci_ymls: items(files.gitlab_ci_ymls), licenses: items(licenses) },
+    listed: {
+      dockerfiles: items(files.dockerfiles),
+      gitignores: items(files.gitignores),
+      gitlab_ci_ymls: items(files.gitlab_ci_ymls),
+      licenses: items(licenses),
+    },
     licenseByKey: new Map(licenses.map((l) => [l.key, l])),
     files,
     unlisted,
-    fileByKey: { dockerfiles: byKey('dockerfiles'), gitignores: byKey('gitignores'), gitlab_ci_ymls: byKey('gitlab_ci_ymls') },
+    fileByKey: {
+      dockerfiles: byKey('dockerfiles'),
+      gitignores: byKey('gitignores'),
+      gitlab_ci_ymls: byKey('gitlab_ci_ymls'),
+    },
   };
   return cached;
 }

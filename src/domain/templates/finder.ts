@@ -51,7 +51,8 @@ function readableCandidates(store: Store, viewer: Viewer, ctx: ProjectContext | 
       const groups = new Map((await store.namespaces.findManyByIds(ids)).map((g) => [g.id, g]));
       for (const id of ids) {
         const g = groups.get(id);
-        if (g?.file_template_project_id) configured.push({ category: `Group ${g.full_name}`, projectId: g.file_template_project_id });
+        if (g?.file_template_project_id)
+          configured.push({ category: `Group ${g.full_name}`, projectId: g.file_template_project_id });
       }
     }
     const instance = (await getSettings(store)).file_template_project_id;
@@ -70,7 +71,12 @@ function readableCandidates(store: Store, viewer: Viewer, ctx: ProjectContext | 
 }
 
 /** The readable template projects at the head of their default branch: git is read on every request, so a new commit is seen at once. */
-async function customSources(store: Store, dataDir: string, viewer: Viewer, ctx: ProjectContext | null): Promise<RepoSource[]> {
+async function customSources(
+  store: Store,
+  dataDir: string,
+  viewer: Viewer,
+  ctx: ProjectContext | null,
+): Promise<RepoSource[]> {
   const candidates = await readableCandidates(store, viewer, ctx);
   const sources: RepoSource[] = [];
   for (const c of candidates) {
@@ -113,14 +119,26 @@ const isDescriptionType = (type: TemplateType) => type === 'issues' || type === 
  * git: issue and merge request templates always, the others when a readable template project applies.
  * Otherwise they are the built-in ones alone, and change only with the database (who may read what).
  */
-export async function readsGit(store: Store, viewer: Viewer, ctx: ProjectContext | null, type: TemplateType): Promise<boolean> {
+export async function readsGit(
+  store: Store,
+  viewer: Viewer,
+  ctx: ProjectContext | null,
+  type: TemplateType,
+): Promise<boolean> {
   return isDescriptionType(type) || (await readableCandidates(store, viewer, ctx)).length > 0;
 }
 
 /** Every template of a type for the project, in GitLab's order: groups, instance, then built-in/own. */
-export async function listTemplates(store: Store, dataDir: string, viewer: Viewer, ctx: ProjectContext, type: TemplateType): Promise<readonly ListedTemplate[]> {
+export async function listTemplates(
+  store: Store,
+  dataDir: string,
+  viewer: Viewer,
+  ctx: ProjectContext,
+  type: TemplateType,
+): Promise<readonly ListedTemplate[]> {
   const custom: ListedTemplate[] = [];
-  for (const source of await customSources(store, dataDir, viewer, ctx)) custom.push(...(await listInRepo(source, type)));
+  for (const source of await customSources(store, dataDir, viewer, ctx))
+    custom.push(...(await listInRepo(source, type)));
   if (isDescriptionType(type)) {
     const own = await ownSource(dataDir, ctx);
     return own ? [...custom, ...(await listInRepo(own, type))] : custom;
@@ -143,7 +161,10 @@ export async function findTemplate(
   if (sourceProjectId !== undefined) sources = sources.filter((s) => s.projectId === sourceProjectId);
   for (const source of sources) {
     const content = await readInRepo(source, type, name);
-    if (content !== null) return type === 'licenses' ? { kind: 'license', license: customLicense(name, content) } : { kind: 'file', name, content };
+    if (content !== null)
+      return type === 'licenses'
+        ? { kind: 'license', license: customLicense(name, content) }
+        : { kind: 'file', name, content };
   }
   if (isDescriptionType(type)) {
     const own = await ownSource(dataDir, ctx);
@@ -165,21 +186,48 @@ export function findBuiltin(type: TemplateType, name: string): FoundTemplate | n
 
 /** A license from a template project: its name is the file name and it carries no metadata. */
 function customLicense(name: string, content: string): LicenseData {
-  return { key: name, name, nickname: name, popular: false, description: null, conditions: null, permissions: null, limitations: null, html_url: null, source_url: null, body: content };
+  return {
+    key: name,
+    name,
+    nickname: name,
+    popular: false,
+    description: null,
+    conditions: null,
+    permissions: null,
+    limitations: null,
+    html_url: null,
+    source_url: null,
+    body: content,
+  };
 }
 
 /** The deprecated instance-wide endpoints: the instance template project (when readable), then built-in. */
-export async function listInstanceTemplates(store: Store, dataDir: string, viewer: Viewer, type: 'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls'): Promise<readonly ListedTemplate[]> {
+export async function listInstanceTemplates(
+  store: Store,
+  dataDir: string,
+  viewer: Viewer,
+  type: 'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls',
+): Promise<readonly ListedTemplate[]> {
   const custom: ListedTemplate[] = [];
-  for (const source of await customSources(store, dataDir, viewer, null)) custom.push(...(await listInRepo(source, type)));
+  for (const source of await customSources(store, dataDir, viewer, null))
+    custom.push(...(await listInRepo(source, type)));
   const builtin = builtinTemplates().listed[type];
   return custom.length ? [...custom, ...builtin] : builtin;
 }
 
-export async function findInstanceTemplate(store: Store, dataDir: string, viewer: Viewer, type: TemplateType, name: string): Promise<FoundTemplate | null> {
+export async function findInstanceTemplate(
+  store: Store,
+  dataDir: string,
+  viewer: Viewer,
+  type: TemplateType,
+  name: string,
+): Promise<FoundTemplate | null> {
   for (const source of await customSources(store, dataDir, viewer, null)) {
     const content = await readInRepo(source, type, name);
-    if (content !== null) return type === 'licenses' ? { kind: 'license', license: customLicense(name, content) } : { kind: 'file', name, content };
+    if (content !== null)
+      return type === 'licenses'
+        ? { kind: 'license', license: customLicense(name, content) }
+        : { kind: 'file', name, content };
   }
   return findBuiltin(type, name);
 }

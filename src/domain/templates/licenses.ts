@@ -22,14 +22,19 @@ export interface PlaceholderValues {
   year?: number;
 }
 
-export function splitPlaceholders(text: string, escape: (s: string) => string = (s) => s): PlaceholderText {
+const asIs = (text: string) => text;
+
+export function splitPlaceholders(text: string, escapeText: (s: string) => string = asIs): PlaceholderText {
   const parts: PlaceholderText = [];
   let last = 0;
   for (const m of text.matchAll(PLACEHOLDER)) {
-    parts.push(escape(text.slice(last, m.index)), { kind: m[1] ? 'year' : m[2] ? 'fullname' : 'project', original: escape(m[0]) });
+    parts.push(escapeText(text.slice(last, m.index)), {
+      kind: m[1] ? 'year' : m[2] ? 'fullname' : 'project',
+      original: escapeText(m[0]),
+    });
     last = m.index + m[0].length;
   }
-  parts.push(escape(text.slice(last)));
+  parts.push(escapeText(text.slice(last)));
   return parts;
 }
 
@@ -37,10 +42,16 @@ export function splitPlaceholders(text: string, escape: (s: string) => string = 
  * GitLab fills the year, then the project, then the full name, each over the whole text: so a full-name
  * placeholder inside the project value is filled too. Empty values leave their placeholders as they are.
  */
-export function fillSplit(parts: PlaceholderText, values: PlaceholderValues, escape: (s: string) => string = (s) => s): string {
+export function fillSplit(
+  parts: PlaceholderText,
+  values: PlaceholderValues,
+  escapeText: (s: string) => string = asIs,
+): string {
   const year = String(values.year ?? new Date().getUTCFullYear());
-  const fullname = values.fullname ? escape(values.fullname) : null;
-  const project = values.project ? escape(fullname === null ? values.project : values.project.replace(FULLNAME, () => values.fullname!)) : null;
+  const fullname = values.fullname ? escapeText(values.fullname) : null;
+  const project = values.project
+    ? escapeText(fullname === null ? values.project : values.project.replace(FULLNAME, () => values.fullname!))
+    : null;
   let out = '';
   for (const part of parts) {
     if (typeof part === 'string') out += part;

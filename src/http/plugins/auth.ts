@@ -44,18 +44,28 @@ function presentedToken(request: FastifyRequest): string | null {
 function requireScope(request: FastifyRequest, token: Token): void {
   const scopes = scopesOf(token);
   const extra = request.routeOptions.config?.scopes ?? [];
-  const allowed = scopes.includes('api') || (scopes.includes('read_api') && READ_METHODS.has(request.method)) || extra.some((s) => scopes.includes(s));
+  const allowed =
+    scopes.includes('api') ||
+    (scopes.includes('read_api') && READ_METHODS.has(request.method)) ||
+    extra.some((s) => scopes.includes(s));
   if (!allowed) throw insufficientScope(['api', 'read_api', ...extra].join(' '));
 }
 
 async function applySudo(request: FastifyRequest, store: Store, principal: Principal): Promise<void> {
-  const header = request.headers['sudo'];
+  const header = request.headers.sudo;
   const param = requestParam(request, 'sudo');
-  const target = typeof header === 'string' && header !== '' ? header : typeof param === 'string' || typeof param === 'number' ? String(param) : null;
+  const target =
+    typeof header === 'string' && header !== ''
+      ? header
+      : typeof param === 'string' || typeof param === 'number'
+        ? String(param)
+        : null;
   if (target === null || !principal.user || !principal.token) return;
   if (!principal.user.admin) throw forbidden('Must be admin to use sudo');
   if (!scopesOf(principal.token).includes('sudo')) throw insufficientScope('sudo');
-  const user = /^\d+$/.test(target) ? await store.users.findById(Number(target)) : await store.users.findByUsername(target);
+  const user = /^\d+$/.test(target)
+    ? await store.users.findById(Number(target))
+    : await store.users.findByUsername(target);
   if (!user) throw notFound(`User with ID or username '${target}'`);
   principal.user = user;
 }
@@ -72,7 +82,12 @@ export function registerAuth(app: FastifyInstance, externalUrl: (r: FastifyReque
   });
 }
 
-async function authenticate(request: FastifyRequest, principal: Principal, plain: string, externalUrl: (r: FastifyRequest) => string): Promise<void> {
+async function authenticate(
+  request: FastifyRequest,
+  principal: Principal,
+  plain: string,
+  externalUrl: (r: FastifyRequest) => string,
+): Promise<void> {
   const store = storeOf(request);
   const { token, user } = await authenticateToken(store, plain);
   const denied = accessDeniedReason(user, externalUrl(request));

@@ -10,20 +10,31 @@ const MALFORMED = 'message body does not match declared format';
 
 export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser(/^application\/(.+\+)?json/, { parseAs: 'string', bodyLimit: maxBodyBytes }, (_req, body, done) => {
-    const text = (body as string).trim();
-    if (text === '') return done(null, {});
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(invalidParams(MALFORMED), undefined);
-    }
-  });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: maxBodyBytes }, (_req, body, done) => {
-    done(null, parseRackQuery(body as string));
-  });
+  app.addContentTypeParser(
+    /^application\/(.+\+)?json/,
+    { parseAs: 'string', bodyLimit: maxBodyBytes },
+    (_req, body, done) => {
+      const text = (body as string).trim();
+      if (text === '') return done(null, {});
+      try {
+        done(null, JSON.parse(text));
+      } catch {
+        done(invalidParams(MALFORMED), undefined);
+      }
+    },
+  );
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: maxBodyBytes },
+    (_req, body, done) => {
+      done(null, parseRackQuery(body as string));
+    },
+  );
   app.addContentTypeParser('multipart/form-data', (req, payload, done) => {
-    parseMultipart(req, payload, maxBodyBytes).then((v) => done(null, v), (e) => done(e as Error, undefined));
+    parseMultipart(req, payload, maxBodyBytes).then(
+      (v) => done(null, v),
+      (e) => done(e as Error, undefined),
+    );
   });
   // Anything else (text/plain, no content type with a body, ...) is read and ignored, as Grape does.
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, _body, done) => done(null, {}));
@@ -34,7 +45,11 @@ export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number):
  * boundary, a part or field over the size limit, the client hanging up) rejects exactly once, so the
  * request is answered and no stream is left with an `error` nobody listens to.
  */
-function parseMultipart(req: FastifyRequest, payload: NodeJS.ReadableStream, maxBodyBytes: number): Promise<Record<string, unknown>> {
+function parseMultipart(
+  req: FastifyRequest,
+  payload: NodeJS.ReadableStream,
+  maxBodyBytes: number,
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const params: Record<string, unknown> = Object.create(null);
     let count = 0;

@@ -22,12 +22,16 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   invalid_token: (f) => [
     401,
     { error: 'invalid_token', error_description: f.detail },
-    { 'WWW-Authenticate': `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="${f.detail}"` },
+    {
+      'WWW-Authenticate': `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="${f.detail}"`,
+    },
   ],
   insufficient_scope: (f) => [
     403,
     { error: 'insufficient_scope', error_description: INSUFFICIENT_SCOPE, scope: f.detail },
-    { 'WWW-Authenticate': `Bearer realm="Protected by OAuth 2.0", error="insufficient_scope", error_description="${INSUFFICIENT_SCOPE}", scope="${f.detail}"` },
+    {
+      'WWW-Authenticate': `Bearer realm="Protected by OAuth 2.0", error="insufficient_scope", error_description="${INSUFFICIENT_SCOPE}", scope="${f.detail}"`,
+    },
   ],
 };
 
@@ -39,9 +43,11 @@ export const METHOD_NOT_ALLOWED = { error: '405 Not Allowed' };
 export function answerFor(error: unknown): Answer {
   if (error instanceof Failure) return FAILURES[error.reason](error);
   const e = error as FastifyError;
-  if (e.statusCode === 413 || e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return [413, { message: '413 Request Entity Too Large' }];
+  if (e.statusCode === 413 || e.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return [413, { message: '413 Request Entity Too Large' }];
   if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return [415, { message: '415 Unsupported Media Type' }];
-  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return [400, { error: 'message body does not match declared format' }];
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500)
+    return [400, { error: 'message body does not match declared format' }];
   return [500, { message: '500 Internal Server Error' }];
 }
 
@@ -69,7 +75,7 @@ export function collectRoutes(app: FastifyInstance): () => void {
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const set = methodsByUrl.get(route.url) ?? new Set<string>();
-    methods.forEach((m) => set.add(m));
+    for (const m of methods) set.add(m);
     methodsByUrl.set(route.url, set);
   });
   return () => {

@@ -12,7 +12,8 @@ export function registerResponseHeaders(app: FastifyInstance): void {
   app.addHook('onSend', (_request, reply, payload, done) => {
     reply.headers(SECURITY_HEADERS);
     const type = reply.getHeader('content-type');
-    if (typeof type === 'string' && type.startsWith('application/json')) reply.header('content-type', 'application/json');
+    if (typeof type === 'string' && type.startsWith('application/json'))
+      reply.header('content-type', 'application/json');
     done(null, payload);
   });
 }

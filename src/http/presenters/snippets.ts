@@ -11,7 +11,13 @@ export const snippetAuthor = (user: User, base: string) => ({
 const encodePath = (p: string) => p.split('/').map(encodeURIComponent).join('/');
 
 /** GitLab's project snippet entity, keys in GitLab's order (gitlab-api.md §3.1). */
-export function snippet(s: Snippet, author: User, project: Pick<Project, 'full_path'>, paths: string[], urls: { base: string; sshHost: string }) {
+export function snippet(
+  s: Snippet,
+  author: User,
+  project: Pick<Project, 'full_path'>,
+  paths: string[],
+  urls: { base: string; sshHost: string },
+) {
   const web = `${urls.base}/${project.full_path}/-/snippets/${s.id}`;
   const hasRepository = s.head_commit !== null;
   return {
@@ -30,7 +36,10 @@ export function snippet(s: Snippet, author: User, project: Pick<Project, 'full_p
       http_url_to_repo: `${urls.base}/${project.full_path}/snippets/${s.id}.git`,
     }),
     file_name: paths[0] ?? s.file_name,
-    files: paths.map((p) => ({ path: p, raw_url: `${web}/raw/${encodeURIComponent(s.default_branch)}/${encodePath(p)}` })),
+    files: paths.map((p) => ({
+      path: p,
+      raw_url: `${web}/raw/${encodeURIComponent(s.default_branch)}/${encodePath(p)}`,
+    })),
     imported: false,
     imported_from: 'none',
   };

@@ -10,10 +10,21 @@ import { authenticateToken, scopesOf } from '../../domain/tokens.ts';
 import { accessDeniedReason, canPushRepository, canReadRepository, canUpdateSnippet } from '../../domain/policy.ts';
 import { Failure } from '../../domain/failure.ts';
 import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
-import { ensureProjectRepository, projectRepositoryPath, repositoriesRoot, snippetRepository, snippetRepositoryPath } from '../../domain/repositories.ts';
+import {
+  ensureProjectRepository,
+  projectRepositoryPath,
+  repositoriesRoot,
+  snippetRepository,
+  snippetRepositoryPath,
+} from '../../domain/repositories.ts';
 import { findVisibleSnippet, mirrorRepositoryHead, requireSnippetsFeature } from '../../domain/snippets/service.ts';
 import { getSettings } from '../../domain/settings.ts';
-import { BodyTooLarge, runHttpBackend, SNIPPET_HOOKS_DIR } from '../../storage/git/http-backend.ts';
+import {
+  type BackendResponse,
+  BodyTooLarge,
+  runHttpBackend,
+  SNIPPET_HOOKS_DIR,
+} from '../../storage/git/http-backend.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
 import { baseUrl } from '../urls.ts';
 
@@ -22,7 +33,8 @@ const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
 const READ_SCOPES = ['api', 'read_repository', 'write_repository'];
 const WRITE_SCOPES = ['api', 'write_repository'];
 
-export const NOT_FOUND_TEXT = "The project you were looking for could not be found or you don't have permission to view it.";
+export const NOT_FOUND_TEXT =
+  "The project you were looking for could not be found or you don't have permission to view it.";
 export const PUSH_DENIED_TEXT = 'You are not allowed to push code to this project.';
 export const SNIPPET_PUSH_DENIED_TEXT = 'You are not allowed to update this snippet.';
 
@@ -70,7 +82,12 @@ interface Target {
 }
 
 /** Resolves the repository and checks access: anonymous callers are challenged, others get GitLab's texts. */
-async function resolveTarget(request: FastifyRequest, repoPath: string, write: boolean, user: User | null): Promise<Target> {
+async function resolveTarget(
+  request: FastifyRequest,
+  repoPath: string,
+  write: boolean,
+  user: User | null,
+): Promise<Target> {
   const store = request.server.store;
   const snippetMatch = /^(.+)\/snippets\/(\d+)$/.exec(repoPath);
   const hidden = () => (user ? new GitDenied(404, NOT_FOUND_TEXT) : challenge());
@@ -89,11 +106,13 @@ async function resolveTarget(request: FastifyRequest, repoPath: string, write: b
     }
     const snippet = await findVisibleSnippet(store, user, ctx, Number(snippetMatch[2]));
     if (!snippet) throw hidden();
-    if (write && !canUpdateSnippet(user, ctx.project, ctx.access, snippet.author_id)) throw user ? new GitDenied(403, SNIPPET_PUSH_DENIED_TEXT) : challenge();
+    if (write && !canUpdateSnippet(user, ctx.project, ctx.access, snippet.author_id))
+      throw user ? new GitDenied(403, SNIPPET_PUSH_DENIED_TEXT) : challenge();
     return { pathInfo: `/${snippetRepositoryPath(snippet.id)}`, ctx, snippetId: snippet.id };
   }
   if (!canReadRepository(user, ctx.project, ctx.access)) throw hidden();
-  if (write && !canPushRepository(user, ctx.project, ctx.access)) throw user ? new GitDenied(403, PUSH_DENIED_TEXT) : challenge();
+  if (write && !canPushRepository(user, ctx.project, ctx.access))
+    throw user ? new GitDenied(403, PUSH_DENIED_TEXT) : challenge();
   ensureProjectRepository(request.server.dataDir, ctx.project);
   return { pathInfo: `/${projectRepositoryPath(ctx.project.id)}`, ctx, snippetId: null };
 }
@@ -134,9 +153,12 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
         if (error instanceof GitDenied) return deny(reply, error);
         throw error;
       }
-      const snippet = target.snippetId !== null ? await request.server.store.snippets.findInProject(target.ctx.project.id, target.snippetId) : undefined;
+      const snippet =
+        target.snippetId !== null
+          ? await request.server.store.snippets.findInProject(target.ctx.project.id, target.snippetId)
+          : undefined;
       const maxFiles = snippet ? (await getSettings(request.server.store)).max_snippet_files : 0;
-      let response;
+      let response: BackendResponse;
       try {
         response = await runHttpBackend({
           root: repositoriesRoot(request.server.dataDir),
@@ -158,7 +180,11 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
         if (error instanceof BodyTooLarge) {
           // The client may still be sending: answer, then drop the connection rather than read the rest.
           reply.raw.once('finish', () => request.raw.destroy());
-          return reply.code(413).header('Connection', 'close').header('Content-Type', 'text/plain; charset=utf-8').send('Request body is too large\n');
+          return reply
+            .code(413)
+            .header('Connection', 'close')
+            .header('Content-Type', 'text/plain; charset=utf-8')
+            .send('Request body is too large\n');
         }
         throw error;
       }

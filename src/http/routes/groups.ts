@@ -5,13 +5,13 @@ import { validateRequest } from '../params.ts';
 import { baseUrl } from '../urls.ts';
 import { createGroupSpec, updateGroupSpec } from '../schemas/groups.ts';
 import { group } from '../presenters/groups.ts';
-import { createGroup, findReadableGroup, requireGroupOwner, updateGroup, type GroupChanges, type NewGroupInput } from '../../domain/groups.ts';
+import { createGroup, findReadableGroup, requireGroupOwner, updateGroup } from '../../domain/groups.ts';
 
 export default async function groupRoutes(app: FastifyInstance) {
   /** POST /groups — signed in (401); 403 when the user may not create it; 400 for invalid or taken paths. */
   app.post('/groups', async (request, reply) => {
     const viewer = currentUser(request);
-    const p = validateRequest<NewGroupInput>(createGroupSpec, request);
+    const p = validateRequest(createGroupSpec, request);
     const created = await createGroup(storeOf(request), viewer, p);
     return reply.code(201).send(group(created, baseUrl(request)));
   });
@@ -29,7 +29,7 @@ export default async function groupRoutes(app: FastifyInstance) {
     const { id } = request.params as { id: string };
     const store = storeOf(request);
     const ctx = await findReadableGroup(store, viewer, id);
-    const p = validateRequest<GroupChanges>(updateGroupSpec, request);
+    const p = validateRequest(updateGroupSpec, request);
     requireGroupOwner(viewer, ctx);
     return group(await updateGroup(store, ctx.group, p), baseUrl(request));
   });

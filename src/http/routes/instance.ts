@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { currentUser, requireAdmin, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { updateSettingsSpec } from '../schemas/instance.ts';
-import { getSettings, updateSettings, type SettingsChanges } from '../../domain/settings.ts';
+import { getSettings, updateSettings } from '../../domain/settings.ts';
 import { SNIPPETD_VERSION } from '../../version.ts';
 
 export default async function instanceRoutes(app: FastifyInstance) {
@@ -22,6 +22,6 @@ export default async function instanceRoutes(app: FastifyInstance) {
   /** PUT /application/settings — admins only; 400 for invalid values (Grape's types, then the model's rules). */
   app.put('/application/settings', async (request) => {
     requireAdmin(request);
-    return updateSettings(storeOf(request), validateRequest<SettingsChanges>(updateSettingsSpec, request));
+    return updateSettings(storeOf(request), validateRequest(updateSettingsSpec, request));
   });
 }

@@ -6,7 +6,14 @@ import { paginateArray, paginateQuery } from '../pagination.ts';
 import { baseUrl } from '../urls.ts';
 import { addMemberSpec, memberIdSpec, updateMemberSpec } from '../schemas/groups.ts';
 import { member } from '../presenters/users.ts';
-import { addMember, allMembers, findMember, removeMember, updateMember, type MemberSource } from '../../domain/members.ts';
+import {
+  addMember,
+  allMembers,
+  findMember,
+  removeMember,
+  updateMember,
+  type MemberSource,
+} from '../../domain/members.ts';
 import { findReadableGroup, requireGroupOwner } from '../../domain/groups.ts';
 import { findReadableProject, requireProjectMaintainer } from '../../domain/projects.ts';
 import { ancestorIds } from '../../storage/db/repositories/namespaces.ts';
@@ -24,13 +31,21 @@ const resolvers = {
     const viewer = request.principal.user;
     const ctx = await findReadableProject(storeOf(request), viewer, id);
     const inheritedFrom = ctx.namespace.kind === 'group' ? ancestorIds(ctx.namespace) : [];
-    return { source: { type: 'Project', id: ctx.project.id }, inheritedFrom, requireManager: () => requireProjectMaintainer(viewer, ctx) };
+    return {
+      source: { type: 'Project', id: ctx.project.id },
+      inheritedFrom,
+      requireManager: () => requireProjectMaintainer(viewer, ctx),
+    };
   },
   /** Group members are managed by owners and admins. */
   groups: async (request: FastifyRequest, id: string): Promise<Resolved> => {
     const viewer = request.principal.user;
     const ctx = await findReadableGroup(storeOf(request), viewer, id);
-    return { source: { type: 'Namespace', id: ctx.group.id }, inheritedFrom: ancestorIds(ctx.group), requireManager: () => requireGroupOwner(viewer, ctx) };
+    return {
+      source: { type: 'Namespace', id: ctx.group.id },
+      inheritedFrom: ancestorIds(ctx.group),
+      requireManager: () => requireGroupOwner(viewer, ctx),
+    };
   },
 };
 
@@ -43,7 +58,12 @@ export default async function memberRoutes(app: FastifyInstance) {
       const r = await resolve(request);
       const store = storeOf(request);
       const base = r.source.type === 'Project' ? { projectId: r.source.id } : { namespaceIds: [r.source.id] };
-      const rows = await paginateQuery(request, reply, store.kysely, store.members.listQuery(base).orderBy('members.user_id', 'asc'));
+      const rows = await paginateQuery(
+        request,
+        reply,
+        store.kysely,
+        store.members.listQuery(base).orderBy('members.user_id', 'asc'),
+      );
       return rows.map((m) => member(m, baseUrl(request)));
     });
 
@@ -58,7 +78,7 @@ export default async function memberRoutes(app: FastifyInstance) {
     /** GET /:kind/:id/members/:user_id — one direct member; 404 Member Not Found. */
     app.get(`/${kind}/:id/members/:user_id`, async (request) => {
       const r = await resolve(request);
-      const { user_id } = validateRequest<{ user_id: number }>(memberIdSpec, request);
+      const { user_id } = validateRequest(memberIdSpec, request);
       return member(await findMember(storeOf(request), r.source, user_id), baseUrl(request));
     });
 
@@ -66,7 +86,7 @@ export default async function memberRoutes(app: FastifyInstance) {
     app.post(`/${kind}/:id/members`, async (request, reply) => {
       currentUser(request);
       const r = await resolve(request);
-      const p = validateRequest<{ user_id: number; access_level: number }>(addMemberSpec, request);
+      const p = validateRequest(addMemberSpec, request);
       r.requireManager();
       const added = await addMember(storeOf(request), r.source, p.user_id, p.access_level);
       return reply.code(201).send(member(added, baseUrl(request)));
@@ -76,7 +96,7 @@ export default async function memberRoutes(app: FastifyInstance) {
     app.put(`/${kind}/:id/members/:user_id`, async (request) => {
       currentUser(request);
       const r = await resolve(request);
-      const p = validateRequest<{ user_id: number; access_level: number }>(updateMemberSpec, request);
+      const p = validateRequest(updateMemberSpec, request);
       r.requireManager();
       return member(await updateMember(storeOf(request), r.source, p.user_id, p.access_level), baseUrl(request));
     });
@@ -85,7 +105,7 @@ export default async function memberRoutes(app: FastifyInstance) {
     app.delete(`/${kind}/:id/members/:user_id`, async (request, reply) => {
       currentUser(request);
       const r = await resolve(request);
-      const { user_id } = validateRequest<{ user_id: number }>(memberIdSpec, request);
+      const { user_id } = validateRequest(memberIdSpec, request);
       r.requireManager();
       await removeMember(storeOf(request), r.source, user_id);
       return reply.code(204).send();

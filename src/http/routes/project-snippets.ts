@@ -3,7 +3,7 @@
 // parameters (400), then authenticates where required (401), then looks up and authorises the snippet.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser, requireAdmin, storeOf } from '../request.ts';
-import { validateRequest } from '../params.ts';
+import { type ParamsOf, validateRequest } from '../params.ts';
 import { paginateQuery } from '../pagination.ts';
 import { baseUrl, sshHost } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
@@ -21,7 +21,6 @@ import {
   updateSnippet,
   type CreateInput,
   type SnippetDeps,
-  type UpdateInput,
 } from '../../domain/snippets/service.ts';
 import type { Snippet, User } from '../../storage/db/schema.ts';
 import { byteOrder } from '../../order.ts';
@@ -44,22 +43,31 @@ async function snippetProject(request: FastifyRequest): Promise<ProjectContext> 
 }
 
 /** Presents snippets; authors and paths already at hand (on create) are not looked up again. */
-async function present(request: FastifyRequest, ctx: ProjectContext, snippets: Snippet[], knownPaths?: Map<number, string[]>) {
+async function present(
+  request: FastifyRequest,
+  ctx: ProjectContext,
+  snippets: Snippet[],
+  knownPaths?: Map<number, string[]>,
+) {
   const store = storeOf(request);
   const paths = knownPaths ?? (await store.snippets.paths(snippets.map((s) => s.id)));
   const authors = new Map<number, User>();
   const caller = request.principal.user;
   if (caller) authors.set(caller.id, caller);
-  for (const id of new Set(snippets.map((s) => s.author_id))) if (!authors.has(id)) authors.set(id, (await store.users.findById(id))!);
-  return snippets.map((s) => presentSnippet(s, authors.get(s.author_id)!, ctx.project, paths.get(s.id) ?? [], urls(request)));
+  for (const id of new Set(snippets.map((s) => s.author_id)))
+    if (!authors.has(id)) authors.set(id, (await store.users.findById(id))!);
+  return snippets.map((s) =>
+    presentSnippet(s, authors.get(s.author_id)!, ctx.project, paths.get(s.id) ?? [], urls(request)),
+  );
 }
 
 const meta = (request: FastifyRequest) => ({ userAgent: String(request.headers['user-agent'] ?? ''), ip: request.ip });
 
 /** Grape's deprecated single-file parameters become one file; an empty file_name gets GitLab's default name. */
-function createInput(p: CreateInput & { content?: string; file_name?: string }): CreateInput {
-  if (p.files) return p;
-  return { ...p, files: [{ file_path: p.file_name || 'snippetfile1.txt', content: p.content! }] };
+function createInput(p: ParamsOf<typeof spec.createSnippetSpec>): CreateInput {
+  const { content, file_name, files, ...rest } = p;
+  // The constraints guarantee exactly one of files and content.
+  return { ...rest, files: files ?? [{ file_path: file_name || 'snippetfile1.txt', content: content! }] };
 }
 
 export default async function projectSnippetRoutes(app: FastifyInstance) {
@@ -68,14 +76,17 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const ctx = await snippetProject(request);
     const viewer = currentUser(request);
     const store = storeOf(request);
-    const query = store.snippets.listQuery(ctx.project.id, visibleSnippetLevels(viewer, ctx.access)).selectAll().orderBy('id', 'desc');
+    const query = store.snippets
+      .listQuery(ctx.project.id, visibleSnippetLevels(viewer, ctx.access))
+      .selectAll()
+      .orderBy('id', 'desc');
     return present(request, ctx, await paginateQuery(request, reply, store.kysely, query));
   });
 
   /** GET /projects/:id/snippets/:snippet_id — anyone who may see it; 404 {"message":"404 Not found"}. */
   app.get('/projects/:id/snippets/:snippet_id', async (request) => {
     const ctx = await snippetProject(request);
-    const { snippet_id } = validateRequest<{ snippet_id: number }>(spec.snippetIdSpec, request);
+    const { snippet_id } = validateRequest(spec.snippetIdSpec, request);
     const snippet = await findVisibleSnippet(storeOf(request), request.principal.user, ctx, snippet_id);
     if (!snippet) throw new Failure('record_not_found');
     return (await present(request, ctx, [snippet]))[0];
@@ -84,8 +95,9 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** POST /projects/:id/snippets — reporters+ and admins (401 anonymous, 403 others or archived); 201. */
   app.post('/projects/:id/snippets', async (request, reply) => {
     const ctx = await snippetProject(request);
-    const p = validateRequest<CreateInput & { content?: string; file_name?: string }>(spec.createSnippetSpec, request, spec.createSnippetConstraints);
-    if (p.content !== undefined && p.file_name === undefined) throw new Failure('invalid_params', 'file_name is missing');
+    const p = validateRequest(spec.createSnippetSpec, request, spec.createSnippetConstraints);
+    if (p.content !== undefined && p.file_name === undefined)
+      throw new Failure('invalid_params', 'file_name is missing');
     const author = currentUser(request);
     if (!canCreateSnippet(author, ctx.project, ctx.access)) throw forbidden();
     const input = createInput(p);
@@ -97,7 +109,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** PUT /projects/:id/snippets/:snippet_id — authors and maintainers+; 422 invalid actions, 400 repository errors. */
   app.put('/projects/:id/snippets/:snippet_id', async (request) => {
     const ctx = await snippetProject(request);
-    const p = validateRequest<UpdateInput & { snippet_id: number }>(spec.updateSnippetSpec, request, spec.updateSnippetConstraints);
+    const p = validateRequest(spec.updateSnippetSpec, request, spec.updateSnippetConstraints);
     const viewer = currentUser(request);
     const snippet = await findVisibleSnippet(storeOf(request), viewer, ctx, p.snippet_id);
     if (!snippet) throw notFound('Snippet');
@@ -108,34 +120,44 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** DELETE /projects/:id/snippets/:snippet_id — own (reporter+) or maintainer+; 204, 412 on If-Unmodified-Since. */
   app.delete('/projects/:id/snippets/:snippet_id', async (request, reply) => {
     const ctx = await snippetProject(request);
-    const { snippet_id } = validateRequest<{ snippet_id: number }>(spec.snippetIdSpec, request);
+    const { snippet_id } = validateRequest(spec.snippetIdSpec, request);
     const viewer = currentUser(request);
     const snippet = await findVisibleSnippet(storeOf(request), viewer, ctx, snippet_id);
     if (!snippet) throw notFound('Snippet');
     const since = request.headers['if-unmodified-since'];
-    await deleteSnippet(request.server.snippetDeps, ctx, viewer, snippet, typeof since === 'string' ? since : undefined);
+    await deleteSnippet(
+      request.server.snippetDeps,
+      ctx,
+      viewer,
+      snippet,
+      typeof since === 'string' ? since : undefined,
+    );
     return reply.code(204).send();
   });
 
   /** GET /projects/:id/snippets/:snippet_id/raw — the first file (git order) of the current version, from the database. */
   app.get('/projects/:id/snippets/:snippet_id/raw', async (request, reply) => {
     const ctx = await snippetProject(request);
-    const { snippet_id } = validateRequest<{ snippet_id: number }>(spec.snippetIdSpec, request);
+    const { snippet_id } = validateRequest(spec.snippetIdSpec, request);
     const store = storeOf(request);
     const snippet = await findVisibleSnippet(store, request.principal.user, ctx, snippet_id);
     if (!snippet) throw notFound('Snippet');
     const [first] = await store.snippets.fileIndex(snippet.id);
-    if (!first) return reply.header('Content-Type', 'text/plain').header('Content-Disposition', 'attachment').send(snippet.content);
+    if (!first)
+      return reply
+        .header('Content-Type', 'text/plain')
+        .header('Content-Disposition', 'attachment')
+        .send(snippet.content);
     return sendRaw(reply, first.path, (await store.snippets.fileContent(snippet.id, first.path))!);
   });
 
   /** GET /projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw — one file at any revision (404 Reference/File Not Found). */
   app.get('/projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw', async (request, reply) => {
     const ctx = await snippetProject(request);
-    const p = validateRequest<{ snippet_id: number; ref: string; file_path: string }>(spec.fileRawSpec, request);
+    const p = validateRequest(spec.fileRawSpec, request);
     const store = storeOf(request);
     const snippet = await findVisibleSnippet(store, request.principal.user, ctx, p.snippet_id);
-    if (!snippet || !snippet.head_commit) throw notFound('Snippet');
+    if (!snippet?.head_commit) throw notFound('Snippet');
     // The current version is answered from the database; any other revision from the repository.
     if (p.ref === snippet.head_commit || p.ref === snippet.default_branch || p.ref === 'HEAD') {
       const content = await store.snippets.fileContent(snippet.id, p.file_path);
@@ -153,7 +175,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** GET /projects/:id/snippets/:snippet_id/user_agent_detail — admins only (401/403); 404 when none was recorded. */
   app.get('/projects/:id/snippets/:snippet_id/user_agent_detail', async (request) => {
     const ctx = await snippetProject(request);
-    const { snippet_id } = validateRequest<{ snippet_id: number }>(spec.snippetIdSpec, request);
+    const { snippet_id } = validateRequest(spec.snippetIdSpec, request);
     requireAdmin(request);
     const store = storeOf(request);
     const snippet = await store.snippets.findInProject(ctx.project.id, snippet_id);

@@ -20,13 +20,13 @@ export const TEMPLATE_HEADER = '# This file is a template, and might need editin
 /** GitLab's route requirement for :name (lib/api/project_templates.rb). */
 export const TEMPLATE_NAME = /^[\w()%.+-]+$/;
 
-const typeSpec: ParamSpec = { type: { type: 'string', required: true, values: TEMPLATE_TYPES } };
-const singleSpec: ParamSpec = {
+const typeSpec = { type: { type: 'string', required: true, values: TEMPLATE_TYPES } } satisfies ParamSpec;
+const singleSpec = {
   ...typeSpec,
   source_template_project_id: { type: 'integer' },
   project: { type: 'string' },
   fullname: { type: 'string' },
-};
+} satisfies ParamSpec;
 
 /** The raw (still URL-encoded) last path segment: the :name route requirement applies to it. */
 export function rawLastSegment(request: FastifyRequest): string {
@@ -77,9 +77,14 @@ export async function builtTemplateAnswer(
 async function templateProject(request: FastifyRequest, type: TemplateType) {
   const viewer = request.principal.user;
   const ctx = await findReadableProject(storeOf(request), viewer, (request.params as { id: string }).id);
-  const allowed = type === 'issues' ? canReadProject(viewer, ctx.project, ctx.access) : canReadRepository(viewer, ctx.project, ctx.access);
+  const allowed =
+    type === 'issues'
+      ? canReadProject(viewer, ctx.project, ctx.access)
+      : canReadRepository(viewer, ctx.project, ctx.access);
   if (!allowed) {
-    throw forbidden(`Your current role does not have the required permissions to access the ${type} template. Contact your project administrator for assistance.`);
+    throw forbidden(
+      `Your current role does not have the required permissions to access the ${type} template. Contact your project administrator for assistance.`,
+    );
   }
   return ctx;
 }
@@ -88,7 +93,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
   /** GET /projects/:id/templates/:type — [{key, name}] in GitLab's order, paginated (20 per page). */
   app.get('/projects/:id/templates/:type', (request, reply) =>
     sendKeptAnswer(request, reply, async () => {
-      const { type } = validateRequest<{ type: TemplateType }>(typeSpec, request);
+      const { type } = validateRequest(typeSpec, request);
       const page = parsePage(request);
       const ctx = await templateProject(request, type);
       const [store, viewer] = [storeOf(request), request.principal.user];
@@ -108,13 +113,25 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
       request,
       reply,
       async () => {
-        const p = validateRequest<{ type: TemplateType; source_template_project_id?: number; project?: string; fullname?: string }>(singleSpec, request);
+        const p = validateRequest(singleSpec, request);
         const name = templateName(request);
         const ctx = await templateProject(request, p.type);
         const [store, viewer] = [storeOf(request), request.principal.user];
-        const found = await findTemplate(store, request.server.dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
+        const found = await findTemplate(
+          store,
+          request.server.dataDir,
+          viewer,
+          ctx,
+          p.type,
+          name,
+          p.source_template_project_id,
+        );
         if (!found) throw notFound('Template');
-        return builtTemplateAnswer(store, viewer, ctx, p.type, found, { fullname: p.fullname || viewer?.name, project: p.project, year });
+        return builtTemplateAnswer(store, viewer, ctx, p.type, found, {
+          fullname: p.fullname || viewer?.name,
+          project: p.project,
+          year,
+        });
       },
       (request.params as { type: string }).type === 'licenses' ? String(year) : '',
     );

@@ -14,26 +14,29 @@ import {
   requireProjectMaintainer,
   requireProjectOwner,
   updateProject,
-  type NewProjectInput,
-  type ProjectChanges,
   type ProjectContext,
 } from '../../domain/projects.ts';
 import { findUser } from '../../domain/users.ts';
 import { ACCESS } from '../../domain/access.ts';
 
 const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
-const presentOne = (request: FastifyRequest, ctx: ProjectContext) => projectWithPermissions(ctx.project, ctx.namespace, ctx.access, urls(request));
+const presentOne = (request: FastifyRequest, ctx: ProjectContext) =>
+  projectWithPermissions(ctx.project, ctx.namespace, ctx.access, urls(request));
 const projectId = (request: FastifyRequest) => (request.params as { id: string }).id;
-const ORDER_COLUMNS = { id: 'id', name: 'name', path: 'path', created_at: 'created_at', updated_at: 'last_activity_at', last_activity_at: 'last_activity_at' } as const;
+const ORDER_COLUMNS = {
+  id: 'id',
+  name: 'name',
+  path: 'path',
+  created_at: 'created_at',
+  updated_at: 'last_activity_at',
+  last_activity_at: 'last_activity_at',
+} as const;
 
 export default async function projectRoutes(app: FastifyInstance) {
   /** GET /projects — anyone; the projects the caller can see, paginated; membership, owned, search. */
   app.get('/projects', async (request, reply) => {
     const viewer = request.principal.user;
-    const p = validateRequest<{ membership?: boolean; owned?: boolean; search?: string; order_by: keyof typeof ORDER_COLUMNS; sort: 'asc' | 'desc' }>(
-      spec.listProjectsSpec,
-      request,
-    );
+    const p = validateRequest(spec.listProjectsSpec, request);
     const store = storeOf(request);
     const query = store.projects
       .visibleQuery({
@@ -46,29 +49,42 @@ export default async function projectRoutes(app: FastifyInstance) {
       .orderBy(ORDER_COLUMNS[p.order_by], p.sort)
       .orderBy('id', p.sort);
     const rows = await paginateQuery(request, reply, store.kysely, query);
-    const namespaces = new Map((await store.namespaces.findManyByIds([...new Set(rows.map((r) => r.namespace_id))])).map((n) => [n.id, n]));
+    const namespaces = new Map(
+      (await store.namespaces.findManyByIds([...new Set(rows.map((r) => r.namespace_id))])).map((n) => [n.id, n]),
+    );
     return rows.map((row) => project(row, namespaces.get(row.namespace_id)!, urls(request)));
   });
 
   /** GET /projects/:id — whoever can read it; 404 Project Not Found otherwise. */
-  app.get('/projects/:id', async (request) => presentOne(request, await findReadableProject(storeOf(request), request.principal.user, projectId(request))));
+  app.get('/projects/:id', async (request) =>
+    presentOne(request, await findReadableProject(storeOf(request), request.principal.user, projectId(request))),
+  );
 
   /** POST /projects — signed in; in the caller's namespace or a group where they are developer+. */
   app.post('/projects', async (request, reply) => {
     const viewer = currentUser(request);
-    const p = validateRequest<NewProjectInput>(spec.createProjectSpec, request, spec.createProjectConstraints);
-    return reply.code(201).send(presentOne(request, await createProject(storeOf(request), viewer, p, request.server.dataDir)));
+    const p = validateRequest(spec.createProjectSpec, request, spec.createProjectConstraints);
+    return reply
+      .code(201)
+      .send(presentOne(request, await createProject(storeOf(request), viewer, p, request.server.dataDir)));
   });
 
   /** POST /projects/user/:user_id — admins; creates the project in that user's namespace. */
   app.post('/projects/user/:user_id', async (request, reply) => {
     currentUser(request);
-    const p = validateRequest<NewProjectInput & { user_id: number }>(spec.createProjectForUserSpec, request, spec.createProjectConstraints);
+    const p = validateRequest(spec.createProjectForUserSpec, request, spec.createProjectConstraints);
     requireAdmin(request);
     const store = storeOf(request);
     const owner = await findUser(store, p.user_id);
     const { user_id: _ignored, ...input } = p;
-    return reply.code(201).send(presentOne(request, await createProject(store, owner, { ...input, namespace_id: undefined }, request.server.dataDir)));
+    return reply
+      .code(201)
+      .send(
+        presentOne(
+          request,
+          await createProject(store, owner, { ...input, namespace_id: undefined }, request.server.dataDir),
+        ),
+      );
   });
 
   /** PUT /projects/:id — maintainers and admins (403 others). */
@@ -76,12 +92,15 @@ export default async function projectRoutes(app: FastifyInstance) {
     const viewer = currentUser(request);
     const store = storeOf(request);
     const ctx = await findReadableProject(store, viewer, projectId(request));
-    const p = validateRequest<ProjectChanges>(spec.updateProjectSpec, request);
+    const p = validateRequest(spec.updateProjectSpec, request);
     requireProjectMaintainer(viewer, ctx);
     return presentOne(request, await updateProject(store, ctx, p));
   });
 
-  for (const [action, archived] of [['archive', true], ['unarchive', false]] as const) {
+  for (const [action, archived] of [
+    ['archive', true],
+    ['unarchive', false],
+  ] as const) {
     /** POST /projects/:id/archive, /unarchive — maintainers and admins; 201 with the project. */
     app.post(`/projects/:id/${action}`, async (request, reply) => {
       const viewer = currentUser(request);

@@ -25,39 +25,31 @@ const withMillis = (iso: string) => iso.replace(/(T\d\d:\d\d:\d\d)(?=[Z+-])/, '$
 
 const defaultRef = (ctx: ProjectContext) => ctx.project.default_branch ?? 'HEAD';
 
-interface WriteParams {
-  file_path: string;
-  branch: string;
-  commit_message: string;
-  start_branch?: string;
-  author_email?: string;
-  author_name?: string;
-  content?: string;
-  encoding?: 'text' | 'base64';
-  execute_filemode?: boolean;
-}
-
 export default async function repositoryFileRoutes(app: FastifyInstance) {
-  const write = (action: FileWrite['action'], status: number) => async (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
-    const viewer = currentUser(request);
-    const store = storeOf(request);
-    const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
-    const p = validateRequest<WriteParams>(action === 'delete' ? spec.deleteFileSpec : spec.writeFileSpec, request);
-    if (!canPushRepository(viewer, ctx.project, ctx.access)) throw forbidden();
-    const repo = ensureProjectRepository(request.server.dataDir, ctx.project);
-    await writeFile(store, ctx, repo, {
-      action,
-      filePath: p.file_path,
-      content: p.content === undefined ? undefined : Buffer.from(p.content, p.encoding === 'base64' ? 'base64' : 'utf8'),
-      branch: p.branch,
-      startBranch: p.start_branch,
-      message: p.commit_message,
-      author: { name: p.author_name || viewer.name, email: p.author_email || viewer.email },
-      executeFilemode: p.execute_filemode,
-    });
-    if (action === 'delete') return reply.code(204).send();
-    return reply.code(status).send({ file_path: p.file_path, branch: p.branch });
-  };
+  const write =
+    (action: FileWrite['action'], status: number) =>
+    async (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
+      const viewer = currentUser(request);
+      const store = storeOf(request);
+      const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
+      const written = action === 'delete' ? null : validateRequest(spec.writeFileSpec, request);
+      const p = written ?? validateRequest(spec.deleteFileSpec, request);
+      const body = written && Buffer.from(written.content, written.encoding === 'base64' ? 'base64' : 'utf8');
+      if (!canPushRepository(viewer, ctx.project, ctx.access)) throw forbidden();
+      const repo = ensureProjectRepository(request.server.dataDir, ctx.project);
+      await writeFile(store, ctx, repo, {
+        action,
+        filePath: p.file_path,
+        content: body ?? undefined,
+        branch: p.branch,
+        startBranch: p.start_branch,
+        message: p.commit_message,
+        author: { name: p.author_name || viewer.name, email: p.author_email || viewer.email },
+        executeFilemode: written?.execute_filemode,
+      });
+      if (action === 'delete') return reply.code(204).send();
+      return reply.code(status).send({ file_path: p.file_path, branch: p.branch });
+    };
 
   /** POST /projects/:id/repository/files/:file_path — developers+; 201 {file_path, branch}; 400 when it exists. */
   app.post('/projects/:id/repository/files/:file_path', write('create', 201));
@@ -69,7 +61,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   /** GET /projects/:id/repository/files/:file_path?ref= — the file with base64 content; 404 Commit/File Not Found. */
   app.get('/projects/:id/repository/files/:file_path', async (request) => {
     const { repo } = await readableRepository(request);
-    const p = validateRequest<{ file_path: string; ref: string }>(spec.getFileSpec, request);
+    const p = validateRequest(spec.getFileSpec, request);
     const { info, content } = await readFile(repo, p.ref, p.file_path);
     return { ...info, content: content.toString('base64') };
   });
@@ -77,21 +69,26 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   /** GET /projects/:id/repository/files/:file_path/raw[?ref=] — the bytes; ref defaults to the default branch. */
   app.get('/projects/:id/repository/files/:file_path/raw', async (request, reply) => {
     const { ctx, repo } = await readableRepository(request);
-    const p = validateRequest<{ file_path: string; ref?: string }>(spec.rawFileSpec, request);
+    const p = validateRequest(spec.rawFileSpec, request);
     const { info, content } = await readFile(repo, p.ref ?? defaultRef(ctx), p.file_path);
-    reply.header('X-Gitlab-Blob-Id', info.blob_id).header('X-Gitlab-Commit-Id', info.commit_id).header('X-Gitlab-Last-Commit-Id', info.last_commit_id);
+    reply
+      .header('X-Gitlab-Blob-Id', info.blob_id)
+      .header('X-Gitlab-Commit-Id', info.commit_id)
+      .header('X-Gitlab-Last-Commit-Id', info.last_commit_id);
     return sendRaw(reply, p.file_path, content);
   });
 
   /** GET /projects/:id/repository/tree — [{id, name, type, path, mode}], paginated; 404 Tree Not Found. */
   app.get('/projects/:id/repository/tree', async (request, reply) => {
     const { ctx, repo } = await readableRepository(request);
-    const p = validateRequest<{ path?: string; ref?: string; recursive: boolean }>(spec.treeSpec, request);
+    const p = validateRequest(spec.treeSpec, request);
     const commit = await repo.resolveCommit(p.ref ?? defaultRef(ctx));
     if (!commit) throw notFound('Tree');
     const dir = p.path?.replace(/^\/+|\/+$/g, '') || undefined;
     // `ls-tree -t` also names the directory asked for; GitLab lists what is inside it.
-    const entries = (await repo.listTree(commit, { path: dir, recursive: p.recursive, trees: true })).filter((e) => e.path !== dir);
+    const entries = (await repo.listTree(commit, { path: dir, recursive: p.recursive, trees: true })).filter(
+      (e) => e.path !== dir,
+    );
     if (dir && entries.length === 0) throw notFound('Tree');
     // GitLab's Tree#sorted_entries: directories, then files, then submodules, each in git's order.
     const rank = { tree: 0, blob: 1, commit: 2 };
@@ -105,7 +102,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   /** GET /projects/:id/repository/commits?ref_name= — newest first, paginated; [] for an empty repository. */
   app.get('/projects/:id/repository/commits', async (request, reply) => {
     const { ctx, repo } = await readableRepository(request);
-    const p = validateRequest<{ ref_name?: string; path?: string }>(spec.commitsSpec, request);
+    const p = validateRequest(spec.commitsSpec, request);
     const page = parsePage(request);
     const ref = await repo.resolveCommit(p.ref_name ?? defaultRef(ctx));
     if (!ref) {

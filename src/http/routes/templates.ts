@@ -19,13 +19,17 @@ const FILE_TYPES = [
   ['dockerfiles', 'dockerfile'],
 ] as const;
 
-const licenseSpec: ParamSpec = { name: { type: 'string', required: true }, project: { type: 'string' }, fullname: { type: 'string' } };
-const popularSpec: ParamSpec = { popular: { type: 'boolean' } };
+const licenseSpec = {
+  name: { type: 'string', required: true },
+  project: { type: 'string' },
+  fullname: { type: 'string' },
+} satisfies ParamSpec;
+const popularSpec = { popular: { type: 'boolean' } } satisfies ParamSpec;
 
 export default async function templateRoutes(app: FastifyInstance) {
   /** GET /templates/licenses[?popular=] — full license objects by key, placeholders not filled. */
   app.get('/templates/licenses', async (request, reply) => {
-    const { popular } = validateRequest<{ popular?: boolean }>(popularSpec, request);
+    const { popular } = validateRequest(popularSpec, request);
     const licenses = builtinTemplates()
       .licenses.filter((l) => popular === undefined || l.popular === popular)
       .sort((a, b) => byteOrder(a.key, b.key));
@@ -40,11 +44,15 @@ export default async function templateRoutes(app: FastifyInstance) {
       request,
       reply,
       async () => {
-        const p = validateRequest<{ name: string; project?: string; fullname?: string }>(licenseSpec, request);
+        const p = validateRequest(licenseSpec, request);
         const [store, viewer] = [storeOf(request), request.principal.user];
         const found = await findInstanceTemplate(store, request.server.dataDir, viewer, 'licenses', p.name);
         if (!found) throw notFound('License');
-        return builtTemplateAnswer(store, viewer, null, 'licenses', found, { fullname: p.fullname || viewer?.name, project: p.project, year });
+        return builtTemplateAnswer(store, viewer, null, 'licenses', found, {
+          fullname: p.fullname || viewer?.name,
+          project: p.project,
+          year,
+        });
       },
       String(year),
     );

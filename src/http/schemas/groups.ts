@@ -1,29 +1,29 @@
 import type { ParamSpec } from '../params.ts';
 import { ACCESS_LEVELS, VISIBILITIES } from '../../domain/access.ts';
 
-export const createGroupSpec: ParamSpec = {
+export const createGroupSpec = {
   name: { type: 'string', required: true, allowBlank: false },
   path: { type: 'string', required: true, allowBlank: false },
   parent_id: { type: 'integer' },
   visibility: { type: 'string', values: VISIBILITIES },
   description: { type: 'string' },
-};
+} satisfies ParamSpec;
 
-export const updateGroupSpec: ParamSpec = {
+export const updateGroupSpec = {
   name: { type: 'string', allowBlank: false },
   visibility: { type: 'string', values: VISIBILITIES },
   description: { type: 'string' },
-  file_template_project_id: { type: 'integer' },
-};
+  file_template_project_id: { type: 'integer', nullable: true },
+} satisfies ParamSpec;
 
-export const addMemberSpec: ParamSpec = {
+export const addMemberSpec = {
   user_id: { type: 'integer', required: true },
   access_level: { type: 'integer', required: true, values: ACCESS_LEVELS },
-};
+} satisfies ParamSpec;
 
-export const updateMemberSpec: ParamSpec = {
+export const updateMemberSpec = {
   user_id: { type: 'integer', required: true },
   access_level: { type: 'integer', required: true, values: ACCESS_LEVELS },
-};
+} satisfies ParamSpec;
 
-export const memberIdSpec: ParamSpec = { user_id: { type: 'integer', required: true } };
+export const memberIdSpec = { user_id: { type: 'integer', required: true } } satisfies ParamSpec;

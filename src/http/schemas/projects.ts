@@ -1,35 +1,42 @@
 import type { ParamSpec } from '../params.ts';
 import { VISIBILITIES } from '../../domain/access.ts';
 
-const SNIPPETS_ACCESS = ['disabled', 'private', 'enabled'];
+const SNIPPETS_ACCESS = ['disabled', 'private', 'enabled'] as const;
 
-export const createProjectSpec: ParamSpec = {
+export const createProjectSpec = {
   name: { type: 'string', allowBlank: false },
   path: { type: 'string', allowBlank: false },
   namespace_id: { type: 'integer' },
   visibility: { type: 'string', values: VISIBILITIES },
-  description: { type: 'string' },
+  description: { type: 'string', nullable: true },
   snippets_access_level: { type: 'string', values: SNIPPETS_ACCESS },
   default_branch: { type: 'string', allowBlank: false },
   initialize_with_readme: { type: 'boolean' },
-};
+} satisfies ParamSpec;
 
 export const createProjectConstraints = { atLeastOneOf: [['name', 'path']] };
 
-export const createProjectForUserSpec: ParamSpec = { ...createProjectSpec, user_id: { type: 'integer', required: true } };
+export const createProjectForUserSpec = {
+  ...createProjectSpec,
+  user_id: { type: 'integer', required: true },
+} satisfies ParamSpec;
 
-export const updateProjectSpec: ParamSpec = {
+export const updateProjectSpec = {
   name: { type: 'string', allowBlank: false },
-  description: { type: 'string' },
+  description: { type: 'string', nullable: true },
   visibility: { type: 'string', values: VISIBILITIES },
   snippets_access_level: { type: 'string', values: SNIPPETS_ACCESS },
   default_branch: { type: 'string', allowBlank: false },
-};
+} satisfies ParamSpec;
 
-export const listProjectsSpec: ParamSpec = {
+export const listProjectsSpec = {
   membership: { type: 'boolean' },
   owned: { type: 'boolean' },
   search: { type: 'string' },
-  order_by: { type: 'string', values: ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at'], default: 'created_at' },
-  sort: { type: 'string', values: ['asc', 'desc'], default: 'desc' },
-};
+  order_by: {
+    type: 'string',
+    values: ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at'] as const,
+    default: 'created_at',
+  },
+  sort: { type: 'string', values: ['asc', 'desc'] as const, default: 'desc' },
+} satisfies ParamSpec;

@@ -3,36 +3,47 @@
 import type { ParamSpec } from '../params.ts';
 import { isSafeFilePath } from '../../domain/paths.ts';
 
-const filePath = { type: 'string', required: true, allowBlank: false, check: (v: unknown) => (typeof v === 'string' && !isSafeFilePath(v) ? 'should be a valid file path' : null) } as const;
+const filePath = {
+  type: 'string',
+  required: true,
+  allowBlank: false,
+  check: (v: unknown) => (typeof v === 'string' && !isSafeFilePath(v) ? 'should be a valid file path' : null),
+} as const;
 
-export const getFileSpec: ParamSpec = { file_path: filePath, ref: { type: 'string', required: true, allowBlank: false } };
-export const rawFileSpec: ParamSpec = { file_path: filePath, ref: { type: 'string', allowBlank: false } };
+export const getFileSpec = {
+  file_path: filePath,
+  ref: { type: 'string', required: true, allowBlank: false },
+} satisfies ParamSpec;
+export const rawFileSpec = { file_path: filePath, ref: { type: 'string', allowBlank: false } } satisfies ParamSpec;
 
-const writeCommon: ParamSpec = {
+const writeCommon = {
   file_path: filePath,
   branch: { type: 'string', required: true, allowBlank: false },
   commit_message: { type: 'string', required: true, allowBlank: false },
   start_branch: { type: 'string', allowBlank: false },
   author_email: { type: 'string' },
   author_name: { type: 'string' },
-};
+} satisfies ParamSpec;
 
-export const writeFileSpec: ParamSpec = {
+export const writeFileSpec = {
   ...writeCommon,
   content: { type: 'string', required: true },
-  encoding: { type: 'string', values: ['text', 'base64'], default: 'text' },
+  encoding: { type: 'string', values: ['text', 'base64'] as const, default: 'text' },
   execute_filemode: { type: 'boolean' },
-};
+} satisfies ParamSpec;
 
-export const deleteFileSpec: ParamSpec = writeCommon;
+export const deleteFileSpec = writeCommon;
 
-export const treeSpec: ParamSpec = {
-  path: { type: 'string', check: (v) => (typeof v === 'string' && !isSafeFilePath(v) ? 'should be a valid file path' : null) },
+export const treeSpec = {
+  path: {
+    type: 'string',
+    check: (v) => (typeof v === 'string' && !isSafeFilePath(v) ? 'should be a valid file path' : null),
+  },
   ref: { type: 'string', allowBlank: false },
   recursive: { type: 'boolean', default: false },
-};
+} satisfies ParamSpec;
 
-export const commitsSpec: ParamSpec = {
+export const commitsSpec = {
   ref_name: { type: 'string', allowBlank: false },
   path: treeSpec.path,
-};
+} satisfies ParamSpec;

@@ -3,13 +3,14 @@ import type { Constraints, ParamSpec } from '../params.ts';
 import { VISIBILITIES } from '../../domain/access.ts';
 import { isSafeFilePath } from '../../domain/paths.ts';
 
-const filePath = (v: unknown) => (v === null || (typeof v === 'string' && !isSafeFilePath(v)) ? 'should be a valid file path' : null);
+const filePath = (v: unknown) =>
+  v === null || (typeof v === 'string' && !isSafeFilePath(v)) ? 'should be a valid file path' : null;
 
-export const snippetIdSpec: ParamSpec = { snippet_id: { type: 'integer', required: true } };
+export const snippetIdSpec = { snippet_id: { type: 'integer', required: true } } satisfies ParamSpec;
 
-export const createSnippetSpec: ParamSpec = {
+export const createSnippetSpec = {
   title: { type: 'string', required: true, allowBlank: false },
-  description: { type: 'string' },
+  description: { type: 'string', nullable: true },
   visibility: { type: 'string', values: VISIBILITIES },
   files: {
     type: 'hash_array',
@@ -20,19 +21,22 @@ export const createSnippetSpec: ParamSpec = {
   },
   content: { type: 'string', allowBlank: false },
   file_name: { type: 'string' },
+} satisfies ParamSpec;
+
+export const createSnippetConstraints: Constraints = {
+  mutuallyExclusive: [['files', 'content']],
+  exactlyOneOf: [['files', 'content']],
 };
 
-export const createSnippetConstraints: Constraints = { mutuallyExclusive: [['files', 'content']], exactlyOneOf: [['files', 'content']] };
-
-export const updateSnippetSpec: ParamSpec = {
+export const updateSnippetSpec = {
   ...snippetIdSpec,
   title: { type: 'string', allowBlank: false },
-  description: { type: 'string' },
+  description: { type: 'string', nullable: true },
   visibility: { type: 'string', values: VISIBILITIES },
   files: {
     type: 'hash_array',
     items: {
-      action: { type: 'string', required: true, values: ['create', 'update', 'delete', 'move'] },
+      action: { type: 'string', required: true, values: ['create', 'update', 'delete', 'move'] as const },
       content: { type: 'string' },
       file_path: { type: 'string', check: filePath },
       previous_path: { type: 'string', check: filePath },
@@ -40,7 +44,7 @@ export const updateSnippetSpec: ParamSpec = {
   },
   content: { type: 'string', allowBlank: false },
   file_name: { type: 'string' },
-};
+} satisfies ParamSpec;
 
 export const updateSnippetConstraints: Constraints = {
   mutuallyExclusive: [
@@ -50,8 +54,8 @@ export const updateSnippetConstraints: Constraints = {
   atLeastOneOf: [['content', 'description', 'files', 'file_name', 'title', 'visibility']],
 };
 
-export const fileRawSpec: ParamSpec = {
+export const fileRawSpec = {
   ...snippetIdSpec,
   ref: { type: 'string', required: true, allowBlank: false },
   file_path: { type: 'string', required: true, allowBlank: false, check: filePath },
-};
+} satisfies ParamSpec;

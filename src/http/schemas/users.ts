@@ -1,35 +1,43 @@
 import type { ParamSpec } from '../params.ts';
 import { SCOPES } from '../../domain/access.ts';
 
-export const idSpec: ParamSpec = { id: { type: 'integer', required: true } };
+export const idSpec = { id: { type: 'integer', required: true } } satisfies ParamSpec;
 
-export const createUserSpec: ParamSpec = {
+export const createUserSpec = {
   email: { type: 'string', required: true, allowBlank: false },
   name: { type: 'string', required: true, allowBlank: false },
   username: { type: 'string', required: true, allowBlank: false },
   password: { type: 'string' },
   admin: { type: 'boolean' },
   external: { type: 'boolean' },
-  public_email: { type: 'string' },
+  public_email: { type: 'string', nullable: true },
   skip_confirmation: { type: 'boolean' },
-};
+} satisfies ParamSpec;
 
-export const updateUserSpec: ParamSpec = {
+export const updateUserSpec = {
   id: { type: 'integer', required: true },
   name: { type: 'string', allowBlank: false },
   email: { type: 'string', allowBlank: false },
-  public_email: { type: 'string' },
+  public_email: { type: 'string', nullable: true },
   admin: { type: 'boolean' },
   external: { type: 'boolean' },
-};
+} satisfies ParamSpec;
 
-export const listUsersSpec: ParamSpec = { username: { type: 'string' } };
+export const listUsersSpec = { username: { type: 'string' } } satisfies ParamSpec;
 
-export const createTokenSpec: ParamSpec = {
+export const createTokenSpec = {
   id: { type: 'integer', required: true },
   name: { type: 'string', required: true, allowBlank: false },
-  scopes: { type: 'string_array', required: true, allowBlank: false, check: (v) => (v === null || (v as string[]).every((s) => (SCOPES as readonly string[]).includes(s)) ? null : 'does not have a valid value') },
+  scopes: {
+    type: 'string_array',
+    required: true,
+    allowBlank: false,
+    check: (v) =>
+      v === null || (v as string[]).every((s) => (SCOPES as readonly string[]).includes(s))
+        ? null
+        : 'does not have a valid value',
+  },
   expires_at: { type: 'date' },
-};
+} satisfies ParamSpec;
 
-export const listTokensSpec: ParamSpec = { user_id: { type: 'integer' } };
+export const listTokensSpec = { user_id: { type: 'integer' } } satisfies ParamSpec;

@@ -107,7 +107,11 @@ function openPostgres(url: string): Db {
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
   // A time limit: read requests wait for this query, so one that hangs must fail them, not stall them all.
-  const epochQuery = { name: 'snippetd_change_epoch', text: 'SELECT value FROM change_epoch WHERE id = 1', query_timeout: 5000 };
+  const epochQuery = {
+    name: 'snippetd_change_epoch',
+    text: 'SELECT value FROM change_epoch WHERE id = 1',
+    query_timeout: 5000,
+  };
   const readEpoch = async () => {
     const { rows } = await pool.query<{ value: string | number }>(epochQuery);
     return rows.length ? Number(rows[0].value) : null;

@@ -37,13 +37,19 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 
 async function migratePending(tx: Kysely<any>, dialect: DialectName): Promise<string[]> {
   if (dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(tx);
-  await sql`CREATE TABLE IF NOT EXISTS snippetd_migrations (name text PRIMARY KEY, applied_at text NOT NULL)`.execute(tx);
-  const done = new Set((await sql<{ name: string }>`SELECT name FROM snippetd_migrations`.execute(tx)).rows.map((r) => r.name));
+  await sql`CREATE TABLE IF NOT EXISTS snippetd_migrations (name text PRIMARY KEY, applied_at text NOT NULL)`.execute(
+    tx,
+  );
+  const done = new Set(
+    (await sql<{ name: string }>`SELECT name FROM snippetd_migrations`.execute(tx)).rows.map((r) => r.name),
+  );
   const applied: string[] = [];
   for (const [name, migration] of MIGRATIONS) {
     if (done.has(name)) continue;
     await migration.up(tx, dialect);
-    await sql`INSERT INTO snippetd_migrations (name, applied_at) VALUES (${name}, ${new Date().toISOString()})`.execute(tx);
+    await sql`INSERT INTO snippetd_migrations (name, applied_at) VALUES (${name}, ${new Date().toISOString()})`.execute(
+      tx,
+    );
     applied.push(name);
   }
   return applied;

@@ -61,9 +61,14 @@ export class ReadCache {
     try {
       epoch = this.readEpoch();
     } catch (error) {
-      return this.failed(waiting, error as Error);
+      this.failed(waiting, error as Error);
+      return;
     }
-    if (epoch instanceof Promise) epoch.then((e) => this.observed(waiting, e), (error) => this.failed(waiting, error));
+    if (epoch instanceof Promise)
+      epoch.then(
+        (e) => this.observed(waiting, e),
+        (error) => this.failed(waiting, error),
+      );
     else this.observed(waiting, epoch);
   }
 
@@ -133,16 +138,24 @@ export function withCachedReads(store: Store, cache: ReadCache): Store {
   return {
     ...store,
     memo: (key, load, rules) => cache.get(key, load, rules),
-    tokens: { ...tokens, findWithUserByDigest: (digest) => cache.get(`token:${digest}`, () => tokens.findWithUserByDigest(digest)) },
+    tokens: {
+      ...tokens,
+      findWithUserByDigest: (digest) => cache.get(`token:${digest}`, () => tokens.findWithUserByDigest(digest)),
+    },
     projects: {
       ...projects,
-      withNamespace: (by) => cache.get('id' in by ? `project:${by.id}` : `project-path:${by.fullPath.toLowerCase()}`, () => projects.withNamespace(by)),
+      withNamespace: (by) =>
+        cache.get('id' in by ? `project:${by.id}` : `project-path:${by.fullPath.toLowerCase()}`, () =>
+          projects.withNamespace(by),
+        ),
       findById: (id) => cache.get(`project-row:${id}`, () => projects.findById(id)),
     },
     members: {
       ...members,
       accessLevels: (userId, projectId, namespaceIds) =>
-        cache.get(`access:${userId}:${projectId}:${namespaceIds.join(',')}`, () => members.accessLevels(userId, projectId, namespaceIds)),
+        cache.get(`access:${userId}:${projectId}:${namespaceIds.join(',')}`, () =>
+          members.accessLevels(userId, projectId, namespaceIds),
+        ),
     },
     settings: { ...settings, all: () => cache.get('settings', () => settings.all()) },
     namespaces: {
@@ -153,7 +166,8 @@ export function withCachedReads(store: Store, cache: ReadCache): Store {
     users: {
       ...users,
       findById: (id) => cache.get(`user:${id}`, () => users.findById(id)),
-      findByUsername: (username) => cache.get(`username:${username.toLowerCase()}`, () => users.findByUsername(username)),
+      findByUsername: (username) =>
+        cache.get(`username:${username.toLowerCase()}`, () => users.findByUsername(username)),
     },
   };
 }

@@ -44,7 +44,12 @@ export class WalIndexHeader {
     // A short read (the index being created) or a header changing under the read (a commit at that very
     // moment) differs from what was recorded: then the query runs, which is always right.
     this.length = fs.readSync(this.fd, this.now, 0, HEADER_BYTES, 0);
-    return this.known && this.length === HEADER_BYTES && this.now.equals(this.seen) && performance.now() - this.acceptedAt < MAX_SKIP_MS;
+    return (
+      this.known &&
+      this.length === HEADER_BYTES &&
+      this.now.equals(this.seen) &&
+      performance.now() - this.acceptedAt < MAX_SKIP_MS
+    );
   }
 
   /** The query that followed the last `unchanged` succeeded: record the header read before it. */

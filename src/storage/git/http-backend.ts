@@ -53,7 +53,12 @@ export function runHttpBackend(req: BackendRequest): Promise<BackendResponse> {
     ...(req.gitProtocol && { GIT_PROTOCOL: req.gitProtocol }),
     ...(req.remoteUser && { REMOTE_USER: req.remoteUser }),
     GIT_CONFIG_COUNT: String(config.length),
-    ...Object.fromEntries(config.flatMap(([k, v], i) => [[`GIT_CONFIG_KEY_${i}`, k], [`GIT_CONFIG_VALUE_${i}`, v]])),
+    ...Object.fromEntries(
+      config.flatMap(([k, v], i) => [
+        [`GIT_CONFIG_KEY_${i}`, k],
+        [`GIT_CONFIG_VALUE_${i}`, v],
+      ]),
+    ),
     ...req.env,
   };
   const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });

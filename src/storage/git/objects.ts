@@ -68,7 +68,12 @@ export class ObjectWriter {
 
   commit(input: { tree: string; parent: string | null; author: Signature; message: string }): string {
     const sig = (s: Signature) => `${cleanIdentity(s.name)} <${cleanIdentity(s.email)}> ${s.time} +0000`;
-    const lines = [`tree ${input.tree}`, ...(input.parent ? [`parent ${input.parent}`] : []), `author ${sig(input.author)}`, `committer ${sig(input.author)}`];
+    const lines = [
+      `tree ${input.tree}`,
+      ...(input.parent ? [`parent ${input.parent}`] : []),
+      `author ${sig(input.author)}`,
+      `committer ${sig(input.author)}`,
+    ];
     return this.add('commit', Buffer.from(`${lines.join('\n')}\n\n${input.message}\n`));
   }
 
@@ -129,7 +134,8 @@ function packIndex(entries: { id: string; offset: number; crc: number }[], packS
   const buf = Buffer.alloc(8 + 256 * 4 + n * 28 + 20);
   buf.writeUInt32BE(0xff744f63, 0);
   buf.writeUInt32BE(2, 4);
-  for (let b = 0; b < 256; b++) buf.writeUInt32BE(sorted.filter((e) => parseInt(e.id.slice(0, 2), 16) <= b).length, 8 + b * 4);
+  for (let b = 0; b < 256; b++)
+    buf.writeUInt32BE(sorted.filter((e) => parseInt(e.id.slice(0, 2), 16) <= b).length, 8 + b * 4);
   let at = 8 + 1024;
   for (const e of sorted) at += Buffer.from(e.id, 'hex').copy(buf, at);
   for (const e of sorted) at = buf.writeUInt32BE(e.crc >>> 0, at);

@@ -62,9 +62,13 @@ export class GitRepository {
     if (fs.existsSync(this.dir)) fs.rmSync(this.dir, { recursive: true, force: true });
     fs.mkdirSync(path.dirname(this.dir), { recursive: true });
     // Plain mkdir calls, parents first: this runs on every snippet create.
-    for (const sub of ['', 'objects', 'objects/info', 'objects/pack', 'refs', 'refs/heads', 'refs/tags']) fs.mkdirSync(path.join(this.dir, sub));
+    for (const sub of ['', 'objects', 'objects/info', 'objects/pack', 'refs', 'refs/heads', 'refs/tags'])
+      fs.mkdirSync(path.join(this.dir, sub));
     fs.writeFileSync(path.join(this.dir, 'HEAD'), `ref: refs/heads/${branch}\n`);
-    fs.writeFileSync(path.join(this.dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');
+    fs.writeFileSync(
+      path.join(this.dir, 'config'),
+      '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n',
+    );
   }
 
   /** Makes the directory entries of a new repository durable (its files were fsynced as written). */
@@ -158,7 +162,9 @@ export class GitRepository {
   async resolveCommit(ref: string): Promise<string | null> {
     if (ref.startsWith('-') || /[\0\n\\]|\.\.|@\{|[~^:?*[]/.test(ref)) return null;
     try {
-      return ((await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`])) as string).trim();
+      return (
+        (await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`])) as string
+      ).trim();
     } catch {
       return null;
     }
@@ -169,8 +175,14 @@ export class GitRepository {
     let blob: string;
     let size: number;
     try {
-      blob = ((await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${commit}:${filePath}`])) as string).trim();
-      const [type, bytes] = ((await this.git(['cat-file', '--batch-check=%(objecttype) %(objectsize)'], 'utf8', blob)) as string).trim().split(' ');
+      blob = (
+        (await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${commit}:${filePath}`])) as string
+      ).trim();
+      const [type, bytes] = (
+        (await this.git(['cat-file', '--batch-check=%(objecttype) %(objectsize)'], 'utf8', blob)) as string
+      )
+        .trim()
+        .split(' ');
       if (type !== 'blob') return null;
       size = Number(bytes);
     } catch {
@@ -182,19 +194,34 @@ export class GitRepository {
   /** Streams a blob into a buffer of its exact size, so a large file is held in memory once. */
   private readBlobInto(blob: string, target: Buffer): Promise<Buffer> {
     return new Promise((resolve, reject) => {
-      const child = spawn('git', ['--git-dir', this.dir, 'cat-file', 'blob', blob], { stdio: ['ignore', 'pipe', 'ignore'] });
+      const child = spawn('git', ['--git-dir', this.dir, 'cat-file', 'blob', blob], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       let at = 0;
       child.stdout.on('data', (chunk: Buffer) => {
         at += chunk.copy(target, at);
       });
       child.on('error', reject);
-      child.on('close', (code) => (code === 0 && at === target.length ? resolve(target) : reject(new Error(`git cat-file ${blob} exited ${code}`))));
+      child.on('close', (code) =>
+        code === 0 && at === target.length ? resolve(target) : reject(new Error(`git cat-file ${blob} exited ${code}`)),
+      );
     });
   }
 
   /** Every blob in a commit's tree (recursive), with mode, id and size, in git's order. */
-  async listTree(commit: string, opts: { path?: string; recursive?: boolean; trees?: boolean } = {}): Promise<TreeEntry[]> {
-    const args = ['ls-tree', '-l', '-z', ...(opts.recursive === false ? [] : ['-r']), ...(opts.trees ? ['-t'] : []), '--end-of-options', commit];
+  async listTree(
+    commit: string,
+    opts: { path?: string; recursive?: boolean; trees?: boolean } = {},
+  ): Promise<TreeEntry[]> {
+    const args = [
+      'ls-tree',
+      '-l',
+      '-z',
+      ...(opts.recursive === false ? [] : ['-r']),
+      ...(opts.trees ? ['-t'] : []),
+      '--end-of-options',
+      commit,
+    ];
     if (opts.path) args.push('--', opts.path.endsWith('/') ? opts.path : `${opts.path}/`);
     const out = (await this.git(args)) as string;
     return out
@@ -203,7 +230,13 @@ export class GitRepository {
       .map((line) => {
         const tab = line.indexOf('\t');
         const [mode, type, id, size] = line.slice(0, tab).split(/\s+/);
-        return { mode, type: type as TreeEntry['type'], id, size: size === '-' ? 0 : Number(size), path: line.slice(tab + 1) };
+        return {
+          mode,
+          type: type as TreeEntry['type'],
+          id,
+          size: size === '-' ? 0 : Number(size),
+          path: line.slice(tab + 1),
+        };
       });
   }
 
@@ -226,7 +259,14 @@ export class GitRepository {
   /** Commits reachable from `ref`, newest first. */
   async log(ref: string, opts: { skip: number; limit: number; path?: string }): Promise<CommitInfo[]> {
     const format = '%H%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%P%x00%B%x00%x01';
-    const args = ['log', `--format=${format}`, `--skip=${opts.skip}`, `--max-count=${opts.limit}`, '--end-of-options', ref];
+    const args = [
+      'log',
+      `--format=${format}`,
+      `--skip=${opts.skip}`,
+      `--max-count=${opts.limit}`,
+      '--end-of-options',
+      ref,
+    ];
     if (opts.path) args.push('--', opts.path);
     const out = (await this.git(args)) as string;
     return out
@@ -234,8 +274,19 @@ export class GitRepository {
       .map((chunk) => chunk.replace(/^\n/, ''))
       .filter(Boolean)
       .map((chunk) => {
-        const [id, authorName, authorEmail, authoredAt, committerName, committerEmail, committedAt, parents, message] = chunk.split('\0');
-        return { id, authorName, authorEmail, authoredAt, committerName, committerEmail, committedAt, parents: parents.split(' ').filter(Boolean), message };
+        const [id, authorName, authorEmail, authoredAt, committerName, committerEmail, committedAt, parents, message] =
+          chunk.split('\0');
+        return {
+          id,
+          authorName,
+          authorEmail,
+          authoredAt,
+          committerName,
+          committerEmail,
+          committedAt,
+          parents: parents.split(' ').filter(Boolean),
+          message,
+        };
       });
   }
 
@@ -247,7 +298,12 @@ export class GitRepository {
   /** The branches of the repository, with the commits they point at. */
   async branches(): Promise<Map<string, string>> {
     const out = (await this.git(['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads/'])) as string;
-    return new Map(out.split('\n').filter(Boolean).map((l) => l.split(' ') as [string, string]));
+    return new Map(
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split(' ') as [string, string]),
+    );
   }
 
   /** Points HEAD at a branch (the default branch of the repository). */

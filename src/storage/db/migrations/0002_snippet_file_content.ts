@@ -6,8 +6,13 @@ import type { DialectName } from '../database.ts';
 export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   await db.schema
     .alterTable('snippet_files')
-    .addColumn('content', dialect === 'postgres' ? 'bytea' : 'blob', (c) => c.notNull().defaultTo(dialect === 'postgres' ? '\\x' : ''))
+    .addColumn('content', dialect === 'postgres' ? 'bytea' : 'blob', (c) =>
+      c.notNull().defaultTo(dialect === 'postgres' ? '\\x' : ''),
+    )
     .execute();
   // The branch the snippet's repository was created with (files[].raw_url names it).
-  await db.schema.alterTable('snippets').addColumn('default_branch', 'text', (c) => c.notNull().defaultTo('main')).execute();
+  await db.schema
+    .alterTable('snippets')
+    .addColumn('default_branch', 'text', (c) => c.notNull().defaultTo('main'))
+    .execute();
 }

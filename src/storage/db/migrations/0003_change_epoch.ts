@@ -2,7 +2,14 @@ import { sql, type Kysely } from 'kysely';
 import type { DialectName } from '../database.ts';
 
 /** The tables whose rows decide who may read what; a committed change to any of them moves the epoch. */
-export const EPOCH_TABLES = ['users', 'personal_access_tokens', 'namespaces', 'projects', 'members', 'application_settings'];
+export const EPOCH_TABLES = [
+  'users',
+  'personal_access_tokens',
+  'namespaces',
+  'projects',
+  'members',
+  'application_settings',
+];
 
 // One counter that every committed change to the access tables increases, in the same transaction as the
 // change. Each node reads it at the start of a request and drops its in-memory lookups when it moved

@@ -48,15 +48,21 @@ export function membersRepository(db: Kysely<Database>) {
       });
     },
     /** Highest access level the user holds on the project directly and through the given groups. */
-    async accessLevels(userId: number, projectId: number | null, namespaceIds: number[]): Promise<{ project: number; group: number }> {
+    async accessLevels(
+      userId: number,
+      projectId: number | null,
+      namespaceIds: number[],
+    ): Promise<{ project: number; group: number }> {
       const rows = await db
         .selectFrom('members')
         .select(['source_type', 'access_level'])
         .where('user_id', '=', userId)
         .where((eb) => {
           const ors = [];
-          if (projectId !== null) ors.push(eb.and([eb('source_type', '=', 'Project'), eb('source_id', '=', projectId)]));
-          if (namespaceIds.length) ors.push(eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', namespaceIds)]));
+          if (projectId !== null)
+            ors.push(eb.and([eb('source_type', '=', 'Project'), eb('source_id', '=', projectId)]));
+          if (namespaceIds.length)
+            ors.push(eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', namespaceIds)]));
           return ors.length ? eb.or(ors) : eb.val(false);
         })
         .execute();
@@ -78,7 +84,11 @@ export function membersRepository(db: Kysely<Database>) {
           eb.or([
             eb.and([
               eb('members.source_type', '=', 'Namespace'),
-              eb('members.source_id', 'in', eb.selectFrom('namespaces').select('id').where('traversal_ids', 'like', `${traversalIds}/%`)),
+              eb(
+                'members.source_id',
+                'in',
+                eb.selectFrom('namespaces').select('id').where('traversal_ids', 'like', `${traversalIds}/%`),
+              ),
             ]),
             eb.and([
               eb('members.source_type', '=', 'Project'),
@@ -89,7 +99,12 @@ export function membersRepository(db: Kysely<Database>) {
                   .selectFrom('projects')
                   .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
                   .select('projects.id')
-                  .where((w) => w.or([w('namespaces.traversal_ids', '=', traversalIds), w('namespaces.traversal_ids', 'like', `${traversalIds}/%`)])),
+                  .where((w) =>
+                    w.or([
+                      w('namespaces.traversal_ids', '=', traversalIds),
+                      w('namespaces.traversal_ids', 'like', `${traversalIds}/%`),
+                    ]),
+                  ),
               ),
             ]),
           ]),

@@ -8,7 +8,11 @@ export function namespacesRepository(db: Kysely<Database>) {
   return {
     /** Inserts a namespace and fills its traversal ids (parent's ids + its own) in one transaction. */
     async insert(ns: NewNamespace, parent: Namespace | null, tx: Kysely<Database> = db): Promise<Namespace> {
-      const row = await tx.insertInto('namespaces').values({ ...ns, traversal_ids: '' }).returningAll().executeTakeFirstOrThrow();
+      const row = await tx
+        .insertInto('namespaces')
+        .values({ ...ns, traversal_ids: '' })
+        .returningAll()
+        .executeTakeFirstOrThrow();
       const traversal = parent ? `${parent.traversal_ids}/${row.id}` : String(row.id);
       return tx
         .updateTable('namespaces')

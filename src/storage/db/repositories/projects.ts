@@ -11,18 +11,35 @@ export interface ProjectListFilter {
 }
 
 const NAMESPACE_COLUMNS = [
-  'id', 'kind', 'name', 'path', 'full_path', 'full_name', 'parent_id', 'traversal_ids', 'owner_id', 'visibility', 'description', 'file_template_project_id', 'created_at',
+  'id',
+  'kind',
+  'name',
+  'path',
+  'full_path',
+  'full_name',
+  'parent_id',
+  'traversal_ids',
+  'owner_id',
+  'visibility',
+  'description',
+  'file_template_project_id',
+  'created_at',
 ] as const satisfies readonly (keyof Namespace)[];
 
 export function projectsRepository(db: Kysely<Database>) {
   /** A project and its namespace in one round trip (every project-scoped request starts here). */
-  async function withNamespace(by: { id: number } | { fullPath: string }): Promise<{ project: Project; namespace: Namespace } | undefined> {
+  async function withNamespace(
+    by: { id: number } | { fullPath: string },
+  ): Promise<{ project: Project; namespace: Namespace } | undefined> {
     let q = db
       .selectFrom('projects')
       .innerJoin('namespaces as n', 'n.id', 'projects.namespace_id')
       .selectAll('projects')
       .select(NAMESPACE_COLUMNS.map((c) => `n.${c} as n_${c}` as const));
-    q = 'id' in by ? q.where('projects.id', '=', by.id) : q.where((eb) => eb(eb.fn('lower', ['projects.full_path']), '=', by.fullPath.toLowerCase()));
+    q =
+      'id' in by
+        ? q.where('projects.id', '=', by.id)
+        : q.where((eb) => eb(eb.fn('lower', ['projects.full_path']), '=', by.fullPath.toLowerCase()));
     const row = (await q.executeTakeFirst()) as Record<string, unknown> | undefined;
     if (!row) return undefined;
     const namespace = Object.fromEntries(NAMESPACE_COLUMNS.map((c) => [c, row[`n_${c}`]])) as unknown as Namespace;
@@ -63,12 +80,16 @@ export function projectsRepository(db: Kysely<Database>) {
         await tx.deleteFrom('user_agent_details').where('snippet_id', 'in', snippetIds).execute();
         await tx.deleteFrom('snippets').where('project_id', '=', id).execute();
         await tx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', '=', id).execute();
-        await tx.updateTable('namespaces').set({ file_template_project_id: null }).where('file_template_project_id', '=', id).execute();
+        await tx
+          .updateTable('namespaces')
+          .set({ file_template_project_id: null })
+          .where('file_template_project_id', '=', id)
+          .execute();
         await tx.deleteFrom('projects').where('id', '=', id).execute();
       });
     },
     /** The projects a viewer may see (the visibility rule of policy.ts, expressed in SQL for lists). */
-    visibleQuery(filter: ProjectListFilter): SelectQueryBuilder<Database, 'projects', {}> {
+    visibleQuery(filter: ProjectListFilter): SelectQueryBuilder<Database, 'projects', object> {
       const viewer = filter.viewer;
       let q = db.selectFrom('projects');
       const accessAtLeast = (level: number) =>

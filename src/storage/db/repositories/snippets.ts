@@ -18,7 +18,12 @@ export function snippetsRepository(db: Kysely<Database>) {
       return db.insertInto('snippets').values(snippet).returningAll().executeTakeFirstOrThrow();
     },
     async findInProject(projectId: number, id: number): Promise<Snippet | undefined> {
-      return db.selectFrom('snippets').selectAll().where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
+      return db
+        .selectFrom('snippets')
+        .selectAll()
+        .where('project_id', '=', projectId)
+        .where('id', '=', id)
+        .executeTakeFirst();
     },
     /** Locks the row for the rest of the transaction (PostgreSQL); SQLite transactions are serialised anyway. */
     async lock(id: number, dialect: 'sqlite' | 'postgres'): Promise<Snippet | undefined> {
@@ -40,23 +45,40 @@ export function snippetsRepository(db: Kysely<Database>) {
     async paths(snippetIds: number[]): Promise<Map<number, string[]>> {
       const out = new Map<number, string[]>(snippetIds.map((id) => [id, []]));
       if (!snippetIds.length) return out;
-      const rows = await db.selectFrom('snippet_files').select(['snippet_id', 'path']).where('snippet_id', 'in', snippetIds).execute();
+      const rows = await db
+        .selectFrom('snippet_files')
+        .select(['snippet_id', 'path'])
+        .where('snippet_id', 'in', snippetIds)
+        .execute();
       rows.sort(byPath);
       for (const r of rows) out.get(r.snippet_id)!.push(r.path);
       return out;
     },
     /** Every file with its content, in git's order. */
     async files(snippetId: number): Promise<StoredFile[]> {
-      const rows = await db.selectFrom('snippet_files').select(['path', 'blob_id', 'size', 'content']).where('snippet_id', '=', snippetId).execute();
+      const rows = await db
+        .selectFrom('snippet_files')
+        .select(['path', 'blob_id', 'size', 'content'])
+        .where('snippet_id', '=', snippetId)
+        .execute();
       return rows.map((r) => ({ ...r, content: Buffer.from(r.content) })).sort(byPath);
     },
     /** Paths, blob ids and sizes only. */
     async fileIndex(snippetId: number): Promise<Omit<StoredFile, 'content'>[]> {
-      const rows = await db.selectFrom('snippet_files').select(['path', 'blob_id', 'size']).where('snippet_id', '=', snippetId).execute();
+      const rows = await db
+        .selectFrom('snippet_files')
+        .select(['path', 'blob_id', 'size'])
+        .where('snippet_id', '=', snippetId)
+        .execute();
       return rows.sort(byPath);
     },
     async fileContent(snippetId: number, path: string): Promise<Buffer | null> {
-      const row = await db.selectFrom('snippet_files').select('content').where('snippet_id', '=', snippetId).where('path', '=', path).executeTakeFirst();
+      const row = await db
+        .selectFrom('snippet_files')
+        .select('content')
+        .where('snippet_id', '=', snippetId)
+        .where('path', '=', path)
+        .executeTakeFirst();
       return row ? Buffer.from(row.content) : null;
     },
     /** Replaces the mirrored files: unchanged ones stay, removed ones go, new and changed ones are written. */
@@ -64,19 +86,41 @@ export function snippetsRepository(db: Kysely<Database>) {
       const old = new Map(before.map((f) => [f.path, f.blob_id]));
       const next = new Set(after.map((f) => f.path));
       const gone = before.filter((f) => !next.has(f.path)).map((f) => f.path);
-      if (gone.length) await db.deleteFrom('snippet_files').where('snippet_id', '=', snippetId).where('path', 'in', gone).execute();
+      if (gone.length)
+        await db.deleteFrom('snippet_files').where('snippet_id', '=', snippetId).where('path', 'in', gone).execute();
       const changed = after.filter((f) => old.get(f.path) !== f.blob_id);
       const replaced = changed.filter((f) => old.has(f.path)).map((f) => f.path);
-      if (replaced.length) await db.deleteFrom('snippet_files').where('snippet_id', '=', snippetId).where('path', 'in', replaced).execute();
+      if (replaced.length)
+        await db
+          .deleteFrom('snippet_files')
+          .where('snippet_id', '=', snippetId)
+          .where('path', 'in', replaced)
+          .execute();
       if (changed.length) {
         await db
           .insertInto('snippet_files')
-          .values(changed.map((f) => ({ snippet_id: snippetId, path: f.path, blob_id: f.blob_id, size: f.size, content: f.content })))
+          .values(
+            changed.map((f) => ({
+              snippet_id: snippetId,
+              path: f.path,
+              blob_id: f.blob_id,
+              size: f.size,
+              content: f.content,
+            })),
+          )
           .execute();
       }
     },
-    async insertUserAgentDetail(detail: { snippet_id: number; user_agent: string; ip_address: string; created_at: string }): Promise<void> {
-      await db.insertInto('user_agent_details').values({ ...detail, submitted: 0 }).execute();
+    async insertUserAgentDetail(detail: {
+      snippet_id: number;
+      user_agent: string;
+      ip_address: string;
+      created_at: string;
+    }): Promise<void> {
+      await db
+        .insertInto('user_agent_details')
+        .values({ ...detail, submitted: 0 })
+        .execute();
     },
     async userAgentDetail(snippetId: number) {
       return db.selectFrom('user_agent_details').selectAll().where('snippet_id', '=', snippetId).executeTakeFirst();

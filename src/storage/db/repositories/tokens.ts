@@ -1,8 +1,31 @@
 import type { Kysely } from 'kysely';
 import type { Database, Token, User } from '../schema.ts';
 
-const USER_COLUMNS = ['id', 'username', 'email', 'name', 'public_email', 'state', 'admin', 'external', 'bot', 'password_digest', 'namespace_id', 'created_at'] as const satisfies readonly (keyof User)[];
-const TOKEN_COLUMNS = ['id', 'user_id', 'name', 'token_digest', 'scopes', 'expires_at', 'revoked', 'created_at', 'last_used_at'] as const satisfies readonly (keyof Token)[];
+const USER_COLUMNS = [
+  'id',
+  'username',
+  'email',
+  'name',
+  'public_email',
+  'state',
+  'admin',
+  'external',
+  'bot',
+  'password_digest',
+  'namespace_id',
+  'created_at',
+] as const satisfies readonly (keyof User)[];
+const TOKEN_COLUMNS = [
+  'id',
+  'user_id',
+  'name',
+  'token_digest',
+  'scopes',
+  'expires_at',
+  'revoked',
+  'created_at',
+  'last_used_at',
+] as const satisfies readonly (keyof Token)[];
 
 export function tokensRepository(db: Kysely<Database>) {
   return {
@@ -20,7 +43,8 @@ export function tokensRepository(db: Kysely<Database>) {
         .executeTakeFirst();
       if (!row) return undefined;
       const r = row as unknown as Record<string, unknown>;
-      const user = r.u_id === null ? null : (Object.fromEntries(USER_COLUMNS.map((c) => [c, r[`u_${c}`]])) as unknown as User);
+      const user =
+        r.u_id === null ? null : (Object.fromEntries(USER_COLUMNS.map((c) => [c, r[`u_${c}`]])) as unknown as User);
       const token = Object.fromEntries(TOKEN_COLUMNS.map((c) => [c, r[c]])) as unknown as Token;
       return { token, user };
     },

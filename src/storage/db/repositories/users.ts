@@ -27,7 +27,10 @@ export function usersRepository(db: Kysely<Database>) {
       return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
     },
     async count(): Promise<number> {
-      const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     },
     /** One page of users ordered by id, optionally filtered by exact (case-insensitive) username. */
