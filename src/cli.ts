@@ -125,7 +125,7 @@ main(process.argv.slice(2)).catch((error) => {
     console.error(`snippetd: ${error.message}`);
   } else if (error instanceof Failure) {
     console.error(
-      `snippetd: ${error.reason === 'invalid_record' ? JSON.stringify(error.fields) : error.detail || error.reason}`,
+      `snippetd: ${error.reason === 'bad_request_fields' ? JSON.stringify(error.fields) : error.detail || error.reason}`,
     );
   } else {
     console.error(`snippetd: ${error instanceof Error ? error.message : String(error)}`);

@@ -1,22 +1,35 @@
-// Typed failures of the domain. http/plugins/errors.ts is the one table that turns each reason into
-// GitLab's status and body; nothing else decides how a failure looks on the wire.
+// Typed failures. Each reason is named after GitLab's answer: its status first, then what sets its body
+// apart from the other answers with that status. http/plugins/errors.ts is the one table that turns a
+// reason into status, headers and body; nothing else decides how a failure looks on the wire.
 export type FailureReason =
-  | 'not_found' // detail: what was not found ("Project", "User", ...); empty for a bare 404
-  | 'record_not_found' // ActiveRecord-style lookup miss: 404 "Not found"
-  | 'unauthorized'
-  | 'forbidden' // detail: optional reason sentence
-  | 'conflict' // detail: message (409)
-  | 'invalid_record' // fields: model validation errors (400 {"message":{field:[...]}})
-  | 'bad_request' // detail: optional reason (400 "400 Bad request - ...")
-  | 'refused' // detail: GitLab's message as it stands (400 {"message": detail})
-  | 'invalid_params' // detail: Grape validation message (400 {"error": ...})
-  | 'invalid_token' // detail: OAuth error_description (401 {"error":"invalid_token", ...})
-  | 'insufficient_scope' // detail: the scopes the endpoint accepts, space-separated (403)
-  // Snippet service results, named after GitLab's http_response_map.rb; body {"message":{"error":detail}}.
-  | 'service_error' // 400
-  | 'invalid_params_error' // 422
-  | 'snippet_access_error' // 403
-  | 'precondition_failed'; // 412 {"message":"412 Precondition Failed"}
+  // 400
+  | 'bad_request' // {"message":"400 Bad request - <detail>"} (GitLab's bad_request!)
+  | 'bad_request_param' // {"error":"<detail>"}: Grape's parameter validation messages
+  | 'bad_request_fields' // {"message":{"<field>":["..."]}}: model validation errors (render_validation_error!)
+  | 'bad_request_message' // {"message":"<detail>"}: GitLab's sentence as it stands (render_api_error!)
+  | 'bad_request_service' // {"message":{"error":"<detail>"}}: a snippet service error (http_response_map.rb)
+  // 401
+  | 'unauthorized' // {"message":"401 Unauthorized"}
+  | 'unauthorized_token' // OAuth's invalid_token body and WWW-Authenticate; detail: error_description
+  | 'unauthorized_git' // text "HTTP Basic: Access denied" with a Basic challenge (git clients)
+  // 403
+  | 'forbidden' // {"message":"403 Forbidden[ - <detail>]"}
+  | 'forbidden_scope' // OAuth's insufficient_scope body; detail: the scopes the endpoint accepts
+  | 'forbidden_service' // {"message":{"error":"<detail>"}}: a snippet service refusal
+  | 'forbidden_git' // text <detail>: why git may not read or push
+  // 404
+  | 'not_found' // {"message":"404 <detail> Not Found"}, bare "404 Not Found" without detail
+  | 'not_found_record' // {"message":"404 Not found"}: a record lookup miss (ActiveRecord::RecordNotFound)
+  | 'not_found_route' // {"error":"404 Not Found"}: no such route (Grape's catch-all)
+  | 'not_found_git' // text <detail>: a repository the caller may not see
+  // others
+  | 'method_not_allowed' // 405 {"error":"405 Not Allowed"}; detail: the Allow header
+  | 'conflict' // 409 {"message":"<detail>"}
+  | 'precondition_failed' // 412 {"message":"412 Precondition Failed"}
+  | 'payload_too_large' // 413 {"message":"413 Request Entity Too Large"}; the connection is closed after it
+  | 'payload_too_large_git' // 413 text, for git clients; the connection is closed after it
+  | 'unsupported_media_type' // 415 {"message":"415 Unsupported Media Type"}
+  | 'unprocessable_service'; // 422 {"message":{"error":"<detail>"}}: snippet actions with invalid data
 
 export class Failure extends Error {
   constructor(
@@ -29,11 +42,15 @@ export class Failure extends Error {
 }
 
 export const notFound = (what = '') => new Failure('not_found', what);
+export const recordNotFound = () => new Failure('not_found_record');
+export const routeNotFound = () => new Failure('not_found_route');
 export const forbidden = (reason = '') => new Failure('forbidden', reason);
 export const unauthorized = () => new Failure('unauthorized');
 export const conflict = (message: string) => new Failure('conflict', message);
-export const invalidRecord = (fields: Record<string, string[]>) => new Failure('invalid_record', '', fields);
-export const invalidParams = (message: string) => new Failure('invalid_params', message);
-export const invalidToken = (description: string) => new Failure('invalid_token', description);
-export const insufficientScope = (scopes: string) => new Failure('insufficient_scope', scopes);
-export const serviceError = (message: string) => new Failure('service_error', message);
+export const badRequest = (reason = '') => new Failure('bad_request', reason);
+export const invalidFields = (fields: Record<string, string[]>) => new Failure('bad_request_fields', '', fields);
+export const invalidParams = (message: string) => new Failure('bad_request_param', message);
+export const invalidToken = (description: string) => new Failure('unauthorized_token', description);
+export const insufficientScope = (scopes: string) => new Failure('forbidden_scope', scopes);
+export const serviceError = (message: string) => new Failure('bad_request_service', message);
+export const payloadTooLarge = () => new Failure('payload_too_large');

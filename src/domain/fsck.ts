@@ -1,7 +1,7 @@
 // `snippetd fsck [--repair]`: every repository through `git fsck --strict`, and every snippet's mirrored
 // files (the database rows reads are answered from) against its repository's head.
 import type { Store } from '../storage/db/store.ts';
-import { projectRepository, snippetRepository } from './repositories.ts';
+import { projectRepository, snippetRepository } from './git-repositories.ts';
 import { mirrorRepositoryHead } from './snippets/service.ts';
 
 export interface FsckReport {

@@ -3,20 +3,12 @@ import type { Store } from '../storage/db/store.ts';
 import type { Namespace, Visibility } from '../storage/db/schema.ts';
 import { ancestorIds } from '../storage/db/repositories/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { forbidden, invalidRecord, notFound } from './failure.ts';
+import { invalidFields, notFound } from './failure.ts';
 import { ACCESS, VISIBILITY_LEVEL } from './access.ts';
 import { pathError } from './paths.ts';
 import { getSettings } from './settings.ts';
 import { nowIso } from './tokens.ts';
-import {
-  canAdminGroup,
-  canCreateSubgroup,
-  canReadGroup,
-  isAdmin,
-  visibilityAllowedUnder,
-  type Access,
-  type Viewer,
-} from './policy.ts';
+import { authorize, can, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
 
 export interface GroupContext {
   group: Namespace;
@@ -38,16 +30,13 @@ export async function findReadableGroup(store: Store, viewer: Viewer, id: string
     : await store.namespaces.findByFullPath(id);
   if (group?.kind !== 'group') throw notFound('Group');
   const access = await groupAccess(store, viewer, group);
-  const below =
+  // Membership below is asked only when it could make the difference (a query per group).
+  const memberBelow =
     viewer !== null &&
-    !canReadGroup(viewer, group, access, false) &&
+    !can(viewer, 'read_group', { group, access, memberBelow: false }) &&
     (await store.members.hasMembershipBelow(viewer.id, group.traversal_ids));
-  if (!canReadGroup(viewer, group, access, below)) throw notFound('Group');
+  if (!can(viewer, 'read_group', { group, access, memberBelow })) throw notFound('Group');
   return { group, access };
-}
-
-export function requireGroupOwner(viewer: Viewer, ctx: GroupContext): void {
-  if (!canAdminGroup(viewer, ctx.access)) throw forbidden();
 }
 
 function visibilityError(level: Visibility, parent: Namespace): Record<string, string[]> {
@@ -64,16 +53,21 @@ export interface NewGroupInput {
   description?: string;
 }
 
-export async function createGroup(store: Store, viewer: NonNullable<Viewer>, input: NewGroupInput): Promise<Namespace> {
+/** Whether the viewer may create a top-level group (an instance setting) or a subgroup of `parent`. */
+export async function authorizeNewGroup(store: Store, viewer: Viewer, parent: GroupContext | null): Promise<void> {
+  if (parent) authorize(viewer, 'create_subgroup', parent);
+  else authorize(viewer, 'create_group', { canCreateGroup: (await getSettings(store)).can_create_group });
+}
+
+/** Creates a group owned by `creator`, at the top or under `parentCtx` (found and authorized by the caller). */
+export async function createGroup(
+  store: Store,
+  creator: NonNullable<Viewer>,
+  parentCtx: GroupContext | null,
+  input: NewGroupInput,
+): Promise<Namespace> {
   const settings = await getSettings(store);
-  let parent: Namespace | null = null;
-  if (input.parent_id !== undefined) {
-    const ctx = await findReadableGroup(store, viewer, String(input.parent_id));
-    if (!canCreateSubgroup(viewer, ctx.access)) throw forbidden();
-    parent = ctx.group;
-  } else if (!isAdmin(viewer) && !settings.can_create_group) {
-    throw forbidden();
-  }
+  const parent = parentCtx?.group ?? null;
   const visibility =
     input.visibility ??
     (parent && !visibilityAllowedUnder(parent, settings.default_group_visibility)
@@ -83,10 +77,10 @@ export async function createGroup(store: Store, viewer: NonNullable<Viewer>, inp
   const bad = pathError(input.path, parent === null);
   if (bad) errors.path = [bad];
   if (parent && !visibilityAllowedUnder(parent, visibility)) Object.assign(errors, visibilityError(visibility, parent));
-  if (Object.keys(errors).length) throw invalidRecord(errors);
+  if (Object.keys(errors).length) throw invalidFields(errors);
   const fullPath = parent ? `${parent.full_path}/${input.path}` : input.path;
   if ((await store.namespaces.findByFullPath(fullPath)) || (!parent && (await store.users.findByUsername(fullPath)))) {
-    throw invalidRecord({ path: ['has already been taken'] });
+    throw invalidFields({ path: ['has already been taken'] });
   }
   try {
     return await store.transaction(async (tx) => {
@@ -111,14 +105,14 @@ export async function createGroup(store: Store, viewer: NonNullable<Viewer>, inp
       await tx.members.insert({
         source_type: 'Namespace',
         source_id: group.id,
-        user_id: viewer.id,
+        user_id: creator.id,
         access_level: ACCESS.owner,
         created_at: now,
       });
       return group;
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw invalidRecord({ path: ['has already been taken'] });
+    if (isUniqueViolation(error)) throw invalidFields({ path: ['has already been taken'] });
     throw error;
   }
 }
@@ -156,9 +150,9 @@ export async function updateGroup(store: Store, group: Namespace, changes: Group
   if (changes.visibility !== undefined && changes.visibility !== group.visibility) {
     const parent = group.parent_id ? await store.namespaces.findById(group.parent_id) : null;
     if (parent && !visibilityAllowedUnder(parent, changes.visibility))
-      throw invalidRecord(visibilityError(changes.visibility, parent));
+      throw invalidFields(visibilityError(changes.visibility, parent));
     if (VISIBILITY_LEVEL[changes.visibility] < (await highestVisibilityBelow(store, group))) {
-      throw invalidRecord({
+      throw invalidFields({
         visibility_level: [
           `${changes.visibility} is not allowed since there are sub-groups or projects with higher visibility.`,
         ],
@@ -188,7 +182,7 @@ async function requireProjectInHierarchy(store: Store, group: Namespace, project
   const ns = project ? await store.namespaces.findById(project.namespace_id) : undefined;
   const root = group.traversal_ids.split('/')[0];
   if (!ns || !(ns.traversal_ids === root || ns.traversal_ids.startsWith(`${root}/`))) {
-    throw invalidRecord({ file_template_project_id: ['is invalid'] });
+    throw invalidFields({ file_template_project_id: ['is invalid'] });
   }
 }
 

@@ -1,7 +1,9 @@
-// Who may see and do what. This is the ONLY place where visibility and roles are decided; routes and
-// SQL list filters follow these rules (projects.visibleQuery mirrors canReadProject for lists).
-import type { Namespace, Project, User, Visibility } from '../storage/db/schema.ts';
+// Who may see and do what. This is the ONLY place where visibility and roles are decided: routes call
+// authorize(viewer, ability, subject) (at the end of this file), finders ask can(), and the SQL list
+// filters follow the same rules (projects.visibleQuery mirrors canReadProject; visibleSnippetLevels).
+import type { Namespace, Project, Snippet, User, Visibility } from '../storage/db/schema.ts';
 import { ACCESS, VISIBILITY_LEVEL } from './access.ts';
+import { forbidden } from './failure.ts';
 
 /** The acting user, or null for an anonymous request. */
 export type Viewer = Pick<User, 'id' | 'admin' | 'external' | 'state'> | null;
@@ -11,6 +13,9 @@ export interface Access {
   direct: number;
   inherited: number;
 }
+
+/** No membership anywhere. */
+export const NO_ACCESS: Access = { direct: 0, inherited: 0 };
 
 export const maxAccess = (a: Access) => Math.max(a.direct, a.inherited);
 export const isAdmin = (viewer: Viewer) => viewer !== null && viewer.admin === 1;
@@ -113,3 +118,78 @@ export function canReadRepository(viewer: Viewer, project: Project, access: Acce
 /** Writing code: developers+ and admins, never into an archived project. */
 export const canPushRepository = (viewer: Viewer, project: Project, access: Access) =>
   project.archived === 0 && (isAdmin(viewer) || maxAccess(access) >= ACCESS.developer);
+
+// ---- The one entry point: can(viewer, ability, subject) and authorize(...) ----
+
+/** What an ability is asked about: a project or group as the viewer sees it, a snippet in its project. */
+export interface ProjectSubject {
+  project: Project;
+  access: Access;
+}
+export interface GroupSubject {
+  group: Namespace;
+  access: Access;
+}
+/** A group as a viewer may find it: a private group is also visible to members of anything inside it. */
+export interface GroupLookup extends GroupSubject {
+  memberBelow: boolean;
+}
+export interface SnippetSubject extends ProjectSubject {
+  snippet: Pick<Snippet, 'author_id' | 'visibility'>;
+}
+
+/** Abilities by GitLab's names (its `authorize! :ability, subject`), each with the subject it needs. */
+interface Subjects {
+  admin_all_resources: null;
+  create_group: { canCreateGroup: boolean };
+  read_project: ProjectSubject;
+  admin_project: ProjectSubject;
+  remove_project: ProjectSubject;
+  download_code: ProjectSubject;
+  push_code: ProjectSubject;
+  read_group: GroupLookup;
+  admin_group: GroupSubject;
+  create_subgroup: GroupSubject;
+  create_projects: { namespace: Namespace; access: Access };
+  read_project_snippets: ProjectSubject;
+  create_snippet: ProjectSubject;
+  read_snippet: SnippetSubject;
+  update_snippet: SnippetSubject;
+  admin_snippet: SnippetSubject;
+  admin_token: { user_id: number };
+  read_user_private: { user_id: number };
+}
+export type Ability = keyof Subjects;
+
+const RULES: { [A in Ability]: (viewer: Viewer, subject: Subjects[A]) => boolean } = {
+  admin_all_resources: (viewer) => isAdmin(viewer),
+  create_group: (viewer, s) => viewer !== null && (isAdmin(viewer) || s.canCreateGroup),
+  read_project: (viewer, s) => canReadProject(viewer, s.project, s.access),
+  admin_project: (viewer, s) => canAdminProject(viewer, s.access),
+  remove_project: (viewer, s) => canDeleteProject(viewer, s.access),
+  download_code: (viewer, s) => canReadRepository(viewer, s.project, s.access),
+  push_code: (viewer, s) => canPushRepository(viewer, s.project, s.access),
+  read_group: (viewer, s) => canReadGroup(viewer, s.group, s.access, s.memberBelow),
+  admin_group: (viewer, s) => canAdminGroup(viewer, s.access),
+  create_subgroup: (viewer, s) => canCreateSubgroup(viewer, s.access),
+  create_projects: (viewer, s) =>
+    s.namespace.kind === 'group'
+      ? canCreateProjectInGroup(viewer, s.access)
+      : viewer !== null && (isAdmin(viewer) || s.namespace.owner_id === viewer.id),
+  read_project_snippets: (viewer, s) => canUseSnippetsFeature(viewer, s.project, s.access),
+  create_snippet: (viewer, s) => canCreateSnippet(viewer, s.project, s.access),
+  read_snippet: (viewer, s) => visibleSnippetLevels(viewer, s.access).includes(s.snippet.visibility),
+  update_snippet: (viewer, s) => canUpdateSnippet(viewer, s.project, s.access, s.snippet.author_id),
+  admin_snippet: (viewer, s) => canDeleteSnippet(viewer, s.project, s.access, s.snippet.author_id),
+  admin_token: (viewer, s) => viewer !== null && (isAdmin(viewer) || viewer.id === s.user_id),
+  read_user_private: (viewer, s) => viewer !== null && (isAdmin(viewer) || viewer.id === s.user_id),
+};
+
+export function can<A extends Ability>(viewer: Viewer, ability: A, subject: Subjects[A]): boolean {
+  return RULES[ability](viewer, subject);
+}
+
+/** GitLab's authorize!: a 403 (with GitLab's sentence when it has one) unless the viewer can. */
+export function authorize<A extends Ability>(viewer: Viewer, ability: A, subject: Subjects[A], reason = ''): void {
+  if (!RULES[ability](viewer, subject)) throw forbidden(reason);
+}

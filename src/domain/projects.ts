@@ -5,24 +5,15 @@ import type { Namespace, Project, ProjectsTable, User, Visibility } from '../sto
 import { writeFile } from './repository-files.ts';
 import { ancestorIds } from '../storage/db/repositories/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { forbidden, invalidRecord, notFound } from './failure.ts';
+import { invalidFields, notFound } from './failure.ts';
 import { ACCESS } from './access.ts';
 import { pathError, pathFromName } from './paths.ts';
 import { getSettings } from './settings.ts';
 import { nowIso } from './tokens.ts';
-import {
-  canAdminProject,
-  canCreateProjectInGroup,
-  canDeleteProject,
-  canReadProject,
-  isAdmin,
-  visibilityAllowedUnder,
-  type Access,
-  type Viewer,
-} from './policy.ts';
+import { can, NO_ACCESS, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
 import { groupAccess } from './groups.ts';
 import type { Updateable } from 'kysely';
-import { ensureProjectRepository, projectRepository, snippetRepository } from './repositories.ts';
+import { ensureProjectRepository, projectRepository, snippetRepository } from './git-repositories.ts';
 
 export interface ProjectContext {
   project: Project;
@@ -61,16 +52,8 @@ async function readableProject(store: Store, viewer: Viewer, id: string): Promis
   if (!found) throw notFound('Project');
   const { project, namespace } = found;
   const access = await projectAccess(store, viewer, project, namespace);
-  if (!canReadProject(viewer, project, access)) throw notFound('Project');
+  if (!can(viewer, 'read_project', { project, access })) throw notFound('Project');
   return { project, namespace, access };
-}
-
-export function requireProjectMaintainer(viewer: Viewer, ctx: ProjectContext): void {
-  if (!canAdminProject(viewer, ctx.access)) throw forbidden();
-}
-
-export function requireProjectOwner(viewer: Viewer, ctx: ProjectContext): void {
-  if (!canDeleteProject(viewer, ctx.access)) throw forbidden();
 }
 
 export interface NewProjectInput {
@@ -97,17 +80,13 @@ export async function createProject(
 ): Promise<ProjectContext> {
   const settings = await getSettings(store);
   // A namespace the creator may not use is a validation error in GitLab (Projects::CreateService#deny_namespace).
-  const invalidNamespace = () => invalidRecord({ namespace: ['is not valid'] });
+  const invalidNamespace = () => invalidFields({ namespace: ['is not valid'] });
   let namespace: Namespace | undefined;
   if (input.namespace_id !== undefined) {
     namespace = await store.namespaces.findById(input.namespace_id);
     if (!namespace) throw invalidNamespace();
-    if (namespace.kind === 'group') {
-      const access = await groupAccess(store, creator, namespace);
-      if (!canCreateProjectInGroup(creator, access)) throw invalidNamespace();
-    } else if (namespace.owner_id !== creator.id && !isAdmin(creator)) {
-      throw invalidNamespace();
-    }
+    const access = namespace.kind === 'group' ? await groupAccess(store, creator, namespace) : NO_ACCESS;
+    if (!can(creator, 'create_projects', { namespace, access })) throw invalidNamespace();
   } else {
     namespace = creator.namespace_id !== null ? await store.namespaces.findById(creator.namespace_id) : undefined;
     if (!namespace) throw invalidNamespace();
@@ -121,13 +100,13 @@ export async function createProject(
   if (name.length > 255) errors.name = ['is too long (maximum is 255 characters)'];
   if (!visibilityAllowedUnder(namespace, visibility))
     Object.assign(errors, namespaceVisibilityError(visibility, namespace));
-  if (Object.keys(errors).length) throw invalidRecord(errors);
+  if (Object.keys(errors).length) throw invalidFields(errors);
   const fullPath = `${namespace.full_path}/${path}`;
   const taken: Record<string, string[]> = {};
   if (await store.projects.findByNameInNamespace(namespace.id, name)) taken.name = ['has already been taken'];
   if ((await store.projects.findByFullPath(fullPath)) || (await store.namespaces.findByFullPath(fullPath)))
     taken.path = ['has already been taken'];
-  if (Object.keys(taken).length) throw invalidRecord(taken);
+  if (Object.keys(taken).length) throw invalidFields(taken);
   const ns = namespace;
   try {
     const created = await store.transaction(async (tx) => {
@@ -173,7 +152,7 @@ export async function createProject(
     }
     return created;
   } catch (error) {
-    if (isUniqueViolation(error)) throw invalidRecord({ path: ['has already been taken'] });
+    if (isUniqueViolation(error)) throw invalidFields({ path: ['has already been taken'] });
     throw error;
   }
 }
@@ -200,7 +179,7 @@ export async function updateProject(
     if (await store.projects.findByNameInNamespace(ctx.namespace.id, changes.name))
       errors.name = ['has already been taken'];
   }
-  if (Object.keys(errors).length) throw invalidRecord(errors);
+  if (Object.keys(errors).length) throw invalidFields(errors);
   const set: Updateable<ProjectsTable> = {
     ...(changes.name !== undefined && { name: changes.name }),
     ...(changes.description !== undefined && { description: changes.description }),
@@ -216,9 +195,7 @@ export async function updateProject(
 
 /** Removes the project with its members and snippets, then the snippets' repositories on disk. */
 export async function deleteProject(store: Store, ctx: ProjectContext, dataDir: string): Promise<void> {
-  const snippetIds = (
-    await store.snippets.listQuery(ctx.project.id, ['private', 'internal', 'public']).select('id').execute()
-  ).map((r) => r.id);
+  const snippetIds = await store.snippets.idsInProject(ctx.project.id);
   await store.projects.delete(ctx.project.id);
   for (const id of snippetIds) snippetRepository(dataDir, id).remove();
   projectRepository(dataDir, ctx.project.id).remove();

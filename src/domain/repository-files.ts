@@ -13,7 +13,7 @@ export const FILE_MISSING = "A file with this name doesn't exist";
 export const DIRECTORY_EXISTS = 'A directory with this name already exists';
 export const NOT_ON_BRANCH = 'You can only create or edit files when you are on a branch';
 
-const badRequest = (message: string) => new Failure('refused', message);
+const badRequest = (message: string) => new Failure('bad_request_message', message);
 
 export interface FileWrite {
   action: 'create' | 'update' | 'delete';

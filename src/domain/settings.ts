@@ -4,7 +4,7 @@
 import type { Store } from '../storage/db/store.ts';
 import type { Visibility } from '../storage/db/schema.ts';
 import { VISIBILITIES, VISIBILITY_LEVEL } from './access.ts';
-import { invalidParams, invalidRecord } from './failure.ts';
+import { invalidParams, invalidFields } from './failure.ts';
 
 export interface ApplicationSettings {
   default_branch_name: string;
@@ -121,7 +121,7 @@ export async function updateSettings(store: Store, changes: SettingsChanges): Pr
   ) {
     errors.file_template_project_id = ['is invalid'];
   }
-  if (Object.keys(errors).length) throw invalidRecord(errors);
+  if (Object.keys(errors).length) throw invalidFields(errors);
   if (Object.keys(values).length) await store.settings.put(values);
   return getSettings(store);
 }

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { conflict, forbidden, invalidRecord, notFound } from './failure.ts';
+import { conflict, forbidden, invalidFields, notFound } from './failure.ts';
 import { pathError } from './paths.ts';
 import { nowIso } from './tokens.ts';
 
@@ -38,7 +38,7 @@ function validateUserFields(input: Partial<NewUserInput>): void {
   if (input.public_email && !EMAIL_FORMAT.test(input.public_email)) errors.public_email = ['is invalid'];
   if (input.password !== undefined && input.password.length < 8)
     errors.password = ['is too short (minimum is 8 characters)'];
-  if (Object.keys(errors).length) throw invalidRecord(errors);
+  if (Object.keys(errors).length) throw invalidFields(errors);
 }
 
 export async function createUser(store: Store, input: NewUserInput): Promise<User> {

@@ -2,15 +2,13 @@
 // (lib/gitlab/pagination/offset_header_builder.rb). Totals are not counted past 10,000 rows, so a list
 // never scans a huge table to fill X-Total.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Kysely, SelectQueryBuilder } from 'kysely';
-import type { Database } from '../storage/db/schema.ts';
+import { MAX_COUNTED, type PageOf, type PageWindow } from '../storage/db/page.ts';
 import { validateRequest, type ParamSpec } from './params.ts';
 import { baseUrl } from './urls.ts';
 import { keepable, prepareJsonAnswer, type PreparedAnswer } from './prepared-answer.ts';
 
 export const MAX_PER_PAGE = 100;
 export const DEFAULT_PER_PAGE = 20;
-const MAX_COUNTED = 10_000;
 const SECRET_PARAMS = new Set(['private_token', 'access_token', 'bearer_token', 'job_token']);
 
 export const paginationSpec = {
@@ -121,30 +119,16 @@ export function setPageHeaders(
   reply.headers(pageHeaders(request, page, total, hasMore));
 }
 
-/** One page of an ordered query, with the headers set; totals are counted up to 10,000 rows. */
-export async function paginateQuery<Row>(
+/** One page from storage (`fetch` gets the window page/per_page ask for), with GitLab's headers set. */
+export async function paginated<Row>(
   request: FastifyRequest,
   reply: FastifyReply,
-  kysely: Kysely<Database>,
-  query: SelectQueryBuilder<Database, keyof Database, Row>,
+  fetch: (window: PageWindow) => Promise<PageOf<Row>>,
 ): Promise<Row[]> {
   const page = parsePage(request);
-  const rows = await query
-    .limit(page.perPage + 1)
-    .offset(page.offset)
-    .execute();
-  const counted = await kysely
-    .selectFrom(
-      query
-        .clearOrderBy()
-        .limit(MAX_COUNTED + 1)
-        .as('t'),
-    )
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  const total = Number(counted.n) > MAX_COUNTED ? null : Number(counted.n);
-  setPageHeaders(request, reply, page, total, rows.length > page.perPage);
-  return rows.slice(0, page.perPage) as Row[];
+  const { rows, total, hasMore } = await fetch({ offset: page.offset, limit: page.perPage });
+  setPageHeaders(request, reply, page, total, hasMore);
+  return rows;
 }
 
 const arrayPageHeaders = (request: FastifyRequest, items: readonly unknown[], page: Page) =>

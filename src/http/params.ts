@@ -1,6 +1,6 @@
 // GitLab's parameter rules (Grape's `requires`/`optional`, types, `values`, `allow_blank`,
 // `mutually_exclusive`, ...) with Grape's literal messages. Route schemas in http/schemas declare specs;
-// validate() coerces the merged request params and throws one invalid_params failure listing every
+// validate() coerces the merged request params and throws one bad_request_param failure listing every
 // message joined by ", " (duplicates removed), exactly as Grape answers.
 import type { FastifyRequest } from 'fastify';
 import { invalidParams } from '../domain/failure.ts';

@@ -6,17 +6,10 @@ import type { Store } from '../../storage/db/store.ts';
 import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
 import type { StoredFile } from '../../storage/db/repositories/snippets.ts';
 import { ObjectWriter } from '../../storage/git/objects.ts';
-import { snippetRepository, stagingRepository } from '../repositories.ts';
+import { snippetRepository, stagingRepository } from '../git-repositories.ts';
 import { type GitRepository, RefConflict } from '../../storage/git/repository.ts';
-import { Failure, forbidden, serviceError } from '../failure.ts';
-import {
-  canDeleteSnippet,
-  canUpdateSnippet,
-  canUseSnippetsFeature,
-  isVisibilityRestricted,
-  visibleSnippetLevels,
-  type Viewer,
-} from '../policy.ts';
+import { Failure, notFound, serviceError } from '../failure.ts';
+import { can, isVisibilityRestricted, type Viewer } from '../policy.ts';
 import type { ProjectContext } from '../projects.ts';
 import { getSettings, type ApplicationSettings } from '../settings.ts';
 import { nowIso } from '../tokens.ts';
@@ -35,11 +28,6 @@ export interface SnippetDeps {
 
 export { snippetRepository };
 
-/** The project gate every snippet endpoint applies first: feature disabled or members-only -> 403. */
-export function requireSnippetsFeature(viewer: Viewer, ctx: ProjectContext): void {
-  if (!canUseSnippetsFeature(viewer, ctx.project, ctx.access)) throw forbidden();
-}
-
 /** GitLab's finder: a snippet of this project the viewer may see, else undefined. */
 export async function findVisibleSnippet(
   store: Store,
@@ -48,14 +36,11 @@ export async function findVisibleSnippet(
   id: number,
 ): Promise<Snippet | undefined> {
   const snippet = await store.snippets.findInProject(ctx.project.id, id);
-  return snippet && visibleSnippetLevels(viewer, ctx.access).includes(snippet.visibility) ? snippet : undefined;
+  return snippet && can(viewer, 'read_snippet', { ...ctx, snippet }) ? snippet : undefined;
 }
 
 function restrictedError(level: Visibility): Failure {
-  return new Failure(
-    'snippet_access_error',
-    `Visibility level ${level} has been restricted by your GitLab administrator`,
-  );
+  return new Failure('forbidden_service', `Visibility level ${level} has been restricted by your GitLab administrator`);
 }
 
 function repositoryError(verb: 'creating' | 'updating', error: unknown, settings: ApplicationSettings): Failure {
@@ -235,23 +220,22 @@ function legacyAction(current: string, input: UpdateInput): FileAction {
   return { action: 'update', file_path: current, content: input.content ?? null };
 }
 
+/** Applies the changes as one commit; the caller has authorized update_snippet. */
 export async function updateSnippet(
   deps: SnippetDeps,
-  ctx: ProjectContext,
   viewer: User,
   snippet: Snippet,
   input: UpdateInput,
   meta: Meta,
 ): Promise<Snippet> {
   const { store } = deps;
-  if (!canUpdateSnippet(viewer, ctx.project, ctx.access, snippet.author_id)) throw forbidden();
   const index = await store.snippets.fileIndex(snippet.id);
   const legacy = input.content !== undefined || input.file_name !== undefined;
   if (legacy && index.length > 1) throw serviceError(MULTIPLE_FILES);
   let actions: FileAction[] = input.files ?? [];
   if (legacy && index.length === 1) actions = [legacyAction(index[0].path, input)];
   if (legacy && input.content === undefined && actions[0]?.action === 'update') actions = [];
-  if (!actions.every(isValidAction)) throw new Failure('invalid_params_error', INVALID_ACTIONS);
+  if (!actions.every(isValidAction)) throw new Failure('unprocessable_service', INVALID_ACTIONS);
   const settings = await getSettings(store);
   if (
     input.visibility !== undefined &&
@@ -346,15 +330,15 @@ export async function mirrorRepositoryHead(
   });
 }
 
-/** Deletes the record, then the repository (an orphaned directory is harmless; a dangling record is not). */
+/**
+ * Deletes the record, then the repository (an orphaned directory is harmless; a dangling record is not).
+ * The caller has authorized admin_snippet.
+ */
 export async function deleteSnippet(
   deps: SnippetDeps,
-  ctx: ProjectContext,
-  viewer: User,
   snippet: Snippet,
   ifUnmodifiedSince: string | undefined,
 ): Promise<void> {
-  if (!canDeleteSnippet(viewer, ctx.project, ctx.access, snippet.author_id)) throw forbidden();
   if (ifUnmodifiedSince !== undefined) {
     const since = Date.parse(ifUnmodifiedSince);
     // HTTP dates have whole seconds; compare at that precision.
@@ -363,4 +347,39 @@ export async function deleteSnippet(
   }
   await deps.store.transaction((tx) => tx.snippets.delete(snippet.id));
   snippetRepository(deps.dataDir, snippet.id).remove();
+}
+
+/**
+ * One file of a snippet at a branch, tag or commit: the current version from the database, any other
+ * revision from the repository. Answers the failure GitLab gives for a missing ref or file.
+ */
+export async function readSnippetFile(
+  deps: SnippetDeps,
+  store: Store,
+  snippet: Snippet,
+  ref: string,
+  filePath: string,
+): Promise<Buffer> {
+  if (!snippet.head_commit) throw notFound('Snippet');
+  if (ref === snippet.head_commit || ref === snippet.default_branch || ref === 'HEAD') {
+    const content = await store.snippets.fileContent(snippet.id, filePath);
+    if (!content) throw notFound('File');
+    return content;
+  }
+  const repo = snippetRepository(deps.dataDir, snippet.id);
+  const commit = await repo.resolveCommit(ref);
+  if (!commit) throw notFound('Reference');
+  const content = await repo.readFile(commit, filePath);
+  if (!content) throw notFound('File');
+  return content;
+}
+
+/** The first file (git order) of the current version, or the legacy content of a snippet without files. */
+export async function firstSnippetFile(
+  store: Store,
+  snippet: Snippet,
+): Promise<{ path: string | null; content: Buffer }> {
+  const [first] = await store.snippets.fileIndex(snippet.id);
+  if (!first) return { path: null, content: Buffer.from(snippet.content) };
+  return { path: first.path, content: (await store.snippets.fileContent(snippet.id, first.path))! };
 }

@@ -7,7 +7,7 @@ import type { GitRepository } from '../../storage/git/repository.ts';
 import { ancestorIds } from '../../storage/db/repositories/namespaces.ts';
 import { canReadRepository, type Viewer } from '../policy.ts';
 import { projectAccess, type ProjectContext } from '../projects.ts';
-import { projectRepository } from '../repositories.ts';
+import { projectRepository } from '../git-repositories.ts';
 import { getSettings } from '../settings.ts';
 import { builtinTemplates, byteOrder, type LicenseData, type ListedTemplate, type TemplateType } from './builtin.ts';
 

@@ -7,6 +7,7 @@ import type { Store } from '../../storage/db/store.ts';
 import { authenticateToken, scopesOf } from '../../domain/tokens.ts';
 import { accessDeniedReason } from '../../domain/policy.ts';
 import { forbidden, insufficientScope, notFound } from '../../domain/failure.ts';
+import { authorize } from '../../domain/policy.ts';
 import type { Scope } from '../../domain/access.ts';
 import { requestParam, storeOf } from '../request.ts';
 
@@ -61,7 +62,7 @@ async function applySudo(request: FastifyRequest, store: Store, principal: Princ
         ? String(param)
         : null;
   if (target === null || !principal.user || !principal.token) return;
-  if (!principal.user.admin) throw forbidden('Must be admin to use sudo');
+  authorize(principal.user, 'admin_all_resources', null, 'Must be admin to use sudo');
   if (!scopesOf(principal.token).includes('sudo')) throw insufficientScope('sudo');
   const user = /^\d+$/.test(target)
     ? await store.users.findById(Number(target))

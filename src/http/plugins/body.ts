@@ -4,9 +4,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
 import { addParam, MAX_PARAMS, parseRackQuery } from '../rack-params.ts';
-import { invalidParams } from '../../domain/failure.ts';
-
-const MALFORMED = 'message body does not match declared format';
+import { invalidParams, payloadTooLarge } from '../../domain/failure.ts';
+import { MALFORMED_BODY } from './errors.ts';
 
 export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -19,7 +18,7 @@ export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number):
       try {
         done(null, JSON.parse(text));
       } catch {
-        done(invalidParams(MALFORMED), undefined);
+        done(invalidParams(MALFORMED_BODY), undefined);
       }
     },
   );
@@ -75,25 +74,25 @@ function parseMultipart(
         limits: { fieldSize: maxBodyBytes, fileSize: maxBodyBytes, fields: MAX_PARAMS, files: MAX_PARAMS },
       });
     } catch {
-      return reject(invalidParams(MALFORMED));
+      return reject(invalidParams(MALFORMED_BODY));
     }
     parser.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
-      if (valueTruncated) return fail(tooLarge());
+      if (valueTruncated) return fail(payloadTooLarge());
       if (++count <= MAX_PARAMS) addParam(params, name, value);
     });
     parser.on('file', (name: string, stream: NodeJS.ReadableStream) => {
       const chunks: Buffer[] = [];
       openFiles++;
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('limit', () => fail(tooLarge()));
-      stream.on('error', () => fail(invalidParams(MALFORMED)));
+      stream.on('limit', () => fail(payloadTooLarge()));
+      stream.on('error', () => fail(invalidParams(MALFORMED_BODY)));
       stream.on('end', () => {
         openFiles--;
         if (++count <= MAX_PARAMS) addParam(params, name, Buffer.concat(chunks).toString('utf8'));
         finishIfDone();
       });
     });
-    parser.on('error', () => fail(invalidParams(MALFORMED)));
+    parser.on('error', () => fail(invalidParams(MALFORMED_BODY)));
     parser.on('finish', () => {
       parserFinished = true;
       finishIfDone();
@@ -102,13 +101,9 @@ function parseMultipart(
       received += chunk.length;
       // The rest of the body keeps flowing into this listener until the 413 is sent and the
       // connection closed (see plugins/errors.ts).
-      if (received > maxBodyBytes) fail(tooLarge());
+      if (received > maxBodyBytes) fail(payloadTooLarge());
     });
-    payload.on('error', () => fail(invalidParams(MALFORMED)));
+    payload.on('error', () => fail(invalidParams(MALFORMED_BODY)));
     payload.pipe(parser);
   });
-}
-
-function tooLarge(): Error {
-  return Object.assign(new Error('Request body is too large'), { statusCode: 413 });
 }

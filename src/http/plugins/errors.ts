@@ -1,54 +1,67 @@
 // The one table from a failure to GitLab's status and body (GitLab keeps the same kind of table in
 // lib/api/helpers/snippets/http_response_map.rb), plus the 404/405 answers for unknown routes.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Failure, type FailureReason } from '../../domain/failure.ts';
+import { Failure, type FailureReason, invalidParams, payloadTooLarge, routeNotFound } from '../../domain/failure.ts';
 
+/** Grape's answer to a body that cannot be parsed as its content type says. */
+export const MALFORMED_BODY = 'message body does not match declared format';
+
+/** Status, body (a string is sent as text/plain) and extra headers. */
 type Answer = [status: number, body: unknown, headers?: Record<string, string>];
 
+const INSUFFICIENT_SCOPE = 'The request requires higher privileges than provided by the access token.';
+const OAUTH_REALM = 'Bearer realm="Protected by OAuth 2.0"';
+const serviceBody = (f: Failure) => ({ message: { error: f.detail } });
+const gitText = (f: Failure) => `${f.detail}\n`;
+
 const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
-  not_found: (f) => [404, { message: f.detail ? `404 ${f.detail} Not Found` : '404 Not Found' }],
-  record_not_found: () => [404, { message: '404 Not found' }],
-  unauthorized: () => [401, { message: '401 Unauthorized' }],
-  forbidden: (f) => [403, { message: f.detail ? `403 Forbidden - ${f.detail}` : '403 Forbidden' }],
-  conflict: (f) => [409, { message: f.detail }],
-  invalid_record: (f) => [400, { message: f.fields }],
-  refused: (f) => [400, { message: f.detail }],
   bad_request: (f) => [400, { message: f.detail ? `400 Bad request - ${f.detail}` : '400 Bad request' }],
-  invalid_params: (f) => [400, { error: f.detail }],
-  service_error: (f) => [400, { message: { error: f.detail } }],
-  invalid_params_error: (f) => [422, { message: { error: f.detail } }],
-  snippet_access_error: (f) => [403, { message: { error: f.detail } }],
-  precondition_failed: () => [412, { message: '412 Precondition Failed' }],
-  invalid_token: (f) => [
+  bad_request_param: (f) => [400, { error: f.detail }],
+  bad_request_fields: (f) => [400, { message: f.fields }],
+  bad_request_message: (f) => [400, { message: f.detail }],
+  bad_request_service: (f) => [400, serviceBody(f)],
+  unauthorized: () => [401, { message: '401 Unauthorized' }],
+  unauthorized_token: (f) => [
     401,
     { error: 'invalid_token', error_description: f.detail },
-    {
-      'WWW-Authenticate': `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="${f.detail}"`,
-    },
+    { 'WWW-Authenticate': `${OAUTH_REALM}, error="invalid_token", error_description="${f.detail}"` },
   ],
-  insufficient_scope: (f) => [
+  unauthorized_git: () => [401, 'HTTP Basic: Access denied\n', { 'WWW-Authenticate': 'Basic realm="GitLab"' }],
+  forbidden: (f) => [403, { message: f.detail ? `403 Forbidden - ${f.detail}` : '403 Forbidden' }],
+  forbidden_scope: (f) => [
     403,
     { error: 'insufficient_scope', error_description: INSUFFICIENT_SCOPE, scope: f.detail },
     {
-      'WWW-Authenticate': `Bearer realm="Protected by OAuth 2.0", error="insufficient_scope", error_description="${INSUFFICIENT_SCOPE}", scope="${f.detail}"`,
+      'WWW-Authenticate': `${OAUTH_REALM}, error="insufficient_scope", error_description="${INSUFFICIENT_SCOPE}", scope="${f.detail}"`,
     },
   ],
+  forbidden_service: (f) => [403, serviceBody(f)],
+  forbidden_git: (f) => [403, gitText(f)],
+  not_found: (f) => [404, { message: f.detail ? `404 ${f.detail} Not Found` : '404 Not Found' }],
+  not_found_record: () => [404, { message: '404 Not found' }],
+  not_found_route: () => [404, { error: '404 Not Found' }],
+  not_found_git: (f) => [404, gitText(f)],
+  method_not_allowed: (f) => [405, { error: '405 Not Allowed' }, { Allow: f.detail }],
+  conflict: (f) => [409, { message: f.detail }],
+  precondition_failed: () => [412, { message: '412 Precondition Failed' }],
+  payload_too_large: () => [413, { message: '413 Request Entity Too Large' }, { Connection: 'close' }],
+  payload_too_large_git: () => [413, 'Request body is too large\n', { Connection: 'close' }],
+  unsupported_media_type: () => [415, { message: '415 Unsupported Media Type' }],
+  unprocessable_service: (f) => [422, serviceBody(f)],
 };
 
-const INSUFFICIENT_SCOPE = 'The request requires higher privileges than provided by the access token.';
-
-export const ROUTE_NOT_FOUND = { error: '404 Not Found' };
-export const METHOD_NOT_ALLOWED = { error: '405 Not Allowed' };
+/** Errors raised by Fastify or Node rather than by our code, as the failure GitLab would answer. */
+function failureOf(error: FastifyError): Failure | null {
+  if (error.statusCode === 413 || error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return payloadTooLarge();
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new Failure('unsupported_media_type');
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return invalidParams(MALFORMED_BODY);
+  return null;
+}
 
 export function answerFor(error: unknown): Answer {
-  if (error instanceof Failure) return FAILURES[error.reason](error);
-  const e = error as FastifyError;
-  if (e.statusCode === 413 || e.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-    return [413, { message: '413 Request Entity Too Large' }];
-  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return [415, { message: '415 Unsupported Media Type' }];
-  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500)
-    return [400, { error: 'message body does not match declared format' }];
-  return [500, { message: '500 Internal Server Error' }];
+  const failure = error instanceof Failure ? error : failureOf(error as FastifyError);
+  if (!failure) return [500, { message: '500 Internal Server Error' }];
+  return FAILURES[failure.reason](failure);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -56,14 +69,14 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const [status, body, headers] = answerFor(error);
     if (status >= 500) request.log.error({ err: error }, 'unhandled error');
     if (headers) reply.headers(headers);
-    if (status === 413) {
-      // The client may still be sending the body: answer, then drop the connection instead of reading it all.
-      reply.header('Connection', 'close');
-      reply.raw.once('finish', () => request.raw.destroy());
-    }
+    // A 413 may come while the client is still sending: answer, then drop the connection rather than read it all.
+    if (status === 413) reply.raw.once('finish', () => request.raw.destroy());
+    if (typeof body === 'string') reply.type('text/plain; charset=utf-8');
     return reply.code(status).send(body);
   });
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send(ROUTE_NOT_FOUND));
+  app.setNotFoundHandler(() => {
+    throw routeNotFound();
+  });
 }
 
 /**
@@ -89,7 +102,9 @@ export function collectRoutes(app: FastifyInstance): () => void {
       app.route({
         method: missing,
         url,
-        handler: (_req, reply) => reply.code(405).header('Allow', allow).send(METHOD_NOT_ALLOWED),
+        handler: () => {
+          throw new Failure('method_not_allowed', allow);
+        },
       });
     }
   };

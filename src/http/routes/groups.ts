@@ -5,14 +5,18 @@ import { validateRequest } from '../params.ts';
 import { baseUrl } from '../urls.ts';
 import { createGroupSpec, updateGroupSpec } from '../schemas/groups.ts';
 import { group } from '../presenters/groups.ts';
-import { createGroup, findReadableGroup, requireGroupOwner, updateGroup } from '../../domain/groups.ts';
+import { authorizeNewGroup, createGroup, findReadableGroup, updateGroup } from '../../domain/groups.ts';
+import { authorize } from '../../domain/policy.ts';
 
 export default async function groupRoutes(app: FastifyInstance) {
   /** POST /groups — signed in (401); 403 when the user may not create it; 400 for invalid or taken paths. */
   app.post('/groups', async (request, reply) => {
     const viewer = currentUser(request);
     const p = validateRequest(createGroupSpec, request);
-    const created = await createGroup(storeOf(request), viewer, p);
+    const store = storeOf(request);
+    const parent = p.parent_id === undefined ? null : await findReadableGroup(store, viewer, String(p.parent_id));
+    await authorizeNewGroup(store, viewer, parent);
+    const created = await createGroup(store, viewer, parent, p);
     return reply.code(201).send(group(created, baseUrl(request)));
   });
 
@@ -30,7 +34,7 @@ export default async function groupRoutes(app: FastifyInstance) {
     const store = storeOf(request);
     const ctx = await findReadableGroup(store, viewer, id);
     const p = validateRequest(updateGroupSpec, request);
-    requireGroupOwner(viewer, ctx);
+    authorize(viewer, 'admin_group', ctx);
     return group(await updateGroup(store, ctx.group, p), baseUrl(request));
   });
 }

@@ -1,10 +1,11 @@
 // Instance endpoints: version, and application settings for administrators.
 import type { FastifyInstance } from 'fastify';
-import { currentUser, requireAdmin, storeOf } from '../request.ts';
+import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { updateSettingsSpec } from '../schemas/instance.ts';
 import { getSettings, updateSettings } from '../../domain/settings.ts';
 import { SNIPPETD_VERSION } from '../../version.ts';
+import { authorize } from '../../domain/policy.ts';
 
 export default async function instanceRoutes(app: FastifyInstance) {
   /** GET /version — signed-in users (401 anonymous). */
@@ -15,13 +16,13 @@ export default async function instanceRoutes(app: FastifyInstance) {
 
   /** GET /application/settings — admins only: 401 anonymous, 403 others. */
   app.get('/application/settings', async (request) => {
-    requireAdmin(request);
+    authorize(currentUser(request), 'admin_all_resources', null);
     return getSettings(storeOf(request));
   });
 
   /** PUT /application/settings — admins only; 400 for invalid values (Grape's types, then the model's rules). */
   app.put('/application/settings', async (request) => {
-    requireAdmin(request);
+    authorize(currentUser(request), 'admin_all_resources', null);
     return updateSettings(storeOf(request), validateRequest(updateSettingsSpec, request));
   });
 }

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
-import { paginateArray, paginateQuery } from '../pagination.ts';
+import { paginateArray, paginated } from '../pagination.ts';
 import { baseUrl } from '../urls.ts';
 import { addMemberSpec, memberIdSpec, updateMemberSpec } from '../schemas/groups.ts';
 import { member } from '../presenters/users.ts';
@@ -14,8 +14,9 @@ import {
   updateMember,
   type MemberSource,
 } from '../../domain/members.ts';
-import { findReadableGroup, requireGroupOwner } from '../../domain/groups.ts';
-import { findReadableProject, requireProjectMaintainer } from '../../domain/projects.ts';
+import { findReadableGroup } from '../../domain/groups.ts';
+import { findReadableProject } from '../../domain/projects.ts';
+import { authorize } from '../../domain/policy.ts';
 import { ancestorIds } from '../../storage/db/repositories/namespaces.ts';
 
 interface Resolved {
@@ -34,7 +35,7 @@ const resolvers = {
     return {
       source: { type: 'Project', id: ctx.project.id },
       inheritedFrom,
-      requireManager: () => requireProjectMaintainer(viewer, ctx),
+      requireManager: () => authorize(viewer, 'admin_project', ctx),
     };
   },
   /** Group members are managed by owners and admins. */
@@ -44,7 +45,7 @@ const resolvers = {
     return {
       source: { type: 'Namespace', id: ctx.group.id },
       inheritedFrom: ancestorIds(ctx.group),
-      requireManager: () => requireGroupOwner(viewer, ctx),
+      requireManager: () => authorize(viewer, 'admin_group', ctx),
     };
   },
 };
@@ -58,12 +59,7 @@ export default async function memberRoutes(app: FastifyInstance) {
       const r = await resolve(request);
       const store = storeOf(request);
       const base = r.source.type === 'Project' ? { projectId: r.source.id } : { namespaceIds: [r.source.id] };
-      const rows = await paginateQuery(
-        request,
-        reply,
-        store.kysely,
-        store.members.listQuery(base).orderBy('members.user_id', 'asc'),
-      );
+      const rows = await paginated(request, reply, (window) => store.members.listPage(base, window));
       return rows.map((m) => member(m, baseUrl(request)));
     });
 

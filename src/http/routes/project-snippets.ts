@@ -2,22 +2,22 @@
 // (404 Project Not Found when unreadable) and applies the snippets feature gate (403), then validates
 // parameters (400), then authenticates where required (401), then looks up and authorises the snippet.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { currentUser, requireAdmin, storeOf } from '../request.ts';
+import { currentUser, storeOf } from '../request.ts';
 import { type ParamsOf, validateRequest } from '../params.ts';
-import { paginateQuery } from '../pagination.ts';
+import { paginated } from '../pagination.ts';
 import { baseUrl, sshHost } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
 import * as spec from '../schemas/snippets.ts';
 import { snippet as presentSnippet, userAgentDetail } from '../presenters/snippets.ts';
 import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
-import { canCreateSnippet, visibleSnippetLevels } from '../../domain/policy.ts';
-import { Failure, forbidden, notFound } from '../../domain/failure.ts';
+import { authorize, visibleSnippetLevels } from '../../domain/policy.ts';
+import { invalidParams, notFound, recordNotFound } from '../../domain/failure.ts';
 import {
   createSnippet,
   deleteSnippet,
   findVisibleSnippet,
-  requireSnippetsFeature,
-  snippetRepository,
+  firstSnippetFile,
+  readSnippetFile,
   updateSnippet,
   type CreateInput,
   type SnippetDeps,
@@ -38,7 +38,7 @@ const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: ss
 async function snippetProject(request: FastifyRequest): Promise<ProjectContext> {
   const viewer = request.principal.user;
   const ctx = await findReadableProject(storeOf(request), viewer, projectId(request));
-  requireSnippetsFeature(viewer, ctx);
+  authorize(viewer, 'read_project_snippets', ctx);
   return ctx;
 }
 
@@ -74,13 +74,10 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** GET /projects/:id/snippets — signed in (401 anonymous); visible snippets, newest first, paginated. */
   app.get('/projects/:id/snippets', async (request, reply) => {
     const ctx = await snippetProject(request);
-    const viewer = currentUser(request);
+    const levels = visibleSnippetLevels(currentUser(request), ctx.access);
     const store = storeOf(request);
-    const query = store.snippets
-      .listQuery(ctx.project.id, visibleSnippetLevels(viewer, ctx.access))
-      .selectAll()
-      .orderBy('id', 'desc');
-    return present(request, ctx, await paginateQuery(request, reply, store.kysely, query));
+    const rows = await paginated(request, reply, (window) => store.snippets.listPage(ctx.project.id, levels, window));
+    return present(request, ctx, rows);
   });
 
   /** GET /projects/:id/snippets/:snippet_id — anyone who may see it; 404 {"message":"404 Not found"}. */
@@ -88,7 +85,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const ctx = await snippetProject(request);
     const { snippet_id } = validateRequest(spec.snippetIdSpec, request);
     const snippet = await findVisibleSnippet(storeOf(request), request.principal.user, ctx, snippet_id);
-    if (!snippet) throw new Failure('record_not_found');
+    if (!snippet) throw recordNotFound();
     return (await present(request, ctx, [snippet]))[0];
   });
 
@@ -96,10 +93,9 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   app.post('/projects/:id/snippets', async (request, reply) => {
     const ctx = await snippetProject(request);
     const p = validateRequest(spec.createSnippetSpec, request, spec.createSnippetConstraints);
-    if (p.content !== undefined && p.file_name === undefined)
-      throw new Failure('invalid_params', 'file_name is missing');
+    if (p.content !== undefined && p.file_name === undefined) throw invalidParams('file_name is missing');
     const author = currentUser(request);
-    if (!canCreateSnippet(author, ctx.project, ctx.access)) throw forbidden();
+    authorize(author, 'create_snippet', ctx);
     const input = createInput(p);
     const created = await createSnippet(request.server.snippetDeps, ctx, author, input, meta(request));
     const paths = [...new Set(input.files.map((f) => f.file_path))].sort(byteOrder);
@@ -113,7 +109,8 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const viewer = currentUser(request);
     const snippet = await findVisibleSnippet(storeOf(request), viewer, ctx, p.snippet_id);
     if (!snippet) throw notFound('Snippet');
-    const updated = await updateSnippet(request.server.snippetDeps, ctx, viewer, snippet, p, meta(request));
+    authorize(viewer, 'update_snippet', { ...ctx, snippet });
+    const updated = await updateSnippet(request.server.snippetDeps, viewer, snippet, p, meta(request));
     return (await present(request, ctx, [updated]))[0];
   });
 
@@ -124,31 +121,24 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const viewer = currentUser(request);
     const snippet = await findVisibleSnippet(storeOf(request), viewer, ctx, snippet_id);
     if (!snippet) throw notFound('Snippet');
+    authorize(viewer, 'admin_snippet', { ...ctx, snippet });
     const since = request.headers['if-unmodified-since'];
-    await deleteSnippet(
-      request.server.snippetDeps,
-      ctx,
-      viewer,
-      snippet,
-      typeof since === 'string' ? since : undefined,
-    );
+    await deleteSnippet(request.server.snippetDeps, snippet, typeof since === 'string' ? since : undefined);
     return reply.code(204).send();
   });
 
-  /** GET /projects/:id/snippets/:snippet_id/raw — the first file (git order) of the current version, from the database. */
+  /** GET /projects/:id/snippets/:snippet_id/raw — the first file (git order) of the current version. */
   app.get('/projects/:id/snippets/:snippet_id/raw', async (request, reply) => {
     const ctx = await snippetProject(request);
     const { snippet_id } = validateRequest(spec.snippetIdSpec, request);
     const store = storeOf(request);
     const snippet = await findVisibleSnippet(store, request.principal.user, ctx, snippet_id);
     if (!snippet) throw notFound('Snippet');
-    const [first] = await store.snippets.fileIndex(snippet.id);
-    if (!first)
-      return reply
-        .header('Content-Type', 'text/plain')
-        .header('Content-Disposition', 'attachment')
-        .send(snippet.content);
-    return sendRaw(reply, first.path, (await store.snippets.fileContent(snippet.id, first.path))!);
+    const file = await firstSnippetFile(store, snippet);
+    if (file.path === null) {
+      return reply.header('Content-Type', 'text/plain').header('Content-Disposition', 'attachment').send(file.content);
+    }
+    return sendRaw(reply, file.path, file.content);
   });
 
   /** GET /projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw — one file at any revision (404 Reference/File Not Found). */
@@ -157,18 +147,8 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const p = validateRequest(spec.fileRawSpec, request);
     const store = storeOf(request);
     const snippet = await findVisibleSnippet(store, request.principal.user, ctx, p.snippet_id);
-    if (!snippet?.head_commit) throw notFound('Snippet');
-    // The current version is answered from the database; any other revision from the repository.
-    if (p.ref === snippet.head_commit || p.ref === snippet.default_branch || p.ref === 'HEAD') {
-      const content = await store.snippets.fileContent(snippet.id, p.file_path);
-      if (!content) throw notFound('File');
-      return sendRaw(reply, p.file_path, content);
-    }
-    const repo = snippetRepository(request.server.dataDir, snippet.id);
-    const commit = await repo.resolveCommit(p.ref);
-    if (!commit) throw notFound('Reference');
-    const content = await repo.readFile(commit, p.file_path);
-    if (!content) throw notFound('File');
+    if (!snippet) throw notFound('Snippet');
+    const content = await readSnippetFile(request.server.snippetDeps, store, snippet, p.ref, p.file_path);
     return sendRaw(reply, p.file_path, content);
   });
 
@@ -176,10 +156,10 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   app.get('/projects/:id/snippets/:snippet_id/user_agent_detail', async (request) => {
     const ctx = await snippetProject(request);
     const { snippet_id } = validateRequest(spec.snippetIdSpec, request);
-    requireAdmin(request);
+    authorize(currentUser(request), 'admin_all_resources', null);
     const store = storeOf(request);
     const snippet = await store.snippets.findInProject(ctx.project.id, snippet_id);
-    if (!snippet) throw new Failure('record_not_found');
+    if (!snippet) throw recordNotFound();
     const detail = await store.snippets.userAgentDetail(snippet.id);
     if (!detail) throw notFound('UserAgentDetail');
     return userAgentDetail(detail);

@@ -5,10 +5,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { storeOf } from '../request.ts';
 import { validateRequest, type ParamSpec } from '../params.ts';
 import { listPageAnswer, parsePage } from '../pagination.ts';
-import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
 import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
 import { canReadProject, canReadRepository, type Viewer } from '../../domain/policy.ts';
-import { forbidden, invalidParams, notFound } from '../../domain/failure.ts';
+import { forbidden, invalidParams, notFound, routeNotFound } from '../../domain/failure.ts';
 import { isSafeFilePath } from '../../domain/paths.ts';
 import { TEMPLATE_TYPES, type TemplateType } from '../../domain/templates/builtin.ts';
 import { findTemplate, listTemplates, readsGit, type FoundTemplate } from '../../domain/templates/finder.ts';
@@ -105,7 +104,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
 
   /** GET /projects/:id/templates/:type/:name — {name, content} or a license; 404 Template Not Found. */
   app.get('/projects/:id/templates/:type/:name', async (request, reply) => {
-    if (!TEMPLATE_NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
+    if (!TEMPLATE_NAME.test(rawLastSegment(request))) throw routeNotFound();
     // A license's answer also depends on the year: the kept answers are the year's.
     const year = new Date().getUTCFullYear();
     // An inline function: under tsx (`npm start`) a named one costs a name definition on every request.

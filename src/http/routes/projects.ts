@@ -1,9 +1,9 @@
 // Projects (admin-api.md "Projects"). `:id` is a number or a URL-encoded full path; a project the
 // caller cannot read is always 404 Project Not Found, never 403.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { currentUser, requireAdmin, storeOf } from '../request.ts';
+import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
-import { paginateQuery } from '../pagination.ts';
+import { paginated } from '../pagination.ts';
 import { baseUrl, sshHost } from '../urls.ts';
 import * as spec from '../schemas/projects.ts';
 import { project, projectWithPermissions } from '../presenters/projects.ts';
@@ -11,13 +11,12 @@ import {
   createProject,
   deleteProject,
   findReadableProject,
-  requireProjectMaintainer,
-  requireProjectOwner,
   updateProject,
   type ProjectContext,
 } from '../../domain/projects.ts';
 import { findUser } from '../../domain/users.ts';
 import { ACCESS } from '../../domain/access.ts';
+import { authorize } from '../../domain/policy.ts';
 
 const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
 const presentOne = (request: FastifyRequest, ctx: ProjectContext) =>
@@ -38,17 +37,14 @@ export default async function projectRoutes(app: FastifyInstance) {
     const viewer = request.principal.user;
     const p = validateRequest(spec.listProjectsSpec, request);
     const store = storeOf(request);
-    const query = store.projects
-      .visibleQuery({
-        viewer: viewer && { id: viewer.id, admin: viewer.admin === 1, external: viewer.external === 1 },
-        membership: p.membership && viewer !== null,
-        minAccessLevel: p.owned && viewer ? ACCESS.owner : undefined,
-        search: p.search,
-      })
-      .selectAll()
-      .orderBy(ORDER_COLUMNS[p.order_by], p.sort)
-      .orderBy('id', p.sort);
-    const rows = await paginateQuery(request, reply, store.kysely, query);
+    const filter = {
+      viewer: viewer && { id: viewer.id, admin: viewer.admin === 1, external: viewer.external === 1 },
+      membership: p.membership && viewer !== null,
+      minAccessLevel: p.owned && viewer ? ACCESS.owner : undefined,
+      search: p.search,
+    };
+    const order = { column: ORDER_COLUMNS[p.order_by], direction: p.sort };
+    const rows = await paginated(request, reply, (window) => store.projects.visiblePage(filter, order, window));
     const namespaces = new Map(
       (await store.namespaces.findManyByIds([...new Set(rows.map((r) => r.namespace_id))])).map((n) => [n.id, n]),
     );
@@ -73,7 +69,7 @@ export default async function projectRoutes(app: FastifyInstance) {
   app.post('/projects/user/:user_id', async (request, reply) => {
     currentUser(request);
     const p = validateRequest(spec.createProjectForUserSpec, request, spec.createProjectConstraints);
-    requireAdmin(request);
+    authorize(currentUser(request), 'admin_all_resources', null);
     const store = storeOf(request);
     const owner = await findUser(store, p.user_id);
     const { user_id: _ignored, ...input } = p;
@@ -93,7 +89,7 @@ export default async function projectRoutes(app: FastifyInstance) {
     const store = storeOf(request);
     const ctx = await findReadableProject(store, viewer, projectId(request));
     const p = validateRequest(spec.updateProjectSpec, request);
-    requireProjectMaintainer(viewer, ctx);
+    authorize(viewer, 'admin_project', ctx);
     return presentOne(request, await updateProject(store, ctx, p));
   });
 
@@ -106,7 +102,7 @@ export default async function projectRoutes(app: FastifyInstance) {
       const viewer = currentUser(request);
       const store = storeOf(request);
       const ctx = await findReadableProject(store, viewer, projectId(request));
-      requireProjectMaintainer(viewer, ctx);
+      authorize(viewer, 'admin_project', ctx);
       return reply.code(201).send(presentOne(request, await updateProject(store, ctx, { archived })));
     });
   }
@@ -116,7 +112,7 @@ export default async function projectRoutes(app: FastifyInstance) {
     const viewer = currentUser(request);
     const store = storeOf(request);
     const ctx = await findReadableProject(store, viewer, projectId(request));
-    requireProjectOwner(viewer, ctx);
+    authorize(viewer, 'remove_project', ctx);
     await deleteProject(store, ctx, request.server.dataDir);
     return reply.code(202).send({ message: '202 Accepted' });
   });

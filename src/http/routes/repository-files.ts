@@ -8,15 +8,15 @@ import { baseUrl } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
-import { canPushRepository, canReadRepository } from '../../domain/policy.ts';
-import { forbidden, notFound } from '../../domain/failure.ts';
-import { ensureProjectRepository } from '../../domain/repositories.ts';
+import { authorize } from '../../domain/policy.ts';
+import { notFound } from '../../domain/failure.ts';
+import { ensureProjectRepository } from '../../domain/git-repositories.ts';
 import { readFile, writeFile, type FileWrite } from '../../domain/repository-files.ts';
 
 async function readableRepository(request: FastifyRequest) {
   const viewer = request.principal.user;
   const ctx = await findReadableProject(storeOf(request), viewer, (request.params as { id: string }).id);
-  if (!canReadRepository(viewer, ctx.project, ctx.access)) throw forbidden();
+  authorize(viewer, 'download_code', ctx);
   return { ctx, repo: ensureProjectRepository(request.server.dataDir, ctx.project) };
 }
 
@@ -35,7 +35,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
       const written = action === 'delete' ? null : validateRequest(spec.writeFileSpec, request);
       const p = written ?? validateRequest(spec.deleteFileSpec, request);
       const body = written && Buffer.from(written.content, written.encoding === 'base64' ? 'base64' : 'utf8');
-      if (!canPushRepository(viewer, ctx.project, ctx.access)) throw forbidden();
+      authorize(viewer, 'push_code', ctx);
       const repo = ensureProjectRepository(request.server.dataDir, ctx.project);
       await writeFile(store, ctx, repo, {
         action,

@@ -4,8 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { storeOf } from '../request.ts';
 import { validateRequest, type ParamSpec } from '../params.ts';
 import { listPageAnswer, paginateArray, parsePage } from '../pagination.ts';
-import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
-import { notFound } from '../../domain/failure.ts';
+import { notFound, routeNotFound } from '../../domain/failure.ts';
 import { builtinTemplates, byteOrder } from '../../domain/templates/builtin.ts';
 import { findInstanceTemplate, listInstanceTemplates } from '../../domain/templates/finder.ts';
 import { presentLicense } from '../../domain/templates/licenses.ts';
@@ -38,7 +37,7 @@ export default async function templateRoutes(app: FastifyInstance) {
 
   /** GET /templates/licenses/:name — one license with its placeholders filled; 404 License Not Found. */
   app.get('/templates/licenses/:name', async (request, reply) => {
-    if (!NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
+    if (!NAME.test(rawLastSegment(request))) throw routeNotFound();
     const year = new Date().getUTCFullYear();
     return sendKeptAnswer(
       request,
@@ -68,7 +67,7 @@ export default async function templateRoutes(app: FastifyInstance) {
 
     /** GET /templates/<type>/:name — {name, content}; 404 "<singular> Not Found". */
     app.get(`/templates/${type}/:name`, async (request, reply) => {
-      if (!NAME.test(rawLastSegment(request))) return reply.code(404).send(ROUTE_NOT_FOUND);
+      if (!NAME.test(rawLastSegment(request))) throw routeNotFound();
       const { name } = request.params as { name: string };
       return sendKeptAnswer(request, reply, async () => {
         const [store, viewer] = [storeOf(request), request.principal.user];

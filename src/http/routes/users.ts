@@ -1,23 +1,24 @@
 // Users and personal access tokens (admin-api.md "Users and tokens").
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { currentUser, requireAdmin, storeOf } from '../request.ts';
+import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
-import { paginateQuery } from '../pagination.ts';
+import { paginated } from '../pagination.ts';
 import { baseUrl } from '../urls.ts';
 import * as spec from '../schemas/users.ts';
 import { userFull, userPublic } from '../presenters/users.ts';
 import { createdToken, personalAccessToken } from '../presenters/tokens.ts';
 import { changeState, createUser, findUser, updateUser } from '../../domain/users.ts';
 import { createToken } from '../../domain/tokens.ts';
-import { Failure, unauthorized } from '../../domain/failure.ts';
+import { badRequest, recordNotFound, unauthorized } from '../../domain/failure.ts';
 import type { Scope } from '../../domain/access.ts';
 import type { Token, User } from '../../storage/db/schema.ts';
+import { authorize, can } from '../../domain/policy.ts';
 
 const STATE_ACTIONS = ['block', 'unblock', 'deactivate', 'activate'] as const;
 
 export default async function userRoutes(app: FastifyInstance) {
   const present = (viewer: User | null, user: User, base: string) =>
-    viewer && (viewer.admin || viewer.id === user.id) ? userFull(user, base) : userPublic(user, base);
+    can(viewer, 'read_user_private', { user_id: user.id }) ? userFull(user, base) : userPublic(user, base);
 
   /** GET /user — the caller; 401 anonymous. Tokens with read_user suffice. */
   app.get('/user', { config: { scopes: ['read_user'] } }, async (request) =>
@@ -29,12 +30,7 @@ export default async function userRoutes(app: FastifyInstance) {
     const viewer = currentUser(request);
     const p = validateRequest(spec.listUsersSpec, request);
     const store = storeOf(request);
-    const rows = await paginateQuery(
-      request,
-      reply,
-      store.kysely,
-      store.users.listQuery(p).selectAll().orderBy('id', 'desc'),
-    );
+    const rows = await paginated(request, reply, (window) => store.users.listPage(p, window));
     return rows.map((u) => present(viewer, u, baseUrl(request)));
   });
 
@@ -49,7 +45,7 @@ export default async function userRoutes(app: FastifyInstance) {
   app.post('/users', async (request, reply) => {
     currentUser(request);
     const p = validateRequest(spec.createUserSpec, request);
-    requireAdmin(request);
+    authorize(currentUser(request), 'admin_all_resources', null);
     const user = await createUser(storeOf(request), p);
     return reply.code(201).send(userFull(user, baseUrl(request)));
   });
@@ -58,7 +54,7 @@ export default async function userRoutes(app: FastifyInstance) {
   app.put('/users/:id', async (request) => {
     currentUser(request);
     const p = validateRequest(spec.updateUserSpec, request);
-    requireAdmin(request);
+    authorize(currentUser(request), 'admin_all_resources', null);
     const store = storeOf(request);
     const user = await updateUser(store, await findUser(store, p.id), p);
     return userFull(user, baseUrl(request));
@@ -69,7 +65,7 @@ export default async function userRoutes(app: FastifyInstance) {
     app.post(`/users/:id/${action}`, async (request, reply) => {
       currentUser(request);
       const { id } = validateRequest(spec.idSpec, request);
-      requireAdmin(request);
+      authorize(currentUser(request), 'admin_all_resources', null);
       const store = storeOf(request);
       await changeState(store, await findUser(store, id), action);
       return reply.code(201).send(true);
@@ -80,7 +76,7 @@ export default async function userRoutes(app: FastifyInstance) {
   app.post('/users/:id/personal_access_tokens', async (request, reply) => {
     currentUser(request);
     const p = validateRequest(spec.createTokenSpec, request);
-    requireAdmin(request);
+    authorize(currentUser(request), 'admin_all_resources', null);
     const store = storeOf(request);
     const user = await findUser(store, p.id);
     const { token, plain } = await createToken(store, user, {
@@ -96,15 +92,10 @@ export default async function userRoutes(app: FastifyInstance) {
     const viewer = currentUser(request);
     const p = validateRequest(spec.listTokensSpec, request);
     // GitLab's restrict_non_admins!: only admins may name another user.
-    if (!viewer.admin && p.user_id !== undefined && p.user_id !== viewer.id) throw unauthorized();
-    const userId = viewer.admin ? p.user_id : viewer.id;
+    if (p.user_id !== undefined && !can(viewer, 'admin_token', { user_id: p.user_id })) throw unauthorized();
+    const userId = can(viewer, 'admin_all_resources', null) ? p.user_id : viewer.id;
     const store = storeOf(request);
-    const rows = await paginateQuery(
-      request,
-      reply,
-      store.kysely,
-      store.tokens.listQuery({ userId }).selectAll().orderBy('id', 'asc'),
-    );
+    const rows = await paginated(request, reply, (window) => store.tokens.listPage({ userId }, window));
     return rows.map(personalAccessToken);
   });
 
@@ -136,8 +127,8 @@ export default async function userRoutes(app: FastifyInstance) {
     const viewer = currentUser(request);
     const { id } = validateRequest(spec.idSpec, request);
     const token = await storeOf(request).tokens.findById(id);
-    if (!token) throw new Failure('record_not_found');
-    if (!viewer.admin && token.user_id !== viewer.id) throw new Failure('bad_request');
+    if (!token) throw recordNotFound();
+    if (!can(viewer, 'admin_token', token)) throw badRequest();
     await storeOf(request).tokens.revoke(token.id);
     return reply.code(204).send();
   });
@@ -146,6 +137,6 @@ export default async function userRoutes(app: FastifyInstance) {
 /** A token by id as its owner or an admin sees it; anything else looks exactly like a missing one. */
 async function visibleToken(request: FastifyRequest, viewer: User, id: number): Promise<Token> {
   const token = await storeOf(request).tokens.findById(id);
-  if (!token || (!viewer.admin && token.user_id !== viewer.id)) throw new Failure('record_not_found');
+  if (!token || !can(viewer, 'admin_token', token)) throw recordNotFound();
   return token;
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Member } from '../schema.ts';
+import { fetchPage, type PageWindow } from '../page.ts';
 
 export type SourceType = Member['source_type'];
 
@@ -33,6 +34,10 @@ export function membersRepository(db: Kysely<Database>) {
     },
     async delete(id: number): Promise<void> {
       await db.deleteFrom('members').where('id', '=', id).execute();
+    },
+    /** One page of the direct members of a project or group, by user id. */
+    listPage(sources: { projectId?: number; namespaceIds?: number[] }, window: PageWindow) {
+      return fetchPage(db, this.listQuery(sources).orderBy('members.user_id', 'asc'), window);
     },
     /** Members of one project or of a set of namespaces, with their user columns. */
     listQuery(sources: { projectId?: number; namespaceIds?: number[] }) {

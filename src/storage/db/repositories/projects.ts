@@ -1,5 +1,8 @@
 import { sql, type Kysely, type Insertable, type Updateable, type SelectQueryBuilder } from 'kysely';
 import type { Database, Namespace, Project, ProjectsTable, Visibility } from '../schema.ts';
+import { fetchPage, type PageWindow } from '../page.ts';
+
+export type ProjectOrderColumn = 'id' | 'name' | 'path' | 'created_at' | 'last_activity_at';
 
 export interface ProjectListFilter {
   /** null = anonymous. */
@@ -87,6 +90,18 @@ export function projectsRepository(db: Kysely<Database>) {
           .execute();
         await tx.deleteFrom('projects').where('id', '=', id).execute();
       });
+    },
+    /** One page of the projects a viewer may see, in the given order (ties by id). */
+    visiblePage(
+      filter: ProjectListFilter,
+      order: { column: ProjectOrderColumn; direction: 'asc' | 'desc' },
+      window: PageWindow,
+    ) {
+      const query = this.visibleQuery(filter)
+        .selectAll()
+        .orderBy(order.column, order.direction)
+        .orderBy('id', order.direction);
+      return fetchPage(db, query, window);
     },
     /** The projects a viewer may see (the visibility rule of policy.ts, expressed in SQL for lists). */
     visibleQuery(filter: ProjectListFilter): SelectQueryBuilder<Database, 'projects', object> {

@@ -1,6 +1,7 @@
 import type { Insertable, Kysely, Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
+import { fetchPage, type PageWindow } from '../page.ts';
 
 export interface StoredFile {
   path: string;
@@ -30,8 +31,19 @@ export function snippetsRepository(db: Kysely<Database>) {
       const q = db.selectFrom('snippets').selectAll().where('id', '=', id);
       return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
     },
-    listQuery(projectId: number, levels: Visibility[]) {
-      return db.selectFrom('snippets').where('project_id', '=', projectId).where('visibility', 'in', levels);
+    async idsInProject(projectId: number): Promise<number[]> {
+      const rows = await db.selectFrom('snippets').select('id').where('project_id', '=', projectId).execute();
+      return rows.map((r) => r.id);
+    },
+    /** One page of a project's snippets of the given visibilities, newest first. */
+    listPage(projectId: number, levels: Visibility[], window: PageWindow) {
+      const query = db
+        .selectFrom('snippets')
+        .where('project_id', '=', projectId)
+        .where('visibility', 'in', levels)
+        .selectAll()
+        .orderBy('id', 'desc');
+      return fetchPage(db, query, window);
     },
     async update(id: number, changes: Updateable<SnippetsTable>): Promise<Snippet> {
       return db.updateTable('snippets').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();

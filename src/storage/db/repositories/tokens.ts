@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Token, User } from '../schema.ts';
+import { fetchPage, type PageWindow } from '../page.ts';
 
 const USER_COLUMNS = [
   'id',
@@ -51,10 +52,11 @@ export function tokensRepository(db: Kysely<Database>) {
     async findById(id: number): Promise<Token | undefined> {
       return db.selectFrom('personal_access_tokens').selectAll().where('id', '=', id).executeTakeFirst();
     },
-    listQuery(filter: { userId?: number }) {
+    /** One page of tokens (of one user, or all), oldest first. */
+    listPage(filter: { userId?: number }, window: PageWindow) {
       let q = db.selectFrom('personal_access_tokens');
       if (filter.userId !== undefined) q = q.where('user_id', '=', filter.userId);
-      return q;
+      return fetchPage(db, q.selectAll().orderBy('id', 'asc'), window);
     },
     async revoke(id: number): Promise<void> {
       await db.updateTable('personal_access_tokens').set({ revoked: 1 }).where('id', '=', id).execute();

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, NewUser, User, UserUpdate } from '../schema.ts';
+import { fetchPage, type PageWindow } from '../page.ts';
 
 export function usersRepository(db: Kysely<Database>) {
   return {
@@ -33,13 +34,13 @@ export function usersRepository(db: Kysely<Database>) {
         .executeTakeFirstOrThrow();
       return Number(row.n);
     },
-    /** One page of users ordered by id, optionally filtered by exact (case-insensitive) username. */
-    listQuery(filter: { username?: string }) {
+    /** One page of users, newest first, optionally filtered by exact (case-insensitive) username. */
+    listPage(filter: { username?: string }, window: PageWindow) {
       let q = db.selectFrom('users');
       if (filter.username !== undefined) {
         q = q.where((eb) => eb(eb.fn('lower', ['username']), '=', filter.username!.toLowerCase()));
       }
-      return q;
+      return fetchPage(db, q.selectAll().orderBy('id', 'desc'), window);
     },
   };
 }
