@@ -5,7 +5,6 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type { Database } from './schema.ts';
-import { WalIndexHeader } from './wal-index.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -28,13 +27,13 @@ export function openDatabase(url: string): Db {
 function openSqlite(file: string): Db {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const sqlite = new SQLite(file);
-  const wal = sqlite.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+  sqlite.pragma('journal_mode = WAL');
   // FULL: a transaction is on disk before we acknowledge it, so a crash loses nothing acknowledged.
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  const epoch = sqliteEpochReader(sqlite, file, wal);
+  const epoch = sqliteEpochReader(sqlite, file);
   return {
     kysely,
     dialect: 'sqlite',
@@ -46,34 +45,44 @@ function openSqlite(file: string): Db {
   };
 }
 
+/** A backstop only (data_version is SQLite's documented answer): at most one query a second, whatever it says. */
+const MAX_SKIP_MS = 1000;
+
 /**
  * The epoch as committed: read on a connection of its own, because the main connection would also see
  * a transaction it has open and may yet roll back. Opened on first use (the table comes with migrations).
- * The query runs only when the WAL index says something was committed since it last ran (wal-index.ts).
  * An in-memory database has no second connection; there the value is unknown while a transaction is open.
+ *
+ * `PRAGMA data_version` changes when another connection committed, and this read-only one never commits,
+ * so any commit changes it; the query runs only then. It is read before the query and recorded only after
+ * the query succeeded, so a commit in between or a failed query makes the next call query. In memory the
+ * reader is the main connection, whose own commits leave data_version alone: the query runs every time.
  */
-function sqliteEpochReader(main: SQLite.Database, file: string, wal: boolean) {
+function sqliteEpochReader(main: SQLite.Database, file: string) {
   const inMemory = file === ':memory:';
   let connection: SQLite.Database | null = null;
-  let statement: SQLite.Statement | null = null;
-  let walIndex: WalIndexHeader | null = null;
-  /** The value the query last returned, answered again while the WAL index says nothing was committed. */
+  let query: SQLite.Statement | null = null;
+  let dataVersion: SQLite.Statement | null = null;
+  /** The value the last successful query returned, the data_version read before it, and when it ran. */
   let epoch: number | null = null;
+  let version: number | null = null;
+  let queriedAt = 0;
   return {
     read(): number | null {
       if (!main.open || (inMemory && main.inTransaction)) return null;
-      if (!statement) {
+      if (!query) {
         connection = inMemory ? main : new SQLite(file, { readonly: true, fileMustExist: true });
-        statement = connection.prepare('SELECT value FROM change_epoch WHERE id = 1').pluck();
-        if (wal && !inMemory) walIndex = new WalIndexHeader(file);
+        query = connection.prepare('SELECT value FROM change_epoch WHERE id = 1').pluck();
+        if (!inMemory) dataVersion = connection.prepare('PRAGMA data_version').pluck();
       }
-      if (walIndex?.unchanged() && epoch !== null) return epoch;
-      epoch = statement.get() as number;
-      walIndex?.accept();
+      const now = dataVersion ? (dataVersion.get() as number) : null;
+      if (now !== null && now === version && performance.now() - queriedAt < MAX_SKIP_MS) return epoch;
+      epoch = query.get() as number;
+      version = now;
+      queriedAt = performance.now();
       return epoch;
     },
     close() {
-      walIndex?.close();
       if (connection && connection !== main) connection.close();
     },
   };
