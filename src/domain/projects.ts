@@ -137,9 +137,9 @@ export async function createProject(
       const access = await projectAccess(tx, creator, project, ns);
       return { project, namespace: ns, access };
     });
-    const repo = ensureProjectRepository(dataDir, created.project);
+    ensureProjectRepository(dataDir, created.project);
     if (input.initialize_with_readme) {
-      await writeFile(store, created, repo, {
+      await writeFile(store, dataDir, created, {
         action: 'create',
         filePath: 'README.md',
         content: Buffer.from(

@@ -3,10 +3,12 @@
 import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
 import { ObjectWriter, type TreeFile } from '../storage/git/objects.ts';
-import { RefConflict, type GitRepository } from '../storage/git/repository.ts';
+import { type CommitInfo, RefConflict } from '../storage/git/repository.ts';
 import { Failure, notFound } from './failure.ts';
 import { hasFileDirectoryClash, isValidGitPath } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
+import { ensureProjectRepository } from './git-repositories.ts';
+import type { PageWindow } from '../storage/db/page.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
 export const FILE_MISSING = "A file with this name doesn't exist";
@@ -43,7 +45,8 @@ export function isValidBranchName(name: string): boolean {
 }
 
 /** Applies one file change as a commit on `branch`; returns the new commit id. */
-export async function writeFile(store: Store, ctx: ProjectContext, repo: GitRepository, w: FileWrite): Promise<string> {
+export async function writeFile(store: Store, dataDir: string, ctx: ProjectContext, w: FileWrite): Promise<string> {
+  const repo = ensureProjectRepository(dataDir, ctx.project);
   if (!isValidBranchName(w.branch) || (w.startBranch !== undefined && !isValidBranchName(w.startBranch))) {
     throw new Failure('bad_request', 'Invalid branch name');
   }
@@ -115,10 +118,13 @@ export interface FileRead {
 
 /** The blob at `filePath` in `ref`: 404 Commit Not Found for an unknown ref, 404 File Not Found for a missing file. */
 export async function readFile(
-  repo: GitRepository,
-  ref: string,
+  dataDir: string,
+  ctx: ProjectContext,
+  ref: string | undefined,
   filePath: string,
 ): Promise<{ info: Omit<FileRead, 'content'>; content: Buffer }> {
+  const repo = ensureProjectRepository(dataDir, ctx.project);
+  ref ??= defaultRef(ctx);
   const commit = await repo.resolveCommit(ref);
   if (!commit) throw notFound('Commit');
   const entry = (await repo.listTree(commit, { path: parentDir(filePath), recursive: false })).find(
@@ -145,3 +151,51 @@ export async function readFile(
 }
 
 const parentDir = (p: string) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : undefined);
+
+/** A ref that is not given means the default branch, or HEAD in a repository without one yet. */
+const defaultRef = (ctx: ProjectContext) => ctx.project.default_branch ?? 'HEAD';
+
+export interface TreeItem {
+  id: string;
+  name: string;
+  type: 'blob' | 'tree' | 'commit';
+  path: string;
+  mode: string;
+}
+
+/** The entries inside `path` (or the root) at `ref`, in GitLab's order; 404 Tree Not Found. */
+export async function listTree(
+  dataDir: string,
+  ctx: ProjectContext,
+  opts: { ref?: string; path?: string; recursive: boolean },
+): Promise<TreeItem[]> {
+  const repo = ensureProjectRepository(dataDir, ctx.project);
+  const commit = await repo.resolveCommit(opts.ref ?? defaultRef(ctx));
+  if (!commit) throw notFound('Tree');
+  const dir = opts.path?.replace(/^\/+|\/+$/g, '') || undefined;
+  // `ls-tree -t` also names the directory asked for; GitLab lists what is inside it.
+  const entries = (await repo.listTree(commit, { path: dir, recursive: opts.recursive, trees: true })).filter(
+    (e) => e.path !== dir,
+  );
+  if (dir && entries.length === 0) throw notFound('Tree');
+  // GitLab's Tree#sorted_entries: directories, then files, then submodules, each in git's order.
+  const rank = { tree: 0, blob: 1, commit: 2 };
+  return entries
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => rank[a.e.type] - rank[b.e.type] || a.i - b.i)
+    .map(({ e }) => ({ id: e.id, name: e.path.split('/').pop()!, type: e.type, path: e.path, mode: e.mode }));
+}
+
+/** One page of the commits reachable from `refName` (touching `path`), newest first; none for an empty repository. */
+export async function listCommits(
+  dataDir: string,
+  ctx: ProjectContext,
+  opts: { refName?: string; path?: string },
+  window: PageWindow,
+): Promise<{ commits: CommitInfo[]; total: number }> {
+  const repo = ensureProjectRepository(dataDir, ctx.project);
+  const ref = await repo.resolveCommit(opts.refName ?? defaultRef(ctx));
+  if (!ref) return { commits: [], total: 0 };
+  const commits = await repo.log(ref, { skip: window.offset, limit: window.limit, path: opts.path });
+  return { commits, total: await repo.countCommits(ref, opts.path) };
+}
