@@ -26,8 +26,6 @@ export interface SnippetDeps {
   spam: SpamChecker;
 }
 
-export { snippetRepository };
-
 /** GitLab's finder: a snippet of this project the viewer may see, else undefined. */
 export async function findVisibleSnippet(
   store: Store,

@@ -136,4 +136,3 @@ export type Namespace = Selectable<NamespacesTable>;
 export type Project = Selectable<ProjectsTable>;
 export type Member = Selectable<MembersTable>;
 export type Snippet = Selectable<SnippetsTable>;
-export type SnippetFile = Selectable<SnippetFilesTable>;
