@@ -1,4 +1,4 @@
-// Authentication as GitLab does it (gitlab-api.md section 2, decision D13): every token carrier, token
+// Authentication as GitLab does it (docs/gitlab-compatibility.md#authentication and #d13): every token carrier, token
 // failures with their exact bodies and WWW-Authenticate, scopes, blocked/deactivated users and Sudo.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

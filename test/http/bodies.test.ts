@@ -1,5 +1,5 @@
-// Where parameters come from (gitlab-api.md 1.1, decision D12): query string, JSON, form-urlencoded with
-// Rack arrays, multipart; DELETE with an empty or '{}' JSON body; malformed bodies; unknown parameters.
+// Where parameters come from (docs/gitlab-compatibility.md#parameters and #d12): query string, JSON, form-urlencoded
+// with Rack arrays, multipart; DELETE with an empty or '{}' JSON body; malformed bodies; unknown parameters.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';

@@ -1,4 +1,5 @@
-// Groups API (admin-api.md "Groups"): creation (nested), lookup, changes by owners, file template project.
+// Groups API (docs/gitlab-compatibility.md#groups): creation (nested), lookup, changes by owners, file template
+// project.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';

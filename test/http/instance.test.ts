@@ -1,4 +1,4 @@
-// Instance endpoints (admin-api.md "Instance"): GET /version and GET/PUT /application/settings.
+// Instance endpoints (docs/gitlab-compatibility.md#instance): GET /version and GET/PUT /application/settings.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
@@ -170,8 +170,9 @@ describe('application settings', () => {
   });
 });
 
-// Each setting sent as null and as a wrong type: GitLab's answer (a 400, or null taken as GitLab's
-// setters take it), and in every case snippet creates by an admin and by a non-admin still work.
+// Each setting sent as null and as a wrong type
+// (docs/gitlab-compatibility.md#instance-settings-null-and-wrong-types): GitLab's answer (a 400, or null taken as
+// GitLab's setters take it), and in every case snippet creates by an admin and by a non-admin still work.
 describe('application settings: null and wrong types never break later requests', () => {
   let t: TestApp;
   let alice: { id: number; token: string };

@@ -1,4 +1,5 @@
-// Project and group members (admin-api.md): add, change, remove, direct vs inherited lists, who manages.
+// Project and group members (docs/gitlab-compatibility.md#members): add, change, remove, direct vs inherited lists,
+// who manages.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';

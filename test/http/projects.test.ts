@@ -1,4 +1,4 @@
-// Projects API (admin-api.md "Projects"; lookup rules gitlab-api.md 1.5).
+// Projects API (docs/gitlab-compatibility.md#projects; lookup rules #project-lookup).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';

@@ -1,4 +1,4 @@
-// Repository Files API, tree and commits of a project (admin-api.md "Project repository files"; issue 4).
+// Repository Files API, tree and commits of a project (docs/gitlab-compatibility.md#repository-files; issue 4).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';

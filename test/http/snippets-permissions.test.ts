@@ -1,7 +1,7 @@
-// Permission matrix of the project snippet endpoints (gitlab-api.md 1.4, 4.1-4.3, 5.1-5.8): every actor x
-// snippet visibility x project (visibility, snippets feature level, archived) x endpoint, each cell asserted
-// (status and body). The expectation comes from the small oracle below, written from the reference and
-// deliberately independent of src/domain/policy.ts.
+// Permission matrix of the project snippet endpoints (docs/gitlab-compatibility.md#snippet-permissions,
+// #order-of-checks, #snippet-endpoints): every actor x snippet visibility x project (visibility, snippets feature
+// level, archived) x endpoint, each cell asserted (status and body). The expectation comes from the small oracle
+// below, written from that document and deliberately independent of src/domain/policy.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
@@ -72,16 +72,16 @@ const NOT_FOUND_GET = msg('404 Not found');
 const SNIPPET_NOT_FOUND = msg('404 Snippet Not Found');
 const AGENT = 'matrix-agent/1.0';
 
-/** The reference's rules, written out independently. */
+/** The rules of docs/gitlab-compatibility.md#snippet-permissions, written out independently. */
 function oracle(a: Actor, p: ProjectCase, sv: Level, ep: Endpoint): Expect {
   const signedIn = a.user !== null;
   const member = a.role >= 10;
-  // 4.1/4.2: members and admins see everything; others by level; external users public only.
+  // #snippet-permissions: members and admins see everything; others by level; external users public only.
   const sees = (level: Level) =>
     !!a.admin || member || level === 'public' || (level === 'internal' && signedIn && !a.external);
   const gate = (status: number, body: unknown): Expect => ({ status, body, gate: true });
-  if (!sees(p.visibility)) return gate(404, PROJECT_NOT_FOUND); // 1.4 step 2, 4.1.1
-  if (p.feature === 'disabled') return gate(403, FORBIDDEN); // 4.1.2, admins and owners included
+  if (!sees(p.visibility)) return gate(404, PROJECT_NOT_FOUND); // #order-of-checks step 2, first gate
+  if (p.feature === 'disabled') return gate(403, FORBIDDEN); // second gate, admins and owners included
   if (p.feature === 'private' && !member && !a.admin) return gate(403, FORBIDDEN);
   const visible = sees(sv);
   const deny = (status: number, body: unknown): Expect => ({ status, body, gate: false });
@@ -308,7 +308,7 @@ describe('project snippets permission matrix', () => {
     });
   }
 
-  describe('precedence (1.4): project 404 and feature 403, then validation (400), then authentication (401)', () => {
+  describe('precedence (docs/gitlab-compatibility.md#order-of-checks): project 404 and feature 403, then validation (400), then authentication (401)', () => {
     const anon = (method: string, p: string, url: string, payload?: object) =>
       call(method, `/projects/${projectIds[p]}/snippets${url}`, null, payload);
     const valid = { title: 'x', files: [{ file_path: 'a.txt', content: 'a' }] };

@@ -1,5 +1,6 @@
 // Project snippet raw, file raw at any revision, user agent detail, spam check and restricted visibility
-// (gitlab-api.md §5.3, §5.4, §5.8, §5.9, §4.4 and decisions D3, D7, D11).
+// (docs/gitlab-compatibility.md#snippet-raw, #snippet-file-raw, #user-agent-detail, #spam-check, #snippet-visibility
+// and decisions #d3, #d7, #d11).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -147,7 +148,7 @@ describe('project snippet raw endpoints', () => {
       assert.notEqual(first, head);
     });
 
-    it('resolves main, HEAD, full and abbreviated SHAs, an older commit and tags (D7)', async () => {
+    it('resolves main, HEAD, full and abbreviated SHAs, an older commit and tags (docs/gitlab-compatibility.md#d7)', async () => {
       git(s.id, ['tag', 'v1', first]);
       git(s.id, ['tag', 'v1.0', first]);
       git(s.id, ['update-ref', 'refs/heads/feature/x', first]);
@@ -261,7 +262,7 @@ describe('project snippet raw endpoints', () => {
     });
   });
 
-  describe('restricted visibility levels (D3)', () => {
+  describe('restricted visibility levels (docs/gitlab-compatibility.md#d3)', () => {
     const settings = (levels: string) =>
       ok('PUT', '/application/settings', ROOT_TOKEN, { restricted_visibility_levels: levels }, 200);
     after(() => settings(''));

@@ -1,5 +1,5 @@
-// Project snippets: create, get, list, update (file actions and deprecated params), delete, with every
-// snippet a bare git repository (gitlab-api.md §3, §5, §6 and decisions D1-D5, D7, D11, D12, D14).
+// Project snippets: create, get, list, update (file actions and deprecated params), delete, with every snippet a bare
+// git repository (docs/gitlab-compatibility.md#project-snippets and decisions #d1 to #d5, #d7, #d11, #d12, #d14).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -164,7 +164,7 @@ describe('project snippets API', () => {
       assert.equal(show(s.id, 'a/z.rb'), 'Z');
     });
 
-    it('takes the default visibility from the application settings (D1)', async () => {
+    it('takes the default visibility from the application settings (docs/gitlab-compatibility.md#d1)', async () => {
       const settings = (v: string) =>
         t.request({
           method: 'PUT',
@@ -179,7 +179,7 @@ describe('project snippets API', () => {
       assert.equal((await create({ visibility: 'public', files: [f('x', '1')] })).visibility, 'public');
     });
 
-    it('accepts form-encoded bodies with Rack array syntax (D12)', async () => {
+    it('accepts form-encoded bodies with Rack array syntax (docs/gitlab-compatibility.md#d12)', async () => {
       const body =
         'title=Form&visibility=internal&files[][file_path]=y.rb&files[][content]=puts+2&files[][file_path]=x.rb&files[][content]=puts%201';
       const res = await api('POST', `/projects/${proj.id}/snippets`, body, alice.token, {
@@ -193,7 +193,7 @@ describe('project snippets API', () => {
       assert.deepEqual([show(res.json.id, 'x.rb'), show(res.json.id, 'y.rb')], ['puts 1', 'puts 2']);
     });
 
-    it('accepts the deprecated content + file_name; an empty file_name is snippetfile1.txt; file_name with files is ignored (D5)', async () => {
+    it('accepts the deprecated content + file_name; an empty file_name is snippetfile1.txt; file_name with files is ignored (docs/gitlab-compatibility.md#d5)', async () => {
       const legacy = await create({ content: 'puts 1', file_name: 'legacy.rb' });
       assert.deepEqual(
         [legacy.file_name, legacy.files.map((x: any) => x.path), show(legacy.id, 'legacy.rb')],
@@ -234,7 +234,7 @@ describe('project snippets API', () => {
       assert.deepEqual([await count(), repos()], before);
     });
 
-    it('enforces the title length and the file count limit (D4), writing nothing', async () => {
+    it('enforces the title length and the file count limit (docs/gitlab-compatibility.md#d4), writing nothing', async () => {
       const before = [await count(), repos()];
       await fail('POST', `/projects/${proj.id}/snippets`, { title: 'x'.repeat(256), files: [f('a', 'b')] }, 400, {
         message: { error: 'Title is too long (maximum is 255 characters)' },

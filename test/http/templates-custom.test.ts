@@ -1,7 +1,7 @@
-// Custom template sources (D9, gitlab-api.md §7.6) through real commits to template projects: group
-// template projects at two levels and the instance one, list order, closest-first lookup,
-// source_template_project_id, custom licenses, freshness and unreadable sources; then the deprecated
-// instance-wide /templates/<type> endpoints of §8.
+// Custom template sources (docs/gitlab-compatibility.md#d9 and #custom-templates) through real commits to template
+// projects: group template projects at two levels and the instance one, list order, closest-first lookup,
+// source_template_project_id, custom licenses, freshness and unreadable sources; then the deprecated instance-wide
+// /templates/<type> endpoints (docs/gitlab-compatibility.md#deprecated-template-endpoints).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -87,7 +87,7 @@ function harness(getT: () => TestApp) {
   return { get, ok, fails, send };
 }
 
-describe('custom template sources (D9, §7.6)', () => {
+describe('custom template sources (docs/gitlab-compatibility.md#d9)', () => {
   let t: TestApp;
   const { ok, fails, send } = harness(() => t);
   let alice: U, bob: U;
@@ -343,7 +343,7 @@ describe('custom template sources (D9, §7.6)', () => {
   });
 });
 
-describe('deprecated instance-wide template endpoints (§8)', () => {
+describe('deprecated instance-wide template endpoints (docs/gitlab-compatibility.md#deprecated-template-endpoints)', () => {
   let t: TestApp;
   const { ok, fails, get } = harness(() => t);
   before(async () => {

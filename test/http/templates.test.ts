@@ -1,6 +1,7 @@
-// Project templates (gitlab-api.md §1.4, §7; decisions D6, D15, D16; issue 5): types and :name routing,
-// lists in GitLab's category order with pagination, every built-in template fetched once, licenses and
-// their placeholders, issue/MR templates from the repository, and the permission checks of §7.2.
+// Project templates (docs/gitlab-compatibility.md#templates, #order-of-checks, decisions #d6, #d15, #d16; issue 5):
+// types and :name routing, lists in GitLab's category order with pagination, every built-in template fetched once,
+// licenses and their placeholders, issue/MR templates from the repository, and the permission checks
+// (#template-permissions).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -66,7 +67,10 @@ const LICENSES = [...RAW_LICENSES.filter((l) => !l.featured), ...RAW_LICENSES.fi
   .sort((a, b) => Number(a.featured) - Number(b.featured) || byteOrder(a.key, b.key));
 const licenseData = (key: string) => LICENSES.find((l) => l.key === key)!;
 
-/** §7.5, written independently of the server: any bracket style on either side, case-insensitive. */
+/**
+ * docs/gitlab-compatibility.md#license-placeholders, written independently of the server: any bracket style on
+ * either side, case-insensitive.
+ */
 function fill(text: string, v: { fullname?: string; project?: string }) {
   const o = '[\\[<{]',
     c = '[\\]>}]';
@@ -219,7 +223,7 @@ describe('project templates', () => {
       }
     });
 
-    it('a traversal after decoding is 400 name should be a valid file path (D6)', async () => {
+    it('a traversal after decoding is 400 name should be a valid file path (docs/gitlab-compatibility.md#d6)', async () => {
       for (const type of [...FILE_TYPES, 'licenses', 'issues', 'merge_requests']) {
         await fails(`/projects/${PUB}/templates/${type}/%2e%2e%2fPython%2ea`, alice.token, 400, {
           error: 'name should be a valid file path',
@@ -311,7 +315,7 @@ describe('project templates', () => {
       it(`every built-in ${type} template once, as {name, content}`, async () => {
         const seen = new Set<string>();
         for (const { key, text } of EXPECTED[type]) {
-          if (seen.has(key)) continue; // e.g. AL in Languages and Global: the first category wins (§7.4)
+          if (seen.has(key)) continue; // e.g. AL in Languages and Global: the first category wins (#template-lookup)
           seen.add(key);
           const res = await ok(`/projects/${PUB}/templates/${type}/${encodeURIComponent(key)}`, null);
           assert.deepEqual(res.json, { name: key, content: type === 'gitignores' ? text : HEADER + text }, key);
@@ -417,7 +421,7 @@ describe('project templates', () => {
     });
   });
 
-  describe('permissions (§7.2)', () => {
+  describe('permissions (docs/gitlab-compatibility.md#template-permissions)', () => {
     const singles: Record<string, string> = {
       dockerfiles: 'Binary',
       gitignores: 'Ruby',

@@ -1,5 +1,5 @@
-// Personal access tokens (admin-api.md "Users and tokens", gitlab-api.md 2.2): creation by admins, listing,
-// self, revocation, expiry, and the plain token being shown only once.
+// Personal access tokens (docs/gitlab-compatibility.md#users-and-tokens and #token-failures): creation by admins,
+// listing, self, revocation, expiry, and the plain token being shown only once.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';

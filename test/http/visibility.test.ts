@@ -1,5 +1,5 @@
-// Who sees what: project and group visibility (private, internal, public) against every kind of caller.
-// An unreadable project or group is always 404, never 403 (gitlab-api.md 1.5).
+// Who sees what: project and group visibility (private, internal, public) against every kind of caller. An unreadable
+// project or group is always 404, never 403 (docs/gitlab-compatibility.md#project-lookup).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';

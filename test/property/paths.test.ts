@@ -1,7 +1,8 @@
-// Property tests for file path safety (gitlab-api.md 5.4, 5.5, 6.3): GitLab's file_path validator refuses
-// traversal ('..' segments), absolute paths, newlines and NUL bytes, also when hidden behind one more
-// level of URL encoding (%2e%2e%2f); ordinary relative paths pass. Checked on isSafeFilePath directly and
-// through POST /projects/:id/snippets (400 with Grape's literal message, never a 500; safe paths 201).
+// Property tests for file path safety (docs/gitlab-compatibility.md#snippet-file-raw, #snippet-create,
+// #file-actions): GitLab's file_path validator refuses traversal ('..' segments), absolute paths, newlines and NUL
+// bytes, also when hidden behind one more level of URL encoding (%2e%2e%2f); ordinary relative paths pass. Checked on
+// isSafeFilePath directly and through POST /projects/:id/snippets (400 with Grape's literal message, never a 500;
+// safe paths 201).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
