@@ -109,33 +109,23 @@ describe('project templates', () => {
   let alice: U, guest: U, reporter: U, stranger: U;
   let PRIV: number, PUB: number, EMPTY: number;
 
-  const get = (url: string, token: string | null) => t.request({ method: 'GET', url: `/api/v4${url}`, token });
+  /** GET <url> answering 200 as application/json (docs/gitlab-compatibility.md#d11); the whole response. */
   const ok = async (url: string, token: string | null = alice.token) => {
-    const res = await get(url, token);
-    assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+    const res = await t.expect('GET', url, token, undefined, 200);
     assert.equal(res.headers['content-type'], 'application/json');
     return res;
   };
-  const fails = async (url: string, token: string | null, status: number, body: object) => {
-    const res = await get(url, token);
-    assert.equal(res.statusCode, status, `${url}: ${res.body}`);
-    assert.deepEqual(res.json, body, url);
-  };
-  const project = async (payload: object) => {
-    const res = await t.request({ method: 'POST', url: '/api/v4/projects', token: alice.token, payload });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json.id as number;
-  };
-  const commit = async (id: number, file: string, content: string, branch = 'main', extra: object = {}) => {
-    const url = `/api/v4/projects/${id}/repository/files/${encodeURIComponent(file)}`;
-    const res = await t.request({
-      method: 'POST',
-      url,
-      token: alice.token,
-      payload: { branch, content, commit_message: `add ${file}`, ...extra },
-    });
-    assert.equal(res.statusCode, 201, `${file}: ${res.body}`);
-  };
+  const fails = (url: string, token: string | null, status: number, body: object) =>
+    t.fails('GET', url, token, undefined, status, body);
+  const project = async (payload: object) => (await t.ok('POST', '/projects', alice.token, payload, 201)).id as number;
+  const commit = (id: number, file: string, content: string, branch = 'main', extra: object = {}) =>
+    t.expect(
+      'POST',
+      `/projects/${id}/repository/files/${encodeURIComponent(file)}`,
+      alice.token,
+      { branch, content, commit_message: `add ${file}`, ...extra },
+      201,
+    );
   /** Every page of a list (per_page as given), checking X-Total on each. */
   const all = async (id: number, type: string, perPage: number, token: string | null = alice.token) => {
     const items: any[] = [];
