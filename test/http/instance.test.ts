@@ -50,9 +50,9 @@ describe('application settings', () => {
   });
   after(() => t.close());
 
-  const put = (payload: Record<string, unknown>, token?: string | null) =>
-    t.request({ method: 'PUT', url: '/api/v4/application/settings', payload, token });
-  const get = () => t.request({ method: 'GET', url: '/api/v4/application/settings' });
+  const put = (payload: Record<string, unknown>, token: string | null = ROOT_TOKEN) =>
+    t.api('PUT', '/application/settings', token, payload);
+  const get = () => t.api('GET', '/application/settings', ROOT_TOKEN);
 
   it('GET is for admins: 401 anonymous, 403 others', async () => {
     const anon = await t.request({ method: 'GET', url: '/api/v4/application/settings', token: null });
@@ -186,8 +186,7 @@ describe('application settings: null and wrong types never break later requests'
   });
   after(() => t.close());
 
-  const put = (payload: Record<string, unknown>) =>
-    t.request({ method: 'PUT', url: '/api/v4/application/settings', payload });
+  const put = (payload: Record<string, unknown>) => t.api('PUT', '/application/settings', ROOT_TOKEN, payload);
   const isInvalid = (name: string) => ({ error: `${name} is invalid` });
   const notValid = (name: string) => ({ error: `${name} does not have a valid value` });
   let groups = 0;

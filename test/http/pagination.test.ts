@@ -30,7 +30,7 @@ const link = (base: string, entries: [string, string][]) =>
 describe('offset pagination with SNIPPETD_EXTERNAL_URL', () => {
   let t: TestApp;
   const usernames: string[] = [];
-  const list = (query = '') => t.request({ method: 'GET', url: `/api/v4/users${query}` });
+  const list = (query = '') => t.api('GET', `/users${query}`, ROOT_TOKEN);
   const ext = (entries: [string, string][]) => link(EXTERNAL_URL, entries);
 
   before(async () => {
