@@ -6,6 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.ts';
@@ -16,26 +18,95 @@ export const TEST_DB = (process.env.SNIPPETD_TEST_DB ?? 'sqlite') as 'sqlite' | 
 export const POSTGRES_URL = process.env.SNIPPETD_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const ROOT_TOKEN = 'root-token-for-tests-0123456789';
 
+export type Response = LightMyRequestResponse & { json: any };
+export type Headers = Record<string, string | undefined>;
+
 export interface TestApp {
   app: FastifyInstance;
   config: Config;
   /** app.inject with the JSON body parsed into `json` (undefined when the body is not JSON). */
-  request(options: InjectOptions & { token?: string | null }): Promise<LightMyRequestResponse & { json: any }>;
-  /** A request to /api/v4<url> as the holder of `token` (null: anonymous). */
+  request(options: InjectOptions & { token?: string | null }): Promise<Response>;
+  /**
+   * A request to /api/v4<url> as the holder of `token` (null: anonymous). An object payload is sent as JSON;
+   * a string payload is sent as it is (give its content-type in `headers`).
+   */
   api(
     method: string,
     url: string,
     token: string | null,
-    payload?: object,
-  ): Promise<LightMyRequestResponse & { json: any }>;
+    payload?: object | string,
+    headers?: Headers,
+  ): Promise<Response>;
+  /** Like api(), asserting the status; answers the whole response. */
+  expect(
+    method: string,
+    url: string,
+    token: string | null,
+    payload: object | string | undefined,
+    status: number,
+    headers?: Headers,
+  ): Promise<Response>;
   /** Like api(), asserting the status; answers the parsed body. */
-  ok(method: string, url: string, token: string | null, payload: object | undefined, status: number): Promise<any>;
+  ok(
+    method: string,
+    url: string,
+    token: string | null,
+    payload: object | string | undefined,
+    status: number,
+    headers?: Headers,
+  ): Promise<any>;
+  /** Like api(), asserting that the request succeeded (any 2xx); answers the parsed body. */
+  must(method: string, url: string, token: string | null, payload?: object | string, headers?: Headers): Promise<any>;
+  /**
+   * Like api(), asserting a refusal: the status, the JSON body (deep-equal) and `Content-Type: application/json`
+   * (docs/gitlab-compatibility.md#d11). Answers the whole response.
+   */
+  fails(
+    method: string,
+    url: string,
+    token: string | null,
+    payload: object | string | undefined,
+    status: number,
+    body: unknown,
+  ): Promise<Response>;
+  /**
+   * A request over a real socket to the listening app (`app.listen` first), the path sent byte for byte:
+   * app.inject, like fetch, parses the URL the WHATWG way and resolves '%2E%2E' and '%2E' segments away.
+   * Headers come back exactly as Node received them; no token is added.
+   */
+  socket(method: string, path: string, headers?: Record<string, string>): Promise<SocketResponse>;
   /** Creates a user through the API (as root) and a personal access token for them. */
   user(
     username: string,
     opts?: { admin?: boolean; external?: boolean; scopes?: string[] },
   ): Promise<{ id: number; username: string; token: string }>;
   close(): Promise<void>;
+}
+
+export interface SocketResponse {
+  statusCode: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** The body parsed as JSON, undefined when it is not JSON. */
+  json: any;
+}
+
+export const MULTIPART_BOUNDARY = '----snippetdTestBoundary7MA4YWxkTrZu0gW';
+
+/** A multipart/form-data body built by hand, one text field per [name, value] pair, in order. */
+export function multipart(fields: [string, string][], boundary = MULTIPART_BOUNDARY): string {
+  const parts = fields.map(
+    ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+  );
+  return `${parts.join('')}--${boundary}--\r\n`;
+}
+
+function parseJson(body: string): unknown {
+  try {
+    return body ? JSON.parse(body) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function postgresSchemaUrl(): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -78,27 +149,50 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
 
   const request: TestApp['request'] = async ({ token = ROOT_TOKEN, headers, ...options }) => {
     const res = await app.inject({ ...options, headers: { ...(token ? { 'private-token': token } : {}), ...headers } });
-    let json: unknown;
-    try {
-      json = res.body ? JSON.parse(res.body) : undefined;
-    } catch {
-      json = undefined;
-    }
-    return Object.assign(res, { json });
+    return Object.assign(res, { json: parseJson(res.body) });
   };
 
-  const api: TestApp['api'] = (method, url, token, payload) =>
+  const api: TestApp['api'] = (method, url, token, payload, headers) =>
     request({
       method: method as InjectOptions['method'],
       url: `/api/v4${url}`,
       token,
-      ...(payload && { payload: payload as InjectOptions['payload'] }),
+      ...(headers && { headers: headers as InjectOptions['headers'] }),
+      ...(payload !== undefined && { payload: payload as InjectOptions['payload'] }),
     });
-  const ok: TestApp['ok'] = async (method, url, token, payload, status) => {
-    const res = await api(method, url, token, payload);
+  const expect: TestApp['expect'] = async (method, url, token, payload, status, headers) => {
+    const res = await api(method, url, token, payload, headers);
     assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
+    return res;
+  };
+  const ok: TestApp['ok'] = async (...args) => (await expect(...args)).json;
+  const must: TestApp['must'] = async (method, url, token, payload, headers) => {
+    const res = await api(method, url, token, payload, headers);
+    assert.ok(res.statusCode >= 200 && res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
     return res.json;
   };
+  const fails: TestApp['fails'] = async (method, url, token, payload, status, body) => {
+    const res = await api(method, url, token, payload);
+    const what = `${method} ${url}${typeof payload === 'object' ? ` ${JSON.stringify(payload)}` : ''}`;
+    assert.equal(res.statusCode, status, `${what}: ${res.body}`);
+    assert.deepEqual(res.json, body, what);
+    assert.equal(res.headers['content-type'], 'application/json', what);
+    return res;
+  };
+  const socket: TestApp['socket'] = (method, urlPath, headers = {}) =>
+    new Promise((resolve, reject) => {
+      const { port } = app.server.address() as AddressInfo;
+      const req = http.request({ host: '127.0.0.1', port, method, path: urlPath, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body, json: parseJson(body) });
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
 
   const user: TestApp['user'] = async (username, opts = {}) => {
     const created = await request({
@@ -127,7 +221,11 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
     config,
     request,
     api,
+    expect,
     ok,
+    must,
+    fails,
+    socket,
     user,
     close: async () => {
       await app.close();

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const CLI = path.resolve('src/cli.ts');
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-fsck-home-'));
@@ -76,11 +76,7 @@ describe('snippetd fsck', () => {
     assert.equal(project.statusCode, 201, project.body);
     projectId = project.json.id;
     const create = (title: string, files: { file_path: string; content: string }[]) =>
-      t.request({
-        method: 'POST',
-        url: `/api/v4/projects/${projectId}/snippets`,
-        payload: { title, visibility: 'public', files },
-      });
+      t.api('POST', `/projects/${projectId}/snippets`, ROOT_TOKEN, { title, visibility: 'public', files });
     const s1 = await create('diverging', [
       { file_path: 'keep.txt', content: 'kept\n' },
       { file_path: 'change.txt', content: 'before\n' },

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 interface GitResult {
   code: number | null;
@@ -77,20 +77,6 @@ describe('git over HTTP with the real git client', () => {
   let priv: { id: number; path: string };
   let n = 0;
 
-  const api = async (method: string, url: string, payload?: object, token?: string | null) => {
-    const res = await t.request({
-      method: method as 'GET',
-      url: `/api/v4${url}`,
-      ...(payload && { payload }),
-      ...(token !== undefined && { token }),
-    });
-    return res;
-  };
-  const must = async (method: string, url: string, payload?: object, token?: string | null) => {
-    const res = await api(method, url, payload, token);
-    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
-    return res.json;
-  };
   const url = (repoPath: string, token?: string) => `http://${token ? `oauth2:${token}@` : ''}${host}/${repoPath}`;
   const dir = (name: string) => path.join(work, `${name}-${++n}`);
   const commitFile = async (cwd: string, file: string, content: string, message = `add ${file}`) => {
@@ -99,11 +85,10 @@ describe('git over HTTP with the real git client', () => {
     await ok(['add', '--', file], { cwd });
     await ok(['commit', '-q', '-m', message], { cwd });
   };
-  const apiFile = async (projectId: number, file: string, ref = 'main', token?: string) => {
-    const res = await api(
+  const apiFile = async (projectId: number, file: string, ref = 'main', token: string | null = ROOT_TOKEN) => {
+    const res = await t.api(
       'GET',
       `/projects/${projectId}/repository/files/${encodeURIComponent(file)}?ref=${ref}`,
-      undefined,
       token,
     );
     return {
@@ -119,8 +104,12 @@ describe('git over HTTP with the real git client', () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-git-work-'));
     for (const name of ['dev', 'rep', 'guest', 'outsider', 'blocked', 'dev2']) users[name] = await t.user(name);
     users.reader = await t.user('reader', { scopes: ['read_repository'] });
-    const p1 = await must('POST', '/projects', { name: 'pub', visibility: 'public', initialize_with_readme: true });
-    const p2 = await must('POST', '/projects', { name: 'priv', visibility: 'private' });
+    const p1 = await t.must('POST', '/projects', ROOT_TOKEN, {
+      name: 'pub',
+      visibility: 'public',
+      initialize_with_readme: true,
+    });
+    const p2 = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'priv', visibility: 'private' });
     pub = { id: p1.id, path: `${p1.path_with_namespace}.git` };
     priv = { id: p2.id, path: `${p2.path_with_namespace}.git` };
     for (const p of [p1.id, p2.id]) {
@@ -132,7 +121,7 @@ describe('git over HTTP with the real git client', () => {
         ['reader', 30],
         ['blocked', 30],
       ] as const) {
-        await must('POST', `/projects/${p}/members`, { user_id: users[name].id, access_level: level });
+        await t.must('POST', `/projects/${p}/members`, ROOT_TOKEN, { user_id: users[name].id, access_level: level });
       }
     }
   });
@@ -150,11 +139,11 @@ describe('git over HTTP with the real git client', () => {
     await commitFile(d, 'hello.txt', 'hello from git\n');
     await ok(['push', 'origin', 'HEAD:main'], { cwd: d });
     assert.deepEqual(await apiFile(priv.id, 'hello.txt'), { status: 200, content: 'hello from git\n' });
-    assert.equal((await must('GET', `/projects/${priv.id}`)).default_branch, 'main');
+    assert.equal((await t.must('GET', `/projects/${priv.id}`, ROOT_TOKEN)).default_branch, 'main');
   });
 
   it('clones a non-empty project anonymously, and fetch sees a file written through the API', async () => {
-    await must('POST', `/projects/${pub.id}/repository/files/${encodeURIComponent('docs/a.md')}`, {
+    await t.must('POST', `/projects/${pub.id}/repository/files/${encodeURIComponent('docs/a.md')}`, ROOT_TOKEN, {
       branch: 'main',
       content: 'A',
       commit_message: 'docs',
@@ -163,7 +152,7 @@ describe('git over HTTP with the real git client', () => {
     await ok(['clone', url(pub.path), d]);
     assert.ok(fs.existsSync(path.join(d, 'README.md')));
     assert.equal(fs.readFileSync(path.join(d, 'docs/a.md'), 'utf8'), 'A');
-    await must('POST', `/projects/${pub.id}/repository/files/b.txt`, {
+    await t.must('POST', `/projects/${pub.id}/repository/files/b.txt`, ROOT_TOKEN, {
       branch: 'main',
       content: 'B',
       commit_message: 'b via api',
@@ -232,7 +221,7 @@ describe('git over HTTP with the real git client', () => {
   });
 
   it("a blocked user's token is refused", async () => {
-    await must('POST', `/users/${users.blocked.id}/block`);
+    await t.must('POST', `/users/${users.blocked.id}/block`, ROOT_TOKEN);
     const r = await refused(['clone', url(priv.path, users.blocked.token), dir('blocked')]);
     assert.match(r.stderr, /403/);
     assert.match(r.stderr, /Your account has been blocked/);
@@ -250,21 +239,19 @@ describe('git over HTTP with the real git client', () => {
     let pubSnippet: any;
     let privSnippet: any;
     const snippetPath = (s: any) => new URL(s.http_url_to_repo).pathname.slice(1);
-    const getSnippet = (s: any) => must('GET', `/projects/${pub.id}/snippets/${s.id}`);
+    const getSnippet = (s: any) => t.must('GET', `/projects/${pub.id}/snippets/${s.id}`, ROOT_TOKEN);
 
     before(async () => {
-      pubSnippet = await must(
-        'POST',
-        `/projects/${pub.id}/snippets`,
-        { title: 'pub', visibility: 'public', files: [{ file_path: 'a.txt', content: 'one\n' }] },
-        users.dev.token,
-      );
-      privSnippet = await must(
-        'POST',
-        `/projects/${pub.id}/snippets`,
-        { title: 'priv', visibility: 'private', files: [{ file_path: 's.txt', content: 'secret\n' }] },
-        users.dev.token,
-      );
+      pubSnippet = await t.must('POST', `/projects/${pub.id}/snippets`, users.dev.token, {
+        title: 'pub',
+        visibility: 'public',
+        files: [{ file_path: 'a.txt', content: 'one\n' }],
+      });
+      privSnippet = await t.must('POST', `/projects/${pub.id}/snippets`, users.dev.token, {
+        title: 'priv',
+        visibility: 'private',
+        files: [{ file_path: 's.txt', content: 'secret\n' }],
+      });
       assert.match(snippetPath(pubSnippet), new RegExp(`/snippets/${pubSnippet.id}\\.git$`));
     });
 
@@ -301,9 +288,13 @@ describe('git over HTTP with the real git client', () => {
         Date.parse(after.updated_at) > Date.parse(before.updated_at),
         `${after.updated_at} <= ${before.updated_at}`,
       );
-      const raw = await api('GET', `/projects/${pub.id}/snippets/${pubSnippet.id}/raw`);
+      const raw = await t.api('GET', `/projects/${pub.id}/snippets/${pubSnippet.id}/raw`, ROOT_TOKEN);
       assert.equal(raw.body, after.file_name === 'b.txt' ? 'bee\n' : 'sea\n');
-      const fileRaw = await api('GET', `/projects/${pub.id}/snippets/${pubSnippet.id}/files/main/c.txt/raw`);
+      const fileRaw = await t.api(
+        'GET',
+        `/projects/${pub.id}/snippets/${pubSnippet.id}/files/main/c.txt/raw`,
+        ROOT_TOKEN,
+      );
       assert.equal(fileRaw.body, 'sea\n');
     });
 

@@ -1,4 +1,4 @@
-// Authentication as GitLab does it (gitlab-api.md section 2, decision D13): every token carrier, token
+// Authentication as GitLab does it (docs/gitlab-compatibility.md#authentication and #d13): every token carrier, token
 // failures with their exact bodies and WWW-Authenticate, scopes, blocked/deactivated users and Sudo.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -29,18 +29,11 @@ describe('authentication', () => {
   after(() => t.close());
 
   /** POST /users/:id/personal_access_tokens as root; returns the 201 body. */
-  async function createToken(userId: number, body: Record<string, unknown>) {
-    const res = await t.request({
-      method: 'POST',
-      url: `/api/v4/users/${userId}/personal_access_tokens`,
-      payload: body,
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json;
-  }
+  const createToken = (userId: number, body: Record<string, unknown>) =>
+    t.ok('POST', `/users/${userId}/personal_access_tokens`, ROOT_TOKEN, body, 201);
 
   const whoAmI = (headers: Record<string, string> = {}, query = '') =>
-    t.request({ method: 'GET', url: `/api/v4/user${query}`, token: null, headers });
+    t.api('GET', `/user${query}`, null, undefined, headers);
 
   describe('token carriers', () => {
     const carriers: [string, (tok: string) => { headers?: Record<string, string>; query?: string }][] = [
@@ -200,7 +193,7 @@ describe('authentication', () => {
 
   describe('sudo', () => {
     const asRoot = (headers: Record<string, string>, query = '') =>
-      t.request({ method: 'GET', url: `/api/v4/user${query}`, token: ROOT_TOKEN, headers });
+      t.api('GET', `/user${query}`, ROOT_TOKEN, undefined, headers);
 
     it('acts as the user named in the Sudo header, by username and by id', async () => {
       for (const value of ['alice', String(alice.id)]) {

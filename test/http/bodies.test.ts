@@ -1,18 +1,8 @@
-// Where parameters come from (gitlab-api.md 1.1, decision D12): query string, JSON, form-urlencoded with
-// Rack arrays, multipart; DELETE with an empty or '{}' JSON body; malformed bodies; unknown parameters.
+// Where parameters come from (docs/gitlab-compatibility.md#parameters and #d12): query string, JSON, form-urlencoded
+// with Rack arrays, multipart; DELETE with an empty or '{}' JSON body; malformed bodies; unknown parameters.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helper.ts';
-
-const BOUNDARY = '----snippetdTestBoundary7MA4YWxkTrZu0gW';
-
-/** A multipart/form-data body built by hand, one text field per [name, value] pair, in order. */
-function multipart(fields: [string, string][]): string {
-  const parts = fields.map(
-    ([name, value]) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
-  );
-  return `${parts.join('')}--${BOUNDARY}--\r\n`;
-}
+import { createTestApp, MULTIPART_BOUNDARY, multipart, type TestApp } from '../helper.ts';
 
 describe('request bodies and parameter sources', () => {
   let t: TestApp;
@@ -106,7 +96,7 @@ describe('request bodies and parameter sources', () => {
     const res = await t.request({
       method: 'POST',
       url: tokensUrl,
-      headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+      headers: { 'content-type': `multipart/form-data; boundary=${MULTIPART_BOUNDARY}` },
       payload: multipart([
         ['name', 'multi part ✓'],
         ['scopes[]', 'api'],

@@ -1,4 +1,5 @@
-// Groups API (admin-api.md "Groups"): creation (nested), lookup, changes by owners, file template project.
+// Groups API (docs/gitlab-compatibility.md#groups): creation (nested), lookup, changes by owners, file template
+// project.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';
@@ -13,8 +14,6 @@ describe('groups API', () => {
   let owner: U, maint: U, dev: U, stranger: U, admin: U;
   let parent: any, child: any, secret: any;
 
-  const api: TestApp['api'] = (...args) => t.api(...args);
-  const ok: TestApp['ok'] = (...args) => t.ok(...args);
   /** GitLab answers POST /groups failures with 400 {"message":"Failed to save group <errors>"}: the errors' text must be in it. */
   const refused = (res: { statusCode: number; json: any }, ...texts: string[]) => {
     assert.equal(res.statusCode, 400, JSON.stringify(res.json));
@@ -31,23 +30,23 @@ describe('groups API', () => {
       await t.user('stranger'),
       await t.user('admin1', { admin: true }),
     ];
-    parent = await ok(
+    parent = await t.ok(
       'POST',
       '/groups',
       owner.token,
       { name: 'Parent', path: 'parent', visibility: 'public', description: 'top' },
       201,
     );
-    child = await ok(
+    child = await t.ok(
       'POST',
       '/groups',
       owner.token,
       { name: 'Child', path: 'child', parent_id: parent.id, visibility: 'public' },
       201,
     );
-    secret = await ok('POST', '/groups', owner.token, { name: 'Secret', path: 'secret' }, 201);
-    await ok('POST', `/groups/${parent.id}/members`, owner.token, { user_id: maint.id, access_level: 40 }, 201);
-    await ok('POST', `/groups/${parent.id}/members`, owner.token, { user_id: dev.id, access_level: 30 }, 201);
+    secret = await t.ok('POST', '/groups', owner.token, { name: 'Secret', path: 'secret' }, 201);
+    await t.ok('POST', `/groups/${parent.id}/members`, owner.token, { user_id: maint.id, access_level: 40 }, 201);
+    await t.ok('POST', `/groups/${parent.id}/members`, owner.token, { user_id: dev.id, access_level: 30 }, 201);
   });
   after(() => t.close());
 
@@ -84,10 +83,10 @@ describe('groups API', () => {
 
     it('makes the creator an owner', async () => {
       for (const g of [parent, child]) {
-        const m = await ok('GET', `/groups/${g.id}/members/${owner.id}`, owner.token, undefined, 200);
+        const m = await t.ok('GET', `/groups/${g.id}/members/${owner.id}`, owner.token, undefined, 200);
         assert.equal(m.access_level, 50);
       }
-      const sub = await ok(
+      const sub = await t.ok(
         'POST',
         '/groups',
         maint.token,
@@ -96,39 +95,39 @@ describe('groups API', () => {
       );
       assert.equal(sub.full_name, 'Parent / By Maint');
       assert.equal(
-        (await ok('GET', `/groups/${sub.id}/members/${maint.id}`, maint.token, undefined, 200)).access_level,
+        (await t.ok('GET', `/groups/${sub.id}/members/${maint.id}`, maint.token, undefined, 200)).access_level,
         50,
       );
     });
 
     it('requires authentication, name and path', async () => {
-      const anon = await api('POST', '/groups', null, { name: 'A', path: 'a' });
+      const anon = await t.api('POST', '/groups', null, { name: 'A', path: 'a' });
       assert.equal(anon.statusCode, 401);
       assert.deepEqual(anon.json, { message: '401 Unauthorized' });
-      const missing = await api('POST', '/groups', owner.token, {});
+      const missing = await t.api('POST', '/groups', owner.token, {});
       assert.equal(missing.statusCode, 400);
       assert.deepEqual(missing.json, { error: 'name is missing, path is missing' });
     });
 
     it('refuses an invalid path with 400', async () => {
       for (const path of ['-dash', 'with space', 'ends.git', 'trail.', 'a/b']) {
-        refused(await api('POST', '/groups', owner.token, { name: 'Bad', path }), 'path');
+        refused(await t.api('POST', '/groups', owner.token, { name: 'Bad', path }), 'path');
       }
     });
 
     it('refuses a taken path with 400 (groups, subgroups, usernames; any case)', async () => {
       refused(
-        await api('POST', '/groups', stranger.token, { name: 'Again', path: 'PARENT' }),
+        await t.api('POST', '/groups', stranger.token, { name: 'Again', path: 'PARENT' }),
         'path',
         'has already been taken',
       );
       refused(
-        await api('POST', '/groups', owner.token, { name: 'Again', path: 'child', parent_id: parent.id }),
+        await t.api('POST', '/groups', owner.token, { name: 'Again', path: 'child', parent_id: parent.id }),
         'path',
         'has already been taken',
       );
       refused(
-        await api('POST', '/groups', owner.token, { name: 'User', path: 'stranger' }),
+        await t.api('POST', '/groups', owner.token, { name: 'User', path: 'stranger' }),
         'path',
         'has already been taken',
       );
@@ -137,7 +136,7 @@ describe('groups API', () => {
     it('refuses a subgroup more visible than its parent with 400', async () => {
       for (const visibility of ['internal', 'public']) {
         refused(
-          await api('POST', '/groups', owner.token, {
+          await t.api('POST', '/groups', owner.token, {
             name: 'Loud',
             path: `loud-${visibility}`,
             parent_id: secret.id,
@@ -146,37 +145,37 @@ describe('groups API', () => {
           `${visibility} is not allowed since the parent group has a private visibility.`,
         );
       }
-      assert.equal((await api('GET', '/groups/secret%2Floud-public', admin.token)).statusCode, 404);
+      assert.equal((await t.api('GET', '/groups/secret%2Floud-public', admin.token)).statusCode, 404);
     });
 
     it('answers 404 for a parent the caller cannot see and 403 without maintainer access', async () => {
-      const hidden = await api('POST', '/groups', stranger.token, { name: 'In', path: 'in', parent_id: secret.id });
+      const hidden = await t.api('POST', '/groups', stranger.token, { name: 'In', path: 'in', parent_id: secret.id });
       assert.equal(hidden.statusCode, 404);
       assert.deepEqual(hidden.json, GROUP_NOT_FOUND);
-      const unknown = await api('POST', '/groups', stranger.token, { name: 'In', path: 'in', parent_id: 999999 });
+      const unknown = await t.api('POST', '/groups', stranger.token, { name: 'In', path: 'in', parent_id: 999999 });
       assert.equal(unknown.statusCode, 404);
       assert.deepEqual(unknown.json, GROUP_NOT_FOUND);
       for (const who of [stranger, dev]) {
-        const res = await api('POST', '/groups', who.token, { name: 'In', path: 'in', parent_id: parent.id });
+        const res = await t.api('POST', '/groups', who.token, { name: 'In', path: 'in', parent_id: parent.id });
         assert.equal(res.statusCode, 403, who.username);
         assert.deepEqual(res.json, FORBIDDEN);
       }
-      assert.equal((await api('GET', '/groups/parent%2Fin', admin.token)).statusCode, 404);
+      assert.equal((await t.api('GET', '/groups/parent%2Fin', admin.token)).statusCode, 404);
     });
   });
 
   describe('GET /groups/:id', () => {
     it('finds a group by id and by URL-encoded full path, case-insensitively', async () => {
       for (const id of [String(child.id), 'parent%2Fchild', 'Parent%2FChild']) {
-        const g = await ok('GET', `/groups/${id}`, stranger.token, undefined, 200);
+        const g = await t.ok('GET', `/groups/${id}`, stranger.token, undefined, 200);
         assert.deepEqual([g.id, g.full_path, g.full_name], [child.id, 'parent/child', 'Parent / Child'], id);
       }
-      assert.equal((await ok('GET', '/groups/parent', null, undefined, 200)).id, parent.id);
+      assert.equal((await t.ok('GET', '/groups/parent', null, undefined, 200)).id, parent.id);
     });
 
     it('answers 404 Group Not Found for unknown groups and for a user namespace', async () => {
       for (const id of ['999999', 'nope', 'parent%2Fnope', 'stranger']) {
-        const res = await api('GET', `/groups/${id}`, admin.token);
+        const res = await t.api('GET', `/groups/${id}`, admin.token);
         assert.equal(res.statusCode, 404, id);
         assert.deepEqual(res.json, GROUP_NOT_FOUND);
       }
@@ -186,73 +185,94 @@ describe('groups API', () => {
   describe('PUT /groups/:id', () => {
     it('is for owners and admins: maintainers and non-members get 403, hidden groups 404', async () => {
       for (const who of [maint, stranger]) {
-        const res = await api('PUT', `/groups/${parent.id}`, who.token, { description: 'no' });
+        const res = await t.api('PUT', `/groups/${parent.id}`, who.token, { description: 'no' });
         assert.equal(res.statusCode, 403, who.username);
         assert.deepEqual(res.json, FORBIDDEN);
       }
-      const hidden = await api('PUT', `/groups/${secret.id}`, stranger.token, { description: 'no' });
+      const hidden = await t.api('PUT', `/groups/${secret.id}`, stranger.token, { description: 'no' });
       assert.equal(hidden.statusCode, 404);
       assert.deepEqual(hidden.json, GROUP_NOT_FOUND);
       assert.equal(
-        (await ok('PUT', `/groups/${parent.id}`, owner.token, { description: 'by owner' }, 200)).description,
+        (await t.ok('PUT', `/groups/${parent.id}`, owner.token, { description: 'by owner' }, 200)).description,
         'by owner',
       );
       assert.equal(
-        (await ok('PUT', '/groups/secret', admin.token, { description: 'by admin' }, 200)).description,
+        (await t.ok('PUT', '/groups/secret', admin.token, { description: 'by admin' }, 200)).description,
         'by admin',
       );
       assert.equal(
-        (await ok('PUT', `/groups/${child.id}`, owner.token, { visibility: 'internal' }, 200)).visibility,
+        (await t.ok('PUT', `/groups/${child.id}`, owner.token, { visibility: 'internal' }, 200)).visibility,
         'internal',
       );
     });
 
     it('renaming updates full_name below and name_with_namespace of projects', async () => {
-      const grand = await ok(
+      const grand = await t.ok(
         'POST',
         '/groups',
         owner.token,
         { name: 'Grand', path: 'grand', parent_id: child.id },
         201,
       );
-      const p = await ok('POST', '/projects', owner.token, { name: 'Proj', path: 'proj', namespace_id: grand.id }, 201);
-      const renamed = await ok('PUT', `/groups/${parent.id}`, owner.token, { name: 'Renamed' }, 200);
+      const p = await t.ok(
+        'POST',
+        '/projects',
+        owner.token,
+        { name: 'Proj', path: 'proj', namespace_id: grand.id },
+        201,
+      );
+      const renamed = await t.ok('PUT', `/groups/${parent.id}`, owner.token, { name: 'Renamed' }, 200);
       assert.deepEqual(
         [renamed.name, renamed.path, renamed.full_name, renamed.full_path],
         ['Renamed', 'parent', 'Renamed', 'parent'],
       );
-      assert.equal((await ok('GET', `/groups/${child.id}`, owner.token, undefined, 200)).full_name, 'Renamed / Child');
       assert.equal(
-        (await ok('GET', `/groups/${grand.id}`, owner.token, undefined, 200)).full_name,
+        (await t.ok('GET', `/groups/${child.id}`, owner.token, undefined, 200)).full_name,
+        'Renamed / Child',
+      );
+      assert.equal(
+        (await t.ok('GET', `/groups/${grand.id}`, owner.token, undefined, 200)).full_name,
         'Renamed / Child / Grand',
       );
-      const project = await ok('GET', `/projects/${p.id}`, owner.token, undefined, 200);
+      const project = await t.ok('GET', `/projects/${p.id}`, owner.token, undefined, 200);
       assert.equal(project.name_with_namespace, 'Renamed / Child / Grand / Proj');
       assert.equal(project.path_with_namespace, 'parent/child/grand/proj');
     });
 
     it('accepts a file_template_project_id inside the hierarchy only', async () => {
-      const own = await ok('POST', '/projects', owner.token, { path: 'templates', namespace_id: parent.id }, 201);
-      const below = await ok('POST', '/projects', owner.token, { path: 'more-templates', namespace_id: child.id }, 201);
-      const elsewhere = await ok('POST', '/projects', owner.token, { path: 'elsewhere', namespace_id: secret.id }, 201);
-      const personal = await ok('POST', '/projects', owner.token, { path: 'personal' }, 201);
+      const own = await t.ok('POST', '/projects', owner.token, { path: 'templates', namespace_id: parent.id }, 201);
+      const below = await t.ok(
+        'POST',
+        '/projects',
+        owner.token,
+        { path: 'more-templates', namespace_id: child.id },
+        201,
+      );
+      const elsewhere = await t.ok(
+        'POST',
+        '/projects',
+        owner.token,
+        { path: 'elsewhere', namespace_id: secret.id },
+        201,
+      );
+      const personal = await t.ok('POST', '/projects', owner.token, { path: 'personal' }, 201);
       assert.equal(
-        (await ok('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: own.id }, 200))
+        (await t.ok('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: own.id }, 200))
           .file_template_project_id,
         own.id,
       );
       assert.equal(
-        (await ok('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: below.id }, 200))
+        (await t.ok('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: below.id }, 200))
           .file_template_project_id,
         below.id,
       );
       for (const p of [elsewhere, personal, { id: 999999 }]) {
-        const res = await api('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: p.id });
+        const res = await t.api('PUT', `/groups/${parent.id}`, owner.token, { file_template_project_id: p.id });
         assert.equal(res.statusCode, 400, String(p.id));
         assert.ok(res.json.message.file_template_project_id, JSON.stringify(res.json));
       }
       assert.equal(
-        (await ok('GET', `/groups/${parent.id}`, owner.token, undefined, 200)).file_template_project_id,
+        (await t.ok('GET', `/groups/${parent.id}`, owner.token, undefined, 200)).file_template_project_id,
         below.id,
       );
     });

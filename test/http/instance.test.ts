@@ -1,4 +1,4 @@
-// Instance endpoints (admin-api.md "Instance"): GET /version and GET/PUT /application/settings.
+// Instance endpoints (docs/gitlab-compatibility.md#instance): GET /version and GET/PUT /application/settings.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
@@ -50,9 +50,9 @@ describe('application settings', () => {
   });
   after(() => t.close());
 
-  const put = (payload: Record<string, unknown>, token?: string | null) =>
-    t.request({ method: 'PUT', url: '/api/v4/application/settings', payload, token });
-  const get = () => t.request({ method: 'GET', url: '/api/v4/application/settings' });
+  const put = (payload: Record<string, unknown>, token: string | null = ROOT_TOKEN) =>
+    t.api('PUT', '/application/settings', token, payload);
+  const get = () => t.api('GET', '/application/settings', ROOT_TOKEN);
 
   it('GET is for admins: 401 anonymous, 403 others', async () => {
     const anon = await t.request({ method: 'GET', url: '/api/v4/application/settings', token: null });
@@ -170,8 +170,9 @@ describe('application settings', () => {
   });
 });
 
-// Each setting sent as null and as a wrong type: GitLab's answer (a 400, or null taken as GitLab's
-// setters take it), and in every case snippet creates by an admin and by a non-admin still work.
+// Each setting sent as null and as a wrong type
+// (docs/gitlab-compatibility.md#instance-settings-null-and-wrong-types): GitLab's answer (a 400, or null taken as
+// GitLab's setters take it), and in every case snippet creates by an admin and by a non-admin still work.
 describe('application settings: null and wrong types never break later requests', () => {
   let t: TestApp;
   let alice: { id: number; token: string };
@@ -185,8 +186,7 @@ describe('application settings: null and wrong types never break later requests'
   });
   after(() => t.close());
 
-  const put = (payload: Record<string, unknown>) =>
-    t.request({ method: 'PUT', url: '/api/v4/application/settings', payload });
+  const put = (payload: Record<string, unknown>) => t.api('PUT', '/application/settings', ROOT_TOKEN, payload);
   const isInvalid = (name: string) => ({ error: `${name} is invalid` });
   const notValid = (name: string) => ({ error: `${name} does not have a valid value` });
   let groups = 0;

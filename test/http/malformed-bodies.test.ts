@@ -3,7 +3,7 @@
 // The routes are read from the app itself, so a route added later is covered without touching this file.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { createTestApp, multipart, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const MAX_BODY = 64 * 1024;
 const MALFORMED = { error: 'message body does not match declared format' };
@@ -104,15 +104,16 @@ describe('malformed multipart bodies on every route', () => {
   }
 
   it('still reads a well-formed multipart body after all of them', async () => {
-    const body =
-      '--XX\r\nContent-Disposition: form-data; name="name"\r\n\r\nafter\r\n--XX\r\nContent-Disposition: form-data; name="path"\r\n\r\nafter\r\n--XX--\r\n';
-    const res = await t.request({
-      method: 'POST',
-      url: '/api/v4/groups',
-      headers: { 'content-type': 'multipart/form-data; boundary=XX' },
-      payload: body,
+    const body = multipart(
+      [
+        ['name', 'after'],
+        ['path', 'after'],
+      ],
+      'XX',
+    );
+    const group = await t.ok('POST', '/groups', ROOT_TOKEN, body, 201, {
+      'content-type': 'multipart/form-data; boundary=XX',
     });
-    assert.equal(res.statusCode, 201, res.body);
-    assert.equal(res.json.path, 'after');
+    assert.equal(group.path, 'after');
   });
 });

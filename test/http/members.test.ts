@@ -1,4 +1,5 @@
-// Project and group members (admin-api.md): add, change, remove, direct vs inherited lists, who manages.
+// Project and group members (docs/gitlab-compatibility.md#members): add, change, remove, direct vs inherited lists,
+// who manages.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';
@@ -13,8 +14,6 @@ describe('members API', () => {
   let owner: U, reporter: U, gmaint: U, pdev: U, pmaint: U, target: U, outsider: U, admin: U;
   let team: any, sub: any, app: any;
 
-  const api: TestApp['api'] = (...args) => t.api(...args);
-  const ok: TestApp['ok'] = (...args) => t.ok(...args);
   const levels = (list: any[]) =>
     list.map((m) => [m.username, m.access_level]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
 
@@ -25,13 +24,13 @@ describe('members API', () => {
         .map((u) => t.user(u))
         .concat(t.user('admin1', { admin: true })),
     );
-    team = await ok('POST', '/groups', owner.token, { name: 'Team', path: 'team' }, 201);
-    sub = await ok('POST', '/groups', owner.token, { name: 'Sub', path: 'sub', parent_id: team.id }, 201);
-    app = await ok('POST', '/projects', owner.token, { path: 'app', namespace_id: sub.id }, 201);
-    await ok('POST', `/groups/${team.id}/members`, owner.token, { user_id: reporter.id, access_level: 20 }, 201);
-    await ok('POST', `/groups/${team.id}/members`, owner.token, { user_id: gmaint.id, access_level: 40 }, 201);
-    await ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: pdev.id, access_level: 30 }, 201);
-    await ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: pmaint.id, access_level: 40 }, 201);
+    team = await t.ok('POST', '/groups', owner.token, { name: 'Team', path: 'team' }, 201);
+    sub = await t.ok('POST', '/groups', owner.token, { name: 'Sub', path: 'sub', parent_id: team.id }, 201);
+    app = await t.ok('POST', '/projects', owner.token, { path: 'app', namespace_id: sub.id }, 201);
+    await t.ok('POST', `/groups/${team.id}/members`, owner.token, { user_id: reporter.id, access_level: 20 }, 201);
+    await t.ok('POST', `/groups/${team.id}/members`, owner.token, { user_id: gmaint.id, access_level: 40 }, 201);
+    await t.ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: pdev.id, access_level: 30 }, 201);
+    await t.ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: pmaint.id, access_level: 40 }, 201);
   });
   after(() => t.close());
 
@@ -40,7 +39,7 @@ describe('members API', () => {
       const base = () => `/${kind}/${kind === 'projects' ? app.id : sub.id}/members`;
 
       it('POST adds a member: 201 with the user and the level', async () => {
-        const res = await api('POST', base(), owner.token, { user_id: target.id, access_level: 20 });
+        const res = await t.api('POST', base(), owner.token, { user_id: target.id, access_level: 20 });
         assert.equal(res.statusCode, 201, res.body);
         const { id, username, name, state, access_level, created_at } = res.json;
         assert.deepEqual(
@@ -48,52 +47,52 @@ describe('members API', () => {
           { id: target.id, username: 'target', name: 'TARGET', state: 'active', access_level: 20 },
         );
         assert.match(created_at, ISO);
-        const got = await ok('GET', `${base()}/${target.id}`, owner.token, undefined, 200);
+        const got = await t.ok('GET', `${base()}/${target.id}`, owner.token, undefined, 200);
         assert.deepEqual([got.id, got.access_level], [target.id, 20]);
       });
 
       it('POST twice is 409 Member already exists', async () => {
-        const res = await api('POST', base(), owner.token, { user_id: target.id, access_level: 30 });
+        const res = await t.api('POST', base(), owner.token, { user_id: target.id, access_level: 30 });
         assert.equal(res.statusCode, 409);
         assert.deepEqual(res.json, { message: 'Member already exists' });
       });
 
       it('POST with an unknown user is 404 User Not Found', async () => {
-        const res = await api('POST', base(), owner.token, { user_id: 999999, access_level: 30 });
+        const res = await t.api('POST', base(), owner.token, { user_id: 999999, access_level: 30 });
         assert.equal(res.statusCode, 404);
         assert.deepEqual(res.json, { message: '404 User Not Found' });
       });
 
       it('POST or PUT with an invalid access_level is 400', async () => {
         for (const access_level of [0, 5, 35, 60]) {
-          const add = await api('POST', base(), owner.token, { user_id: outsider.id, access_level });
+          const add = await t.api('POST', base(), owner.token, { user_id: outsider.id, access_level });
           assert.equal(add.statusCode, 400, String(access_level));
           assert.deepEqual(add.json, { error: 'access_level does not have a valid value' });
-          const put = await api('PUT', `${base()}/${target.id}`, owner.token, { access_level });
+          const put = await t.api('PUT', `${base()}/${target.id}`, owner.token, { access_level });
           assert.equal(put.statusCode, 400);
           assert.deepEqual(put.json, { error: 'access_level does not have a valid value' });
         }
       });
 
       it('PUT changes the level', async () => {
-        const res = await ok('PUT', `${base()}/${target.id}`, owner.token, { access_level: 30 }, 200);
+        const res = await t.ok('PUT', `${base()}/${target.id}`, owner.token, { access_level: 30 }, 200);
         assert.deepEqual([res.id, res.username, res.access_level], [target.id, 'target', 30]);
-        assert.equal((await ok('GET', `${base()}/${target.id}`, owner.token, undefined, 200)).access_level, 30);
+        assert.equal((await t.ok('GET', `${base()}/${target.id}`, owner.token, undefined, 200)).access_level, 30);
       });
 
       it('DELETE is 204, then the member is 404 Member Not Found', async () => {
-        const res = await api('DELETE', `${base()}/${target.id}`, owner.token);
+        const res = await t.api('DELETE', `${base()}/${target.id}`, owner.token);
         assert.equal(res.statusCode, 204);
         assert.equal(res.body, '');
         for (const [method, payload] of [['GET'], ['PUT', { access_level: 30 }], ['DELETE']] as const) {
-          const again = await api(method, `${base()}/${target.id}`, owner.token, payload);
+          const again = await t.api(method, `${base()}/${target.id}`, owner.token, payload);
           assert.equal(again.statusCode, 404, method);
           assert.deepEqual(again.json, MEMBER_NOT_FOUND);
         }
       });
 
       it('anonymous changes are 401', async () => {
-        const res = await api('POST', base(), null, { user_id: target.id, access_level: 30 });
+        const res = await t.api('POST', base(), null, { user_id: target.id, access_level: 30 });
         assert.equal(res.statusCode, 401);
         assert.deepEqual(res.json, { message: '401 Unauthorized' });
       });
@@ -102,21 +101,21 @@ describe('members API', () => {
 
   describe('direct and inherited lists', () => {
     it('GET members lists only direct members', async () => {
-      const list = await ok('GET', `/projects/${app.id}/members`, owner.token, undefined, 200);
+      const list = await t.ok('GET', `/projects/${app.id}/members`, owner.token, undefined, 200);
       assert.deepEqual(levels(list), [
         ['owner', 40],
         ['pdev', 30],
         ['pmaint', 40],
       ]);
-      assert.deepEqual(levels(await ok('GET', `/groups/${sub.id}/members`, owner.token, undefined, 200)), [
+      assert.deepEqual(levels(await t.ok('GET', `/groups/${sub.id}/members`, owner.token, undefined, 200)), [
         ['owner', 50],
       ]);
     });
 
     it("GET members/all adds ancestor groups' members, the highest level winning", async () => {
-      await ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: reporter.id, access_level: 30 }, 201);
-      await ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: gmaint.id, access_level: 10 }, 201);
-      const all = await ok('GET', `/projects/${app.id}/members/all`, pdev.token, undefined, 200);
+      await t.ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: reporter.id, access_level: 30 }, 201);
+      await t.ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: gmaint.id, access_level: 10 }, 201);
+      const all = await t.ok('GET', `/projects/${app.id}/members/all`, pdev.token, undefined, 200);
       assert.deepEqual(levels(all), [
         ['gmaint', 40],
         ['owner', 50],
@@ -124,7 +123,7 @@ describe('members API', () => {
         ['pmaint', 40],
         ['reporter', 30],
       ]);
-      const direct = await ok('GET', `/projects/${app.id}/members`, pdev.token, undefined, 200);
+      const direct = await t.ok('GET', `/projects/${app.id}/members`, pdev.token, undefined, 200);
       assert.deepEqual(levels(direct), [
         ['gmaint', 10],
         ['owner', 40],
@@ -132,69 +131,69 @@ describe('members API', () => {
         ['pmaint', 40],
         ['reporter', 30],
       ]);
-      const groupAll = await ok('GET', `/groups/${sub.id}/members/all`, reporter.token, undefined, 200);
+      const groupAll = await t.ok('GET', `/groups/${sub.id}/members/all`, reporter.token, undefined, 200);
       assert.deepEqual(levels(groupAll), [
         ['gmaint', 40],
         ['owner', 50],
         ['reporter', 20],
       ]);
-      await ok('DELETE', `/projects/${app.id}/members/${reporter.id}`, owner.token, undefined, 204);
-      await ok('DELETE', `/projects/${app.id}/members/${gmaint.id}`, owner.token, undefined, 204);
+      await t.ok('DELETE', `/projects/${app.id}/members/${reporter.id}`, owner.token, undefined, 204);
+      await t.ok('DELETE', `/projects/${app.id}/members/${gmaint.id}`, owner.token, undefined, 204);
     });
   });
 
   describe('who may manage members', () => {
     it('projects: maintainers (direct or inherited) and admins; developers get 403', async () => {
       for (const who of [pdev, reporter]) {
-        const res = await api('POST', `/projects/${app.id}/members`, who.token, {
+        const res = await t.api('POST', `/projects/${app.id}/members`, who.token, {
           user_id: outsider.id,
           access_level: 10,
         });
         assert.equal(res.statusCode, 403, who.username);
         assert.deepEqual(res.json, FORBIDDEN);
-        const del = await api('DELETE', `/projects/${app.id}/members/${pmaint.id}`, who.token);
+        const del = await t.api('DELETE', `/projects/${app.id}/members/${pmaint.id}`, who.token);
         assert.equal(del.statusCode, 403);
         assert.deepEqual(del.json, FORBIDDEN);
-        const put = await api('PUT', `/projects/${app.id}/members/${pmaint.id}`, who.token, { access_level: 10 });
+        const put = await t.api('PUT', `/projects/${app.id}/members/${pmaint.id}`, who.token, { access_level: 10 });
         assert.equal(put.statusCode, 403);
         assert.deepEqual(put.json, FORBIDDEN);
       }
       for (const who of [pmaint, gmaint, admin]) {
-        await ok('POST', `/projects/${app.id}/members`, who.token, { user_id: outsider.id, access_level: 10 }, 201);
-        await ok('PUT', `/projects/${app.id}/members/${outsider.id}`, who.token, { access_level: 20 }, 200);
-        await ok('DELETE', `/projects/${app.id}/members/${outsider.id}`, who.token, undefined, 204);
+        await t.ok('POST', `/projects/${app.id}/members`, who.token, { user_id: outsider.id, access_level: 10 }, 201);
+        await t.ok('PUT', `/projects/${app.id}/members/${outsider.id}`, who.token, { access_level: 20 }, 200);
+        await t.ok('DELETE', `/projects/${app.id}/members/${outsider.id}`, who.token, undefined, 204);
       }
     });
 
     it('groups: owners (direct or inherited) and admins; maintainers get 403', async () => {
       for (const who of [gmaint, reporter]) {
-        const res = await api('POST', `/groups/${sub.id}/members`, who.token, {
+        const res = await t.api('POST', `/groups/${sub.id}/members`, who.token, {
           user_id: outsider.id,
           access_level: 10,
         });
         assert.equal(res.statusCode, 403, who.username);
         assert.deepEqual(res.json, FORBIDDEN);
-        const del = await api('DELETE', `/groups/${team.id}/members/${reporter.id}`, who.token);
+        const del = await t.api('DELETE', `/groups/${team.id}/members/${reporter.id}`, who.token);
         assert.equal(del.statusCode, 403);
         assert.deepEqual(del.json, FORBIDDEN);
       }
       const subOwner = await t.user('subowner');
-      await ok('POST', `/groups/${team.id}/members`, owner.token, { user_id: subOwner.id, access_level: 50 }, 201);
+      await t.ok('POST', `/groups/${team.id}/members`, owner.token, { user_id: subOwner.id, access_level: 50 }, 201);
       for (const who of [subOwner, admin]) {
-        await ok('POST', `/groups/${sub.id}/members`, who.token, { user_id: outsider.id, access_level: 10 }, 201);
-        await ok('PUT', `/groups/${sub.id}/members/${outsider.id}`, who.token, { access_level: 30 }, 200);
-        await ok('DELETE', `/groups/${sub.id}/members/${outsider.id}`, who.token, undefined, 204);
+        await t.ok('POST', `/groups/${sub.id}/members`, who.token, { user_id: outsider.id, access_level: 10 }, 201);
+        await t.ok('PUT', `/groups/${sub.id}/members/${outsider.id}`, who.token, { access_level: 30 }, 200);
+        await t.ok('DELETE', `/groups/${sub.id}/members/${outsider.id}`, who.token, undefined, 204);
       }
     });
 
     it('a private project or group the caller cannot see is 404, not 403', async () => {
-      const p = await api('POST', `/projects/${app.id}/members`, outsider.token, {
+      const p = await t.api('POST', `/projects/${app.id}/members`, outsider.token, {
         user_id: outsider.id,
         access_level: 50,
       });
       assert.equal(p.statusCode, 404);
       assert.deepEqual(p.json, { message: '404 Project Not Found' });
-      const g = await api('POST', `/groups/${team.id}/members`, outsider.token, {
+      const g = await t.api('POST', `/groups/${team.id}/members`, outsider.token, {
         user_id: outsider.id,
         access_level: 50,
       });
@@ -206,16 +205,16 @@ describe('members API', () => {
   describe('inherited access', () => {
     it('membership of an ancestor group grants access to projects in subgroups, until removed', async () => {
       const heir = await t.user('heir');
-      assert.equal((await api('GET', '/projects/team%2Fsub%2Fapp', heir.token)).statusCode, 404);
-      await ok('POST', `/groups/${team.id}/members`, owner.token, { user_id: heir.id, access_level: 20 }, 201);
-      const seen = await ok('GET', '/projects/team%2Fsub%2Fapp', heir.token, undefined, 200);
+      assert.equal((await t.api('GET', '/projects/team%2Fsub%2Fapp', heir.token)).statusCode, 404);
+      await t.ok('POST', `/groups/${team.id}/members`, owner.token, { user_id: heir.id, access_level: 20 }, 201);
+      const seen = await t.ok('GET', '/projects/team%2Fsub%2Fapp', heir.token, undefined, 200);
       assert.deepEqual(seen.permissions, {
         project_access: null,
         group_access: { access_level: 20, notification_level: 3 },
       });
-      assert.equal((await ok('GET', `/groups/${sub.id}`, heir.token, undefined, 200)).id, sub.id);
-      await ok('DELETE', `/groups/${team.id}/members/${heir.id}`, owner.token, undefined, 204);
-      const gone = await api('GET', `/projects/${app.id}`, heir.token);
+      assert.equal((await t.ok('GET', `/groups/${sub.id}`, heir.token, undefined, 200)).id, sub.id);
+      await t.ok('DELETE', `/groups/${team.id}/members/${heir.id}`, owner.token, undefined, 204);
+      const gone = await t.api('GET', `/projects/${app.id}`, heir.token);
       assert.equal(gone.statusCode, 404);
       assert.deepEqual(gone.json, { message: '404 Project Not Found' });
     });

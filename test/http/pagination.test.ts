@@ -1,5 +1,5 @@
-// GitLab's offset pagination (gitlab-api.md 1.6) through GET /api/v4/users: the X-* headers, the Link
-// header (prev, next, first, last; query rebuilt from all params, keys sorted), boundaries and the
+// GitLab's offset pagination (docs/gitlab-compatibility.md#pagination) through GET /api/v4/users: the X-* headers,
+// the Link header (prev, next, first, last; query rebuilt from all params, keys sorted), boundaries and the
 // page/per_page validation rules.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -30,7 +30,7 @@ const link = (base: string, entries: [string, string][]) =>
 describe('offset pagination with SNIPPETD_EXTERNAL_URL', () => {
   let t: TestApp;
   const usernames: string[] = [];
-  const list = (query = '') => t.request({ method: 'GET', url: `/api/v4/users${query}` });
+  const list = (query = '') => t.api('GET', `/users${query}`, ROOT_TOKEN);
   const ext = (entries: [string, string][]) => link(EXTERNAL_URL, entries);
 
   before(async () => {

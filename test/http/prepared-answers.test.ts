@@ -4,28 +4,8 @@
 // bytes on every request, HEAD without a body, and Link URLs of the host each request named.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
+import type http from 'node:http';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
-
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-function send(port: number, method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
-      );
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 /** The headers of an answer that say what it is (not when or over which connection it was sent). */
 function describing(headers: http.IncomingHttpHeaders) {
@@ -38,14 +18,12 @@ const JSON_HEADERS = ['content-type', 'x-frame-options', 'x-content-type-options
 
 describe('prepared template answers over a socket', () => {
   let t: TestApp;
-  let port: number;
   let id: number;
 
   before(async () => {
     t = await createTestApp();
     id = (await t.ok('POST', '/projects', ROOT_TOKEN, { path: 'prepared', visibility: 'public' }, 201)).id;
     await t.app.listen({ host: '127.0.0.1', port: 0 });
-    port = (t.app.server.address() as { port: number }).port;
   });
   after(() => t.close());
 
@@ -60,11 +38,11 @@ describe('prepared template answers over a socket', () => {
 
   it('carry exactly the JSON headers (and a list page its pagination headers), with the byte length', async () => {
     // What Fastify and our hooks send with any other JSON answer: a header added there must be added here.
-    const ordinary = await send(port, 'GET', '/api/v4/version');
+    const ordinary = await t.socket('GET', '/api/v4/version');
     assert.deepEqual(Object.keys(describing(ordinary.headers)).sort(), [...JSON_HEADERS].sort());
     for (const [name, url] of Object.entries(urls())) {
-      const res = await send(port, 'GET', url);
-      assert.equal(res.status, 200, `${name}: ${res.body}`);
+      const res = await t.socket('GET', url);
+      assert.equal(res.statusCode, 200, `${name}: ${res.body}`);
       const expected = [...JSON_HEADERS, ...(name.endsWith('ist') ? PAGE_HEADERS : [])].sort();
       assert.deepEqual(Object.keys(describing(res.headers)).sort(), expected, name);
       assert.equal(res.headers['content-type'], 'application/json', name);
@@ -76,7 +54,7 @@ describe('prepared template answers over a socket', () => {
   });
 
   it('fill a license for each request: non-ASCII values counted in bytes', async () => {
-    const res = await send(port, 'GET', urls().license);
+    const res = await t.socket('GET', urls().license);
     const content: string = JSON.parse(res.body).content;
     assert.ok(content.includes(`Copyright (c) ${new Date().getUTCFullYear()} Jürgen Øst`), content.slice(0, 120));
     assert.ok(Buffer.byteLength(res.body) > res.body.length);
@@ -84,7 +62,7 @@ describe('prepared template answers over a socket', () => {
 
   it('are the same bytes on every request', async () => {
     for (const [name, url] of Object.entries(urls())) {
-      const [a, b] = [await send(port, 'GET', url), await send(port, 'GET', url)];
+      const [a, b] = [await t.socket('GET', url), await t.socket('GET', url)];
       assert.equal(a.body, b.body, name);
       assert.deepEqual(describing(a.headers), describing(b.headers), name);
     }
@@ -92,8 +70,8 @@ describe('prepared template answers over a socket', () => {
 
   it('answer HEAD with the same headers and no body', async () => {
     for (const [name, url] of Object.entries(urls())) {
-      const [get, head] = [await send(port, 'GET', url), await send(port, 'HEAD', url)];
-      assert.equal(head.status, 200, name);
+      const [get, head] = [await t.socket('GET', url), await t.socket('HEAD', url)];
+      assert.equal(head.statusCode, 200, name);
       assert.equal(head.body, '', name);
       assert.deepEqual(describing(head.headers), describing(get.headers), name);
     }
@@ -101,8 +79,8 @@ describe('prepared template answers over a socket', () => {
 
   it("link to the host each request named (a prepared page is never another host's)", async () => {
     const url = `/api/v4/projects/${id}/templates/gitignores?per_page=2`;
-    const one = await send(port, 'GET', url, { host: 'one.example' });
-    const two = await send(port, 'GET', url, { host: 'two.example:8443' });
+    const one = await t.socket('GET', url, { host: 'one.example' });
+    const two = await t.socket('GET', url, { host: 'two.example:8443' });
     assert.equal(one.body, two.body);
     assert.match(String(one.headers.link), /^<http:\/\/one\.example\/api\/v4\/projects\/\d+\/templates\/gitignores\?/);
     assert.match(
@@ -115,10 +93,10 @@ describe('prepared template answers over a socket', () => {
   it("are never another URL's answer, whatever the Host header holds", async () => {
     // A Host ending in a path, joined naively to the URL, would make this key equal to the next one's.
     for (const prefix of ['/api/v4/templates/gitignores', `/api/v4/projects/${id}/templates/gitignores`]) {
-      const node = await send(port, 'GET', `${prefix}/Node`, { host: `h${prefix}/Ruby?x=` });
+      const node = await t.socket('GET', `${prefix}/Node`, { host: `h${prefix}/Ruby?x=` });
       assert.equal(JSON.parse(node.body).name, 'Node');
-      const ruby = await send(port, 'GET', `${prefix}/Ruby?x=${prefix}/Node`, { host: 'h' });
-      assert.equal(ruby.status, 200, ruby.body);
+      const ruby = await t.socket('GET', `${prefix}/Ruby?x=${prefix}/Node`, { host: 'h' });
+      assert.equal(ruby.statusCode, 200, ruby.body);
       assert.equal(JSON.parse(ruby.body).name, 'Ruby', prefix);
     }
   });
@@ -126,8 +104,8 @@ describe('prepared template answers over a socket', () => {
   it('answer very long URLs without keeping them', async () => {
     const url = `/api/v4/projects/${id}/templates/licenses?per_page=2&x=${'a'.repeat(3000)}`;
     for (let i = 0; i < 2; i++) {
-      const res = await send(port, 'GET', url);
-      assert.equal(res.status, 200);
+      const res = await t.socket('GET', url);
+      assert.equal(res.statusCode, 200);
       assert.deepEqual(JSON.parse(res.body).length, 2);
       assert.match(String(res.headers.link), /x=a{3000}/);
     }
@@ -135,8 +113,8 @@ describe('prepared template answers over a socket', () => {
 
   it('are not kept for URLs with a token, and still answer them', async () => {
     const url = `/api/v4/projects/${id}/templates/licenses?per_page=2&private_token=${ROOT_TOKEN}`;
-    const res = await send(port, 'GET', url);
-    assert.equal(res.status, 200);
+    const res = await t.socket('GET', url);
+    assert.equal(res.statusCode, 200);
     assert.doesNotMatch(String(res.headers.link), /private_token|root-token/);
   });
 });

@@ -1,4 +1,4 @@
-// Projects API (admin-api.md "Projects"; lookup rules gitlab-api.md 1.5).
+// Projects API (docs/gitlab-compatibility.md#projects; lookup rules #project-lookup).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';
@@ -16,10 +16,8 @@ describe('projects API', () => {
   let alice: U, bob: U, dev: U, reporter: U, boss: U;
   let grp: any, sub: any, dotted: any;
 
-  const api: TestApp['api'] = (...args) => t.api(...args);
-  const ok: TestApp['ok'] = (...args) => t.ok(...args);
   const addGroupMember = (g: number, user: U, level: number) =>
-    ok('POST', `/groups/${g}/members`, alice.token, { user_id: user.id, access_level: level }, 201);
+    t.ok('POST', `/groups/${g}/members`, alice.token, { user_id: user.id, access_level: level }, 201);
 
   before(async () => {
     t = await createTestApp({ externalUrl: BASE });
@@ -30,8 +28,8 @@ describe('projects API', () => {
       await t.user('reporter'),
       await t.user('boss', { admin: true }),
     ];
-    grp = await ok('POST', '/groups', alice.token, { name: 'Grp', path: 'grp', visibility: 'public' }, 201);
-    sub = await ok(
+    grp = await t.ok('POST', '/groups', alice.token, { name: 'Grp', path: 'grp', visibility: 'public' }, 201);
+    sub = await t.ok(
       'POST',
       '/groups',
       alice.token,
@@ -40,7 +38,7 @@ describe('projects API', () => {
     );
     await addGroupMember(grp.id, dev, 30);
     await addGroupMember(grp.id, reporter, 20);
-    dotted = await ok(
+    dotted = await t.ok(
       'POST',
       '/projects',
       dev.token,
@@ -52,20 +50,20 @@ describe('projects API', () => {
 
   describe('POST /projects', () => {
     it('requires name or path', async () => {
-      const res = await api('POST', '/projects', alice.token, { description: 'x' });
+      const res = await t.api('POST', '/projects', alice.token, { description: 'x' });
       assert.equal(res.statusCode, 400);
       assert.deepEqual(res.json, { error: 'name, path are missing, at least one parameter must be provided' });
     });
 
     it('requires authentication', async () => {
-      const res = await api('POST', '/projects', null, { name: 'anon' });
+      const res = await t.api('POST', '/projects', null, { name: 'anon' });
       assert.equal(res.statusCode, 401);
       assert.deepEqual(res.json, { message: '401 Unauthorized' });
     });
 
     it('creates in the personal namespace with every documented field; the creator owns it', async () => {
-      const p = await ok('POST', '/projects', alice.token, { path: 'mine' }, 201);
-      const got = await ok('GET', `/projects/${p.id}`, alice.token, undefined, 200);
+      const p = await t.ok('POST', '/projects', alice.token, { path: 'mine' }, 201);
+      const got = await t.ok('GET', `/projects/${p.id}`, alice.token, undefined, 200);
       const expected: Record<string, unknown> = {
         id: p.id,
         name: 'mine',
@@ -96,7 +94,7 @@ describe('projects API', () => {
     });
 
     it('derives the path from the name and honours the optional attributes', async () => {
-      const p = await ok(
+      const p = await t.ok(
         'POST',
         '/projects',
         alice.token,
@@ -116,7 +114,7 @@ describe('projects API', () => {
     });
 
     it('creates in a group where the caller is developer, as maintainer', async () => {
-      const got = await ok('GET', `/projects/${dotted.id}`, dev.token, undefined, 200);
+      const got = await t.ok('GET', `/projects/${dotted.id}`, dev.token, undefined, 200);
       assert.equal(got.path_with_namespace, 'grp/sub.x/proj.with.dots');
       assert.equal(got.name_with_namespace, 'Grp / Sub X / Proj With Dots');
       assert.deepEqual(got.namespace, {
@@ -133,34 +131,34 @@ describe('projects API', () => {
     });
 
     it('refuses a group where the caller is only reporter', async () => {
-      const res = await api('POST', '/projects', reporter.token, { path: 'nope', namespace_id: grp.id });
+      const res = await t.api('POST', '/projects', reporter.token, { path: 'nope', namespace_id: grp.id });
       assert.equal(res.statusCode, 400);
       assert.deepEqual(res.json, { message: { namespace: ['is not valid'] } });
     });
 
     it('refuses a duplicate path (any case) and a duplicate name in the namespace', async () => {
-      await ok('POST', '/projects', bob.token, { name: 'Dup', path: 'dup' }, 201);
-      const samePath = await api('POST', '/projects', bob.token, { name: 'Other', path: 'DUP' });
+      await t.ok('POST', '/projects', bob.token, { name: 'Dup', path: 'dup' }, 201);
+      const samePath = await t.api('POST', '/projects', bob.token, { name: 'Other', path: 'DUP' });
       assert.equal(samePath.statusCode, 400);
       assert.deepEqual(samePath.json.message.path, TAKEN);
-      const sameName = await api('POST', '/projects', bob.token, { name: 'dup', path: 'dup2' });
+      const sameName = await t.api('POST', '/projects', bob.token, { name: 'dup', path: 'dup2' });
       assert.equal(sameName.statusCode, 400);
       assert.deepEqual(sameName.json.message.name, TAKEN);
-      await ok('POST', '/projects', alice.token, { name: 'Dup', path: 'dup' }, 201);
+      await t.ok('POST', '/projects', alice.token, { name: 'Dup', path: 'dup' }, 201);
     });
   });
 
   describe('GET /projects/:id', () => {
     it('finds by number, URL-encoded full path with nested groups and dots, case-insensitively', async () => {
       for (const id of [String(dotted.id), 'grp%2Fsub.x%2Fproj.with.dots', 'GRP%2FSub.X%2FProj.With.Dots']) {
-        const got = await ok('GET', `/projects/${id}`, bob.token, undefined, 200);
+        const got = await t.ok('GET', `/projects/${id}`, bob.token, undefined, 200);
         assert.equal(got.id, dotted.id, id);
       }
     });
 
     it('does not find a bare word or an unknown id', async () => {
       for (const id of ['proj.with.dots', 'mine', '999999', 'grp%2Fnope']) {
-        const res = await api('GET', `/projects/${id}`, boss.token);
+        const res = await t.api('GET', `/projects/${id}`, boss.token);
         assert.equal(res.statusCode, 404, id);
         assert.deepEqual(res.json, NOT_FOUND);
       }
@@ -169,13 +167,13 @@ describe('projects API', () => {
 
   describe('PUT /projects/:id', () => {
     it('lets a maintainer and an admin change it; a developer gets 403', async () => {
-      const p = await ok('POST', '/projects', reporter.token, { path: 'editable' }, 201);
-      await ok('POST', `/projects/${p.id}/members`, reporter.token, { user_id: dev.id, access_level: 30 }, 201);
-      await ok('POST', `/projects/${p.id}/members`, reporter.token, { user_id: bob.id, access_level: 40 }, 201);
-      const denied = await api('PUT', `/projects/${p.id}`, dev.token, { description: 'no' });
+      const p = await t.ok('POST', '/projects', reporter.token, { path: 'editable' }, 201);
+      await t.ok('POST', `/projects/${p.id}/members`, reporter.token, { user_id: dev.id, access_level: 30 }, 201);
+      await t.ok('POST', `/projects/${p.id}/members`, reporter.token, { user_id: bob.id, access_level: 40 }, 201);
+      const denied = await t.api('PUT', `/projects/${p.id}`, dev.token, { description: 'no' });
       assert.equal(denied.statusCode, 403);
       assert.deepEqual(denied.json, FORBIDDEN);
-      const changed = await ok(
+      const changed = await t.ok(
         'PUT',
         `/projects/${p.id}`,
         bob.token,
@@ -200,70 +198,73 @@ describe('projects API', () => {
         ],
         ['Edited', 'editable', 'new', 'public', 'disabled', false, 'dev'],
       );
-      const byAdmin = await ok('PUT', `/projects/reporter%2Feditable`, boss.token, { description: 'admin' }, 200);
+      const byAdmin = await t.ok('PUT', `/projects/reporter%2Feditable`, boss.token, { description: 'admin' }, 200);
       assert.equal(byAdmin.description, 'admin');
-      assert.equal((await ok('GET', `/projects/${p.id}`, dev.token, undefined, 200)).description, 'admin');
+      assert.equal((await t.ok('GET', `/projects/${p.id}`, dev.token, undefined, 200)).description, 'admin');
     });
   });
 
   describe('archive and unarchive', () => {
     it('sets archived (201) for maintainers; a developer gets 403', async () => {
-      const denied = await api('POST', `/projects/${dotted.id}/archive`, reporter.token);
+      const denied = await t.api('POST', `/projects/${dotted.id}/archive`, reporter.token);
       assert.equal(denied.statusCode, 403);
       assert.deepEqual(denied.json, FORBIDDEN);
-      assert.equal((await ok('POST', `/projects/${dotted.id}/archive`, dev.token, undefined, 201)).archived, true);
-      assert.equal((await ok('GET', `/projects/${dotted.id}`, bob.token, undefined, 200)).archived, true);
-      assert.equal((await ok('POST', `/projects/${dotted.id}/unarchive`, boss.token, undefined, 201)).archived, false);
-      assert.equal((await ok('GET', `/projects/${dotted.id}`, bob.token, undefined, 200)).archived, false);
+      assert.equal((await t.ok('POST', `/projects/${dotted.id}/archive`, dev.token, undefined, 201)).archived, true);
+      assert.equal((await t.ok('GET', `/projects/${dotted.id}`, bob.token, undefined, 200)).archived, true);
+      assert.equal(
+        (await t.ok('POST', `/projects/${dotted.id}/unarchive`, boss.token, undefined, 201)).archived,
+        false,
+      );
+      assert.equal((await t.ok('GET', `/projects/${dotted.id}`, bob.token, undefined, 200)).archived, false);
     });
   });
 
   describe('DELETE /projects/:id', () => {
     it('is refused to a maintainer (403) and accepted from the owner (202), then 404', async () => {
-      const p = await ok('POST', '/projects', bob.token, { path: 'doomed', visibility: 'public' }, 201);
-      await ok('POST', `/projects/${p.id}/members`, bob.token, { user_id: dev.id, access_level: 40 }, 201);
-      const denied = await api('DELETE', `/projects/${p.id}`, dev.token);
+      const p = await t.ok('POST', '/projects', bob.token, { path: 'doomed', visibility: 'public' }, 201);
+      await t.ok('POST', `/projects/${p.id}/members`, bob.token, { user_id: dev.id, access_level: 40 }, 201);
+      const denied = await t.api('DELETE', `/projects/${p.id}`, dev.token);
       assert.equal(denied.statusCode, 403);
       assert.deepEqual(denied.json, FORBIDDEN);
-      const res = await api('DELETE', `/projects/${p.id}`, bob.token);
+      const res = await t.api('DELETE', `/projects/${p.id}`, bob.token);
       assert.equal(res.statusCode, 202);
       assert.deepEqual(res.json, { message: '202 Accepted' });
       for (const id of [String(p.id), 'bob%2Fdoomed']) {
-        const gone = await api('GET', `/projects/${id}`, bob.token);
+        const gone = await t.api('GET', `/projects/${id}`, bob.token);
         assert.equal(gone.statusCode, 404);
         assert.deepEqual(gone.json, NOT_FOUND);
       }
     });
 
     it('is accepted from an admin and from the owner of the group', async () => {
-      const a = await ok('POST', '/projects', dev.token, { path: 'by-admin', namespace_id: grp.id }, 201);
-      const b = await ok('POST', '/projects', dev.token, { path: 'by-group-owner', namespace_id: sub.id }, 201);
-      assert.equal((await api('DELETE', `/projects/${a.id}`, dev.token)).statusCode, 403);
-      assert.deepEqual((await api('DELETE', `/projects/${a.id}`, boss.token)).json, { message: '202 Accepted' });
-      const res = await api('DELETE', `/projects/${b.id}`, alice.token);
+      const a = await t.ok('POST', '/projects', dev.token, { path: 'by-admin', namespace_id: grp.id }, 201);
+      const b = await t.ok('POST', '/projects', dev.token, { path: 'by-group-owner', namespace_id: sub.id }, 201);
+      assert.equal((await t.api('DELETE', `/projects/${a.id}`, dev.token)).statusCode, 403);
+      assert.deepEqual((await t.api('DELETE', `/projects/${a.id}`, boss.token)).json, { message: '202 Accepted' });
+      const res = await t.api('DELETE', `/projects/${b.id}`, alice.token);
       assert.equal(res.statusCode, 202);
-      assert.equal((await api('GET', `/projects/${a.id}`, boss.token)).statusCode, 404);
-      assert.equal((await api('GET', `/projects/${b.id}`, boss.token)).statusCode, 404);
+      assert.equal((await t.api('GET', `/projects/${a.id}`, boss.token)).statusCode, 404);
+      assert.equal((await t.api('GET', `/projects/${b.id}`, boss.token)).statusCode, 404);
     });
   });
 
   describe('POST /projects/user/:user_id', () => {
     it('is admin only', async () => {
-      const res = await api('POST', `/projects/user/${bob.id}`, alice.token, { path: 'sneaky' });
+      const res = await t.api('POST', `/projects/user/${bob.id}`, alice.token, { path: 'sneaky' });
       assert.equal(res.statusCode, 403);
       assert.deepEqual(res.json, FORBIDDEN);
-      assert.equal((await api('GET', '/projects/bob%2Fsneaky', boss.token)).statusCode, 404);
+      assert.equal((await t.api('GET', '/projects/bob%2Fsneaky', boss.token)).statusCode, 404);
     });
 
     it("creates in the user's namespace for an admin, owned by that user", async () => {
-      const p = await ok('POST', `/projects/user/${bob.id}`, boss.token, { name: 'Given' }, 201);
+      const p = await t.ok('POST', `/projects/user/${bob.id}`, boss.token, { name: 'Given' }, 201);
       assert.deepEqual([p.path_with_namespace, p.namespace.full_path, p.namespace.kind], ['bob/given', 'bob', 'user']);
-      const seen = await ok('GET', `/projects/${p.id}`, bob.token, undefined, 200);
+      const seen = await t.ok('GET', `/projects/${p.id}`, bob.token, undefined, 200);
       assert.deepEqual(seen.permissions, { project_access: lvl(50), group_access: null });
     });
 
     it('answers 404 User Not Found for an unknown user', async () => {
-      const res = await api('POST', '/projects/user/987654', boss.token, { path: 'x' });
+      const res = await t.api('POST', '/projects/user/987654', boss.token, { path: 'x' });
       assert.equal(res.statusCode, 404);
       assert.deepEqual(res.json, { message: '404 User Not Found' });
     });
@@ -271,12 +272,12 @@ describe('projects API', () => {
 
   describe('GET /projects', () => {
     const paths = async (query: string, token: string | null) => {
-      const json = await ok('GET', `/projects?per_page=100${query}`, token, undefined, 200);
+      const json = await t.ok('GET', `/projects?per_page=100${query}`, token, undefined, 200);
       return new Set<string>(json.map((p: any) => p.path_with_namespace));
     };
 
     it('membership=true lists projects where the caller is a member, directly or through a group', async () => {
-      const own = await ok('POST', '/projects', reporter.token, { path: 'listed' }, 201);
+      const own = await t.ok('POST', '/projects', reporter.token, { path: 'listed' }, 201);
       const got = await paths('&membership=true', reporter.token);
       assert.ok(got.has('reporter/listed') && got.has('grp/sub.x/proj.with.dots'), [...got].join());
       assert.ok(!got.has('alice/mine') && !got.has('bob/dup'));

@@ -1,4 +1,4 @@
-// Repository Files API, tree and commits of a project (admin-api.md "Project repository files"; issue 4).
+// Repository Files API, tree and commits of a project (docs/gitlab-compatibility.md#repository-files; issue 4).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -25,20 +25,13 @@ describe('project repository files API', () => {
   let P: number; // alice's private project; dev, reporter and guest are members
   const touched = new Set<number>();
 
-  const api = (method: string, url: string, token: string | null, payload?: object) =>
-    t.request({ method: method as any, url: `/api/v4${url}`, token, ...(payload && { payload }) });
-  const ok = async (method: string, url: string, token: string | null, payload: object | undefined, status: number) => {
-    const res = await api(method, url, token, payload);
-    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
-    return res;
-  };
   const file = (id: number, p: string, rest = '') => `/projects/${id}/repository/files/${e(p)}${rest}`;
   const gitDir = (id: number) => path.join(t.config.dataDir, 'repositories', 'projects', `${id}.git`);
   const git = (id: number, ...args: string[]) =>
     execFileSync('git', ['--git-dir', gitDir(id), ...args], { encoding: 'utf8' }).trim();
   const log = (id: number, ref = 'main') => git(id, 'log', '--format=%an <%ae>|%s', ref).split('\n');
   const project = async (payload: object, token = alice.token) => {
-    const id = (await ok('POST', '/projects', token, payload, 201)).json.id as number;
+    const id = (await t.ok('POST', '/projects', token, payload, 201)).id as number;
     touched.add(id);
     return id;
   };
@@ -50,7 +43,7 @@ describe('project repository files API', () => {
     mode,
   });
   const put = (id: number, p: string, body: object, token = dev.token) =>
-    api('POST', file(id, p), token, { branch: 'main', commit_message: `add ${p}`, ...body });
+    t.api('POST', file(id, p), token, { branch: 'main', commit_message: `add ${p}`, ...body });
 
   before(async () => {
     t = await createTestApp();
@@ -67,13 +60,13 @@ describe('project repository files API', () => {
       [reporter, 20],
       [guest, 10],
     ] as const) {
-      await ok('POST', `/projects/${P}/members`, alice.token, { user_id: u.id, access_level: level }, 201);
+      await t.expect('POST', `/projects/${P}/members`, alice.token, { user_id: u.id, access_level: level }, 201);
     }
   });
   after(() => t.close());
 
   it('an empty repository has no commits; the first write creates its branch and makes it the default', async () => {
-    const empty = await ok('GET', `/projects/${P}/repository/commits`, dev.token, undefined, 200);
+    const empty = await t.expect('GET', `/projects/${P}/repository/commits`, dev.token, undefined, 200);
     assert.deepEqual(empty.json, []);
     assert.equal(empty.headers['x-total'], '0');
     const res = await put(P, 'hello.txt', { content: 'hello\n' });
@@ -84,17 +77,17 @@ describe('project repository files API', () => {
       [{ path: 'plain' }, 'develop'],
     ] as const) {
       const id = await project(payload);
-      const first = await api('POST', file(id, 'a.txt'), alice.token, {
+      const first = await t.api('POST', file(id, 'a.txt'), alice.token, {
         branch,
         content: 'a',
         commit_message: 'first',
       });
       assert.equal(first.statusCode, 201, first.body);
       assert.deepEqual(first.json, { file_path: 'a.txt', branch });
-      assert.equal((await ok('GET', `/projects/${id}`, alice.token, undefined, 200)).json.default_branch, branch);
+      assert.equal((await t.ok('GET', `/projects/${id}`, alice.token, undefined, 200)).default_branch, branch);
       assert.equal(git(id, 'symbolic-ref', 'HEAD'), `refs/heads/${branch}`);
       assert.equal(git(id, 'for-each-ref', '--format=%(refname)'), `refs/heads/${branch}`);
-      const raw = await ok('GET', `${file(id, 'a.txt', '/raw')}`, alice.token, undefined, 200);
+      const raw = await t.expect('GET', `${file(id, 'a.txt', '/raw')}`, alice.token, undefined, 200);
       assert.equal(raw.body, 'a');
     }
   });
@@ -118,7 +111,7 @@ describe('project repository files API', () => {
   });
 
   it('updates with PUT, honours execute_filemode, refuses to create an existing or change a missing file', async () => {
-    const upd = await api('PUT', file(P, 'hello.txt'), dev.token, {
+    const upd = await t.api('PUT', file(P, 'hello.txt'), dev.token, {
       branch: 'main',
       content: 'hello again\n',
       commit_message: 'update hello',
@@ -133,7 +126,7 @@ describe('project repository files API', () => {
     assert.equal(exists.statusCode, 400);
     assert.deepEqual(exists.json, { message: 'A file with this name already exists' });
     for (const method of ['PUT', 'DELETE']) {
-      const missing = await api(method, file(P, 'nope.txt'), dev.token, {
+      const missing = await t.api(method, file(P, 'nope.txt'), dev.token, {
         branch: 'main',
         content: 'x',
         commit_message: 'm',
@@ -145,7 +138,7 @@ describe('project repository files API', () => {
   });
 
   it('GET file answers every field; last_commit_id is the last commit touching the path', async () => {
-    const res = await ok('GET', `${file(P, 'bin/data.bin')}?ref=main`, reporter.token, undefined, 200);
+    const res = await t.expect('GET', `${file(P, 'bin/data.bin')}?ref=main`, reporter.token, undefined, 200);
     const head = git(P, 'rev-parse', 'main');
     const last = git(P, 'log', '-1', '--format=%H', 'main', '--', 'bin/data.bin');
     assert.notEqual(last, head);
@@ -162,35 +155,41 @@ describe('project repository files API', () => {
       last_commit_id: last,
       execute_filemode: false,
     });
-    const bySha = await ok('GET', `${file(P, 'hello.txt')}?ref=${head.slice(0, 12)}`, reporter.token, undefined, 200);
+    const bySha = await t.expect(
+      'GET',
+      `${file(P, 'hello.txt')}?ref=${head.slice(0, 12)}`,
+      reporter.token,
+      undefined,
+      200,
+    );
     assert.deepEqual(
       [bySha.json.ref, bySha.json.commit_id, bySha.json.last_commit_id, bySha.json.execute_filemode],
       [head.slice(0, 12), head, head, true],
     );
     assert.equal(Buffer.from(bySha.json.content, 'base64').toString(), 'hello again\n');
-    const unknownRef = await api('GET', `${file(P, 'hello.txt')}?ref=nowhere`, reporter.token);
+    const unknownRef = await t.api('GET', `${file(P, 'hello.txt')}?ref=nowhere`, reporter.token);
     assert.equal(unknownRef.statusCode, 404);
     assert.deepEqual(unknownRef.json, { message: '404 Commit Not Found' });
     for (const p of ['missing.txt', 'bin', 'bin/missing']) {
-      const missing = await api('GET', `${file(P, p)}?ref=main`, reporter.token);
+      const missing = await t.api('GET', `${file(P, p)}?ref=main`, reporter.token);
       assert.equal(missing.statusCode, 404, p);
       assert.deepEqual(missing.json, NO_FILE);
     }
-    const noRef = await api('GET', file(P, 'hello.txt'), reporter.token);
+    const noRef = await t.api('GET', file(P, 'hello.txt'), reporter.token);
     assert.equal(noRef.statusCode, 400);
     assert.deepEqual(noRef.json, { error: 'ref is missing' });
   });
 
   it('GET raw gives the bytes at ref, else at the default branch, with sniffed headers', async () => {
-    const text = await ok('GET', file(P, 'hello.txt', '/raw'), reporter.token, undefined, 200);
+    const text = await t.expect('GET', file(P, 'hello.txt', '/raw'), reporter.token, undefined, 200);
     assert.equal(text.body, 'hello again\n');
     assert.equal(text.headers['content-type'], 'text/plain; charset=utf-8');
     assert.equal(text.headers['content-disposition'], `inline; filename="hello.txt"; filename*=UTF-8''hello.txt`);
     assert.equal(text.headers['x-content-type-options'], 'nosniff');
     const first = git(P, 'rev-list', '--max-parents=0', 'main');
-    const old = await ok('GET', `${file(P, 'hello.txt', '/raw')}?ref=${first}`, reporter.token, undefined, 200);
+    const old = await t.expect('GET', `${file(P, 'hello.txt', '/raw')}?ref=${first}`, reporter.token, undefined, 200);
     assert.equal(old.body, 'hello\n');
-    const bin = await ok('GET', `${file(P, 'bin/data.bin', '/raw')}?ref=main`, reporter.token, undefined, 200);
+    const bin = await t.expect('GET', `${file(P, 'bin/data.bin', '/raw')}?ref=main`, reporter.token, undefined, 200);
     assert.deepEqual(bin.rawPayload, BINARY);
     assert.equal(bin.headers['content-type'], 'application/octet-stream');
     assert.equal(bin.headers['content-disposition'], `attachment; filename="data.bin"; filename*=UTF-8''data.bin`);
@@ -198,21 +197,21 @@ describe('project repository files API', () => {
       [`${file(P, 'hello.txt', '/raw')}?ref=nowhere`, { message: '404 Commit Not Found' }],
       [file(P, 'nope.txt', '/raw'), NO_FILE],
     ] as const) {
-      const res = await api('GET', url, reporter.token);
+      const res = await t.api('GET', url, reporter.token);
       assert.equal(res.statusCode, 404, url);
       assert.deepEqual(res.json, body);
     }
   });
 
   it('nested paths are written, read and deleted (204, empty body)', async () => {
-    const res = await api('POST', `/projects/${P}/repository/files/dir%2Fsub%2Ffile.rb`, dev.token, {
+    const res = await t.api('POST', `/projects/${P}/repository/files/dir%2Fsub%2Ffile.rb`, dev.token, {
       branch: 'main',
       content: 'puts 1\n',
       commit_message: 'nested',
     });
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual(res.json, { file_path: 'dir/sub/file.rb', branch: 'main' });
-    const got = await ok(
+    const got = await t.expect(
       'GET',
       `/projects/${P}/repository/files/dir%2Fsub%2Ffile.rb?ref=main`,
       dev.token,
@@ -221,11 +220,11 @@ describe('project repository files API', () => {
     );
     assert.deepEqual([got.json.file_name, got.json.file_path, got.json.size], ['file.rb', 'dir/sub/file.rb', 7]);
     assert.equal((await put(P, 'dir/tmp.txt', { content: 'tmp' })).statusCode, 201);
-    const del = await api('DELETE', `${file(P, 'dir/tmp.txt')}?branch=main&commit_message=remove%20tmp`, dev.token);
+    const del = await t.api('DELETE', `${file(P, 'dir/tmp.txt')}?branch=main&commit_message=remove%20tmp`, dev.token);
     assert.equal(del.statusCode, 204);
     assert.equal(del.body, '');
     assert.equal(log(P)[0], 'DEV <dev@example.com>|remove tmp');
-    assert.deepEqual((await api('GET', `${file(P, 'dir/tmp.txt')}?ref=main`, dev.token)).json, NO_FILE);
+    assert.deepEqual((await t.api('GET', `${file(P, 'dir/tmp.txt')}?ref=main`, dev.token)).json, NO_FILE);
   });
 
   it('start_branch creates a new branch from an existing one; a missing branch without it is refused', async () => {
@@ -235,9 +234,9 @@ describe('project repository files API', () => {
     assert.deepEqual(res.json, { file_path: 'feat.txt', branch: 'feat' });
     assert.equal(git(P, 'rev-parse', 'feat^'), main);
     assert.equal(git(P, 'rev-parse', 'main'), main);
-    assert.deepEqual((await api('GET', `${file(P, 'feat.txt')}?ref=main`, dev.token)).json, NO_FILE);
+    assert.deepEqual((await t.api('GET', `${file(P, 'feat.txt')}?ref=main`, dev.token)).json, NO_FILE);
     assert.equal(
-      (await ok('GET', `${file(P, 'feat.txt')}?ref=feat`, dev.token, undefined, 200)).json.last_commit_id,
+      (await t.ok('GET', `${file(P, 'feat.txt')}?ref=feat`, dev.token, undefined, 200)).last_commit_id,
       git(P, 'rev-parse', 'feat'),
     );
     for (const body of [{ branch: 'ghost' }, { branch: 'ghost', start_branch: 'also-missing' }]) {
@@ -249,13 +248,13 @@ describe('project repository files API', () => {
   });
 
   it("missing required parameters: 400 with Grape's list", async () => {
-    const post = await api('POST', file(P, 'x.txt'), dev.token, { content: 'x' });
+    const post = await t.api('POST', file(P, 'x.txt'), dev.token, { content: 'x' });
     assert.equal(post.statusCode, 400);
     assert.deepEqual(post.json, { error: 'branch is missing, commit_message is missing' });
-    const del = await api('DELETE', file(P, 'hello.txt'), dev.token);
+    const del = await t.api('DELETE', file(P, 'hello.txt'), dev.token);
     assert.equal(del.statusCode, 400);
     assert.deepEqual(del.json, { error: 'branch is missing, commit_message is missing' });
-    const noContent = await api('POST', file(P, 'x.txt'), dev.token, { branch: 'main', commit_message: 'm' });
+    const noContent = await t.api('POST', file(P, 'x.txt'), dev.token, { branch: 'main', commit_message: 'm' });
     assert.equal(noContent.statusCode, 400);
     assert.deepEqual(noContent.json, { error: 'content is missing' });
   });
@@ -275,12 +274,12 @@ describe('project repository files API', () => {
         ['GET', `${base}?ref=main`],
         ['GET', `${base}/raw`],
       ] as const) {
-        const res = await api(method, url, dev.token, payload);
+        const res = await t.api(method, url, dev.token, payload);
         assert.equal(res.statusCode, 400, `${method} ${url}: ${res.body}`);
         assert.deepEqual(res.json, BAD_PATH, `${method} ${url}`);
       }
     }
-    const tree = await api('GET', `/projects/${P}/repository/tree?path=..%2F..%2Fetc`, dev.token);
+    const tree = await t.api('GET', `/projects/${P}/repository/tree?path=..%2F..%2Fetc`, dev.token);
     assert.equal(tree.statusCode, 400);
     assert.deepEqual(tree.json, { error: 'path should be a valid file path' });
     assert.equal(git(P, 'rev-parse', 'main'), head);
@@ -298,7 +297,7 @@ describe('project repository files API', () => {
       `/projects/${P}/repository/commits?path=--output=${e(out)}`,
     ];
     for (const url of reads) {
-      const res = await api('GET', url, dev.token);
+      const res = await t.api('GET', url, dev.token);
       // An unknown ref_name or path on commits is GitLab's 200 []; anything else must be refused.
       if (url.includes('/commits') && res.statusCode === 200) assert.deepEqual(res.json, [], url);
       else assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${url}: ${res.statusCode} ${res.body}`);
@@ -321,7 +320,7 @@ describe('project repository files API', () => {
   });
 
   it('tree: root, path=dir, recursive=true, pagination headers, 404 for an unknown path or ref', async () => {
-    const root = await ok('GET', `/projects/${P}/repository/tree`, reporter.token, undefined, 200);
+    const root = await t.expect('GET', `/projects/${P}/repository/tree`, reporter.token, undefined, 200);
     assert.deepEqual(root.json, [
       entry('bin', 'tree', '040000'),
       entry('dir', 'tree', '040000'),
@@ -331,7 +330,13 @@ describe('project repository files API', () => {
       [root.headers['x-total'], root.headers['x-total-pages'], root.headers['x-page'], root.headers['x-per-page']],
       ['3', '1', '1', '20'],
     );
-    const page = await ok('GET', `/projects/${P}/repository/tree?per_page=2&page=2`, reporter.token, undefined, 200);
+    const page = await t.expect(
+      'GET',
+      `/projects/${P}/repository/tree?per_page=2&page=2`,
+      reporter.token,
+      undefined,
+      200,
+    );
     assert.deepEqual(page.json, [entry('hello.txt', 'blob', '100755')]);
     assert.deepEqual(
       [
@@ -345,14 +350,14 @@ describe('project repository files API', () => {
       ['3', '2', '2', '2', '1', ''],
     );
     for (const q of ['path=nothing', 'path=hello.txt', 'ref=nowhere', 'path=dir&ref=nowhere']) {
-      const res = await api('GET', `/projects/${P}/repository/tree?${q}`, reporter.token);
+      const res = await t.api('GET', `/projects/${P}/repository/tree?${q}`, reporter.token);
       assert.equal(res.statusCode, 404, q);
       assert.deepEqual(res.json, NO_TREE, q);
     }
   });
 
   it("tree: path=dir lists the directory's entries, recursive=true every tree and blob below", async () => {
-    const rec = await ok(
+    const rec = await t.expect(
       'GET',
       `/projects/${P}/repository/tree?recursive=true&ref=feat`,
       reporter.token,
@@ -373,9 +378,15 @@ describe('project repository files API', () => {
       rec.json.find((x: any) => x.path === 'dir/sub/file.rb'),
       entry('dir/sub/file.rb', 'blob', '100644', 'feat'),
     );
-    const dir = await ok('GET', `/projects/${P}/repository/tree?path=dir&ref=main`, reporter.token, undefined, 200);
+    const dir = await t.expect(
+      'GET',
+      `/projects/${P}/repository/tree?path=dir&ref=main`,
+      reporter.token,
+      undefined,
+      200,
+    );
     assert.deepEqual(dir.json, [entry('dir/sub', 'tree', '040000')]);
-    const deep = await ok(
+    const deep = await t.expect(
       'GET',
       `/projects/${P}/repository/tree?path=dir&recursive=true`,
       reporter.token,
@@ -387,7 +398,7 @@ describe('project repository files API', () => {
 
   it('tree lists trees before blobs, as GitLab (Tree#sorted_entries)', async () => {
     assert.equal((await put(P, 'a.txt', { branch: 'sorted', start_branch: 'main', content: 'a' })).statusCode, 201);
-    const res = await ok('GET', `/projects/${P}/repository/tree?ref=sorted`, reporter.token, undefined, 200);
+    const res = await t.expect('GET', `/projects/${P}/repository/tree?ref=sorted`, reporter.token, undefined, 200);
     assert.deepEqual(
       res.json.map((x: any) => x.name),
       ['bin', 'dir', 'a.txt', 'hello.txt'],
@@ -396,7 +407,7 @@ describe('project repository files API', () => {
 
   it('commits: newest first with every field, ref_name, per_page pagination with X-Total', async () => {
     const ids = git(P, 'rev-list', 'main').split('\n');
-    const res = await ok('GET', `/projects/${P}/repository/commits`, reporter.token, undefined, 200);
+    const res = await t.expect('GET', `/projects/${P}/repository/commits`, reporter.token, undefined, 200);
     assert.deepEqual(
       res.json.map((c: any) => c.id),
       ids,
@@ -425,12 +436,24 @@ describe('project repository files API', () => {
       },
     );
     assert.deepEqual(res.json.at(-1).parent_ids, []);
-    const feat = await ok('GET', `/projects/${P}/repository/commits?ref_name=feat`, reporter.token, undefined, 200);
+    const feat = await t.expect(
+      'GET',
+      `/projects/${P}/repository/commits?ref_name=feat`,
+      reporter.token,
+      undefined,
+      200,
+    );
     assert.deepEqual(
       [feat.json[0].id, feat.json[0].title, feat.json.length],
       [git(P, 'rev-parse', 'feat'), 'add feat.txt', ids.length + 1],
     );
-    const p2 = await ok('GET', `/projects/${P}/repository/commits?per_page=2&page=2`, reporter.token, undefined, 200);
+    const p2 = await t.expect(
+      'GET',
+      `/projects/${P}/repository/commits?per_page=2&page=2`,
+      reporter.token,
+      undefined,
+      200,
+    );
     assert.deepEqual(
       p2.json.map((c: any) => c.id),
       ids.slice(2, 4),
@@ -447,11 +470,11 @@ describe('project repository files API', () => {
 
   it('initialize_with_readme=true gives a README.md on the default branch', async () => {
     const id = await project({ name: 'Readme Proj', path: 'readme', initialize_with_readme: true, description: 'hi' });
-    const got = await ok('GET', `${file(id, 'README.md')}?ref=main`, alice.token, undefined, 200);
+    const got = await t.expect('GET', `${file(id, 'README.md')}?ref=main`, alice.token, undefined, 200);
     assert.equal(Buffer.from(got.json.content, 'base64').toString(), '# Readme Proj\n\nhi\n');
     assert.equal(got.json.commit_id, git(id, 'rev-parse', 'main'));
     assert.deepEqual(log(id), ['ALICE <alice@example.com>|Initial commit']);
-    assert.equal((await ok('GET', `/projects/${id}`, alice.token, undefined, 200)).json.default_branch, 'main');
+    assert.equal((await t.ok('GET', `/projects/${id}`, alice.token, undefined, 200)).default_branch, 'main');
   });
 
   it('permissions: public readable anonymously; private by reporter+; writes developer+; never archived', async () => {
@@ -462,14 +485,14 @@ describe('project repository files API', () => {
       `/projects/${pub}/repository/tree`,
       `/projects/${pub}/repository/commits`,
     ]) {
-      await ok('GET', url, null, undefined, 200);
-      await ok('GET', url, stranger.token, undefined, 200);
+      await t.expect('GET', url, null, undefined, 200);
+      await t.expect('GET', url, stranger.token, undefined, 200);
     }
     const body = { branch: 'main', content: 'x', commit_message: 'm' };
-    const anon = await api('POST', file(pub, 'anon.txt'), null, body);
+    const anon = await t.api('POST', file(pub, 'anon.txt'), null, body);
     assert.equal(anon.statusCode, 401);
     assert.deepEqual(anon.json, { message: '401 Unauthorized' });
-    const outsider = await api('POST', file(pub, 'outsider.txt'), stranger.token, body);
+    const outsider = await t.api('POST', file(pub, 'outsider.txt'), stranger.token, body);
     assert.equal(outsider.statusCode, 403);
     assert.deepEqual(outsider.json, FORBIDDEN);
 
@@ -480,12 +503,12 @@ describe('project repository files API', () => {
       `/projects/${P}/repository/commits`,
     ];
     for (const url of reads) {
-      const g = await api('GET', url, guest.token);
+      const g = await t.api('GET', url, guest.token);
       assert.equal(g.statusCode, 403, `guest ${url}`);
       assert.deepEqual(g.json, FORBIDDEN);
-      await ok('GET', url, reporter.token, undefined, 200);
+      await t.expect('GET', url, reporter.token, undefined, 200);
       for (const token of [stranger.token, null]) {
-        const res = await api('GET', url, token);
+        const res = await t.api('GET', url, token);
         assert.equal(res.statusCode, 404, `${token ? 'stranger' : 'anonymous'} ${url}`);
         assert.deepEqual(res.json, NO_PROJECT);
       }
@@ -497,7 +520,7 @@ describe('project repository files API', () => {
       [null, 401, { message: '401 Unauthorized' }],
     ] as const) {
       for (const method of ['POST', 'PUT', 'DELETE']) {
-        const res = await api(method, file(P, method === 'POST' ? 'denied.txt' : 'hello.txt'), token, body);
+        const res = await t.api(method, file(P, method === 'POST' ? 'denied.txt' : 'hello.txt'), token, body);
         assert.equal(res.statusCode, status, `${method} ${res.body}`);
         assert.deepEqual(res.json, expected);
       }
@@ -506,13 +529,13 @@ describe('project repository files API', () => {
     assert.equal(log(P)[0], 'DEV <dev@example.com>|add by-dev.txt');
 
     const arch = await project({ path: 'archived', initialize_with_readme: true });
-    await ok('POST', `/projects/${arch}/archive`, alice.token, undefined, 201);
+    await t.expect('POST', `/projects/${arch}/archive`, alice.token, undefined, 201);
     for (const method of ['POST', 'PUT', 'DELETE']) {
-      const res = await api(method, file(arch, method === 'POST' ? 'new.txt' : 'README.md'), alice.token, body);
+      const res = await t.api(method, file(arch, method === 'POST' ? 'new.txt' : 'README.md'), alice.token, body);
       assert.equal(res.statusCode, 403, `${method} ${res.body}`);
       assert.deepEqual(res.json, FORBIDDEN);
     }
-    await ok('GET', `${file(arch, 'README.md')}?ref=main`, alice.token, undefined, 200);
+    await t.expect('GET', `${file(arch, 'README.md')}?ref=main`, alice.token, undefined, 200);
     assert.equal(git(arch, 'rev-list', '--count', 'main'), '1');
   });
 

@@ -1,5 +1,5 @@
-// Size limits of gitlab-api.md §6.6: description 1 MiB, content up to the instance snippet_size_limit
-// (50 MiB by default, which the request body limit must let through), answered with Rails' sizes.
+// Size limits (docs/gitlab-compatibility.md#snippet-limits): description 1 MiB, content up to the instance
+// snippet_size_limit (50 MiB by default, which the request body limit must let through), answered with Rails' sizes.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,7 +1,7 @@
-// Permission matrix of the project snippet endpoints (gitlab-api.md 1.4, 4.1-4.3, 5.1-5.8): every actor x
-// snippet visibility x project (visibility, snippets feature level, archived) x endpoint, each cell asserted
-// (status and body). The expectation comes from the small oracle below, written from the reference and
-// deliberately independent of src/domain/policy.ts.
+// Permission matrix of the project snippet endpoints (docs/gitlab-compatibility.md#snippet-permissions,
+// #order-of-checks, #snippet-endpoints): every actor x snippet visibility x project (visibility, snippets feature
+// level, archived) x endpoint, each cell asserted (status and body). The expectation comes from the small oracle
+// below, written from that document and deliberately independent of src/domain/policy.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
@@ -72,16 +72,16 @@ const NOT_FOUND_GET = msg('404 Not found');
 const SNIPPET_NOT_FOUND = msg('404 Snippet Not Found');
 const AGENT = 'matrix-agent/1.0';
 
-/** The reference's rules, written out independently. */
+/** The rules of docs/gitlab-compatibility.md#snippet-permissions, written out independently. */
 function oracle(a: Actor, p: ProjectCase, sv: Level, ep: Endpoint): Expect {
   const signedIn = a.user !== null;
   const member = a.role >= 10;
-  // 4.1/4.2: members and admins see everything; others by level; external users public only.
+  // #snippet-permissions: members and admins see everything; others by level; external users public only.
   const sees = (level: Level) =>
     !!a.admin || member || level === 'public' || (level === 'internal' && signedIn && !a.external);
   const gate = (status: number, body: unknown): Expect => ({ status, body, gate: true });
-  if (!sees(p.visibility)) return gate(404, PROJECT_NOT_FOUND); // 1.4 step 2, 4.1.1
-  if (p.feature === 'disabled') return gate(403, FORBIDDEN); // 4.1.2, admins and owners included
+  if (!sees(p.visibility)) return gate(404, PROJECT_NOT_FOUND); // #order-of-checks step 2, first gate
+  if (p.feature === 'disabled') return gate(403, FORBIDDEN); // second gate, admins and owners included
   if (p.feature === 'private' && !member && !a.admin) return gate(403, FORBIDDEN);
   const visible = sees(sv);
   const deny = (status: number, body: unknown): Expect => ({ status, body, gate: false });
@@ -127,25 +127,18 @@ describe('project snippets permission matrix', () => {
   let counter = 0;
 
   const tokenOf = (kind: Kind | string) => (kind === 'root' ? ROOT_TOKEN : users[kind].token);
-  const call = (method: string, url: string, token: string | null, payload?: object) =>
-    t.request({ method: method as 'GET', url: `/api/v4${url}`, token, ...(payload && { payload }) });
-  const ok = async (method: string, url: string, payload?: object, token: string | null = ROOT_TOKEN) => {
-    const res = await call(method, url, token, payload);
-    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
-    return res.json;
-  };
   const snippet = async (projectId: number, kind: Kind, visibility: Level): Promise<Snip> => {
     const title = `s${++counter} ${visibility} by ${kind}`;
     const content = `content of ${title}\n`;
-    const res = await t.request({
-      method: 'POST',
-      url: `/api/v4/projects/${projectId}/snippets`,
-      token: tokenOf(kind),
-      headers: { 'user-agent': AGENT },
-      payload: { title, visibility, files: [{ file_path: 'hello.txt', content }] },
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    return { id: res.json.id, title, content, authorId: res.json.author.id };
+    const created = await t.ok(
+      'POST',
+      `/projects/${projectId}/snippets`,
+      tokenOf(kind),
+      { title, visibility, files: [{ file_path: 'hello.txt', content }] },
+      201,
+      { 'user-agent': AGENT },
+    );
+    return { id: created.id, title, content, authorId: created.author.id };
   };
   const kindOf = (a: Actor): Kind => a.author ?? 'root';
 
@@ -163,14 +156,17 @@ describe('project snippets permission matrix', () => {
     };
     for (const p of PROJECTS) {
       const path = p.name.replace(/[^a-z]+/g, '-');
-      const created = await ok('POST', `/projects/user/${users.owner.id}`, {
+      const created = await t.must('POST', `/projects/user/${users.owner.id}`, ROOT_TOKEN, {
         name: path,
         path,
         visibility: p.visibility,
       });
       projectIds[p.name] = created.id;
       for (const [name, level] of Object.entries(roles))
-        await ok('POST', `/projects/${created.id}/members`, { user_id: users[name].id, access_level: level });
+        await t.must('POST', `/projects/${created.id}/members`, ROOT_TOKEN, {
+          user_id: users[name].id,
+          access_level: level,
+        });
       const jobs: Promise<void>[] = [];
       for (const sv of LEVELS) {
         for (const kind of ['root', 'authr', 'authg', 'authn'] as Kind[]) {
@@ -186,10 +182,11 @@ describe('project snippets permission matrix', () => {
       }
       await Promise.all(jobs);
       // Now the authors become what the matrix says: "authg" a guest, "authn" no member at all.
-      await ok('PUT', `/projects/${created.id}/members/${users.authg.id}`, { access_level: 10 });
-      await ok('DELETE', `/projects/${created.id}/members/${users.authn.id}`);
-      if (p.feature !== 'enabled') await ok('PUT', `/projects/${created.id}`, { snippets_access_level: p.feature });
-      if (p.archived) await ok('POST', `/projects/${created.id}/archive`);
+      await t.must('PUT', `/projects/${created.id}/members/${users.authg.id}`, ROOT_TOKEN, { access_level: 10 });
+      await t.must('DELETE', `/projects/${created.id}/members/${users.authn.id}`, ROOT_TOKEN);
+      if (p.feature !== 'enabled')
+        await t.must('PUT', `/projects/${created.id}`, ROOT_TOKEN, { snippets_access_level: p.feature });
+      if (p.archived) await t.must('POST', `/projects/${created.id}/archive`, ROOT_TOKEN);
     }
   });
   after(() => t.close());
@@ -205,7 +202,7 @@ describe('project snippets permission matrix', () => {
           // Every page (create cells keep adding snippets), concatenated into one array.
           const all: unknown[] = [];
           for (let page = '1'; ; ) {
-            const res = await call('GET', `${base}?per_page=100&page=${page}`, token);
+            const res = await t.api('GET', `${base}?per_page=100&page=${page}`, token);
             if (res.statusCode !== 200) return res;
             all.push(...res.json);
             page = String(res.headers['x-next-page'] ?? '');
@@ -213,23 +210,23 @@ describe('project snippets permission matrix', () => {
           }
         }
         case 'get':
-          return call('GET', `${base}/${id}`, token);
+          return t.api('GET', `${base}/${id}`, token);
         case 'raw':
-          return call('GET', `${base}/${id}/raw`, token);
+          return t.api('GET', `${base}/${id}/raw`, token);
         case 'file raw':
-          return call('GET', `${base}/${id}/files/main/hello.txt/raw`, token);
+          return t.api('GET', `${base}/${id}/files/main/hello.txt/raw`, token);
         case 'create':
-          return call('POST', base, token, {
+          return t.api('POST', base, token, {
             title: `created by ${a.name}`,
             visibility: sv,
             files: [{ file_path: 'new.txt', content: 'new' }],
           });
         case 'update':
-          return call('PUT', `${base}/${id}`, token, { title: `renamed by ${a.name}` });
+          return t.api('PUT', `${base}/${id}`, token, { title: `renamed by ${a.name}` });
         case 'delete':
-          return call('DELETE', `${base}/${id}`, token);
+          return t.api('DELETE', `${base}/${id}`, token);
         case 'user_agent_detail':
-          return call('GET', `${base}/${id}/user_agent_detail`, token);
+          return t.api('GET', `${base}/${id}/user_agent_detail`, token);
       }
     };
     const res = await request(target.id);
@@ -243,7 +240,7 @@ describe('project snippets permission matrix', () => {
         assert.deepEqual(missing.json, exp.body);
       }
       if (!exp.gate && (ep === 'delete' || ep === 'update')) {
-        const still = await call('GET', `${base}/${target.id}`, ROOT_TOKEN);
+        const still = await t.api('GET', `${base}/${target.id}`, ROOT_TOKEN);
         assert.equal(still.statusCode, 200, 'a refused write must leave the snippet in place');
         assert.equal(still.json.title, target.title, 'a refused update must not change the snippet');
       }
@@ -283,7 +280,7 @@ describe('project snippets permission matrix', () => {
         break;
       case 'delete': {
         assert.equal(res.body, '');
-        const gone = await call('GET', `${base}/${target.id}`, ROOT_TOKEN);
+        const gone = await t.api('GET', `${base}/${target.id}`, ROOT_TOKEN);
         assert.equal(gone.statusCode, 404);
         assert.deepEqual(gone.json, NOT_FOUND_GET);
         break;
@@ -308,9 +305,9 @@ describe('project snippets permission matrix', () => {
     });
   }
 
-  describe('precedence (1.4): project 404 and feature 403, then validation (400), then authentication (401)', () => {
+  describe('precedence (docs/gitlab-compatibility.md#order-of-checks): project 404 and feature 403, then validation (400), then authentication (401)', () => {
     const anon = (method: string, p: string, url: string, payload?: object) =>
-      call(method, `/projects/${projectIds[p]}/snippets${url}`, null, payload);
+      t.api(method, `/projects/${projectIds[p]}/snippets${url}`, null, payload);
     const valid = { title: 'x', files: [{ file_path: 'a.txt', content: 'a' }] };
     const cases: [string, string, string, string, object | undefined, number, unknown][] = [
       [

@@ -1,5 +1,6 @@
 // Project snippet raw, file raw at any revision, user agent detail, spam check and restricted visibility
-// (gitlab-api.md §5.3, §5.4, §5.8, §5.9, §4.4 and decisions D3, D7, D11).
+// (docs/gitlab-compatibility.md#snippet-raw, #snippet-file-raw, #user-agent-detail, #spam-check, #snippet-visibility
+// and decisions #d3, #d7, #d11).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -21,32 +22,6 @@ const disposition = (kind: string, ascii: string, encoded = ascii) =>
 
 type U = Awaited<ReturnType<TestApp['user']>>;
 const helpers = (get: () => TestApp) => {
-  const api = (
-    method: string,
-    url: string,
-    token: string | null,
-    payload?: object,
-    headers: Record<string, string | undefined> = {},
-  ) =>
-    get().request({
-      method: method as any,
-      url: `/api/v4${url}`,
-      token,
-      headers: headers as any,
-      ...(payload && { payload }),
-    });
-  const ok = async (
-    method: string,
-    url: string,
-    token: string | null,
-    payload: object | undefined,
-    status: number,
-    headers?: Record<string, string | undefined>,
-  ) => {
-    const res = await api(method, url, token, payload, headers);
-    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
-    return res.json;
-  };
   const reposDir = () => path.join(get().config.dataDir, 'repositories', 'snippets');
   const repos = () => (fs.existsSync(reposDir()) ? fs.readdirSync(reposDir()).sort() : []);
   const git = (id: number, args: string[], input?: Buffer | string) => {
@@ -63,21 +38,25 @@ const helpers = (get: () => TestApp) => {
     assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
     return r.stdout.toString().trim();
   };
-  return { api, ok, repos, git };
+  return { repos, git };
 };
 
 describe('project snippet raw endpoints', () => {
   let t: TestApp;
   let alice: U;
   let proj: any;
-  const { api, ok, repos, git } = helpers(() => t);
+  const { repos, git } = helpers(() => t);
   const create = (payload: object, token: string = alice.token, headers?: Record<string, string | undefined>) =>
-    ok('POST', `/projects/${proj.id}/snippets`, token, { title: 'T', visibility: 'public', ...payload }, 201, headers);
-  const raw = async (url: string, status = 200, token: string | null = null) => {
-    const res = await api('GET', `/projects/${proj.id}/snippets/${url}`, token);
-    assert.equal(res.statusCode, status, `${url}: ${res.body}`);
-    return res;
-  };
+    t.ok(
+      'POST',
+      `/projects/${proj.id}/snippets`,
+      token,
+      { title: 'T', visibility: 'public', ...payload },
+      201,
+      headers,
+    );
+  const raw = (url: string, status = 200, token: string | null = null) =>
+    t.expect('GET', `/projects/${proj.id}/snippets/${url}`, token, undefined, status);
   const assertRaw = (res: any, body: string | Buffer, type: string, disp: string) => {
     assert.deepEqual(res.rawPayload, Buffer.from(body));
     assert.equal(res.headers['content-type'], type);
@@ -89,7 +68,7 @@ describe('project snippet raw endpoints', () => {
   before(async () => {
     t = await createTestApp({ externalUrl: BASE });
     alice = await t.user('alice');
-    proj = await ok('POST', '/projects', alice.token, { path: 'proj', visibility: 'public' }, 201);
+    proj = await t.ok('POST', '/projects', alice.token, { path: 'proj', visibility: 'public' }, 201);
   });
   after(() => t.close());
 
@@ -136,7 +115,7 @@ describe('project snippet raw endpoints', () => {
     before(async () => {
       s = await create({ files: [f('a.rb', 'v1'), f('a/b/c.rb', 'nested')] });
       first = git(s.id, ['rev-parse', 'main']);
-      await ok(
+      await t.ok(
         'PUT',
         `/projects/${proj.id}/snippets/${s.id}`,
         alice.token,
@@ -147,7 +126,7 @@ describe('project snippet raw endpoints', () => {
       assert.notEqual(first, head);
     });
 
-    it('resolves main, HEAD, full and abbreviated SHAs, an older commit and tags (D7)', async () => {
+    it('resolves main, HEAD, full and abbreviated SHAs, an older commit and tags (docs/gitlab-compatibility.md#d7)', async () => {
       git(s.id, ['tag', 'v1', first]);
       git(s.id, ['tag', 'v1.0', first]);
       git(s.id, ['update-ref', 'refs/heads/feature/x', first]);
@@ -232,7 +211,7 @@ describe('project snippet raw endpoints', () => {
     it('admins see what the create request carried; 404 without a User-Agent; 403 others; 401 anonymous', async () => {
       const s = await create({ files: [f('a', 'b')] }, alice.token, { 'user-agent': 'Mozilla/5.0 (snippetd test)' });
       const url = `/projects/${proj.id}/snippets/${s.id}/user_agent_detail`;
-      const res = await api('GET', url, ROOT_TOKEN);
+      const res = await t.api('GET', url, ROOT_TOKEN);
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.headers['content-type'], 'application/json');
       assert.deepEqual(Object.keys(res.json), ['user_agent', 'ip_address', 'akismet_submitted']);
@@ -241,50 +220,53 @@ describe('project snippet raw endpoints', () => {
         ip_address: '127.0.0.1',
         akismet_submitted: false,
       });
-      await ok('PUT', `/projects/${proj.id}/snippets/${s.id}`, alice.token, { title: 'changed' }, 200, {
+      await t.ok('PUT', `/projects/${proj.id}/snippets/${s.id}`, alice.token, { title: 'changed' }, 200, {
         'user-agent': 'other',
       });
-      assert.deepEqual((await api('GET', url, ROOT_TOKEN)).json, res.json);
+      assert.deepEqual((await t.api('GET', url, ROOT_TOKEN)).json, res.json);
       assert.deepEqual(
-        [(await api('GET', url, alice.token)).statusCode, (await api('GET', url, alice.token)).json],
+        [(await t.api('GET', url, alice.token)).statusCode, (await t.api('GET', url, alice.token)).json],
         [403, { message: '403 Forbidden' }],
       );
       assert.deepEqual(
-        [(await api('GET', url, null)).statusCode, (await api('GET', url, null)).json],
+        [(await t.api('GET', url, null)).statusCode, (await t.api('GET', url, null)).json],
         [401, { message: '401 Unauthorized' }],
       );
       const bare = await create({ files: [f('a', 'b')] }, alice.token, { 'user-agent': undefined });
-      const none = await api('GET', `/projects/${proj.id}/snippets/${bare.id}/user_agent_detail`, ROOT_TOKEN);
+      const none = await t.api('GET', `/projects/${proj.id}/snippets/${bare.id}/user_agent_detail`, ROOT_TOKEN);
       assert.deepEqual([none.statusCode, none.json], [404, { message: '404 UserAgentDetail Not Found' }]);
-      const missing = await api('GET', `/projects/${proj.id}/snippets/999999/user_agent_detail`, ROOT_TOKEN);
+      const missing = await t.api('GET', `/projects/${proj.id}/snippets/999999/user_agent_detail`, ROOT_TOKEN);
       assert.deepEqual([missing.statusCode, missing.json], [404, { message: '404 Not found' }]);
     });
   });
 
-  describe('restricted visibility levels (D3)', () => {
+  describe('restricted visibility levels (docs/gitlab-compatibility.md#d3)', () => {
     const settings = (levels: string) =>
-      ok('PUT', '/application/settings', ROOT_TOKEN, { restricted_visibility_levels: levels }, 200);
+      t.ok('PUT', '/application/settings', ROOT_TOKEN, { restricted_visibility_levels: levels }, 200);
     after(() => settings(''));
 
     it('refuses a restricted level to non-admins on create and update; admins may use it', async () => {
       await settings('public');
       const before = [
-        (await ok('GET', `/projects/${proj.id}/snippets?per_page=100`, alice.token, undefined, 200)).length,
+        (await t.ok('GET', `/projects/${proj.id}/snippets?per_page=100`, alice.token, undefined, 200)).length,
         repos(),
       ];
       const error = { message: { error: 'Visibility level public has been restricted by your GitLab administrator' } };
-      const res = await api('POST', `/projects/${proj.id}/snippets`, alice.token, {
+      const res = await t.api('POST', `/projects/${proj.id}/snippets`, alice.token, {
         title: 'T',
         visibility: 'public',
         files: [f('a', 'b')],
       });
       assert.deepEqual([res.statusCode, res.json], [403, error]);
       assert.deepEqual(
-        [(await ok('GET', `/projects/${proj.id}/snippets?per_page=100`, alice.token, undefined, 200)).length, repos()],
+        [
+          (await t.ok('GET', `/projects/${proj.id}/snippets?per_page=100`, alice.token, undefined, 200)).length,
+          repos(),
+        ],
         before,
       );
       const mine = await create({ visibility: 'private', files: [f('a', 'b')] });
-      const up = await api('PUT', `/projects/${proj.id}/snippets/${mine.id}`, alice.token, { visibility: 'public' });
+      const up = await t.api('PUT', `/projects/${proj.id}/snippets/${mine.id}`, alice.token, { visibility: 'public' });
       assert.deepEqual([up.statusCode, up.json], [403, error]);
       assert.equal((await create({ files: [f('a', 'b')] }, ROOT_TOKEN)).visibility, 'public');
     });
@@ -297,7 +279,7 @@ describe('spam check against an Akismet-compatible service', () => {
   let alice: U;
   let proj: any;
   const calls: string[] = [];
-  const { api, ok, repos } = helpers(() => t);
+  const { repos } = helpers(() => t);
 
   before(async () => {
     server = http.createServer((req, res) => {
@@ -314,7 +296,7 @@ describe('spam check against an Akismet-compatible service', () => {
       akismetApiKey: 'k',
     });
     alice = await t.user('alice');
-    proj = await ok('POST', '/projects', alice.token, { path: 'proj' }, 201);
+    proj = await t.ok('POST', '/projects', alice.token, { path: 'proj' }, 201);
   });
   after(async () => {
     await t.close();
@@ -322,7 +304,7 @@ describe('spam check against an Akismet-compatible service', () => {
   });
 
   it('discards a public snippet flagged as spam (400, nothing saved) and creates a private one', async () => {
-    const res = await api('POST', `/projects/${proj.id}/snippets`, alice.token, {
+    const res = await t.api('POST', `/projects/${proj.id}/snippets`, alice.token, {
       title: 'Buy now',
       visibility: 'public',
       files: [f('a', 'spam')],
@@ -333,9 +315,9 @@ describe('spam check against an Akismet-compatible service', () => {
     );
     assert.equal(calls.length, 1);
     assert.match(calls[0], /^POST \/1\.1\/comment-check .*api_key=k/);
-    assert.deepEqual(await ok('GET', `/projects/${proj.id}/snippets`, alice.token, undefined, 200), []);
+    assert.deepEqual(await t.ok('GET', `/projects/${proj.id}/snippets`, alice.token, undefined, 200), []);
     assert.deepEqual(repos(), []);
-    const s = await ok(
+    const s = await t.ok(
       'POST',
       `/projects/${proj.id}/snippets`,
       alice.token,
@@ -343,13 +325,13 @@ describe('spam check against an Akismet-compatible service', () => {
       201,
     );
     assert.equal(s.visibility, 'private');
-    const up = await api('PUT', `/projects/${proj.id}/snippets/${s.id}`, alice.token, { visibility: 'public' });
+    const up = await t.api('PUT', `/projects/${proj.id}/snippets/${s.id}`, alice.token, { visibility: 'public' });
     assert.deepEqual(
       [up.statusCode, up.json],
       [400, { message: { error: 'Your snippet has been recognized as spam and has been discarded.' } }],
     );
     assert.equal(
-      (await ok('GET', `/projects/${proj.id}/snippets/${s.id}`, alice.token, undefined, 200)).visibility,
+      (await t.ok('GET', `/projects/${proj.id}/snippets/${s.id}`, alice.token, undefined, 200)).visibility,
       'private',
     );
   });

@@ -1,5 +1,5 @@
-// Project snippets: create, get, list, update (file actions and deprecated params), delete, with every
-// snippet a bare git repository (gitlab-api.md §3, §5, §6 and decisions D1-D5, D7, D11, D12, D14).
+// Project snippets: create, get, list, update (file actions and deprecated params), delete, with every snippet a bare
+// git repository (docs/gitlab-compatibility.md#project-snippets and decisions #d1 to #d5, #d7, #d11, #d12, #d14).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -35,34 +35,10 @@ describe('project snippets API', () => {
   let t: TestApp;
   let alice: Awaited<ReturnType<TestApp['user']>>;
   let aliceUser: any, proj: any, other: any;
-  const api = (
-    method: string,
-    url: string,
-    payload?: object | string,
-    token: string | null = alice.token,
-    headers: Record<string, string> = {},
-  ) =>
-    t.request({
-      method: method as any,
-      url: `/api/v4${url}`,
-      token,
-      headers,
-      ...(payload !== undefined && { payload }),
-    });
-  const ok = async (method: string, url: string, payload: object | undefined, status: number) => {
-    const res = await api(method, url, payload);
-    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
-    return res.json;
-  };
-  const fail = async (method: string, url: string, payload: object | undefined, status: number, body: unknown) => {
-    const res = await api(method, url, payload);
-    assert.equal(res.statusCode, status, `${method} ${url} ${JSON.stringify(payload)}: ${res.body}`);
-    assert.deepEqual(res.json, body, JSON.stringify(payload));
-    assert.equal(res.headers['content-type'], 'application/json');
-  };
   const create = (payload: object, p = proj) =>
-    ok('POST', `/projects/${p.id}/snippets`, { title: 'T', ...payload }, 201);
-  const update = (s: any, payload: object) => ok('PUT', `/projects/${proj.id}/snippets/${s.id}`, payload, 200);
+    t.ok('POST', `/projects/${p.id}/snippets`, alice.token, { title: 'T', ...payload }, 201);
+  const update = (s: any, payload: object) =>
+    t.ok('PUT', `/projects/${proj.id}/snippets/${s.id}`, alice.token, payload, 200);
   const repoDir = (id: number) => path.join(t.config.dataDir, 'repositories', 'snippets', `${id}.git`);
   const git = (id: number, ...args: string[]) => {
     const r = spawnSync('git', ['--git-dir', repoDir(id), ...args], { encoding: 'utf8' });
@@ -72,11 +48,12 @@ describe('project snippets API', () => {
   const log = (id: number) => git(id, 'log', '--format=%s', 'main').trim().split('\n');
   const tree = (id: number) => git(id, 'ls-tree', '-r', '--name-only', 'main').trim().split('\n').filter(Boolean);
   const show = (id: number, file: string) => git(id, 'show', `main:${file}`);
-  const count = async (p = proj) => (await ok('GET', `/projects/${p.id}/snippets?per_page=100`, undefined, 200)).length;
+  const count = async (p = proj) =>
+    (await t.ok('GET', `/projects/${p.id}/snippets?per_page=100`, alice.token, undefined, 200)).length;
   const repos = () => fs.readdirSync(path.join(t.config.dataDir, 'repositories', 'snippets')).sort();
   /** Everything a failed request must leave alone. */
   const state = async (s: any) => ({
-    json: await ok('GET', `/projects/${proj.id}/snippets/${s.id}`, undefined, 200),
+    json: await t.ok('GET', `/projects/${proj.id}/snippets/${s.id}`, alice.token, undefined, 200),
     log: git(s.id, 'log', '--format=%H %s', 'main'),
     tree: tree(s.id),
     files: tree(s.id).map((p) => show(s.id, p)),
@@ -85,9 +62,9 @@ describe('project snippets API', () => {
   before(async () => {
     t = await createTestApp({ externalUrl: BASE });
     alice = await t.user('alice');
-    aliceUser = await ok('GET', `/users/${alice.id}`, undefined, 200);
-    proj = await ok('POST', '/projects', { path: 'proj' }, 201);
-    other = await ok('POST', '/projects', { path: 'other' }, 201);
+    aliceUser = await t.ok('GET', `/users/${alice.id}`, alice.token, undefined, 200);
+    proj = await t.ok('POST', '/projects', alice.token, { path: 'proj' }, 201);
+    other = await t.ok('POST', '/projects', alice.token, { path: 'other' }, 201);
   });
   after(async () => {
     for (const dir of repos()) {
@@ -103,7 +80,7 @@ describe('project snippets API', () => {
 
   describe('POST', () => {
     it('creates a multi-file snippet: the exact object, files in path order, one "Initial commit" on main', async () => {
-      const res = await api('POST', `/projects/${proj.id}/snippets`, {
+      const res = await t.api('POST', `/projects/${proj.id}/snippets`, alice.token, {
         title: 'Multi',
         description: 'desc',
         files: [f('b.txt', 'B'), f('a/z.rb', 'Z'), f('a.txt', 'A')],
@@ -153,7 +130,7 @@ describe('project snippets API', () => {
         imported: false,
         imported_from: 'none',
       });
-      assert.deepEqual(await ok('GET', `/projects/${proj.id}/snippets/${s.id}`, undefined, 200), s);
+      assert.deepEqual(await t.ok('GET', `/projects/${proj.id}/snippets/${s.id}`, alice.token, undefined, 200), s);
       assert.deepEqual(log(s.id), ['Initial commit']);
       assert.deepEqual(tree(s.id), ['a.txt', 'a/z.rb', 'b.txt']);
       assert.equal(git(s.id, 'symbolic-ref', 'HEAD').trim(), 'refs/heads/main');
@@ -164,7 +141,7 @@ describe('project snippets API', () => {
       assert.equal(show(s.id, 'a/z.rb'), 'Z');
     });
 
-    it('takes the default visibility from the application settings (D1)', async () => {
+    it('takes the default visibility from the application settings (docs/gitlab-compatibility.md#d1)', async () => {
       const settings = (v: string) =>
         t.request({
           method: 'PUT',
@@ -179,10 +156,10 @@ describe('project snippets API', () => {
       assert.equal((await create({ visibility: 'public', files: [f('x', '1')] })).visibility, 'public');
     });
 
-    it('accepts form-encoded bodies with Rack array syntax (D12)', async () => {
+    it('accepts form-encoded bodies with Rack array syntax (docs/gitlab-compatibility.md#d12)', async () => {
       const body =
         'title=Form&visibility=internal&files[][file_path]=y.rb&files[][content]=puts+2&files[][file_path]=x.rb&files[][content]=puts%201';
-      const res = await api('POST', `/projects/${proj.id}/snippets`, body, alice.token, {
+      const res = await t.api('POST', `/projects/${proj.id}/snippets`, alice.token, body, {
         'content-type': 'application/x-www-form-urlencoded',
       });
       assert.equal(res.statusCode, 201, res.body);
@@ -193,7 +170,7 @@ describe('project snippets API', () => {
       assert.deepEqual([show(res.json.id, 'x.rb'), show(res.json.id, 'y.rb')], ['puts 1', 'puts 2']);
     });
 
-    it('accepts the deprecated content + file_name; an empty file_name is snippetfile1.txt; file_name with files is ignored (D5)', async () => {
+    it('accepts the deprecated content + file_name; an empty file_name is snippetfile1.txt; file_name with files is ignored (docs/gitlab-compatibility.md#d5)', async () => {
       const legacy = await create({ content: 'puts 1', file_name: 'legacy.rb' });
       assert.deepEqual(
         [legacy.file_name, legacy.files.map((x: any) => x.path), show(legacy.id, 'legacy.rb')],
@@ -230,25 +207,46 @@ describe('project snippets API', () => {
         [{ files: [f('a', 'b')], visibility: 'secret' }, 'visibility does not have a valid value'],
       ];
       for (const [payload, error] of cases)
-        await fail('POST', `/projects/${proj.id}/snippets`, { title: 'T', ...payload }, 400, { error });
+        await t.fails('POST', `/projects/${proj.id}/snippets`, alice.token, { title: 'T', ...payload }, 400, { error });
       assert.deepEqual([await count(), repos()], before);
     });
 
-    it('enforces the title length and the file count limit (D4), writing nothing', async () => {
+    it('enforces the title length and the file count limit (docs/gitlab-compatibility.md#d4), writing nothing', async () => {
       const before = [await count(), repos()];
-      await fail('POST', `/projects/${proj.id}/snippets`, { title: 'x'.repeat(256), files: [f('a', 'b')] }, 400, {
-        message: { error: 'Title is too long (maximum is 255 characters)' },
-      });
+      await t.fails(
+        'POST',
+        `/projects/${proj.id}/snippets`,
+        alice.token,
+        { title: 'x'.repeat(256), files: [f('a', 'b')] },
+        400,
+        {
+          message: { error: 'Title is too long (maximum is 255 characters)' },
+        },
+      );
       const eleven = Array.from({ length: 11 }, (_, i) => f(`f${i}`, 'x'));
-      await fail('POST', `/projects/${proj.id}/snippets`, { files: eleven, title: 'T' }, 400, {
+      await t.fails('POST', `/projects/${proj.id}/snippets`, alice.token, { files: eleven, title: 'T' }, 400, {
         message: { error: "Repository Error creating the snippet - Snippet can't have more than 10 files" },
       });
-      await fail('POST', `/projects/${proj.id}/snippets`, { title: 'T', files: [f('x/.git/config', 'x')] }, 400, {
-        message: { error: 'Repository Error creating the snippet - Invalid file name' },
-      });
-      await fail('POST', `/projects/${proj.id}/snippets`, { title: 'T', files: [f('d', '1'), f('d', '2')] }, 400, {
-        message: { error: 'Repository Error creating the snippet' },
-      });
+      await t.fails(
+        'POST',
+        `/projects/${proj.id}/snippets`,
+        alice.token,
+        { title: 'T', files: [f('x/.git/config', 'x')] },
+        400,
+        {
+          message: { error: 'Repository Error creating the snippet - Invalid file name' },
+        },
+      );
+      await t.fails(
+        'POST',
+        `/projects/${proj.id}/snippets`,
+        alice.token,
+        { title: 'T', files: [f('d', '1'), f('d', '2')] },
+        400,
+        {
+          message: { error: 'Repository Error creating the snippet' },
+        },
+      );
       assert.deepEqual([await count(), repos()], before);
       assert.equal((await create({ title: 'x'.repeat(255), files: eleven.slice(1) })).files.length, 10);
     });
@@ -258,15 +256,17 @@ describe('project snippets API', () => {
     it('single: 404 "Not found" for unknown ids and other projects\' snippets; snippet_id must be an integer', async () => {
       const s = await create({ files: [f('a', 'b')] }, other);
       for (const url of [`/projects/${proj.id}/snippets/999999`, `/projects/${proj.id}/snippets/${s.id}`])
-        await fail('GET', url, undefined, 404, { message: '404 Not found' });
-      await fail('GET', `/projects/${proj.id}/snippets/abc`, undefined, 400, { error: 'snippet_id is invalid' });
+        await t.fails('GET', url, alice.token, undefined, 404, { message: '404 Not found' });
+      await t.fails('GET', `/projects/${proj.id}/snippets/abc`, alice.token, undefined, 400, {
+        error: 'snippet_id is invalid',
+      });
     });
 
     it('list: newest first, paginated with the standard headers; needs authentication', async () => {
-      const p = await ok('POST', '/projects', { path: 'listing', visibility: 'public' }, 201);
+      const p = await t.ok('POST', '/projects', alice.token, { path: 'listing', visibility: 'public' }, 201);
       const ids = [];
       for (let i = 0; i < 3; i++) ids.push((await create({ title: `L${i}`, files: [f('a', `${i}`)] }, p)).id);
-      const res = await api('GET', `/projects/${p.id}/snippets?per_page=2`);
+      const res = await t.api('GET', `/projects/${p.id}/snippets?per_page=2`, alice.token);
       assert.equal(res.statusCode, 200);
       assert.deepEqual(
         res.json.map((s: any) => s.id),
@@ -280,12 +280,12 @@ describe('project snippets API', () => {
         ['3', '2', '2', '1', '2', ''],
       );
       assert.equal(h.link, `${link(2)}; rel="next", ${link(1)}; rel="first", ${link(2)}; rel="last"`);
-      const page2 = await api('GET', `/projects/${p.id}/snippets?per_page=2&page=2`);
+      const page2 = await t.api('GET', `/projects/${p.id}/snippets?per_page=2&page=2`, alice.token);
       assert.deepEqual(
         page2.json.map((s: any) => s.id),
         [ids[0]],
       );
-      const anon = await api('GET', `/projects/${p.id}/snippets`, undefined, null);
+      const anon = await t.api('GET', `/projects/${p.id}/snippets`, null);
       assert.deepEqual([anon.statusCode, anon.json], [401, { message: '401 Unauthorized' }]);
     });
   });
@@ -349,29 +349,63 @@ describe('project snippets API', () => {
       const snap = await state(s);
       const url = `/projects/${proj.id}/snippets/${s.id}`;
       const v = (files: object[]) => ({ title: 'Changed', files });
-      await fail('PUT', url, {}, 400, {
+      await t.fails('PUT', url, alice.token, {}, 400, {
         error:
           'content, description, files, file_name, title, visibility are missing, at least one parameter must be provided',
       });
-      await fail('PUT', url, { title: '' }, 400, { error: 'title is empty' });
-      await fail('PUT', url, { visibility: 'x' }, 400, { error: 'visibility does not have a valid value' });
-      await fail('PUT', url, { files: [{ action: 'create', file_path: 'x', content: 'x' }], content: 'c' }, 400, {
-        error: 'files, content are mutually exclusive',
+      await t.fails('PUT', url, alice.token, { title: '' }, 400, { error: 'title is empty' });
+      await t.fails('PUT', url, alice.token, { visibility: 'x' }, 400, {
+        error: 'visibility does not have a valid value',
       });
-      await fail('PUT', url, { files: [{ action: 'create', file_path: 'x', content: 'x' }], file_name: 'c' }, 400, {
-        error: 'files, file_name are mutually exclusive',
+      await t.fails(
+        'PUT',
+        url,
+        alice.token,
+        { files: [{ action: 'create', file_path: 'x', content: 'x' }], content: 'c' },
+        400,
+        {
+          error: 'files, content are mutually exclusive',
+        },
+      );
+      await t.fails(
+        'PUT',
+        url,
+        alice.token,
+        { files: [{ action: 'create', file_path: 'x', content: 'x' }], file_name: 'c' },
+        400,
+        {
+          error: 'files, file_name are mutually exclusive',
+        },
+      );
+      await t.fails('PUT', url, alice.token, v([{ file_path: 'x', content: 'x' }]), 400, {
+        error: 'files[0][action] is missing',
       });
-      await fail('PUT', url, v([{ file_path: 'x', content: 'x' }]), 400, { error: 'files[0][action] is missing' });
-      await fail('PUT', url, v([{ action: 'rename', file_path: 'x' }]), 400, {
+      await t.fails('PUT', url, alice.token, v([{ action: 'rename', file_path: 'x' }]), 400, {
         error: 'files[0][action] does not have a valid value',
       });
-      await fail('PUT', url, v([{ action: 'update', file_path: '../../etc/passwd', content: 'x' }]), 400, {
-        error: 'files[0][file_path] should be a valid file path',
+      await t.fails(
+        'PUT',
+        url,
+        alice.token,
+        v([{ action: 'update', file_path: '../../etc/passwd', content: 'x' }]),
+        400,
+        {
+          error: 'files[0][file_path] should be a valid file path',
+        },
+      );
+      await t.fails(
+        'PUT',
+        url,
+        alice.token,
+        v([{ action: 'move', previous_path: '/etc/passwd', file_path: 'x' }]),
+        400,
+        {
+          error: 'files[0][previous_path] should be a valid file path',
+        },
+      );
+      await t.fails('PUT', `/projects/${proj.id}/snippets/abc`, alice.token, { title: 'x' }, 400, {
+        error: 'snippet_id is invalid',
       });
-      await fail('PUT', url, v([{ action: 'move', previous_path: '/etc/passwd', file_path: 'x' }]), 400, {
-        error: 'files[0][previous_path] should be a valid file path',
-      });
-      await fail('PUT', `/projects/${proj.id}/snippets/abc`, { title: 'x' }, 400, { error: 'snippet_id is invalid' });
       for (const bad of [
         { action: 'create', file_path: 'n' },
         { action: 'create', file_path: 'n', content: '' },
@@ -382,7 +416,14 @@ describe('project snippets API', () => {
         { action: 'move', file_path: 'z' },
         { action: 'move', previous_path: 'a.txt', file_path: 'a.txt' },
       ])
-        await fail('PUT', url, v([{ action: 'create', file_path: 'fine', content: 'f' }, bad]), 422, INVALID);
+        await t.fails(
+          'PUT',
+          url,
+          alice.token,
+          v([{ action: 'create', file_path: 'fine', content: 'f' }, bad]),
+          422,
+          INVALID,
+        );
       assert.deepEqual(await state(s), snap);
     });
 
@@ -401,14 +442,14 @@ describe('project snippets API', () => {
         { action: 'move', previous_path: 'nope', file_path: 'z' },
         { action: 'move', previous_path: 'a.txt', file_path: 'b.txt' },
       ])
-        await fail('PUT', url, v(bad), 400, REPO_ERROR);
+        await t.fails('PUT', url, alice.token, v(bad), 400, REPO_ERROR);
       for (const name of ['x/.git/config', '.git/hooks/post-update', 'a//b']) {
-        await fail('PUT', url, v({ action: 'create', file_path: name, content: 'x' }), 400, {
+        await t.fails('PUT', url, alice.token, v({ action: 'create', file_path: name, content: 'x' }), 400, {
           message: { error: 'Repository Error updating the snippet - Invalid file name' },
         });
       }
       const nine = Array.from({ length: 9 }, (_, i) => ({ action: 'create', file_path: `n${i}`, content: 'x' }));
-      await fail('PUT', url, { title: 'Changed', files: nine }, 400, {
+      await t.fails('PUT', url, alice.token, { title: 'Changed', files: nine }, 400, {
         message: { error: "Repository Error updating the snippet - Snippet can't have more than 10 files" },
       });
       assert.deepEqual(await state(s), snap);
@@ -432,7 +473,7 @@ describe('project snippets API', () => {
         message: { error: 'To update Snippets with multiple files, you must use the `files` parameter' },
       };
       for (const payload of [{ content: 'x' }, { file_name: 'x' }, { file_name: '', title: 'Changed' }])
-        await fail('PUT', `/projects/${proj.id}/snippets/${multi.id}`, payload, 400, error);
+        await t.fails('PUT', `/projects/${proj.id}/snippets/${multi.id}`, alice.token, payload, 400, error);
       assert.deepEqual(await state(multi), snap);
     });
   });
@@ -441,22 +482,22 @@ describe('project snippets API', () => {
     it('412 when modified since If-Unmodified-Since; 204 and the repository is gone; then 404 everywhere', async () => {
       const s = await create({ files: [f('a', '1')] });
       const url = `/projects/${proj.id}/snippets/${s.id}`;
-      const stale = await api('DELETE', url, undefined, alice.token, {
+      const stale = await t.api('DELETE', url, alice.token, undefined, {
         'if-unmodified-since': new Date(Date.now() - 3600_000).toUTCString(),
       });
       assert.deepEqual([stale.statusCode, stale.json], [412, { message: '412 Precondition Failed' }]);
       assert.ok(fs.existsSync(repoDir(s.id)));
-      await ok('GET', url, undefined, 200);
-      const res = await api('DELETE', url, '', alice.token, { 'content-type': 'application/json' });
+      await t.ok('GET', url, alice.token, undefined, 200);
+      const res = await t.api('DELETE', url, alice.token, '', { 'content-type': 'application/json' });
       assert.equal(res.statusCode, 204, res.body);
       assert.equal(res.body, '');
       assert.equal(fs.existsSync(repoDir(s.id)), false);
-      await fail('GET', url, undefined, 404, { message: '404 Not found' });
+      await t.fails('GET', url, alice.token, undefined, 404, { message: '404 Not found' });
       for (const method of ['DELETE', 'PUT'])
-        await fail(method, url, method === 'PUT' ? { title: 'x' } : undefined, 404, {
+        await t.fails(method, url, alice.token, method === 'PUT' ? { title: 'x' } : undefined, 404, {
           message: '404 Snippet Not Found',
         });
-      await fail('GET', `${url}/raw`, undefined, 404, { message: '404 Snippet Not Found' });
+      await t.fails('GET', `${url}/raw`, alice.token, undefined, 404, { message: '404 Snippet Not Found' });
     });
   });
 });

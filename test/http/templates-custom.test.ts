@@ -1,7 +1,7 @@
-// Custom template sources (D9, gitlab-api.md §7.6) through real commits to template projects: group
-// template projects at two levels and the instance one, list order, closest-first lookup,
-// source_template_project_id, custom licenses, freshness and unreadable sources; then the deprecated
-// instance-wide /templates/<type> endpoints of §8.
+// Custom template sources (docs/gitlab-compatibility.md#d9 and #custom-templates) through real commits to template
+// projects: group template projects at two levels and the instance one, list order, closest-first lookup,
+// source_template_project_id, custom licenses, freshness and unreadable sources; then the deprecated instance-wide
+// /templates/<type> endpoints (docs/gitlab-compatibility.md#deprecated-template-endpoints).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -67,29 +67,17 @@ const GITIGNORE = path.join(path.dirname(require.resolve('gitignr/package.json')
 const text = (file: string) => fs.readFileSync(file, 'utf8').replace(/\r\n/g, '\n');
 
 type U = Awaited<ReturnType<TestApp['user']>>;
+/** The GETs of template URLs that these tests make, on the helper's ok() and fails(). */
 function harness(getT: () => TestApp) {
-  const get = (url: string, token: string | null) => getT().request({ method: 'GET', url: `/api/v4${url}`, token });
-  const ok = async (url: string, token: string | null) => {
-    const res = await get(url, token);
-    assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
-    return res.json;
-  };
-  const fails = async (url: string, token: string | null, status: number, body: object) => {
-    const res = await get(url, token);
-    assert.equal(res.statusCode, status, `${url}: ${res.body}`);
-    assert.deepEqual(res.json, body, url);
-  };
-  const send = async (method: string, url: string, token: string, payload: object, status: number) => {
-    const res = await getT().request({ method: method as any, url: `/api/v4${url}`, token, payload });
-    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
-    return res.json;
-  };
-  return { get, ok, fails, send };
+  const ok = (url: string, token: string | null) => getT().ok('GET', url, token, undefined, 200);
+  const fails = (url: string, token: string | null, status: number, body: object) =>
+    getT().fails('GET', url, token, undefined, status, body);
+  return { ok, fails };
 }
 
-describe('custom template sources (D9, §7.6)', () => {
+describe('custom template sources (docs/gitlab-compatibility.md#d9)', () => {
   let t: TestApp;
-  const { ok, fails, send } = harness(() => t);
+  const { ok, fails } = harness(() => t);
   let alice: U, bob: U;
   let top: any, sub: any, locked: any;
   let topTpl: number,
@@ -103,9 +91,9 @@ describe('custom template sources (D9, §7.6)', () => {
   const builtin: Record<string, { key: string; name: string }[]> = {};
 
   const project = async (token: string, payload: object) =>
-    (await send('POST', '/projects', token, payload, 201)).id as number;
+    (await t.ok('POST', '/projects', token, payload, 201)).id as number;
   const commit = (id: number, file: string, content: string, token = alice.token, method = 'POST') =>
-    send(
+    t.ok(
       method,
       `/projects/${id}/repository/files/${encodeURIComponent(file)}`,
       token,
@@ -137,15 +125,15 @@ describe('custom template sources (D9, §7.6)', () => {
   before(async () => {
     t = await createTestApp({ externalUrl: BASE });
     [alice, bob] = [await t.user('alice'), await t.user('bob')];
-    top = await send('POST', '/groups', alice.token, { name: 'Top', path: 'top', visibility: 'public' }, 201);
-    sub = await send(
+    top = await t.ok('POST', '/groups', alice.token, { name: 'Top', path: 'top', visibility: 'public' }, 201);
+    sub = await t.ok(
       'POST',
       '/groups',
       alice.token,
       { name: 'Sub', path: 'sub', parent_id: top.id, visibility: 'public' },
       201,
     );
-    locked = await send('POST', '/groups', alice.token, { name: 'Locked', path: 'locked', visibility: 'public' }, 201);
+    locked = await t.ok('POST', '/groups', alice.token, { name: 'Locked', path: 'locked', visibility: 'public' }, 201);
     topTpl = await project(alice.token, { path: 'top-templates', namespace_id: top.id, visibility: 'public' });
     subTpl = await project(alice.token, { path: 'sub-templates', namespace_id: sub.id, visibility: 'public' });
     secretTpl = await project(alice.token, {
@@ -169,10 +157,10 @@ describe('custom template sources (D9, §7.6)', () => {
     await commit(topTpl, 'gitignore/Ruby.gitignore', 'custom ruby\n');
     await fill(inst, 'InstOnly', 'instance', ROOT_TOKEN);
     await commit(secretTpl, 'Dockerfile/Secret.dockerfile', 'FROM secret\n');
-    await send('PUT', `/groups/${top.id}`, alice.token, { file_template_project_id: topTpl }, 200);
-    await send('PUT', `/groups/${sub.id}`, alice.token, { file_template_project_id: subTpl }, 200);
-    await send('PUT', `/groups/${locked.id}`, alice.token, { file_template_project_id: secretTpl }, 200);
-    await send('PUT', '/application/settings', ROOT_TOKEN, { file_template_project_id: inst }, 200);
+    await t.ok('PUT', `/groups/${top.id}`, alice.token, { file_template_project_id: topTpl }, 200);
+    await t.ok('PUT', `/groups/${sub.id}`, alice.token, { file_template_project_id: subTpl }, 200);
+    await t.ok('PUT', `/groups/${locked.id}`, alice.token, { file_template_project_id: secretTpl }, 200);
+    await t.ok('PUT', '/application/settings', ROOT_TOKEN, { file_template_project_id: inst }, 200);
   });
   after(() => t.close());
 
@@ -343,9 +331,9 @@ describe('custom template sources (D9, §7.6)', () => {
   });
 });
 
-describe('deprecated instance-wide template endpoints (§8)', () => {
+describe('deprecated instance-wide template endpoints (docs/gitlab-compatibility.md#deprecated-template-endpoints)', () => {
   let t: TestApp;
-  const { ok, fails, get } = harness(() => t);
+  const { ok, fails } = harness(() => t);
   before(async () => {
     t = await createTestApp({ externalUrl: BASE });
   });
@@ -353,7 +341,7 @@ describe('deprecated instance-wide template endpoints (§8)', () => {
 
   it('/templates/licenses: full objects sorted by key, placeholders not filled, paginated', async () => {
     const expected = RAW.map((l) => licenseObject(l, licenseText(l)));
-    const firstPage = await get('/templates/licenses', null);
+    const firstPage = await t.api('GET', '/templates/licenses', null);
     assert.equal(firstPage.statusCode, 200);
     assert.deepEqual([firstPage.headers['x-total'], firstPage.headers['x-per-page']], [String(RAW.length), '20']);
     assert.deepEqual(firstPage.json, expected.slice(0, 20));

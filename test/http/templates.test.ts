@@ -1,6 +1,7 @@
-// Project templates (gitlab-api.md §1.4, §7; decisions D6, D15, D16; issue 5): types and :name routing,
-// lists in GitLab's category order with pagination, every built-in template fetched once, licenses and
-// their placeholders, issue/MR templates from the repository, and the permission checks of §7.2.
+// Project templates (docs/gitlab-compatibility.md#templates, #order-of-checks, decisions #d6, #d15, #d16; issue 5):
+// types and :name routing, lists in GitLab's category order with pagination, every built-in template fetched once,
+// licenses and their placeholders, issue/MR templates from the repository, and the permission checks
+// (#template-permissions).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -66,7 +67,10 @@ const LICENSES = [...RAW_LICENSES.filter((l) => !l.featured), ...RAW_LICENSES.fi
   .sort((a, b) => Number(a.featured) - Number(b.featured) || byteOrder(a.key, b.key));
 const licenseData = (key: string) => LICENSES.find((l) => l.key === key)!;
 
-/** §7.5, written independently of the server: any bracket style on either side, case-insensitive. */
+/**
+ * docs/gitlab-compatibility.md#license-placeholders, written independently of the server: any bracket style on
+ * either side, case-insensitive.
+ */
 function fill(text: string, v: { fullname?: string; project?: string }) {
   const o = '[\\[<{]',
     c = '[\\]>}]';
@@ -105,33 +109,23 @@ describe('project templates', () => {
   let alice: U, guest: U, reporter: U, stranger: U;
   let PRIV: number, PUB: number, EMPTY: number;
 
-  const get = (url: string, token: string | null) => t.request({ method: 'GET', url: `/api/v4${url}`, token });
+  /** GET <url> answering 200 as application/json (docs/gitlab-compatibility.md#d11); the whole response. */
   const ok = async (url: string, token: string | null = alice.token) => {
-    const res = await get(url, token);
-    assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+    const res = await t.expect('GET', url, token, undefined, 200);
     assert.equal(res.headers['content-type'], 'application/json');
     return res;
   };
-  const fails = async (url: string, token: string | null, status: number, body: object) => {
-    const res = await get(url, token);
-    assert.equal(res.statusCode, status, `${url}: ${res.body}`);
-    assert.deepEqual(res.json, body, url);
-  };
-  const project = async (payload: object) => {
-    const res = await t.request({ method: 'POST', url: '/api/v4/projects', token: alice.token, payload });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json.id as number;
-  };
-  const commit = async (id: number, file: string, content: string, branch = 'main', extra: object = {}) => {
-    const url = `/api/v4/projects/${id}/repository/files/${encodeURIComponent(file)}`;
-    const res = await t.request({
-      method: 'POST',
-      url,
-      token: alice.token,
-      payload: { branch, content, commit_message: `add ${file}`, ...extra },
-    });
-    assert.equal(res.statusCode, 201, `${file}: ${res.body}`);
-  };
+  const fails = (url: string, token: string | null, status: number, body: object) =>
+    t.fails('GET', url, token, undefined, status, body);
+  const project = async (payload: object) => (await t.ok('POST', '/projects', alice.token, payload, 201)).id as number;
+  const commit = (id: number, file: string, content: string, branch = 'main', extra: object = {}) =>
+    t.expect(
+      'POST',
+      `/projects/${id}/repository/files/${encodeURIComponent(file)}`,
+      alice.token,
+      { branch, content, commit_message: `add ${file}`, ...extra },
+      201,
+    );
   /** Every page of a list (per_page as given), checking X-Total on each. */
   const all = async (id: number, type: string, perPage: number, token: string | null = alice.token) => {
     const items: any[] = [];
@@ -219,7 +213,7 @@ describe('project templates', () => {
       }
     });
 
-    it('a traversal after decoding is 400 name should be a valid file path (D6)', async () => {
+    it('a traversal after decoding is 400 name should be a valid file path (docs/gitlab-compatibility.md#d6)', async () => {
       for (const type of [...FILE_TYPES, 'licenses', 'issues', 'merge_requests']) {
         await fails(`/projects/${PUB}/templates/${type}/%2e%2e%2fPython%2ea`, alice.token, 400, {
           error: 'name should be a valid file path',
@@ -311,7 +305,7 @@ describe('project templates', () => {
       it(`every built-in ${type} template once, as {name, content}`, async () => {
         const seen = new Set<string>();
         for (const { key, text } of EXPECTED[type]) {
-          if (seen.has(key)) continue; // e.g. AL in Languages and Global: the first category wins (§7.4)
+          if (seen.has(key)) continue; // e.g. AL in Languages and Global: the first category wins (#template-lookup)
           seen.add(key);
           const res = await ok(`/projects/${PUB}/templates/${type}/${encodeURIComponent(key)}`, null);
           assert.deepEqual(res.json, { name: key, content: type === 'gitignores' ? text : HEADER + text }, key);
@@ -417,7 +411,7 @@ describe('project templates', () => {
     });
   });
 
-  describe('permissions (§7.2)', () => {
+  describe('permissions (docs/gitlab-compatibility.md#template-permissions)', () => {
     const singles: Record<string, string> = {
       dockerfiles: 'Binary',
       gitignores: 'Ruby',

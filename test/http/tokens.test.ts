@@ -1,8 +1,8 @@
-// Personal access tokens (admin-api.md "Users and tokens", gitlab-api.md 2.2): creation by admins, listing,
-// self, revocation, expiry, and the plain token being shown only once.
+// Personal access tokens (docs/gitlab-compatibility.md#users-and-tokens and #token-failures): creation by admins,
+// listing, self, revocation, expiry, and the plain token being shown only once.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const TOKEN_KEYS = ['id', 'name', 'scopes', 'token', 'expires_at', 'active', 'revoked', 'created_at', 'user_id'];
@@ -27,8 +27,8 @@ describe('personal access tokens', () => {
   });
   after(() => t.close());
 
-  const create = (userId: number, payload: Record<string, unknown>, token?: string) =>
-    t.request({ method: 'POST', url: `/api/v4/users/${userId}/personal_access_tokens`, payload, token });
+  const create = (userId: number, payload: Record<string, unknown>, token: string | null = ROOT_TOKEN) =>
+    t.api('POST', `/users/${userId}/personal_access_tokens`, token, payload);
 
   it('POST /users/:id/personal_access_tokens answers 201 with the token, shown in plain text', async () => {
     const expires = dayOffset(30);
@@ -79,7 +79,7 @@ describe('personal access tokens', () => {
   });
 
   it('is for admins only: 401 anonymous, 403 for users (even for themselves), 404 unknown user', async () => {
-    const anon = await create(alice.id, { name: 'x', scopes: ['api'] }, null as unknown as string);
+    const anon = await create(alice.id, { name: 'x', scopes: ['api'] }, null);
     assert.equal(anon.statusCode, 401);
     assert.deepEqual(anon.json, { message: '401 Unauthorized' });
     const self = await create(alice.id, { name: 'x', scopes: ['api'] }, alice.token);

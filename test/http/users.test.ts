@@ -1,5 +1,6 @@
-// Users (admin-api.md "Users and tokens"): GET /user, GET /users/:id, GET /users?username=, POST/PUT /users,
-// and the block/unblock/deactivate/activate transitions, with GitLab's bodies (gitlab-api.md 1.2, 1.3, 2.2).
+// Users (docs/gitlab-compatibility.md#users-and-tokens): GET /user, GET /users/:id, GET /users?username=, POST/PUT
+// /users, and the block/unblock/deactivate/activate transitions, with GitLab's bodies (#error-bodies,
+// #validation-messages, #token-failures).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';

@@ -1,5 +1,5 @@
-// Who sees what: project and group visibility (private, internal, public) against every kind of caller.
-// An unreadable project or group is always 404, never 403 (gitlab-api.md 1.5).
+// Who sees what: project and group visibility (private, internal, public) against every kind of caller. An unreadable
+// project or group is always 404, never 403 (docs/gitlab-compatibility.md#project-lookup).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';
@@ -31,14 +31,6 @@ describe('visibility matrix', () => {
   const projects = {} as Record<Level, { id: number; path: string }>;
   const groups = {} as Record<Level, { id: number; path: string }>;
 
-  const call = (method: string, url: string, token: string | null, payload?: object) =>
-    t.request({ method: method as any, url: `/api/v4${url}`, token, ...(payload && { payload }) });
-  const created = async (url: string, token: string, payload: object) => {
-    const res = await call('POST', url, token, payload);
-    assert.equal(res.statusCode, 201, `${url}: ${res.body}`);
-    return res.json;
-  };
-
   before(async () => {
     t = await createTestApp();
     const owner = await t.user('owner');
@@ -56,30 +48,48 @@ describe('visibility matrix', () => {
       admin: admin.token,
     });
     // top (public) > mid (public) > the three projects; top > the three groups. "heir" is a guest of top only.
-    const top = await created('/groups', owner.token, { name: 'Top', path: 'top', visibility: 'public' });
-    const mid = await created('/groups', owner.token, {
-      name: 'Mid',
-      path: 'mid',
-      parent_id: top.id,
-      visibility: 'public',
-    });
-    await created(`/groups/${top.id}/members`, owner.token, { user_id: inherited.id, access_level: 10 });
-    for (const level of LEVELS) {
-      const p = await created('/projects', owner.token, {
-        path: `p-${level}`,
-        namespace_id: mid.id,
-        visibility: level,
-      });
-      projects[level] = { id: p.id, path: encodeURIComponent(p.path_with_namespace) };
-      await created(`/projects/${p.id}/members`, owner.token, { user_id: guest.id, access_level: 10 });
-      const g = await created('/groups', owner.token, {
-        name: `G ${level}`,
-        path: `g-${level}`,
+    const top = await t.ok('POST', '/groups', owner.token, { name: 'Top', path: 'top', visibility: 'public' }, 201);
+    const mid = await t.ok(
+      'POST',
+      '/groups',
+      owner.token,
+      {
+        name: 'Mid',
+        path: 'mid',
         parent_id: top.id,
-        visibility: level,
-      });
+        visibility: 'public',
+      },
+      201,
+    );
+    await t.ok('POST', `/groups/${top.id}/members`, owner.token, { user_id: inherited.id, access_level: 10 }, 201);
+    for (const level of LEVELS) {
+      const p = await t.ok(
+        'POST',
+        '/projects',
+        owner.token,
+        {
+          path: `p-${level}`,
+          namespace_id: mid.id,
+          visibility: level,
+        },
+        201,
+      );
+      projects[level] = { id: p.id, path: encodeURIComponent(p.path_with_namespace) };
+      await t.ok('POST', `/projects/${p.id}/members`, owner.token, { user_id: guest.id, access_level: 10 }, 201);
+      const g = await t.ok(
+        'POST',
+        '/groups',
+        owner.token,
+        {
+          name: `G ${level}`,
+          path: `g-${level}`,
+          parent_id: top.id,
+          visibility: level,
+        },
+        201,
+      );
       groups[level] = { id: g.id, path: encodeURIComponent(g.full_path) };
-      await created(`/groups/${g.id}/members`, owner.token, { user_id: guest.id, access_level: 10 });
+      await t.ok('POST', `/groups/${g.id}/members`, owner.token, { user_id: guest.id, access_level: 10 }, 201);
     }
   });
   after(() => t.close());
@@ -90,7 +100,7 @@ describe('visibility matrix', () => {
         const visible = MATRIX[caller][i];
         it(`${level} project, ${caller}: ${visible ? '200' : '404'}`, async () => {
           for (const id of [String(projects[level].id), projects[level].path]) {
-            const res = await call('GET', `/projects/${id}`, tokens[caller]);
+            const res = await t.api('GET', `/projects/${id}`, tokens[caller]);
             if (visible) {
               assert.equal(res.statusCode, 200, res.body);
               assert.equal(res.json.id, projects[level].id);
@@ -108,7 +118,7 @@ describe('visibility matrix', () => {
   describe('GET /projects (list)', () => {
     for (const caller of CALLERS) {
       it(`${caller} sees ${LEVELS.filter((_, i) => MATRIX[caller][i]).join(', ')}`, async () => {
-        const res = await call('GET', '/projects?per_page=100', tokens[caller]);
+        const res = await t.api('GET', '/projects?per_page=100', tokens[caller]);
         assert.equal(res.statusCode, 200, res.body);
         const ids = new Set(res.json.map((p: { id: number }) => p.id));
         for (const [i, level] of LEVELS.entries())
@@ -123,7 +133,7 @@ describe('visibility matrix', () => {
         const visible = MATRIX[caller][i];
         it(`${level} group, ${caller}: ${visible ? '200' : '404'}`, async () => {
           for (const id of [String(groups[level].id), groups[level].path]) {
-            const res = await call('GET', `/groups/${id}`, tokens[caller]);
+            const res = await t.api('GET', `/groups/${id}`, tokens[caller]);
             if (visible) {
               assert.equal(res.statusCode, 200, res.body);
               assert.equal(res.json.id, groups[level].id);
@@ -140,13 +150,19 @@ describe('visibility matrix', () => {
     it('a private group is readable by a member of a project inside it, and only by them', async () => {
       const owner = await t.user('owner2');
       const member = await t.user('projmember');
-      const g = await created('/groups', owner.token, { name: 'Hidden', path: 'hidden', visibility: 'private' });
-      const p = await created('/projects', owner.token, { path: 'inside', namespace_id: g.id });
-      await created(`/projects/${p.id}/members`, owner.token, { user_id: member.id, access_level: 10 });
-      const res = await call('GET', '/groups/hidden', member.token);
+      const g = await t.ok(
+        'POST',
+        '/groups',
+        owner.token,
+        { name: 'Hidden', path: 'hidden', visibility: 'private' },
+        201,
+      );
+      const p = await t.ok('POST', '/projects', owner.token, { path: 'inside', namespace_id: g.id }, 201);
+      await t.ok('POST', `/projects/${p.id}/members`, owner.token, { user_id: member.id, access_level: 10 }, 201);
+      const res = await t.api('GET', '/groups/hidden', member.token);
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json.id, g.id);
-      const other = await call('GET', `/groups/${g.id}`, tokens['signed-in non-member']);
+      const other = await t.api('GET', `/groups/${g.id}`, tokens['signed-in non-member']);
       assert.equal(other.statusCode, 404);
       assert.deepEqual(other.json, { message: '404 Group Not Found' });
     });

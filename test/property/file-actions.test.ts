@@ -1,10 +1,10 @@
-// Random sequences of snippet file actions (create/update/delete/move, gitlab-api.md 6.3, 6.4, D4) checked
-// against an in-memory model written here from the reference, independently of src/domain/snippets/files.ts.
-// Each generated run creates a snippet through HTTP, then sends every action on its own as
-// PUT /projects/:id/snippets/:sid {files:[action]}. After every step the status and body must match the
-// model, the snippet must list exactly the model's paths (byte order) and file raw must give the model's
-// content for each path. After the run the bare repository must pass `git fsck --strict`, its tree at
-// `main` must hold exactly the model's files, and it must have 1 + (successful updates) commits.
+// Random sequences of snippet file actions (create/update/delete/move, docs/gitlab-compatibility.md#file-actions and
+// #d4) checked against an in-memory model written here from that document, independently of
+// src/domain/snippets/files.ts. Each generated run creates a snippet through HTTP, then sends every action on its own
+// as PUT /projects/:id/snippets/:sid {files:[action]}. After every step the status and body must match the model, the
+// snippet must list exactly the model's paths (byte order) and file raw must give the model's content for each path.
+// After the run the bare repository must pass `git fsck --strict`, its tree at `main` must hold exactly the model's
+// files, and it must have 1 + (successful updates) commits.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -12,7 +12,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { createTestApp, type TestApp } from '../helper.ts';
 
-// ---- the model (gitlab-api.md 6.3) ----
+// ---- the model (docs/gitlab-compatibility.md#file-actions) ----
 
 interface Action {
   action: string;
@@ -72,7 +72,7 @@ function wellFormed(a: Action): boolean {
 }
 
 /**
- * The acceptable outcomes of one request {files:[a]} on `files`. Usually one; two where the reference
+ * The acceptable outcomes of one request {files:[a]} on `files`. Usually one; two where the document
  * leaves the order of two git-level checks open (a move from a missing path onto an invalid name).
  */
 function model(files: Map<string, string>, a: Action): Outcome[] {
@@ -307,7 +307,7 @@ describe('snippet file actions against an in-memory model (property)', () => {
         numRuns: 25,
         // Hand-picked sequences that random runs seldom reach, checked on every run of the file.
         examples: [
-          // More than 10 files: the eighth unnamed create makes 11 (D4).
+          // More than 10 files: the eighth unnamed create makes 11 (docs/gitlab-compatibility.md#d4).
           [
             [
               ['a.txt', 'x'],

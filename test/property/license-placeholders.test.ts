@@ -1,8 +1,8 @@
-// Property tests for license placeholder filling (gitlab-api.md §7.5): the prepared license answer
-// (licenseJson, which joins pre-escaped JSON pieces) must be exactly JSON.stringify of the license entity
-// whose text GitLab's LicenseTemplate#resolve! would produce: year, then project, then full name, each a
-// global, case-insensitive replacement over the whole text, values inserted literally. The reference
-// below is written independently of the server's one-pass splitting.
+// Property tests for license placeholder filling (docs/gitlab-compatibility.md#license-placeholders): the prepared
+// license answer (licenseJson, which joins pre-escaped JSON pieces) must be exactly JSON.stringify of the license
+// entity whose text GitLab's LicenseTemplate#resolve! would produce: year, then project, then full name, each a
+// global, case-insensitive replacement over the whole text, values inserted literally. The reference below is written
+// independently of the server's one-pass splitting.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';

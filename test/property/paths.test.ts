@@ -1,11 +1,10 @@
-// Property tests for file path safety (gitlab-api.md 5.4, 5.5, 6.3): GitLab's file_path validator refuses
-// traversal ('..' segments), absolute paths, newlines and NUL bytes, also when hidden behind one more
-// level of URL encoding (%2e%2e%2f); ordinary relative paths pass. Checked on isSafeFilePath directly and
-// through POST /projects/:id/snippets (400 with Grape's literal message, never a 500; safe paths 201).
+// Property tests for file path safety (docs/gitlab-compatibility.md#snippet-file-raw, #snippet-create,
+// #file-actions): GitLab's file_path validator refuses traversal ('..' segments), absolute paths, newlines and NUL
+// bytes, also when hidden behind one more level of URL encoding (%2e%2e%2f); ordinary relative paths pass. Checked on
+// isSafeFilePath directly and through POST /projects/:id/snippets (400 with Grape's literal message, never a 500;
+// safe paths 201).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { isSafeFilePath } from '../../src/domain/paths.ts';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
@@ -160,36 +159,13 @@ describe('POST /projects/:id/snippets file_path safety (property, HTTP)', () => 
   });
   after(() => t.close());
 
-  /**
-   * A GET over a real socket with the path sent byte for byte. app.inject (like fetch) parses the URL the
-   * WHATWG way, which resolves '%2E%2E' and '%2E' segments away before the server sees them.
-   */
-  const rawGet = (urlPath: string) =>
-    new Promise<{ statusCode: number; json: unknown; body: string }>((resolve, reject) => {
-      const { port } = t.app.server.address() as AddressInfo;
-      http
-        .get({ host: '127.0.0.1', port, path: urlPath, headers: { 'private-token': ROOT_TOKEN } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const body = Buffer.concat(chunks).toString('utf8');
-            let json: unknown;
-            try {
-              json = JSON.parse(body);
-            } catch {
-              json = undefined;
-            }
-            resolve({ statusCode: res.statusCode ?? 0, json, body });
-          });
-        })
-        .on('error', reject);
-    });
+  /** A GET sent byte for byte over a socket: app.inject would resolve '%2E%2E' and '%2E' segments away. */
+  const rawGet = (urlPath: string) => t.socket('GET', urlPath, { 'private-token': ROOT_TOKEN });
 
   const create = (filePath: string) =>
-    t.request({
-      method: 'POST',
-      url: `/api/v4/projects/${projectId}/snippets`,
-      payload: { title: 'prop', files: [{ file_path: filePath, content: 'x' }] },
+    t.api('POST', `/projects/${projectId}/snippets`, ROOT_TOKEN, {
+      title: 'prop',
+      files: [{ file_path: filePath, content: 'x' }],
     });
 
   it('an unsafe file_path always answers 400 files[0][file_path] should be a valid file path, never 500', async () => {

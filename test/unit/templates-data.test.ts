@@ -1,6 +1,7 @@
-// Checks the built-in Dockerfile and GitLab CI templates in src/templates-data (issue 5, decision D16):
-// every CI template parses as YAML and looks like a real pipeline, every Dockerfile passes a linter
-// (dockerfilelint) and a structural check (dockerfile-ast): pinned base images, non-root final stage.
+// Checks the built-in Dockerfile and GitLab CI templates in src/templates-data (issue 5,
+// docs/gitlab-compatibility.md#d16): every CI template parses as YAML and looks like a real pipeline, every
+// Dockerfile passes a linter (dockerfilelint) and a structural check (dockerfile-ast): pinned base images, non-root
+// final stage.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
