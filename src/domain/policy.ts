@@ -65,7 +65,7 @@ export function accessDeniedReason(user: Pick<User, 'state'>, externalUrl: strin
   return null;
 }
 
-// ---- Project snippets (gitlab-api.md §4) ----
+// ---- Project snippets (docs/gitlab-compatibility.md#snippet-permissions) ----
 
 type SnippetsAccess = Pick<Project, 'snippets_access_level'>;
 

@@ -1,4 +1,4 @@
-// Spam checking of public snippets (gitlab-api.md §5.9). Without configuration nothing is spam; with
+// Spam checking of public snippets (docs/gitlab-compatibility.md#spam-check). Without configuration nothing is spam; with
 // SNIPPETD_AKISMET_URL set, snippets are checked against that Akismet-compatible service's
 // comment-check call, whose body is "true" for spam. A service that cannot be reached lets the
 // snippet through (as GitLab does when Akismet fails) and is logged by the caller.

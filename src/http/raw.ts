@@ -1,4 +1,4 @@
-// Raw file answers (gitlab-api.md §5.4, Workhorse's content headers): the type sniffed from the bytes,
+// Raw file answers (docs/gitlab-compatibility.md#snippet-raw, Workhorse's content headers): the type sniffed from the bytes,
 // inline for text, images, video and PDF, attachment for SVG and everything else, and headers that keep
 // a browser from running anything served this way.
 import type { FastifyReply } from 'fastify';

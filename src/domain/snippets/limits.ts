@@ -1,4 +1,4 @@
-// Model validations of a snippet (gitlab-api.md §6.6), answered as GitLab does: 400 with every
+// Model validations of a snippet (docs/gitlab-compatibility.md#snippet-limits), answered as GitLab does: 400 with every
 // message joined into one sentence, sizes written the way Rails' number_to_human_size writes them.
 import { serviceError } from '../failure.ts';
 import type { ApplicationSettings } from '../settings.ts';

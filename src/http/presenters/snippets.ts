@@ -10,7 +10,7 @@ export const snippetAuthor = (user: User, base: string) => ({
 
 const encodePath = (p: string) => p.split('/').map(encodeURIComponent).join('/');
 
-/** GitLab's project snippet entity, keys in GitLab's order (gitlab-api.md §3.1). */
+/** GitLab's project snippet entity, keys in GitLab's order (docs/gitlab-compatibility.md#snippet-object). */
 export function snippet(
   s: Snippet,
   author: User,

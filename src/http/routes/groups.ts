@@ -1,4 +1,4 @@
-// Groups (admin-api.md "Groups"). `:id` is a number or a URL-encoded full path.
+// Groups (docs/gitlab-compatibility.md#groups). `:id` is a number or a URL-encoded full path.
 import type { FastifyInstance } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';

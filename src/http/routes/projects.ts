@@ -1,4 +1,4 @@
-// Projects (admin-api.md "Projects"). `:id` is a number or a URL-encoded full path; a project the
+// Projects (docs/gitlab-compatibility.md#projects). `:id` is a number or a URL-encoded full path; a project the
 // caller cannot read is always 404 Project Not Found, never 403.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';

@@ -1,4 +1,4 @@
-// Repository files, tree and commits of a project (admin-api.md "Project repository files"). Reads need
+// Repository files, tree and commits of a project (docs/gitlab-compatibility.md#repository-files). Reads need
 // GitLab's download_code (403 for guests of private projects), writes push_code (developer+).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';

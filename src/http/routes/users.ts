@@ -1,4 +1,4 @@
-// Users and personal access tokens (admin-api.md "Users and tokens").
+// Users and personal access tokens (docs/gitlab-compatibility.md#users-and-tokens).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
