@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TEST_DB, postgresSchemaUrl } from './helper.ts';
+import { processStorage } from './helper.ts';
 import { CLI, exited, spawnServer } from '../scripts/spawn-server.ts';
 
 function cliEnv(dataDir: string, databaseUrl: string, extra: Record<string, string> = {}) {
@@ -29,21 +29,11 @@ const serve = (env: NodeJS.ProcessEnv) => spawnServer(env);
 describe('snippetd CLI and server process', () => {
   let dataDir: string;
   let databaseUrl: string;
-  let drop: (() => Promise<void>) | undefined;
+  let remove: () => Promise<void>;
   before(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-cli-'));
-    if (TEST_DB === 'postgres') {
-      const schema = await postgresSchemaUrl();
-      databaseUrl = schema.url;
-      drop = schema.drop;
-    } else {
-      databaseUrl = `sqlite:${path.join(dataDir, 'snippetd.sqlite3')}`;
-    }
+    ({ dataDir, databaseUrl, remove } = await processStorage('snippetd-cli-'));
   });
-  after(async () => {
-    await drop?.();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => remove());
 
   it('serve creates root on first start, writes its token file (0600), answers, and exits 0 on SIGTERM', async () => {
     const { url, child, output } = await serve(cliEnv(dataDir, databaseUrl));

@@ -128,6 +128,25 @@ export async function postgresSchemaUrl(): Promise<{ url: string; drop: () => Pr
   };
 }
 
+/**
+ * A data directory and a database for a real snippetd process (or the CLI): a SQLite file inside the
+ * directory, or a fresh PostgreSQL schema. `remove` drops both.
+ */
+export async function processStorage(
+  prefix: string,
+): Promise<{ dataDir: string; databaseUrl: string; remove: () => Promise<void> }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const schema = TEST_DB === 'postgres' ? await postgresSchemaUrl() : null;
+  return {
+    dataDir,
+    databaseUrl: schema ? schema.url : `sqlite:${path.join(dataDir, 'snippetd.sqlite3')}`,
+    remove: async () => {
+      await schema?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 export async function createTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-test-'));
   const pgSchema = TEST_DB === 'postgres' ? await postgresSchemaUrl() : null;

@@ -4,10 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { TEST_DB, postgresSchemaUrl } from '../helper.ts';
+import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
 import { migrateToLatest } from '../../src/storage/db/migrate.ts';
@@ -19,7 +16,7 @@ const FILE_PART = '--XX\r\nContent-Disposition: form-data; name="a"; filename="a
 describe('a real server under hostile requests', () => {
   let dataDir: string;
   let databaseUrl: string;
-  let drop: (() => Promise<void>) | undefined;
+  let remove: () => Promise<void>;
   let server: Spawned;
   const env = () => ({
     ...process.env,
@@ -31,14 +28,7 @@ describe('a real server under hostile requests', () => {
   });
 
   before(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-hostile-'));
-    if (TEST_DB === 'postgres') {
-      const schema = await postgresSchemaUrl();
-      databaseUrl = schema.url;
-      drop = schema.drop;
-    } else {
-      databaseUrl = `sqlite:${path.join(dataDir, 'snippetd.sqlite3')}`;
-    }
+    ({ dataDir, databaseUrl, remove } = await processStorage('snippetd-hostile-'));
     server = await spawnServer(env());
   });
   after(async () => {
@@ -46,8 +36,7 @@ describe('a real server under hostile requests', () => {
       server.child.kill('SIGTERM');
       await exited(server.child);
     }
-    await drop?.();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await remove();
   });
 
   const version = () => fetch(`${server.url}/api/v4/version`, { headers: { 'PRIVATE-TOKEN': TOKEN } });

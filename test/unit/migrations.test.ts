@@ -3,12 +3,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { openDatabase } from '../../src/storage/db/database.ts';
-import { TEST_DB, postgresSchemaUrl } from '../helper.ts';
+import { processStorage } from '../helper.ts';
 import { CLI } from '../../scripts/spawn-server.ts';
 
 const run = promisify(execFile);
@@ -16,21 +13,11 @@ const run = promisify(execFile);
 describe('migrations', () => {
   let url: string;
   let dir: string;
-  let drop: (() => Promise<void>) | undefined;
+  let remove: () => Promise<void>;
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-migrate-'));
-    if (TEST_DB === 'postgres') {
-      const schema = await postgresSchemaUrl();
-      url = schema.url;
-      drop = schema.drop;
-    } else {
-      url = `sqlite:${path.join(dir, 'db.sqlite3')}`;
-    }
+    ({ dataDir: dir, databaseUrl: url, remove } = await processStorage('snippetd-migrate-'));
   });
-  after(async () => {
-    await drop?.();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => remove());
 
   it('applies each migration once when four processes migrate at the same moment', async () => {
     const env = { ...process.env, SNIPPETD_DATA_DIR: dir, SNIPPETD_DATABASE_URL: url };
