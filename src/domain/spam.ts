@@ -1,6 +1,6 @@
-// Spam checking of public snippets (docs/gitlab-compatibility.md#spam-check). Without configuration nothing is spam; with
-// SNIPPETD_AKISMET_URL set, snippets are checked against that Akismet-compatible service's
-// comment-check call, whose body is "true" for spam. A service that cannot be reached lets the
+// Spam checking of public snippets (docs/gitlab-compatibility.md#spam-check). Without configuration
+// nothing is spam; with SNIPPETD_AKISMET_URL set, snippets are checked against that Akismet-compatible
+// service's comment-check call, whose body is "true" for spam. A service that cannot be reached lets the
 // snippet through (as GitLab does when Akismet fails) and is logged by the caller.
 
 export interface SpamInput {

@@ -1,5 +1,5 @@
-// Raw file answers (docs/gitlab-compatibility.md#snippet-raw, Workhorse's content headers): the type sniffed from the bytes,
-// inline for text, images, video and PDF, attachment for SVG and everything else, and headers that keep
+// Raw file answers (docs/gitlab-compatibility.md#snippet-raw, Workhorse's content headers): the type
+// sniffed from the bytes, inline for text, images, video and PDF, attachment for SVG and everything else, and headers that keep
 // a browser from running anything served this way.
 import type { FastifyReply } from 'fastify';
 

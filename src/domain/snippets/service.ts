@@ -210,7 +210,10 @@ export interface UpdateInput {
   file_name?: string;
 }
 
-/** The deprecated content/file_name pair as one action on the single existing file (docs/gitlab-compatibility.md#snippet-update). */
+/**
+ * The deprecated content/file_name pair as one action on the single existing file
+ * (docs/gitlab-compatibility.md#snippet-update).
+ */
 function legacyAction(current: string, input: UpdateInput): FileAction {
   const target = input.file_name !== undefined && input.file_name !== '' ? input.file_name : current;
   if (target !== current)

@@ -4,7 +4,10 @@ import type { FastifyInstance } from 'fastify';
 
 export const SECURITY_HEADERS = { 'x-frame-options': 'SAMEORIGIN', 'x-content-type-options': 'nosniff' } as const;
 
-/** Every header of a JSON answer but its length: what answers written without Fastify must carry (http/prepared-answer.ts). */
+/**
+ * Every header of a JSON answer but its length: what answers written without Fastify must carry
+ * (http/prepared-answer.ts).
+ */
 export const JSON_HEADERS = { 'content-type': 'application/json', ...SECURITY_HEADERS } as const;
 
 export function registerResponseHeaders(app: FastifyInstance): void {

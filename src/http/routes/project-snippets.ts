@@ -141,7 +141,10 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     return sendRaw(reply, file.path, file.content);
   });
 
-  /** GET /projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw — one file at any revision (404 Reference/File Not Found). */
+  /**
+   * GET /projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw — one file at any revision
+   * (404 Reference/File Not Found).
+   */
   app.get('/projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw', async (request, reply) => {
     const ctx = await snippetProject(request);
     const p = validateRequest(spec.fileRawSpec, request);
