@@ -1,7 +1,7 @@
 // Raw file answers (docs/gitlab-compatibility.md#snippet-raw, Workhorse's content headers): the type
 // sniffed from the bytes, inline for text, images, video and PDF, attachment for SVG and everything else, and headers that keep
 // a browser from running anything served this way.
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 interface Sniffed {
   type: string;
@@ -83,4 +83,36 @@ export function sendRaw(reply: FastifyReply, filePath: string, content: Buffer):
     .header('Content-Security-Policy', "default-src 'none'; sandbox")
     .header('Cache-Control', 'no-cache')
     .send(content);
+}
+
+/**
+ * A raw file at its web path, with the headers GitLab's Workhorse sends to keep it inert: every kind of
+ * text as text/plain, only images other than SVG inline (`?inline=false` downloads them too), a policy
+ * that runs nothing, and the blob id as a strong ETag (304 when the client has it). Public caching only
+ * for what anyone may read; a full commit id names content that never changes, so it is kept longer.
+ */
+export function sendWebRaw(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  file: { path: string; content: Buffer; blobId: string },
+  caching: { public: boolean; immutable: boolean },
+): FastifyReply {
+  const { type } = sniff(file.content);
+  const inline =
+    (request.query as Record<string, unknown>).inline !== 'false' &&
+    (type.startsWith('text/plain') || (type.startsWith('image/') && type !== 'image/svg+xml'));
+  const etag = `"${file.blobId}"`;
+  reply
+    .header('Content-Type', type)
+    .header('Content-Disposition', contentDisposition(inline ? 'inline' : 'attachment', file.path))
+    .header('X-Content-Type-Options', 'nosniff')
+    .header('Content-Security-Policy', "default-src 'none'; sandbox")
+    .header('ETag', etag)
+    .header(
+      'Cache-Control',
+      `${caching.public ? 'public' : 'private'}, max-age=${caching.immutable ? 31536000 : 60}${caching.immutable ? ', immutable' : ''}`,
+    );
+  const known = request.headers['if-none-match'];
+  if (typeof known === 'string' && known.split(',').some((tag) => tag.trim() === etag)) return reply.code(304).send();
+  return reply.send(file.content);
 }

@@ -5,12 +5,12 @@
 import type { Store } from '../../storage/db/store.ts';
 import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
 import type { StoredFile } from '../../storage/db/repositories/snippets.ts';
-import { ObjectWriter } from '../../storage/git/objects.ts';
+import { ObjectWriter, objectId } from '../../storage/git/objects.ts';
 import { snippetRepository, stagingRepository } from '../git-repositories.ts';
 import { type GitRepository, RefConflict } from '../../storage/git/repository.ts';
 import { Failure, notFound, serviceError } from '../failure.ts';
 import { can, isVisibilityRestricted, type Viewer } from '../policy.ts';
-import type { ProjectContext } from '../projects.ts';
+import { findReadableProject, type ProjectContext } from '../projects.ts';
 import { getSettings, type ApplicationSettings } from '../settings.ts';
 import { nowIso } from '../tokens.ts';
 import { SPAM_DISCARDED, type SpamChecker } from '../spam.ts';
@@ -351,8 +351,8 @@ export async function deleteSnippet(
 }
 
 /**
- * One file of a snippet at a branch, tag or commit: the current version from the database, any other
- * revision from the repository. Answers the failure GitLab gives for a missing ref or file.
+ * One file of a snippet at a branch, tag or commit, with its blob id: the current version from the
+ * database, any other revision from the repository. Answers the failure GitLab gives for a missing ref or file.
  */
 export async function readSnippetFile(
   deps: SnippetDeps,
@@ -360,27 +360,49 @@ export async function readSnippetFile(
   snippet: Snippet,
   ref: string,
   filePath: string,
-): Promise<Buffer> {
+): Promise<{ content: Buffer; blobId: string }> {
   if (!snippet.head_commit) throw notFound('Snippet');
   if (ref === snippet.head_commit || ref === snippet.default_branch || ref === 'HEAD') {
     const content = await store.snippets.fileContent(snippet.id, filePath);
     if (!content) throw notFound('File');
-    return content;
+    return { content, blobId: objectId('blob', content) };
   }
   const repo = snippetRepository(deps.dataDir, snippet.id);
   const commit = await repo.resolveCommit(ref);
   if (!commit) throw notFound('Reference');
   const content = await repo.readFile(commit, filePath);
   if (!content) throw notFound('File');
-  return content;
+  return { content, blobId: objectId('blob', content) };
 }
 
 /** The first file (git order) of the current version, or the legacy content of a snippet without files. */
 export async function firstSnippetFile(
   store: Store,
   snippet: Snippet,
-): Promise<{ path: string | null; content: Buffer }> {
+): Promise<{ path: string | null; content: Buffer; blobId: string }> {
   const [first] = await store.snippets.fileIndex(snippet.id);
-  if (!first) return { path: null, content: Buffer.from(snippet.content) };
-  return { path: first.path, content: (await store.snippets.fileContent(snippet.id, first.path))! };
+  if (!first) {
+    const content = Buffer.from(snippet.content);
+    return { path: null, content, blobId: objectId('blob', content) };
+  }
+  const content = (await store.snippets.fileContent(snippet.id, first.path))!;
+  return { path: first.path, content, blobId: first.blob_id };
 }
+
+/**
+ * A snippet as a page shows it: its project must be readable and its snippets feature open to the viewer,
+ * and the snippet visible; anything hidden is "not found", never "forbidden".
+ */
+export async function findSnippetForPage(store: Store, viewer: Viewer, projectPath: string, id: number) {
+  const ctx = await findReadableProject(store, viewer, projectPath);
+  if (!can(viewer, 'read_project_snippets', ctx)) throw notFound('Project');
+  const snippet = await findVisibleSnippet(store, viewer, ctx, id);
+  if (!snippet) throw notFound('Snippet');
+  return { ctx, snippet };
+}
+
+/** Whether anyone, signed in or not, may read this snippet (public caching, embedding). */
+export const isReadableByAnyone = (ctx: ProjectContext, snippet: Snippet) =>
+  can(null, 'read_project', ctx) &&
+  can(null, 'read_project_snippets', ctx) &&
+  can(null, 'read_snippet', { ...ctx, snippet });

@@ -11,6 +11,7 @@ import { afterPush, challenge, checkGitCaller, resolveGitTarget } from '../../do
 import { repositoriesRoot } from '../../domain/git-repositories.ts';
 import { BodyTooLarge, runHttpBackend, SNIPPET_HOOKS_DIR } from '../../storage/git/http-backend.ts';
 import { baseUrl } from '../urls.ts';
+import { servePage } from '../pages/index.ts';
 
 const GIT_PATH = /^\/(.+?)\.git\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
@@ -53,6 +54,8 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
       const match = GIT_PATH.exec(decodeURIComponent(urlPath));
       const service = match && (match[2] === 'info/refs' ? new URLSearchParams(query).get('service') : match[2]);
       if (!match || !service || !SERVICES.has(service) || (match[2] === 'info/refs') !== (request.method === 'GET')) {
+        // Not git: a page, when it is a GET.
+        if (request.method === 'GET' || request.method === 'HEAD') return servePage(request, reply, urlPath);
         throw routeNotFound();
       }
       const write = service === 'git-receive-pack';

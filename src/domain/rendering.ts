@@ -1,0 +1,100 @@
+// How a file is shown on a page: code highlighted on the server by the language its name says, Markdown
+// rendered without raw HTML, images shown, binary files offered for download. Both renderers escape
+// everything they are given, so their output is safe to place in a page.
+import path from 'node:path';
+import type { MarkdownIt } from 'markdown-it';
+import type { HLJSApi } from 'highlight.js';
+
+/** Files over this size are shown as plain escaped text: highlighting them would stall the page. */
+export const MAX_HIGHLIGHTED_BYTES = 1024 * 1024;
+
+export type FileView =
+  | { kind: 'code'; html: string; language: string | null }
+  | { kind: 'markdown'; html: string; source: string }
+  | { kind: 'image' }
+  | { kind: 'binary' };
+
+const IMAGE = /\.(png|jpe?g|gif|webp|bmp|ico|avif)$/i;
+const MARKDOWN = /\.(md|markdown|mdown|mkd)$/i;
+const NAMED_LANGUAGES: Record<string, string> = { dockerfile: 'dockerfile', makefile: 'makefile', gemfile: 'ruby' };
+
+interface Renderers {
+  hljs: HLJSApi;
+  markdown: MarkdownIt;
+}
+
+// Loaded on the first page that needs them, so the API server starts without them.
+let renderers: Promise<Renderers> | null = null;
+function loadRenderers(): Promise<Renderers> {
+  renderers ??= (async () => {
+    const hljs = (await import('highlight.js')).default;
+    const MarkdownItClass = (await import('markdown-it')).default;
+    const markdown = new MarkdownItClass({
+      html: false, // raw HTML in Markdown is shown as text, never rendered
+      linkify: true,
+      highlight: (code, lang) =>
+        lang && hljs.getLanguage(lang) ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value : '',
+    });
+    // GitLab-flavoured task lists: "- [ ]" and "- [x]" become disabled checkboxes.
+    markdown.core.ruler.after('inline', 'task_lists', (state) => {
+      for (const token of state.tokens) {
+        if (token.type !== 'inline' || !token.children?.length) continue;
+        const first = token.children[0];
+        const m = /^\[([ xX])\]\s/.exec(first.content);
+        if (first.type !== 'text' || !m) continue;
+        first.content = first.content.slice(m[0].length);
+        const box = new state.Token('html_inline', '', 0);
+        box.content = `<input type="checkbox" disabled${m[1] === ' ' ? '' : ' checked'}> `;
+        token.children.unshift(box);
+      }
+    });
+    return { hljs, markdown };
+  })();
+  return renderers;
+}
+
+function languageOf(hljs: HLJSApi, filePath: string): string | null {
+  const name = path.basename(filePath).toLowerCase();
+  if (NAMED_LANGUAGES[name]) return NAMED_LANGUAGES[name];
+  const ext = path.extname(name).slice(1);
+  return ext && hljs.getLanguage(ext) ? ext : null;
+}
+
+export const isBinary = (content: Buffer) => content.subarray(0, 8000).includes(0);
+
+function render({ hljs, markdown }: Renderers, filePath: string, content: Buffer): FileView {
+  if (IMAGE.test(filePath)) return { kind: 'image' };
+  if (isBinary(content)) return { kind: 'binary' };
+  const text = content.toString('utf8');
+  if (MARKDOWN.test(filePath)) return { kind: 'markdown', html: markdown.render(text), source: text };
+  const language = content.length > MAX_HIGHLIGHTED_BYTES ? null : languageOf(hljs, filePath);
+  if (!language) return { kind: 'code', html: escapeHtml(text), language: null };
+  return { kind: 'code', html: hljs.highlight(text, { language, ignoreIllegals: true }).value, language };
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Text as HTML that shows it literally. */
+export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+
+/**
+ * The view of a file, kept by blob id and name: a blob's bytes never change, so it is rendered once, not on
+ * every request. Bounded by count; past it the oldest views go first.
+ */
+const views = new Map<string, FileView>();
+const MAX_VIEWS = 2000;
+
+export async function viewOf(blobId: string, filePath: string, content: Buffer): Promise<FileView> {
+  const key = `${blobId}\n${filePath}`;
+  const kept = views.get(key);
+  if (kept) return kept;
+  const view = render(await loadRenderers(), filePath, content);
+  if (views.size >= MAX_VIEWS) views.delete(views.keys().next().value!);
+  views.set(key, view);
+  return view;
+}
+
+/** Markdown text (a snippet's description) as safe HTML. */
+export async function markdownHtml(text: string): Promise<string> {
+  return (await loadRenderers()).markdown.render(text);
+}

@@ -1,0 +1,40 @@
+// The web face: every path outside the API that is not git is a page. Git over HTTP owns the catch-all
+// route and hands such paths here (routes/git-http.ts); the stylesheet has a route of its own.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { routeNotFound } from '../../domain/failure.ts';
+import { sendFailurePage, STYLESHEET_PATH } from './layout.ts';
+import { SNIPPET_PAGES } from './snippets.ts';
+
+const PAGES = [...SNIPPET_PAGES];
+
+const STYLESHEET = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'views', 'app.css'));
+
+/** Serves the page at `rawPath` (the path as sent, still encoded); a failure becomes a page too. */
+export async function servePage(request: FastifyRequest, reply: FastifyReply, rawPath: string): Promise<unknown> {
+  for (const [pattern, handler] of PAGES) {
+    const match = pattern.exec(rawPath);
+    if (!match) continue;
+    try {
+      return await handler(
+        request,
+        reply,
+        match.slice(1).map((g) => g && decodeURIComponent(g)),
+      );
+    } catch (error) {
+      return sendFailurePage(request, reply, error);
+    }
+  }
+  throw routeNotFound();
+}
+
+export async function pageAssetRoutes(app: FastifyInstance) {
+  app.get(STYLESHEET_PATH, (_request, reply) =>
+    reply
+      .header('Content-Type', 'text/css; charset=utf-8')
+      .header('Cache-Control', 'public, max-age=3600')
+      .send(STYLESHEET),
+  );
+}

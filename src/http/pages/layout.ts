@@ -1,0 +1,60 @@
+// The frame every page shares, the headers pages are sent with, and the page shown for a failure.
+import crypto from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { html, type Html } from '../views/html.ts';
+import { answerFor } from '../plugins/errors.ts';
+
+export const STYLESHEET_PATH = '/-/snippetd/app.css';
+
+/** A nonce for the page's own scripts: the policy runs no other script. */
+export const newNonce = () => crypto.randomBytes(16).toString('base64');
+
+const policy = (nonce: string) =>
+  [
+    "default-src 'none'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    `script-src 'nonce-${nonce}'`,
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'self'",
+  ].join('; ');
+
+export function sendPage(reply: FastifyReply, status: number, title: string, body: Html, nonce = newNonce()) {
+  const document = html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · snippetd</title>
+<link rel="stylesheet" href="${STYLESHEET_PATH}">
+<link rel="icon" href="data:,">
+</head>
+<body>
+<header class="top"><a href="/" class="brand">snippetd</a></header>
+<main id="content">
+${body}
+</main>
+</body>
+</html>
+`;
+  return reply
+    .code(status)
+    .header('Content-Type', 'text/html; charset=utf-8')
+    .header('Content-Security-Policy', policy(nonce))
+    .header('Referrer-Policy', 'strict-origin-when-cross-origin')
+    .header('Cache-Control', 'private, no-store')
+    .send(document.text);
+}
+
+/** A failure on a page: the status the API would give (hidden things are 404), as a short page. */
+export function sendFailurePage(_request: FastifyRequest, reply: FastifyReply, error: unknown) {
+  const [status] = answerFor(error);
+  if (status >= 500) throw error;
+  const heading = status === 404 ? 'Page not found' : `Error ${status}`;
+  const text =
+    status === 404
+      ? "The page could not be found or you don't have permission to view it."
+      : 'The request could not be completed.';
+  return sendPage(reply, status, heading, html`<h1>${heading}</h1><p>${text}</p>`);
+}

@@ -1,0 +1,177 @@
+// Snippet pages at GitLab's paths: the snippet (/<project>/-/snippets/<id>), its raw files
+// (/<project>/-/snippets/<id>/raw and /raw/<ref>/<path>), and GitLab's legacy paths, which redirect.
+// Pages ask the same domain functions as the API, so a page never shows what the API would hide; what is
+// hidden is 404, never 403.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  firstSnippetFile,
+  findSnippetForPage,
+  isReadableByAnyone,
+  readSnippetFile,
+} from '../../domain/snippets/service.ts';
+import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
+import type { Viewer } from '../../domain/policy.ts';
+import type { Snippet, User } from '../../storage/db/schema.ts';
+import type { Store } from '../../storage/db/store.ts';
+import { notFound } from '../../domain/failure.ts';
+import { storeOf } from '../request.ts';
+import { sendWebRaw } from '../raw.ts';
+import { baseUrl } from '../urls.ts';
+import { html, trusted, type Html } from '../views/html.ts';
+import { newNonce, sendPage } from './layout.ts';
+
+/** The viewer of a page. API tokens are for the API only, so until sign-in exists every page is anonymous. */
+const pageViewer = (_request: FastifyRequest): Viewer => null;
+
+const FULL_COMMIT_ID = /^[0-9a-f]{40}$/;
+
+const encodePath = (filePath: string) => filePath.split('/').map(encodeURIComponent).join('/');
+
+function humanSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+function fileBody(view: FileView, rawUrl: string, filePath: string): Html {
+  switch (view.kind) {
+    case 'image':
+      return html`<div class="image"><img src="${rawUrl}" alt="${filePath}"></div>`;
+    case 'binary':
+      return html`<p class="binary">Binary file. <a href="${rawUrl}?inline=false" download>Download it</a>.</p>`;
+    case 'markdown':
+      return html`<div class="markdown">${trusted(view.html)}</div>
+<details class="source"><summary>Source</summary><pre><code>${view.source}</code></pre></details>`;
+    case 'code':
+      return html`<pre class="code"><code class="hljs${view.language ? ` language-${view.language}` : ''}">${trusted(view.html)}</code></pre>`;
+  }
+}
+
+async function fileSections(store: Store, snippet: Snippet, web: string): Promise<Html[]> {
+  const files = await store.snippets.files(snippet.id);
+  return Promise.all(
+    files.map(async (file, i) => {
+      const rawUrl = `${web}/raw/${encodeURIComponent(snippet.default_branch)}/${encodePath(file.path)}`;
+      const view = await viewOf(file.blob_id, file.path, file.content);
+      return html`<section class="file" id="file-${i + 1}" aria-labelledby="file-${i + 1}-name">
+<header class="file-header">
+<h2 id="file-${i + 1}-name">${file.path}</h2><span class="size">${humanSize(file.size)}</span>
+<nav class="file-actions"><a href="${rawUrl}">Raw</a> <a href="${rawUrl}?inline=false" download>Download</a>
+<button type="button" class="copy" data-copy="file-${i + 1}" hidden>Copy</button></nav>
+</header>
+${fileBody(view, rawUrl, file.path)}
+</section>`;
+    }),
+  );
+}
+
+/**
+ * The embed script (/<project>/-/snippets/<id>.js): writes the snippet's files where it is included, with a
+ * stylesheet scoped to them. Only for snippets anyone may read; 404 otherwise.
+ */
+async function embedScript(request: FastifyRequest, reply: FastifyReply, projectPath: string, id: number) {
+  const store = storeOf(request);
+  const { ctx, snippet } = await findSnippetForPage(store, null, projectPath, id);
+  if (!isReadableByAnyone(ctx, snippet)) throw notFound('Snippet');
+  const web = `${baseUrl(request)}/${ctx.project.full_path}/-/snippets/${snippet.id}`;
+  const markup = html`<div class="snippetd-embed"><style>${trusted(EMBED_STYLE)}</style>
+<p class="snippetd-embed-title"><a href="${web}">${snippet.title}</a></p>
+${await fileSections(store, snippet, web)}
+</div>`;
+  return reply
+    .header('Content-Type', 'application/javascript; charset=utf-8')
+    .header('Cache-Control', 'public, max-age=60')
+    .send(`document.write(${JSON.stringify(markup.text).replace(/</g, '\\u003c')});\n`);
+}
+
+// Scoped to the embed's own elements, so it neither takes nor gives styles to the page around it.
+const EMBED_STYLE = `.snippetd-embed{font:14px/1.45 system-ui,sans-serif;border:1px solid #dcdcde;border-radius:6px;color:#1f1f24;background:#fff}
+.snippetd-embed .snippetd-embed-title{margin:0;padding:.5rem .75rem;border-bottom:1px solid #dcdcde}
+.snippetd-embed .file-header{display:flex;gap:1rem;padding:.4rem .75rem;background:#f6f6f8}
+.snippetd-embed .file-header h2{font-size:1em;margin:0}.snippetd-embed button.copy{display:none}
+.snippetd-embed pre{margin:0;padding:.75rem;overflow-x:auto;font:13px/1.45 ui-monospace,monospace}
+.snippetd-embed .hljs-keyword{color:#a626a4}.snippetd-embed .hljs-string{color:#2a7a2a}
+.snippetd-embed .hljs-number{color:#986801}.snippetd-embed .hljs-comment{color:#6a6a72}
+.snippetd-embed .hljs-title{color:#2856c3}`;
+
+async function snippetPage(request: FastifyRequest, reply: FastifyReply, projectPath: string, id: number) {
+  const store = storeOf(request);
+  const { ctx, snippet } = await findSnippetForPage(store, pageViewer(request), projectPath, id);
+  const author = (await store.users.findById(snippet.author_id)) as User;
+  const base = baseUrl(request);
+  const web = `${base}/${ctx.project.full_path}/-/snippets/${snippet.id}`;
+  const sections = await fileSections(store, snippet, web);
+  const nonce = newNonce();
+  const body = html`<article class="snippet">
+<h1>${snippet.title}</h1>
+<p class="meta"><span class="badge">${snippet.visibility}</span>
+by <a href="${base}/${author.username}">${author.name}</a>
+· created <time datetime="${snippet.created_at}">${snippet.created_at.slice(0, 10)}</time>
+· updated <time datetime="${snippet.updated_at}">${snippet.updated_at.slice(0, 10)}</time></p>
+${snippet.description ? html`<div class="description markdown">${trusted(await markdownHtml(snippet.description))}</div>` : ''}
+${clonePanel(base, ctx.project.full_path, snippet, isReadableByAnyone(ctx, snippet) ? web : null)}
+${sections}
+</article>
+<script nonce="${nonce}">${trusted(COPY_SCRIPT)}</script>`;
+  return sendPage(reply, 200, snippet.title, body, nonce);
+}
+
+function clonePanel(base: string, projectPath: string, snippet: Snippet, embedFrom: string | null): Html {
+  const clone = `${base}/${projectPath}/snippets/${snippet.id}.git`;
+  return html`<section class="clone">
+<label>Clone with HTTPS <input readonly value="${clone}"></label>
+${embedFrom ? html`<label>Embed <input readonly value="${`<script src="${embedFrom}.js"></script>`}"></label>` : ''}
+</section>`;
+}
+
+// Shows the copy buttons (the page works without them) and copies a file's text on click.
+const COPY_SCRIPT = `for (const b of document.querySelectorAll('button.copy')) {
+  b.hidden = false;
+  b.addEventListener('click', () => {
+    const file = '#' + b.dataset.copy;
+    const code = document.querySelector(file + ' .source code') || document.querySelector(file + ' pre code');
+    if (code) navigator.clipboard.writeText(code.textContent).then(() => { b.textContent = 'Copied'; });
+  });
+}`;
+
+async function rawPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  projectPath: string,
+  id: number,
+  at: { ref: string; path: string } | null,
+) {
+  const store = storeOf(request);
+  const { ctx, snippet } = await findSnippetForPage(store, pageViewer(request), projectPath, id);
+  const file = at
+    ? { path: at.path, ...(await readSnippetFile(request.server.snippetDeps, store, snippet, at.ref, at.path)) }
+    : await firstSnippetFile(store, snippet).then((f) => ({ ...f, path: f.path ?? snippet.file_name }));
+  const immutable = at !== null && FULL_COMMIT_ID.test(at.ref);
+  return sendWebRaw(request, reply, file, { public: isReadableByAnyone(ctx, snippet), immutable });
+}
+
+type PageHandler = (request: FastifyRequest, reply: FastifyReply, groups: string[]) => unknown;
+
+/**
+ * [pattern over the URL's path as sent, handler]; the first match serves the request. The handler gets
+ * the pattern's groups decoded one by one, so an encoded "/" inside a ref stays part of the ref.
+ */
+export const SNIPPET_PAGES: [RegExp, PageHandler][] = [
+  [/^\/(.+)\/-\/snippets\/(\d+)$/, (rq, rp, g) => snippetPage(rq, rp, g[0], Number(g[1]))],
+  [/^\/(.+)\/-\/snippets\/(\d+)\.js$/, (rq, rp, g) => embedScript(rq, rp, g[0], Number(g[1]))],
+  [/^\/(.+)\/-\/snippets\/(\d+)\/raw$/, (rq, rp, g) => rawPage(rq, rp, g[0], Number(g[1]), null)],
+  [
+    /^\/(.+)\/-\/snippets\/(\d+)\/raw\/([^/]+)\/(.+)$/,
+    (rq, rp, g) => rawPage(rq, rp, g[0], Number(g[1]), { ref: g[2], path: g[3] }),
+  ],
+  // GitLab's legacy paths move permanently to the /-/ ones.
+  [
+    /^\/(.+)\/snippets\/(\d+)(\/raw)?$/,
+    (rq, rp, g) => rp.redirect(`/${encodePath(g[0])}/-/snippets/${g[1]}${g[2] ?? ''}${queryOf(rq)}`, 301),
+  ],
+];
+
+const queryOf = (request: FastifyRequest) => {
+  const at = request.url.indexOf('?');
+  return at === -1 ? '' : request.url.slice(at);
+};

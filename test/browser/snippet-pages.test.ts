@@ -1,0 +1,146 @@
+// Snippet pages in real Chromium (Debian's package, driven by playwright-core) against a real server
+// process: open the web_url an API answer gives, see highlighted code and rendered Markdown, follow Raw,
+// see the embed work on a page of another origin, and no serious accessibility violation (axe-core).
+// Screenshots go to test-artifacts/.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { type Browser, chromium } from 'playwright-core';
+import { processStorage } from '../helper.ts';
+import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+
+const TOKEN = 'browser-test-root-token-0123456789';
+const CHROMIUM = process.env.SNIPPETD_CHROMIUM ?? '/usr/bin/chromium';
+// As root Chromium needs --no-sandbox; without the rest it reaches for the network and stalls.
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts');
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+describe('snippet pages in Chromium', () => {
+  let storage: Awaited<ReturnType<typeof processStorage>>;
+  let server: Spawned;
+  let browser: Browser;
+  let otherOrigin: http.Server;
+  let snippet: any;
+
+  async function api(method: string, route: string, body: unknown) {
+    const res = await fetch(`${server.url}/api/v4${route}`, {
+      method,
+      headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    assert.ok(res.status < 300, `${method} ${route}: ${res.status}`);
+    return res.json() as Promise<any>;
+  }
+
+  before(async () => {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    storage = await processStorage('snippetd-browser-');
+    server = await spawnServer({
+      ...process.env,
+      SNIPPETD_DATA_DIR: storage.dataDir,
+      SNIPPETD_DATABASE_URL: storage.databaseUrl,
+      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
+      SNIPPETD_LOG_LEVEL: 'warn',
+    });
+    const project = await api('POST', '/projects', { name: 'web', visibility: 'public' });
+    snippet = await api('POST', `/projects/${project.id}/snippets`, {
+      title: 'Greeting',
+      description: 'Says **hello**.',
+      visibility: 'public',
+      files: [
+        { file_path: 'hello.rb', content: 'def hello\n  puts "hello"\nend\n' },
+        { file_path: 'NOTES.md', content: '# Notes\n\n| a | b |\n|---|---|\n| 1 | 2 |\n' },
+      ],
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    // A page on another origin (localhost, not 127.0.0.1) that embeds the snippet.
+    otherOrigin = http.createServer((_req, res) => {
+      res.setHeader('Content-Type', 'text/html; charset=utf-8');
+      res.end(`<!doctype html><title>Blog</title><h1>My blog</h1><script src="${snippet.web_url}.js"></script>`);
+    });
+    await new Promise<void>((resolve) => otherOrigin.listen(0, '127.0.0.1', resolve));
+  });
+
+  after(async () => {
+    await browser?.close();
+    otherOrigin?.close();
+    if (server && server.child.exitCode === null) {
+      server.child.kill('SIGTERM');
+      await exited(server.child);
+    }
+    await storage?.remove();
+  });
+
+  it("opens the web_url: highlighted code, rendered Markdown, and the page's own script runs", async () => {
+    const page = await browser.newPage();
+    const refused: string[] = [];
+    page.on('console', (m) => m.type() === 'error' && refused.push(m.text()));
+    const res = await page.goto(snippet.web_url);
+    assert.equal(res?.status(), 200);
+    assert.equal(await page.locator('h1').first().textContent(), 'Greeting');
+    assert.equal(await page.locator('#file-2 .hljs-keyword').first().textContent(), 'def');
+    assert.equal(await page.locator('#file-1 .markdown table td').first().textContent(), '1');
+    assert.equal(await page.locator('.description strong').textContent(), 'hello');
+    // The copy buttons are shown by the page's nonce script: the policy let it run, and only it.
+    assert.equal(await page.locator('button.copy').first().isVisible(), true);
+    assert.deepEqual(refused, []);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'snippet-page.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('follows Raw to the file as plain text', async () => {
+    const page = await browser.newPage();
+    await page.goto(snippet.web_url);
+    await page.locator('#file-2 a', { hasText: 'Raw' }).click();
+    await page.waitForURL(snippet.files.find((f: any) => f.path === 'hello.rb').raw_url);
+    assert.equal(await page.locator('body').textContent(), 'def hello\n  puts "hello"\nend\n');
+    await page.close();
+  });
+
+  it('renders the embed on a page of another origin', async () => {
+    const page = await browser.newPage();
+    await page.goto(`http://localhost:${(otherOrigin.address() as AddressInfo).port}/`);
+    assert.equal(await page.locator('.snippetd-embed .hljs-keyword').first().textContent(), 'def');
+    assert.equal(await page.locator('.snippetd-embed-title a').getAttribute('href'), snippet.web_url);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'snippet-embed.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('has no serious or critical accessibility violations (axe-core), light and dark', async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      // axe is injected as a script, which the page's policy rightly refuses: this context bypasses it.
+      const context = await browser.newContext({ bypassCSP: true, colorScheme });
+      const page = await context.newPage();
+      await page.goto(snippet.web_url);
+      await page.addScriptTag({ path: AXE });
+      const violations = await page.evaluate(async () => {
+        const result = await (window as any).axe.run();
+        return result.violations
+          .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+          .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+      });
+      assert.deepEqual(violations, [], colorScheme);
+      await context.close();
+    }
+  });
+
+  it('a snippet the visitor may not see is a 404 page', async () => {
+    const page = await browser.newPage();
+    const res = await page.goto(`${snippet.web_url.replace(/\d+$/, '')}999999`);
+    assert.equal(res?.status(), 404);
+    assert.equal(await page.locator('h1').textContent(), 'Page not found');
+    await page.close();
+  });
+});

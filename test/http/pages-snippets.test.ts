@@ -1,0 +1,224 @@
+// Snippet pages at the URLs the API hands out (web_url, raw_url, files[].raw_url): the page, raw files
+// with Workhorse's safe headers, the embed script, GitLab's legacy paths, and 404 for whatever an
+// anonymous visitor may not see. (Pages have no sign-in yet: every page is seen as anonymous.)
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+
+const gitBlobId = (content: string | Buffer) =>
+  execFileSync('git', ['hash-object', '--stdin'], { input: content }).toString().trim();
+const pathOf = (url: string) => new URL(url).pathname;
+
+describe('snippet pages', () => {
+  let t: TestApp;
+  const projects: Record<string, { id: number; path: string }> = {};
+  let snippet: any;
+
+  async function createSnippet(project: string, visibility: string, files: { file_path: string; content: string }[]) {
+    return t.must('POST', `/projects/${projects[project].id}/snippets`, ROOT_TOKEN, {
+      title: `A <b>${visibility}</b> snippet`,
+      description: 'Some **bold** text <script>alert(1)</script>',
+      visibility,
+      files,
+    });
+  }
+
+  before(async () => {
+    t = await createTestApp();
+    for (const visibility of ['private', 'internal', 'public']) {
+      const p = await t.must('POST', '/projects', ROOT_TOKEN, { name: `${visibility}-project`, visibility });
+      projects[visibility] = { id: p.id, path: p.path_with_namespace };
+    }
+    snippet = await createSnippet('public', 'public', [
+      { file_path: 'hello.rb', content: 'def hello\n  puts "<hi>"\nend\n' },
+      {
+        file_path: 'README.md',
+        content: '# Notes\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n- [x] done\n\n<img src=x onerror=alert(1)>\n',
+      },
+      { file_path: 'page.html', content: '<html><script>alert(1)</script></html>' },
+    ]);
+  });
+  after(() => t.close());
+
+  it('the web_url is an HTML page with the title, description and every file, all escaped', async () => {
+    const res = await t.request({ method: 'GET', url: pathOf(snippet.web_url), token: null });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.match(res.body, /<h1>A &lt;b&gt;public&lt;\/b&gt; snippet<\/h1>/);
+    assert.match(res.body, /<p>Some <strong>bold<\/strong> text &lt;script&gt;alert\(1\)&lt;\/script&gt;<\/p>/);
+    assert.doesNotMatch(res.body, /<script>alert|<img src=x/);
+    // Code highlighted on the server, Markdown rendered with its table and task list.
+    assert.match(res.body, /<span class="hljs-keyword">def<\/span> <span class="hljs-title function_">hello<\/span>/);
+    assert.match(res.body, /<table>\s*<thead>\s*<tr>\s*<th>a<\/th>/);
+    assert.match(res.body, /<input type="checkbox" disabled checked> done/);
+    assert.deepEqual(
+      [...res.body.matchAll(/<h2 id="file-\d+-name">([^<]+)<\/h2>/g)].map((m) => m[1]),
+      ['README.md', 'hello.rb', 'page.html'],
+    );
+    for (const file of snippet.files) assert.ok(res.body.includes(`href="${file.raw_url}"`), file.raw_url);
+    assert.ok(res.body.includes(`value="${snippet.http_url_to_repo}"`));
+  });
+
+  it("pages carry a policy that runs only the page's own script", async () => {
+    const res = await t.request({ method: 'GET', url: pathOf(snippet.web_url), token: null });
+    const policy = String(res.headers['content-security-policy']);
+    const nonce = /script-src 'nonce-([^']+)'/.exec(policy)?.[1];
+    assert.ok(nonce, policy);
+    assert.match(policy, /default-src 'none'/);
+    assert.equal([...res.body.matchAll(/<script/g)].length, 1);
+    assert.ok(res.body.includes(`<script nonce="${nonce}">`));
+    assert.equal(res.headers['x-frame-options'], 'SAMEORIGIN');
+    assert.equal(res.headers['referrer-policy'], 'strict-origin-when-cross-origin');
+  });
+
+  it('raw_url and each files[].raw_url answer the file with safe headers and its blob id as ETag', async () => {
+    const first = await t.request({ method: 'GET', url: pathOf(snippet.raw_url), token: null });
+    assert.equal(first.statusCode, 200);
+    assert.ok(first.body.startsWith('# Notes'));
+    for (const file of snippet.files) {
+      const res = await t.request({ method: 'GET', url: pathOf(file.raw_url), token: null });
+      assert.equal(res.statusCode, 200, file.raw_url);
+      assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8');
+      assert.equal(res.headers['x-content-type-options'], 'nosniff');
+      assert.equal(res.headers['content-security-policy'], "default-src 'none'; sandbox");
+      assert.equal(
+        res.headers['content-disposition'],
+        `inline; filename="${file.path}"; filename*=UTF-8''${file.path}`,
+      );
+      assert.equal(res.headers['cache-control'], 'public, max-age=60');
+      assert.equal(res.headers.etag, `"${gitBlobId(res.rawPayload)}"`);
+    }
+  });
+
+  it('HTML stays text/plain, inline=false downloads, an image is inline and SVG or binary is an attachment', async () => {
+    const s = await t.must('POST', `/projects/${projects.public.id}/snippets`, ROOT_TOKEN, {
+      title: 'kinds',
+      visibility: 'public',
+      files: [
+        { file_path: 'a.html', content: '<script>alert(1)</script>' },
+        { file_path: 'b.svg', content: '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>' },
+      ],
+    });
+    const raw = (name: string, query = '') =>
+      t.request({ method: 'GET', url: `${pathOf(s.web_url)}/raw/main/${name}${query}`, token: null });
+    const html = await raw('a.html');
+    assert.equal(html.headers['content-type'], 'text/plain; charset=utf-8');
+    assert.match(String(html.headers['content-disposition']), /^inline;/);
+    assert.match(String((await raw('a.html', '?inline=false')).headers['content-disposition']), /^attachment;/);
+    const svg = await raw('b.svg');
+    assert.equal(svg.headers['content-type'], 'image/svg+xml');
+    assert.match(String(svg.headers['content-disposition']), /^attachment;/);
+  });
+
+  it('a file named as an image is shown as an image on its page', async () => {
+    const s = await createSnippet('public', 'public', [{ file_path: 'dot.png', content: 'not really a png' }]);
+    const page = await t.request({ method: 'GET', url: pathOf(s.web_url), token: null });
+    assert.ok(page.body.includes(`<img src="${s.files[0].raw_url}" alt="dot.png">`));
+  });
+
+  it('answers 304 to If-None-Match with the blob id', async () => {
+    const url = pathOf(snippet.files[1].raw_url);
+    const etag = (await t.request({ method: 'GET', url, token: null })).headers.etag as string;
+    const again = await t.request({
+      method: 'GET',
+      url,
+      token: null,
+      headers: { 'if-none-match': `"other", ${etag}` },
+    });
+    assert.equal(again.statusCode, 304);
+    assert.equal(again.body, '');
+    const changed = await t.request({ method: 'GET', url, token: null, headers: { 'if-none-match': '"other"' } });
+    assert.equal(changed.statusCode, 200);
+  });
+
+  it('a file at an earlier commit: the old bytes, kept a year when the ref is a full commit id', async () => {
+    const s = await createSnippet('public', 'public', [{ file_path: 'v.txt', content: 'one' }]);
+    await t.must('PUT', `/projects/${projects.public.id}/snippets/${s.id}`, ROOT_TOKEN, {
+      files: [{ action: 'update', file_path: 'v.txt', content: 'two' }],
+    });
+    const gitDir = path.join(t.config.dataDir, 'repositories', 'snippets', `${s.id}.git`);
+    const first = execFileSync('git', ['--git-dir', gitDir, 'rev-parse', 'main~1']).toString().trim();
+    const raw = (ref: string) =>
+      t.request({ method: 'GET', url: `${pathOf(s.web_url)}/raw/${ref}/v.txt`, token: null });
+    const now = await raw('main');
+    assert.equal(now.body, 'two');
+    assert.equal(now.headers['cache-control'], 'public, max-age=60');
+    const then = await raw(first);
+    assert.equal(then.body, 'one');
+    assert.equal(then.headers.etag, `"${gitBlobId('one')}"`);
+    assert.equal(then.headers['cache-control'], 'public, max-age=31536000, immutable');
+    // Revision expressions are not resolved (docs/gitlab-compatibility.md#d7).
+    assert.equal((await raw('main~1')).statusCode, 404);
+  });
+
+  it("GitLab's legacy paths move permanently to the /-/ paths, query kept", async () => {
+    const legacy = pathOf(snippet.web_url).replace('/-/snippets/', '/snippets/');
+    const page = await t.request({ method: 'GET', url: legacy, token: null });
+    assert.equal(page.statusCode, 301);
+    assert.equal(page.headers.location, pathOf(snippet.web_url));
+    const raw = await t.request({ method: 'GET', url: `${legacy}/raw?inline=false`, token: null });
+    assert.equal(raw.statusCode, 301);
+    assert.equal(raw.headers.location, `${pathOf(snippet.raw_url)}?inline=false`);
+  });
+
+  it('the embed script writes the files with a scoped stylesheet, and exists only for public snippets', async () => {
+    const res = await t.request({ method: 'GET', url: `${pathOf(snippet.web_url)}.js`, token: null });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'application/javascript; charset=utf-8');
+    assert.ok(res.body.startsWith('document.write("'));
+    assert.doesNotMatch(res.body, /<\/script/i);
+    const written = JSON.parse(res.body.slice('document.write('.length, -3));
+    assert.match(written, /^<div class="snippetd-embed"><style>\.snippetd-embed\{/);
+    assert.match(written, /<span class="hljs-keyword">def<\/span>/);
+  });
+
+  describe('whatever an anonymous visitor may not see is 404, never 403, on every URL the API hands out', () => {
+    for (const projectVisibility of ['private', 'internal', 'public']) {
+      for (const snippetVisibility of ['private', 'internal', 'public']) {
+        const visible = projectVisibility === 'public' && snippetVisibility === 'public';
+        it(`a ${snippetVisibility} snippet in a ${projectVisibility} project: ${visible ? 200 : 404}`, async () => {
+          if (snippetVisibility === 'public' && projectVisibility !== 'public') return; // refused by the API
+          if (snippetVisibility === 'internal' && projectVisibility === 'private') return;
+          const s = await createSnippet(projectVisibility, snippetVisibility, [
+            { file_path: 'f.txt', content: 'secret' },
+          ]);
+          for (const url of [s.web_url, s.raw_url, s.files[0].raw_url, `${s.web_url}.js`]) {
+            const res = await t.request({ method: 'GET', url: pathOf(url), token: null });
+            assert.equal(res.statusCode, visible ? 200 : 404, url);
+            if (!visible) {
+              assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+              assert.doesNotMatch(res.body, /secret/);
+            }
+          }
+        });
+      }
+    }
+
+    it('a public snippet of a project whose snippets are for members only, or disabled: 404', async () => {
+      const s = await createSnippet('public', 'public', [{ file_path: 'f.txt', content: 'members' }]);
+      for (const level of ['private', 'disabled']) {
+        await t.must('PUT', `/projects/${projects.public.id}`, ROOT_TOKEN, { snippets_access_level: level });
+        for (const url of [s.web_url, s.raw_url]) {
+          const res = await t.request({ method: 'GET', url: pathOf(url), token: null });
+          assert.equal(res.statusCode, 404, `${level} ${url}`);
+        }
+      }
+      await t.must('PUT', `/projects/${projects.public.id}`, ROOT_TOKEN, { snippets_access_level: 'enabled' });
+    });
+
+    it('an unknown snippet, project or ref is a 404 page', async () => {
+      for (const url of [
+        `/${projects.public.path}/-/snippets/999999`,
+        '/nobody/nothing/-/snippets/1',
+        `${pathOf(snippet.web_url)}/raw/no-such-ref/hello.rb`,
+        `${pathOf(snippet.web_url)}/raw/main/missing.txt`,
+      ]) {
+        const res = await t.request({ method: 'GET', url, token: null });
+        assert.equal(res.statusCode, 404, url);
+        assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+      }
+    });
+  });
+});
