@@ -7,8 +7,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { routeNotFound } from '../../domain/failure.ts';
 import { sendFailurePage, STYLESHEET_PATH } from './layout.ts';
 import { SNIPPET_PAGES } from './snippets.ts';
+import { PROJECT_PAGES } from './projects.ts';
 
-const PAGES = [...SNIPPET_PAGES];
+// Snippet paths first: the project page takes any path that is left.
+const PAGES = [...SNIPPET_PAGES, ...PROJECT_PAGES];
 
 const STYLESHEET = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'views', 'app.css'));
 

@@ -10,7 +10,7 @@ import {
   readSnippetFile,
 } from '../../domain/snippets/service.ts';
 import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
-import type { Viewer } from '../../domain/policy.ts';
+import { encodePath, pageViewer, type PageHandler } from './common.ts';
 import type { Snippet, User } from '../../storage/db/schema.ts';
 import type { Store } from '../../storage/db/store.ts';
 import { notFound } from '../../domain/failure.ts';
@@ -20,12 +20,7 @@ import { baseUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
 import { newNonce, sendPage } from './layout.ts';
 
-/** The viewer of a page. API tokens are for the API only, so until sign-in exists every page is anonymous. */
-const pageViewer = (_request: FastifyRequest): Viewer => null;
-
 const FULL_COMMIT_ID = /^[0-9a-f]{40}$/;
-
-const encodePath = (filePath: string) => filePath.split('/').map(encodeURIComponent).join('/');
 
 function humanSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -149,8 +144,6 @@ async function rawPage(
   const immutable = at !== null && FULL_COMMIT_ID.test(at.ref);
   return sendWebRaw(request, reply, file, { public: isReadableByAnyone(ctx, snippet), immutable });
 }
-
-type PageHandler = (request: FastifyRequest, reply: FastifyReply, groups: string[]) => unknown;
 
 /**
  * [pattern over the URL's path as sent, handler]; the first match serves the request. The handler gets

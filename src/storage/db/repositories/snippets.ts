@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Updateable } from 'kysely';
+import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
 import { fetchPage, type PageWindow } from '../page.ts';
@@ -35,15 +35,14 @@ export function snippetsRepository(db: Kysely<Database>) {
       const rows = await db.selectFrom('snippets').select('id').where('project_id', '=', projectId).execute();
       return rows.map((r) => r.id);
     },
-    /** One page of a project's snippets of the given visibilities, newest first. */
-    listPage(projectId: number, levels: Visibility[], window: PageWindow) {
-      const query = db
-        .selectFrom('snippets')
-        .where('project_id', '=', projectId)
-        .where('visibility', 'in', levels)
-        .selectAll()
-        .orderBy('id', 'desc');
-      return fetchPage(db, query, window);
+    /** One page of a project's snippets of the given visibilities, newest first, optionally by title. */
+    listPage(projectId: number, levels: Visibility[], window: PageWindow, titleContains?: string) {
+      let query = db.selectFrom('snippets').where('project_id', '=', projectId).where('visibility', 'in', levels);
+      if (titleContains) {
+        const pattern = `%${titleContains.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+        query = query.where(sql<boolean>`lower(title) LIKE ${pattern} ESCAPE '\\'`);
+      }
+      return fetchPage(db, query.selectAll().orderBy('id', 'desc'), window);
     },
     async update(id: number, changes: Updateable<SnippetsTable>): Promise<Snippet> {
       return db.updateTable('snippets').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();

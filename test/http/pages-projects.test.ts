@@ -1,0 +1,104 @@
+// Project pages: the project's web_url, its snippet list (newest first, paginated, title filter) and its
+// repository's files, with nothing an anonymous visitor may not see, neither as a page nor in a list.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+
+const pathOf = (url: string) => new URL(url).pathname;
+
+describe('project pages', () => {
+  let t: TestApp;
+  let pub: any;
+  let priv: any;
+  const page = (url: string) => t.request({ method: 'GET', url, token: null });
+  const snippet = (project: any, title: string, visibility: string) =>
+    t.must('POST', `/projects/${project.id}/snippets`, ROOT_TOKEN, {
+      title,
+      visibility,
+      files: [{ file_path: 'a.txt', content: title }],
+    });
+
+  before(async () => {
+    t = await createTestApp();
+    pub = await t.must('POST', '/projects', ROOT_TOKEN, {
+      name: 'templates',
+      visibility: 'public',
+      description: 'Team <templates>',
+      initialize_with_readme: true,
+    });
+    priv = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'secret', visibility: 'private' });
+    await t.must('POST', `/projects/${pub.id}/repository/files/${encodeURIComponent('ci/deploy.yml')}`, ROOT_TOKEN, {
+      branch: 'main',
+      content: 'deploy:\n  script: make deploy\n',
+      commit_message: 'ci',
+    });
+  });
+  after(() => t.close());
+
+  it('the web_url of a public project is its page: name, escaped description, clone URL, files', async () => {
+    const res = await page(pathOf(pub.web_url));
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.match(res.body, /<p class="description">Team &lt;templates&gt;<\/p>/);
+    assert.ok(res.body.includes(`value="${pub.http_url_to_repo}"`));
+    assert.ok(res.body.includes(`href="${pub.web_url}/-/tree/main/ci">ci/</a>`));
+    assert.ok(res.body.includes(`href="${pub.web_url}/-/blob/main/README.md">README.md</a>`));
+  });
+
+  it('a private project and all its pages are 404 for an anonymous visitor', async () => {
+    await snippet(priv, 'hidden one', 'private');
+    for (const url of [priv.web_url, `${priv.web_url}/-/snippets`, `${priv.web_url}/-/tree/main`]) {
+      const res = await page(pathOf(url));
+      assert.equal(res.statusCode, 404, url);
+      assert.doesNotMatch(res.body, /hidden one/);
+    }
+  });
+
+  it('lists only the snippets the visitor may see, newest first, 20 a page, with a title filter', async () => {
+    const project = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'many', visibility: 'public' });
+    await snippet(project, 'internal only', 'internal');
+    await snippet(project, 'private only', 'private');
+    for (let i = 1; i <= 21; i++) await snippet(project, `note ${i}`, 'public');
+    const first = await page(`${pathOf(project.web_url)}/-/snippets`);
+    assert.equal(first.statusCode, 200);
+    const titles = (body: string) => [...body.matchAll(/-\/snippets\/\d+">([^<]+)<\/a>/g)].map((m) => m[1]);
+    assert.deepEqual(
+      titles(first.body),
+      Array.from({ length: 20 }, (_, i) => `note ${21 - i}`),
+    );
+    assert.doesNotMatch(first.body, /internal only|private only/);
+    assert.match(first.body, /<a rel="next" href="[^"]*\/-\/snippets\?page=2">Older<\/a>/);
+    const second = await page(`${pathOf(project.web_url)}/-/snippets?page=2`);
+    assert.deepEqual(titles(second.body), ['note 1']);
+    assert.doesNotMatch(second.body, /rel="next"/);
+    const filtered = await page(`${pathOf(project.web_url)}/-/snippets?search=NOTE%202`);
+    assert.deepEqual(titles(filtered.body), ['note 21', 'note 20', 'note 2']);
+    const literal = await page(`${pathOf(project.web_url)}/-/snippets?search=%25`);
+    assert.deepEqual(titles(literal.body), []);
+    // The project page shows the newest of them too, and none it should hide.
+    const home = await page(pathOf(project.web_url));
+    assert.deepEqual(titles(home.body).slice(0, 2), ['note 21', 'note 20']);
+    assert.doesNotMatch(home.body, /internal only|private only/);
+  });
+
+  it('a project whose snippets are for members only has no snippet list for others', async () => {
+    const project = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'members-only', visibility: 'public' });
+    await snippet(project, 'members see this', 'public');
+    await t.must('PUT', `/projects/${project.id}`, ROOT_TOKEN, { snippets_access_level: 'private' });
+    assert.equal((await page(`${pathOf(project.web_url)}/-/snippets`)).statusCode, 404);
+    const home = await page(pathOf(project.web_url));
+    assert.equal(home.statusCode, 200);
+    assert.doesNotMatch(home.body, /members see this|<h2>Snippets<\/h2>/);
+  });
+
+  it('shows a directory of the repository and a file in it, highlighted', async () => {
+    const tree = await page(`${pathOf(pub.web_url)}/-/tree/main/ci`);
+    assert.equal(tree.statusCode, 200);
+    assert.ok(tree.body.includes(`href="${pub.web_url}/-/blob/main/ci/deploy.yml">deploy.yml</a>`));
+    const blob = await page(`${pathOf(pub.web_url)}/-/blob/main/ci/deploy.yml`);
+    assert.equal(blob.statusCode, 200);
+    assert.match(blob.body, /<span class="hljs-attr">deploy:<\/span>/);
+    assert.equal((await page(`${pathOf(pub.web_url)}/-/blob/main/ci/missing.yml`)).statusCode, 404);
+    assert.equal((await page(`${pathOf(pub.web_url)}/-/tree/no-branch`)).statusCode, 404);
+  });
+});
