@@ -71,7 +71,14 @@ if (!files.length) {
   if (run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root]) !== 0)
     process.exit(1);
   console.log('== format and lint (biome check)');
-  if (run(process.execPath, [path.join(root, 'node_modules/@biomejs/biome/bin/biome'), 'check', root]) !== 0)
+  if (
+    run(process.execPath, [
+      path.join(root, 'node_modules/@biomejs/biome/bin/biome'),
+      'check',
+      '--error-on-warnings',
+      root,
+    ]) !== 0
+  )
     process.exit(1);
 }
 

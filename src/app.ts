@@ -24,7 +24,7 @@ import repositoryFileRoutes from './http/routes/repository-files.ts';
 import projectTemplateRoutes from './http/routes/project-templates.ts';
 import templateRoutes from './http/routes/templates.ts';
 import gitHttpRoutes from './http/routes/git-http.ts';
-import { pageAssetRoutes } from './http/pages/index.ts';
+import { pageRoutes } from './http/pages/index.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
 import { builtinTemplates } from './domain/templates/builtin.ts';
 
@@ -102,7 +102,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
     { prefix: '/api/v4' },
   );
   await app.register(gitHttpRoutes);
-  await app.register(pageAssetRoutes);
+  await app.register(pageRoutes);
   app.all('/api/v3/*', async (_request, reply) =>
     reply.code(410).send({ error: 'API V3 is no longer supported. Use API V4 instead.' }),
   );

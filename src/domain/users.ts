@@ -28,6 +28,15 @@ function hashPassword(password: string): string {
   return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
+/** Whether `password` is the one `digest` was made from (constant time). */
+export function verifyPassword(password: string, digest: string): boolean {
+  const [scheme, salt, hash] = digest.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const actual = crypto.scryptSync(password, Buffer.from(salt, 'base64'), expected.length);
+  return crypto.timingSafeEqual(actual, expected);
+}
+
 function validateUserFields(input: Partial<NewUserInput>): void {
   const errors: Record<string, string[]> = {};
   if (input.username !== undefined) {

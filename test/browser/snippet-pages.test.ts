@@ -33,6 +33,7 @@ describe('snippet pages in Chromium', () => {
   let browser: Browser;
   let otherOrigin: http.Server;
   let snippet: any;
+  let secret: any;
 
   async function api(method: string, route: string, body: unknown) {
     const res = await fetch(`${server.url}/api/v4${route}`, {
@@ -63,6 +64,19 @@ describe('snippet pages in Chromium', () => {
         { file_path: 'hello.rb', content: 'def hello\n  puts "hello"\nend\n' },
         { file_path: 'NOTES.md', content: '# Notes\n\n| a | b |\n|---|---|\n| 1 | 2 |\n' },
       ],
+    });
+    const member = await api('POST', '/users', {
+      username: 'member',
+      email: 'member@example.com',
+      name: 'Member',
+      password: 'correct horse battery',
+    });
+    const privateProject = await api('POST', '/projects', { name: 'inner', visibility: 'private' });
+    await api('POST', `/projects/${privateProject.id}/members`, { user_id: member.id, access_level: 20 });
+    secret = await api('POST', `/projects/${privateProject.id}/snippets`, {
+      title: 'Secret plan',
+      visibility: 'private',
+      files: [{ file_path: 'plan.txt', content: 'the plan' }],
     });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     // A page on another origin (localhost, not 127.0.0.1) that embeds the snippet.
@@ -118,12 +132,17 @@ describe('snippet pages in Chromium', () => {
     await page.close();
   });
 
-  it('has no serious or critical accessibility violations (axe-core), light and dark', async () => {
-    for (const colorScheme of ['light', 'dark'] as const) {
+  it('has no serious or critical accessibility violations (axe-core): snippet light and dark, sign-in, project', async () => {
+    for (const [colorScheme, url] of [
+      ['light', snippet.web_url],
+      ['dark', snippet.web_url],
+      ['light', `${server.url}/users/sign_in`],
+      ['light', new URL(snippet.web_url).origin + new URL(snippet.web_url).pathname.replace(/\/-\/snippets\/\d+$/, '')],
+    ] as const) {
       // axe is injected as a script, which the page's policy rightly refuses: this context bypasses it.
       const context = await browser.newContext({ bypassCSP: true, colorScheme });
       const page = await context.newPage();
-      await page.goto(snippet.web_url);
+      await page.goto(url);
       await page.addScriptTag({ path: AXE });
       const violations = await page.evaluate(async () => {
         const result = await (window as any).axe.run();
@@ -131,9 +150,25 @@ describe('snippet pages in Chromium', () => {
           .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
           .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
       });
-      assert.deepEqual(violations, [], colorScheme);
+      assert.deepEqual(violations, [], `${colorScheme} ${url}`);
       await context.close();
     }
+  });
+
+  it('signs in, sees a private snippet, signs out and gets 404', async () => {
+    const page = await browser.newPage();
+    assert.equal((await page.goto(secret.web_url))?.status(), 404);
+    await page.goto(`${server.url}/users/sign_in?redirect_to=${encodeURIComponent(new URL(secret.web_url).pathname)}`);
+    await page.getByLabel('Username or email').fill('member');
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(secret.web_url);
+    assert.equal(await page.locator('h1').textContent(), 'Secret plan');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'signed-in-private-snippet.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${server.url}/`);
+    assert.equal((await page.goto(secret.web_url))?.status(), 404);
+    await page.close();
   });
 
   it('a snippet the visitor may not see is a 404 page', async () => {

@@ -9,7 +9,7 @@ import { ObjectWriter, objectId } from '../../storage/git/objects.ts';
 import { snippetRepository, stagingRepository } from '../git-repositories.ts';
 import { type GitRepository, RefConflict } from '../../storage/git/repository.ts';
 import { Failure, notFound, serviceError } from '../failure.ts';
-import { can, isVisibilityRestricted, type Viewer } from '../policy.ts';
+import { can, isVisibilityRestricted, NO_ACCESS, type Viewer } from '../policy.ts';
 import { findReadableProject, type ProjectContext } from '../projects.ts';
 import { getSettings, type ApplicationSettings } from '../settings.ts';
 import { nowIso } from '../tokens.ts';
@@ -402,7 +402,12 @@ export async function findSnippetForPage(store: Store, viewer: Viewer, projectPa
 }
 
 /** Whether anyone, signed in or not, may read this snippet (public caching, embedding). */
-export const isReadableByAnyone = (ctx: ProjectContext, snippet: Snippet) =>
-  can(null, 'read_project', ctx) &&
-  can(null, 'read_project_snippets', ctx) &&
-  can(null, 'read_snippet', { ...ctx, snippet });
+export function isReadableByAnyone(ctx: ProjectContext, snippet: Snippet): boolean {
+  // Asked as an anonymous visitor with no membership, whatever the current viewer's access is.
+  const anonymous = { project: ctx.project, access: NO_ACCESS };
+  return (
+    can(null, 'read_project', anonymous) &&
+    can(null, 'read_project_snippets', anonymous) &&
+    can(null, 'read_snippet', { ...anonymous, snippet })
+  );
+}

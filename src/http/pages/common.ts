@@ -2,8 +2,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Viewer } from '../../domain/policy.ts';
 
-/** The viewer of a page. API tokens are for the API only, so until sign-in exists every page is anonymous. */
-export const pageViewer = (_request: FastifyRequest): Viewer => null;
+/**
+ * The viewer of a page: the user signed in with a session cookie (pages/sessions.ts), read before the page
+ * is served. API tokens are for the API only and never make a page visitor known.
+ */
+export const pageViewer = (request: FastifyRequest): Viewer => request.pageUser;
 
 /** A repository path as a URL path: each segment encoded, the slashes kept. */
 export const encodePath = (filePath: string) => filePath.split('/').map(encodeURIComponent).join('/');

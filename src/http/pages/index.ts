@@ -5,21 +5,26 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { routeNotFound } from '../../domain/failure.ts';
-import { sendFailurePage, STYLESHEET_PATH } from './layout.ts';
+import { sendFailurePage, sendPage, STYLESHEET_PATH } from './layout.ts';
+import { html } from '../views/html.ts';
 import { SNIPPET_PAGES } from './snippets.ts';
+import { readPageUser, sessionRoutes } from './sessions.ts';
 import { PROJECT_PAGES } from './projects.ts';
 
 // Snippet paths first: the project page takes any path that is left.
-const PAGES = [...SNIPPET_PAGES, ...PROJECT_PAGES];
+const PAGES = [[/^\/$/, homePage] as const, ...SNIPPET_PAGES, ...PROJECT_PAGES];
 
 const STYLESHEET = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'views', 'app.css'));
 
 /** Serves the page at `rawPath` (the path as sent, still encoded); a failure becomes a page too. */
 export async function servePage(request: FastifyRequest, reply: FastifyReply, rawPath: string): Promise<unknown> {
+  // The API's own unknown routes stay JSON ("api" is a name GitLab reserves, so no project lives there).
+  if (rawPath.startsWith('/api/')) throw routeNotFound();
   for (const [pattern, handler] of PAGES) {
     const match = pattern.exec(rawPath);
     if (!match) continue;
     try {
+      await readPageUser(request);
       return await handler(
         request,
         reply,
@@ -32,11 +37,20 @@ export async function servePage(request: FastifyRequest, reply: FastifyReply, ra
   throw routeNotFound();
 }
 
-export async function pageAssetRoutes(app: FastifyInstance) {
+export async function pageRoutes(app: FastifyInstance) {
+  await app.register(sessionRoutes);
   app.get(STYLESHEET_PATH, (_request, reply) =>
     reply
       .header('Content-Type', 'text/css; charset=utf-8')
       .header('Cache-Control', 'public, max-age=3600')
       .send(STYLESHEET),
   );
+}
+
+/** The front page: who is signed in, and where to go. */
+function homePage(request: FastifyRequest, reply: FastifyReply) {
+  const user = request.pageUser;
+  const body = html`<h1>snippetd</h1>
+<p>GitLab's snippets and templates, self-hosted. ${user ? html`Signed in as <strong>${user.username}</strong>.` : ''}</p>`;
+  return sendPage(reply, 200, 'snippetd', body);
 }

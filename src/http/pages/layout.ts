@@ -21,6 +21,7 @@ const policy = (nonce: string) =>
   ].join('; ');
 
 export function sendPage(reply: FastifyReply, status: number, title: string, body: Html, nonce = newNonce()) {
+  const user = reply.request.pageUser;
   const document = html`<!doctype html>
 <html lang="en">
 <head>
@@ -31,7 +32,12 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
 <link rel="icon" href="data:,">
 </head>
 <body>
-<header class="top"><a href="/" class="brand">snippetd</a></header>
+<header class="top"><a href="/" class="brand">snippetd</a>
+${
+  user
+    ? html`<form method="post" action="/users/sign_out" class="account"><span>${user.username}</span> <button type="submit">Sign out</button></form>`
+    : html`<a class="account" href="/users/sign_in">Sign in</a>`
+}</header>
 <main id="content">
 ${body}
 </main>

@@ -8,6 +8,7 @@ import type { Db, DialectName } from './database.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_snippet_file_content.ts';
 import * as m0003 from './migrations/0003_change_epoch.ts';
+import * as m0004 from './migrations/0004_sessions.ts';
 
 type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
@@ -15,6 +16,7 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
   ['0001_initial', m0001],
   ['0002_snippet_file_content', m0002],
   ['0003_change_epoch', m0003],
+  ['0004_sessions', m0004],
 ];
 
 /** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */

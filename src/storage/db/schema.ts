@@ -115,6 +115,19 @@ export interface UserAgentDetailsTable {
   created_at: string;
 }
 
+export interface SessionsTable {
+  token_digest: string;
+  user_id: number;
+  created_at: string;
+  last_seen_at: string;
+}
+
+export interface SignInFailuresTable {
+  user_id: number;
+  attempts: number;
+  locked_until: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   personal_access_tokens: PersonalAccessTokensTable;
@@ -126,6 +139,8 @@ export interface Database {
   snippets: SnippetsTable;
   snippet_files: SnippetFilesTable;
   user_agent_details: UserAgentDetailsTable;
+  sessions: SessionsTable;
+  sign_in_failures: SignInFailuresTable;
 }
 
 export type User = Selectable<UsersTable>;

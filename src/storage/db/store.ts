@@ -10,6 +10,7 @@ import { projectsRepository } from './repositories/projects.ts';
 import { membersRepository } from './repositories/members.ts';
 import { settingsRepository } from './repositories/settings.ts';
 import { snippetsRepository } from './repositories/snippets.ts';
+import { sessionsRepository } from './repositories/sessions.ts';
 
 function repositories(k: Kysely<Database>) {
   return {
@@ -20,6 +21,7 @@ function repositories(k: Kysely<Database>) {
     members: membersRepository(k),
     settings: settingsRepository(k),
     snippets: snippetsRepository(k),
+    sessions: sessionsRepository(k),
   };
 }
 

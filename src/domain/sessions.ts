@@ -1,0 +1,56 @@
+// Signing in to the pages, as GitLab does: username or email and password; after 10 failed attempts the
+// account is locked for 10 minutes (Devise's lockable, GitLab's defaults); blocked and deactivated users
+// cannot sign in; a session ends after a week without use (GitLab's session_expire_delay). Sessions live
+// in the database, stored as the digest of their token, so any node can serve them.
+import crypto from 'node:crypto';
+import type { Store } from '../storage/db/store.ts';
+import type { User } from '../storage/db/schema.ts';
+import { digestToken, nowIso } from './tokens.ts';
+import { verifyPassword } from './users.ts';
+
+export const MAX_FAILED_ATTEMPTS = 10;
+export const LOCK_MS = 10 * 60 * 1000;
+export const SESSION_IDLE_MS = 7 * 24 * 60 * 60 * 1000;
+/** last_seen_at is written at most this often, so reading pages does not turn every request into a write. */
+const TOUCH_EVERY_MS = 60 * 1000;
+
+export type SignIn = { ok: true; token: string; user: User } | { ok: false; reason: 'invalid' | 'locked' | 'blocked' };
+
+export async function signIn(store: Store, login: string, password: string, now = Date.now()): Promise<SignIn> {
+  const user = (await store.users.findByUsername(login)) ?? (await store.users.findByEmail(login));
+  if (!user) return { ok: false, reason: 'invalid' };
+  const failures = await store.sessions.failures(user.id);
+  if (failures?.locked_until && Date.parse(failures.locked_until) > now) return { ok: false, reason: 'locked' };
+  if (!user.password_digest || !verifyPassword(password, user.password_digest)) {
+    const attempts = (failures?.locked_until ? 0 : (failures?.attempts ?? 0)) + 1;
+    const locked = attempts >= MAX_FAILED_ATTEMPTS ? new Date(now + LOCK_MS).toISOString() : null;
+    await store.sessions.setFailures(user.id, locked ? 0 : attempts, locked);
+    return { ok: false, reason: locked ? 'locked' : 'invalid' };
+  }
+  if (user.state !== 'active') return { ok: false, reason: 'blocked' };
+  if (failures) await store.sessions.clearFailures(user.id);
+  const token = crypto.randomBytes(32).toString('base64url');
+  const at = new Date(now).toISOString();
+  await store.sessions.insert({ token_digest: digestToken(token), user_id: user.id, created_at: at, last_seen_at: at });
+  return { ok: true, token, user };
+}
+
+/** The signed-in user of a session token, or null when it is unknown, idle too long, or its user may not sign in. */
+export async function sessionUser(store: Store, token: string, now = Date.now()): Promise<User | null> {
+  const digest = digestToken(token);
+  const session = await store.sessions.find(digest);
+  if (!session) return null;
+  const idle = now - Date.parse(session.last_seen_at);
+  if (idle > SESSION_IDLE_MS) {
+    await store.sessions.delete(digest);
+    return null;
+  }
+  const user = await store.users.findById(session.user_id);
+  if (user?.state !== 'active') return null;
+  if (idle > TOUCH_EVERY_MS) await store.sessions.touch(digest, nowIso());
+  return user;
+}
+
+export async function signOut(store: Store, token: string): Promise<void> {
+  await store.sessions.delete(digestToken(token));
+}

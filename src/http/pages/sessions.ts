@@ -1,0 +1,104 @@
+// Signing in and out of the pages (/users/sign_in, /users/sign_out). The session is a cookie that
+// scripts cannot read (HttpOnly), that other sites' requests do not carry (SameSite=Lax), and that is
+// Secure when snippetd is served over https. The sign-in form carries a token that must match a cookie
+// other sites cannot send (SameSite=Strict), so no other site can sign a visitor in to another account.
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { User } from '../../storage/db/schema.ts';
+import { sessionUser, signIn, signOut } from '../../domain/sessions.ts';
+import { html } from '../views/html.ts';
+import { sendPage } from './layout.ts';
+
+const SESSION_COOKIE = '_snippetd_session';
+const FORM_COOKIE = '_snippetd_sign_in';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in user of a page request (null: anonymous); set before a page is served. */
+    pageUser: User | null;
+  }
+}
+
+function cookies(request: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0) out[part.slice(0, at).trim()] = part.slice(at + 1).trim();
+  }
+  return out;
+}
+
+const secure = (request: FastifyRequest) => (request.server.externalUrl?.startsWith('https:') ? '; Secure' : '');
+
+/** The signed-in user of this request's session cookie, or null. */
+export async function readPageUser(request: FastifyRequest): Promise<User | null> {
+  const token = cookies(request)[SESSION_COOKIE];
+  request.pageUser = token ? await sessionUser(request.server.store, token) : null;
+  return request.pageUser;
+}
+
+/** Only a path on this site: never another origin (`//host`, `/\host`) as a place to go after signing in. */
+const safeReturnPath = (value: unknown) =>
+  typeof value === 'string' && /^\/(?![/\\])/.test(value) && !/[\r\n]/.test(value) ? value : '/';
+
+const MESSAGES = {
+  invalid: 'Invalid login or password.',
+  locked: 'Your account is locked. Try again in 10 minutes.',
+  blocked: 'Your account has been blocked. Contact your administrator.',
+  expired: 'The form expired. Please sign in again.',
+} as const;
+
+function signInForm(request: FastifyRequest, reply: FastifyReply, status: number, returnTo: string, message?: string) {
+  const formToken = crypto.randomBytes(24).toString('base64url');
+  reply.header(
+    'Set-Cookie',
+    `${FORM_COOKIE}=${formToken}; Path=/users/sign_in; HttpOnly; SameSite=Strict${secure(request)}`,
+  );
+  const body = html`<h1>Sign in</h1>
+${message ? html`<p class="alert" role="alert">${message}</p>` : ''}
+<form method="post" action="/users/sign_in" class="sign-in">
+<input type="hidden" name="authenticity_token" value="${formToken}">
+<input type="hidden" name="redirect_to" value="${returnTo}">
+<label>Username or email <input name="login" autocomplete="username" required></label>
+<label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+<button type="submit">Sign in</button>
+</form>`;
+  return sendPage(reply, status, 'Sign in', body);
+}
+
+export async function sessionRoutes(app: FastifyInstance) {
+  app.decorateRequest('pageUser', null);
+
+  app.get('/users/sign_in', async (request, reply) => {
+    await readPageUser(request);
+    return signInForm(request, reply, 200, safeReturnPath((request.query as Record<string, unknown>).redirect_to));
+  });
+
+  app.post('/users/sign_in', async (request, reply) => {
+    const form = (request.body ?? {}) as Record<string, unknown>;
+    const returnTo = safeReturnPath(form.redirect_to);
+    const expected = cookies(request)[FORM_COOKIE] ?? '';
+    const given = typeof form.authenticity_token === 'string' ? form.authenticity_token : '';
+    const matches =
+      expected.length > 0 &&
+      expected.length === given.length &&
+      crypto.timingSafeEqual(Buffer.from(expected), Buffer.from(given));
+    if (!matches) return signInForm(request, reply, 422, returnTo, MESSAGES.expired);
+    const result = await signIn(request.server.store, String(form.login ?? ''), String(form.password ?? ''));
+    if (!result.ok) return signInForm(request, reply, 401, returnTo, MESSAGES[result.reason]);
+    return reply
+      .header('Set-Cookie', [
+        `${SESSION_COOKIE}=${result.token}; Path=/; HttpOnly; SameSite=Lax${secure(request)}`,
+        `${FORM_COOKIE}=; Path=/users/sign_in; Max-Age=0`,
+      ])
+      .redirect(returnTo, 303);
+  });
+
+  app.post('/users/sign_out', async (request, reply) => {
+    const token = cookies(request)[SESSION_COOKIE];
+    if (token) await signOut(request.server.store, token);
+    return reply
+      .header('Set-Cookie', `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`)
+      .redirect('/', 303);
+  });
+}

@@ -1,0 +1,194 @@
+// Signing in to the pages: the form and its token, the session cookie, what a signed-in member sees,
+// sign-out, lockout after 10 failures, blocked users, idle sessions, and API tokens never making a page
+// visitor known.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { LOCK_MS, SESSION_IDLE_MS, sessionUser, signIn } from '../../src/domain/sessions.ts';
+
+const PASSWORD = 'correct horse battery';
+const pathOf = (url: string) => new URL(url).pathname;
+const setCookies = (res: { headers: Record<string, unknown> }) => {
+  const value = res.headers['set-cookie'];
+  return (Array.isArray(value) ? value : value ? [value] : []) as string[];
+};
+const cookieValue = (res: { headers: Record<string, unknown> }, name: string) =>
+  setCookies(res)
+    .find((c) => c.startsWith(`${name}=`))
+    ?.split(';')[0]
+    .slice(name.length + 1);
+
+describe('signing in to the pages', () => {
+  let t: TestApp;
+  let secret: any;
+  let outsider: { id: number };
+
+  async function form() {
+    const res = await t.request({ method: 'GET', url: '/users/sign_in', token: null });
+    const token = /name="authenticity_token" value="([^"]+)"/.exec(res.body)?.[1];
+    return { res, token: token!, cookie: `_snippetd_sign_in=${cookieValue(res, '_snippetd_sign_in')}` };
+  }
+  async function submit(login: string, password: string, redirectTo = '/') {
+    const f = await form();
+    const payload = new URLSearchParams({ authenticity_token: f.token, login, password, redirect_to: redirectTo });
+    return t.request({
+      method: 'POST',
+      url: '/users/sign_in',
+      token: null,
+      headers: { cookie: f.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: payload.toString(),
+    });
+  }
+  async function session(login: string, password = PASSWORD) {
+    const res = await submit(login, password);
+    assert.equal(res.statusCode, 303, res.body);
+    return `_snippetd_session=${cookieValue(res, '_snippetd_session')}`;
+  }
+  const view = (url: string, cookie?: string) =>
+    t.request({ method: 'GET', url: pathOf(url), token: null, headers: cookie ? { cookie } : {} });
+  const user = (username: string) =>
+    t.must('POST', '/users', ROOT_TOKEN, {
+      username,
+      email: `${username}@example.com`,
+      name: username,
+      password: PASSWORD,
+    });
+
+  before(async () => {
+    t = await createTestApp();
+    const member = await user('member');
+    outsider = await user('outsider');
+    await user('blocked');
+    const project = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'private-project' });
+    await t.must('POST', `/projects/${project.id}/members`, ROOT_TOKEN, { user_id: member.id, access_level: 20 });
+    secret = await t.must('POST', `/projects/${project.id}/snippets`, ROOT_TOKEN, {
+      title: 'Secret plan',
+      visibility: 'private',
+      files: [{ file_path: 'plan.txt', content: 'the plan' }],
+    });
+  });
+  after(() => t.close());
+
+  it('the form carries a token matching a cookie other sites cannot send', async () => {
+    const { res, token } = await form();
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    const cookie = setCookies(res).find((c) => c.startsWith('_snippetd_sign_in='))!;
+    assert.equal(cookie, `_snippetd_sign_in=${token}; Path=/users/sign_in; HttpOnly; SameSite=Strict`);
+  });
+
+  it('a member signs in by username or email, is sent back where they were, and sees the private snippet', async () => {
+    assert.equal((await view(secret.web_url)).statusCode, 404);
+    const res = await submit('member', PASSWORD, pathOf(secret.web_url));
+    assert.equal(res.statusCode, 303);
+    assert.equal(res.headers.location, pathOf(secret.web_url));
+    const cookie = setCookies(res).find((c) => c.startsWith('_snippetd_session='))!;
+    assert.match(cookie, /^_snippetd_session=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax$/);
+    const page = await view(secret.web_url, cookie.split(';')[0]);
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /Secret plan/);
+    assert.match(page.body, /<span>member<\/span> <button type="submit">Sign out<\/button>/);
+    assert.equal((await view(secret.raw_url, cookie.split(';')[0])).body, 'the plan');
+    assert.equal((await view(secret.raw_url, cookie.split(';')[0])).headers['cache-control'], 'private, max-age=60');
+    assert.equal((await submit('MEMBER@example.com', PASSWORD)).statusCode, 303);
+  });
+
+  it('a signed-in non-member still gets 404', async () => {
+    assert.equal((await view(secret.web_url, await session('outsider'))).statusCode, 404);
+    assert.ok(outsider.id > 0);
+  });
+
+  it('never sends a visitor to another site after signing in', async () => {
+    for (const target of ['//evil.example/x', '/\\evil.example', 'https://evil.example/']) {
+      const res = await submit('member', PASSWORD, target);
+      assert.equal(res.headers.location, '/', target);
+    }
+  });
+
+  it("a wrong password is 401 with GitLab's message and no session; a form without its token is refused", async () => {
+    const res = await submit('member', 'wrong password');
+    assert.equal(res.statusCode, 401);
+    assert.match(res.body, /Invalid login or password\./);
+    assert.equal(cookieValue(res, '_snippetd_session'), undefined);
+    assert.equal((await submit('nobody', PASSWORD)).statusCode, 401);
+    const forged = await t.request({
+      method: 'POST',
+      url: '/users/sign_in',
+      token: null,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `authenticity_token=x&login=member&password=${encodeURIComponent(PASSWORD)}`,
+    });
+    assert.equal(forged.statusCode, 422);
+    assert.equal(cookieValue(forged, '_snippetd_session'), undefined);
+  });
+
+  it('signing out ends the session on the server, not only in the browser', async () => {
+    const cookie = await session('member');
+    const out = await t.request({ method: 'POST', url: '/users/sign_out', token: null, headers: { cookie } });
+    assert.equal(out.statusCode, 303);
+    assert.equal(out.headers.location, '/');
+    assert.match(setCookies(out)[0], /^_snippetd_session=; .*Max-Age=0/);
+    assert.equal((await view(secret.web_url, cookie)).statusCode, 404);
+  });
+
+  it('locks the account for 10 minutes after 10 failed attempts, then lets it in again', async () => {
+    const locked = await user('forgetful');
+    for (let i = 1; i <= 9; i++) assert.match((await submit('forgetful', `wrong ${i}`)).body, /Invalid login/);
+    assert.match((await submit('forgetful', 'wrong 10')).body, /Your account is locked/);
+    const res = await submit('forgetful', PASSWORD);
+    assert.equal(res.statusCode, 401);
+    assert.match(res.body, /Your account is locked/);
+    const later = await signIn(t.app.store, 'forgetful', PASSWORD, Date.now() + LOCK_MS + 1000);
+    assert.equal(later.ok, true);
+    assert.ok(locked.id > 0);
+  });
+
+  it('a blocked user cannot sign in, and their open session no longer counts', async () => {
+    const cookie = await session('blocked');
+    const blocked = (await t.must('GET', '/users?username=blocked', ROOT_TOKEN))[0];
+    await t.must('POST', `/users/${blocked.id}/block`, ROOT_TOKEN);
+    const res = await submit('blocked', PASSWORD);
+    assert.equal(res.statusCode, 401);
+    assert.match(res.body, /Your account has been blocked/);
+    const home = await t.request({ method: 'GET', url: '/', token: null, headers: { cookie } });
+    assert.match(home.body, /href="\/users\/sign_in">Sign in<\/a>/);
+  });
+
+  it('a session unused for a week ends', async () => {
+    const token = (await session('member')).split('=')[1];
+    assert.equal((await sessionUser(t.app.store, token, Date.now() + SESSION_IDLE_MS - 60_000))?.username, 'member');
+    assert.equal(await sessionUser(t.app.store, token, Date.now() + 2 * SESSION_IDLE_MS), null);
+    // Ended for good: the row is gone, so even "now" it is unknown.
+    assert.equal(await sessionUser(t.app.store, token), null);
+  });
+
+  it('an API token never makes a page visitor known', async () => {
+    const res = await t.request({ method: 'GET', url: pathOf(secret.web_url), token: ROOT_TOKEN });
+    assert.equal(res.statusCode, 404);
+  });
+
+  it('the session cookie is Secure when snippetd is served over https', async () => {
+    const https = await createTestApp({ externalUrl: 'https://snippets.example' });
+    try {
+      await https.must('POST', '/users', ROOT_TOKEN, {
+        username: 'sec',
+        email: 's@example.com',
+        name: 's',
+        password: PASSWORD,
+      });
+      const f = await https.request({ method: 'GET', url: '/users/sign_in', token: null });
+      assert.match(setCookies(f)[0], /; Secure$/);
+      const token = /name="authenticity_token" value="([^"]+)"/.exec(f.body)![1];
+      const res = await https.request({
+        method: 'POST',
+        url: '/users/sign_in',
+        token: null,
+        headers: { cookie: `_snippetd_sign_in=${token}`, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `authenticity_token=${token}&login=sec&password=${encodeURIComponent(PASSWORD)}`,
+      });
+      assert.match(setCookies(res)[0], /^_snippetd_session=[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+    } finally {
+      await https.close();
+    }
+  });
+});
