@@ -253,3 +253,19 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
     },
   };
 }
+
+/** Signs in to the pages through the sign-in form, as a browser does; answers the session cookie. */
+export async function signInCookie(t: TestApp, login: string, password: string): Promise<string> {
+  const form = await t.request({ method: 'GET', url: '/users/sign_in', token: null });
+  const token = /name="authenticity_token" value="([^"]+)"/.exec(form.body)?.[1];
+  const res = await t.request({
+    method: 'POST',
+    url: '/users/sign_in',
+    token: null,
+    headers: { cookie: `_snippetd_sign_in=${token}`, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ authenticity_token: token ?? '', login, password }).toString(),
+  });
+  assert.equal(res.statusCode, 303, res.body);
+  const cookies = [res.headers['set-cookie']].flat() as string[];
+  return cookies.find((c) => c.startsWith('_snippetd_session='))!.split(';')[0];
+}

@@ -3,7 +3,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { Namespace, Visibility } from '../storage/db/schema.ts';
 import { ancestorIds } from '../storage/db/repositories/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { invalidFields, notFound } from './failure.ts';
+import { Failure, invalidFields, notFound } from './failure.ts';
 import { ACCESS, VISIBILITY_LEVEL } from './access.ts';
 import { pathError } from './paths.ts';
 import { getSettings } from './settings.ts';
@@ -202,4 +202,17 @@ async function refreshFullNames(store: Store, group: Namespace): Promise<void> {
     names.set(ns.id, fullName);
     if (fullName !== ns.full_name) await store.namespaces.update(ns.id, { full_name: fullName });
   }
+}
+
+/** The groups directly inside `group` that the viewer may see. */
+export async function visibleChildGroups(store: Store, viewer: Viewer, group: Namespace): Promise<GroupContext[]> {
+  const visible: GroupContext[] = [];
+  for (const child of await store.namespaces.childGroups(group.id)) {
+    const found = await findReadableGroup(store, viewer, String(child.id)).catch((error) => {
+      if (error instanceof Failure) return null;
+      throw error;
+    });
+    if (found) visible.push(found);
+  }
+  return visible;
 }

@@ -1,6 +1,7 @@
 // Projects: lookup by id or path with visibility (404, never 403), creation in a user's or a group's
 // namespace, changes, archiving and deletion.
 import type { Store } from '../storage/db/store.ts';
+import type { PageWindow } from '../storage/db/page.ts';
 import type { Namespace, Project, ProjectsTable, User, Visibility } from '../storage/db/schema.ts';
 import { writeFile } from './repository-files.ts';
 import { ancestorIds } from '../storage/db/repositories/namespaces.ts';
@@ -199,4 +200,13 @@ export async function deleteProject(store: Store, ctx: ProjectContext, dataDir: 
   await store.projects.delete(ctx.project.id);
   for (const id of snippetIds) snippetRepository(dataDir, id).remove();
   projectRepository(dataDir, ctx.project.id).remove();
+}
+
+/** One page of the projects directly in a namespace that the viewer may see, by name. */
+export function visibleProjectsIn(store: Store, viewer: Viewer, namespaceId: number, window: PageWindow) {
+  const filter = {
+    viewer: viewer && { id: viewer.id, admin: viewer.admin === 1, external: viewer.external === 1 },
+    namespaceId,
+  };
+  return store.projects.visiblePage(filter, { column: 'name', direction: 'asc' }, window);
 }

@@ -10,9 +10,10 @@ import { html } from '../views/html.ts';
 import { SNIPPET_PAGES } from './snippets.ts';
 import { readPageUser, sessionRoutes } from './sessions.ts';
 import { PROJECT_PAGES } from './projects.ts';
+import { NAMESPACE_PAGES } from './namespaces.ts';
 
-// Snippet paths first: the project page takes any path that is left.
-const PAGES = [[/^\/$/, homePage] as const, ...SNIPPET_PAGES, ...PROJECT_PAGES];
+// Snippet paths first, then groups and users (one segment); the project page takes any path that is left.
+const PAGES = [[/^\/$/, homePage] as const, ...SNIPPET_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES];
 
 const STYLESHEET = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'views', 'app.css'));
 

@@ -31,6 +31,16 @@ export function namespacesRepository(db: Kysely<Database>) {
         .where((eb) => eb(eb.fn('lower', ['full_path']), '=', fullPath.toLowerCase()))
         .executeTakeFirst();
     },
+    /** The groups directly inside a group, by name. */
+    async childGroups(parentId: number): Promise<Namespace[]> {
+      return db
+        .selectFrom('namespaces')
+        .selectAll()
+        .where('parent_id', '=', parentId)
+        .where('kind', '=', 'group')
+        .orderBy('name')
+        .execute();
+    },
     async findManyByIds(ids: number[]): Promise<Namespace[]> {
       if (ids.length === 0) return [];
       return db.selectFrom('namespaces').selectAll().where('id', 'in', ids).execute();

@@ -11,6 +11,8 @@ export interface ProjectListFilter {
   /** Only projects where the viewer's effective access is at least this level. */
   minAccessLevel?: number;
   search?: string;
+  /** Only the projects directly in this namespace. */
+  namespaceId?: number;
 }
 
 const NAMESPACE_COLUMNS = [
@@ -123,6 +125,7 @@ export function projectsRepository(db: Kysely<Database>) {
         const levels: Visibility[] = viewer.external ? ['public'] : ['public', 'internal'];
         q = q.where((eb) => eb.or([eb('visibility', 'in', levels), accessAtLeast(10)]));
       }
+      if (filter.namespaceId !== undefined) q = q.where('namespace_id', '=', filter.namespaceId);
       if (filter.search) {
         const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
         q = q.where((eb) =>

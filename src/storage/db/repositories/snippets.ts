@@ -31,6 +31,17 @@ export function snippetsRepository(db: Kysely<Database>) {
       const q = db.selectFrom('snippets').selectAll().where('id', '=', id);
       return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
     },
+    /** A user's snippets in every project, newest first (to be filtered by what a viewer may see). */
+    byAuthor(authorId: number, offset: number, limit: number): Promise<Snippet[]> {
+      return db
+        .selectFrom('snippets')
+        .selectAll()
+        .where('author_id', '=', authorId)
+        .orderBy('id', 'desc')
+        .offset(offset)
+        .limit(limit)
+        .execute();
+    },
     async idsInProject(projectId: number): Promise<number[]> {
       const rows = await db.selectFrom('snippets').select('id').where('project_id', '=', projectId).execute();
       return rows.map((r) => r.id);

@@ -1,0 +1,72 @@
+// Group and user pages: a group (/groups/<path>, and /<path> for a top-level one, as GitLab) with the
+// subgroups and projects the viewer may see; a user (/<username>) with the snippets the viewer may see.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { findReadableGroup, visibleChildGroups } from '../../domain/groups.ts';
+import { visibleProjectsIn } from '../../domain/projects.ts';
+import { visibleSnippetsByAuthor } from '../../domain/snippets/lists.ts';
+import { notFound } from '../../domain/failure.ts';
+import { storeOf } from '../request.ts';
+import { baseUrl } from '../urls.ts';
+import { html } from '../views/html.ts';
+import { sendPage } from './layout.ts';
+import { pageViewer, type PageHandler } from './common.ts';
+
+const PROJECTS_SHOWN = 100;
+const SNIPPETS_SHOWN = 20;
+
+async function groupPage(request: FastifyRequest, reply: FastifyReply, groupPath: string) {
+  const store = storeOf(request);
+  const viewer = pageViewer(request);
+  const { group } = await findReadableGroup(store, viewer, groupPath);
+  const base = baseUrl(request);
+  const subgroups = await visibleChildGroups(store, viewer, group);
+  const projects = await visibleProjectsIn(store, viewer, group.id, { offset: 0, limit: PROJECTS_SHOWN });
+  const body = html`<h1>${group.name}</h1>
+<p class="meta"><span class="badge">${group.visibility}</span> ${group.full_path}</p>
+${group.description ? html`<p class="description">${group.description}</p>` : ''}
+<section><h2>Subgroups</h2>
+${
+  subgroups.length
+    ? html`<ul class="list">${subgroups.map((g) => html`<li><a href="${base}/groups/${g.group.full_path}">${g.group.name}</a> <span class="badge">${g.group.visibility}</span></li>`)}</ul>`
+    : html`<p class="empty">No subgroups to show.</p>`
+}</section>
+<section><h2>Projects</h2>
+${
+  projects.rows.length
+    ? html`<ul class="list">${projects.rows.map((p) => html`<li><a href="${base}/${p.full_path}">${p.name}</a> <span class="badge">${p.visibility}</span></li>`)}</ul>`
+    : html`<p class="empty">No projects to show.</p>`
+}</section>`;
+  return sendPage(reply, 200, group.name, body);
+}
+
+async function userPage(request: FastifyRequest, reply: FastifyReply, username: string) {
+  const store = storeOf(request);
+  const user = await store.users.findByUsername(username);
+  if (!user) throw notFound('User');
+  const base = baseUrl(request);
+  const snippets = await visibleSnippetsByAuthor(store, pageViewer(request), user.id, SNIPPETS_SHOWN);
+  const body = html`<h1>${user.name}</h1>
+<p class="meta">@${user.username}</p>
+<section><h2>Snippets</h2>
+${
+  snippets.length
+    ? html`<ul class="list">${snippets.map(
+        ({ snippet, ctx }) =>
+          html`<li><a href="${base}/${ctx.project.full_path}/-/snippets/${snippet.id}">${snippet.title}</a>
+<span class="meta">${ctx.project.full_path}</span> <span class="badge">${snippet.visibility}</span></li>`,
+      )}</ul>`
+    : html`<p class="empty">No snippets to show.</p>`
+}</section>`;
+  return sendPage(reply, 200, user.name, body);
+}
+
+/** A single path segment names a user or a top-level group (GitLab keeps both in one namespace of names). */
+async function namespacePage(request: FastifyRequest, reply: FastifyReply, name: string) {
+  if (await storeOf(request).users.findByUsername(name)) return userPage(request, reply, name);
+  return groupPage(request, reply, name);
+}
+
+export const NAMESPACE_PAGES: [RegExp, PageHandler][] = [
+  [/^\/groups\/(.+)$/, (rq, rp, g) => groupPage(rq, rp, g[0])],
+  [/^\/([^/-][^/]*)$/, (rq, rp, g) => namespacePage(rq, rp, g[0])],
+];
