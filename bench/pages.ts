@@ -1,0 +1,85 @@
+// Load script for the pages: a snippet page with one 200-line Ruby file (highlighted once, then kept by
+// blob id), a project's snippet list of 20, and a raw file at its web path against the same file through
+// the API's raw endpoint, all anonymous on a public project, each against the bare Fastify route of
+// bench/constant-server.ts answering the same bytes, in the same run.
+// Usage: npx tsx bench/pages.ts [--duration 5] [--connections 10] [--database-url URL]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { spawnServer, startBenchServer } from '../scripts/spawn-server.ts';
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '10' },
+    'database-url': { type: 'string' },
+  },
+});
+const TOKEN = 'bench-root-token-0123456789abcdef';
+const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
+
+async function api(url: string, route: string, body: unknown) {
+  const res = await fetch(`${url}/api/v4${route}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  if (res.status !== 201) throw new Error(`${route}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<any>;
+}
+
+async function rate(url: string) {
+  const r = await autocannon({ url, connections: Number(values.connections), duration: Number(values.duration) });
+  if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99 };
+}
+
+const ruby = Array.from({ length: 200 }, (_, i) => `  def method_${i}(x) = x * ${i} # line ${i}`).join('\n');
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-'));
+const server = await startBenchServer({
+  dataDir,
+  token: TOKEN,
+  databaseUrl: values['database-url'],
+});
+try {
+  const project = await api(server.url, '/projects', { path: 'pages', visibility: 'public' });
+  let snippet: any;
+  for (let i = 0; i < 20; i++) {
+    snippet = await api(server.url, `/projects/${project.id}/snippets`, {
+      title: `Snippet ${i}`,
+      visibility: 'public',
+      files: [{ file_path: 'code.rb', content: `class Code${i}\n${ruby}\nend\n` }],
+    });
+  }
+  const rows = [
+    ['snippet page, one 200-line file', snippet.web_url],
+    ['project snippet list of 20', `${project.web_url}/-/snippets`],
+    ['raw at the web path', snippet.files[0].raw_url],
+    ['raw through the API', `${server.url}/api/v4/projects/${project.id}/snippets/${snippet.id}/raw`],
+  ];
+  // The same answers (status, headers, bytes), served by bare Fastify: what sending them costs alone.
+  const answers = [];
+  for (const [, url] of rows) {
+    const res = await fetch(url); // also renders the page once, so it is measured as kept
+    answers.push({ status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() });
+  }
+  const replayFile = path.join(dataDir, 'replay.json');
+  fs.writeFileSync(replayFile, JSON.stringify(answers));
+  const baseline = await spawnServer({ ...process.env, BENCH_REPLAY_FILE: replayFile }, ['bench/constant-server.ts']);
+  try {
+    console.log(
+      `| page (${values['database-url'] ? 'PostgreSQL' : 'SQLite'}) | snippetd req/s | p50 / p99 ms | same answer from bare Fastify req/s | snippetd % | bytes |`,
+    );
+    console.log('|---|---|---|---|---|---|');
+    for (const [i, [name, url]] of rows.entries()) {
+      const ours = await rate(url);
+      const bare = await rate(`${baseline.url}/replay/${i}`);
+      const pct = Math.round((100 * ours.rps) / bare.rps);
+      console.log(
+        `| ${name} | ${ours.rps} | ${ours.p50} / ${ours.p99} | ${bare.rps} | ${pct} % | ${answers[i].body.length} |`,
+      );
+    }
+  } finally {
+    baseline.child.kill('SIGTERM');
+  }
+} finally {
+  server.stop();
+}
