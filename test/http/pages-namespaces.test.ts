@@ -90,4 +90,22 @@ describe('group and user pages', () => {
       assert.match(member.body, new RegExp(`>${title}</a>`));
     assert.equal((await view(`${new URL(author.web_url).origin}/nobody-here`)).statusCode, 404);
   });
+
+  it('/explore/snippets lists what the viewer may see across the instance; /dashboard/snippets their own', async () => {
+    const origin = new URL(author.web_url).origin;
+    const anonymous = await view(`${origin}/explore/snippets`);
+    assert.equal(anonymous.statusCode, 200);
+    assert.match(anonymous.body, />open note<\/a>/);
+    assert.doesNotMatch(anonymous.body, /internal note|closed note/);
+    const member = await view(`${origin}/explore/snippets`, memberCookie);
+    for (const title of ['open note', 'internal note', 'closed note'])
+      assert.match(member.body, new RegExp(`>${title}</a>`));
+    const visitor = await view(`${origin}/dashboard/snippets`);
+    assert.equal(visitor.statusCode, 302);
+    assert.equal(visitor.headers.location, '/users/sign_in?redirect_to=%2Fdashboard%2Fsnippets');
+    const own = await view(`${origin}/dashboard/snippets`, memberCookie);
+    assert.equal(own.statusCode, 200);
+    assert.match(own.body, /<h1>Your snippets<\/h1>/);
+    assert.match(own.body, />closed note<\/a>/);
+  });
 });

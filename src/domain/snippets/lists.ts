@@ -8,20 +8,20 @@ import { can, type Viewer } from '../policy.ts';
 import { findReadableProject, type ProjectContext } from '../projects.ts';
 
 const SCAN_BATCH = 100;
-/** How many of an author's snippets a page looks through at most: a bound on its cost. */
+/** How many snippets a page looks through at most: a bound on its cost. */
 const SCAN_LIMIT = 1000;
 
-/** Up to `limit` of the author's snippets the viewer may see, newest first, each with its project. */
-export async function visibleSnippetsByAuthor(
+/** Up to `limit` snippets (of one author, when given) the viewer may see, newest first, each with its project. */
+export async function visibleSnippets(
   store: Store,
   viewer: Viewer,
-  authorId: number,
+  filter: { authorId?: number },
   limit: number,
 ): Promise<{ snippet: Snippet; ctx: ProjectContext }[]> {
   const projects = new Map<number, ProjectContext | null>();
   const found: { snippet: Snippet; ctx: ProjectContext }[] = [];
   for (let offset = 0; offset < SCAN_LIMIT && found.length < limit; offset += SCAN_BATCH) {
-    const batch = await store.snippets.byAuthor(authorId, offset, SCAN_BATCH);
+    const batch = await store.snippets.newest(filter, offset, SCAN_BATCH);
     for (const snippet of batch) {
       if (!projects.has(snippet.project_id))
         projects.set(snippet.project_id, await readableOrNull(store, viewer, snippet.project_id));

@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findReadableGroup, visibleChildGroups } from '../../domain/groups.ts';
 import { visibleProjectsIn } from '../../domain/projects.ts';
-import { visibleSnippetsByAuthor } from '../../domain/snippets/lists.ts';
+import { visibleSnippets } from '../../domain/snippets/lists.ts';
 import { notFound } from '../../domain/failure.ts';
 import { storeOf } from '../request.ts';
 import { baseUrl } from '../urls.ts';
@@ -44,20 +44,36 @@ async function userPage(request: FastifyRequest, reply: FastifyReply, username: 
   const user = await store.users.findByUsername(username);
   if (!user) throw notFound('User');
   const base = baseUrl(request);
-  const snippets = await visibleSnippetsByAuthor(store, pageViewer(request), user.id, SNIPPETS_SHOWN);
+  const snippets = await visibleSnippets(store, pageViewer(request), { authorId: user.id }, SNIPPETS_SHOWN);
   const body = html`<h1>${user.name}</h1>
 <p class="meta">@${user.username}</p>
-<section><h2>Snippets</h2>
-${
-  snippets.length
-    ? html`<ul class="list">${snippets.map(
-        ({ snippet, ctx }) =>
-          html`<li><a href="${base}/${ctx.project.full_path}/-/snippets/${snippet.id}">${snippet.title}</a>
-<span class="meta">${ctx.project.full_path}</span> <span class="badge">${snippet.visibility}</span></li>`,
-      )}</ul>`
-    : html`<p class="empty">No snippets to show.</p>`
-}</section>`;
+<section><h2>Snippets</h2>${snippetsAcrossProjects(base, snippets)}</section>`;
   return sendPage(reply, 200, user.name, body);
+}
+
+function snippetsAcrossProjects(base: string, snippets: Awaited<ReturnType<typeof visibleSnippets>>) {
+  if (!snippets.length) return html`<p class="empty">No snippets to show.</p>`;
+  return html`<ul class="list">${snippets.map(
+    ({ snippet, ctx }) =>
+      html`<li><a href="${base}/${ctx.project.full_path}/-/snippets/${snippet.id}">${snippet.title}</a>
+<span class="meta">${ctx.project.full_path}</span> <span class="badge">${snippet.visibility}</span></li>`,
+  )}</ul>`;
+}
+
+/** /explore/snippets: the newest snippets the viewer may see, across the instance. */
+async function explorePage(request: FastifyRequest, reply: FastifyReply) {
+  const snippets = await visibleSnippets(storeOf(request), pageViewer(request), {}, SNIPPETS_SHOWN);
+  const body = html`<h1>Explore snippets</h1>${snippetsAcrossProjects(baseUrl(request), snippets)}`;
+  return sendPage(reply, 200, 'Explore snippets', body);
+}
+
+/** /dashboard/snippets: the signed-in user's own snippets; visitors are sent to sign in first. */
+async function dashboardPage(request: FastifyRequest, reply: FastifyReply) {
+  const viewer = pageViewer(request);
+  if (!viewer) return reply.redirect(`/users/sign_in?redirect_to=${encodeURIComponent('/dashboard/snippets')}`, 302);
+  const snippets = await visibleSnippets(storeOf(request), viewer, { authorId: viewer.id }, SNIPPETS_SHOWN);
+  const body = html`<h1>Your snippets</h1>${snippetsAcrossProjects(baseUrl(request), snippets)}`;
+  return sendPage(reply, 200, 'Your snippets', body);
 }
 
 /** A single path segment names a user or a top-level group (GitLab keeps both in one namespace of names). */
@@ -67,6 +83,8 @@ async function namespacePage(request: FastifyRequest, reply: FastifyReply, name:
 }
 
 export const NAMESPACE_PAGES: [RegExp, PageHandler][] = [
+  [/^\/explore\/snippets$/, (rq, rp) => explorePage(rq, rp)],
+  [/^\/dashboard\/snippets$/, (rq, rp) => dashboardPage(rq, rp)],
   [/^\/groups\/(.+)$/, (rq, rp, g) => groupPage(rq, rp, g[0])],
   [/^\/([^/-][^/]*)$/, (rq, rp, g) => namespacePage(rq, rp, g[0])],
 ];

@@ -31,16 +31,11 @@ export function snippetsRepository(db: Kysely<Database>) {
       const q = db.selectFrom('snippets').selectAll().where('id', '=', id);
       return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
     },
-    /** A user's snippets in every project, newest first (to be filtered by what a viewer may see). */
-    byAuthor(authorId: number, offset: number, limit: number): Promise<Snippet[]> {
-      return db
-        .selectFrom('snippets')
-        .selectAll()
-        .where('author_id', '=', authorId)
-        .orderBy('id', 'desc')
-        .offset(offset)
-        .limit(limit)
-        .execute();
+    /** Snippets of every project (of one author, when given), newest first: to be filtered by what a viewer may see. */
+    newest(filter: { authorId?: number }, offset: number, limit: number): Promise<Snippet[]> {
+      let q = db.selectFrom('snippets').selectAll();
+      if (filter.authorId !== undefined) q = q.where('author_id', '=', filter.authorId);
+      return q.orderBy('id', 'desc').offset(offset).limit(limit).execute();
     },
     async idsInProject(projectId: number): Promise<number[]> {
       const rows = await db.selectFrom('snippets').select('id').where('project_id', '=', projectId).execute();
