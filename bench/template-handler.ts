@@ -13,7 +13,7 @@ import { bootstrapRoot } from '../src/domain/bootstrap.ts';
 import { findReadableProject } from '../src/domain/projects.ts';
 import { canReadRepository } from '../src/domain/policy.ts';
 import { findTemplate } from '../src/domain/templates/finder.ts';
-import { TEMPLATE_TYPES } from '../src/domain/templates/builtin.ts';
+import { TEMPLATE_TYPES } from '../src/domain/templates/types.ts';
 import { validateRequest, type ParamSpec } from '../src/http/params.ts';
 import { parseRackQuery } from '../src/http/rack-params.ts';
 import { rawLastSegment, TEMPLATE_NAME, templateName } from '../src/http/routes/project-templates.ts';

@@ -9,17 +9,10 @@ import { canReadRepository, type Viewer } from '../policy.ts';
 import { projectAccess, type ProjectContext } from '../projects.ts';
 import { projectRepository } from '../repositories.ts';
 import { getSettings } from '../settings.ts';
-import { builtinTemplates, byteOrder, type LicenseData, type ListedTemplate, type TemplateType } from './builtin.ts';
-
-/** Directory and extension of each type inside a template project (and, for issues/MRs, any project). */
-export const LAYOUT: Record<TemplateType, { dir: string; ext: string }> = {
-  dockerfiles: { dir: 'Dockerfile', ext: '.dockerfile' },
-  gitignores: { dir: 'gitignore', ext: '.gitignore' },
-  gitlab_ci_ymls: { dir: 'gitlab-ci', ext: '.yml' },
-  licenses: { dir: 'LICENSE', ext: '.txt' },
-  issues: { dir: '.gitlab/issue_templates', ext: '.md' },
-  merge_requests: { dir: '.gitlab/merge_request_templates', ext: '.md' },
-};
+import { byteOrder } from '../../order.ts';
+import { builtinTemplates, type ListedTemplate, type TemplateContent } from './builtin.ts';
+import { licenseJsonOf, type LicenseData } from './licenses.ts';
+import { TEMPLATE_TYPE_RULES, type TemplateType } from './types.ts';
 
 interface RepoSource {
   category: string;
@@ -30,7 +23,7 @@ interface RepoSource {
 
 export type { ListedTemplate };
 
-export type FoundTemplate = { kind: 'file'; name: string; content: string } | { kind: 'license'; license: LicenseData };
+export type FoundTemplate = TemplateContent;
 
 /** A custom template project that applies and that the viewer may read. */
 interface Candidate {
@@ -89,18 +82,18 @@ async function customSources(
 }
 
 async function listInRepo(source: RepoSource, type: TemplateType): Promise<ListedTemplate[]> {
-  const { dir, ext } = LAYOUT[type];
-  const entries = await source.repo.listTree(source.commit, { path: dir, recursive: false });
+  const { folder, extension } = TEMPLATE_TYPE_RULES[type];
+  const entries = await source.repo.listTree(source.commit, { path: folder, recursive: false });
   return entries
-    .filter((e) => e.type === 'blob' && e.path.endsWith(ext))
-    .map((e) => e.path.slice(dir.length + 1, -ext.length))
+    .filter((e) => e.type === 'blob' && e.path.endsWith(extension))
+    .map((e) => e.path.slice(folder.length + 1, -extension.length))
     .sort(byteOrder)
     .map((name) => ({ key: name, name }));
 }
 
 async function readInRepo(source: RepoSource, type: TemplateType, name: string): Promise<string | null> {
-  const { dir, ext } = LAYOUT[type];
-  const content = await source.repo.readFile(source.commit, `${dir}/${name}${ext}`);
+  const { folder, extension } = TEMPLATE_TYPE_RULES[type];
+  const content = await source.repo.readFile(source.commit, `${folder}/${name}${extension}`);
   return content ? content.toString('utf8') : null;
 }
 
@@ -112,7 +105,7 @@ async function ownSource(dataDir: string, ctx: ProjectContext): Promise<RepoSour
   return commit ? { category: 'Project Templates', projectId: ctx.project.id, repo, commit } : null;
 }
 
-const isDescriptionType = (type: TemplateType) => type === 'issues' || type === 'merge_requests';
+const isDescriptionType = (type: TemplateType) => TEMPLATE_TYPE_RULES[type].source === 'project-repository';
 
 /**
  * Whether the templates of this type for this project (null: the instance-wide endpoints) are read from
@@ -143,7 +136,7 @@ export async function listTemplates(
     const own = await ownSource(dataDir, ctx);
     return own ? [...custom, ...(await listInRepo(own, type))] : custom;
   }
-  const builtin = builtinTemplates().listed[type];
+  const builtin = builtinTemplates(type)?.listed ?? [];
   return custom.length ? [...custom, ...builtin] : builtin;
 }
 
@@ -161,10 +154,7 @@ export async function findTemplate(
   if (sourceProjectId !== undefined) sources = sources.filter((s) => s.projectId === sourceProjectId);
   for (const source of sources) {
     const content = await readInRepo(source, type, name);
-    if (content !== null)
-      return type === 'licenses'
-        ? { kind: 'license', license: customLicense(name, content) }
-        : { kind: 'file', name, content };
+    if (content !== null) return foundInRepo(type, name, content);
   }
   if (isDescriptionType(type)) {
     const own = await ownSource(dataDir, ctx);
@@ -175,13 +165,13 @@ export async function findTemplate(
 }
 
 export function findBuiltin(type: TemplateType, name: string): FoundTemplate | null {
-  const builtin = builtinTemplates();
-  if (type === 'licenses') {
-    const license = builtin.licenseByKey.get(name);
-    return license ? { kind: 'license', license } : null;
-  }
-  if (isDescriptionType(type)) return null;
-  return builtin.fileByKey[type].get(name) ?? null;
+  return builtinTemplates(type)?.byName.get(name) ?? null;
+}
+
+function foundInRepo(type: TemplateType, name: string, content: string): FoundTemplate {
+  if (TEMPLATE_TYPE_RULES[type].entity === 'file') return { kind: 'file', name, content };
+  const license = customLicense(name, content);
+  return { kind: 'license', license, json: licenseJsonOf(license) };
 }
 
 /** A license from a template project: its name is the file name and it carries no metadata. */
@@ -206,12 +196,12 @@ export async function listInstanceTemplates(
   store: Store,
   dataDir: string,
   viewer: Viewer,
-  type: 'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls',
+  type: TemplateType,
 ): Promise<readonly ListedTemplate[]> {
   const custom: ListedTemplate[] = [];
   for (const source of await customSources(store, dataDir, viewer, null))
     custom.push(...(await listInRepo(source, type)));
-  const builtin = builtinTemplates().listed[type];
+  const builtin = builtinTemplates(type)?.listed ?? [];
   return custom.length ? [...custom, ...builtin] : builtin;
 }
 
@@ -224,10 +214,7 @@ export async function findInstanceTemplate(
 ): Promise<FoundTemplate | null> {
   for (const source of await customSources(store, dataDir, viewer, null)) {
     const content = await readInRepo(source, type, name);
-    if (content !== null)
-      return type === 'licenses'
-        ? { kind: 'license', license: customLicense(name, content) }
-        : { kind: 'file', name, content };
+    if (content !== null) return foundInRepo(type, name, content);
   }
   return findBuiltin(type, name);
 }

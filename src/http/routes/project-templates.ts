@@ -10,13 +10,17 @@ import { findReadableProject, type ProjectContext } from '../../domain/projects.
 import { canReadProject, canReadRepository, type Viewer } from '../../domain/policy.ts';
 import { forbidden, invalidParams, notFound } from '../../domain/failure.ts';
 import { isSafeFilePath } from '../../domain/paths.ts';
-import { TEMPLATE_TYPES, type TemplateType } from '../../domain/templates/builtin.ts';
+import {
+  TEMPLATE_HEADER,
+  TEMPLATE_TYPES,
+  TEMPLATE_TYPE_RULES,
+  type TemplateType,
+} from '../../domain/templates/types.ts';
 import { findTemplate, listTemplates, readsGit, type FoundTemplate } from '../../domain/templates/finder.ts';
-import { licenseJson, type PlaceholderValues } from '../../domain/templates/licenses.ts';
+import { fillLicenseJson, type PlaceholderValues } from '../../domain/templates/licenses.ts';
 import { prepareJsonAnswer, sendKeptAnswer, type BuiltAnswer, type PreparedAnswer } from '../prepared-answer.ts';
 import type { Store } from '../../storage/db/store.ts';
 
-export const TEMPLATE_HEADER = '# This file is a template, and might need editing before it works on your project.\n';
 /** GitLab's route requirement for :name (lib/api/project_templates.rb). */
 export const TEMPLATE_NAME = /^[\w()%.+-]+$/;
 
@@ -50,11 +54,10 @@ export function templateName(request: FastifyRequest): string {
 const fileTemplateAnswers = new WeakMap<FoundTemplate, PreparedAnswer>();
 
 export function templateAnswer(type: TemplateType, found: FoundTemplate, values: PlaceholderValues): PreparedAnswer {
-  if (found.kind === 'license') return prepareJsonAnswer(licenseJson(found.license, values));
+  if (found.kind === 'license') return prepareJsonAnswer(fillLicenseJson(found.json, values));
   let answer = fileTemplateAnswers.get(found);
   if (answer === undefined) {
-    // dockerfiles and gitlab_ci_ymls carry GitLab's one-line template comment.
-    const prefix = type === 'dockerfiles' || type === 'gitlab_ci_ymls' ? TEMPLATE_HEADER : '';
+    const prefix = TEMPLATE_TYPE_RULES[type].header ? TEMPLATE_HEADER : '';
     answer = prepareJsonAnswer(JSON.stringify({ name: found.name, content: `${prefix}${found.content}` }));
     fileTemplateAnswers.set(found, answer);
   }
@@ -78,7 +81,7 @@ async function templateProject(request: FastifyRequest, type: TemplateType) {
   const viewer = request.principal.user;
   const ctx = await findReadableProject(storeOf(request), viewer, (request.params as { id: string }).id);
   const allowed =
-    type === 'issues'
+    TEMPLATE_TYPE_RULES[type].permission === 'read_project'
       ? canReadProject(viewer, ctx.project, ctx.access)
       : canReadRepository(viewer, ctx.project, ctx.access);
   if (!allowed) {
@@ -133,7 +136,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
           year,
         });
       },
-      (request.params as { type: string }).type === 'licenses' ? String(year) : '',
+      TEMPLATE_TYPE_RULES[(request.params as { type: TemplateType }).type]?.entity === 'license' ? String(year) : '',
     );
   });
 }

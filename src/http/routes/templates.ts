@@ -1,23 +1,20 @@
-// The deprecated instance-wide template endpoints (GitLab's lib/api/templates.rb, gitlab-api.md §8):
-// no authentication and no project; names follow the stricter pattern [\w.-]+.
+// The deprecated instance-wide template endpoints (GitLab's lib/api/templates.rb, gitlab-api.md §8), for
+// the types the template-types table gives one: no authentication and no project; names follow the
+// stricter pattern [\w.-]+.
 import type { FastifyInstance } from 'fastify';
 import { storeOf } from '../request.ts';
 import { validateRequest, type ParamSpec } from '../params.ts';
 import { listPageAnswer, paginateArray, parsePage } from '../pagination.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
 import { notFound } from '../../domain/failure.ts';
-import { builtinTemplates, byteOrder } from '../../domain/templates/builtin.ts';
+import { builtinLicensesByKey } from '../../domain/templates/builtin.ts';
 import { findInstanceTemplate, listInstanceTemplates } from '../../domain/templates/finder.ts';
 import { presentLicense } from '../../domain/templates/licenses.ts';
+import { TEMPLATE_TYPES, TEMPLATE_TYPE_RULES } from '../../domain/templates/types.ts';
 import { builtTemplateAnswer, rawLastSegment } from './project-templates.ts';
 import { sendKeptAnswer, sendPrepared } from '../prepared-answer.ts';
 
 const NAME = /^[\w.-]+$/;
-const FILE_TYPES = [
-  ['gitignores', 'gitignore'],
-  ['gitlab_ci_ymls', 'gitlab_ci_yml'],
-  ['dockerfiles', 'dockerfile'],
-] as const;
 
 const licenseSpec = {
   name: { type: 'string', required: true },
@@ -30,10 +27,7 @@ export default async function templateRoutes(app: FastifyInstance) {
   /** GET /templates/licenses[?popular=] — full license objects by key, placeholders not filled. */
   app.get('/templates/licenses', async (request, reply) => {
     const { popular } = validateRequest(popularSpec, request);
-    const licenses = builtinTemplates()
-      .licenses.filter((l) => popular === undefined || l.popular === popular)
-      .sort((a, b) => byteOrder(a.key, b.key));
-    return paginateArray(request, reply, licenses).map((l) => presentLicense(l, l.body));
+    return paginateArray(request, reply, builtinLicensesByKey(popular)).map((l) => presentLicense(l, l.body));
   });
 
   /** GET /templates/licenses/:name — one license with its placeholders filled; 404 License Not Found. */
@@ -58,7 +52,10 @@ export default async function templateRoutes(app: FastifyInstance) {
     );
   });
 
-  for (const [type, singular] of FILE_TYPES) {
+  for (const type of TEMPLATE_TYPES) {
+    const { deprecated, entity } = TEMPLATE_TYPE_RULES[type];
+    if (!deprecated || entity === 'license') continue;
+
     /** GET /templates/<type> — [{key, name}] in GitLab's category order, paginated. */
     app.get(`/templates/${type}`, async (request, reply) => {
       const page = parsePage(request);
@@ -73,7 +70,7 @@ export default async function templateRoutes(app: FastifyInstance) {
       return sendKeptAnswer(request, reply, async () => {
         const [store, viewer] = [storeOf(request), request.principal.user];
         const found = await findInstanceTemplate(store, request.server.dataDir, viewer, type, name);
-        if (!found) throw notFound(singular);
+        if (!found) throw notFound(deprecated.notFound);
         return builtTemplateAnswer(store, viewer, null, type, found, {});
       });
     });
