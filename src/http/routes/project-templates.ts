@@ -6,8 +6,8 @@ import { storeOf } from '../request.ts';
 import { validateRequest, type ParamSpec } from '../params.ts';
 import { listPageAnswer, parsePage } from '../pagination.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
-import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
-import { canReadProject, canReadRepository, type Viewer } from '../../domain/policy.ts';
+import { findReadableProject } from '../../domain/projects.ts';
+import { canReadProject, canReadRepository } from '../../domain/policy.ts';
 import { forbidden, invalidParams, notFound } from '../../domain/failure.ts';
 import { isSafeFilePath } from '../../domain/paths.ts';
 import {
@@ -16,10 +16,10 @@ import {
   TEMPLATE_TYPE_RULES,
   type TemplateType,
 } from '../../domain/templates/types.ts';
-import { findTemplate, listTemplates, readsGit, type FoundTemplate } from '../../domain/templates/finder.ts';
+import type { TemplateContent } from '../../domain/templates/builtin.ts';
+import { findTemplate, listTemplates, type FoundTemplate } from '../../domain/templates/finder.ts';
 import { fillLicenseJson, type PlaceholderValues } from '../../domain/templates/licenses.ts';
 import { prepareJsonAnswer, sendKeptAnswer, type BuiltAnswer, type PreparedAnswer } from '../prepared-answer.ts';
-import type { Store } from '../../storage/db/store.ts';
 
 /** GitLab's route requirement for :name (lib/api/project_templates.rb). */
 export const TEMPLATE_NAME = /^[\w()%.+-]+$/;
@@ -51,9 +51,9 @@ export function templateName(request: FastifyRequest): string {
  * A template's answer. Built-in templates are the same objects on every request, so a file template's
  * answer is prepared once and a license's JSON once up to its placeholders (licenseJson).
  */
-const fileTemplateAnswers = new WeakMap<FoundTemplate, PreparedAnswer>();
+const fileTemplateAnswers = new WeakMap<TemplateContent, PreparedAnswer>();
 
-export function templateAnswer(type: TemplateType, found: FoundTemplate, values: PlaceholderValues): PreparedAnswer {
+export function templateAnswer(type: TemplateType, found: TemplateContent, values: PlaceholderValues): PreparedAnswer {
   if (found.kind === 'license') return prepareJsonAnswer(fillLicenseJson(found.json, values));
   let answer = fileTemplateAnswers.get(found);
   if (answer === undefined) {
@@ -65,16 +65,9 @@ export function templateAnswer(type: TemplateType, found: FoundTemplate, values:
 }
 
 /** A found template's answer for sendKeptAnswer: kept unless git decided it, weighed once if shared. */
-export async function builtTemplateAnswer(
-  store: Store,
-  viewer: Viewer,
-  ctx: ProjectContext | null,
-  type: TemplateType,
-  found: FoundTemplate,
-  values: PlaceholderValues,
-): Promise<BuiltAnswer> {
-  const keep = !(await readsGit(store, viewer, ctx, type));
-  return { answer: templateAnswer(type, found, values), keep, shared: found.kind === 'file' };
+export function builtTemplateAnswer(type: TemplateType, found: FoundTemplate, values: PlaceholderValues): BuiltAnswer {
+  const answer = templateAnswer(type, found.template, values);
+  return { answer, keep: found.source === 'builtin', shared: found.template.kind === 'file' };
 }
 
 async function templateProject(request: FastifyRequest, type: TemplateType) {
@@ -100,9 +93,9 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
       const page = parsePage(request);
       const ctx = await templateProject(request, type);
       const [store, viewer] = [storeOf(request), request.principal.user];
-      const items = await listTemplates(store, request.server.dataDir, viewer, ctx, type);
-      const keep = !(await readsGit(store, viewer, ctx, type));
-      return { answer: listPageAnswer(request, items, page), keep, shared: Object.isFrozen(items) };
+      const list = await listTemplates(store, request.server.dataDir, viewer, ctx, type);
+      const keep = list.source === 'builtin';
+      return { answer: listPageAnswer(request, list.templates, page), keep, shared: Object.isFrozen(list.templates) };
     }),
   );
 
@@ -130,7 +123,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
           p.source_template_project_id,
         );
         if (!found) throw notFound('Template');
-        return builtTemplateAnswer(store, viewer, ctx, p.type, found, {
+        return builtTemplateAnswer(p.type, found, {
           fullname: p.fullname || viewer?.name,
           project: p.project,
           year,

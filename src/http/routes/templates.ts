@@ -8,7 +8,7 @@ import { listPageAnswer, paginateArray, parsePage } from '../pagination.ts';
 import { ROUTE_NOT_FOUND } from '../plugins/errors.ts';
 import { notFound } from '../../domain/failure.ts';
 import { builtinLicensesByKey } from '../../domain/templates/builtin.ts';
-import { findInstanceTemplate, listInstanceTemplates } from '../../domain/templates/finder.ts';
+import { findTemplate, listTemplates } from '../../domain/templates/finder.ts';
 import { presentLicense } from '../../domain/templates/licenses.ts';
 import { TEMPLATE_TYPES, TEMPLATE_TYPE_RULES } from '../../domain/templates/types.ts';
 import { builtTemplateAnswer, rawLastSegment } from './project-templates.ts';
@@ -40,9 +40,9 @@ export default async function templateRoutes(app: FastifyInstance) {
       async () => {
         const p = validateRequest(licenseSpec, request);
         const [store, viewer] = [storeOf(request), request.principal.user];
-        const found = await findInstanceTemplate(store, request.server.dataDir, viewer, 'licenses', p.name);
+        const found = await findTemplate(store, request.server.dataDir, viewer, 'instance', 'licenses', p.name);
         if (!found) throw notFound('License');
-        return builtTemplateAnswer(store, viewer, null, 'licenses', found, {
+        return builtTemplateAnswer('licenses', found, {
           fullname: p.fullname || viewer?.name,
           project: p.project,
           year,
@@ -59,8 +59,9 @@ export default async function templateRoutes(app: FastifyInstance) {
     /** GET /templates/<type> — [{key, name}] in GitLab's category order, paginated. */
     app.get(`/templates/${type}`, async (request, reply) => {
       const page = parsePage(request);
-      const items = await listInstanceTemplates(storeOf(request), request.server.dataDir, request.principal.user, type);
-      return sendPrepared(reply, listPageAnswer(request, items, page));
+      const [store, viewer] = [storeOf(request), request.principal.user];
+      const list = await listTemplates(store, request.server.dataDir, viewer, 'instance', type);
+      return sendPrepared(reply, listPageAnswer(request, list.templates, page));
     });
 
     /** GET /templates/<type>/:name — {name, content}; 404 "<singular> Not Found". */
@@ -69,9 +70,9 @@ export default async function templateRoutes(app: FastifyInstance) {
       const { name } = request.params as { name: string };
       return sendKeptAnswer(request, reply, async () => {
         const [store, viewer] = [storeOf(request), request.principal.user];
-        const found = await findInstanceTemplate(store, request.server.dataDir, viewer, type, name);
+        const found = await findTemplate(store, request.server.dataDir, viewer, 'instance', type, name);
         if (!found) throw notFound(deprecated.notFound);
-        return builtTemplateAnswer(store, viewer, null, type, found, {});
+        return builtTemplateAnswer(type, found, {});
       });
     });
   }
