@@ -1,7 +1,7 @@
 // In-process cost of a single built-in template request's own work, without HTTP: the parameter and
-// name checks, and the project, permission and template lookups through the read cache (warm). Since
-// whole answers are kept (http/prepared-answer.ts#sendKeptAnswer), this is what a request costs when its
-// answer is not kept yet: a caller's first request for a URL, or the first after the database changed.
+// name checks, which every request runs, and the project, permission and template lookups through the
+// read cache (warm), which a kept answer (http/kept-answers.ts) stands for: they run when its answer is
+// not kept yet (a caller's first request for a URL, or the first after the database changed).
 // Usage: npx tsx bench/template-handler.ts
 import fs from 'node:fs';
 import os from 'node:os';
