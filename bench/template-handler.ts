@@ -1,7 +1,7 @@
 // In-process cost of a single built-in template request's own work, without HTTP: the parameter and
-// name checks, and the project, permission and template lookups through the read cache (warm). Since
-// whole answers are kept (http/prepared-answer.ts#sendKeptAnswer), this is what a request costs when its
-// answer is not kept yet: a caller's first request for a URL, or the first after the database changed.
+// name checks, which every request runs, and the project, permission and template lookups through the
+// read cache (warm), which a kept answer (http/kept-answers.ts) stands for: they run when its answer is
+// not kept yet (a caller's first request for a URL, or the first after the database changed).
 // Usage: npx tsx bench/template-handler.ts
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,9 +11,9 @@ import { buildApp } from '../src/app.ts';
 import { defaults } from '../src/config.ts';
 import { bootstrapRoot } from '../src/domain/bootstrap.ts';
 import { findReadableProject } from '../src/domain/projects.ts';
-import { canReadRepository } from '../src/domain/policy.ts';
+import { can } from '../src/domain/policy.ts';
 import { findTemplate } from '../src/domain/templates/finder.ts';
-import { TEMPLATE_TYPES } from '../src/domain/templates/builtin.ts';
+import { TEMPLATE_TYPES } from '../src/domain/templates/types.ts';
 import { validateRequest, type ParamSpec } from '../src/http/params.ts';
 import { parseRackQuery } from '../src/http/rack-params.ts';
 import { rawLastSegment, TEMPLATE_NAME, templateName } from '../src/http/routes/project-templates.ts';
@@ -52,7 +52,7 @@ const request = {
 
 async function lookups() {
   const ctx = await findReadableProject(app.readStore, null, 'root/bench');
-  if (!canReadRepository(null, ctx.project, ctx.access)) throw new Error('not readable');
+  if (!can(null, 'download_code', ctx)) throw new Error('not readable');
   return findTemplate(app.readStore, dataDir, null, ctx, 'dockerfiles', 'Node');
 }
 function checks() {

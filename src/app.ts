@@ -26,7 +26,7 @@ import templateRoutes from './http/routes/templates.ts';
 import gitHttpRoutes from './http/routes/git-http.ts';
 import { pageRoutes } from './http/pages/index.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
-import { builtinTemplates } from './domain/templates/builtin.ts';
+import { loadBuiltinTemplates } from './domain/templates/builtin.ts';
 
 const SECRET_QUERY = /([?&](?:private_token|access_token|bearer_token|job_token)=)[^&]*/gi;
 export const redactUrl = (url: string) => url.replace(SECRET_QUERY, '$1[REDACTED]');
@@ -36,7 +36,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   await migrateToLatest(db);
   const store = createStore(db);
   const readCache = new ReadCache(db.readEpoch);
-  builtinTemplates(); // read the built-in templates once, before the first request
+  loadBuiltinTemplates(); // before the first request, which would otherwise wait for it
 
   const app = Fastify({
     logger:

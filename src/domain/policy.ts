@@ -17,8 +17,8 @@ export interface Access {
 /** No membership anywhere. */
 export const NO_ACCESS: Access = { direct: 0, inherited: 0 };
 
-export const maxAccess = (a: Access) => Math.max(a.direct, a.inherited);
-export const isAdmin = (viewer: Viewer) => viewer !== null && viewer.admin === 1;
+const maxAccess = (a: Access) => Math.max(a.direct, a.inherited);
+const isAdmin = (viewer: Viewer) => viewer !== null && viewer.admin === 1;
 
 /** Public to everyone, internal to signed-in non-external users, private to members and admins. */
 function canSeeLevel(viewer: Viewer, visibility: Visibility, access: Access): boolean {
@@ -27,24 +27,21 @@ function canSeeLevel(viewer: Viewer, visibility: Visibility, access: Access): bo
   return visibility === 'internal' && viewer !== null && viewer.external === 0;
 }
 
-export function canReadProject(viewer: Viewer, project: Project, access: Access): boolean {
+function canReadProject(viewer: Viewer, project: Project, access: Access): boolean {
   return canSeeLevel(viewer, project.visibility, access);
 }
 
 /** A private group is also visible to members of anything inside it (GitLab shows the path to them). */
-export function canReadGroup(viewer: Viewer, group: Namespace, access: Access, memberBelow: boolean): boolean {
+function canReadGroup(viewer: Viewer, group: Namespace, access: Access, memberBelow: boolean): boolean {
   return canSeeLevel(viewer, group.visibility, access) || memberBelow;
 }
 
-export const canAdminProject = (viewer: Viewer, access: Access) =>
-  isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
-export const canDeleteProject = (viewer: Viewer, access: Access) =>
-  isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
-export const canAdminGroup = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
+const canAdminProject = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
+const canDeleteProject = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
+const canAdminGroup = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
 /** Subgroups may be created by maintainers of the parent (GitLab's default subgroup creation level). */
-export const canCreateSubgroup = (viewer: Viewer, access: Access) =>
-  isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
-export const canCreateProjectInGroup = (viewer: Viewer, access: Access) =>
+const canCreateSubgroup = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
+const canCreateProjectInGroup = (viewer: Viewer, access: Access) =>
   isAdmin(viewer) || maxAccess(access) >= ACCESS.developer;
 
 /** A child (subgroup or project) may not be more visible than the group that holds it. */
@@ -70,7 +67,7 @@ export function accessDeniedReason(user: Pick<User, 'state'>, externalUrl: strin
 type SnippetsAccess = Pick<Project, 'snippets_access_level'>;
 
 /** The project's snippets feature: disabled for everyone; "private" for members and admins only. */
-export function canUseSnippetsFeature(viewer: Viewer, project: SnippetsAccess, access: Access): boolean {
+function canUseSnippetsFeature(viewer: Viewer, project: SnippetsAccess, access: Access): boolean {
   if (project.snippets_access_level === 'disabled') return false;
   if (project.snippets_access_level === 'private') return isAdmin(viewer) || maxAccess(access) >= ACCESS.guest;
   return true;
@@ -85,17 +82,17 @@ export function visibleSnippetLevels(viewer: Viewer, access: Access): Visibility
 
 type ArchivedProject = Pick<Project, 'archived'>;
 
-export const canCreateSnippet = (viewer: Viewer, project: ArchivedProject, access: Access) =>
+const canCreateSnippet = (viewer: Viewer, project: ArchivedProject, access: Access) =>
   project.archived === 0 && (isAdmin(viewer) || maxAccess(access) >= ACCESS.reporter);
 
 /** Authors may update their own visible snippet (even as guests or non-members); maintainers any. */
-export const canUpdateSnippet = (viewer: Viewer, project: ArchivedProject, access: Access, authorId: number) =>
+const canUpdateSnippet = (viewer: Viewer, project: ArchivedProject, access: Access, authorId: number) =>
   project.archived === 0 &&
   viewer !== null &&
   (isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer || viewer.id === authorId);
 
 /** Deleting needs maintainer, or reporter+ for one's own snippet. */
-export const canDeleteSnippet = (viewer: Viewer, project: ArchivedProject, access: Access, authorId: number) =>
+const canDeleteSnippet = (viewer: Viewer, project: ArchivedProject, access: Access, authorId: number) =>
   project.archived === 0 &&
   viewer !== null &&
   (isAdmin(viewer) ||
@@ -109,14 +106,14 @@ export const isVisibilityRestricted = (viewer: Viewer, visibility: Visibility, r
 // ---- Repositories (GitLab's download_code / push_code) ----
 
 /** Reading code: admins, reporters+, and anyone who can read a public or internal project. */
-export function canReadRepository(viewer: Viewer, project: Project, access: Access): boolean {
+function canReadRepository(viewer: Viewer, project: Project, access: Access): boolean {
   if (isAdmin(viewer) || maxAccess(access) >= ACCESS.reporter) return true;
   if (project.visibility === 'private') return false;
   return canReadProject(viewer, project, access);
 }
 
 /** Writing code: developers+ and admins, never into an archived project. */
-export const canPushRepository = (viewer: Viewer, project: Project, access: Access) =>
+const canPushRepository = (viewer: Viewer, project: Project, access: Access) =>
   project.archived === 0 && (isAdmin(viewer) || maxAccess(access) >= ACCESS.developer);
 
 // ---- The one entry point: can(viewer, ability, subject) and authorize(...) ----

@@ -5,7 +5,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_COUNTED, type PageOf, type PageWindow } from '../storage/db/page.ts';
 import { validateRequest, type ParamSpec } from './params.ts';
 import { baseUrl } from './urls.ts';
-import { keepable, prepareJsonAnswer, type PreparedAnswer } from './prepared-answer.ts';
 
 export const MAX_PER_PAGE = 100;
 export const DEFAULT_PER_PAGE = 20;
@@ -131,53 +130,28 @@ export async function paginated<Row>(
   return rows;
 }
 
-const arrayPageHeaders = (request: FastifyRequest, items: readonly unknown[], page: Page) =>
-  pageHeaders(
-    request,
-    page,
-    items.length > MAX_COUNTED ? null : items.length,
-    items.length > page.offset + page.perPage,
-  );
+/** One page of an in-memory list and its headers. */
+export function arrayPage<T>(
+  request: FastifyRequest,
+  items: readonly T[],
+  page: Page,
+): { items: T[]; headers: Record<string, string> } {
+  const total = items.length > MAX_COUNTED ? null : items.length;
+  const hasMore = items.length > page.offset + page.perPage;
+  return {
+    items: items.slice(page.offset, page.offset + page.perPage),
+    headers: pageHeaders(request, page, total, hasMore),
+  };
+}
 
-/** One page of an in-memory list (templates and other prepared data). */
+/** One page of an in-memory list, with the headers set. */
 export function paginateArray<T>(
   request: FastifyRequest,
   reply: FastifyReply,
   items: readonly T[],
   page: Page = parsePage(request),
 ): T[] {
-  reply.headers(arrayPageHeaders(request, items, page));
-  return items.slice(page.offset, page.offset + page.perPage);
-}
-
-/** Pages kept per list and URL before that list's are dropped (a bound on memory). */
-const MAX_PREPARED_PAGES = 1000;
-const preparedPages = new WeakMap<readonly unknown[], Map<string, PreparedAnswer>>();
-
-const pageAnswer = (request: FastifyRequest, items: readonly unknown[], page: Page) =>
-  prepareJsonAnswer(
-    JSON.stringify(items.slice(page.offset, page.offset + page.perPage)),
-    arrayPageHeaders(request, items, page),
-  );
-
-/**
- * One page of an in-memory list as a prepared answer. A frozen list (the built-in templates) never
- * changes, so the same URL always gets the same answer: each of its pages is built once and then only
- * written (not for URLs `keepable` refuses).
- */
-export function listPageAnswer(request: FastifyRequest, items: readonly unknown[], page: Page): PreparedAnswer {
-  if (!Object.isFrozen(items) || !keepable(request)) return pageAnswer(request, items, page);
-  const url = `${baseUrl(request)}\n${request.url}`;
-  let pages = preparedPages.get(items);
-  let prepared = pages?.get(url);
-  if (!prepared) {
-    prepared = pageAnswer(request, items, page);
-    if (!pages) {
-      pages = new Map();
-      preparedPages.set(items, pages);
-    }
-    if (pages.size >= MAX_PREPARED_PAGES) pages.clear();
-    pages.set(url, prepared);
-  }
-  return prepared;
+  const { items: pageItems, headers } = arrayPage(request, items, page);
+  reply.headers(headers);
+  return pageItems;
 }

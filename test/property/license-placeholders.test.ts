@@ -1,13 +1,21 @@
-// Property tests for license placeholder filling (docs/gitlab-compatibility.md#license-placeholders): the prepared
-// license answer (licenseJson, which joins pre-escaped JSON pieces) must be exactly JSON.stringify of the license
-// entity whose text GitLab's LicenseTemplate#resolve! would produce: year, then project, then full name, each a
-// global, case-insensitive replacement over the whole text, values inserted literally. The reference below is written
-// independently of the server's one-pass splitting.
+// Property tests for license placeholder filling (docs/gitlab-compatibility.md#license-placeholders): the license answer
+// (fillLicenseJson, which joins pre-escaped JSON pieces) must be exactly JSON.stringify of the license entity
+// whose text GitLab's LicenseTemplate#resolve! would produce: year, then project, then full name, each a
+// global, case-insensitive replacement over the whole text, values inserted literally. The reference
+// below is written independently of the server's one-pass splitting.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { builtinTemplates, type LicenseData } from '../../src/domain/templates/builtin.ts';
-import { licenseJson, presentLicense } from '../../src/domain/templates/licenses.ts';
+import { builtinLicensesByKey } from '../../src/domain/templates/builtin.ts';
+import {
+  fillLicenseJson,
+  licenseJsonOf,
+  presentLicense,
+  type LicenseData,
+  type PlaceholderValues,
+} from '../../src/domain/templates/licenses.ts';
+
+const licenseJson = (l: LicenseData, values: PlaceholderValues) => fillLicenseJson(licenseJsonOf(l), values);
 
 const o = '[\\[<{]';
 const c = '[\\]>}]';
@@ -53,7 +61,7 @@ describe('license placeholders', () => {
   it("the prepared JSON equals JSON.stringify of GitLab's resolved license, for any text and values", () => {
     fc.assert(
       fc.property(text, value, value, (body, fullname, project) => {
-        const license: LicenseData = { ...builtinTemplates().licenseByKey.get('mit')!, body };
+        const license: LicenseData = { ...builtinLicensesByKey().find((l) => l.key === 'mit')!, body };
         const year = new Date().getUTCFullYear();
         const expected = JSON.stringify(presentLicense(license, resolveLikeGitLab(body, { fullname, project, year })));
         assert.equal(licenseJson(license, { fullname, project }), expected);
@@ -64,7 +72,7 @@ describe('license placeholders', () => {
 
   it('every built-in license, with and without values', () => {
     const year = new Date().getUTCFullYear();
-    for (const license of builtinTemplates().licenses) {
+    for (const license of builtinLicensesByKey()) {
       for (const v of [{}, { fullname: 'Ann "A" \\ B', project: 'P [fullname] <year>' }]) {
         const expected = JSON.stringify(presentLicense(license, resolveLikeGitLab(license.body, { ...v, year })));
         assert.equal(licenseJson(license, v), expected, license.key);

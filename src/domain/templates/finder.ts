@@ -1,187 +1,180 @@
-// Where a project's templates come from (gitlab-api.md §7.6, D9): the file template projects of its
-// ancestor groups (closest first), the instance's file template project, then the built-in templates —
-// or, for issues and merge requests, the project's own repository. Template projects are read from git
-// on every request, so a new commit is seen at once on every node; one the caller cannot read is skipped.
+// Where a request's templates come from (docs/gitlab-compatibility.md#custom-templates, #d9), in GitLab's order: the file template
+// projects of the project's ancestor groups (closest first), the instance's file template project, then
+// the type's own source (types.ts): the built-in templates or the project's repository. The deprecated
+// instance-wide endpoints use the instance's template project and the built-in templates. Repositories
+// are read from git on every request, so a new commit is seen at once; a template project the caller
+// cannot read is skipped.
 import type { Store } from '../../storage/db/store.ts';
 import type { GitRepository } from '../../storage/git/repository.ts';
 import { ancestorIds } from '../../storage/db/repositories/namespaces.ts';
-import { canReadRepository, type Viewer } from '../policy.ts';
+import { byteOrder } from '../../order.ts';
+import { can, type Viewer } from '../policy.ts';
 import { projectAccess, type ProjectContext } from '../projects.ts';
 import { projectRepository } from '../git-repositories.ts';
 import { getSettings } from '../settings.ts';
-import { builtinTemplates, byteOrder, type LicenseData, type ListedTemplate, type TemplateType } from './builtin.ts';
+import { builtinTemplates, type BuiltinType, type ListedTemplate, type TemplateContent } from './builtin.ts';
+import { licenseJsonOf, type LicenseData } from './licenses.ts';
+import { TEMPLATE_TYPE_RULES, type TemplateType } from './types.ts';
 
-/** Directory and extension of each type inside a template project (and, for issues/MRs, any project). */
-export const LAYOUT: Record<TemplateType, { dir: string; ext: string }> = {
-  dockerfiles: { dir: 'Dockerfile', ext: '.dockerfile' },
-  gitignores: { dir: 'gitignore', ext: '.gitignore' },
-  gitlab_ci_ymls: { dir: 'gitlab-ci', ext: '.yml' },
-  licenses: { dir: 'LICENSE', ext: '.txt' },
-  issues: { dir: '.gitlab/issue_templates', ext: '.md' },
-  merge_requests: { dir: '.gitlab/merge_request_templates', ext: '.md' },
-};
+/** A project's templates, or 'instance': the deprecated instance-wide endpoints'. */
+export type TemplateScope = ProjectContext | 'instance';
 
-interface RepoSource {
-  category: string;
-  projectId: number;
+/**
+ * What decided an answer: 'builtin', the built-in templates and the database alone; 'git', a repository
+ * too (a template project applies, or the project's own repository), so its next commit may change it.
+ */
+export type DecidedBy = 'builtin' | 'git';
+
+export interface TemplateList {
+  templates: readonly ListedTemplate[];
+  source: DecidedBy;
+}
+
+export interface FoundTemplate {
+  template: TemplateContent;
+  source: DecidedBy;
+}
+
+/** A repository at the head of its default branch. */
+interface RepositoryHead {
   repo: GitRepository;
   commit: string;
 }
 
-export type { ListedTemplate };
+/** A place templates are searched: a template project's repository, the project's own, or built-in data. */
+type Origin =
+  | ({ kind: 'template-project'; projectId: number } & RepositoryHead)
+  | ({ kind: 'own-repository' } & RepositoryHead)
+  | { kind: 'builtin'; templates: BuiltinType };
 
-export type FoundTemplate = { kind: 'file'; name: string; content: string } | { kind: 'license'; license: LicenseData };
-
-/** A custom template project that applies and that the viewer may read. */
-interface Candidate {
-  category: string;
-  projectId: number;
-  defaultBranch: string | null;
-}
-
-/**
- * The custom template projects that apply to this project (null: the instance-wide endpoints) and that
- * the viewer may read, closest first. Database reads only, so the read cache keeps the answer.
- */
-function readableCandidates(store: Store, viewer: Viewer, ctx: ProjectContext | null): Promise<Candidate[]> {
-  return store.memo(`template-sources:${viewer?.id ?? 'anonymous'}:${ctx?.project.id ?? 'instance'}`, async () => {
-    const configured: { category: string; projectId: number }[] = [];
-    if (ctx && ctx.namespace.kind === 'group') {
-      const ids = ancestorIds(ctx.namespace).reverse();
-      const groups = new Map((await store.namespaces.findManyByIds(ids)).map((g) => [g.id, g]));
-      for (const id of ids) {
-        const g = groups.get(id);
-        if (g?.file_template_project_id)
-          configured.push({ category: `Group ${g.full_name}`, projectId: g.file_template_project_id });
-      }
-    }
-    const instance = (await getSettings(store)).file_template_project_id;
-    if (instance) configured.push({ category: 'Instance', projectId: instance });
-    const readable: Candidate[] = [];
-    for (const c of configured) {
-      const project = await store.projects.findById(c.projectId);
-      if (!project) continue;
-      const namespace = (await store.namespaces.findById(project.namespace_id))!;
-      if (canReadRepository(viewer, project, await projectAccess(store, viewer, project, namespace))) {
-        readable.push({ ...c, defaultBranch: project.default_branch });
-      }
-    }
-    return readable;
-  });
-}
-
-/** The readable template projects at the head of their default branch: git is read on every request, so a new commit is seen at once. */
-async function customSources(
-  store: Store,
-  dataDir: string,
-  viewer: Viewer,
-  ctx: ProjectContext | null,
-): Promise<RepoSource[]> {
-  const candidates = await readableCandidates(store, viewer, ctx);
-  const sources: RepoSource[] = [];
-  for (const c of candidates) {
-    const repo = projectRepository(dataDir, c.projectId);
-    if (!repo.exists()) continue;
-    const commit = await repo.resolveCommit(c.defaultBranch ?? 'HEAD');
-    if (commit) sources.push({ category: c.category, projectId: c.projectId, repo, commit });
-  }
-  return sources;
-}
-
-async function listInRepo(source: RepoSource, type: TemplateType): Promise<ListedTemplate[]> {
-  const { dir, ext } = LAYOUT[type];
-  const entries = await source.repo.listTree(source.commit, { path: dir, recursive: false });
-  return entries
-    .filter((e) => e.type === 'blob' && e.path.endsWith(ext))
-    .map((e) => e.path.slice(dir.length + 1, -ext.length))
-    .sort(byteOrder)
-    .map((name) => ({ key: name, name }));
-}
-
-async function readInRepo(source: RepoSource, type: TemplateType, name: string): Promise<string | null> {
-  const { dir, ext } = LAYOUT[type];
-  const content = await source.repo.readFile(source.commit, `${dir}/${name}${ext}`);
-  return content ? content.toString('utf8') : null;
-}
-
-/** The project's own repository, the source of its issue and merge request templates. */
-async function ownSource(dataDir: string, ctx: ProjectContext): Promise<RepoSource | null> {
-  const repo = projectRepository(dataDir, ctx.project.id);
-  if (!repo.exists()) return null;
-  const commit = await repo.resolveCommit(ctx.project.default_branch ?? 'HEAD');
-  return commit ? { category: 'Project Templates', projectId: ctx.project.id, repo, commit } : null;
-}
-
-const isDescriptionType = (type: TemplateType) => type === 'issues' || type === 'merge_requests';
-
-/**
- * Whether the templates of this type for this project (null: the instance-wide endpoints) are read from
- * git: issue and merge request templates always, the others when a readable template project applies.
- * Otherwise they are the built-in ones alone, and change only with the database (who may read what).
- */
-export async function readsGit(
-  store: Store,
-  viewer: Viewer,
-  ctx: ProjectContext | null,
-  type: TemplateType,
-): Promise<boolean> {
-  return isDescriptionType(type) || (await readableCandidates(store, viewer, ctx)).length > 0;
-}
-
-/** Every template of a type for the project, in GitLab's order: groups, instance, then built-in/own. */
+/** Every template of a type for the scope, in GitLab's order. */
 export async function listTemplates(
   store: Store,
   dataDir: string,
   viewer: Viewer,
-  ctx: ProjectContext,
+  scope: TemplateScope,
   type: TemplateType,
-): Promise<readonly ListedTemplate[]> {
-  const custom: ListedTemplate[] = [];
-  for (const source of await customSources(store, dataDir, viewer, ctx))
-    custom.push(...(await listInRepo(source, type)));
-  if (isDescriptionType(type)) {
-    const own = await ownSource(dataDir, ctx);
-    return own ? [...custom, ...(await listInRepo(own, type))] : custom;
-  }
-  const builtin = builtinTemplates().listed[type];
-  return custom.length ? [...custom, ...builtin] : builtin;
+): Promise<TemplateList> {
+  const { origins, source } = await originsOf(store, dataDir, viewer, scope, type);
+  const lists: (readonly ListedTemplate[])[] = [];
+  for (const origin of origins)
+    lists.push(origin.kind === 'builtin' ? origin.templates.listed : await listInRepository(origin, type));
+  return { templates: lists.flat(), source };
 }
 
-/** One template by exact name: closest custom source first (or only `sourceProjectId`'s), then built-in/own. */
+/**
+ * One template by exact name, from the first origin that has it; `templateProjectId` limits the template
+ * projects searched to that one (the type's own source is still searched after it).
+ */
 export async function findTemplate(
   store: Store,
   dataDir: string,
   viewer: Viewer,
-  ctx: ProjectContext,
+  scope: TemplateScope,
   type: TemplateType,
   name: string,
-  sourceProjectId?: number,
+  templateProjectId?: number,
 ): Promise<FoundTemplate | null> {
-  let sources = await customSources(store, dataDir, viewer, ctx);
-  if (sourceProjectId !== undefined) sources = sources.filter((s) => s.projectId === sourceProjectId);
-  for (const source of sources) {
-    const content = await readInRepo(source, type, name);
-    if (content !== null)
-      return type === 'licenses'
-        ? { kind: 'license', license: customLicense(name, content) }
-        : { kind: 'file', name, content };
+  const { origins, source } = await originsOf(store, dataDir, viewer, scope, type);
+  for (const origin of origins) {
+    if (templateProjectId !== undefined && origin.kind === 'template-project' && origin.projectId !== templateProjectId)
+      continue;
+    const template =
+      origin.kind === 'builtin'
+        ? (origin.templates.byName.get(name) ?? null)
+        : await findInRepository(origin, type, name);
+    if (template) return { template, source };
   }
-  if (isDescriptionType(type)) {
-    const own = await ownSource(dataDir, ctx);
-    const content = own && (await readInRepo(own, type, name));
-    return content === null || content === undefined ? null : { kind: 'file', name, content };
-  }
-  return findBuiltin(type, name);
+  return null;
 }
 
-export function findBuiltin(type: TemplateType, name: string): FoundTemplate | null {
-  const builtin = builtinTemplates();
-  if (type === 'licenses') {
-    const license = builtin.licenseByKey.get(name);
-    return license ? { kind: 'license', license } : null;
+/** The places to search for the scope and type, in order, and what an answer from them is decided by. */
+async function originsOf(
+  store: Store,
+  dataDir: string,
+  viewer: Viewer,
+  scope: TemplateScope,
+  type: TemplateType,
+): Promise<{ origins: Origin[]; source: DecidedBy }> {
+  const templateProjects = await readableTemplateProjects(store, viewer, scope);
+  const origins: Origin[] = [];
+  for (const p of templateProjects) {
+    const head = await repositoryHead(dataDir, p.id, p.defaultBranch);
+    if (head) origins.push({ kind: 'template-project', projectId: p.id, ...head });
   }
-  if (isDescriptionType(type)) return null;
-  return builtin.fileByKey[type].get(name) ?? null;
+  if (TEMPLATE_TYPE_RULES[type].source === 'project-repository') {
+    const own =
+      scope === 'instance' ? null : await repositoryHead(dataDir, scope.project.id, scope.project.default_branch);
+    if (own) origins.push({ kind: 'own-repository', ...own });
+    return { origins, source: 'git' };
+  }
+  const builtin = builtinTemplates(type);
+  if (builtin) origins.push({ kind: 'builtin', templates: builtin });
+  return { origins, source: templateProjects.length ? 'git' : 'builtin' };
+}
+
+/** The custom template projects that apply to the scope and that the viewer may read, closest first. */
+async function readableTemplateProjects(
+  store: Store,
+  viewer: Viewer,
+  scope: TemplateScope,
+): Promise<{ id: number; defaultBranch: string | null }[]> {
+  const configured: number[] = [];
+  if (scope !== 'instance' && scope.namespace.kind === 'group') {
+    const ids = ancestorIds(scope.namespace).reverse();
+    const groups = new Map((await store.namespaces.findManyByIds(ids)).map((g) => [g.id, g]));
+    for (const id of ids) {
+      const projectId = groups.get(id)?.file_template_project_id;
+      if (projectId) configured.push(projectId);
+    }
+  }
+  const instance = (await getSettings(store)).file_template_project_id;
+  if (instance) configured.push(instance);
+  const readable: { id: number; defaultBranch: string | null }[] = [];
+  for (const id of configured) {
+    const project = await store.projects.findById(id);
+    if (!project) continue;
+    const namespace = (await store.namespaces.findById(project.namespace_id))!;
+    if (can(viewer, 'download_code', { project, access: await projectAccess(store, viewer, project, namespace) }))
+      readable.push({ id, defaultBranch: project.default_branch });
+  }
+  return readable;
+}
+
+/** A project's repository at the head of its default branch; null without a repository or a commit. */
+async function repositoryHead(
+  dataDir: string,
+  projectId: number,
+  branch: string | null,
+): Promise<RepositoryHead | null> {
+  const repo = projectRepository(dataDir, projectId);
+  if (!repo.exists()) return null;
+  const commit = await repo.resolveCommit(branch ?? 'HEAD');
+  return commit ? { repo, commit } : null;
+}
+
+async function listInRepository(origin: RepositoryHead, type: TemplateType): Promise<ListedTemplate[]> {
+  const { folder, extension } = TEMPLATE_TYPE_RULES[type];
+  const entries = await origin.repo.listTree(origin.commit, { path: folder, recursive: false });
+  return entries
+    .filter((e) => e.type === 'blob' && e.path.endsWith(extension))
+    .map((e) => e.path.slice(folder.length + 1, -extension.length))
+    .sort(byteOrder)
+    .map((name) => ({ key: name, name }));
+}
+
+async function findInRepository(
+  origin: RepositoryHead,
+  type: TemplateType,
+  name: string,
+): Promise<TemplateContent | null> {
+  const { folder, extension, entity } = TEMPLATE_TYPE_RULES[type];
+  const file = await origin.repo.readFile(origin.commit, `${folder}/${name}${extension}`);
+  if (!file) return null;
+  const content = file.toString('utf8');
+  if (entity === 'file') return { kind: 'file', name, content };
+  const license = customLicense(name, content);
+  return { kind: 'license', license, json: licenseJsonOf(license) };
 }
 
 /** A license from a template project: its name is the file name and it carries no metadata. */
@@ -199,35 +192,4 @@ function customLicense(name: string, content: string): LicenseData {
     source_url: null,
     body: content,
   };
-}
-
-/** The deprecated instance-wide endpoints: the instance template project (when readable), then built-in. */
-export async function listInstanceTemplates(
-  store: Store,
-  dataDir: string,
-  viewer: Viewer,
-  type: 'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls',
-): Promise<readonly ListedTemplate[]> {
-  const custom: ListedTemplate[] = [];
-  for (const source of await customSources(store, dataDir, viewer, null))
-    custom.push(...(await listInRepo(source, type)));
-  const builtin = builtinTemplates().listed[type];
-  return custom.length ? [...custom, ...builtin] : builtin;
-}
-
-export async function findInstanceTemplate(
-  store: Store,
-  dataDir: string,
-  viewer: Viewer,
-  type: TemplateType,
-  name: string,
-): Promise<FoundTemplate | null> {
-  for (const source of await customSources(store, dataDir, viewer, null)) {
-    const content = await readInRepo(source, type, name);
-    if (content !== null)
-      return type === 'licenses'
-        ? { kind: 'license', license: customLicense(name, content) }
-        : { kind: 'file', name, content };
-  }
-  return findBuiltin(type, name);
 }

@@ -1,6 +1,19 @@
-// License placeholders (gitlab-api.md §7.5): year, copyright holder and project, in any of the bracket
+// License placeholders (docs/gitlab-compatibility.md#license-placeholders): year, copyright holder and project, in any of the bracket
 // styles [..], <..> and {..}, case-insensitive; and the license entity's JSON.
-import type { LicenseData } from './builtin.ts';
+
+export interface LicenseData {
+  key: string;
+  name: string;
+  nickname: string | null;
+  popular: boolean;
+  description: string | null;
+  conditions: string[] | null;
+  permissions: string[] | null;
+  limitations: string[] | null;
+  html_url: string | null;
+  source_url: string | null;
+  body: string;
+}
 
 const open = '[\\[<{]';
 const close = '[\\]>}]';
@@ -85,16 +98,21 @@ export function presentLicense(l: LicenseData, content: string) {
 /** The inside of a JSON string literal for `s`. */
 const jsonEscape = (s: string) => JSON.stringify(s).slice(1, -1);
 
-/** A license's JSON answer prepared up to its content: only the placeholders are left to fill. */
-const preparedJson = new WeakMap<LicenseData, { before: string; content: PlaceholderText }>();
+/**
+ * A license entity's JSON split at the placeholders of its content, each piece already escaped: filling it
+ * in joins strings instead of escaping the whole text again (tens of kilobytes for the GPL).
+ */
+export interface LicenseJson {
+  before: string;
+  content: PlaceholderText;
+}
+
+export function licenseJsonOf(l: LicenseData): LicenseJson {
+  const empty = JSON.stringify(presentLicense(l, ''));
+  return { before: empty.slice(0, -'""}'.length), content: splitPlaceholders(l.body, jsonEscape) };
+}
 
 /** The license entity as JSON with its placeholders filled (the same bytes as JSON.stringify of presentLicense). */
-export function licenseJson(l: LicenseData, values: PlaceholderValues): string {
-  let prepared = preparedJson.get(l);
-  if (!prepared) {
-    const empty = JSON.stringify(presentLicense(l, ''));
-    prepared = { before: empty.slice(0, -'""}'.length), content: splitPlaceholders(l.body, jsonEscape) };
-    preparedJson.set(l, prepared);
-  }
-  return `${prepared.before}"${fillSplit(prepared.content, values, jsonEscape)}"}`;
+export function fillLicenseJson(json: LicenseJson, values: PlaceholderValues): string {
+  return `${json.before}"${fillSplit(json.content, values, jsonEscape)}"}`;
 }

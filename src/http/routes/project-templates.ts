@@ -4,18 +4,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { storeOf } from '../request.ts';
 import { validateRequest, type ParamSpec } from '../params.ts';
-import { listPageAnswer, parsePage } from '../pagination.ts';
+import { arrayPage, parsePage } from '../pagination.ts';
+import { sendAnswer } from '../kept-answers.ts';
+import { templateJson } from '../presenters/templates.ts';
 import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
-import { canReadProject, canReadRepository, type Viewer } from '../../domain/policy.ts';
-import { forbidden, invalidParams, notFound, routeNotFound } from '../../domain/failure.ts';
+import { authorize } from '../../domain/policy.ts';
+import { invalidParams, notFound, routeNotFound } from '../../domain/failure.ts';
 import { isSafeFilePath } from '../../domain/paths.ts';
-import { TEMPLATE_TYPES, type TemplateType } from '../../domain/templates/builtin.ts';
-import { findTemplate, listTemplates, readsGit, type FoundTemplate } from '../../domain/templates/finder.ts';
-import { licenseJson, type PlaceholderValues } from '../../domain/templates/licenses.ts';
-import { prepareJsonAnswer, sendKeptAnswer, type BuiltAnswer, type PreparedAnswer } from '../prepared-answer.ts';
-import type { Store } from '../../storage/db/store.ts';
+import { TEMPLATE_TYPES, TEMPLATE_TYPE_RULES, type TemplateType } from '../../domain/templates/types.ts';
+import { findTemplate, listTemplates } from '../../domain/templates/finder.ts';
 
-export const TEMPLATE_HEADER = '# This file is a template, and might need editing before it works on your project.\n';
 /** GitLab's route requirement for :name (lib/api/project_templates.rb). */
 export const TEMPLATE_NAME = /^[\w()%.+-]+$/;
 
@@ -42,97 +40,42 @@ export function templateName(request: FastifyRequest): string {
   return name;
 }
 
-/**
- * A template's answer. Built-in templates are the same objects on every request, so a file template's
- * answer is prepared once and a license's JSON once up to its placeholders (licenseJson).
- */
-const fileTemplateAnswers = new WeakMap<FoundTemplate, PreparedAnswer>();
-
-export function templateAnswer(type: TemplateType, found: FoundTemplate, values: PlaceholderValues): PreparedAnswer {
-  if (found.kind === 'license') return prepareJsonAnswer(licenseJson(found.license, values));
-  let answer = fileTemplateAnswers.get(found);
-  if (answer === undefined) {
-    // dockerfiles and gitlab_ci_ymls carry GitLab's one-line template comment.
-    const prefix = type === 'dockerfiles' || type === 'gitlab_ci_ymls' ? TEMPLATE_HEADER : '';
-    answer = prepareJsonAnswer(JSON.stringify({ name: found.name, content: `${prefix}${found.content}` }));
-    fileTemplateAnswers.set(found, answer);
-  }
-  return answer;
-}
-
-/** A found template's answer for sendKeptAnswer: kept unless git decided it, weighed once if shared. */
-export async function builtTemplateAnswer(
-  store: Store,
-  viewer: Viewer,
-  ctx: ProjectContext | null,
-  type: TemplateType,
-  found: FoundTemplate,
-  values: PlaceholderValues,
-): Promise<BuiltAnswer> {
-  const keep = !(await readsGit(store, viewer, ctx, type));
-  return { answer: templateAnswer(type, found, values), keep, shared: found.kind === 'file' };
-}
-
-async function templateProject(request: FastifyRequest, type: TemplateType) {
+/** The project (404 when unreadable), if the caller may read its templates of this type (else 403). */
+async function templateProject(request: FastifyRequest, type: TemplateType): Promise<ProjectContext> {
   const viewer = request.principal.user;
   const ctx = await findReadableProject(storeOf(request), viewer, (request.params as { id: string }).id);
-  const allowed =
-    type === 'issues'
-      ? canReadProject(viewer, ctx.project, ctx.access)
-      : canReadRepository(viewer, ctx.project, ctx.access);
-  if (!allowed) {
-    throw forbidden(
-      `Your current role does not have the required permissions to access the ${type} template. Contact your project administrator for assistance.`,
-    );
-  }
+  const denied = `Your current role does not have the required permissions to access the ${type} template. Contact your project administrator for assistance.`;
+  authorize(viewer, TEMPLATE_TYPE_RULES[type].permission, ctx, denied);
   return ctx;
 }
 
 export default async function projectTemplateRoutes(app: FastifyInstance) {
   /** GET /projects/:id/templates/:type — [{key, name}] in GitLab's order, paginated (20 per page). */
-  app.get('/projects/:id/templates/:type', (request, reply) =>
-    sendKeptAnswer(request, reply, async () => {
-      const { type } = validateRequest(typeSpec, request);
-      const page = parsePage(request);
+  app.get('/projects/:id/templates/:type', async (request, reply) => {
+    const { type } = validateRequest(typeSpec, request);
+    const page = parsePage(request);
+    return sendAnswer(request, reply, { year: null }, async () => {
       const ctx = await templateProject(request, type);
-      const [store, viewer] = [storeOf(request), request.principal.user];
-      const items = await listTemplates(store, request.server.dataDir, viewer, ctx, type);
-      const keep = !(await readsGit(store, viewer, ctx, type));
-      return { answer: listPageAnswer(request, items, page), keep, shared: Object.isFrozen(items) };
-    }),
-  );
+      const list = await listTemplates(storeOf(request), request.server.dataDir, request.principal.user, ctx, type);
+      const { items, headers } = arrayPage(request, list.templates, page);
+      return { json: JSON.stringify(items), headers, source: list.source };
+    });
+  });
 
   /** GET /projects/:id/templates/:type/:name — {name, content} or a license; 404 Template Not Found. */
   app.get('/projects/:id/templates/:type/:name', async (request, reply) => {
     if (!TEMPLATE_NAME.test(rawLastSegment(request))) throw routeNotFound();
-    // A license's answer also depends on the year: the kept answers are the year's.
+    const p = validateRequest(singleSpec, request);
+    const name = templateName(request);
     const year = new Date().getUTCFullYear();
-    // An inline function: under tsx (`npm start`) a named one costs a name definition on every request.
-    return sendKeptAnswer(
-      request,
-      reply,
-      async () => {
-        const p = validateRequest(singleSpec, request);
-        const name = templateName(request);
-        const ctx = await templateProject(request, p.type);
-        const [store, viewer] = [storeOf(request), request.principal.user];
-        const found = await findTemplate(
-          store,
-          request.server.dataDir,
-          viewer,
-          ctx,
-          p.type,
-          name,
-          p.source_template_project_id,
-        );
-        if (!found) throw notFound('Template');
-        return builtTemplateAnswer(store, viewer, ctx, p.type, found, {
-          fullname: p.fullname || viewer?.name,
-          project: p.project,
-          year,
-        });
-      },
-      (request.params as { type: string }).type === 'licenses' ? String(year) : '',
-    );
+    const isLicense = TEMPLATE_TYPE_RULES[p.type].entity === 'license';
+    return sendAnswer(request, reply, { year: isLicense ? year : null }, async () => {
+      const ctx = await templateProject(request, p.type);
+      const [store, viewer, dataDir] = [storeOf(request), request.principal.user, request.server.dataDir];
+      const found = await findTemplate(store, dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
+      if (!found) throw notFound('Template');
+      const values = { fullname: p.fullname || viewer?.name, project: p.project, year };
+      return { json: templateJson(p.type, found.template, values), source: found.source };
+    });
   });
 }

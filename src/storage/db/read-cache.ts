@@ -1,5 +1,5 @@
 // In-memory answers to the lookups every read request starts with (token, project, membership,
-// settings, template projects), valid for one value of the database's change epoch.
+// settings), and whole answers (http/kept-answers.ts), valid for one value of the database's change epoch.
 //
 // Why it is never stale: every committed change to the access tables increases `change_epoch` in the
 // same transaction (migration 0003). Before a read request looks anything up, the epoch is read after
