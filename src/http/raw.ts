@@ -1,6 +1,6 @@
 // Raw file answers (docs/gitlab-compatibility.md#snippet-raw, Workhorse's content headers): the type
-// sniffed from the bytes, inline for text, images, video and PDF, attachment for SVG and everything else, and headers that keep
-// a browser from running anything served this way.
+// sniffed from the bytes, inline for text, images, video and PDF, attachment for SVG and everything else,
+// and headers that keep a browser from running anything served this way.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 interface Sniffed {

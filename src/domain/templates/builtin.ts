@@ -92,7 +92,8 @@ function readLicenses(): LicenseData[] {
       limitations: l.limitations ?? [],
       html_url: `http://choosealicense.com/licenses/${key}/`,
       source_url: spdx ? `https://spdx.org/licenses/${spdx}.html` : null,
-      // The text with leading blank lines removed and its end kept as it is (docs/gitlab-compatibility.md#template-lookup).
+      // The text with leading blank lines removed and its end kept as it is
+      // (docs/gitlab-compatibility.md#template-lookup).
       body: String(l.body).replace(/^(\s*\n)+/, ''),
     };
   });

@@ -1,5 +1,5 @@
-// Where a request's templates come from (docs/gitlab-compatibility.md#custom-templates, #d9), in GitLab's order: the file template
-// projects of the project's ancestor groups (closest first), the instance's file template project, then
+// Where a request's templates come from (docs/gitlab-compatibility.md#custom-templates, #d9), in
+// GitLab's order: the file template projects of the project's ancestor groups (closest first), the instance's file template project, then
 // the type's own source (types.ts): the built-in templates or the project's repository. The deprecated
 // instance-wide endpoints use the instance's template project and the built-in templates. Repositories
 // are read from git on every request, so a new commit is seen at once; a template project the caller

@@ -1,5 +1,5 @@
-// License placeholders (docs/gitlab-compatibility.md#license-placeholders): year, copyright holder and project, in any of the bracket
-// styles [..], <..> and {..}, case-insensitive; and the license entity's JSON.
+// License placeholders (docs/gitlab-compatibility.md#license-placeholders): year, copyright holder and
+// project, in any of the bracket styles [..], <..> and {..}, case-insensitive; and the license entity's JSON.
 
 export interface LicenseData {
   key: string;

@@ -1,5 +1,5 @@
-// The template types of GitLab's template endpoints (docs/gitlab-compatibility.md#templates), one row each: where a type's
-// files live in a template project, where its templates come from after the template projects, how a
+// The template types of GitLab's template endpoints (docs/gitlab-compatibility.md#templates), one row
+// each: where a type's files live in a template project, where its templates come from after the template projects, how a
 // file is presented and what the caller needs. Every other module reads this table instead of naming a
 // type.
 import path from 'node:path';
@@ -32,7 +32,7 @@ export interface TemplateTypeRule {
   header: boolean;
   /** 'license': GitLab's license entity with its placeholders filled; 'file': {name, content}. */
   entity: 'file' | 'license';
-  /** The ability the caller needs on the project (policy.ts): read_project (guests of private projects too) or download_code. */
+  /** The ability needed on the project (policy.ts): read_project (private projects' guests too) or download_code. */
   permission: 'read_project' | 'download_code';
   /** The deprecated instance-wide /templates/<type> endpoints: the name in their 404; null: none. */
   deprecated: { notFound: string } | null;

@@ -1,5 +1,5 @@
-// The deprecated instance-wide template endpoints (GitLab's lib/api/templates.rb, docs/gitlab-compatibility.md#deprecated-template-endpoints), for
-// the types the template-types table gives one: no authentication and no project; names follow the
+// The deprecated instance-wide template endpoints (GitLab's lib/api/templates.rb,
+// docs/gitlab-compatibility.md#deprecated-template-endpoints), for the types the template-types table gives one: no authentication and no project; names follow the
 // stricter pattern [\w.-]+.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { storeOf } from '../request.ts';
