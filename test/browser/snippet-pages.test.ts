@@ -114,6 +114,16 @@ describe('snippet pages in Chromium', () => {
     await page.close();
   });
 
+  it('fits a phone-width screen without sideways scrolling', async () => {
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
+    const page = await context.newPage();
+    await page.goto(snippet.web_url);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `${overflow}px wider than the screen`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'snippet-page-phone.png'), fullPage: true });
+    await context.close();
+  });
+
   it('follows Raw to the file as plain text', async () => {
     const page = await browser.newPage();
     await page.goto(snippet.web_url);

@@ -153,6 +153,19 @@ describe('snippet pages', () => {
     assert.equal((await raw('main~1')).statusCode, 404);
   });
 
+  it('a snippet page with one 200-line file weighs under 100 KB with its stylesheet', async () => {
+    const code = Array.from({ length: 200 }, (_, i) => `  def method_${i}(x) = x * ${i} # line ${i}`).join('\n');
+    const s = await createSnippet('public', 'public', [
+      { file_path: 'code.rb', content: `class Code\n${code}\nend\n` },
+    ]);
+    const page = await t.request({ method: 'GET', url: pathOf(s.web_url), token: null });
+    const css = await t.request({ method: 'GET', url: '/-/snippetd/app.css', token: null });
+    assert.equal(css.statusCode, 200);
+    assert.equal(css.headers['content-type'], 'text/css; charset=utf-8');
+    const bytes = page.rawPayload.length + css.rawPayload.length;
+    assert.ok(bytes < 100 * 1024, `${bytes} bytes`);
+  });
+
   it("GitLab's legacy paths move permanently to the /-/ paths, query kept", async () => {
     const legacy = pathOf(snippet.web_url).replace('/-/snippets/', '/snippets/');
     const page = await t.request({ method: 'GET', url: legacy, token: null });

@@ -74,10 +74,6 @@ export function fillSplit(
   return out;
 }
 
-export function fillPlaceholders(text: string, values: PlaceholderValues): string {
-  return fillSplit(splitPlaceholders(text), values);
-}
-
 /** GitLab's license entity: exactly these 11 keys in this order. */
 export function presentLicense(l: LicenseData, content: string) {
   return {
