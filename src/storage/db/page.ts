@@ -1,6 +1,6 @@
 // One page of an ordered query and its total. Totals are not counted past 10,000 rows, so a list never
 // scans a huge table to fill X-Total (GitLab's offset pagination does the same).
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { type Expression, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database } from './schema.ts';
 
 export const MAX_COUNTED = 10_000;
@@ -38,4 +38,10 @@ export async function fetchPage<Row>(
     .executeTakeFirstOrThrow();
   const total = Number(counted.n) > MAX_COUNTED ? null : Number(counted.n);
   return { rows: rows.slice(0, window.limit) as Row[], total, hasMore: rows.length > window.limit };
+}
+
+/** `column` contains `text`, case-insensitively and literally (% and _ in the text match themselves). */
+export function containsText(column: Expression<string | null>, text: string) {
+  const pattern = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql<boolean>`lower(coalesce(${column}, '')) LIKE ${pattern} ESCAPE '\\'`;
 }

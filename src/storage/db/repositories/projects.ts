@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Insertable, type Updateable, type SelectQueryBuilder } from 'kysely';
 import type { Database, Namespace, Project, ProjectsTable, Visibility } from '../schema.ts';
-import { fetchPage, type PageWindow } from '../page.ts';
+import { containsText, fetchPage, type PageWindow } from '../page.ts';
 
 export type ProjectOrderColumn = 'id' | 'name' | 'path' | 'created_at' | 'last_activity_at';
 
@@ -127,12 +127,12 @@ export function projectsRepository(db: Kysely<Database>) {
       }
       if (filter.namespaceId !== undefined) q = q.where('namespace_id', '=', filter.namespaceId);
       if (filter.search) {
-        const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+        const search = filter.search;
         q = q.where((eb) =>
           eb.or([
-            sql<boolean>`lower(projects.name) LIKE ${pattern} ESCAPE '\\'`,
-            sql<boolean>`lower(projects.path) LIKE ${pattern} ESCAPE '\\'`,
-            sql<boolean>`lower(coalesce(projects.description, '')) LIKE ${pattern} ESCAPE '\\'`,
+            containsText(sql.ref('projects.name'), search),
+            containsText(sql.ref('projects.path'), search),
+            containsText(sql.ref('projects.description'), search),
           ]),
         );
       }

@@ -1,7 +1,7 @@
 import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
-import { fetchPage, type PageWindow } from '../page.ts';
+import { containsText, fetchPage, type PageWindow } from '../page.ts';
 
 export interface StoredFile {
   path: string;
@@ -45,8 +45,7 @@ export function snippetsRepository(db: Kysely<Database>) {
     listPage(projectId: number, levels: Visibility[], window: PageWindow, titleContains?: string) {
       let query = db.selectFrom('snippets').where('project_id', '=', projectId).where('visibility', 'in', levels);
       if (titleContains) {
-        const pattern = `%${titleContains.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-        query = query.where(sql<boolean>`lower(title) LIKE ${pattern} ESCAPE '\\'`);
+        query = query.where(containsText(sql.ref('title'), titleContains));
       }
       return fetchPage(db, query.selectAll().orderBy('id', 'desc'), window);
     },
