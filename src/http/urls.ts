@@ -15,3 +15,14 @@ export function baseUrl(request: FastifyRequest): string {
 export function sshHost(request: FastifyRequest): string {
   return new URL(baseUrl(request)).hostname;
 }
+
+/** A repository path as a URL path: each segment encoded, the slashes kept. */
+export const encodePath = (filePath: string) => filePath.split('/').map(encodeURIComponent).join('/');
+
+/** A snippet's page (its web_url); raw_url and files[].raw_url hang below it. */
+export const snippetWebUrl = (base: string, projectPath: string, snippetId: number) =>
+  `${base}/${projectPath}/-/snippets/${snippetId}`;
+
+/** One file of a snippet at a ref, below its web_url (files[].raw_url). */
+export const snippetFileRawUrl = (webUrl: string, ref: string, filePath: string) =>
+  `${webUrl}/raw/${encodeURIComponent(ref)}/${encodePath(filePath)}`;

@@ -1,4 +1,4 @@
-// What every page module shares: who is looking, and how a path goes into a link.
+// What every page module shares: who is looking, and the shape of a page handler.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Viewer } from '../../domain/policy.ts';
 
@@ -7,9 +7,6 @@ import type { Viewer } from '../../domain/policy.ts';
  * is served. API tokens are for the API only and never make a page visitor known.
  */
 export const pageViewer = (request: FastifyRequest): Viewer => request.pageUser;
-
-/** A repository path as a URL path: each segment encoded, the slashes kept. */
-export const encodePath = (filePath: string) => filePath.split('/').map(encodeURIComponent).join('/');
 
 /** Serves one page; `groups` are the path pattern's groups, each decoded on its own. */
 export type PageHandler = (request: FastifyRequest, reply: FastifyReply, groups: string[]) => unknown;

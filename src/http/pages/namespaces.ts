@@ -6,7 +6,7 @@ import { visibleProjectsIn } from '../../domain/projects.ts';
 import { visibleSnippets } from '../../domain/snippets/lists.ts';
 import { notFound } from '../../domain/failure.ts';
 import { storeOf } from '../request.ts';
-import { baseUrl } from '../urls.ts';
+import { baseUrl, snippetWebUrl } from '../urls.ts';
 import { html } from '../views/html.ts';
 import { sendPage } from './layout.ts';
 import { pageViewer, type PageHandler } from './common.ts';
@@ -55,7 +55,7 @@ function snippetsAcrossProjects(base: string, snippets: Awaited<ReturnType<typeo
   if (!snippets.length) return html`<p class="empty">No snippets to show.</p>`;
   return html`<ul class="list">${snippets.map(
     ({ snippet, ctx }) =>
-      html`<li><a href="${base}/${ctx.project.full_path}/-/snippets/${snippet.id}">${snippet.title}</a>
+      html`<li><a href="${snippetWebUrl(base, ctx.project.full_path, snippet.id)}">${snippet.title}</a>
 <span class="meta">${ctx.project.full_path}</span> <span class="badge">${snippet.visibility}</span></li>`,
   )}</ul>`;
 }

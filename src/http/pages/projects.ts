@@ -9,10 +9,10 @@ import { listTree, readFile, type TreeItem } from '../../domain/repository-files
 import { viewOf } from '../../domain/rendering.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import { storeOf } from '../request.ts';
-import { baseUrl } from '../urls.ts';
+import { baseUrl, encodePath, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
 import { sendPage } from './layout.ts';
-import { encodePath, pageViewer, type PageHandler } from './common.ts';
+import { pageViewer, type PageHandler } from './common.ts';
 
 const SNIPPETS_PER_PAGE = 20;
 
@@ -31,7 +31,7 @@ async function visibleSnippets(request: FastifyRequest, ctx: ProjectContext, pag
 function snippetList(base: string, ctx: ProjectContext, snippets: Snippet[]): Html {
   if (!snippets.length) return html`<p class="empty">No snippets to show.</p>`;
   return html`<ul class="list">${snippets.map(
-    (s) => html`<li><a href="${base}/${ctx.project.full_path}/-/snippets/${s.id}">${s.title}</a>
+    (s) => html`<li><a href="${snippetWebUrl(base, ctx.project.full_path, s.id)}">${s.title}</a>
 <span class="badge">${s.visibility}</span> <time datetime="${s.updated_at}">${s.updated_at.slice(0, 10)}</time></li>`,
   )}</ul>`;
 }
@@ -41,8 +41,8 @@ function treeList(base: string, ctx: ProjectContext, ref: string, items: TreeIte
     `${base}/${ctx.project.full_path}/-/${kind}/${encodeURIComponent(ref)}/${encodePath(item.path)}`;
   return html`<ul class="list tree">${items.map((item) =>
     item.type === 'tree'
-      ? html`<li class="dir"><a href="${link('tree', item)}">${item.name}/</a></li>`
-      : html`<li class="file"><a href="${link('blob', item)}">${item.name}</a></li>`,
+      ? html`<li><a href="${link('tree', item)}">${item.name}/</a></li>`
+      : html`<li><a href="${link('blob', item)}">${item.name}</a></li>`,
   )}</ul>`;
 }
 

@@ -10,23 +10,18 @@ import {
   readSnippetFile,
 } from '../../domain/snippets/service.ts';
 import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
-import { encodePath, pageViewer, type PageHandler } from './common.ts';
+import { pageViewer, type PageHandler } from './common.ts';
+import { humanSize } from '../../domain/snippets/limits.ts';
 import type { Snippet, User } from '../../storage/db/schema.ts';
 import type { Store } from '../../storage/db/store.ts';
 import { notFound } from '../../domain/failure.ts';
 import { storeOf } from '../request.ts';
 import { sendWebRaw } from '../raw.ts';
-import { baseUrl } from '../urls.ts';
+import { baseUrl, encodePath, snippetFileRawUrl, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
 import { newNonce, sendPage } from './layout.ts';
 
 const FULL_COMMIT_ID = /^[0-9a-f]{40}$/;
-
-function humanSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
 
 function fileBody(view: FileView, rawUrl: string, filePath: string): Html {
   switch (view.kind) {
@@ -46,7 +41,7 @@ async function fileSections(store: Store, snippet: Snippet, web: string): Promis
   const files = await store.snippets.files(snippet.id);
   return Promise.all(
     files.map(async (file, i) => {
-      const rawUrl = `${web}/raw/${encodeURIComponent(snippet.default_branch)}/${encodePath(file.path)}`;
+      const rawUrl = snippetFileRawUrl(web, snippet.default_branch, file.path);
       const view = await viewOf(file.blob_id, file.path, file.content);
       return html`<section class="file" id="file-${i + 1}" aria-labelledby="file-${i + 1}-name">
 <header class="file-header">
@@ -68,7 +63,7 @@ async function embedScript(request: FastifyRequest, reply: FastifyReply, project
   const store = storeOf(request);
   const { ctx, snippet } = await findSnippetForPage(store, null, projectPath, id);
   if (!isReadableByAnyone(ctx, snippet)) throw notFound('Snippet');
-  const web = `${baseUrl(request)}/${ctx.project.full_path}/-/snippets/${snippet.id}`;
+  const web = snippetWebUrl(baseUrl(request), ctx.project.full_path, snippet.id);
   const markup = html`<div class="snippetd-embed"><style>${trusted(EMBED_STYLE)}</style>
 <p class="snippetd-embed-title"><a href="${web}">${snippet.title}</a></p>
 ${await fileSections(store, snippet, web)}
@@ -94,7 +89,7 @@ async function snippetPage(request: FastifyRequest, reply: FastifyReply, project
   const { ctx, snippet } = await findSnippetForPage(store, pageViewer(request), projectPath, id);
   const author = (await store.users.findById(snippet.author_id)) as User;
   const base = baseUrl(request);
-  const web = `${base}/${ctx.project.full_path}/-/snippets/${snippet.id}`;
+  const web = snippetWebUrl(base, ctx.project.full_path, snippet.id);
   const sections = await fileSections(store, snippet, web);
   const nonce = newNonce();
   const body = html`<article class="snippet">

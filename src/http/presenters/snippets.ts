@@ -1,5 +1,6 @@
 import type { Project, Snippet, User } from '../../storage/db/schema.ts';
 import { userBasic } from './users.ts';
+import { snippetFileRawUrl, snippetWebUrl } from '../urls.ts';
 
 /** D2: GitLab's UserBasic plus the mission's `email` (public email only) and `created_at`. */
 export const snippetAuthor = (user: User, base: string) => ({
@@ -7,8 +8,6 @@ export const snippetAuthor = (user: User, base: string) => ({
   email: user.public_email ?? '',
   created_at: user.created_at,
 });
-
-const encodePath = (p: string) => p.split('/').map(encodeURIComponent).join('/');
 
 /** GitLab's project snippet entity, keys in GitLab's order (docs/gitlab-compatibility.md#snippet-object). */
 export function snippet(
@@ -18,7 +17,7 @@ export function snippet(
   paths: string[],
   urls: { base: string; sshHost: string },
 ) {
-  const web = `${urls.base}/${project.full_path}/-/snippets/${s.id}`;
+  const web = snippetWebUrl(urls.base, project.full_path, s.id);
   const hasRepository = s.head_commit !== null;
   return {
     id: s.id,
@@ -38,7 +37,7 @@ export function snippet(
     file_name: paths[0] ?? s.file_name,
     files: paths.map((p) => ({
       path: p,
-      raw_url: `${web}/raw/${encodeURIComponent(s.default_branch)}/${encodePath(p)}`,
+      raw_url: snippetFileRawUrl(web, s.default_branch, p),
     })),
     imported: false,
     imported_from: 'none',
