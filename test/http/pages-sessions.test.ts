@@ -21,7 +21,6 @@ const cookieValue = (res: { headers: Record<string, unknown> }, name: string) =>
 describe('signing in to the pages', () => {
   let t: TestApp;
   let secret: any;
-  let outsider: { id: number };
 
   async function form() {
     const res = await t.request({ method: 'GET', url: '/users/sign_in', token: null });
@@ -57,7 +56,7 @@ describe('signing in to the pages', () => {
   before(async () => {
     t = await createTestApp();
     const member = await user('member');
-    outsider = await user('outsider');
+    await user('outsider');
     await user('blocked');
     const project = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'private-project' });
     await t.must('POST', `/projects/${project.id}/members`, ROOT_TOKEN, { user_id: member.id, access_level: 20 });
@@ -95,7 +94,6 @@ describe('signing in to the pages', () => {
 
   it('a signed-in non-member still gets 404', async () => {
     assert.equal((await view(secret.web_url, await session('outsider'))).statusCode, 404);
-    assert.ok(outsider.id > 0);
   });
 
   it('never sends a visitor to another site after signing in', async () => {
@@ -132,7 +130,7 @@ describe('signing in to the pages', () => {
   });
 
   it('locks the account for 10 minutes after 10 failed attempts, then lets it in again', async () => {
-    const locked = await user('forgetful');
+    await user('forgetful');
     for (let i = 1; i <= 9; i++) assert.match((await submit('forgetful', `wrong ${i}`)).body, /Invalid login/);
     assert.match((await submit('forgetful', 'wrong 10')).body, /Your account is locked/);
     const res = await submit('forgetful', PASSWORD);
@@ -140,7 +138,6 @@ describe('signing in to the pages', () => {
     assert.match(res.body, /Your account is locked/);
     const later = await signIn(t.app.store, 'forgetful', PASSWORD, Date.now() + LOCK_MS + 1000);
     assert.equal(later.ok, true);
-    assert.ok(locked.id > 0);
   });
 
   it('a blocked user cannot sign in, and their open session no longer counts', async () => {
