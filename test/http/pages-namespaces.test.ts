@@ -109,3 +109,119 @@ describe('group and user pages', () => {
     assert.match(own.body, />closed note<\/a>/);
   });
 });
+
+describe('paged lists on group, user and explore pages', () => {
+  let t: TestApp;
+  let group: any;
+  const publicTitles: string[] = [];
+  const page = (path: string) => t.request({ method: 'GET', url: path, token: null });
+  const linkTitles = (body: string) =>
+    [...body.matchAll(/<li><a href="[^"]*\/-\/snippets\/\d+">([^<]*)<\/a>/g)].map((m) => m[1]);
+  const olderLink = (body: string) => /<a rel="next" href="https?:\/\/[^/]+([^"]*)">Older<\/a>/.exec(body)?.[1];
+
+  before(async () => {
+    t = await createTestApp();
+    group = await t.must('POST', '/groups', ROOT_TOKEN, { name: 'Many', path: 'many', visibility: 'public' });
+    await t.must('POST', '/groups', ROOT_TOKEN, {
+      name: 'Nested',
+      path: 'nested',
+      parent_id: group.id,
+      visibility: 'public',
+    });
+    await t.must('POST', '/groups', ROOT_TOKEN, {
+      name: 'Hidden',
+      path: 'hidden',
+      parent_id: group.id,
+      visibility: 'private',
+    });
+    const shown = await t.must('POST', '/projects', ROOT_TOKEN, {
+      name: 'p-00',
+      namespace_id: group.id,
+      visibility: 'public',
+    });
+    const hidden = await t.must('POST', '/projects', ROOT_TOKEN, {
+      name: 'secret',
+      namespace_id: group.id,
+      visibility: 'private',
+    });
+    for (let i = 1; i < 55; i++)
+      await t.must('POST', '/projects', ROOT_TOKEN, {
+        name: `p-${String(i).padStart(2, '0')}`,
+        namespace_id: group.id,
+        visibility: 'public',
+      });
+    // Visible and hidden snippets interleaved, so every page has to skip some.
+    for (let i = 0; i < 25; i++) {
+      const title = `shown ${i}`;
+      await t.must('POST', `/projects/${shown.id}/snippets`, ROOT_TOKEN, {
+        title,
+        visibility: 'public',
+        files: [{ file_path: 'a', content: 'a' }],
+      });
+      await t.must('POST', `/projects/${hidden.id}/snippets`, ROOT_TOKEN, {
+        title: `hidden ${i}`,
+        visibility: 'private',
+        files: [{ file_path: 'a', content: 'a' }],
+      });
+      publicTitles.unshift(title);
+    }
+  });
+  after(() => t.close());
+
+  it('/explore/snippets pages by "Older" links through every visible snippet once, newest first', async () => {
+    const seen: string[] = [];
+    let path: string | undefined = '/explore/snippets';
+    let pages = 0;
+    while (path) {
+      const res = await page(path);
+      assert.equal(res.statusCode, 200);
+      const titles = linkTitles(res.body);
+      assert.ok(titles.length <= 20, `${titles.length} snippets on one page`);
+      seen.push(...titles);
+      path = olderLink(res.body);
+      pages++;
+      if (path) assert.match(path, /^\/explore\/snippets\?before=\d+$/);
+    }
+    assert.deepEqual(seen, publicTitles);
+    assert.equal(pages, 2);
+    // The second page links back to the newest.
+    const second = await page(olderLink((await page('/explore/snippets')).body)!);
+    assert.match(second.body, /<a rel="prev" href="[^"]*\/explore\/snippets">Newest<\/a>/);
+    // A cursor that is not a positive number is the first page.
+    assert.deepEqual(linkTitles((await page('/explore/snippets?before=x')).body), publicTitles.slice(0, 20));
+  });
+
+  it("a user's page is paged the same way", async () => {
+    const first = await page('/root');
+    assert.equal(first.statusCode, 200);
+    assert.deepEqual(linkTitles(first.body), publicTitles.slice(0, 20));
+    const older = olderLink(first.body);
+    assert.match(older!, /^\/root\?before=\d+$/);
+    assert.deepEqual(linkTitles((await page(older!)).body), publicTitles.slice(20));
+  });
+
+  it("a group's projects are paged, 50 to a page, by name", async () => {
+    const projectNames = (body: string) =>
+      [...body.matchAll(/<li><a href="[^"]*\/many\/[^"]*">(p-\d\d|secret)<\/a>/g)].map((m) => m[1]);
+    const first = await page('/groups/many');
+    const names = Array.from({ length: 55 }, (_, i) => `p-${String(i).padStart(2, '0')}`);
+    assert.deepEqual(projectNames(first.body), names.slice(0, 50));
+    assert.match(first.body, /<a rel="next" href="[^"]*\/groups\/many\?page=2">Next<\/a>/);
+    const second = await page('/groups/many?page=2');
+    assert.deepEqual(projectNames(second.body), names.slice(50));
+    assert.match(second.body, /<a rel="prev" href="[^"]*\/groups\/many\?page=1">Previous<\/a>/);
+    assert.doesNotMatch(second.body, /rel="next"/);
+  });
+
+  it('a subgroup answers at its bare path as well as under /groups, and a hidden one is 404 at both', async () => {
+    for (const path of ['/many/nested', '/groups/many/nested']) {
+      const res = await page(path);
+      assert.equal(res.statusCode, 200, path);
+      assert.match(res.body, /<h1>Nested<\/h1>/);
+    }
+    for (const path of ['/many/hidden', '/groups/many/hidden', '/many/nowhere'])
+      assert.equal((await page(path)).statusCode, 404, path);
+    // A project at a bare path is still the project.
+    assert.match((await page('/many/p-01')).body, /<h1><a href="[^"]*\/many\/p-01">p-01<\/a><\/h1>/);
+  });
+});

@@ -1,26 +1,30 @@
-// Group and user pages: a group (/groups/<path>, and /<path> for a top-level one, as GitLab) with the
-// subgroups and projects the viewer may see; a user (/<username>) with the snippets the viewer may see.
+// Group and user pages: a group (/groups/<path>, and /<path> as GitLab) with the subgroups and projects the
+// viewer may see; a user (/<username>) with the snippets the viewer may see; the instance's snippets
+// (/explore/snippets) and the signed-in user's own (/dashboard/snippets). Every list is paged.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findReadableGroup, visibleChildGroups } from '../../domain/groups.ts';
 import { visibleProjectsIn } from '../../domain/projects.ts';
-import { visibleSnippets } from '../../domain/snippets/lists.ts';
+import { visibleSnippets, type VisibleSnippets } from '../../domain/snippets/lists.ts';
 import { notFound } from '../../domain/failure.ts';
 import { storeOf } from '../request.ts';
 import { baseUrl, snippetWebUrl } from '../urls.ts';
 import { html } from '../views/html.ts';
 import { sendPage } from './layout.ts';
-import { pageViewer, type PageHandler } from './common.ts';
+import { pageLinks, pageViewer, positiveQueryNumber, type PageHandler } from './common.ts';
 
-const PROJECTS_SHOWN = 100;
-const SNIPPETS_SHOWN = 20;
+const PROJECTS_PER_PAGE = 50;
+const SNIPPETS_PER_PAGE = 20;
 
-async function groupPage(request: FastifyRequest, reply: FastifyReply, groupPath: string) {
+export async function groupPage(request: FastifyRequest, reply: FastifyReply, groupPath: string) {
   const store = storeOf(request);
   const viewer = pageViewer(request);
   const { group } = await findReadableGroup(store, viewer, groupPath);
   const base = baseUrl(request);
   const subgroups = await visibleChildGroups(store, viewer, group);
-  const projects = await visibleProjectsIn(store, viewer, group.id, { offset: 0, limit: PROJECTS_SHOWN });
+  const page = positiveQueryNumber(request, 'page') ?? 1;
+  const window = { offset: (page - 1) * PROJECTS_PER_PAGE, limit: PROJECTS_PER_PAGE };
+  const projects = await visibleProjectsIn(store, viewer, group.id, window);
+  const pageUrl = (n: number) => `${base}/groups/${group.full_path}?page=${n}`;
   const body = html`<h1>${group.name}</h1>
 <p class="meta"><span class="badge">${group.visibility}</span> ${group.full_path}</p>
 ${group.description ? html`<p class="description">${group.description}</p>` : ''}
@@ -35,7 +39,11 @@ ${
   projects.rows.length
     ? html`<ul class="list">${projects.rows.map((p) => html`<li><a href="${base}/${p.full_path}">${p.name}</a> <span class="badge">${p.visibility}</span></li>`)}</ul>`
     : html`<p class="empty">No projects to show.</p>`
-}</section>`;
+}
+${pageLinks(
+  page > 1 ? { href: pageUrl(page - 1), label: 'Previous' } : undefined,
+  projects.hasMore ? { href: pageUrl(page + 1), label: 'Next' } : undefined,
+)}</section>`;
   return sendPage(reply, 200, group.name, body);
 }
 
@@ -43,27 +51,39 @@ async function userPage(request: FastifyRequest, reply: FastifyReply, username: 
   const store = storeOf(request);
   const user = await store.users.findByUsername(username);
   if (!user) throw notFound('User');
-  const base = baseUrl(request);
-  const snippets = await visibleSnippets(store, pageViewer(request), { authorId: user.id }, SNIPPETS_SHOWN);
+  const snippets = await snippetsPage(request, { authorId: user.id });
   const body = html`<h1>${user.name}</h1>
 <p class="meta">@${user.username}</p>
-<section><h2>Snippets</h2>${snippetsAcrossProjects(base, snippets)}</section>`;
+<section><h2>Snippets</h2>${snippetsAcrossProjects(request, `/${user.username}`, snippets)}</section>`;
   return sendPage(reply, 200, user.name, body);
 }
 
-function snippetsAcrossProjects(base: string, snippets: Awaited<ReturnType<typeof visibleSnippets>>) {
-  if (!snippets.length) return html`<p class="empty">No snippets to show.</p>`;
-  return html`<ul class="list">${snippets.map(
+/** The page of snippets that the `before` parameter asks for (the newest when absent). */
+const snippetsPage = (request: FastifyRequest, filter: { authorId?: number }) =>
+  visibleSnippets(storeOf(request), pageViewer(request), filter, {
+    before: positiveQueryNumber(request, 'before'),
+    limit: SNIPPETS_PER_PAGE,
+  });
+
+/** The list of a page of snippets, with links to older ones; `listPath` is the list's own path. */
+function snippetsAcrossProjects(request: FastifyRequest, listPath: string, { found, nextBefore }: VisibleSnippets) {
+  const base = baseUrl(request);
+  const here = `${base}${listPath}`;
+  const links = pageLinks(
+    positiveQueryNumber(request, 'before') ? { href: here, label: 'Newest' } : undefined,
+    nextBefore ? { href: `${here}?before=${nextBefore}`, label: 'Older' } : undefined,
+  );
+  if (!found.length) return html`<p class="empty">No snippets to show.</p>${links}`;
+  return html`<ul class="list">${found.map(
     ({ snippet, ctx }) =>
       html`<li><a href="${snippetWebUrl(base, ctx.project.full_path, snippet.id)}">${snippet.title}</a>
 <span class="meta">${ctx.project.full_path}</span> <span class="badge">${snippet.visibility}</span></li>`,
-  )}</ul>`;
+  )}</ul>${links}`;
 }
 
 /** /explore/snippets: the newest snippets the viewer may see, across the instance. */
 async function explorePage(request: FastifyRequest, reply: FastifyReply) {
-  const snippets = await visibleSnippets(storeOf(request), pageViewer(request), {}, SNIPPETS_SHOWN);
-  const body = html`<h1>Explore snippets</h1>${snippetsAcrossProjects(baseUrl(request), snippets)}`;
+  const body = html`<h1>Explore snippets</h1>${snippetsAcrossProjects(request, '/explore/snippets', await snippetsPage(request, {}))}`;
   return sendPage(reply, 200, 'Explore snippets', body);
 }
 
@@ -71,8 +91,8 @@ async function explorePage(request: FastifyRequest, reply: FastifyReply) {
 async function dashboardPage(request: FastifyRequest, reply: FastifyReply) {
   const viewer = pageViewer(request);
   if (!viewer) return reply.redirect(`/users/sign_in?redirect_to=${encodeURIComponent('/dashboard/snippets')}`, 302);
-  const snippets = await visibleSnippets(storeOf(request), viewer, { authorId: viewer.id }, SNIPPETS_SHOWN);
-  const body = html`<h1>Your snippets</h1>${snippetsAcrossProjects(baseUrl(request), snippets)}`;
+  const snippets = await snippetsPage(request, { authorId: viewer.id });
+  const body = html`<h1>Your snippets</h1>${snippetsAcrossProjects(request, '/dashboard/snippets', snippets)}`;
   return sendPage(reply, 200, 'Your snippets', body);
 }
 

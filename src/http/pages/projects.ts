@@ -12,7 +12,8 @@ import { storeOf } from '../request.ts';
 import { baseUrl, encodePath, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
 import { sendPage } from './layout.ts';
-import { pageViewer, type PageHandler } from './common.ts';
+import { groupPage } from './namespaces.ts';
+import { pageLinks, pageViewer, positiveQueryNumber, type PageHandler } from './common.ts';
 
 const SNIPPETS_PER_PAGE = 20;
 
@@ -82,7 +83,7 @@ ${canReadCode && ref ? html`<section><h2>Files on ${ref}</h2>${treeList(base, ct
 async function snippetsPage(request: FastifyRequest, reply: FastifyReply, projectPath: string) {
   const ctx = await projectFor(request, projectPath);
   const query = request.query as Record<string, unknown>;
-  const page = Math.max(1, Number.parseInt(String(query.page ?? '1'), 10) || 1);
+  const page = positiveQueryNumber(request, 'page') ?? 1;
   const title = typeof query.search === 'string' && query.search !== '' ? query.search : undefined;
   const result = await visibleSnippets(request, ctx, page, title);
   if (!result) throw notFound('Project');
@@ -93,10 +94,10 @@ async function snippetsPage(request: FastifyRequest, reply: FastifyReply, projec
 <h2>Snippets</h2>
 <form method="get" class="search" role="search"><label>Title contains <input name="search" value="${title ?? ''}"></label> <button type="submit">Search</button></form>
 ${snippetList(base, ctx, result.rows)}
-<nav class="pages" aria-label="Pages">
-${page > 1 ? html`<a rel="prev" href="${listUrl(page - 1)}">Newer</a>` : ''}
-${result.hasMore ? html`<a rel="next" href="${listUrl(page + 1)}">Older</a>` : ''}
-</nav>`;
+${pageLinks(
+  page > 1 ? { href: listUrl(page - 1), label: 'Newer' } : undefined,
+  result.hasMore ? { href: listUrl(page + 1), label: 'Older' } : undefined,
+)}`;
   return sendPage(reply, 200, `Snippets · ${ctx.project.name}`, body);
 }
 
@@ -136,10 +137,24 @@ ${shown}
   return sendPage(reply, 200, `${file} · ${ctx.project.name}`, body);
 }
 
+/**
+ * A path of several segments names a project or a subgroup (GitLab gives both one space of names, so at
+ * most one of them exists): the project when there is one the viewer may see, else the group.
+ */
+async function projectOrGroupPage(request: FastifyRequest, reply: FastifyReply, path: string) {
+  try {
+    return await projectPage(request, reply, path);
+  } catch (error) {
+    if (error instanceof Failure && error.reason === 'not_found' && path.includes('/'))
+      return groupPage(request, reply, path);
+    throw error;
+  }
+}
+
 /** Most specific first: the project page takes whatever path is left. */
 export const PROJECT_PAGES: [RegExp, PageHandler][] = [
   [/^\/(.+)\/-\/snippets$/, (rq, rp, g) => snippetsPage(rq, rp, g[0])],
   [/^\/(.+)\/-\/tree\/([^/]+)(?:\/(.+))?$/, (rq, rp, g) => treePage(rq, rp, g[0], g[1], g[2])],
   [/^\/(.+)\/-\/blob\/([^/]+)\/(.+)$/, (rq, rp, g) => blobPage(rq, rp, g[0], g[1], g[2])],
-  [/^\/([^-][^?]*[^/])$/, (rq, rp, g) => projectPage(rq, rp, g[0])],
+  [/^\/([^-][^?]*[^/])$/, (rq, rp, g) => projectOrGroupPage(rq, rp, g[0])],
 ];

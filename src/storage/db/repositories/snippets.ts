@@ -31,11 +31,15 @@ export function snippetsRepository(db: Kysely<Database>) {
       const q = db.selectFrom('snippets').selectAll().where('id', '=', id);
       return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
     },
-    /** Snippets of every project (of one author, when given), newest first: to be filtered by what a viewer may see. */
-    newest(filter: { authorId?: number }, offset: number, limit: number): Promise<Snippet[]> {
+    /**
+     * Snippets of every project (of one author, when given) with ids below `before`, newest first: to be
+     * filtered by what a viewer may see.
+     */
+    newest(filter: { authorId?: number }, before: number | undefined, limit: number): Promise<Snippet[]> {
       let q = db.selectFrom('snippets').selectAll();
       if (filter.authorId !== undefined) q = q.where('author_id', '=', filter.authorId);
-      return q.orderBy('id', 'desc').offset(offset).limit(limit).execute();
+      if (before !== undefined) q = q.where('id', '<', before);
+      return q.orderBy('id', 'desc').limit(limit).execute();
     },
     async idsInProject(projectId: number): Promise<number[]> {
       const rows = await db.selectFrom('snippets').select('id').where('project_id', '=', projectId).execute();
