@@ -9,7 +9,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
 
@@ -34,6 +34,8 @@ describe('snippet pages in Chromium', () => {
   let otherOrigin: http.Server;
   let snippet: any;
   let secret: any;
+  let group: any;
+  let groupProject: any;
 
   async function api(method: string, route: string, body: unknown) {
     const res = await fetch(`${server.url}/api/v4${route}`, {
@@ -78,6 +80,13 @@ describe('snippet pages in Chromium', () => {
       visibility: 'private',
       files: [{ file_path: 'plan.txt', content: 'the plan' }],
     });
+    group = await api('POST', '/groups', { name: 'Team', path: 'team', visibility: 'public' });
+    groupProject = await api('POST', '/projects', { name: 'templates', namespace_id: group.id, visibility: 'public' });
+    await api('POST', `/projects/${groupProject.id}/repository/files/${encodeURIComponent('ci/deploy.yml')}`, {
+      branch: 'main',
+      content: 'deploy:\n  script: make deploy\n',
+      commit_message: 'Add a CI template',
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     // A page on another origin (localhost, not 127.0.0.1) that embeds the snippet.
     otherOrigin = http.createServer((_req, res) => {
@@ -86,6 +95,34 @@ describe('snippet pages in Chromium', () => {
     });
     await new Promise<void>((resolve) => otherOrigin.listen(0, '127.0.0.1', resolve));
   });
+
+  /** One URL of each kind of page, [name, url, whether it needs a signed-in visitor]. */
+  function pageTypes(): [name: string, url: string, signedIn?: boolean][] {
+    const projectUrl =
+      new URL(snippet.web_url).origin + new URL(snippet.web_url).pathname.replace(/\/-\/snippets\/\d+$/, '');
+    return [
+      ['snippet', snippet.web_url],
+      ['sign-in', `${server.url}/users/sign_in`],
+      ['project', projectUrl],
+      ['project-snippets', `${projectUrl}/-/snippets`],
+      ['tree', `${groupProject.web_url}/-/tree/main/ci`],
+      ['blob', `${groupProject.web_url}/-/blob/main/ci/deploy.yml`],
+      ['group', group.web_url],
+      ['user', `${server.url}/root`],
+      ['explore', `${server.url}/explore/snippets`],
+      ['not-found', `${server.url}/no/such/page`],
+      ['dashboard', `${server.url}/dashboard/snippets`, true],
+    ];
+  }
+
+  /** Signs in through the form, which then leads to `url`. */
+  async function signIn(page: Page, username: string, url: string) {
+    await page.goto(`${server.url}/users/sign_in?redirect_to=${encodeURIComponent(new URL(url).pathname)}`);
+    await page.getByLabel('Username or email').fill(username);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(url);
+  }
 
   after(async () => {
     await browser?.close();
@@ -114,13 +151,17 @@ describe('snippet pages in Chromium', () => {
     await page.close();
   });
 
-  it('fits a phone-width screen without sideways scrolling', async () => {
+  it('fits every page type on a phone-width screen without sideways scrolling', async () => {
     const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
-    const page = await context.newPage();
-    await page.goto(snippet.web_url);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    assert.ok(overflow <= 0, `${overflow}px wider than the screen`);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'snippet-page-phone.png'), fullPage: true });
+    for (const [name, url, signedIn] of pageTypes()) {
+      const page = await context.newPage();
+      if (signedIn) await signIn(page, 'member', url);
+      else await page.goto(url);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `${name}: ${overflow}px wider than the screen`);
+      await page.screenshot({ path: path.join(ARTIFACTS, `page-${name}-phone.png`), fullPage: true });
+      await page.close();
+    }
     await context.close();
   });
 
@@ -142,25 +183,26 @@ describe('snippet pages in Chromium', () => {
     await page.close();
   });
 
-  it('has no serious or critical accessibility violations (axe-core): snippet light and dark, sign-in, project', async () => {
-    for (const [colorScheme, url] of [
-      ['light', snippet.web_url],
-      ['dark', snippet.web_url],
-      ['light', `${server.url}/users/sign_in`],
-      ['light', new URL(snippet.web_url).origin + new URL(snippet.web_url).pathname.replace(/\/-\/snippets\/\d+$/, '')],
-    ] as const) {
+  it('every page type, light and dark, has no serious or critical accessibility violations (axe-core)', async () => {
+    const pages = pageTypes();
+    for (const colorScheme of ['light', 'dark'] as const) {
       // axe is injected as a script, which the page's policy rightly refuses: this context bypasses it.
       const context = await browser.newContext({ bypassCSP: true, colorScheme });
-      const page = await context.newPage();
-      await page.goto(url);
-      await page.addScriptTag({ path: AXE });
-      const violations = await page.evaluate(async () => {
-        const result = await (window as any).axe.run();
-        return result.violations
-          .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-          .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
-      });
-      assert.deepEqual(violations, [], `${colorScheme} ${url}`);
+      for (const [name, url, signedIn] of pages) {
+        const page = await context.newPage();
+        if (signedIn) await signIn(page, 'member', url);
+        else await page.goto(url);
+        await page.addScriptTag({ path: AXE });
+        const violations = await page.evaluate(async () => {
+          const result = await (window as any).axe.run();
+          return result.violations
+            .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+            .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+        });
+        assert.deepEqual(violations, [], `${name} (${colorScheme}): ${url}`);
+        await page.screenshot({ path: path.join(ARTIFACTS, `page-${name}-${colorScheme}.png`), fullPage: true });
+        await page.close();
+      }
       await context.close();
     }
   });
@@ -168,11 +210,7 @@ describe('snippet pages in Chromium', () => {
   it('signs in, sees a private snippet, signs out and gets 404', async () => {
     const page = await browser.newPage();
     assert.equal((await page.goto(secret.web_url))?.status(), 404);
-    await page.goto(`${server.url}/users/sign_in?redirect_to=${encodeURIComponent(new URL(secret.web_url).pathname)}`);
-    await page.getByLabel('Username or email').fill('member');
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(secret.web_url);
+    await signIn(page, 'member', secret.web_url);
     assert.equal(await page.locator('h1').textContent(), 'Secret plan');
     await page.screenshot({ path: path.join(ARTIFACTS, 'signed-in-private-snippet.png'), fullPage: true });
     await page.getByRole('button', { name: 'Sign out' }).click();
