@@ -53,7 +53,7 @@ const request = {
 async function lookups() {
   const ctx = await findReadableProject(app.readStore, null, 'root/bench');
   if (!can(null, 'download_code', ctx)) throw new Error('not readable');
-  return findTemplate(app.readStore, dataDir, null, ctx, 'dockerfiles', 'Node');
+  return findTemplate(app.readStore, null, ctx, 'dockerfiles', 'Node');
 }
 function checks() {
   if (!TEMPLATE_NAME.test(rawLastSegment(request))) throw new Error('name');

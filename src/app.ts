@@ -1,9 +1,12 @@
 // buildApp(config): the whole HTTP application over its database. HTTP tests import only this.
+import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.ts';
 import { openDatabase } from './storage/db/database.ts';
 import { migrateToLatest } from './storage/db/migrate.ts';
 import { createStore } from './storage/db/store.ts';
+import { ServingCaches } from './storage/git/serving-cache.ts';
+import { PushHooks } from './storage/git/push-hooks.ts';
 import { ReadCache, withCachedReads } from './storage/db/read-cache.ts';
 import { isReadRequest } from './http/request.ts';
 import { parseRackQuery } from './http/rack-params.ts';
@@ -72,9 +75,16 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   app.decorate('externalUrl', config.externalUrl);
   app.decorate('dataDir', config.dataDir);
   app.decorate('gitMaxBodyBytes', config.maxGitBodyBytes);
+  const gitCaches = new ServingCaches(path.join(config.dataDir, 'cache', 'git'));
+  const pushHooks = new PushHooks();
+  app.decorate('gitCaches', gitCaches);
+  app.decorate('pushHooks', pushHooks);
+  app.addHook('onClose', async () => {
+    await pushHooks.close();
+    gitCaches.close();
+  });
   app.decorate('snippetDeps', {
     store,
-    dataDir: config.dataDir,
     spam: config.akismetUrl
       ? akismetChecker(config.akismetUrl, config.akismetApiKey, config.externalUrl ?? 'http://localhost')
       : acceptEverything,

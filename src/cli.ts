@@ -6,6 +6,7 @@ import { openDatabase } from './storage/db/database.ts';
 import { migrateToLatest } from './storage/db/migrate.ts';
 import { createStore, type Store } from './storage/db/store.ts';
 import { startServer } from './server.ts';
+import { hasLegacyRepositories, importLegacyRepositories } from './domain/legacy-repositories.ts';
 import { createUser } from './domain/users.ts';
 import { createToken } from './domain/tokens.ts';
 import { SCOPES, type Scope } from './domain/access.ts';
@@ -73,7 +74,17 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'serve') {
     await startServer(config);
   } else if (command === 'migrate') {
-    await withStore(config, async () => undefined);
+    await withStore(config, async (store) => {
+      if (!hasLegacyRepositories(config.dataDir)) return;
+      const done = await importLegacyRepositories(store, config.dataDir, (n, total) =>
+        process.stderr.write(`\rsnippetd: importing repositories ${progressBar(n, total)} ${n}/${total}`),
+      );
+      process.stderr.write('\n');
+      console.log(
+        `snippetd: ${done.repositories} repositories (${done.objects} objects) imported into the database; ` +
+          `the old directory is now ${done.movedTo}`,
+      );
+    });
     console.log('snippetd: database is at the latest migration');
   } else if (command === 'users create') {
     const user = await withStore(config, (store) =>
@@ -108,7 +119,7 @@ async function main(argv: string[]): Promise<void> {
     });
     console.log(plain);
   } else if (command === 'fsck') {
-    const report = await withStore(config, (store) => fsck(store, config.dataDir, opt.repair === true));
+    const report = await withStore(config, (store) => fsck(store, opt.repair === true));
     for (const line of report.problems) console.log(line);
     console.log(
       `snippetd fsck: ${report.checked} repositories checked, ${report.problems.length} problems, ${report.repaired} snippets repaired`,
@@ -118,6 +129,12 @@ async function main(argv: string[]): Promise<void> {
     console.error(USAGE);
     process.exitCode = 2;
   }
+}
+
+function progressBar(done: number, total: number): string {
+  const width = 30;
+  const filled = total ? Math.round((done / total) * width) : width;
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
 }
 
 main(process.argv.slice(2)).catch((error) => {

@@ -1,12 +1,14 @@
 // Process entry for `snippetd serve`: build the app, bootstrap root on an empty database, listen, and
 // close gracefully on SIGTERM/SIGINT (in-flight requests finish, the database is closed).
 import type { FastifyInstance } from 'fastify';
-import type { Config } from './config.ts';
+import { type Config, ConfigError } from './config.ts';
+import { hasLegacyRepositories, LEGACY_REPOSITORIES_MESSAGE } from './domain/legacy-repositories.ts';
 import { buildApp } from './app.ts';
 import { bootstrapRoot } from './domain/bootstrap.ts';
 import { repairStoredSettings } from './domain/settings.ts';
 
 export async function startServer(config: Config): Promise<FastifyInstance> {
+  if (hasLegacyRepositories(config.dataDir)) throw new ConfigError(LEGACY_REPOSITORIES_MESSAGE);
   const app = await buildApp(config);
   for (const line of await repairStoredSettings(app.store)) {
     app.log.warn(line);

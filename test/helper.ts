@@ -10,6 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { importDirectory } from '../src/storage/git/import.ts';
 import { buildApp } from '../src/app.ts';
 import { defaults, type Config } from '../src/config.ts';
 import { bootstrapRoot } from '../src/domain/bootstrap.ts';
@@ -24,6 +25,13 @@ export type Headers = Record<string, string | undefined>;
 export interface TestApp {
   app: FastifyInstance;
   config: Config;
+  /**
+   * A bare git repository with what the database holds for a project's or a snippet's repository: this
+   * node's serving cache, brought up to date from the rows (null when there is no such repository).
+   */
+  gitDir(kind: 'project' | 'snippet', ownerId: number): Promise<string | null>;
+  /** Stores what git commands changed in gitDir()'s repository back into the rows (storage/git/import.ts). */
+  importGitDir(kind: 'project' | 'snippet', ownerId: number): Promise<void>;
   /** app.inject with the JSON body parsed into `json` (undefined when the body is not JSON). */
   request(options: InjectOptions & { token?: string | null }): Promise<Response>;
   /**
@@ -235,9 +243,21 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
     return { id: created.json.id, username, token: token.json.token };
   };
 
+  const gitDir: TestApp['gitDir'] = async (kind, ownerId) => {
+    const repo = await app.store.git.find(kind, ownerId);
+    return repo && app.gitCaches.exclusive(repo.id, () => app.gitCaches.refresh(repo));
+  };
+
+  const importGitDir: TestApp['importGitDir'] = async (kind, ownerId) => {
+    const repo = (await app.store.git.find(kind, ownerId))!;
+    await app.store.transaction((tx) => importDirectory(repo.on(tx.kysely), app.gitCaches.dirOf(repo.id)));
+  };
+
   return {
     app,
     config,
+    gitDir,
+    importGitDir,
     request,
     api,
     expect,

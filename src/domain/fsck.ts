@@ -1,8 +1,12 @@
-// `snippetd fsck [--repair]`: every repository through `git fsck --strict`, and every snippet's mirrored
-// files (the database rows reads are answered from) against its repository's head.
+// `snippetd fsck [--repair]`: every repository's rows checked the way `git fsck` checks a repository (each
+// object's id recomputed from its bytes, every ref and every object reachable from one present with the right
+// type, nothing stored that no ref reaches), every repository's owner present, and each snippet's index of
+// files and head against its branch. --repair rebuilds a snippet's index from its branch.
+import zlib from 'node:zlib';
 import type { Store } from '../storage/db/store.ts';
-import { projectRepository, snippetRepository } from './git-repositories.ts';
-import { mirrorRepositoryHead } from './snippets/service.ts';
+import { objectId, parseCommit, parseTree, TYPE_OF_PACK_TYPE, tagTarget } from '../storage/git/objects.ts';
+import type { GitRepository } from '../storage/git/repository.ts';
+import { reindexSnippet } from './snippets/service.ts';
 
 export interface FsckReport {
   checked: number;
@@ -10,44 +14,100 @@ export interface FsckReport {
   repaired: number;
 }
 
-export async function fsck(store: Store, dataDir: string, repair: boolean): Promise<FsckReport> {
+export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
   const report: FsckReport = { checked: 0, problems: [], repaired: 0 };
-  for (const { id } of await store.kysely.selectFrom('projects').select('id').orderBy('id').execute()) {
-    const repo = projectRepository(dataDir, id);
-    if (!repo.exists()) continue;
+  const snippetIds = new Set((await store.kysely.selectFrom('snippets').select('id').execute()).map((r) => r.id));
+  const projectIds = new Set((await store.kysely.selectFrom('projects').select('id').execute()).map((r) => r.id));
+  for (const row of await store.git.all()) {
     report.checked++;
-    for (const line of await repo.fsck()) report.problems.push(`project ${id}: ${line}`);
+    const name = `${row.kind} ${row.owner_id}`;
+    if (!(row.kind === 'snippet' ? snippetIds : projectIds).has(row.owner_id))
+      report.problems.push(`${name}: repository without its ${row.kind}`);
+    for (const line of await checkObjects(store, row.id)) report.problems.push(`${name}: ${line}`);
   }
   for (const snippet of await store.kysely.selectFrom('snippets').selectAll().orderBy('id').execute()) {
-    report.checked++;
-    const repo = snippetRepository(dataDir, snippet.id);
-    if (!repo.exists()) {
+    const repo = await store.git.find('snippet', snippet.id);
+    if (!repo) {
       report.problems.push(`snippet ${snippet.id}: repository missing`);
       continue;
     }
-    for (const line of await repo.fsck()) report.problems.push(`snippet ${snippet.id}: ${line}`);
-    const head = repo.readBranch(snippet.default_branch);
-    const differences: string[] = [];
-    if (head !== snippet.head_commit)
-      differences.push(`head is ${head ?? 'missing'}, database says ${snippet.head_commit ?? 'none'}`);
-    if (head) {
-      const tree = new Map((await repo.listTree(head)).filter((e) => e.type === 'blob').map((e) => [e.path, e.id]));
-      const mirrored = new Map((await store.snippets.fileIndex(snippet.id)).map((f) => [f.path, f.blob_id]));
-      for (const [path, id] of tree)
-        if (mirrored.get(path) !== id)
-          differences.push(
-            `${path}: repository ${id.slice(0, 12)}, database ${mirrored.get(path)?.slice(0, 12) ?? 'missing'}`,
-          );
-      for (const path of mirrored.keys()) if (!tree.has(path)) differences.push(`${path}: only in the database`);
-    }
+    const differences = await indexDifferences(store, repo, snippet);
     for (const d of differences) report.problems.push(`snippet ${snippet.id}: ${d}`);
-    if (repair && head && differences.length) {
-      await store.transaction(async (tx) => {
-        const locked = await tx.snippets.lock(snippet.id, store.db.dialect);
-        if (locked) await mirrorRepositoryHead(tx, repo, locked, true);
-      });
+    if (repair && differences.length) {
+      await store.transaction((tx) => reindexSnippet(tx, snippet.id));
       report.repaired++;
     }
   }
   return report;
+}
+
+/** Every stored object sound, every ref and everything reachable present, nothing unreachable. */
+async function checkObjects(store: Store, repositoryId: number): Promise<string[]> {
+  const problems: string[] = [];
+  const objects = new Map<string, { type: string; body: Buffer }>();
+  const rows = await store.kysely
+    .selectFrom('git_objects')
+    .select(['oid', 'type', 'size', 'data'])
+    .where('repository_id', '=', repositoryId)
+    .execute();
+  for (const r of rows) {
+    const id = Buffer.from(r.oid).toString('hex');
+    const type = TYPE_OF_PACK_TYPE[r.type];
+    let body: Buffer;
+    try {
+      body = zlib.inflateSync(r.data);
+    } catch {
+      problems.push(`object ${id}: cannot be inflated`);
+      continue;
+    }
+    if (!type || objectId(type, body) !== id || body.length !== r.size)
+      problems.push(`object ${id}: its bytes do not hash to its id`);
+    objects.set(id, { type, body });
+  }
+  const refs = await store.kysely
+    .selectFrom('git_refs')
+    .select(['name', 'oid'])
+    .where('repository_id', '=', repositoryId)
+    .execute();
+  const reached = new Set<string>();
+  const visit = (id: string, expected: string | null, from: string) => {
+    if (reached.has(id)) return;
+    const object = objects.get(id);
+    if (!object) return void problems.push(`${from}: missing ${expected ?? 'object'} ${id}`);
+    if (expected && object.type !== expected)
+      return void problems.push(`${from}: ${id} is a ${object.type}, not a ${expected}`);
+    reached.add(id);
+    if (object.type === 'commit') {
+      const c = parseCommit(object.body);
+      visit(c.tree, 'tree', `commit ${id}`);
+      for (const p of c.parents) visit(p, 'commit', `commit ${id}`);
+    } else if (object.type === 'tree') {
+      for (const e of parseTree(object.body))
+        if (e.mode !== '160000') visit(e.id, e.mode === '40000' ? 'tree' : 'blob', `tree ${id}`);
+    } else if (object.type === 'tag') visit(tagTarget(object.body), null, `tag ${id}`);
+  };
+  for (const ref of refs) visit(Buffer.from(ref.oid).toString('hex'), null, ref.name);
+  for (const id of objects.keys()) if (!reached.has(id)) problems.push(`unreachable ${objects.get(id)!.type} ${id}`);
+  return problems;
+}
+
+async function indexDifferences(
+  store: Store,
+  repo: GitRepository,
+  snippet: { id: number; default_branch: string; head_commit: string | null },
+): Promise<string[]> {
+  const head = await repo.readBranch(snippet.default_branch);
+  const differences: string[] = [];
+  if (head !== snippet.head_commit)
+    differences.push(`head is ${head ?? 'missing'}, database says ${snippet.head_commit ?? 'none'}`);
+  if (!head) return differences;
+  const tree = new Map((await repo.listTree(head).catch(() => [])).map((e) => [e.path, e.id]));
+  const indexed = new Map((await store.snippets.fileIndex(snippet.id)).map((f) => [f.path, f.blob_id]));
+  for (const [path, id] of tree)
+    if (indexed.get(path) !== id)
+      differences.push(
+        `${path}: repository ${id.slice(0, 12)}, database ${indexed.get(path)?.slice(0, 12) ?? 'missing'}`,
+      );
+  for (const path of indexed.keys()) if (!tree.has(path)) differences.push(`${path}: only in the database`);
+  return differences;
 }

@@ -1,21 +1,22 @@
 // Who may clone and push which repository over HTTP, with the answers git clients get: anonymous callers
 // are challenged for credentials (so git asks for them), signed-in callers get GitLab's sentences. And
-// what a successful push changes in the database.
+// whether a push is taken: its objects, its ref moves and what they change (a snippet's files, a project's
+// default branch) commit in one transaction before git moves anything.
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import type { Scope } from './access.ts';
-import type { GitRepository } from '../storage/git/repository.ts';
+import type { GitObject } from '../storage/git/objects.ts';
+import { type GitRepository, RefConflict } from '../storage/git/repository.ts';
+import type { RefUpdate } from '../storage/git/push-hooks.ts';
 import { Failure } from './failure.ts';
 import { findReadableProject, type ProjectContext } from './projects.ts';
-import {
-  ensureProjectRepository,
-  projectRepositoryPath,
-  snippetRepository,
-  snippetRepositoryPath,
-} from './git-repositories.ts';
+import { ensureProjectRepository, snippetRepository } from './git-repositories.ts';
+import { isValidGitPath } from './paths.ts';
 import { accessDeniedReason, can } from './policy.ts';
-import { findVisibleSnippet, mirrorRepositoryHead } from './snippets/service.ts';
+import { findVisibleSnippet } from './snippets/service.ts';
+import { humanSize } from './snippets/limits.ts';
 import { getSettings } from './settings.ts';
+import { nowIso } from './tokens.ts';
 
 const NOT_FOUND_TEXT = "The project you were looking for could not be found or you don't have permission to view it.";
 const PUSH_DENIED_TEXT = 'You are not allowed to push code to this project.';
@@ -36,17 +37,15 @@ export function checkGitCaller(user: User, scopes: Scope[], write: boolean, exte
 }
 
 export interface GitTarget {
-  /** The repository's path below the repositories root, e.g. projects/5.git. */
-  repositoryPath: string;
+  repository: GitRepository;
   ctx: ProjectContext;
-  /** For a snippet repository: the pre-receive hook's rules (its branch and file limit). */
-  snippet: { id: number; branch: string; maxFiles: number } | null;
+  /** For a snippet repository: the snippet's id. */
+  snippetId: number | null;
 }
 
 /** The repository at `repoPath` (`group/project` or `group/project/snippets/7`), if the caller may use it. */
 export async function resolveGitTarget(
   store: Store,
-  dataDir: string,
   user: User | null,
   repoPath: string,
   write: boolean,
@@ -63,39 +62,98 @@ export async function resolveGitTarget(
     const snippet = await findVisibleSnippet(store, user, ctx, Number(snippetMatch[2]));
     if (!snippet) throw hidden();
     if (write && !can(user, 'update_snippet', { ...ctx, snippet })) throw refused(SNIPPET_PUSH_DENIED_TEXT);
-    const { max_snippet_files } = await getSettings(store);
-    return {
-      repositoryPath: snippetRepositoryPath(snippet.id),
-      ctx,
-      snippet: { id: snippet.id, branch: snippet.default_branch, maxFiles: max_snippet_files },
-    };
+    return { repository: await snippetRepository(store, snippet), ctx, snippetId: snippet.id };
   }
   if (!can(user, 'download_code', ctx)) throw hidden();
   if (write && !can(user, 'push_code', ctx)) throw refused(PUSH_DENIED_TEXT);
-  ensureProjectRepository(dataDir, ctx.project);
-  return { repositoryPath: projectRepositoryPath(ctx.project.id), ctx, snippet: null };
+  return { repository: await ensureProjectRepository(store, ctx.project), ctx, snippetId: null };
 }
 
 /**
- * After git accepted a push: a snippet's database mirror follows its new head; the first push to an
- * empty project repository decides its default branch when the project has none that exists.
+ * Takes a push or refuses it: null when its objects and ref moves are committed, else the sentence for the
+ * client. A ref that moved since the push began (another node, another push) refuses it whole.
  */
-export async function afterPush(store: Store, dataDir: string, target: GitTarget): Promise<void> {
-  if (target.snippet) {
-    const { id } = target.snippet;
-    const repo = snippetRepository(dataDir, id);
+export async function acceptPush(
+  store: Store,
+  target: GitTarget,
+  updates: RefUpdate[],
+  received: GitObject[],
+): Promise<string | null> {
+  const settings = await getSettings(store);
+  const proposed = target.repository.withPending(received);
+  const problem =
+    target.snippetId === null
+      ? projectPushProblem(target, updates)
+      : await snippetPushProblem(proposed, updates, settings.max_snippet_files, settings.snippet_size_limit);
+  if (problem) return `snippetd: ${problem}`;
+  const files =
+    target.snippetId === null
+      ? []
+      : (await proposed.listTree(updates[0].new!)).map((e) => ({ path: e.path, blob_id: e.id, size: e.size }));
+  try {
     await store.transaction(async (tx) => {
-      const locked = await tx.snippets.lock(id, store.db.dialect);
-      if (locked) await mirrorRepositoryHead(tx, repo, locked);
+      const locked = target.snippetId === null ? null : await tx.snippets.lock(target.snippetId, store.db.dialect);
+      if (target.snippetId !== null && !locked) throw new RefConflict('the snippet');
+      const repo = target.repository.on(tx.kysely);
+      await repo.store(received);
+      for (const u of updates) await repo.moveRef(u.ref, u.old, u.new);
+      if (locked) {
+        await tx.snippets.syncFiles(locked.id, await tx.snippets.fileIndex(locked.id), files);
+        await tx.snippets.update(locked.id, {
+          head_commit: updates[0].new,
+          updated_at: nowIso(),
+          file_name: files[0].path,
+        });
+      } else await chooseDefaultBranch(tx, repo, target.ctx);
     });
-    return;
+  } catch (error) {
+    if (error instanceof RefConflict) return 'snippetd: the repository changed during the push; fetch and push again';
+    throw error;
   }
-  const repo: GitRepository = ensureProjectRepository(dataDir, target.ctx.project);
+  return null;
+}
+
+function projectPushProblem(target: GitTarget, updates: RefUpdate[]): string | null {
+  for (const u of updates) {
+    if (!/^refs\/(heads|tags)\//.test(u.ref)) return `only branches and tags can be pushed, not ${u.ref}`;
+    if (u.new === null && u.ref === `refs/heads/${target.ctx.project.default_branch}`)
+      return 'The default branch of a project cannot be deleted.';
+  }
+  return null;
+}
+
+/** A push must keep the snippet what the API keeps it: one branch, 1 to max files, plain files, safe paths. */
+async function snippetPushProblem(
+  proposed: GitRepository,
+  updates: RefUpdate[],
+  maxFiles: number,
+  sizeLimit: number,
+): Promise<string | null> {
+  for (const u of updates) {
+    if (u.ref !== `refs/heads/${proposed.head}`)
+      return `snippets have one branch: only refs/heads/${proposed.head} can be pushed`;
+    if (u.new === null) return 'the branch of a snippet cannot be deleted';
+    if ((await proposed.resolveCommit(u.new)) !== u.new) return 'snippets hold commits only';
+    const entries = await proposed.listTree(u.new, { trees: false });
+    if (entries.length === 0) return 'a snippet needs at least one file';
+    if (entries.length > maxFiles) return `Snippet can't have more than ${maxFiles} files`;
+    if (entries.some((e) => e.type !== 'blob' || !/^100(644|755)$/.test(e.mode) || /[\n\r\\]/.test(e.path)))
+      return 'snippet files must be plain files with paths without newlines';
+    if (entries.some((e) => !isValidGitPath(e.path))) return 'Invalid file name';
+    const total = entries.reduce((sum, e) => sum + e.size, 0);
+    if (total > sizeLimit)
+      return `Content is too long (${humanSize(total)}). The maximum size is ${humanSize(sizeLimit)}.`;
+  }
+  return null;
+}
+
+/** The first push to a project without a branch that exists decides its default branch (main if pushed). */
+async function chooseDefaultBranch(store: Store, repo: GitRepository, ctx: ProjectContext): Promise<void> {
   const branches = await repo.branches();
-  const current = target.ctx.project.default_branch;
+  const current = ctx.project.default_branch;
   if (branches.size && (!current || !branches.has(current))) {
     const chosen = branches.has('main') ? 'main' : [...branches.keys()].sort()[0];
-    repo.setHead(chosen);
-    await store.projects.update(target.ctx.project.id, { default_branch: chosen });
-  }
+    await repo.setHead(chosen);
+    await store.projects.update(ctx.project.id, { default_branch: chosen });
+  } else if (current && repo.head !== current) await repo.setHead(current);
 }

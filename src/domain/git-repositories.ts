@@ -1,34 +1,19 @@
-// Where repositories live on disk: one bare repository per project and per snippet, named by id so that
-// renames never move them.
-import crypto from 'node:crypto';
-import path from 'node:path';
-import type { Project } from '../storage/db/schema.ts';
-import { GitRepository } from '../storage/git/repository.ts';
+// Which git repository belongs to what: one per project and one per snippet, kept as rows in the database
+// (storage/git/repository.ts), found by their owner so that renames never touch them.
+import type { Project, Snippet } from '../storage/db/schema.ts';
+import type { Store } from '../storage/db/store.ts';
+import type { GitRepository } from '../storage/git/repository.ts';
 
-export const repositoriesRoot = (dataDir: string) => path.join(dataDir, 'repositories');
-export const projectRepositoryPath = (id: number) => `projects/${id}.git`;
-export const snippetRepositoryPath = (id: number) => `snippets/${id}.git`;
+/** A project's repository for reading; null while nothing was ever written to it (an empty repository). */
+export const projectRepository = (store: Store, project: Pick<Project, 'id'>) => store.git.find('project', project.id);
 
-export const projectRepository = (dataDir: string, id: number) =>
-  new GitRepository(path.join(repositoriesRoot(dataDir), projectRepositoryPath(id)));
-export const snippetRepository = (dataDir: string, id: number) =>
-  new GitRepository(path.join(repositoriesRoot(dataDir), snippetRepositoryPath(id)));
+/** A project's repository for writing: created empty, HEAD at the project's default branch, when it has none. */
+export const ensureProjectRepository = (store: Store, project: Pick<Project, 'id' | 'default_branch'>) =>
+  store.git.ensure('project', project.id, project.default_branch ?? 'main');
 
-/** A repository under a temporary name, to be renamed to its final one (see GitRepository.moveTo). */
-export const stagingRepository = (dataDir: string) =>
-  new GitRepository(
-    path.join(repositoriesRoot(dataDir), 'snippets', `.staging-${crypto.randomBytes(8).toString('hex')}.git`),
-  );
-
-/** Creates the project's empty repository when it has none yet. */
-export function ensureProjectRepository(
-  dataDir: string,
-  project: Pick<Project, 'id' | 'default_branch'>,
-): GitRepository {
-  const repo = projectRepository(dataDir, project.id);
-  if (!repo.exists()) {
-    repo.init(project.default_branch ?? 'main');
-    repo.syncLayout();
-  }
+/** A snippet's repository: created with the snippet, in the same transaction. */
+export async function snippetRepository(store: Store, snippet: Pick<Snippet, 'id'>): Promise<GitRepository> {
+  const repo = await store.git.find('snippet', snippet.id);
+  if (!repo) throw new Error(`snippet ${snippet.id} has no repository`);
   return repo;
 }

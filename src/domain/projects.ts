@@ -14,7 +14,6 @@ import { nowIso } from './tokens.ts';
 import { can, NO_ACCESS, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
 import { groupAccess } from './groups.ts';
 import type { Updateable } from 'kysely';
-import { ensureProjectRepository, projectRepository, snippetRepository } from './git-repositories.ts';
 
 export interface ProjectContext {
   project: Project;
@@ -77,7 +76,6 @@ export async function createProject(
   store: Store,
   creator: NonNullable<Viewer> & Pick<User, 'namespace_id' | 'name' | 'email'>,
   input: NewProjectInput,
-  dataDir: string,
 ): Promise<ProjectContext> {
   const settings = await getSettings(store);
   // A namespace the creator may not use is a validation error in GitLab (Projects::CreateService#deny_namespace).
@@ -138,9 +136,8 @@ export async function createProject(
       const access = await projectAccess(tx, creator, project, ns);
       return { project, namespace: ns, access };
     });
-    ensureProjectRepository(dataDir, created.project);
     if (input.initialize_with_readme) {
-      await writeFile(store, dataDir, created, {
+      await writeFile(store, created, {
         action: 'create',
         filePath: 'README.md',
         content: Buffer.from(
@@ -194,12 +191,13 @@ export async function updateProject(
   return { ...ctx, project };
 }
 
-/** Removes the project with its members and snippets, then the snippets' repositories on disk. */
-export async function deleteProject(store: Store, ctx: ProjectContext, dataDir: string): Promise<void> {
-  const snippetIds = await store.snippets.idsInProject(ctx.project.id);
-  await store.projects.delete(ctx.project.id);
-  for (const id of snippetIds) snippetRepository(dataDir, id).remove();
-  projectRepository(dataDir, ctx.project.id).remove();
+/** Removes the project with its members, its snippets and every repository of theirs, in one transaction. */
+export async function deleteProject(store: Store, ctx: ProjectContext): Promise<void> {
+  await store.transaction(async (tx) => {
+    await tx.git.delete('snippet', await tx.snippets.idsInProject(ctx.project.id));
+    await tx.git.delete('project', [ctx.project.id]);
+    await tx.projects.delete(ctx.project.id);
+  });
 }
 
 /** One page of the projects directly in a namespace that the viewer may see, by name. */

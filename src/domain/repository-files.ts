@@ -1,13 +1,13 @@
-// GitLab's Repository Files API over a project's bare repository: one commit per write, written
-// in-process like snippet commits, the branch moved by compare-and-swap.
+// GitLab's Repository Files API over a project's repository (rows: storage/git/repository.ts): one commit
+// per write, its objects and the branch's compare-and-swap in one transaction.
 import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
 import { ObjectWriter, type TreeFile } from '../storage/git/objects.ts';
-import { type CommitInfo, RefConflict } from '../storage/git/repository.ts';
+import { type CommitInfo, type GitRepository, RefConflict } from '../storage/git/repository.ts';
 import { Failure, notFound } from './failure.ts';
 import { hasFileDirectoryClash, isValidGitPath } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
-import { ensureProjectRepository } from './git-repositories.ts';
+import { ensureProjectRepository, projectRepository } from './git-repositories.ts';
 import type { PageWindow } from '../storage/db/page.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
@@ -45,12 +45,15 @@ export function isValidBranchName(name: string): boolean {
 }
 
 /** Applies one file change as a commit on `branch`; returns the new commit id. */
-export async function writeFile(store: Store, dataDir: string, ctx: ProjectContext, w: FileWrite): Promise<string> {
-  const repo = ensureProjectRepository(dataDir, ctx.project);
+export async function writeFile(store: Store, ctx: ProjectContext, w: FileWrite): Promise<string> {
   if (!isValidBranchName(w.branch) || (w.startBranch !== undefined && !isValidBranchName(w.startBranch))) {
     throw new Failure('bad_request', 'Invalid branch name');
   }
   if (!isValidGitPath(w.filePath)) throw new Failure('bad_request', 'Invalid file path');
+  return store.transaction(async (tx) => writeFileIn(tx, await ensureProjectRepository(tx, ctx.project), ctx, w));
+}
+
+async function writeFileIn(store: Store, repo: GitRepository, ctx: ProjectContext, w: FileWrite): Promise<string> {
   const branches = await repo.branches();
   const empty = branches.size === 0;
   const target = branches.get(w.branch) ?? null;
@@ -63,7 +66,7 @@ export async function writeFile(store: Store, dataDir: string, ctx: ProjectConte
   const files = new Map<string, TreeFile>();
   if (parent)
     for (const e of await repo.listTree(parent)) files.set(e.path, { path: e.path, blobId: e.id, mode: e.mode });
-  const writer = new ObjectWriter(repo.dir);
+  const writer = new ObjectWriter();
   const exists = files.has(w.filePath);
   if (w.action === 'create' && exists) throw badRequest(FILE_EXISTS);
   if (w.action !== 'create' && !exists) throw badRequest(FILE_MISSING);
@@ -85,9 +88,9 @@ export async function writeFile(store: Store, dataDir: string, ctx: ProjectConte
     author: { ...w.author, time: Math.floor(Date.now() / 1000) },
     message: w.message,
   });
-  writer.flush();
+  await repo.store(writer.objects());
   try {
-    repo.updateBranch(w.branch, target, commit);
+    await repo.moveRef(`refs/heads/${w.branch}`, target, commit);
   } catch (error) {
     if (error instanceof RefConflict)
       throw badRequest(`The branch ${w.branch} changed while the file was being written; try again`);
@@ -95,7 +98,7 @@ export async function writeFile(store: Store, dataDir: string, ctx: ProjectConte
   }
   // The first branch of an empty repository becomes its default branch.
   if (empty) {
-    repo.setHead(w.branch);
+    await repo.setHead(w.branch);
     if (ctx.project.default_branch !== w.branch)
       await store.projects.update(ctx.project.id, { default_branch: w.branch });
   }
@@ -118,15 +121,15 @@ export interface FileRead {
 
 /** The blob at `filePath` in `ref`: 404 Commit Not Found for an unknown ref, 404 File Not Found for a missing file. */
 export async function readFile(
-  dataDir: string,
+  store: Store,
   ctx: ProjectContext,
   ref: string | undefined,
   filePath: string,
 ): Promise<{ info: Omit<FileRead, 'content'>; content: Buffer }> {
-  const repo = ensureProjectRepository(dataDir, ctx.project);
+  const repo = await projectRepository(store, ctx.project);
   ref ??= defaultRef(ctx);
-  const commit = await repo.resolveCommit(ref);
-  if (!commit) throw notFound('Commit');
+  const commit = repo && (await repo.resolveCommit(ref));
+  if (!repo || !commit) throw notFound('Commit');
   const entry = (await repo.listTree(commit, { path: parentDir(filePath), recursive: false })).find(
     (e) => e.path === filePath && e.type === 'blob',
   );
@@ -165,18 +168,15 @@ export interface TreeItem {
 
 /** The entries inside `path` (or the root) at `ref`, in GitLab's order; 404 Tree Not Found. */
 export async function listTree(
-  dataDir: string,
+  store: Store,
   ctx: ProjectContext,
   opts: { ref?: string; path?: string; recursive: boolean },
 ): Promise<TreeItem[]> {
-  const repo = ensureProjectRepository(dataDir, ctx.project);
-  const commit = await repo.resolveCommit(opts.ref ?? defaultRef(ctx));
-  if (!commit) throw notFound('Tree');
+  const repo = await projectRepository(store, ctx.project);
+  const commit = repo && (await repo.resolveCommit(opts.ref ?? defaultRef(ctx)));
+  if (!repo || !commit) throw notFound('Tree');
   const dir = opts.path?.replace(/^\/+|\/+$/g, '') || undefined;
-  // `ls-tree -t` also names the directory asked for; GitLab lists what is inside it.
-  const entries = (await repo.listTree(commit, { path: dir, recursive: opts.recursive, trees: true })).filter(
-    (e) => e.path !== dir,
-  );
+  const entries = await repo.listTree(commit, { path: dir, recursive: opts.recursive, trees: true });
   if (dir && entries.length === 0) throw notFound('Tree');
   // GitLab's Tree#sorted_entries: directories, then files, then submodules, each in git's order.
   const rank = { tree: 0, blob: 1, commit: 2 };
@@ -188,14 +188,14 @@ export async function listTree(
 
 /** One page of the commits reachable from `refName` (touching `path`), newest first; none for an empty repository. */
 export async function listCommits(
-  dataDir: string,
+  store: Store,
   ctx: ProjectContext,
   opts: { refName?: string; path?: string },
   window: PageWindow,
 ): Promise<{ commits: CommitInfo[]; total: number }> {
-  const repo = ensureProjectRepository(dataDir, ctx.project);
-  const ref = await repo.resolveCommit(opts.refName ?? defaultRef(ctx));
-  if (!ref) return { commits: [], total: 0 };
+  const repo = await projectRepository(store, ctx.project);
+  const ref = repo && (await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
+  if (!repo || !ref) return { commits: [], total: 0 };
   const commits = await repo.log(ref, { skip: window.offset, limit: window.limit, path: opts.path });
   return { commits, total: await repo.countCommits(ref, opts.path) };
 }

@@ -7,8 +7,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Gitlab } from '@gitbeaker/rest';
 import { statusOf } from './support.ts';
@@ -72,8 +70,9 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
   let multi: Snip;
   const allIds: number[] = [];
 
-  const git = (sid: number, args: string[]) =>
-    execFileSync('git', ['--git-dir', path.join(t.config.dataDir, 'repositories', 'snippets', `${sid}.git`), ...args], {
+  /** git on a snippet's repository as the database holds it (this node's serving cache, brought up to date). */
+  const git = async (sid: number, args: string[]) =>
+    execFileSync('git', ['--git-dir', (await t.gitDir('snippet', sid))!, ...args], {
       encoding: 'utf8',
     }).trim();
 
@@ -134,7 +133,7 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
       ['a.md', 'b.txt', 'dir/sub/file.rb'],
     );
     assert.equal(s.files[2].raw_url, `${host}/root/snip-project/-/snippets/${s.id}/raw/main/dir/sub/file.rb`);
-    assert.equal(git(s.id, ['log', '--format=%s', 'main']), 'Initial commit');
+    assert.equal(await git(s.id, ['log', '--format=%s', 'main']), 'Initial commit');
   });
 
   it('lists with pagination, following the Link header the way the client does', async () => {
@@ -266,7 +265,7 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
   });
 
   it('updates with all four file actions in one commit', async () => {
-    const initialCommit = git(multi.id, ['rev-parse', 'main']);
+    const initialCommit = await git(multi.id, ['rev-parse', 'main']);
     const edited = (await root.ProjectSnippets.edit(projectId, multi.id, {
       files: [
         { action: 'create', filePath: 'new.txt', content: 'brand new\n' },
@@ -305,7 +304,7 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
     );
 
     // Exactly one new commit; the old version stays reachable by full and abbreviated SHA.
-    assert.equal(git(multi.id, ['log', '--format=%s', 'main']), 'Update snippet\nInitial commit');
+    assert.equal(await git(multi.id, ['log', '--format=%s', 'main']), 'Update snippet\nInitial commit');
     assert.equal(
       await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, initialCommit, 'dir/sub/file.rb'),
       'class Nested; end\n',
@@ -314,13 +313,8 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
       await root.ProjectSnippets.showRepositoryFileContent(projectId, multi.id, initialCommit.slice(0, 8), 'a.md'),
       '# A\n',
     );
-    assert.equal(git(multi.id, ['ls-tree', '-r', '--name-only', 'main']), 'b.txt\nlib/deep/er/moved.rb\nnew.txt');
-    execFileSync('git', [
-      '--git-dir',
-      path.join(t.config.dataDir, 'repositories', 'snippets', `${multi.id}.git`),
-      'fsck',
-      '--strict',
-    ]);
+    assert.equal(await git(multi.id, ['ls-tree', '-r', '--name-only', 'main']), 'b.txt\nlib/deep/er/moved.rb\nnew.txt');
+    await git(multi.id, ['fsck', '--strict']);
 
     // An invalid action is refused as a whole (422) and nothing changes.
     const bad = await statusOf(
@@ -337,7 +331,7 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
       after.files.map((f) => f.path),
       ['b.txt', 'lib/deep/er/moved.rb', 'new.txt'],
     );
-    assert.equal(git(multi.id, ['rev-list', '--count', 'main']), '2');
+    assert.equal(await git(multi.id, ['rev-list', '--count', 'main']), '2');
   });
 
   it('user agent details (admin)', async () => {
@@ -346,8 +340,7 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
   });
 
   it('removes a snippet and its repository', async () => {
-    const repoDir = path.join(t.config.dataDir, 'repositories', 'snippets', `${single.id}.git`);
-    assert.ok(fs.existsSync(repoDir));
+    assert.ok(await t.app.store.git.find('snippet', single.id));
     await root.ProjectSnippets.remove(projectId, single.id);
     assert.deepEqual(await statusOf(root.ProjectSnippets.show(projectId, single.id)), {
       status: 404,
@@ -361,7 +354,7 @@ describe('@gitbeaker/rest ProjectSnippets against snippetd', () => {
       status: 404,
       description: '404 Snippet Not Found',
     });
-    assert.equal(fs.existsSync(repoDir), false);
+    assert.equal(await t.app.store.git.find('snippet', single.id), null);
     const rest = (await root.ProjectSnippets.all(projectId, { perPage: 100 })) as unknown as Snip[];
     assert.ok(!rest.some((s) => s.id === single.id));
     assert.equal(rest.length, 6);

@@ -1,7 +1,7 @@
-// `snippetd fsck [--repair]` (issue 4, item 4) on a real process against a test app's database and data
-// directory: healthy instance -> 0 problems, exit 0; a snippet repository moved behind the database's
-// back (git plumbing, straight into the bare repository) -> the difference is listed, exit 1; --repair
-// brings the database mirror in line, the API shows the repository's files, and fsck is clean again.
+// `snippetd fsck [--repair]` on a real process against a test app's database: healthy instance -> 0
+// problems, exit 0; a snippet's branch moved behind its index of files (git plumbing, imported into the rows
+// alone) -> the difference is listed, exit 1; --repair brings the index in line, the API shows the branch's
+// files, and fsck is clean again.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -87,8 +87,7 @@ describe('snippetd fsck', () => {
     const s2 = await create('bystander', [{ file_path: 'x.txt', content: 'x\n' }]);
     assert.equal(s2.statusCode, 201, s2.body);
     other = s2.json;
-    repo = path.join(t.config.dataDir, 'repositories', 'snippets', `${snippet.id}.git`);
-    assert.ok(fs.existsSync(repo), `snippet repository at ${repo}`);
+    repo = (await t.gitDir('snippet', snippet.id))!;
   });
 
   after(async () => {
@@ -119,6 +118,8 @@ describe('snippetd fsck', () => {
     );
     newHead = git(repo, ['commit-tree', tree, '-p', oldHead, '-m', 'behind the database']);
     git(repo, ['update-ref', 'refs/heads/main', newHead, oldHead]);
+    // Into the rows, leaving the snippet's index of files behind: what a crash between the two used to leave.
+    await t.importGitDir('snippet', snippet.id);
 
     const r = await fsckCli(t);
     assert.equal(r.code, 1, r.stdout + r.stderr);

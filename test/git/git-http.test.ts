@@ -399,21 +399,18 @@ describe('git over HTTP with the real git client', () => {
     );
     const [loser, loserDir, winnerMsg] = ra.code === 0 ? [rb, b, 'sim commit A'] : [ra, a, 'sim commit B'];
     // When both clients read the same ref advertisement, git's client cannot say "fetch first": the
-    // server's compare-and-swap refuses the second update ("failed to update ref"). Either is a refusal.
-    assert.match(loser.stderr, /fetch first|failed to update ref/, loser.stderr);
+    // database's compare-and-swap, in the pre-receive step, refuses the second push whole.
+    assert.match(
+      loser.stderr,
+      /fetch first|remote: snippetd: the repository changed during the push; fetch and push again/,
+      loser.stderr,
+    );
     await loserCatchesUp('sim', loserDir, winnerMsg);
   });
 
   it('git fsck --strict passes on every repository', async () => {
-    const root = path.join(t.config.dataDir, 'repositories');
-    const repos = ['projects', 'snippets'].flatMap((kind) =>
-      fs.existsSync(path.join(root, kind))
-        ? fs
-            .readdirSync(path.join(root, kind))
-            .filter((e) => e.endsWith('.git'))
-            .map((e) => path.join(root, kind, e))
-        : [],
-    );
+    const repos: string[] = [];
+    for (const r of await t.app.store.git.all()) repos.push((await t.gitDir(r.kind, r.owner_id))!);
     assert.ok(repos.length >= 4, `repositories: ${repos.join(', ')}`);
     for (const repo of repos) {
       const r = await git(['--git-dir', repo, 'fsck', '--strict', '--no-progress']);

@@ -2,7 +2,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { createTestApp, type TestApp } from '../helper.ts';
 
 describe('bad input', () => {
@@ -58,7 +57,7 @@ describe('bad input', () => {
       commit_message: 'm',
     });
     assert.deepEqual([over.statusCode, over.json], [400, { message: 'A directory with this name already exists' }]);
-    const repo = path.join(t.config.dataDir, 'repositories', 'projects', `${projectId}.git`);
+    const repo = (await t.gitDir('project', projectId))!;
     assert.equal(spawnSync('git', ['--git-dir', repo, 'fsck', '--strict']).status, 0);
     assert.equal(
       spawnSync('git', ['--git-dir', repo, 'rev-list', '--count', 'main'], { encoding: 'utf8' }).stdout.trim(),
@@ -93,7 +92,7 @@ describe('bad input', () => {
       after.files.map((f: { path: string }) => f.path),
       ['a/b'],
     );
-    const repo = path.join(t.config.dataDir, 'repositories', 'snippets', `${snippet.id}.git`);
+    const repo = (await t.gitDir('snippet', snippet.id))!;
     assert.equal(spawnSync('git', ['--git-dir', repo, 'fsck', '--strict']).status, 0);
   });
 });

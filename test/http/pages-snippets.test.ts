@@ -4,7 +4,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const gitBlobId = (content: string | Buffer) =>
@@ -138,7 +137,7 @@ describe('snippet pages', () => {
     await t.must('PUT', `/projects/${projects.public.id}/snippets/${s.id}`, ROOT_TOKEN, {
       files: [{ action: 'update', file_path: 'v.txt', content: 'two' }],
     });
-    const gitDir = path.join(t.config.dataDir, 'repositories', 'snippets', `${s.id}.git`);
+    const gitDir = (await t.gitDir('snippet', s.id))!;
     const first = execFileSync('git', ['--git-dir', gitDir, 'rev-parse', 'main~1']).toString().trim();
     const raw = (ref: string) =>
       t.request({ method: 'GET', url: `${pathOf(s.web_url)}/raw/${ref}/v.txt`, token: null });

@@ -26,17 +26,18 @@ describe('project repository files API', () => {
   const touched = new Set<number>();
 
   const file = (id: number, p: string, rest = '') => `/projects/${id}/repository/files/${e(p)}${rest}`;
-  const gitDir = (id: number) => path.join(t.config.dataDir, 'repositories', 'projects', `${id}.git`);
-  const git = (id: number, ...args: string[]) =>
-    execFileSync('git', ['--git-dir', gitDir(id), ...args], { encoding: 'utf8' }).trim();
-  const log = (id: number, ref = 'main') => git(id, 'log', '--format=%an <%ae>|%s', ref).split('\n');
+  /** The project's repository as the database holds it (this node's serving cache, brought up to date). */
+  const gitDir = async (id: number) => (await t.gitDir('project', id))!;
+  const git = async (id: number, ...args: string[]) =>
+    execFileSync('git', ['--git-dir', await gitDir(id), ...args], { encoding: 'utf8' }).trim();
+  const log = async (id: number, ref = 'main') => (await git(id, 'log', '--format=%an <%ae>|%s', ref)).split('\n');
   const project = async (payload: object, token = alice.token) => {
     const id = (await t.ok('POST', '/projects', token, payload, 201)).id as number;
     touched.add(id);
     return id;
   };
-  const entry = (p: string, type: string, mode: string, ref = 'main') => ({
-    id: git(P, 'rev-parse', `${ref}:${p}`),
+  const entry = async (p: string, type: string, mode: string, ref = 'main') => ({
+    id: await git(P, 'rev-parse', `${ref}:${p}`),
     name: p.split('/').pop(),
     type,
     path: p,
@@ -85,8 +86,8 @@ describe('project repository files API', () => {
       assert.equal(first.statusCode, 201, first.body);
       assert.deepEqual(first.json, { file_path: 'a.txt', branch });
       assert.equal((await t.ok('GET', `/projects/${id}`, alice.token, undefined, 200)).default_branch, branch);
-      assert.equal(git(id, 'symbolic-ref', 'HEAD'), `refs/heads/${branch}`);
-      assert.equal(git(id, 'for-each-ref', '--format=%(refname)'), `refs/heads/${branch}`);
+      assert.equal(await git(id, 'symbolic-ref', 'HEAD'), `refs/heads/${branch}`);
+      assert.equal(await git(id, 'for-each-ref', '--format=%(refname)'), `refs/heads/${branch}`);
       const raw = await t.expect('GET', `${file(id, 'a.txt', '/raw')}`, alice.token, undefined, 200);
       assert.equal(raw.body, 'a');
     }
@@ -102,12 +103,12 @@ describe('project repository files API', () => {
     });
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual(res.json, { file_path: 'bin/data.bin', branch: 'main' });
-    assert.deepEqual(log(P), ['Ann Other <ann@example.org>|add binary', 'DEV <dev@example.com>|add hello.txt']);
+    assert.deepEqual(await log(P), ['Ann Other <ann@example.org>|add binary', 'DEV <dev@example.com>|add hello.txt']);
     assert.deepEqual(
-      Buffer.from(execFileSync('git', ['--git-dir', gitDir(P), 'cat-file', 'blob', 'main:bin/data.bin'])),
+      Buffer.from(execFileSync('git', ['--git-dir', await gitDir(P), 'cat-file', 'blob', 'main:bin/data.bin'])),
       BINARY,
     );
-    assert.equal(git(P, 'cat-file', 'blob', 'main:hello.txt'), 'hello');
+    assert.equal(await git(P, 'cat-file', 'blob', 'main:hello.txt'), 'hello');
   });
 
   it('updates with PUT, honours execute_filemode, refuses to create an existing or change a missing file', async () => {
@@ -119,9 +120,9 @@ describe('project repository files API', () => {
     });
     assert.equal(upd.statusCode, 200, upd.body);
     assert.deepEqual(upd.json, { file_path: 'hello.txt', branch: 'main' });
-    assert.match(git(P, 'ls-tree', 'main', 'hello.txt'), /^100755 blob [0-9a-f]{40}\thello\.txt$/);
-    assert.equal(log(P)[0], 'DEV <dev@example.com>|update hello');
-    const head = git(P, 'rev-parse', 'main');
+    assert.match(await git(P, 'ls-tree', 'main', 'hello.txt'), /^100755 blob [0-9a-f]{40}\thello\.txt$/);
+    assert.equal((await log(P))[0], 'DEV <dev@example.com>|update hello');
+    const head = await git(P, 'rev-parse', 'main');
     const exists = await put(P, 'hello.txt', { content: 'x' });
     assert.equal(exists.statusCode, 400);
     assert.deepEqual(exists.json, { message: 'A file with this name already exists' });
@@ -134,13 +135,13 @@ describe('project repository files API', () => {
       assert.equal(missing.statusCode, 400, method);
       assert.deepEqual(missing.json, { message: "A file with this name doesn't exist" });
     }
-    assert.equal(git(P, 'rev-parse', 'main'), head);
+    assert.equal(await git(P, 'rev-parse', 'main'), head);
   });
 
   it('GET file answers every field; last_commit_id is the last commit touching the path', async () => {
     const res = await t.expect('GET', `${file(P, 'bin/data.bin')}?ref=main`, reporter.token, undefined, 200);
-    const head = git(P, 'rev-parse', 'main');
-    const last = git(P, 'log', '-1', '--format=%H', 'main', '--', 'bin/data.bin');
+    const head = await git(P, 'rev-parse', 'main');
+    const last = await git(P, 'log', '-1', '--format=%H', 'main', '--', 'bin/data.bin');
     assert.notEqual(last, head);
     assert.deepEqual(res.json, {
       file_name: 'data.bin',
@@ -150,7 +151,7 @@ describe('project repository files API', () => {
       content: BINARY.toString('base64'),
       content_sha256: crypto.createHash('sha256').update(BINARY).digest('hex'),
       ref: 'main',
-      blob_id: git(P, 'rev-parse', 'main:bin/data.bin'),
+      blob_id: await git(P, 'rev-parse', 'main:bin/data.bin'),
       commit_id: head,
       last_commit_id: last,
       execute_filemode: false,
@@ -186,7 +187,7 @@ describe('project repository files API', () => {
     assert.equal(text.headers['content-type'], 'text/plain; charset=utf-8');
     assert.equal(text.headers['content-disposition'], `inline; filename="hello.txt"; filename*=UTF-8''hello.txt`);
     assert.equal(text.headers['x-content-type-options'], 'nosniff');
-    const first = git(P, 'rev-list', '--max-parents=0', 'main');
+    const first = await git(P, 'rev-list', '--max-parents=0', 'main');
     const old = await t.expect('GET', `${file(P, 'hello.txt', '/raw')}?ref=${first}`, reporter.token, undefined, 200);
     assert.equal(old.body, 'hello\n');
     const bin = await t.expect('GET', `${file(P, 'bin/data.bin', '/raw')}?ref=main`, reporter.token, undefined, 200);
@@ -223,28 +224,28 @@ describe('project repository files API', () => {
     const del = await t.api('DELETE', `${file(P, 'dir/tmp.txt')}?branch=main&commit_message=remove%20tmp`, dev.token);
     assert.equal(del.statusCode, 204);
     assert.equal(del.body, '');
-    assert.equal(log(P)[0], 'DEV <dev@example.com>|remove tmp');
+    assert.equal((await log(P))[0], 'DEV <dev@example.com>|remove tmp');
     assert.deepEqual((await t.api('GET', `${file(P, 'dir/tmp.txt')}?ref=main`, dev.token)).json, NO_FILE);
   });
 
   it('start_branch creates a new branch from an existing one; a missing branch without it is refused', async () => {
-    const main = git(P, 'rev-parse', 'main');
+    const main = await git(P, 'rev-parse', 'main');
     const res = await put(P, 'feat.txt', { branch: 'feat', start_branch: 'main', content: 'feat' });
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual(res.json, { file_path: 'feat.txt', branch: 'feat' });
-    assert.equal(git(P, 'rev-parse', 'feat^'), main);
-    assert.equal(git(P, 'rev-parse', 'main'), main);
+    assert.equal(await git(P, 'rev-parse', 'feat^'), main);
+    assert.equal(await git(P, 'rev-parse', 'main'), main);
     assert.deepEqual((await t.api('GET', `${file(P, 'feat.txt')}?ref=main`, dev.token)).json, NO_FILE);
     assert.equal(
       (await t.ok('GET', `${file(P, 'feat.txt')}?ref=feat`, dev.token, undefined, 200)).last_commit_id,
-      git(P, 'rev-parse', 'feat'),
+      await git(P, 'rev-parse', 'feat'),
     );
     for (const body of [{ branch: 'ghost' }, { branch: 'ghost', start_branch: 'also-missing' }]) {
       const refused = await put(P, 'ghost.txt', { ...body, content: 'x' });
       assert.equal(refused.statusCode, 400, JSON.stringify(body));
       assert.deepEqual(refused.json, NOT_ON_BRANCH);
     }
-    assert.equal(git(P, 'for-each-ref', '--format=%(refname:short)'), 'feat\nmain');
+    assert.equal(await git(P, 'for-each-ref', '--format=%(refname:short)'), 'feat\nmain');
   });
 
   it("missing required parameters: 400 with Grape's list", async () => {
@@ -260,7 +261,7 @@ describe('project repository files API', () => {
   });
 
   it('unsafe paths are refused with 400 and nothing is written', async () => {
-    const head = git(P, 'rev-parse', 'main');
+    const head = await git(P, 'rev-parse', 'main');
     for (const p of [
       '..%2F..%2Fetc%2Fpasswd',
       '%252E%252E%252Fetc%252Fpasswd',
@@ -282,12 +283,12 @@ describe('project repository files API', () => {
     const tree = await t.api('GET', `/projects/${P}/repository/tree?path=..%2F..%2Fetc`, dev.token);
     assert.equal(tree.statusCode, 400);
     assert.deepEqual(tree.json, { error: 'path should be a valid file path' });
-    assert.equal(git(P, 'rev-parse', 'main'), head);
+    assert.equal(await git(P, 'rev-parse', 'main'), head);
   });
 
   it('option-injection attempts are refused with 4xx, never 500, and create nothing', async () => {
     const out = path.join(os.tmpdir(), `snippetd-injection-${process.pid}`);
-    const refs = git(P, 'for-each-ref');
+    const refs = await git(P, 'for-each-ref');
     const reads = [
       `${file(P, 'hello.txt')}?ref=--output=${e(out)}`,
       `${file(P, 'hello.txt', '/raw')}?ref=--output=${e(out)}`,
@@ -315,16 +316,16 @@ describe('project repository files API', () => {
       );
     }
     assert.equal(fs.existsSync(out), false);
-    assert.equal(git(P, 'for-each-ref'), refs);
-    assert.equal(fs.existsSync(path.join(gitDir(P), 'refs/heads/-x')), false);
+    assert.equal(await git(P, 'for-each-ref'), refs);
+    assert.equal(fs.existsSync(path.join(await gitDir(P), 'refs/heads/-x')), false);
   });
 
   it('tree: root, path=dir, recursive=true, pagination headers, 404 for an unknown path or ref', async () => {
     const root = await t.expect('GET', `/projects/${P}/repository/tree`, reporter.token, undefined, 200);
     assert.deepEqual(root.json, [
-      entry('bin', 'tree', '040000'),
-      entry('dir', 'tree', '040000'),
-      entry('hello.txt', 'blob', '100755'),
+      await entry('bin', 'tree', '040000'),
+      await entry('dir', 'tree', '040000'),
+      await entry('hello.txt', 'blob', '100755'),
     ]);
     assert.deepEqual(
       [root.headers['x-total'], root.headers['x-total-pages'], root.headers['x-page'], root.headers['x-per-page']],
@@ -337,7 +338,7 @@ describe('project repository files API', () => {
       undefined,
       200,
     );
-    assert.deepEqual(page.json, [entry('hello.txt', 'blob', '100755')]);
+    assert.deepEqual(page.json, [await entry('hello.txt', 'blob', '100755')]);
     assert.deepEqual(
       [
         page.headers['x-total'],
@@ -376,7 +377,7 @@ describe('project repository files API', () => {
     ]);
     assert.deepEqual(
       rec.json.find((x: any) => x.path === 'dir/sub/file.rb'),
-      entry('dir/sub/file.rb', 'blob', '100644', 'feat'),
+      await entry('dir/sub/file.rb', 'blob', '100644', 'feat'),
     );
     const dir = await t.expect(
       'GET',
@@ -385,7 +386,7 @@ describe('project repository files API', () => {
       undefined,
       200,
     );
-    assert.deepEqual(dir.json, [entry('dir/sub', 'tree', '040000')]);
+    assert.deepEqual(dir.json, [await entry('dir/sub', 'tree', '040000')]);
     const deep = await t.expect(
       'GET',
       `/projects/${P}/repository/tree?path=dir&recursive=true`,
@@ -393,7 +394,10 @@ describe('project repository files API', () => {
       undefined,
       200,
     );
-    assert.deepEqual(deep.json, [entry('dir/sub', 'tree', '040000'), entry('dir/sub/file.rb', 'blob', '100644')]);
+    assert.deepEqual(deep.json, [
+      await entry('dir/sub', 'tree', '040000'),
+      await entry('dir/sub/file.rb', 'blob', '100644'),
+    ]);
   });
 
   it('tree lists trees before blobs, as GitLab (Tree#sorted_entries)', async () => {
@@ -406,7 +410,7 @@ describe('project repository files API', () => {
   });
 
   it('commits: newest first with every field, ref_name, per_page pagination with X-Total', async () => {
-    const ids = git(P, 'rev-list', 'main').split('\n');
+    const ids = (await git(P, 'rev-list', 'main')).split('\n');
     const res = await t.expect('GET', `/projects/${P}/repository/commits`, reporter.token, undefined, 200);
     assert.deepEqual(
       res.json.map((c: any) => c.id),
@@ -414,7 +418,7 @@ describe('project repository files API', () => {
     );
     assert.equal(res.headers['x-total'], String(ids.length));
     const bin = res.json.find((c: any) => c.title === 'add binary');
-    const binId = git(P, 'log', '-1', '--format=%H', 'main', '--', 'bin/data.bin');
+    const binId = await git(P, 'log', '-1', '--format=%H', 'main', '--', 'bin/data.bin');
     assert.deepEqual(
       {
         id: bin.id,
@@ -432,7 +436,7 @@ describe('project repository files API', () => {
         message: 'add binary\n\nwith a body',
         author_name: 'Ann Other',
         author_email: 'ann@example.org',
-        parent_ids: [git(P, 'rev-parse', `${binId}^`)],
+        parent_ids: [await git(P, 'rev-parse', `${binId}^`)],
       },
     );
     assert.deepEqual(res.json.at(-1).parent_ids, []);
@@ -445,7 +449,7 @@ describe('project repository files API', () => {
     );
     assert.deepEqual(
       [feat.json[0].id, feat.json[0].title, feat.json.length],
-      [git(P, 'rev-parse', 'feat'), 'add feat.txt', ids.length + 1],
+      [await git(P, 'rev-parse', 'feat'), 'add feat.txt', ids.length + 1],
     );
     const p2 = await t.expect(
       'GET',
@@ -472,8 +476,8 @@ describe('project repository files API', () => {
     const id = await project({ name: 'Readme Proj', path: 'readme', initialize_with_readme: true, description: 'hi' });
     const got = await t.expect('GET', `${file(id, 'README.md')}?ref=main`, alice.token, undefined, 200);
     assert.equal(Buffer.from(got.json.content, 'base64').toString(), '# Readme Proj\n\nhi\n');
-    assert.equal(got.json.commit_id, git(id, 'rev-parse', 'main'));
-    assert.deepEqual(log(id), ['ALICE <alice@example.com>|Initial commit']);
+    assert.equal(got.json.commit_id, await git(id, 'rev-parse', 'main'));
+    assert.deepEqual(await log(id), ['ALICE <alice@example.com>|Initial commit']);
     assert.equal((await t.ok('GET', `/projects/${id}`, alice.token, undefined, 200)).default_branch, 'main');
   });
 
@@ -526,7 +530,7 @@ describe('project repository files API', () => {
       }
     }
     assert.equal((await put(P, 'by-dev.txt', { content: 'ok' })).statusCode, 201);
-    assert.equal(log(P)[0], 'DEV <dev@example.com>|add by-dev.txt');
+    assert.equal((await log(P))[0], 'DEV <dev@example.com>|add by-dev.txt');
 
     const arch = await project({ path: 'archived', initialize_with_readme: true });
     await t.expect('POST', `/projects/${arch}/archive`, alice.token, undefined, 201);
@@ -536,13 +540,15 @@ describe('project repository files API', () => {
       assert.deepEqual(res.json, FORBIDDEN);
     }
     await t.expect('GET', `${file(arch, 'README.md')}?ref=main`, alice.token, undefined, 200);
-    assert.equal(git(arch, 'rev-list', '--count', 'main'), '1');
+    assert.equal(await git(arch, 'rev-list', '--count', 'main'), '1');
   });
 
-  it('every touched repository passes git fsck --strict', () => {
+  it('every touched repository passes git fsck --strict', async () => {
     assert.ok(touched.size >= 6);
     for (const id of touched) {
-      const r = spawnSync('git', ['--git-dir', gitDir(id), 'fsck', '--strict', '--no-progress'], { encoding: 'utf8' });
+      const r = spawnSync('git', ['--git-dir', await gitDir(id), 'fsck', '--strict', '--no-progress'], {
+        encoding: 'utf8',
+      });
       assert.equal(r.status, 0, `project ${id}: ${r.stdout}${r.stderr}`);
     }
   });

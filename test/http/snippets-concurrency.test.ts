@@ -3,7 +3,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { createTestApp, type TestApp } from '../helper.ts';
 
 const git = (dir: string, ...args: string[]) => spawnSync('git', ['--git-dir', dir, ...args], { encoding: 'utf8' });
@@ -48,7 +47,7 @@ describe('concurrent snippet updates', () => {
       final.json.files.map((f: { path: string }) => f.path),
       ['base.txt', ...Array.from({ length: 9 }, (_, i) => `f${i}.txt`)],
     );
-    const dir = path.join(t.config.dataDir, 'repositories', 'snippets', `${id}.git`);
+    const dir = (await t.gitDir('snippet', id))!;
     const log = git(dir, 'log', '--format=%s', 'main').stdout.trim().split('\n');
     assert.equal(log.length, 10);
     assert.deepEqual(new Set(log), new Set(['Update snippet', 'Initial commit']));

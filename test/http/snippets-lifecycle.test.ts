@@ -2,8 +2,6 @@
 // X-Forwarded-For only from configured proxies, and deleting a project removes its snippets' repositories.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { createTestApp, type TestApp } from '../helper.ts';
 
 const apps: TestApp[] = [];
@@ -53,11 +51,11 @@ describe('project deletion', () => {
     const t = await createTestApp();
     apps.push(t);
     const s = await snippetIn(t);
-    const repo = path.join(t.config.dataDir, 'repositories', 'snippets', `${s.id}.git`);
-    assert.equal(fs.existsSync(repo), true);
+    const repositories = async () => (await t.app.store.git.all()).map((r) => `${r.kind} ${r.owner_id}`).sort();
+    assert.deepEqual(await repositories(), [`snippet ${s.id}`]);
     const deleted = await t.request({ method: 'DELETE', url: `/api/v4/projects/${s.projectId}` });
     assert.equal(deleted.statusCode, 202);
-    assert.equal(fs.existsSync(repo), false);
+    assert.deepEqual(await repositories(), []);
     const gone = await t.request({ method: 'GET', url: `/api/v4/projects/${s.projectId}/snippets/${s.id}` });
     assert.deepEqual([gone.statusCode, gone.json], [404, { message: '404 Project Not Found' }]);
   });

@@ -3,7 +3,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { createTestApp, type TestApp } from '../helper.ts';
 
 describe('snippet size limits', () => {
@@ -84,7 +83,7 @@ describe('snippet size limits', () => {
     assert.equal(raw.rawPayload.length, Buffer.byteLength(content));
     assert.ok(raw.body === content);
     // The same file read from the repository (a revision other than the mirrored head names).
-    const dir = path.join(t.config.dataDir, 'repositories', 'snippets', `${res.json.id}.git`);
+    const dir = (await t.gitDir('snippet', res.json.id))!;
     const sha = spawnSync('git', ['--git-dir', dir, 'rev-parse', 'main'], { encoding: 'utf8' })
       .stdout.trim()
       .slice(0, 10);

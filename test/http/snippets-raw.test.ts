@@ -3,9 +3,7 @@
 // and decisions #d3, #d7, #d11).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
@@ -22,10 +20,12 @@ const disposition = (kind: string, ascii: string, encoded = ascii) =>
 
 type U = Awaited<ReturnType<TestApp['user']>>;
 const helpers = (get: () => TestApp) => {
-  const reposDir = () => path.join(get().config.dataDir, 'repositories', 'snippets');
-  const repos = () => (fs.existsSync(reposDir()) ? fs.readdirSync(reposDir()).sort() : []);
-  const git = (id: number, args: string[], input?: Buffer | string) => {
-    const r = spawnSync('git', ['--git-dir', path.join(reposDir(), `${id}.git`), ...args], {
+  /** The snippet repositories the database holds. */
+  const repos = async () =>
+    (await get().app.store.git.all()).filter((r) => r.kind === 'snippet').map((r) => r.owner_id);
+  /** Runs git on a snippet's repository; what it changed is stored back into the rows. */
+  const git = async (id: number, args: string[], input?: Buffer | string) => {
+    const r = spawnSync('git', ['--git-dir', (await get().gitDir('snippet', id))!, ...args], {
       input,
       env: {
         ...process.env,
@@ -36,6 +36,7 @@ const helpers = (get: () => TestApp) => {
       },
     });
     assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
+    await get().importGitDir('snippet', id);
     return r.stdout.toString().trim();
   };
   return { repos, git };
@@ -114,7 +115,7 @@ describe('project snippet raw endpoints', () => {
     let s: any, first: string, head: string;
     before(async () => {
       s = await create({ files: [f('a.rb', 'v1'), f('a/b/c.rb', 'nested')] });
-      first = git(s.id, ['rev-parse', 'main']);
+      first = await git(s.id, ['rev-parse', 'main']);
       await t.ok(
         'PUT',
         `/projects/${proj.id}/snippets/${s.id}`,
@@ -122,14 +123,14 @@ describe('project snippet raw endpoints', () => {
         { files: [{ action: 'update', file_path: 'a.rb', content: 'v2' }] },
         200,
       );
-      head = git(s.id, ['rev-parse', 'main']);
+      head = await git(s.id, ['rev-parse', 'main']);
       assert.notEqual(first, head);
     });
 
     it('resolves main, HEAD, full and abbreviated SHAs, an older commit and tags (docs/gitlab-compatibility.md#d7)', async () => {
-      git(s.id, ['tag', 'v1', first]);
-      git(s.id, ['tag', 'v1.0', first]);
-      git(s.id, ['update-ref', 'refs/heads/feature/x', first]);
+      await git(s.id, ['tag', 'v1', first]);
+      await git(s.id, ['tag', 'v1.0', first]);
+      await git(s.id, ['update-ref', 'refs/heads/feature/x', first]);
       const cases: [string, string][] = [
         ['main', 'v2'],
         ['HEAD', 'v2'],
@@ -159,11 +160,11 @@ describe('project snippet raw endpoints', () => {
     });
 
     it('serves a PNG inline as image/png and a binary blob as an octet-stream attachment', async () => {
-      const blob = git(s.id, ['hash-object', '-w', '--stdin'], PNG);
-      const bin = git(s.id, ['hash-object', '-w', '--stdin'], Buffer.from([0, 159, 146, 150, 255, 0, 1]));
-      const tree = git(s.id, ['mktree'], `100644 blob ${blob}\tpic.png\n100644 blob ${bin}\tblob.dat\n`);
-      const commit = git(s.id, ['commit-tree', tree, '-p', head, '-m', 'images']);
-      git(s.id, ['update-ref', 'refs/heads/img', commit]);
+      const blob = await git(s.id, ['hash-object', '-w', '--stdin'], PNG);
+      const bin = await git(s.id, ['hash-object', '-w', '--stdin'], Buffer.from([0, 159, 146, 150, 255, 0, 1]));
+      const tree = await git(s.id, ['mktree'], `100644 blob ${blob}\tpic.png\n100644 blob ${bin}\tblob.dat\n`);
+      const commit = await git(s.id, ['commit-tree', tree, '-p', head, '-m', 'images']);
+      await git(s.id, ['update-ref', 'refs/heads/img', commit]);
       assertRaw(await raw(`${s.id}/files/img/pic.png/raw`), PNG, 'image/png', disposition('inline', 'pic.png'));
       assertRaw(
         await raw(`${s.id}/files/${commit}/blob.dat/raw`),
@@ -249,7 +250,7 @@ describe('project snippet raw endpoints', () => {
       await settings('public');
       const before = [
         (await t.ok('GET', `/projects/${proj.id}/snippets?per_page=100`, alice.token, undefined, 200)).length,
-        repos(),
+        await repos(),
       ];
       const error = { message: { error: 'Visibility level public has been restricted by your GitLab administrator' } };
       const res = await t.api('POST', `/projects/${proj.id}/snippets`, alice.token, {
@@ -261,7 +262,7 @@ describe('project snippet raw endpoints', () => {
       assert.deepEqual(
         [
           (await t.ok('GET', `/projects/${proj.id}/snippets?per_page=100`, alice.token, undefined, 200)).length,
-          repos(),
+          await repos(),
         ],
         before,
       );
@@ -316,7 +317,7 @@ describe('spam check against an Akismet-compatible service', () => {
     assert.equal(calls.length, 1);
     assert.match(calls[0], /^POST \/1\.1\/comment-check .*api_key=k/);
     assert.deepEqual(await t.ok('GET', `/projects/${proj.id}/snippets`, alice.token, undefined, 200), []);
-    assert.deepEqual(repos(), []);
+    assert.deepEqual(await repos(), []);
     const s = await t.ok(
       'POST',
       `/projects/${proj.id}/snippets`,

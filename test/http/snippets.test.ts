@@ -2,8 +2,6 @@
 // git repository (docs/gitlab-compatibility.md#project-snippets and decisions #d1 to #d5, #d7, #d11, #d12, #d14).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
@@ -39,24 +37,26 @@ describe('project snippets API', () => {
     t.ok('POST', `/projects/${p.id}/snippets`, alice.token, { title: 'T', ...payload }, 201);
   const update = (s: any, payload: object) =>
     t.ok('PUT', `/projects/${proj.id}/snippets/${s.id}`, alice.token, payload, 200);
-  const repoDir = (id: number) => path.join(t.config.dataDir, 'repositories', 'snippets', `${id}.git`);
-  const git = (id: number, ...args: string[]) => {
-    const r = spawnSync('git', ['--git-dir', repoDir(id), ...args], { encoding: 'utf8' });
+  /** git on the snippet's repository as the database holds it (this node's serving cache, brought up to date). */
+  const git = async (id: number, ...args: string[]) => {
+    const r = spawnSync('git', ['--git-dir', (await t.gitDir('snippet', id))!, ...args], { encoding: 'utf8' });
     assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
     return r.stdout;
   };
-  const log = (id: number) => git(id, 'log', '--format=%s', 'main').trim().split('\n');
-  const tree = (id: number) => git(id, 'ls-tree', '-r', '--name-only', 'main').trim().split('\n').filter(Boolean);
+  const log = async (id: number) => (await git(id, 'log', '--format=%s', 'main')).trim().split('\n');
+  const tree = async (id: number) =>
+    (await git(id, 'ls-tree', '-r', '--name-only', 'main')).trim().split('\n').filter(Boolean);
   const show = (id: number, file: string) => git(id, 'show', `main:${file}`);
   const count = async (p = proj) =>
     (await t.ok('GET', `/projects/${p.id}/snippets?per_page=100`, alice.token, undefined, 200)).length;
-  const repos = () => fs.readdirSync(path.join(t.config.dataDir, 'repositories', 'snippets')).sort();
+  /** The snippet repositories the database holds. */
+  const repos = async () => (await t.app.store.git.all()).filter((r) => r.kind === 'snippet').map((r) => r.owner_id);
   /** Everything a failed request must leave alone. */
   const state = async (s: any) => ({
     json: await t.ok('GET', `/projects/${proj.id}/snippets/${s.id}`, alice.token, undefined, 200),
-    log: git(s.id, 'log', '--format=%H %s', 'main'),
-    tree: tree(s.id),
-    files: tree(s.id).map((p) => show(s.id, p)),
+    log: await git(s.id, 'log', '--format=%H %s', 'main'),
+    tree: await tree(s.id),
+    files: await Promise.all((await tree(s.id)).map((p) => show(s.id, p))),
   });
 
   before(async () => {
@@ -67,13 +67,11 @@ describe('project snippets API', () => {
     other = await t.ok('POST', '/projects', alice.token, { path: 'other' }, 201);
   });
   after(async () => {
-    for (const dir of repos()) {
-      const r = spawnSync(
-        'git',
-        ['--git-dir', path.join(t.config.dataDir, 'repositories', 'snippets', dir), 'fsck', '--strict'],
-        { encoding: 'utf8' },
-      );
-      assert.equal(r.status, 0, `fsck ${dir}: ${r.stdout}${r.stderr}`);
+    for (const id of await repos()) {
+      const r = spawnSync('git', ['--git-dir', (await t.gitDir('snippet', id))!, 'fsck', '--strict'], {
+        encoding: 'utf8',
+      });
+      assert.equal(r.status, 0, `fsck snippet ${id}: ${r.stdout}${r.stderr}`);
     }
     await t.close();
   });
@@ -131,14 +129,14 @@ describe('project snippets API', () => {
         imported_from: 'none',
       });
       assert.deepEqual(await t.ok('GET', `/projects/${proj.id}/snippets/${s.id}`, alice.token, undefined, 200), s);
-      assert.deepEqual(log(s.id), ['Initial commit']);
-      assert.deepEqual(tree(s.id), ['a.txt', 'a/z.rb', 'b.txt']);
-      assert.equal(git(s.id, 'symbolic-ref', 'HEAD').trim(), 'refs/heads/main');
+      assert.deepEqual(await log(s.id), ['Initial commit']);
+      assert.deepEqual(await tree(s.id), ['a.txt', 'a/z.rb', 'b.txt']);
+      assert.equal((await git(s.id, 'symbolic-ref', 'HEAD')).trim(), 'refs/heads/main');
       assert.equal(
-        git(s.id, 'log', '--format=%an <%ae>|%cn <%ce>', 'main').trim(),
+        (await git(s.id, 'log', '--format=%an <%ae>|%cn <%ce>', 'main')).trim(),
         'ALICE <alice@example.com>|ALICE <alice@example.com>',
       );
-      assert.equal(show(s.id, 'a/z.rb'), 'Z');
+      assert.equal(await show(s.id, 'a/z.rb'), 'Z');
     });
 
     it('takes the default visibility from the application settings (docs/gitlab-compatibility.md#d1)', async () => {
@@ -167,13 +165,13 @@ describe('project snippets API', () => {
         [res.json.title, res.json.visibility, res.json.file_name, res.json.files.map((x: any) => x.path)],
         ['Form', 'internal', 'x.rb', ['x.rb', 'y.rb']],
       );
-      assert.deepEqual([show(res.json.id, 'x.rb'), show(res.json.id, 'y.rb')], ['puts 1', 'puts 2']);
+      assert.deepEqual([await show(res.json.id, 'x.rb'), await show(res.json.id, 'y.rb')], ['puts 1', 'puts 2']);
     });
 
     it('accepts the deprecated content + file_name; an empty file_name is snippetfile1.txt; file_name with files is ignored (docs/gitlab-compatibility.md#d5)', async () => {
       const legacy = await create({ content: 'puts 1', file_name: 'legacy.rb' });
       assert.deepEqual(
-        [legacy.file_name, legacy.files.map((x: any) => x.path), show(legacy.id, 'legacy.rb')],
+        [legacy.file_name, legacy.files.map((x: any) => x.path), await show(legacy.id, 'legacy.rb')],
         ['legacy.rb', ['legacy.rb'], 'puts 1'],
       );
       assert.equal((await create({ content: 'x', file_name: '' })).file_name, 'snippetfile1.txt');
@@ -184,7 +182,7 @@ describe('project snippets API', () => {
     });
 
     it('answers every validation message literally and writes nothing', async () => {
-      const before = [await count(), repos()];
+      const before = [await count(), await repos()];
       const cases: [object, string][] = [
         [{ title: undefined, files: [f('a', 'b')] }, 'title is missing'],
         [{ title: '   ', files: [f('a', 'b')] }, 'title is empty'],
@@ -208,11 +206,11 @@ describe('project snippets API', () => {
       ];
       for (const [payload, error] of cases)
         await t.fails('POST', `/projects/${proj.id}/snippets`, alice.token, { title: 'T', ...payload }, 400, { error });
-      assert.deepEqual([await count(), repos()], before);
+      assert.deepEqual([await count(), await repos()], before);
     });
 
     it('enforces the title length and the file count limit (docs/gitlab-compatibility.md#d4), writing nothing', async () => {
-      const before = [await count(), repos()];
+      const before = [await count(), await repos()];
       await t.fails(
         'POST',
         `/projects/${proj.id}/snippets`,
@@ -247,7 +245,7 @@ describe('project snippets API', () => {
           message: { error: 'Repository Error creating the snippet' },
         },
       );
-      assert.deepEqual([await count(), repos()], before);
+      assert.deepEqual([await count(), await repos()], before);
       assert.equal((await create({ title: 'x'.repeat(255), files: eleven.slice(1) })).files.length, 10);
     });
   });
@@ -306,42 +304,36 @@ describe('project snippets API', () => {
       assert.deepEqual([u.file_name, u.files.map((x: any) => x.path)], ['a.txt', ['a.txt', 'c2.txt', 'd/new.rb']]);
       assert.ok(u.updated_at > s.updated_at, `${u.updated_at} > ${s.updated_at}`);
       assert.equal(u.created_at, s.created_at);
-      assert.deepEqual(log(s.id), ['Update snippet', 'Initial commit']);
-      assert.deepEqual(
-        tree(s.id).map((p) => [p, show(s.id, p)]),
-        [
-          ['a.txt', 'A2'],
-          ['c2.txt', 'C'],
-          ['d/new.rb', 'N'],
-        ],
-      );
+      assert.deepEqual(await log(s.id), ['Update snippet', 'Initial commit']);
+      assert.deepEqual(await Promise.all((await tree(s.id)).map(async (p) => [p, await show(s.id, p)])), [
+        ['a.txt', 'A2'],
+        ['c2.txt', 'C'],
+        ['d/new.rb', 'N'],
+      ]);
       await update(s, {
         files: [
           { action: 'move', previous_path: 'c2.txt', file_path: 'c3.txt', content: 'C3' },
           { action: 'create', content: 'gen' },
         ],
       });
-      assert.deepEqual(
-        tree(s.id).map((p) => [p, show(s.id, p)]),
-        [
-          ['a.txt', 'A2'],
-          ['c3.txt', 'C3'],
-          ['d/new.rb', 'N'],
-          ['snippetfile1.txt', 'gen'],
-        ],
-      );
-      assert.deepEqual(log(s.id), ['Update snippet', 'Update snippet', 'Initial commit']);
+      assert.deepEqual(await Promise.all((await tree(s.id)).map(async (p) => [p, await show(s.id, p)])), [
+        ['a.txt', 'A2'],
+        ['c3.txt', 'C3'],
+        ['d/new.rb', 'N'],
+        ['snippetfile1.txt', 'gen'],
+      ]);
+      assert.deepEqual(await log(s.id), ['Update snippet', 'Update snippet', 'Initial commit']);
     });
 
     it('a title/description/visibility update makes no commit but bumps updated_at', async () => {
       const s = await create({ files: [f('a', '1')] });
-      const head = git(s.id, 'rev-parse', 'main');
+      const head = await git(s.id, 'rev-parse', 'main');
       await new Promise((r) => setTimeout(r, 5));
       const u = await update(s, { title: 'New', description: '', visibility: 'internal' });
       assert.deepEqual([u.title, u.description, u.visibility], ['New', '', 'internal']);
       assert.ok(u.updated_at > s.updated_at);
-      assert.equal(git(s.id, 'rev-parse', 'main'), head);
-      assert.deepEqual(log(s.id), ['Initial commit']);
+      assert.equal(await git(s.id, 'rev-parse', 'main'), head);
+      assert.deepEqual(await log(s.id), ['Initial commit']);
     });
 
     it('answers validation errors (400) and invalid actions (422) without touching anything', async () => {
@@ -461,12 +453,12 @@ describe('project snippets API', () => {
         (await update(s, { file_name: 'two.rb' })).files.map((x: any) => x.path),
         ['two.rb'],
       );
-      assert.deepEqual([tree(s.id), show(s.id, 'two.rb')], [['two.rb'], 'v1']);
+      assert.deepEqual([await tree(s.id), await show(s.id, 'two.rb')], [['two.rb'], 'v1']);
       assert.equal((await update(s, { content: 'v2' })).file_name, 'two.rb');
-      assert.deepEqual([tree(s.id), show(s.id, 'two.rb')], [['two.rb'], 'v2']);
+      assert.deepEqual([await tree(s.id), await show(s.id, 'two.rb')], [['two.rb'], 'v2']);
       assert.equal((await update(s, { content: 'v3', file_name: 'three.rb' })).file_name, 'three.rb');
-      assert.deepEqual([tree(s.id), show(s.id, 'three.rb')], [['three.rb'], 'v3']);
-      assert.deepEqual(log(s.id), ['Update snippet', 'Update snippet', 'Update snippet', 'Initial commit']);
+      assert.deepEqual([await tree(s.id), await show(s.id, 'three.rb')], [['three.rb'], 'v3']);
+      assert.deepEqual(await log(s.id), ['Update snippet', 'Update snippet', 'Update snippet', 'Initial commit']);
       const multi = await create({ files: [f('a', '1'), f('b', '2')] });
       const snap = await state(multi);
       const error = {
@@ -486,12 +478,12 @@ describe('project snippets API', () => {
         'if-unmodified-since': new Date(Date.now() - 3600_000).toUTCString(),
       });
       assert.deepEqual([stale.statusCode, stale.json], [412, { message: '412 Precondition Failed' }]);
-      assert.ok(fs.existsSync(repoDir(s.id)));
+      assert.ok((await repos()).includes(s.id));
       await t.ok('GET', url, alice.token, undefined, 200);
       const res = await t.api('DELETE', url, alice.token, '', { 'content-type': 'application/json' });
       assert.equal(res.statusCode, 204, res.body);
       assert.equal(res.body, '');
-      assert.equal(fs.existsSync(repoDir(s.id)), false);
+      assert.equal((await repos()).includes(s.id), false);
       await t.fails('GET', url, alice.token, undefined, 404, { message: '404 Not found' });
       for (const method of ['DELETE', 'PUT'])
         await t.fails(method, url, alice.token, method === 'PUT' ? { title: 'x' } : undefined, 404, {

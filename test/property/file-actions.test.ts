@@ -8,7 +8,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import fc from 'fast-check';
 import { createTestApp, type TestApp } from '../helper.ts';
 
@@ -203,8 +202,9 @@ describe('snippet file actions against an in-memory model (property)', () => {
   });
   after(() => t.close());
 
-  const git = (sid: number, args: string[]) =>
-    execFileSync('git', ['--git-dir', path.join(t.config.dataDir, 'repositories', 'snippets', `${sid}.git`), ...args], {
+  /** git on a repository as the database holds it (this node's serving cache, brought up to date: t.gitDir). */
+  const git = (dir: string, args: string[]) =>
+    execFileSync('git', ['--git-dir', dir, ...args], {
       encoding: 'buffer',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -274,9 +274,10 @@ describe('snippet file actions against an in-memory model (property)', () => {
           await assertServed(sid, files, where);
         }
 
+        const dir = (await t.gitDir('snippet', sid))!;
         const fsck = (() => {
           try {
-            git(sid, ['fsck', '--strict', '--no-progress']);
+            git(dir, ['fsck', '--strict', '--no-progress']);
             return '';
           } catch (error) {
             const e = error as { stdout?: Buffer; stderr?: Buffer };
@@ -284,23 +285,23 @@ describe('snippet file actions against an in-memory model (property)', () => {
           }
         })();
         assert.equal(fsck, '', 'git fsck --strict');
-        const tree = git(sid, ['ls-tree', '-r', '-z', '--name-only', 'main'])
+        const tree = git(dir, ['ls-tree', '-r', '-z', '--name-only', 'main'])
           .toString('utf8')
           .split('\0')
           .filter(Boolean);
         assert.deepEqual(tree, sortedPaths(files), 'git ls-tree -r main');
         for (const p of tree)
           assert.deepEqual(
-            git(sid, ['cat-file', 'blob', `main:${p}`]),
+            git(dir, ['cat-file', 'blob', `main:${p}`]),
             Buffer.from(files.get(p)!),
             `git content of ${p}`,
           );
         assert.equal(
-          Number(git(sid, ['rev-list', '--count', 'main']).toString().trim()),
+          Number(git(dir, ['rev-list', '--count', 'main']).toString().trim()),
           commits,
           'commit count = 1 + successful updates',
         );
-        const messages = git(sid, ['log', '--format=%s', 'main']).toString().trim().split('\n');
+        const messages = git(dir, ['log', '--format=%s', 'main']).toString().trim().split('\n');
         assert.deepEqual(messages, [...Array(commits - 1).fill('Update snippet'), 'Initial commit'], 'commit messages');
       }),
       {

@@ -1,12 +1,12 @@
 // Project snippets: create, update (file actions or deprecated content/file_name), delete. Every
-// snippet is a bare git repository; the files at its head are mirrored in the database so reads never
-// touch git. A write is all-or-nothing: objects are written and fsynced, the branch moves by
-// compare-and-swap, and the database rows commit in the same transaction; any failure rolls both back.
+// snippet is a git repository kept as rows; snippet_files indexes the files of its head. A write is one
+// transaction: the commit's objects, the branch moved by compare-and-swap, the index and the snippet's row
+// commit together or not at all.
 import type { Store } from '../../storage/db/store.ts';
 import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
-import type { StoredFile } from '../../storage/db/repositories/snippets.ts';
+import type { IndexedFile } from '../../storage/db/repositories/snippets.ts';
 import { ObjectWriter, objectId } from '../../storage/git/objects.ts';
-import { snippetRepository, stagingRepository } from '../git-repositories.ts';
+import { snippetRepository } from '../git-repositories.ts';
 import { type GitRepository, RefConflict } from '../../storage/git/repository.ts';
 import { Failure, notFound, serviceError } from '../failure.ts';
 import { can, isVisibilityRestricted, NO_ACCESS, type Viewer } from '../policy.ts';
@@ -22,8 +22,20 @@ export const MULTIPLE_FILES = 'To update Snippets with multiple files, you must 
 
 export interface SnippetDeps {
   store: Store;
-  dataDir: string;
   spam: SpamChecker;
+}
+
+/** A file of a snippet's head with its bytes. */
+export interface SnippetFile extends IndexedFile {
+  content: Buffer;
+}
+
+/** Every file of the snippet's head with its bytes, in git's order. */
+export async function snippetFiles(store: Store, snippet: Pick<Snippet, 'id'>): Promise<SnippetFile[]> {
+  const index = await store.snippets.fileIndex(snippet.id);
+  if (!index.length) return [];
+  const blobs = await (await snippetRepository(store, snippet)).readBlobs(index.map((f) => f.blob_id));
+  return index.map((f) => ({ ...f, content: blobs.get(f.blob_id)! }));
 }
 
 /** GitLab's finder: a snippet of this project the viewer may see, else undefined. */
@@ -73,33 +85,33 @@ async function rejectSpam(
   if (spam) throw serviceError(SPAM_DISCARDED);
 }
 
-/** Writes one commit with `files` on top of `parent` and moves the branch; returns the commit and mirrored files. */
-function commitFiles(
+/**
+ * Stores one commit with `files` on top of `parent` and moves the branch to it; call inside the transaction
+ * that writes the snippet's rows. Answers the commit and the new index of the head's files.
+ */
+async function commitFiles(
   repo: GitRepository,
-  branch: string,
   parent: string | null,
   files: Map<string, Buffer>,
   author: User,
   message: string,
-  known: ReadonlySet<string> = new Set(),
 ) {
-  const writer = new ObjectWriter(repo.dir);
-  const stored: StoredFile[] = [...files].map(([p, content]) => ({
+  const writer = new ObjectWriter();
+  const indexed: IndexedFile[] = [...files].map(([p, content]) => ({
     path: p,
-    content,
     size: content.length,
     blob_id: writer.blob(content),
   }));
-  const tree = writer.tree(stored.map((f) => ({ path: f.path, blobId: f.blob_id })));
+  const tree = writer.tree(indexed.map((f) => ({ path: f.path, blobId: f.blob_id })));
   const commit = writer.commit({
     tree,
     parent,
     author: { name: author.name, email: author.email, time: Math.floor(Date.now() / 1000) },
     message,
   });
-  writer.flush(known);
-  repo.updateBranch(branch, parent, commit);
-  return { commit, stored };
+  await repo.store(writer.objects());
+  await repo.moveRef(`refs/heads/${repo.head}`, parent, commit);
+  return { commit, indexed };
 }
 
 export interface CreateInput {
@@ -154,17 +166,11 @@ export async function createSnippet(
       files: created,
     });
 
-  // The repository is written under a staging name first, so the row can be inserted complete (with
-  // its head) in one statement; the directory then takes the new id's name by an atomic rename.
   const branch = settings.default_branch_name;
-  const staging = stagingRepository(deps.dataDir);
-  let final: GitRepository | undefined;
   try {
-    staging.init(branch);
-    const { commit, stored } = commitFiles(staging, branch, null, created, author, 'Initial commit');
     return await store.transaction(async (tx) => {
       const now = nowIso();
-      const snippet = await tx.snippets.insert({
+      let snippet = await tx.snippets.insert({
         project_id: ctx.project.id,
         author_id: author.id,
         title: input.title,
@@ -172,16 +178,15 @@ export async function createSnippet(
         visibility,
         file_name: input.files[0].file_path,
         content: '',
-        head_commit: commit,
+        head_commit: null,
         default_branch: branch,
         created_at: now,
         updated_at: now,
       });
-      final = snippetRepository(deps.dataDir, snippet.id);
-      // A fresh id never belongs to a committed snippet: anything at its path is debris of a crash.
-      staging.moveTo(final);
-      final.syncLayout();
-      await tx.snippets.syncFiles(snippet.id, [], stored);
+      const repo = await tx.git.ensure('snippet', snippet.id, branch);
+      const { commit, indexed } = await commitFiles(repo, null, created, author, 'Initial commit');
+      await tx.snippets.syncFiles(snippet.id, [], indexed);
+      snippet = await tx.snippets.update(snippet.id, { head_commit: commit });
       if (meta.userAgent.trim())
         await tx.snippets.insertUserAgentDetail({
           snippet_id: snippet.id,
@@ -192,11 +197,7 @@ export async function createSnippet(
       return snippet;
     });
   } catch (error) {
-    staging.remove();
-    final?.remove();
-    if (error instanceof Failure) throw error;
-    if (error instanceof FileActionError || error instanceof RefConflict)
-      throw repositoryError('creating', error, settings);
+    if (error instanceof RefConflict) throw repositoryError('creating', error, settings);
     throw error;
   }
 }
@@ -253,18 +254,16 @@ export async function updateSnippet(
   const spamRelevant =
     visibility === 'public' &&
     (snippet.visibility !== 'public' || title !== snippet.title || description !== snippet.description);
-  const branch = snippet.default_branch;
-  const repo = snippetRepository(deps.dataDir, snippet.id);
-  let moved: { from: string | null; to: string } | null = null;
   try {
     return await store.transaction(async (tx) => {
-      const locked = await mirrorRepositoryHead(tx, repo, (await tx.snippets.lock(snippet.id, store.db.dialect))!);
+      const locked = (await tx.snippets.lock(snippet.id, store.db.dialect))!;
       let changes: Partial<Snippet> = { title, description, visibility, updated_at: nowIso() };
       if (!actions.length) {
         if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: new Map() });
         return tx.snippets.update(snippet.id, changes);
       }
-      const current = await tx.snippets.files(snippet.id);
+      const repo = await snippetRepository(tx, snippet);
+      const current = await snippetFiles(tx, snippet);
       let next: Map<string, Buffer>;
       try {
         next = applyActions(new Map(current.map((f) => [f.path, f.content])), actions, settings.max_snippet_files);
@@ -273,17 +272,8 @@ export async function updateSnippet(
       }
       checkAttributes({ title, description, firstContent: null, files: next }, settings);
       if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: next });
-      const { commit, stored } = commitFiles(
-        repo,
-        branch,
-        locked.head_commit,
-        next,
-        viewer,
-        'Update snippet',
-        new Set(current.map((f) => f.blob_id)),
-      );
-      moved = { from: locked.head_commit, to: commit };
-      await tx.snippets.syncFiles(snippet.id, current, stored);
+      const { commit, indexed } = await commitFiles(repo, locked.head_commit, next, viewer, 'Update snippet');
+      await tx.snippets.syncFiles(snippet.id, current, indexed);
       const first = actions[0];
       changes = {
         ...changes,
@@ -293,9 +283,6 @@ export async function updateSnippet(
       return tx.snippets.update(snippet.id, changes);
     });
   } catch (error) {
-    // The database rolled back: put the branch back where the database says it is.
-    const m = moved as { from: string | null; to: string } | null;
-    if (m?.from) repo.updateBranch(branch, m.to, m.from);
     if (error instanceof FileActionError || error instanceof RefConflict)
       throw repositoryError('updating', error, settings);
     throw error;
@@ -303,38 +290,22 @@ export async function updateSnippet(
 }
 
 /**
- * Brings the database mirror in line with the repository's branch when they differ: after a git push,
- * or after a crash between moving the branch and committing the database (an unacknowledged commit).
- * The repository is the source of truth for files; call inside the snippet's transaction.
+ * Makes the snippet's row and index of files say what its branch holds; call inside a transaction. For fsck
+ * --repair and imports from the repositories of earlier versions, which could disagree after a crash.
  */
-export async function mirrorRepositoryHead(
-  store: Store,
-  repo: GitRepository,
-  snippet: Snippet,
-  force = false,
-): Promise<Snippet> {
-  const head = repo.readBranch(snippet.default_branch);
-  if (!head || (head === snippet.head_commit && !force)) return snippet;
-  const entries = (await repo.listTree(head)).filter((e) => e.type === 'blob');
-  const blobs = await repo.readBlobs(entries.map((e) => e.id));
-  const stored: StoredFile[] = entries.map((e) => ({
-    path: e.path,
-    blob_id: e.id,
-    size: e.size,
-    content: blobs.get(e.id)!,
-  }));
-  await store.snippets.syncFiles(snippet.id, await store.snippets.fileIndex(snippet.id), stored);
-  return store.snippets.update(snippet.id, {
-    head_commit: head,
-    updated_at: nowIso(),
-    file_name: stored[0]?.path ?? snippet.file_name,
-  });
+export async function reindexSnippet(tx: Store, snippetId: number): Promise<void> {
+  const locked = await tx.snippets.lock(snippetId, tx.db.dialect);
+  if (!locked) return;
+  const repo = await snippetRepository(tx, locked);
+  const head = await repo.readBranch(locked.default_branch);
+  if (!head) return;
+  const files = (await repo.listTree(head)).map((e) => ({ path: e.path, blob_id: e.id, size: e.size }));
+  await tx.snippets.syncFiles(snippetId, await tx.snippets.fileIndex(snippetId), files);
+  if (head !== locked.head_commit)
+    await tx.snippets.update(snippetId, { head_commit: head, file_name: files[0]?.path ?? locked.file_name });
 }
 
-/**
- * Deletes the record, then the repository (an orphaned directory is harmless; a dangling record is not).
- * The caller has authorized admin_snippet.
- */
+/** Deletes the snippet with its repository, in one transaction. The caller has authorized admin_snippet. */
 export async function deleteSnippet(
   deps: SnippetDeps,
   snippet: Snippet,
@@ -346,28 +317,30 @@ export async function deleteSnippet(
     if (!Number.isNaN(since) && Math.floor(Date.parse(snippet.updated_at) / 1000) > Math.floor(since / 1000))
       throw new Failure('precondition_failed');
   }
-  await deps.store.transaction((tx) => tx.snippets.delete(snippet.id));
-  snippetRepository(deps.dataDir, snippet.id).remove();
+  await deps.store.transaction(async (tx) => {
+    await tx.snippets.delete(snippet.id);
+    await tx.git.delete('snippet', [snippet.id]);
+  });
 }
 
 /**
- * One file of a snippet at a branch, tag or commit, with its blob id: the current version from the
- * database, any other revision from the repository. Answers the failure GitLab gives for a missing ref or file.
+ * One file of a snippet at a branch, tag or commit, with its blob id: the head through the index of its
+ * files, any other revision through its commit's tree. Answers the failure GitLab gives for a missing ref or file.
  */
 export async function readSnippetFile(
-  deps: SnippetDeps,
   store: Store,
   snippet: Snippet,
   ref: string,
   filePath: string,
 ): Promise<{ content: Buffer; blobId: string }> {
   if (!snippet.head_commit) throw notFound('Snippet');
+  const repo = await snippetRepository(store, snippet);
   if (ref === snippet.head_commit || ref === snippet.default_branch || ref === 'HEAD') {
-    const content = await store.snippets.fileContent(snippet.id, filePath);
-    if (!content) throw notFound('File');
-    return { content, blobId: objectId('blob', content) };
+    const file = (await store.snippets.fileIndex(snippet.id)).find((f) => f.path === filePath);
+    const content = file && (await repo.readBlobs([file.blob_id])).get(file.blob_id);
+    if (!file || !content) throw notFound('File');
+    return { content, blobId: file.blob_id };
   }
-  const repo = snippetRepository(deps.dataDir, snippet.id);
   const commit = await repo.resolveCommit(ref);
   if (!commit) throw notFound('Reference');
   const content = await repo.readFile(commit, filePath);
@@ -385,7 +358,7 @@ export async function firstSnippetFile(
     const content = Buffer.from(snippet.content);
     return { path: null, content, blobId: objectId('blob', content) };
   }
-  const content = (await store.snippets.fileContent(snippet.id, first.path))!;
+  const content = (await (await snippetRepository(store, snippet)).readBlobs([first.blob_id])).get(first.blob_id)!;
   return { path: first.path, content, blobId: first.blob_id };
 }
 

@@ -2,7 +2,7 @@
 // GitLab's order: the file template projects of the project's ancestor groups (closest first), the instance's file template project, then
 // the type's own source (types.ts): the built-in templates or the project's repository. The deprecated
 // instance-wide endpoints use the instance's template project and the built-in templates. Repositories
-// are read from git on every request, so a new commit is seen at once; a template project the caller
+// are read on every request, so a new commit is seen at once; a template project the caller
 // cannot read is skipped.
 import type { Store } from '../../storage/db/store.ts';
 import type { GitRepository } from '../../storage/git/repository.ts';
@@ -50,12 +50,11 @@ type Origin =
 /** Every template of a type for the scope, in GitLab's order. */
 export async function listTemplates(
   store: Store,
-  dataDir: string,
   viewer: Viewer,
   scope: TemplateScope,
   type: TemplateType,
 ): Promise<TemplateList> {
-  const { origins, source } = await originsOf(store, dataDir, viewer, scope, type);
+  const { origins, source } = await originsOf(store, viewer, scope, type);
   const lists: (readonly ListedTemplate[])[] = [];
   for (const origin of origins)
     lists.push(origin.kind === 'builtin' ? origin.templates.listed : await listInRepository(origin, type));
@@ -68,14 +67,13 @@ export async function listTemplates(
  */
 export async function findTemplate(
   store: Store,
-  dataDir: string,
   viewer: Viewer,
   scope: TemplateScope,
   type: TemplateType,
   name: string,
   templateProjectId?: number,
 ): Promise<FoundTemplate | null> {
-  const { origins, source } = await originsOf(store, dataDir, viewer, scope, type);
+  const { origins, source } = await originsOf(store, viewer, scope, type);
   for (const origin of origins) {
     if (templateProjectId !== undefined && origin.kind === 'template-project' && origin.projectId !== templateProjectId)
       continue;
@@ -91,7 +89,6 @@ export async function findTemplate(
 /** The places to search for the scope and type, in order, and what an answer from them is decided by. */
 async function originsOf(
   store: Store,
-  dataDir: string,
   viewer: Viewer,
   scope: TemplateScope,
   type: TemplateType,
@@ -99,12 +96,12 @@ async function originsOf(
   const templateProjects = await readableTemplateProjects(store, viewer, scope);
   const origins: Origin[] = [];
   for (const p of templateProjects) {
-    const head = await repositoryHead(dataDir, p.id, p.defaultBranch);
+    const head = await repositoryHead(store, p.id, p.defaultBranch);
     if (head) origins.push({ kind: 'template-project', projectId: p.id, ...head });
   }
   if (TEMPLATE_TYPE_RULES[type].source === 'project-repository') {
     const own =
-      scope === 'instance' ? null : await repositoryHead(dataDir, scope.project.id, scope.project.default_branch);
+      scope === 'instance' ? null : await repositoryHead(store, scope.project.id, scope.project.default_branch);
     if (own) origins.push({ kind: 'own-repository', ...own });
     return { origins, source: 'git' };
   }
@@ -142,13 +139,9 @@ async function readableTemplateProjects(
 }
 
 /** A project's repository at the head of its default branch; null without a repository or a commit. */
-async function repositoryHead(
-  dataDir: string,
-  projectId: number,
-  branch: string | null,
-): Promise<RepositoryHead | null> {
-  const repo = projectRepository(dataDir, projectId);
-  if (!repo.exists()) return null;
+async function repositoryHead(store: Store, projectId: number, branch: string | null): Promise<RepositoryHead | null> {
+  const repo = await projectRepository(store, { id: projectId });
+  if (!repo) return null;
   const commit = await repo.resolveCommit(branch ?? 'HEAD');
   return commit ? { repo, commit } : null;
 }

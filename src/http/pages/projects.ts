@@ -62,7 +62,7 @@ async function projectPage(request: FastifyRequest, reply: FastifyReply, project
   // An empty repository has no tree yet: the page shows no files rather than failing.
   const files =
     canReadCode && ref
-      ? await listTree(request.server.dataDir, ctx, { recursive: false }).catch((error) => {
+      ? await listTree(storeOf(request), ctx, { recursive: false }).catch((error) => {
           if (error instanceof Failure && error.reason === 'not_found') return [];
           throw error;
         })
@@ -109,7 +109,7 @@ async function codeProject(request: FastifyRequest, projectPath: string) {
 
 async function treePage(request: FastifyRequest, reply: FastifyReply, projectPath: string, ref: string, dir?: string) {
   const ctx = await codeProject(request, projectPath);
-  const items = await listTree(request.server.dataDir, ctx, { ref, path: dir, recursive: false });
+  const items = await listTree(storeOf(request), ctx, { ref, path: dir, recursive: false });
   const base = baseUrl(request);
   const body = html`${projectHeader(base, ctx)}
 <h2>${dir ?? '/'} <span class="meta">on ${ref}</span></h2>
@@ -119,7 +119,7 @@ ${treeList(base, ctx, ref, items)}`;
 
 async function blobPage(request: FastifyRequest, reply: FastifyReply, projectPath: string, ref: string, file: string) {
   const ctx = await codeProject(request, projectPath);
-  const { info, content } = await readFile(request.server.dataDir, ctx, ref, file);
+  const { info, content } = await readFile(storeOf(request), ctx, ref, file);
   const view = await viewOf(info.blob_id, file, content);
   const base = baseUrl(request);
   const rawUrl = `${base}/api/v4/projects/${ctx.project.id}/repository/files/${encodeURIComponent(file)}/raw?ref=${encodeURIComponent(ref)}`;

@@ -8,6 +8,7 @@ import {
   findSnippetForPage,
   isReadableByAnyone,
   readSnippetFile,
+  snippetFiles,
 } from '../../domain/snippets/service.ts';
 import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
 import { pageViewer, type PageHandler } from './common.ts';
@@ -38,7 +39,7 @@ function fileBody(view: FileView, rawUrl: string, filePath: string): Html {
 }
 
 async function fileSections(store: Store, snippet: Snippet, web: string): Promise<Html[]> {
-  const files = await store.snippets.files(snippet.id);
+  const files = await snippetFiles(store, snippet);
   return Promise.all(
     files.map(async (file, i) => {
       const rawUrl = snippetFileRawUrl(web, snippet.default_branch, file.path);
@@ -134,7 +135,7 @@ async function rawPage(
   const store = storeOf(request);
   const { ctx, snippet } = await findSnippetForPage(store, pageViewer(request), projectPath, id);
   const file = at
-    ? { path: at.path, ...(await readSnippetFile(request.server.snippetDeps, store, snippet, at.ref, at.path)) }
+    ? { path: at.path, ...(await readSnippetFile(store, snippet, at.ref, at.path)) }
     : await firstSnippetFile(store, snippet).then((f) => ({ ...f, path: f.path ?? snippet.file_name }));
   const immutable = at !== null && FULL_COMMIT_ID.test(at.ref);
   return sendWebRaw(request, reply, file, { public: isReadableByAnyone(ctx, snippet), immutable });

@@ -7,9 +7,10 @@ import { Readable } from 'node:stream';
 import type { User } from '../../storage/db/schema.ts';
 import { authenticateToken, scopesOf } from '../../domain/tokens.ts';
 import { Failure, routeNotFound } from '../../domain/failure.ts';
-import { afterPush, challenge, checkGitCaller, resolveGitTarget } from '../../domain/git-access.ts';
-import { repositoriesRoot } from '../../domain/git-repositories.ts';
-import { BodyTooLarge, runHttpBackend, SNIPPET_HOOKS_DIR } from '../../storage/git/http-backend.ts';
+import { acceptPush, challenge, checkGitCaller, resolveGitTarget } from '../../domain/git-access.ts';
+import { BodyTooLarge, runHttpBackend } from '../../storage/git/http-backend.ts';
+import { HOOKS_DIR, type PushHooks } from '../../storage/git/push-hooks.ts';
+import type { ServingCaches } from '../../storage/git/serving-cache.ts';
 import { baseUrl } from '../urls.ts';
 import { servePage } from '../pages/index.ts';
 
@@ -60,35 +61,48 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
       }
       const write = service === 'git-receive-pack';
       const user = await gitCaller(request, write);
-      const { store, dataDir } = request.server;
-      const target = await resolveGitTarget(store, dataDir, user, match[1], write);
-      const response = await runHttpBackend({
-        root: repositoriesRoot(dataDir),
-        pathInfo: `/${target.repositoryPath}/${match[2]}`,
-        method: request.method,
-        query,
-        contentType: request.headers['content-type'],
-        contentEncoding: request.headers['content-encoding'] as string | undefined,
-        gitProtocol: request.headers['git-protocol'] as string | undefined,
-        remoteUser: user?.username ?? null,
-        remoteAddr: request.ip,
-        // A body sent as another content type was read by the generic parser; git answers 415 for it.
-        body: request.method === 'POST' && request.body instanceof Readable ? request.body : null,
-        maxBodyBytes: request.server.gitMaxBodyBytes,
-        config: target.snippet ? { 'core.hooksPath': SNIPPET_HOOKS_DIR, 'receive.fsckObjects': 'true' } : {},
-        env: target.snippet
-          ? { SNIPPETD_SNIPPET_BRANCH: target.snippet.branch, SNIPPETD_MAX_FILES: String(target.snippet.maxFiles) }
-          : {},
-      }).catch((error) => {
-        throw error instanceof BodyTooLarge ? new Failure('payload_too_large_git') : error;
+      const { store, gitCaches, pushHooks } = request.server;
+      const target = await resolveGitTarget(store, user, match[1], write);
+      const repo = target.repository;
+      const backend = (env: Record<string, string>) =>
+        runHttpBackend({
+          root: gitCaches.root,
+          pathInfo: `/${gitCaches.relativePath(repo.id)}/${match[2]}`,
+          method: request.method,
+          query,
+          contentType: request.headers['content-type'],
+          contentEncoding: request.headers['content-encoding'] as string | undefined,
+          gitProtocol: request.headers['git-protocol'] as string | undefined,
+          remoteUser: user?.username ?? null,
+          remoteAddr: request.ip,
+          // A body sent as another content type was read by the generic parser; git answers 415 for it.
+          body: request.method === 'POST' && request.body instanceof Readable ? request.body : null,
+          maxBodyBytes: request.server.gitMaxBodyBytes,
+          config: { 'core.hooksPath': HOOKS_DIR, 'receive.fsckObjects': 'true' },
+          env,
+        }).catch((error) => {
+          throw error instanceof BodyTooLarge ? new Failure('payload_too_large_git') : error;
+        });
+      if (!(write && request.method === 'POST')) {
+        await gitCaches.exclusive(repo.id, () => gitCaches.refresh(repo));
+        const response = await backend({});
+        return reply.code(response.status).headers(response.headers).send(response.body);
+      }
+      // A push holds this node's cache of the repository until git is done; the hook commits it to the
+      // database first (domain/git-access.ts#acceptPush), so the client's next API call sees what it pushed.
+      const answer = await gitCaches.exclusive(repo.id, async () => {
+        await gitCaches.refresh(repo);
+        const hook = await pushHooks.register((updates, received) => acceptPush(store, target, updates, received));
+        try {
+          const response = await backend(hook.env);
+          const body = await collect(response.body);
+          await response.done;
+          return { response, body };
+        } finally {
+          hook.done();
+        }
       });
-      reply.code(response.status).headers(response.headers);
-      if (!(write && request.method === 'POST')) return reply.send(response.body);
-      // A push: let git finish, bring the API's view in line, then answer, so the client's next API
-      // call sees what it pushed.
-      const body = await collect(response.body);
-      if ((await response.done) === 0) await afterPush(store, dataDir, target);
-      return reply.send(body);
+      return reply.code(answer.response.status).headers(answer.response.headers).send(answer.body);
     },
   });
 }
@@ -96,5 +110,7 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
 declare module 'fastify' {
   interface FastifyInstance {
     gitMaxBodyBytes: number;
+    gitCaches: ServingCaches;
+    pushHooks: PushHooks;
   }
 }

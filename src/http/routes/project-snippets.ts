@@ -151,7 +151,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const store = storeOf(request);
     const snippet = await findVisibleSnippet(store, request.principal.user, ctx, p.snippet_id);
     if (!snippet) throw notFound('Snippet');
-    const { content } = await readSnippetFile(request.server.snippetDeps, store, snippet, p.ref, p.file_path);
+    const { content } = await readSnippetFile(store, snippet, p.ref, p.file_path);
     return sendRaw(reply, p.file_path, content);
   });
 

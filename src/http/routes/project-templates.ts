@@ -56,7 +56,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
     const page = parsePage(request);
     return sendAnswer(request, reply, { year: null }, async () => {
       const ctx = await templateProject(request, type);
-      const list = await listTemplates(storeOf(request), request.server.dataDir, request.principal.user, ctx, type);
+      const list = await listTemplates(storeOf(request), request.principal.user, ctx, type);
       const { items, headers } = arrayPage(request, list.templates, page);
       return { json: JSON.stringify(items), headers, source: list.source };
     });
@@ -71,8 +71,8 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
     const isLicense = TEMPLATE_TYPE_RULES[p.type].entity === 'license';
     return sendAnswer(request, reply, { year: isLicense ? year : null }, async () => {
       const ctx = await templateProject(request, p.type);
-      const [store, viewer, dataDir] = [storeOf(request), request.principal.user, request.server.dataDir];
-      const found = await findTemplate(store, dataDir, viewer, ctx, p.type, name, p.source_template_project_id);
+      const [store, viewer] = [storeOf(request), request.principal.user];
+      const found = await findTemplate(store, viewer, ctx, p.type, name, p.source_template_project_id);
       if (!found) throw notFound('Template');
       const values = { fullname: p.fullname || viewer?.name, project: p.project, year };
       return { json: templateJson(p.type, found.template, values), source: found.source };

@@ -60,9 +60,7 @@ export default async function projectRoutes(app: FastifyInstance) {
   app.post('/projects', async (request, reply) => {
     const viewer = currentUser(request);
     const p = validateRequest(spec.createProjectSpec, request, spec.createProjectConstraints);
-    return reply
-      .code(201)
-      .send(presentOne(request, await createProject(storeOf(request), viewer, p, request.server.dataDir)));
+    return reply.code(201).send(presentOne(request, await createProject(storeOf(request), viewer, p)));
   });
 
   /** POST /projects/user/:user_id — admins; creates the project in that user's namespace. */
@@ -75,12 +73,7 @@ export default async function projectRoutes(app: FastifyInstance) {
     const { user_id: _ignored, ...input } = p;
     return reply
       .code(201)
-      .send(
-        presentOne(
-          request,
-          await createProject(store, owner, { ...input, namespace_id: undefined }, request.server.dataDir),
-        ),
-      );
+      .send(presentOne(request, await createProject(store, owner, { ...input, namespace_id: undefined })));
   });
 
   /** PUT /projects/:id — maintainers and admins (403 others). */
@@ -113,7 +106,7 @@ export default async function projectRoutes(app: FastifyInstance) {
     const store = storeOf(request);
     const ctx = await findReadableProject(store, viewer, projectId(request));
     authorize(viewer, 'remove_project', ctx);
-    await deleteProject(store, ctx, request.server.dataDir);
+    await deleteProject(store, ctx);
     return reply.code(202).send({ message: '202 Accepted' });
   });
 }

@@ -33,7 +33,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
       const p = written ?? validateRequest(spec.deleteFileSpec, request);
       const body = written && Buffer.from(written.content, written.encoding === 'base64' ? 'base64' : 'utf8');
       authorize(viewer, 'push_code', ctx);
-      await writeFile(store, request.server.dataDir, ctx, {
+      await writeFile(store, ctx, {
         action,
         filePath: p.file_path,
         content: body ?? undefined,
@@ -58,7 +58,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   app.get('/projects/:id/repository/files/:file_path', async (request) => {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.getFileSpec, request);
-    const { info, content } = await readFile(request.server.dataDir, ctx, p.ref, p.file_path);
+    const { info, content } = await readFile(storeOf(request), ctx, p.ref, p.file_path);
     return { ...info, content: content.toString('base64') };
   });
 
@@ -66,7 +66,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   app.get('/projects/:id/repository/files/:file_path/raw', async (request, reply) => {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.rawFileSpec, request);
-    const { info, content } = await readFile(request.server.dataDir, ctx, p.ref, p.file_path);
+    const { info, content } = await readFile(storeOf(request), ctx, p.ref, p.file_path);
     reply
       .header('X-Gitlab-Blob-Id', info.blob_id)
       .header('X-Gitlab-Commit-Id', info.commit_id)
@@ -78,7 +78,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   app.get('/projects/:id/repository/tree', async (request, reply) => {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.treeSpec, request);
-    const items = await listTree(request.server.dataDir, ctx, p);
+    const items = await listTree(storeOf(request), ctx, p);
     return paginateArray(request, reply, items);
   });
 
@@ -88,12 +88,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const p = validateRequest(spec.commitsSpec, request);
     const page = parsePage(request);
     const window = { offset: page.offset, limit: page.perPage };
-    const { commits, total } = await listCommits(
-      request.server.dataDir,
-      ctx,
-      { refName: p.ref_name, path: p.path },
-      window,
-    );
+    const { commits, total } = await listCommits(storeOf(request), ctx, { refName: p.ref_name, path: p.path }, window);
     setPageHeaders(request, reply, page, total, false);
     const web = `${baseUrl(request)}/${ctx.project.full_path}/-/commit`;
     return commits.map((c) => ({

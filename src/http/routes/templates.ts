@@ -38,8 +38,8 @@ export default async function templateRoutes(app: FastifyInstance) {
       app.get(`/templates/${type}`, async (request, reply) => {
         const page = parsePage(request);
         return sendAnswer(request, reply, { year: null }, async () => {
-          const [store, viewer, dataDir] = [storeOf(request), request.principal.user, request.server.dataDir];
-          const list = await listTemplates(store, dataDir, viewer, 'instance', type);
+          const [store, viewer] = [storeOf(request), request.principal.user];
+          const list = await listTemplates(store, viewer, 'instance', type);
           const { items, headers } = arrayPage(request, list.templates, page);
           return { json: JSON.stringify(items), headers, source: list.source };
         });
@@ -61,8 +61,8 @@ function singleTemplate(type: TemplateType, notFoundName: string) {
     const { name } = request.params as { name: string };
     const year = new Date().getUTCFullYear();
     return sendAnswer(request, reply, { year: isLicense ? year : null }, async () => {
-      const [store, viewer, dataDir] = [storeOf(request), request.principal.user, request.server.dataDir];
-      const found = await findTemplate(store, dataDir, viewer, 'instance', type, name);
+      const [store, viewer] = [storeOf(request), request.principal.user];
+      const found = await findTemplate(store, viewer, 'instance', type, name);
       if (!found) throw notFound(notFoundName);
       const values = { fullname: p.fullname || viewer?.name, project: p.project, year };
       return { json: templateJson(type, found.template, values), source: found.source };

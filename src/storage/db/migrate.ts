@@ -9,6 +9,7 @@ import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_snippet_file_content.ts';
 import * as m0003 from './migrations/0003_change_epoch.ts';
 import * as m0004 from './migrations/0004_sessions.ts';
+import * as m0005 from './migrations/0005_git_rows.ts';
 
 type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
@@ -17,6 +18,7 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
   ['0002_snippet_file_content', m0002],
   ['0003_change_epoch', m0003],
   ['0004_sessions', m0004],
+  ['0005_git_rows', m0005],
 ];
 
 /** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */

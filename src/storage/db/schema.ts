@@ -104,7 +104,34 @@ export interface SnippetFilesTable {
   path: string;
   blob_id: string;
   size: number;
-  content: Buffer;
+}
+
+export interface GitRepositoriesTable {
+  id: Generated<number>;
+  kind: 'project' | 'snippet';
+  owner_id: number;
+  head: string;
+  writes: Generated<number>;
+}
+
+export interface GitObjectsTable {
+  repository_id: number;
+  /** The 20 bytes of the object id. */
+  oid: Buffer;
+  /** Pack type number: 1 commit, 2 tree, 3 blob, 4 tag. */
+  type: number;
+  /** Size of the body inflated. */
+  size: number;
+  /** The repository's write count when the object was added (git_repositories.writes). */
+  write: number;
+  /** The body deflated, as a pack entry carries it. */
+  data: Buffer;
+}
+
+export interface GitRefsTable {
+  repository_id: number;
+  name: string;
+  oid: Buffer;
 }
 
 export interface UserAgentDetailsTable {
@@ -138,6 +165,9 @@ export interface Database {
   change_epoch: { id: number; value: number };
   snippets: SnippetsTable;
   snippet_files: SnippetFilesTable;
+  git_repositories: GitRepositoriesTable;
+  git_objects: GitObjectsTable;
+  git_refs: GitRefsTable;
   user_agent_details: UserAgentDetailsTable;
   sessions: SessionsTable;
   sign_in_failures: SignInFailuresTable;
@@ -151,3 +181,4 @@ export type Namespace = Selectable<NamespacesTable>;
 export type Project = Selectable<ProjectsTable>;
 export type Member = Selectable<MembersTable>;
 export type Snippet = Selectable<SnippetsTable>;
+export type GitRepositoryRow = Selectable<GitRepositoriesTable>;

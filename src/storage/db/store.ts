@@ -11,6 +11,7 @@ import { membersRepository } from './repositories/members.ts';
 import { settingsRepository } from './repositories/settings.ts';
 import { snippetsRepository } from './repositories/snippets.ts';
 import { sessionsRepository } from './repositories/sessions.ts';
+import { gitRepositoriesRepository } from './repositories/git.ts';
 
 function repositories(k: Kysely<Database>) {
   return {
@@ -22,6 +23,7 @@ function repositories(k: Kysely<Database>) {
     settings: settingsRepository(k),
     snippets: snippetsRepository(k),
     sessions: sessionsRepository(k),
+    git: gitRepositoriesRepository(k),
   };
 }
 

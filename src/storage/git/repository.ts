@@ -1,13 +1,22 @@
-// Bare repositories on disk: created without spawning git, refs moved by compare-and-swap under git's
-// own lock-file protocol (refs/heads/<b>.lock), and read at any revision through the git CLI (reads at
-// arbitrary refs are not on the hot path: the current version is mirrored in the database).
-import { execFile, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { fsyncDir } from './objects.ts';
-
-const run = promisify(execFile);
+// A git repository kept as rows (git_objects, git_refs; migration 0005). Reads are row lookups, ref ->
+// commit -> tree -> blob, and never spawn git; a write stores its objects and moves its ref by compare-and-swap
+// in the caller's transaction, so the objects, the ref and the caller's other rows commit together or not at
+// all. Git itself runs only to serve clone and push, from a cache repository built from these rows
+// (serving-cache.ts).
+import { type Kysely, sql } from 'kysely';
+import type { Database, GitRepositoryRow } from '../db/schema.ts';
+import {
+  deflateBody,
+  type GitObject,
+  type ObjectType,
+  PACK_TYPES,
+  parseCommit,
+  parseTree,
+  TYPE_OF_PACK_TYPE,
+  tagTarget,
+} from './objects.ts';
+import { objectCache } from './object-cache.ts';
+import zlib from 'node:zlib';
 
 export interface TreeEntry {
   mode: string;
@@ -35,290 +44,395 @@ export class RefConflict extends Error {
   }
 }
 
-/** A ref lock is held for a few milliseconds; one older than this was left by a process that died. */
-const STALE_LOCK_MS = 2_000;
+const FULL_ID = /^[0-9a-f]{40}$/;
+const SHORT_ID = /^[0-9a-f]{4,39}$/;
+/** Rows per INSERT: well under SQLite's limit of bound parameters. */
+const INSERT_BATCH = 500;
 
-function removeStaleLock(lock: string): void {
-  try {
-    if (Date.now() - fs.statSync(lock).mtimeMs > STALE_LOCK_MS) fs.rmSync(lock, { force: true });
-  } catch {
-    // no lock
-  }
+const oidBytes = (id: string) => Buffer.from(id, 'hex');
+const typeOfMode = (mode: string): TreeEntry['type'] =>
+  mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob';
+
+export interface StoredObject {
+  type: ObjectType;
+  body: Buffer;
 }
 
 export class GitRepository {
-  constructor(readonly dir: string) {}
-
-  exists(): boolean {
-    return fs.existsSync(path.join(this.dir, 'HEAD'));
-  }
-
   /**
-   * Lays out an empty bare repository whose HEAD names `branch`, the way `git init --bare` does. Nothing
-   * is fsynced here: call syncLayout() once the first commit is written, when the journal already holds
-   * these entries and the directory fsyncs cost next to nothing.
+   * @param pending objects a push brought that are not stored yet: read before the rows, never cached, so
+   * a push can be checked as the commit it would make before anything of it is written.
    */
-  init(branch: string): void {
-    if (fs.existsSync(this.dir)) fs.rmSync(this.dir, { recursive: true, force: true });
-    fs.mkdirSync(path.dirname(this.dir), { recursive: true });
-    // Plain mkdir calls, parents first: this runs on every snippet create.
-    for (const sub of ['', 'objects', 'objects/info', 'objects/pack', 'refs', 'refs/heads', 'refs/tags'])
-      fs.mkdirSync(path.join(this.dir, sub));
-    fs.writeFileSync(path.join(this.dir, 'HEAD'), `ref: refs/heads/${branch}\n`);
-    fs.writeFileSync(
-      path.join(this.dir, 'config'),
-      '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n',
-    );
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly row: GitRepositoryRow,
+    private readonly pending: ReadonlyMap<string, StoredObject> = new Map(),
+  ) {}
+
+  get id(): number {
+    return this.row.id;
   }
 
-  /** Makes the directory entries of a new repository durable (its files were fsynced as written). */
-  syncLayout(): void {
-    for (const file of ['HEAD', 'config']) {
-      const fd = fs.openSync(path.join(this.dir, file), 'r');
-      try {
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
+  /** The branch HEAD names. */
+  get head(): string {
+    return this.row.head;
+  }
+
+  /** The same repository read and written through another connection or transaction. */
+  on(db: Kysely<Database>): GitRepository {
+    return new GitRepository(db, this.row);
+  }
+
+  /** This repository as it would read with `objects` added (see the constructor). */
+  withPending(objects: readonly GitObject[]): GitRepository {
+    return new GitRepository(this.db, this.row, new Map(objects.map((o) => [o.id, o])));
+  }
+
+  // --- objects ---------------------------------------------------------------------------------------------
+
+  /** One object, or null when this repository has no object with that id. */
+  async object(id: string): Promise<StoredObject | null> {
+    return (await this.objects([id])).get(id) ?? null;
+  }
+
+  /** Several objects by id; those this repository does not have are absent from the answer. */
+  async objects(ids: readonly string[]): Promise<Map<string, StoredObject>> {
+    const out = new Map<string, StoredObject>();
+    const missing: string[] = [];
+    for (const id of new Set(ids)) {
+      const kept = this.pending.get(id) ?? objectCache.get(this.id, id);
+      if (kept) out.set(id, kept);
+      else if (FULL_ID.test(id)) missing.push(id);
+    }
+    for (let i = 0; i < missing.length; i += INSERT_BATCH) {
+      const rows = await this.db
+        .selectFrom('git_objects')
+        .select(['oid', 'type', 'data'])
+        .where('repository_id', '=', this.id)
+        .where('oid', 'in', missing.slice(i, i + INSERT_BATCH).map(oidBytes))
+        .execute();
+      for (const r of rows) {
+        const object = { type: TYPE_OF_PACK_TYPE[r.type], body: zlib.inflateSync(r.data) };
+        const id = Buffer.from(r.oid).toString('hex');
+        objectCache.set(this.id, id, object);
+        out.set(id, object);
       }
-    }
-    for (const sub of ['objects', 'refs', '']) fsyncDir(path.join(this.dir, sub));
-    fsyncDir(path.dirname(this.dir));
-  }
-
-  /** Renames this repository's directory to `target`'s, replacing whatever was there. */
-  moveTo(target: GitRepository): void {
-    if (fs.existsSync(target.dir)) fs.rmSync(target.dir, { recursive: true, force: true });
-    fs.renameSync(this.dir, target.dir);
-  }
-
-  remove(): void {
-    fs.rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  /** The commit a branch points at (loose ref, else packed-refs), or null. */
-  readBranch(branch: string): string | null {
-    try {
-      return fs.readFileSync(path.join(this.dir, 'refs/heads', branch), 'utf8').trim();
-    } catch {
-      const packed = this.packedRefs().get(`refs/heads/${branch}`);
-      return packed ?? null;
-    }
-  }
-
-  private packedRefs(): Map<string, string> {
-    const refs = new Map<string, string>();
-    try {
-      for (const line of fs.readFileSync(path.join(this.dir, 'packed-refs'), 'utf8').split('\n')) {
-        const m = /^([0-9a-f]{40}) (\S+)$/.exec(line);
-        if (m) refs.set(m[2], m[1]);
-      }
-    } catch {
-      // no packed refs
-    }
-    return refs;
-  }
-
-  /**
-   * Moves `branch` from `expected` (null = must not exist) to `next`, atomically and durably. Two writers
-   * racing on one branch: one takes the lock and wins, the other gets RefConflict and nothing is lost.
-   */
-  updateBranch(branch: string, expected: string | null, next: string): void {
-    const refFile = path.join(this.dir, 'refs/heads', branch);
-    const lock = `${refFile}.lock`;
-    fs.mkdirSync(path.dirname(refFile), { recursive: true });
-    removeStaleLock(lock);
-    let fd: number;
-    try {
-      fd = fs.openSync(lock, 'wx');
-    } catch {
-      throw new RefConflict(`refs/heads/${branch}`);
-    }
-    try {
-      if (this.readBranch(branch) !== expected) throw new RefConflict(`refs/heads/${branch}`);
-      fs.writeSync(fd, `${next}\n`);
-      fs.fsyncSync(fd);
-      fs.closeSync(fd);
-      fs.renameSync(lock, refFile);
-      fsyncDir(path.dirname(refFile));
-    } catch (error) {
-      try {
-        fs.closeSync(fd);
-      } catch {
-        // already closed
-      }
-      fs.rmSync(lock, { force: true });
-      throw error;
-    }
-  }
-
-  private async git(args: string[], encoding: 'utf8' | 'buffer' = 'utf8', input?: string): Promise<string | Buffer> {
-    const promise = run('git', ['--git-dir', this.dir, ...args], { encoding, maxBuffer: 1 << 30 });
-    if (input !== undefined) promise.child.stdin?.end(`${input}\n`);
-    const { stdout } = await promise;
-    return stdout;
-  }
-
-  /** Resolves a branch, tag, full or abbreviated SHA, or HEAD to a commit id; null when it names none. */
-  async resolveCommit(ref: string): Promise<string | null> {
-    if (ref.startsWith('-') || /[\0\n\\]|\.\.|@\{|[~^:?*[]/.test(ref)) return null;
-    try {
-      return (
-        (await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`])) as string
-      ).trim();
-    } catch {
-      return null;
-    }
-  }
-
-  /** The bytes of `filePath` in `commit`, or null when there is no such file. */
-  async readFile(commit: string, filePath: string): Promise<Buffer | null> {
-    let blob: string;
-    let size: number;
-    try {
-      blob = (
-        (await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${commit}:${filePath}`])) as string
-      ).trim();
-      const [type, bytes] = (
-        (await this.git(['cat-file', '--batch-check=%(objecttype) %(objectsize)'], 'utf8', blob)) as string
-      )
-        .trim()
-        .split(' ');
-      if (type !== 'blob') return null;
-      size = Number(bytes);
-    } catch {
-      return null;
-    }
-    return this.readBlobInto(blob, Buffer.allocUnsafe(size));
-  }
-
-  /** Streams a blob into a buffer of its exact size, so a large file is held in memory once. */
-  private readBlobInto(blob: string, target: Buffer): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      const child = spawn('git', ['--git-dir', this.dir, 'cat-file', 'blob', blob], {
-        stdio: ['ignore', 'pipe', 'ignore'],
-      });
-      let at = 0;
-      child.stdout.on('data', (chunk: Buffer) => {
-        at += chunk.copy(target, at);
-      });
-      child.on('error', reject);
-      child.on('close', (code) =>
-        code === 0 && at === target.length ? resolve(target) : reject(new Error(`git cat-file ${blob} exited ${code}`)),
-      );
-    });
-  }
-
-  /** Every blob in a commit's tree (recursive), with mode, id and size, in git's order. */
-  async listTree(
-    commit: string,
-    opts: { path?: string; recursive?: boolean; trees?: boolean } = {},
-  ): Promise<TreeEntry[]> {
-    const args = [
-      'ls-tree',
-      '-l',
-      '-z',
-      ...(opts.recursive === false ? [] : ['-r']),
-      ...(opts.trees ? ['-t'] : []),
-      '--end-of-options',
-      commit,
-    ];
-    if (opts.path) args.push('--', opts.path.endsWith('/') ? opts.path : `${opts.path}/`);
-    const out = (await this.git(args)) as string;
-    return out
-      .split('\0')
-      .filter(Boolean)
-      .map((line) => {
-        const tab = line.indexOf('\t');
-        const [mode, type, id, size] = line.slice(0, tab).split(/\s+/);
-        return {
-          mode,
-          type: type as TreeEntry['type'],
-          id,
-          size: size === '-' ? 0 : Number(size),
-          path: line.slice(tab + 1),
-        };
-      });
-  }
-
-  /** Reads many blobs through one `git cat-file --batch` process. */
-  async readBlobs(ids: string[]): Promise<Map<string, Buffer>> {
-    const out = new Map<string, Buffer>();
-    if (!ids.length) return out;
-    const data = (await this.git(['cat-file', '--batch'], 'buffer', ids.join('\n'))) as Buffer;
-    let at = 0;
-    while (at < data.length) {
-      const nl = data.indexOf(10, at);
-      const [id, , size] = data.subarray(at, nl).toString('latin1').split(' ');
-      const length = Number(size);
-      out.set(id, data.subarray(nl + 1, nl + 1 + length));
-      at = nl + 1 + length + 1;
     }
     return out;
   }
 
-  /** Commits reachable from `ref`, newest first. */
-  async log(ref: string, opts: { skip: number; limit: number; path?: string }): Promise<CommitInfo[]> {
-    const format = '%H%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%P%x00%B%x00%x01';
-    const args = [
-      'log',
-      `--format=${format}`,
-      `--skip=${opts.skip}`,
-      `--max-count=${opts.limit}`,
-      '--end-of-options',
-      ref,
-    ];
-    if (opts.path) args.push('--', opts.path);
-    const out = (await this.git(args)) as string;
-    return out
-      .split('\x01')
-      .map((chunk) => chunk.replace(/^\n/, ''))
-      .filter(Boolean)
-      .map((chunk) => {
-        const [id, authorName, authorEmail, authoredAt, committerName, committerEmail, committedAt, parents, message] =
-          chunk.split('\0');
-        return {
-          id,
-          authorName,
-          authorEmail,
-          authoredAt,
-          committerName,
-          committerEmail,
-          committedAt,
-          parents: parents.split(' ').filter(Boolean),
-          message,
-        };
-      });
+  /** Every object added by a write after the `write`th, as stored (see serving-cache.ts). */
+  async objectsWrittenAfter(write: number) {
+    const rows = await this.db
+      .selectFrom('git_objects')
+      .select(['oid', 'type', 'size', 'write', 'data'])
+      .where('repository_id', '=', this.id)
+      .where('write', '>', write)
+      .execute();
+    return rows.map((r) => ({ ...r, id: Buffer.from(r.oid).toString('hex'), data: Buffer.from(r.data) }));
   }
 
-  async countCommits(ref: string, path?: string): Promise<number> {
-    const args = ['rev-list', '--count', '--end-of-options', ref, ...(path ? ['--', path] : [])];
-    return Number(((await this.git(args)) as string).trim());
+  /** Sizes of blobs by id, read from their rows without inflating them. */
+  private async sizes(ids: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const id of ids) {
+      const object = this.pending.get(id);
+      if (object) out.set(id, object.body.length);
+    }
+    const unique = [...new Set(ids)].filter((id) => !out.has(id));
+    for (let i = 0; i < unique.length; i += INSERT_BATCH) {
+      const rows = await this.db
+        .selectFrom('git_objects')
+        .select(['oid', 'size'])
+        .where('repository_id', '=', this.id)
+        .where('oid', 'in', unique.slice(i, i + INSERT_BATCH).map(oidBytes))
+        .execute();
+      for (const r of rows) out.set(Buffer.from(r.oid).toString('hex'), r.size);
+    }
+    return out;
   }
 
-  /** The branches of the repository, with the commits they point at. */
+  /**
+   * Stores the objects this repository does not have yet, tagged with a new write count (serving-cache.ts
+   * asks for objects by it). Call inside the transaction that moves the ref naming them.
+   */
+  async store(objects: readonly GitObject[]): Promise<void> {
+    if (!objects.length) return;
+    const { writes } = await this.db
+      .updateTable('git_repositories')
+      .set({ writes: sql`writes + 1` })
+      .where('id', '=', this.id)
+      .returning('writes')
+      .executeTakeFirstOrThrow();
+    const rows = objects.map((o) => ({
+      repository_id: this.id,
+      oid: oidBytes(o.id),
+      type: PACK_TYPES[o.type],
+      size: o.body.length,
+      write: writes,
+      data: deflateBody(o.body),
+    }));
+    for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+      await this.db
+        .insertInto('git_objects')
+        .values(rows.slice(i, i + INSERT_BATCH))
+        .onConflict((c) => c.columns(['repository_id', 'oid']).doNothing())
+        .execute();
+    }
+  }
+
+  // --- refs --------------------------------------------------------------------------------------------------
+
+  /** Every ref (full name) with the object it points at. */
+  async refs(): Promise<Map<string, string>> {
+    const rows = await this.db
+      .selectFrom('git_refs')
+      .select(['name', 'oid'])
+      .where('repository_id', '=', this.id)
+      .orderBy('name')
+      .execute();
+    return new Map(rows.map((r) => [r.name, Buffer.from(r.oid).toString('hex')]));
+  }
+
+  /** The branches (short names) with the commits they point at. */
   async branches(): Promise<Map<string, string>> {
-    const out = (await this.git(['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads/'])) as string;
-    return new Map(
-      out
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => l.split(' ') as [string, string]),
-    );
+    const out = new Map<string, string>();
+    for (const [name, id] of await this.refs())
+      if (name.startsWith('refs/heads/')) out.set(name.slice('refs/heads/'.length), id);
+    return out;
   }
 
-  /** Points HEAD at a branch (the default branch of the repository). */
-  setHead(branch: string): void {
-    fs.writeFileSync(path.join(this.dir, 'HEAD'), `ref: refs/heads/${branch}\n`);
+  async readRef(name: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('git_refs')
+      .select('oid')
+      .where('repository_id', '=', this.id)
+      .where('name', '=', name)
+      .executeTakeFirst();
+    return row ? Buffer.from(row.oid).toString('hex') : null;
   }
 
-  /** `git fsck --strict`: the list of problems, empty when the repository is sound. */
-  async fsck(): Promise<string[]> {
-    try {
-      await run('git', ['--git-dir', this.dir, 'fsck', '--strict', '--no-progress'], { encoding: 'utf8' });
-      return [];
-    } catch (error) {
-      const e = error as { stdout?: string; stderr?: string };
-      return `${e.stdout ?? ''}${e.stderr ?? ''}`.split('\n').filter(Boolean);
+  readBranch(branch: string): Promise<string | null> {
+    return this.readRef(`refs/heads/${branch}`);
+  }
+
+  /**
+   * Moves `name` from `expected` (null: must not exist) to `next` (null: delete it). Two writers racing on one
+   * ref: exactly one wins, the other gets RefConflict. Call inside the transaction that stored the objects.
+   */
+  async moveRef(name: string, expected: string | null, next: string | null): Promise<void> {
+    let changed: bigint;
+    if (expected === null && next !== null) {
+      const result = await this.db
+        .insertInto('git_refs')
+        .values({ repository_id: this.id, name, oid: oidBytes(next) })
+        .onConflict((c) => c.columns(['repository_id', 'name']).doNothing())
+        .executeTakeFirst();
+      changed = result.numInsertedOrUpdatedRows ?? 0n;
+    } else if (expected !== null && next === null) {
+      const result = await this.db
+        .deleteFrom('git_refs')
+        .where('repository_id', '=', this.id)
+        .where('name', '=', name)
+        .where('oid', '=', oidBytes(expected))
+        .executeTakeFirst();
+      changed = result.numDeletedRows;
+    } else if (expected !== null && next !== null) {
+      const result = await this.db
+        .updateTable('git_refs')
+        .set({ oid: oidBytes(next) })
+        .where('repository_id', '=', this.id)
+        .where('name', '=', name)
+        .where('oid', '=', oidBytes(expected))
+        .executeTakeFirst();
+      changed = result.numUpdatedRows;
+    } else return;
+    if (changed !== 1n) throw new RefConflict(name);
+  }
+
+  /** Points HEAD at a branch. */
+  async setHead(branch: string): Promise<void> {
+    await this.db.updateTable('git_repositories').set({ head: branch }).where('id', '=', this.id).execute();
+    this.row.head = branch;
+  }
+
+  // --- reads at a revision -----------------------------------------------------------------------------------
+
+  /**
+   * Resolves a branch, tag, full or abbreviated commit id, or HEAD to a commit id, the way `git rev-parse`
+   * does (refs before abbreviated ids); null when it names none or names something else.
+   */
+  async resolveCommit(ref: string): Promise<string | null> {
+    if (ref.startsWith('-') || /[\0\n\\]|\.\.|@\{|[~^:?*[]/.test(ref)) return null;
+    if (FULL_ID.test(ref)) return this.peelToCommit(ref);
+    if (ref === 'HEAD') ref = `refs/heads/${this.head}`;
+    const candidates = ref.startsWith('refs/') ? [ref] : [`refs/${ref}`, `refs/tags/${ref}`, `refs/heads/${ref}`];
+    const rows = await this.db
+      .selectFrom('git_refs')
+      .select(['name', 'oid'])
+      .where('repository_id', '=', this.id)
+      .where('name', 'in', candidates)
+      .execute();
+    const found = candidates.map((c) => rows.find((r) => r.name === c)).find(Boolean);
+    if (found) return this.peelToCommit(Buffer.from(found.oid).toString('hex'));
+    if (!SHORT_ID.test(ref)) return null;
+    const low = oidBytes(ref.padEnd(40, '0'));
+    const high = oidBytes(ref.padEnd(40, 'f'));
+    const matches = await this.db
+      .selectFrom('git_objects')
+      .select('oid')
+      .where('repository_id', '=', this.id)
+      .where('oid', '>=', low)
+      .where('oid', '<=', high)
+      .limit(2)
+      .execute();
+    return matches.length === 1 ? this.peelToCommit(Buffer.from(matches[0].oid).toString('hex')) : null;
+  }
+
+  /** A commit id for a commit or an annotated tag of one; null for anything else or a missing object. */
+  private async peelToCommit(id: string): Promise<string | null> {
+    for (let depth = 0; depth < 10; depth++) {
+      const object = await this.object(id);
+      if (!object) return null;
+      if (object.type === 'commit') return id;
+      if (object.type !== 'tag') return null;
+      id = tagTarget(object.body);
+    }
+    return null;
+  }
+
+  async commit(id: string) {
+    const object = await this.object(id);
+    if (object?.type !== 'commit') throw new Error(`${id} is not a commit of repository ${this.id}`);
+    return parseCommit(object.body);
+  }
+
+  private async tree(id: string) {
+    const object = await this.object(id);
+    if (object?.type !== 'tree') throw new Error(`${id} is not a tree of repository ${this.id}`);
+    return parseTree(object.body);
+  }
+
+  /** The id and mode of the entry at `filePath` in a commit ('' is the root tree), or null. */
+  async entryAt(commit: string, filePath: string): Promise<{ id: string; mode: string } | null> {
+    let current = { id: (await this.commit(commit)).tree, mode: '40000' };
+    for (const part of filePath.split('/').filter(Boolean)) {
+      if (current.mode !== '40000') return null;
+      const next = (await this.tree(current.id)).find((e) => e.name === part);
+      if (!next) return null;
+      current = next;
+    }
+    return current;
+  }
+
+  /** The bytes of `filePath` in `commit`, or null when there is no such file. */
+  async readFile(commit: string, filePath: string): Promise<Buffer | null> {
+    const entry = await this.entryAt(commit, filePath);
+    if (!entry || typeOfMode(entry.mode) !== 'blob') return null;
+    return (await this.object(entry.id))?.body ?? null;
+  }
+
+  /**
+   * The entries of a commit's tree, or of the directory `path` in it, in git's order, the way `git ls-tree -l`
+   * lists them: recursive unless told otherwise (then blobs only, unless `trees` asks for trees as well).
+   */
+  async listTree(
+    commit: string,
+    opts: { path?: string; recursive?: boolean; trees?: boolean } = {},
+  ): Promise<TreeEntry[]> {
+    const recursive = opts.recursive !== false;
+    const dir = opts.path?.replace(/\/+$/, '') ?? '';
+    const start = await this.entryAt(commit, dir);
+    if (start?.mode !== '40000') return [];
+    const out: Omit<TreeEntry, 'size'>[] = [];
+    const walk = async (treeId: string, prefix: string) => {
+      for (const e of await this.tree(treeId)) {
+        const type = typeOfMode(e.mode);
+        const entry = { mode: e.mode.padStart(6, '0'), type, id: e.id, path: `${prefix}${e.name}` };
+        if (type !== 'tree' || !recursive || opts.trees) out.push(entry);
+        if (type === 'tree' && recursive) await walk(e.id, `${entry.path}/`);
+      }
+    };
+    await walk(start.id, dir ? `${dir}/` : '');
+    const sizes = await this.sizes(out.filter((e) => e.type === 'blob').map((e) => e.id));
+    return out.map((e) => ({ ...e, size: sizes.get(e.id) ?? 0 }));
+  }
+
+  /** Several blobs by id. */
+  async readBlobs(ids: string[]): Promise<Map<string, Buffer>> {
+    const out = new Map<string, Buffer>();
+    for (const [id, object] of await this.objects(ids)) out.set(id, object.body);
+    return out;
+  }
+
+  /**
+   * Commits reachable from `commit`, newest first by commit time, as `git log` lists them; with a path, only
+   * those that changed it, following git's default history simplification (a merge that kept the path of one
+   * parent is followed along that parent only).
+   */
+  async log(commit: string, opts: { skip: number; limit: number; path?: string }): Promise<CommitInfo[]> {
+    const out: CommitInfo[] = [];
+    let skip = opts.skip;
+    await this.walk(commit, opts.path, (info) => {
+      if (skip > 0) skip--;
+      else out.push(info);
+      return out.length < opts.limit;
+    });
+    return out;
+  }
+
+  async countCommits(commit: string, path?: string): Promise<number> {
+    let count = 0;
+    await this.walk(commit, path, () => {
+      count++;
+      return true;
+    });
+    return count;
+  }
+
+  private async walk(start: string, filePath: string | undefined, visit: (c: CommitInfo) => boolean): Promise<void> {
+    const seen = new Set<string>([start]);
+    const queue: { id: string; time: number; order: number }[] = [];
+    let order = 0;
+    const push = async (id: string) => queue.push({ id, time: (await this.commit(id)).committer.time, order: order++ });
+    await push(start);
+    const pathOf = async (id: string) =>
+      filePath === undefined ? null : ((await this.entryAt(id, filePath))?.id ?? null);
+    while (queue.length) {
+      // Newest commit time first; among equal times, the one queued first (git's date order).
+      queue.sort((a, b) => b.time - a.time || a.order - b.order);
+      const { id } = queue.shift()!;
+      const c = await this.commit(id);
+      let parents = c.parents;
+      let shown = true;
+      if (filePath !== undefined) {
+        const mine = await pathOf(id);
+        const theirs = await Promise.all(c.parents.map(pathOf));
+        const same = theirs.indexOf(mine);
+        if (same !== -1) {
+          shown = false;
+          parents = [c.parents[same]];
+        } else shown = c.parents.length > 0 || mine !== null;
+      }
+      if (shown) {
+        const info: CommitInfo = {
+          id,
+          authorName: c.author.name,
+          authorEmail: c.author.email,
+          authoredAt: c.author.iso,
+          committerName: c.committer.name,
+          committerEmail: c.committer.email,
+          committedAt: c.committer.iso,
+          parents: c.parents,
+          message: c.message,
+        };
+        if (!visit(info)) return;
+      }
+      for (const p of parents) {
+        if (seen.has(p)) continue;
+        seen.add(p);
+        await push(p);
+      }
     }
   }
 }

@@ -77,21 +77,19 @@ export function projectsRepository(db: Kysely<Database>) {
     async update(id: number, changes: Updateable<ProjectsTable>): Promise<Project> {
       return db.updateTable('projects').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
     },
-    /** Removes the project with everything that belongs to it, in one transaction. */
+    /** Removes the project with its members and snippets; call inside a transaction. */
     async delete(id: number): Promise<void> {
-      await db.transaction().execute(async (tx) => {
-        const snippetIds = tx.selectFrom('snippets').select('id').where('project_id', '=', id);
-        await tx.deleteFrom('snippet_files').where('snippet_id', 'in', snippetIds).execute();
-        await tx.deleteFrom('user_agent_details').where('snippet_id', 'in', snippetIds).execute();
-        await tx.deleteFrom('snippets').where('project_id', '=', id).execute();
-        await tx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', '=', id).execute();
-        await tx
-          .updateTable('namespaces')
-          .set({ file_template_project_id: null })
-          .where('file_template_project_id', '=', id)
-          .execute();
-        await tx.deleteFrom('projects').where('id', '=', id).execute();
-      });
+      const snippetIds = db.selectFrom('snippets').select('id').where('project_id', '=', id);
+      await db.deleteFrom('snippet_files').where('snippet_id', 'in', snippetIds).execute();
+      await db.deleteFrom('user_agent_details').where('snippet_id', 'in', snippetIds).execute();
+      await db.deleteFrom('snippets').where('project_id', '=', id).execute();
+      await db.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', '=', id).execute();
+      await db
+        .updateTable('namespaces')
+        .set({ file_template_project_id: null })
+        .where('file_template_project_id', '=', id)
+        .execute();
+      await db.deleteFrom('projects').where('id', '=', id).execute();
     },
     /** One page of the projects a viewer may see, in the given order (ties by id). */
     visiblePage(

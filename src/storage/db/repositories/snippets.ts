@@ -3,11 +3,11 @@ import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts'
 import { byteOrder } from '../../../order.ts';
 import { containsText, fetchPage, type PageWindow } from '../page.ts';
 
-export interface StoredFile {
+/** A file of a snippet's head: its path, its blob and the blob's size (the bytes are in git_objects). */
+export interface IndexedFile {
   path: string;
   blob_id: string;
   size: number;
-  content: Buffer;
 }
 
 /** Git's order of paths (byte order), which GitLab uses for `files`, `file_name` and raw. */
@@ -74,17 +74,8 @@ export function snippetsRepository(db: Kysely<Database>) {
       for (const r of rows) out.get(r.snippet_id)!.push(r.path);
       return out;
     },
-    /** Every file with its content, in git's order. */
-    async files(snippetId: number): Promise<StoredFile[]> {
-      const rows = await db
-        .selectFrom('snippet_files')
-        .select(['path', 'blob_id', 'size', 'content'])
-        .where('snippet_id', '=', snippetId)
-        .execute();
-      return rows.map((r) => ({ ...r, content: Buffer.from(r.content) })).sort(byPath);
-    },
-    /** Paths, blob ids and sizes only. */
-    async fileIndex(snippetId: number): Promise<Omit<StoredFile, 'content'>[]> {
+    /** The files of the snippet's head, in git's order. */
+    async fileIndex(snippetId: number): Promise<IndexedFile[]> {
       const rows = await db
         .selectFrom('snippet_files')
         .select(['path', 'blob_id', 'size'])
@@ -92,17 +83,8 @@ export function snippetsRepository(db: Kysely<Database>) {
         .execute();
       return rows.sort(byPath);
     },
-    async fileContent(snippetId: number, path: string): Promise<Buffer | null> {
-      const row = await db
-        .selectFrom('snippet_files')
-        .select('content')
-        .where('snippet_id', '=', snippetId)
-        .where('path', '=', path)
-        .executeTakeFirst();
-      return row ? Buffer.from(row.content) : null;
-    },
-    /** Replaces the mirrored files: unchanged ones stay, removed ones go, new and changed ones are written. */
-    async syncFiles(snippetId: number, before: Omit<StoredFile, 'content'>[], after: StoredFile[]): Promise<void> {
+    /** Replaces the index of the head's files: unchanged ones stay, removed ones go, new and changed ones are written. */
+    async syncFiles(snippetId: number, before: IndexedFile[], after: IndexedFile[]): Promise<void> {
       const old = new Map(before.map((f) => [f.path, f.blob_id]));
       const next = new Set(after.map((f) => f.path));
       const gone = before.filter((f) => !next.has(f.path)).map((f) => f.path);
@@ -125,7 +107,6 @@ export function snippetsRepository(db: Kysely<Database>) {
               path: f.path,
               blob_id: f.blob_id,
               size: f.size,
-              content: f.content,
             })),
           )
           .execute();

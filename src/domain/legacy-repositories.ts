@@ -1,0 +1,53 @@
+// Data directories of versions before migration 0005 kept one bare repository per project and per snippet
+// under repositories/. `snippetd migrate` stores each as rows (storage/git/import.ts: every object's id
+// recomputed), one transaction a repository, so an interrupted run is simply run again; then it renames the
+// directory so that nothing reads it again. `snippetd serve` does not start while it is there.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Store } from '../storage/db/store.ts';
+import { importDirectory } from '../storage/git/import.ts';
+import { reindexSnippet } from './snippets/service.ts';
+
+export const legacyRepositoriesDir = (dataDir: string) => path.join(dataDir, 'repositories');
+
+export const hasLegacyRepositories = (dataDir: string) => fs.existsSync(legacyRepositoriesDir(dataDir));
+
+export const LEGACY_REPOSITORIES_MESSAGE =
+  'the data directory holds repositories of an earlier version; run `snippetd migrate` to move them into the database';
+
+/** Imports every repository whose project or snippet still exists; answers what was stored. */
+export async function importLegacyRepositories(
+  store: Store,
+  dataDir: string,
+  progress: (done: number, total: number) => void,
+): Promise<{ repositories: number; objects: number; movedTo: string }> {
+  const root = legacyRepositoriesDir(dataDir);
+  const found = (['project', 'snippet'] as const).flatMap((kind) => {
+    const dir = path.join(root, `${kind}s`);
+    if (!fs.existsSync(dir)) return [];
+    return fs
+      .readdirSync(dir)
+      .filter((name) => /^\d+\.git$/.test(name))
+      .map((name) => ({ kind, ownerId: Number.parseInt(name, 10), dir: path.join(dir, name) }));
+  });
+  let objects = 0;
+  let repositories = 0;
+  for (const [i, repo] of found.entries()) {
+    progress(i, found.length);
+    const owner =
+      repo.kind === 'project'
+        ? await store.projects.findById(repo.ownerId)
+        : await store.kysely.selectFrom('snippets').select('id').where('id', '=', repo.ownerId).executeTakeFirst();
+    if (!owner) continue; // debris of a deletion the old layout could leave behind
+    await store.transaction(async (tx) => {
+      const rows = await tx.git.ensure(repo.kind, repo.ownerId, 'main');
+      objects += (await importDirectory(rows, repo.dir)).objects;
+      if (repo.kind === 'snippet') await reindexSnippet(tx, repo.ownerId);
+    });
+    repositories++;
+  }
+  progress(found.length, found.length);
+  const movedTo = `${root}.imported-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  fs.renameSync(root, movedTo);
+  return { repositories, objects, movedTo };
+}

@@ -1,0 +1,49 @@
+// The git repositories of projects and snippets (migration 0005): one row each, with its objects and refs.
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.ts';
+import { GitRepository } from '../../git/repository.ts';
+
+export type RepositoryKind = 'project' | 'snippet';
+
+export function gitRepositoriesRepository(db: Kysely<Database>) {
+  return {
+    async find(kind: RepositoryKind, ownerId: number): Promise<GitRepository | null> {
+      const row = await db
+        .selectFrom('git_repositories')
+        .selectAll()
+        .where('kind', '=', kind)
+        .where('owner_id', '=', ownerId)
+        .executeTakeFirst();
+      return row ? new GitRepository(db, row) : null;
+    },
+    /** The repository, created empty with HEAD naming `head` when there is none yet. */
+    async ensure(kind: RepositoryKind, ownerId: number, head: string): Promise<GitRepository> {
+      await db
+        .insertInto('git_repositories')
+        .values({ kind, owner_id: ownerId, head })
+        .onConflict((c) => c.columns(['kind', 'owner_id']).doNothing())
+        .execute();
+      return (await this.find(kind, ownerId))!;
+    },
+    /** Removes the repository with all its objects and refs. */
+    async delete(kind: RepositoryKind, ownerIds: number[]): Promise<void> {
+      if (!ownerIds.length) return;
+      const ids = (
+        await db
+          .selectFrom('git_repositories')
+          .select('id')
+          .where('kind', '=', kind)
+          .where('owner_id', 'in', ownerIds)
+          .execute()
+      ).map((r) => r.id);
+      if (!ids.length) return;
+      await db.deleteFrom('git_objects').where('repository_id', 'in', ids).execute();
+      await db.deleteFrom('git_refs').where('repository_id', 'in', ids).execute();
+      await db.deleteFrom('git_repositories').where('id', 'in', ids).execute();
+    },
+    /** Every repository, for fsck. */
+    all() {
+      return db.selectFrom('git_repositories').selectAll().orderBy('id').execute();
+    },
+  };
+}

@@ -1,0 +1,40 @@
+// Git objects never change once written (an id is the hash of the content), so a node may keep the ones it
+// read without ever checking back with the database: a snippet read at its 10,000th revision walks its
+// commits once, not on every request. Keyed by repository as well as id, so a read can only find what its
+// own repository has; filled only from rows read, never from a write that might still roll back.
+import type { StoredObject } from './repository.ts';
+
+/** Objects larger than this are not kept: one large file would push out thousands of small ones. */
+const MAX_KEPT_OBJECT = 256 * 1024;
+const BUDGET_BYTES = 32 * 1024 * 1024;
+
+class ObjectCache {
+  private readonly entries = new Map<string, StoredObject>();
+  private bytes = 0;
+
+  get(repositoryId: number, id: string): StoredObject | undefined {
+    const key = `${repositoryId}:${id}`;
+    const hit = this.entries.get(key);
+    if (hit) {
+      // Most recently used last: Map keeps insertion order, and eviction takes from the front.
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+    }
+    return hit;
+  }
+
+  set(repositoryId: number, id: string, object: StoredObject): void {
+    if (object.body.length > MAX_KEPT_OBJECT) return;
+    const key = `${repositoryId}:${id}`;
+    if (this.entries.has(key)) return;
+    this.entries.set(key, object);
+    this.bytes += object.body.length;
+    for (const [oldest, value] of this.entries) {
+      if (this.bytes <= BUDGET_BYTES) break;
+      this.entries.delete(oldest);
+      this.bytes -= value.body.length;
+    }
+  }
+}
+
+export const objectCache = new ObjectCache();

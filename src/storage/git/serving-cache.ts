@@ -1,0 +1,139 @@
+// Git's own programs serve clone, fetch and push (http-backend.ts), and they need a repository on disk. A
+// node keeps one per repository it serves, built from the rows and brought up to date from them before every
+// git request. Nothing in it is the truth: the directory is emptied at start-up, and a node may delete any
+// cache at any time; the next request builds it again.
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { buildPack } from './objects.ts';
+import type { GitRepository } from './repository.ts';
+
+/** Packs stay under 2 GiB, so their index needs no 64-bit offsets. */
+const MAX_PACK_BYTES = 1 << 30;
+
+export class ServingCaches {
+  /** Per repository: the last write whose objects the cache holds. */
+  private readonly lastWrite = new Map<number, number>();
+  private readonly queues = new Map<number, Promise<unknown>>();
+
+  readonly root: string;
+
+  /**
+   * Caches live in a directory of this process's own below `parent`, so that two processes given one data
+   * directory never touch each other's; those of processes that are gone are removed here.
+   */
+  constructor(parent: string) {
+    fs.mkdirSync(parent, { recursive: true });
+    for (const name of fs.readdirSync(parent)) {
+      const pid = Number(name.split('-')[0]);
+      if (!isAlive(pid)) fs.rmSync(path.join(parent, name), { recursive: true, force: true });
+    }
+    this.root = path.join(parent, `${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
+    fs.mkdirSync(this.root);
+  }
+
+  /** Removes this process's caches (at shutdown). */
+  close(): void {
+    fs.rmSync(this.root, { recursive: true, force: true });
+  }
+
+  /** The cache's path below the root (what git http-backend is given). */
+  relativePath(repositoryId: number): string {
+    return `${repositoryId}.git`;
+  }
+
+  dirOf(repositoryId: number): string {
+    return path.join(this.root, this.relativePath(repositoryId));
+  }
+
+  /** Runs `work` while no other request of this node refreshes or pushes to the repository's cache. */
+  exclusive<T>(repositoryId: number, work: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(repositoryId) ?? Promise.resolve();
+    const result = previous.then(work, work);
+    const settled = result.catch(() => {});
+    this.queues.set(repositoryId, settled);
+    settled.then(() => {
+      if (this.queues.get(repositoryId) === settled) this.queues.delete(repositoryId);
+    });
+    return result;
+  }
+
+  /**
+   * Brings the cache in line with the rows: the objects written since it was last brought up to date, then
+   * the refs and HEAD exactly as the database has them. Call inside exclusive().
+   */
+  async refresh(repo: GitRepository): Promise<string> {
+    const dir = this.dirOf(repo.id);
+    if (!fs.existsSync(path.join(dir, 'HEAD'))) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      for (const sub of ['objects/pack', 'objects/info', 'refs/heads', 'refs/tags'])
+        fs.mkdirSync(path.join(dir, sub), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n');
+      this.lastWrite.delete(repo.id);
+    }
+    // Refs first: every object a ref read now names was committed with it, so the query after sees it.
+    const refs = await repo.refs();
+    const objects = await repo.objectsWrittenAfter(this.lastWrite.get(repo.id) ?? 0);
+    let last = this.lastWrite.get(repo.id) ?? 0;
+    let batch: typeof objects = [];
+    let bytes = 0;
+    for (const o of objects) {
+      last = Math.max(last, o.write);
+      batch.push(o);
+      bytes += o.data.length;
+      if (bytes >= MAX_PACK_BYTES) {
+        writePack(dir, batch);
+        batch = [];
+        bytes = 0;
+      }
+    }
+    if (batch.length) writePack(dir, batch);
+    writeRefs(dir, refs);
+    replaceFile(path.join(dir, 'HEAD'), `ref: refs/heads/${repo.head}\n`);
+    this.lastWrite.set(repo.id, last);
+    return dir;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function replaceFile(file: string, data: string | Buffer): void {
+  const tmp = `${file}.${crypto.randomBytes(6).toString('hex')}.tmp`;
+  fs.writeFileSync(tmp, data);
+  fs.renameSync(tmp, file);
+}
+
+function writePack(dir: string, objects: Parameters<typeof buildPack>[0]): void {
+  const { name, pack, index } = buildPack(objects);
+  const base = path.join(dir, 'objects', 'pack', name);
+  // The index last: git finds packs by their index.
+  replaceFile(`${base}.pack`, pack);
+  replaceFile(`${base}.idx`, index);
+}
+
+/**
+ * The database's refs as packed-refs, replaced in one rename so that a git process reading meanwhile sees the
+ * old set or the new one; then every loose ref (a push through this node writes those) that disagrees goes.
+ */
+function writeRefs(dir: string, refs: Map<string, string>): void {
+  const lines = [...refs].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, id]) => `${id} ${name}\n`);
+  replaceFile(path.join(dir, 'packed-refs'), `# pack-refs with: sorted \n${lines.join('')}`);
+  const walk = (sub: string) => {
+    for (const entry of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+      const name = `${sub}/${entry.name}`;
+      if (entry.isDirectory()) walk(name);
+      else if (entry.name.endsWith('.lock')) continue;
+      else if (fs.readFileSync(path.join(dir, name), 'utf8').trim() !== refs.get(name))
+        fs.rmSync(path.join(dir, name), { force: true });
+    }
+  };
+  walk('refs');
+}
