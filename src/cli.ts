@@ -6,6 +6,7 @@ import { openDatabase } from './storage/db/database.ts';
 import { migrateToLatest } from './storage/db/migrate.ts';
 import { createStore, type Store } from './storage/db/store.ts';
 import { startServer } from './server.ts';
+import { BackupError, createBackup, restoreBackup } from './storage/db/backup.ts';
 import { hasLegacyRepositories, importLegacyRepositories } from './domain/legacy-repositories.ts';
 import { createUser } from './domain/users.ts';
 import { createToken } from './domain/tokens.ts';
@@ -17,10 +18,12 @@ const USAGE = `usage: snippetd <command> [options]
 
 commands:
   serve                          run the API server (default)
-  migrate                        apply database migrations and exit
+  migrate                        apply database migrations (and import an earlier version's repositories) and exit
   users create --username U --email E --name N [--admin] [--external] [--password P]
   tokens create --user U [--name N] [--scopes api,read_api] [--expires-at YYYY-MM-DD]
-  fsck [--repair]                check every repository and every snippet's mirrored files
+  fsck [--repair]                check every repository's rows and every snippet's index of files
+  backup create FILE             one consistent copy of the database (repositories included) while it serves
+  backup restore FILE            restore a backup into an empty database
 
 configuration flags (or SNIPPETD_* environment variables, see docs/configuration.md):
   --host, --port, --data-dir, --database-url, --external-url, --initial-root-token,
@@ -66,7 +69,7 @@ async function main(argv: string[]): Promise<void> {
   });
   const opt = values as Record<string, string | boolean | undefined>;
   const command =
-    positionals[0] === 'users' || positionals[0] === 'tokens'
+    positionals[0] === 'users' || positionals[0] === 'tokens' || positionals[0] === 'backup'
       ? positionals.slice(0, 2).join(' ')
       : (positionals[0] ?? 'serve');
   const config = loadConfig(process.env, argv);
@@ -125,6 +128,11 @@ async function main(argv: string[]): Promise<void> {
       `snippetd fsck: ${report.checked} repositories checked, ${report.problems.length} problems, ${report.repaired} snippets repaired`,
     );
     if (report.problems.length && report.repaired === 0) process.exitCode = 1;
+  } else if (command === 'backup create' || command === 'backup restore') {
+    const file = need(positionals[2], 'FILE');
+    if (command === 'backup create') await createBackup(config.databaseUrl, file);
+    else await restoreBackup(config.databaseUrl, file);
+    console.log(`snippetd: ${command === 'backup create' ? 'backed up to' : 'restored from'} ${file}`);
   } else {
     console.error(USAGE);
     process.exitCode = 2;
@@ -138,7 +146,7 @@ function progressBar(done: number, total: number): string {
 }
 
 main(process.argv.slice(2)).catch((error) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof BackupError) {
     console.error(`snippetd: ${error.message}`);
   } else if (error instanceof Failure) {
     console.error(

@@ -1,0 +1,86 @@
+// `snippetd backup create FILE` and `snippetd backup restore FILE`. The database is the only state, git
+// repositories included, so a backup of it is a backup of everything. SQLite: SQLite's online backup API,
+// one consistent copy while the service keeps writing. PostgreSQL: pg_dump's custom format (one snapshot)
+// and pg_restore, run as the programs PostgreSQL ships.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+
+const run = promisify(execFile);
+
+export class BackupError extends Error {}
+
+const sqliteFile = (url: string) => (url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : null);
+
+export async function createBackup(databaseUrl: string, file: string): Promise<void> {
+  if (fs.existsSync(file)) throw new BackupError(`${file} exists already; name a new file`);
+  const source = sqliteFile(databaseUrl);
+  if (source === ':memory:') throw new BackupError('an in-memory database has nothing to back up');
+  if (source) {
+    const db = new SQLite(source, { readonly: true, fileMustExist: true });
+    try {
+      await db.backup(file);
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  await runTool('pg_dump', ['--format=custom', `--file=${file}`, ...postgresTarget(databaseUrl)]);
+}
+
+/** Restores into an empty database (a new SQLite file, or a PostgreSQL database or schema without tables). */
+export async function restoreBackup(databaseUrl: string, file: string): Promise<void> {
+  if (!fs.existsSync(file)) throw new BackupError(`${file} does not exist`);
+  const target = sqliteFile(databaseUrl);
+  if (target) {
+    if (fs.existsSync(target) && fs.statSync(target).size > 0)
+      throw new BackupError(`${target} exists already; restore into a new database file`);
+    fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
+    const db = new SQLite(file, { readonly: true, fileMustExist: true });
+    try {
+      await db.backup(target);
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      'SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema()',
+    );
+    if (rows[0].n > 0) throw new BackupError('the PostgreSQL database is not empty; restore into an empty one');
+  } finally {
+    await client.end();
+  }
+  // The dump names its schema; pg_restore recreates it as it was.
+  await runTool('pg_restore', ['--no-owner', '--exit-on-error', postgresTarget(databaseUrl)[0], file]);
+}
+
+/**
+ * pg_dump takes the connection URL, except that a schema chosen with `options=-csearch_path=…` (one database
+ * shared by several instances) becomes its --schema flag.
+ */
+function postgresTarget(databaseUrl: string): string[] {
+  const url = new URL(databaseUrl);
+  const options = url.searchParams.get('options');
+  const schema = options && /-csearch_path=([A-Za-z0-9_]+)/.exec(options)?.[1];
+  url.searchParams.delete('options');
+  const args = [`--dbname=${url}`];
+  if (schema) args.push(`--schema=${schema}`);
+  return args;
+}
+
+async function runTool(tool: string, args: string[]): Promise<void> {
+  try {
+    await run(tool, args, { maxBuffer: 1 << 24 });
+  } catch (error) {
+    const e = error as { code?: string; stderr?: string };
+    if (e.code === 'ENOENT') throw new BackupError(`${tool} is not installed (it comes with PostgreSQL's client)`);
+    throw new BackupError(`${tool} failed: ${(e.stderr ?? String(error)).trim()}`);
+  }
+}
