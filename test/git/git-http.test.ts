@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { fsck } from '../../src/domain/fsck.ts';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 interface GitResult {
@@ -405,6 +406,8 @@ describe('git over HTTP with the real git client', () => {
       /fetch first|remote: snippetd: the repository changed during the push; fetch and push again/,
       loser.stderr,
     );
+    // The refused push left nothing: no object of it is stored (snippetd fsck reports unreachable objects).
+    assert.deepEqual((await fsck(t.app.store, false)).problems, []);
     await loserCatchesUp('sim', loserDir, winnerMsg);
   });
 
