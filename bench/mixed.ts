@@ -1,0 +1,155 @@
+// Do writes stall reads? An evenly paced mixed load (70 % GET snippet, 15 % list of 20, 10 % raw, 5 % title
+// updates) at a fixed rate against one server pinned to one core, the load generator on the other. Each
+// request's latency is counted from when it was due, not from when it was sent, so a stalled server shows
+// up in full (no coordinated omission). Also runs the same schedule with the updates left out.
+// Usage: npx tsx bench/mixed.ts [--rate 3000] [--duration 10] [--database-url URL]
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { spawnServer } from '../scripts/spawn-server.ts';
+
+const { values } = parseArgs({
+  options: {
+    rate: { type: 'string', default: '3000' },
+    duration: { type: 'string', default: '10' },
+    'database-url': { type: 'string' },
+  },
+});
+const RATE = Number(values.rate);
+const DURATION_S = Number(values.duration);
+const TOKEN = 'bench-root-token-0123456789abcdef';
+const SNIPPETS = 200;
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+function request(base: URL, method: string, p: string, body?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: base.hostname,
+        port: base.port,
+        method,
+        path: p,
+        agent,
+        headers: { 'PRIVATE-TOKEN': TOKEN, ...(body && { 'content-type': 'application/json' }) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+
+async function phase(base: URL, projectId: number, ids: number[], withWrites: boolean) {
+  const latencies: number[] = [];
+  let failures = 0;
+  const total = RATE * DURATION_S;
+  const start = performance.now() + 50;
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const pick = (i * 37) % 100;
+    const id = ids[i % ids.length];
+    const snippet = `/api/v4/projects/${projectId}/snippets/${id}`;
+    let sent: Promise<number>;
+    if (pick < 70) sent = request(base, 'GET', snippet);
+    else if (pick < 85) sent = request(base, 'GET', `/api/v4/projects/${projectId}/snippets?per_page=20`);
+    else if (pick < 95 || !withWrites) sent = request(base, 'GET', `${snippet}/raw`);
+    else sent = request(base, 'PUT', snippet, JSON.stringify({ title: `title ${i}` }));
+    inFlight.push(
+      sent.then(
+        (status) => {
+          if (status >= 400) failures++;
+          latencies.push(performance.now() - due);
+        },
+        () => {
+          failures++;
+        },
+      ),
+    );
+  }
+  await Promise.all(inFlight);
+  latencies.sort((a, b) => a - b);
+  return {
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies[latencies.length - 1],
+    failures,
+  };
+}
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-mixed-'));
+  const env = {
+    ...process.env,
+    SNIPPETD_DATA_DIR: dataDir,
+    SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
+    SNIPPETD_LOG_LEVEL: 'warn',
+    ...(values['database-url'] && { SNIPPETD_DATABASE_URL: values['database-url'] }),
+  };
+  const server = await spawnServer(env, undefined, 1);
+  const base = new URL(server.url);
+  try {
+    const created = JSON.parse(
+      await new Promise<string>((resolve, reject) => {
+        const req = http.request(
+          {
+            host: base.hostname,
+            port: base.port,
+            method: 'POST',
+            path: '/api/v4/projects',
+            headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (c) => (text += c));
+            res.on('end', () => resolve(text));
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify({ path: 'mixed', visibility: 'public' }));
+      }),
+    ) as { id: number };
+    const ids: number[] = [];
+    for (let i = 0; i < SNIPPETS; i++) {
+      const res = await fetch(`${server.url}/api/v4/projects/${created.id}/snippets`, {
+        method: 'POST',
+        headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          title: `s${i}`,
+          visibility: 'public',
+          files: [{ file_path: 'a.rb', content: `puts ${i}\n`.repeat(30) }],
+        }),
+      });
+      ids.push(((await res.json()) as { id: number }).id);
+    }
+    await phase(base, created.id, ids, false); // warm-up
+    const reads = await phase(base, created.id, ids, false);
+    const mixed = await phase(base, created.id, ids, true);
+    const db = values['database-url'] ? 'PostgreSQL' : 'SQLite';
+    console.log(`${db}, ${RATE} requests/s for ${DURATION_S} s, latency from when each request was due (ms):`);
+    console.log('| load | p50 | p99 | max | failed |');
+    console.log('|---|---|---|---|---|');
+    for (const [name, r] of [
+      ['reads only (70 % get, 15 % list, 15 % raw)', reads],
+      ['mixed (70 % get, 15 % list, 10 % raw, 5 % title updates)', mixed],
+    ] as const)
+      console.log(`| ${name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${r.failures} |`);
+  } finally {
+    server.child.kill('SIGTERM');
+    agent.destroy();
+    setTimeout(() => fs.rmSync(dataDir, { recursive: true, force: true }), 500);
+  }
+}
+
+await main();
