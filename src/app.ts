@@ -76,7 +76,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   app.decorate('dataDir', config.dataDir);
   app.decorate('gitMaxBodyBytes', config.maxGitBodyBytes);
   const gitCaches = new ServingCaches(path.join(config.dataDir, 'cache', 'git'));
-  const pushHooks = new PushHooks();
+  const pushHooks = new PushHooks((error) => app.log.error({ err: error }, 'a git push failed'));
   app.decorate('gitCaches', gitCaches);
   app.decorate('pushHooks', pushHooks);
   app.addHook('onClose', async () => {

@@ -2,11 +2,7 @@
 // upload-pack / receive-pack --stateless-rpc. The request body is streamed into it with a size limit and
 // its answer is streamed back; nothing is buffered whole.
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-
-export const SNIPPET_HOOKS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'hooks');
 
 export interface BackendRequest {
   /** Root that `pathInfo` is relative to. */

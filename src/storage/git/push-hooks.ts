@@ -29,8 +29,6 @@ export interface RefUpdate {
 /** Null to accept the push, else the sentence the client is shown. */
 export type PushDecision = (updates: RefUpdate[], received: GitObject[]) => Promise<string | null>;
 
-export class PushRefused extends Error {}
-
 interface HookRequest {
   push: string;
   cwd: string;
@@ -42,6 +40,9 @@ export class PushHooks {
   private server: net.Server | null = null;
   private socketPath = '';
   private readonly decisions = new Map<string, PushDecision>();
+
+  /** @param onError told of a push that failed for a reason other than a refusal (the client is told to retry). */
+  constructor(private readonly onError: (error: unknown) => void) {}
 
   /** The environment a receive-pack must run with so that its hook reaches `decide`; call done() after. */
   async register(decide: PushDecision): Promise<{ env: Record<string, string>; done: () => void }> {
@@ -97,8 +98,8 @@ export class PushHooks {
         }));
         message = await decide(updates, await receivedObjects(request, updates));
       } catch (error) {
-        message =
-          error instanceof PushRefused ? error.message : 'snippetd: the server could not take the push; try again';
+        this.onError(error);
+        message = 'snippetd: the server could not take the push; try again';
       }
       socket.end(JSON.stringify(message === null ? { ok: true } : { ok: false, message }));
     });
