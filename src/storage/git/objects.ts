@@ -139,8 +139,14 @@ function packIndex(entries: { id: string; offset: number; crc: number }[], packS
   const buf = Buffer.alloc(8 + 256 * 4 + n * 28 + 20);
   buf.writeUInt32BE(0xff744f63, 0);
   buf.writeUInt32BE(2, 4);
-  for (let b = 0; b < 256; b++)
-    buf.writeUInt32BE(sorted.filter((e) => parseInt(e.id.slice(0, 2), 16) <= b).length, 8 + b * 4);
+  // fan-out[b]: how many ids start with a byte <= b.
+  const counts = new Array<number>(256).fill(0);
+  for (const e of sorted) counts[Number.parseInt(e.id.slice(0, 2), 16)]++;
+  let running = 0;
+  for (let b = 0; b < 256; b++) {
+    running += counts[b];
+    buf.writeUInt32BE(running, 8 + b * 4);
+  }
   let at = 8 + 1024;
   for (const e of sorted) at += Buffer.from(e.id, 'hex').copy(buf, at);
   for (const e of sorted) at = buf.writeUInt32BE(e.crc >>> 0, at);
