@@ -123,9 +123,9 @@ async function main(argv: string[]): Promise<void> {
     console.log(plain);
   } else if (command === 'fsck') {
     const report = await withStore(config, (store) => fsck(store, opt.repair === true));
-    for (const line of report.problems) console.log(line);
+    for (const line of [...report.problems, ...report.dangling]) console.log(line);
     console.log(
-      `snippetd fsck: ${report.checked} repositories checked, ${report.problems.length} problems, ${report.repaired} snippets repaired`,
+      `snippetd fsck: ${report.checked} repositories checked, ${report.problems.length} problems, ${report.repaired} snippets repaired, ${report.dangling.length} dangling objects`,
     );
     if (report.problems.length && report.repaired === 0) process.exitCode = 1;
   } else if (command === 'backup create' || command === 'backup restore') {

@@ -1,7 +1,8 @@
 // `snippetd fsck [--repair]`: every repository's rows checked the way `git fsck` checks a repository (each
 // object's id recomputed from its bytes, every ref and every object reachable from one present with the right
-// type, nothing stored that no ref reaches), every repository's owner present, and each snippet's index of
-// files and head against its branch. --repair rebuilds a snippet's index from its branch.
+// type), every repository's owner present, and each snippet's index of files and head against its branch.
+// Objects no ref reaches are listed as dangling, as git lists them: a deleted branch leaves them, and they
+// are not a fault. --repair rebuilds a snippet's index from its branch.
 import zlib from 'node:zlib';
 import type { Store } from '../storage/db/store.ts';
 import { objectId, parseCommit, parseTree, TYPE_OF_PACK_TYPE, tagTarget } from '../storage/git/objects.ts';
@@ -11,11 +12,13 @@ import { reindexSnippet } from './snippets/service.ts';
 export interface FsckReport {
   checked: number;
   problems: string[];
+  /** Objects no ref reaches (git's "dangling"): reported, not a problem. */
+  dangling: string[];
   repaired: number;
 }
 
 export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
-  const report: FsckReport = { checked: 0, problems: [], repaired: 0 };
+  const report: FsckReport = { checked: 0, problems: [], dangling: [], repaired: 0 };
   const snippetIds = new Set((await store.kysely.selectFrom('snippets').select('id').execute()).map((r) => r.id));
   const projectIds = new Set((await store.kysely.selectFrom('projects').select('id').execute()).map((r) => r.id));
   for (const row of await store.git.all()) {
@@ -23,7 +26,9 @@ export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
     const name = `${row.kind} ${row.owner_id}`;
     if (!(row.kind === 'snippet' ? snippetIds : projectIds).has(row.owner_id))
       report.problems.push(`${name}: repository without its ${row.kind}`);
-    for (const line of await checkObjects(store, row.id)) report.problems.push(`${name}: ${line}`);
+    const checked = await checkObjects(store, row.id);
+    for (const line of checked.problems) report.problems.push(`${name}: ${line}`);
+    for (const line of checked.dangling) report.dangling.push(`${name}: ${line}`);
   }
   for (const snippet of await store.kysely.selectFrom('snippets').selectAll().orderBy('id').execute()) {
     const repo = await store.git.find('snippet', snippet.id);
@@ -41,8 +46,8 @@ export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
   return report;
 }
 
-/** Every stored object sound, every ref and everything reachable present, nothing unreachable. */
-async function checkObjects(store: Store, repositoryId: number): Promise<string[]> {
+/** Every stored object sound, every ref and everything reachable present; what nothing reaches is dangling. */
+async function checkObjects(store: Store, repositoryId: number) {
   const problems: string[] = [];
   const objects = new Map<string, { type: string; body: Buffer }>();
   const rows = await store.kysely
@@ -87,8 +92,10 @@ async function checkObjects(store: Store, repositoryId: number): Promise<string[
     } else if (object.type === 'tag') visit(tagTarget(object.body), null, `tag ${id}`);
   };
   for (const ref of refs) visit(Buffer.from(ref.oid).toString('hex'), null, ref.name);
-  for (const id of objects.keys()) if (!reached.has(id)) problems.push(`unreachable ${objects.get(id)!.type} ${id}`);
-  return problems;
+  const dangling = [...objects.keys()]
+    .filter((id) => !reached.has(id))
+    .map((id) => `dangling ${objects.get(id)!.type} ${id}`);
+  return { problems, dangling };
 }
 
 async function indexDifferences(

@@ -1,12 +1,15 @@
 // Data directories of versions before migration 0005 kept one bare repository per project and per snippet
 // under repositories/. `snippetd migrate` stores each as rows (storage/git/import.ts: every object's id
 // recomputed), one transaction a repository, so an interrupted run is simply run again; then it renames the
-// directory so that nothing reads it again. `snippetd serve` does not start while it is there.
+// directory so that nothing reads it again. `snippetd serve` does not start while it is there. A snippet
+// whose repository is missing gets one rebuilt from the copy of its files the earlier version kept in
+// snippet_files.content.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Store } from '../storage/db/store.ts';
 import { importDirectory } from '../storage/git/import.ts';
-import { reindexSnippet } from './snippets/service.ts';
+import { sql } from 'kysely';
+import { recreateSnippetRepository, reindexSnippet } from './snippets/service.ts';
 
 export const legacyRepositoriesDir = (dataDir: string) => path.join(dataDir, 'repositories');
 
@@ -47,7 +50,25 @@ export async function importLegacyRepositories(
     repositories++;
   }
   progress(found.length, found.length);
+  repositories += await recreateMissingSnippetRepositories(store);
   const movedTo = `${root}.imported-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   fs.renameSync(root, movedTo);
   return { repositories, objects, movedTo };
+}
+
+/** Snippets left without a repository: one commit of the files their rows still hold. */
+async function recreateMissingSnippetRepositories(store: Store): Promise<number> {
+  const orphans = await store.kysely
+    .selectFrom('snippets')
+    .selectAll()
+    .where('id', 'not in', store.kysely.selectFrom('git_repositories').select('owner_id').where('kind', '=', 'snippet'))
+    .execute();
+  for (const snippet of orphans) {
+    const rows = await sql<{ path: string; content: Buffer }>`SELECT path, content FROM snippet_files
+      WHERE snippet_id = ${snippet.id}`.execute(store.kysely);
+    const files = new Map(rows.rows.map((r) => [r.path, Buffer.from(r.content)]));
+    if (!files.size) files.set(snippet.file_name || 'snippetfile1.txt', Buffer.from(snippet.content));
+    await store.transaction((tx) => recreateSnippetRepository(tx, snippet, files));
+  }
+  return orphans.length;
 }

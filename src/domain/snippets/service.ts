@@ -305,6 +305,18 @@ export async function reindexSnippet(tx: Store, snippetId: number): Promise<void
     await tx.snippets.update(snippetId, { head_commit: head, file_name: files[0]?.path ?? locked.file_name });
 }
 
+/**
+ * Gives a snippet without a repository one commit of `files`, by its author; call inside a transaction.
+ * For snippets of an earlier version whose repository was missing from the disk (legacy-repositories.ts).
+ */
+export async function recreateSnippetRepository(tx: Store, snippet: Snippet, files: Map<string, Buffer>) {
+  const author = (await tx.users.findById(snippet.author_id))!;
+  const repo = await tx.git.ensure('snippet', snippet.id, snippet.default_branch);
+  const { commit, indexed } = await commitFiles(repo, null, files, author, 'Recovered from the database');
+  await tx.snippets.syncFiles(snippet.id, await tx.snippets.fileIndex(snippet.id), indexed);
+  await tx.snippets.update(snippet.id, { head_commit: commit });
+}
+
 /** Deletes the snippet with its repository, in one transaction. The caller has authorized admin_snippet. */
 export async function deleteSnippet(
   deps: SnippetDeps,

@@ -36,12 +36,18 @@ export async function importDirectory(repo: GitRepository, dir: string): Promise
   return { objects: objects.length, refs: wanted.size };
 }
 
-/** Every object in the repository (loose and packed), through one `git cat-file --batch-all-objects`. */
-function allObjects(dir: string): Promise<GitObject[]> {
+/**
+ * Every object a ref reaches (what a clone would get: objects of deleted branches stay behind), through
+ * `git rev-list --objects --all` and one `git cat-file --batch`.
+ */
+async function allObjects(dir: string): Promise<GitObject[]> {
+  const { stdout } = await run('git', ['--git-dir', dir, 'rev-list', '--objects', '--all'], { maxBuffer: 1 << 30 });
+  const ids = stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.slice(0, 40));
   return new Promise((resolve, reject) => {
-    const child = spawn('git', ['--git-dir', dir, 'cat-file', '--batch-all-objects', '--batch', '--unordered'], {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const child = spawn('git', ['--git-dir', dir, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'ignore'] });
     const chunks: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.on('error', reject);
@@ -49,5 +55,6 @@ function allObjects(dir: string): Promise<GitObject[]> {
       if (code !== 0) return reject(new Error(`${dir}: git cat-file exited ${code}`));
       resolve(parseCatFileBatch(Buffer.concat(chunks)));
     });
+    child.stdin.end(ids.length ? `${ids.join('\n')}\n` : '');
   });
 }

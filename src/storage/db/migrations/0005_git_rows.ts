@@ -46,5 +46,6 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   ).execute();
 
   // The bytes of a snippet's files now come from its blobs; snippet_files stays as the index of its head.
-  await db.schema.alterTable('snippet_files').dropColumn('content').execute();
+  // Its content column is no longer written, but stays: importing an earlier version's repositories
+  // (domain/legacy-repositories.ts) rebuilds from it a snippet whose repository is missing from the disk.
 }
