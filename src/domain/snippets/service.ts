@@ -31,10 +31,15 @@ export interface SnippetFile extends IndexedFile {
 }
 
 /** Every file of the snippet's head with its bytes, in git's order. */
-export async function snippetFiles(store: Store, snippet: Pick<Snippet, 'id'>): Promise<SnippetFile[]> {
+export async function snippetFiles(
+  store: Store,
+  snippet: Pick<Snippet, 'id'>,
+  repository?: GitRepository,
+): Promise<SnippetFile[]> {
   const index = await store.snippets.fileIndex(snippet.id);
   if (!index.length) return [];
-  const blobs = await (await snippetRepository(store, snippet)).readBlobs(index.map((f) => f.blob_id));
+  const repo = repository ?? (await snippetRepository(store, snippet));
+  const blobs = await repo.readBlobs(index.map((f) => f.blob_id));
   return index.map((f) => ({ ...f, content: blobs.get(f.blob_id)! }));
 }
 
@@ -85,17 +90,8 @@ async function rejectSpam(
   if (spam) throw serviceError(SPAM_DISCARDED);
 }
 
-/**
- * Stores one commit with `files` on top of `parent` and moves the branch to it; call inside the transaction
- * that writes the snippet's rows. Answers the commit and the new index of the head's files.
- */
-async function commitFiles(
-  repo: GitRepository,
-  parent: string | null,
-  files: Map<string, Buffer>,
-  author: User,
-  message: string,
-) {
+/** The objects of one commit with `files` on top of `parent`, and the index of its files. */
+function buildCommit(parent: string | null, files: Map<string, Buffer>, author: User, message: string) {
   const writer = new ObjectWriter();
   const indexed: IndexedFile[] = [...files].map(([p, content]) => ({
     path: p,
@@ -109,7 +105,22 @@ async function commitFiles(
     author: { name: author.name, email: author.email, time: Math.floor(Date.now() / 1000) },
     message,
   });
-  await repo.store(writer.objects());
+  return { commit, indexed, objects: writer.objects() };
+}
+
+/**
+ * Stores one commit with `files` on top of `parent` and moves the branch to it; call inside the transaction
+ * that writes the snippet's rows. Answers the commit and the new index of the head's files.
+ */
+async function commitFiles(
+  repo: GitRepository,
+  parent: string | null,
+  files: Map<string, Buffer>,
+  author: User,
+  message: string,
+) {
+  const { commit, indexed, objects } = buildCommit(parent, files, author, message);
+  await repo.store(objects);
   await repo.moveRef(`refs/heads/${repo.head}`, parent, commit);
   return { commit, indexed };
 }
@@ -167,10 +178,11 @@ export async function createSnippet(
     });
 
   const branch = settings.default_branch_name;
+  const { commit, indexed, objects } = buildCommit(null, created, author, 'Initial commit');
   try {
     return await store.transaction(async (tx) => {
       const now = nowIso();
-      let snippet = await tx.snippets.insert({
+      const snippet = await tx.snippets.insert({
         project_id: ctx.project.id,
         author_id: author.id,
         title: input.title,
@@ -178,15 +190,13 @@ export async function createSnippet(
         visibility,
         file_name: input.files[0].file_path,
         content: '',
-        head_commit: null,
+        head_commit: commit,
         default_branch: branch,
         created_at: now,
         updated_at: now,
       });
-      const repo = await tx.git.ensure('snippet', snippet.id, branch);
-      const { commit, indexed } = await commitFiles(repo, null, created, author, 'Initial commit');
+      await tx.git.create('snippet', snippet.id, branch, objects, commit);
       await tx.snippets.syncFiles(snippet.id, [], indexed);
-      snippet = await tx.snippets.update(snippet.id, { head_commit: commit });
       if (meta.userAgent.trim())
         await tx.snippets.insertUserAgentDetail({
           snippet_id: snippet.id,
@@ -263,7 +273,7 @@ export async function updateSnippet(
         return tx.snippets.update(snippet.id, changes);
       }
       const repo = await snippetRepository(tx, snippet);
-      const current = await snippetFiles(tx, snippet);
+      const current = await snippetFiles(tx, snippet, repo);
       let next: Map<string, Buffer>;
       try {
         next = applyActions(new Map(current.map((f) => [f.path, f.content])), actions, settings.max_snippet_files);

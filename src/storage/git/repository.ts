@@ -49,13 +49,37 @@ const SHORT_ID = /^[0-9a-f]{4,39}$/;
 /** Rows per INSERT: well under SQLite's limit of bound parameters. */
 const INSERT_BATCH = 500;
 
-const oidBytes = (id: string) => Buffer.from(id, 'hex');
+export const oidBytes = (id: string) => Buffer.from(id, 'hex');
 const typeOfMode = (mode: string): TreeEntry['type'] =>
   mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob';
 
 export interface StoredObject {
   type: ObjectType;
   body: Buffer;
+}
+
+/** Inserts object rows (those the repository has already are left as they are). */
+export async function insertObjects(
+  db: Kysely<Database>,
+  repositoryId: number,
+  write: number,
+  objects: readonly GitObject[],
+): Promise<void> {
+  const rows = objects.map((o) => ({
+    repository_id: repositoryId,
+    oid: oidBytes(o.id),
+    type: PACK_TYPES[o.type],
+    size: o.body.length,
+    write,
+    data: deflateBody(o.body),
+  }));
+  for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+    await db
+      .insertInto('git_objects')
+      .values(rows.slice(i, i + INSERT_BATCH))
+      .onConflict((c) => c.columns(['repository_id', 'oid']).doNothing())
+      .execute();
+  }
 }
 
 export class GitRepository {
@@ -164,21 +188,7 @@ export class GitRepository {
       .where('id', '=', this.id)
       .returning('writes')
       .executeTakeFirstOrThrow();
-    const rows = objects.map((o) => ({
-      repository_id: this.id,
-      oid: oidBytes(o.id),
-      type: PACK_TYPES[o.type],
-      size: o.body.length,
-      write: writes,
-      data: deflateBody(o.body),
-    }));
-    for (let i = 0; i < rows.length; i += INSERT_BATCH) {
-      await this.db
-        .insertInto('git_objects')
-        .values(rows.slice(i, i + INSERT_BATCH))
-        .onConflict((c) => c.columns(['repository_id', 'oid']).doNothing())
-        .execute();
-    }
+    await insertObjects(this.db, this.id, writes, objects);
   }
 
   // --- refs --------------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // The git repositories of projects and snippets (migration 0005): one row each, with its objects and refs.
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.ts';
-import { GitRepository } from '../../git/repository.ts';
+import { GitRepository, insertObjects, oidBytes } from '../../git/repository.ts';
+import type { GitObject } from '../../git/objects.ts';
 
 export type RepositoryKind = 'project' | 'snippet';
 
@@ -24,6 +25,29 @@ export function gitRepositoriesRepository(db: Kysely<Database>) {
         .onConflict((c) => c.columns(['kind', 'owner_id']).doNothing())
         .execute();
       return (await this.find(kind, ownerId))!;
+    },
+    /**
+     * A new repository holding `objects`, with `branch` (HEAD) at `commit`: three statements, for the
+     * snippet create path. Call inside the transaction that creates its owner.
+     */
+    async create(
+      kind: RepositoryKind,
+      ownerId: number,
+      branch: string,
+      objects: readonly GitObject[],
+      commit: string,
+    ): Promise<GitRepository> {
+      const row = await db
+        .insertInto('git_repositories')
+        .values({ kind, owner_id: ownerId, head: branch, writes: 1 })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await insertObjects(db, row.id, 1, objects);
+      await db
+        .insertInto('git_refs')
+        .values({ repository_id: row.id, name: `refs/heads/${branch}`, oid: oidBytes(commit) })
+        .execute();
+      return new GitRepository(db, row);
     },
     /** Removes the repository with all its objects and refs. */
     async delete(kind: RepositoryKind, ownerIds: number[]): Promise<void> {

@@ -91,22 +91,14 @@ export function snippetsRepository(db: Kysely<Database>) {
       if (gone.length)
         await db.deleteFrom('snippet_files').where('snippet_id', '=', snippetId).where('path', 'in', gone).execute();
       const changed = after.filter((f) => old.get(f.path) !== f.blob_id);
-      const replaced = changed.filter((f) => old.has(f.path)).map((f) => f.path);
-      if (replaced.length)
-        await db
-          .deleteFrom('snippet_files')
-          .where('snippet_id', '=', snippetId)
-          .where('path', 'in', replaced)
-          .execute();
       if (changed.length) {
         await db
           .insertInto('snippet_files')
-          .values(
-            changed.map((f) => ({
-              snippet_id: snippetId,
-              path: f.path,
-              blob_id: f.blob_id,
-              size: f.size,
+          .values(changed.map((f) => ({ snippet_id: snippetId, path: f.path, blob_id: f.blob_id, size: f.size })))
+          .onConflict((c) =>
+            c.columns(['snippet_id', 'path']).doUpdateSet((eb) => ({
+              blob_id: eb.ref('excluded.blob_id'),
+              size: eb.ref('excluded.size'),
             })),
           )
           .execute();
