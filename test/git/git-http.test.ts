@@ -411,6 +411,35 @@ describe('git over HTTP with the real git client', () => {
     await loserCatchesUp('sim', loserDir, winnerMsg);
   });
 
+  it("serves from the rows after this node's caches are deleted; a push over the size limit is refused", async () => {
+    const s = await t.must('POST', `/projects/${pub.id}/snippets`, ROOT_TOKEN, {
+      title: 'cache',
+      visibility: 'public',
+      files: [{ file_path: 'a.txt', content: 'one\n' }],
+    });
+    const repo = `${pub.path.replace(/\.git$/, '')}/snippets/${s.id}.git`;
+    const raw = async () => (await t.api('GET', `/projects/${pub.id}/snippets/${s.id}/raw`, ROOT_TOKEN)).body;
+    await ok(['clone', '-q', url(repo, ROOT_TOKEN), dir('cache')]);
+    // Nothing in a node's caches is the truth: remove them all while the server runs.
+    fs.rmSync(t.app.gitCaches.root, { recursive: true, force: true });
+    const again = dir('cache');
+    await ok(['clone', '-q', url(repo, ROOT_TOKEN), again]);
+    assert.equal(fs.readFileSync(path.join(again, 'a.txt'), 'utf8'), 'one\n');
+    await commitFile(again, 'a.txt', 'two\n');
+    await ok(['push', '-q', 'origin', 'HEAD:main'], { cwd: again });
+    assert.equal(await raw(), 'two\n');
+
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { snippet_size_limit: 10 });
+    try {
+      await commitFile(again, 'a.txt', 'more than ten bytes\n');
+      const r = await refused(['push', '-q', 'origin', 'HEAD:main'], { cwd: again });
+      assert.match(r.stderr, /remote: snippetd: Content is too long \(20 Bytes\)\. The maximum size is 10 Bytes\./);
+      assert.equal(await raw(), 'two\n');
+    } finally {
+      await t.must('PUT', '/application/settings', ROOT_TOKEN, { snippet_size_limit: 52428800 });
+    }
+  });
+
   it('git fsck --strict passes on every repository', async () => {
     const repos: string[] = [];
     for (const r of await t.app.store.git.all()) repos.push((await t.gitDir(r.kind, r.owner_id))!);
