@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -288,4 +289,38 @@ export async function signInCookie(t: TestApp, login: string, password: string):
   assert.equal(res.statusCode, 303, res.body);
   const cookies = [res.headers['set-cookie']].flat() as string[];
   return cookies.find((c) => c.startsWith('_snippetd_session='))!.split(';')[0];
+}
+
+export interface GitRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The git client, asynchronously (a server in this process must keep answering meanwhile), as a fixed
+ * author, never prompting and reading no user or system configuration.
+ */
+export function runGit(args: string[], cwd?: string): Promise<GitRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, {
+      cwd,
+      env: {
+        ...process.env,
+        GIT_TERMINAL_PROMPT: '0',
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_AUTHOR_NAME: 'Pusher',
+        GIT_AUTHOR_EMAIL: 'pusher@example.com',
+        GIT_COMMITTER_NAME: 'Pusher',
+        GIT_COMMITTER_EMAIL: 'pusher@example.com',
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
 }

@@ -4,12 +4,12 @@
 // new writes.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { TEST_DB, postgresSchemaUrl } from '../helper.ts';
+import { TEST_DB, postgresSchemaUrl, runGit } from '../helper.ts';
 import { type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
 
 const TOKEN = 'durability-root-token-0123456789';
@@ -25,27 +25,7 @@ interface Tracked {
   commits: number;
 }
 
-/** git without a server of ours: asynchronous, so the server process is never blocked by the test. */
-function git(args: string[], cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('git', args, {
-      cwd,
-      env: {
-        ...process.env,
-        GIT_TERMINAL_PROMPT: '0',
-        GIT_AUTHOR_NAME: 'Pusher',
-        GIT_AUTHOR_EMAIL: 'pusher@example.com',
-        GIT_COMMITTER_NAME: 'Pusher',
-        GIT_COMMITTER_EMAIL: 'pusher@example.com',
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const git = runGit;
 
 describe('durability under kill -9', () => {
   let dataDir: string;

@@ -56,6 +56,18 @@ interface Before {
   }[];
 }
 
+/** Makes the database look like one of an earlier version: no git rows at all (migration 0005 made them). */
+async function asBeforeGitRows(databaseUrl: string, more?: (db: ReturnType<typeof openDatabase>) => Promise<unknown>) {
+  const db = openDatabase(databaseUrl);
+  try {
+    for (const table of ['git_objects', 'git_refs', 'git_repositories'] as const)
+      await db.kysely.deleteFrom(table).execute();
+    await more?.(db);
+  } finally {
+    await db.close();
+  }
+}
+
 describe('importing the repositories of an earlier version', () => {
   let dataDir: string;
   let databaseUrl: string;
@@ -187,13 +199,7 @@ describe('importing the repositories of an earlier version', () => {
     }
     // The database of an earlier version has no git rows at all: migration 0005 created these three tables
     // empty. So git_repositories goes too, and the import must create each repository's row itself.
-    const db = openDatabase(databaseUrl);
-    try {
-      for (const table of ['git_objects', 'git_refs', 'git_repositories'] as const)
-        await db.kysely.deleteFrom(table).execute();
-    } finally {
-      await db.close();
-    }
+    await asBeforeGitRows(databaseUrl);
   });
   after(() => remove());
 
@@ -342,14 +348,9 @@ describe('importing an earlier version whose snippet repository is missing from 
     }
     // As an earlier version left it: no git rows, the file's bytes in snippet_files.content, and a
     // repositories directory that lacks this snippet's repository.
-    const db = openDatabase(databaseUrl);
-    try {
-      for (const table of ['git_objects', 'git_refs', 'git_repositories'] as const)
-        await db.kysely.deleteFrom(table).execute();
-      await sql`UPDATE snippet_files SET content = ${Buffer.from('kept in the database\n')}`.execute(db.kysely);
-    } finally {
-      await db.close();
-    }
+    await asBeforeGitRows(databaseUrl, (db) =>
+      sql`UPDATE snippet_files SET content = ${Buffer.from('kept in the database\n')}`.execute(db.kysely),
+    );
     fs.mkdirSync(path.join(dataDir, 'repositories', 'snippets'), { recursive: true });
   });
   after(() => remove());

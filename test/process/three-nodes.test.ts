@@ -5,13 +5,12 @@
 // serves every repository from the rows alone.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { TEST_DB, postgresSchemaUrl } from '../helper.ts';
+import { TEST_DB, postgresSchemaUrl, runGit } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
 
 const TOKEN = 'three-nodes-root-token-0123456789';
@@ -103,36 +102,7 @@ const hostless = (value: unknown) =>
       .replace(/git@[^:"]+:/g, 'git@HOST:'),
   );
 
-interface GitResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** git, asynchronously: the proxy runs in this process, so nothing here may block the event loop. */
-function git(args: string[], cwd?: string): Promise<GitResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      cwd,
-      env: {
-        ...process.env,
-        GIT_TERMINAL_PROMPT: '0',
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_CONFIG_GLOBAL: '/dev/null',
-        GIT_AUTHOR_NAME: 'Pusher',
-        GIT_AUTHOR_EMAIL: 'pusher@example.com',
-        GIT_COMMITTER_NAME: 'Pusher',
-        GIT_COMMITTER_EMAIL: 'pusher@example.com',
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const git = runGit;
 
 async function mustGit(args: string[], cwd?: string): Promise<string> {
   const r = await git(args, cwd);

@@ -19,15 +19,7 @@ export async function createBackup(databaseUrl: string, file: string): Promise<v
   if (fs.existsSync(file)) throw new BackupError(`${file} exists already; name a new file`);
   const source = sqliteFile(databaseUrl);
   if (source === ':memory:') throw new BackupError('an in-memory database has nothing to back up');
-  if (source) {
-    const db = new SQLite(source, { readonly: true, fileMustExist: true });
-    try {
-      await db.backup(file);
-    } finally {
-      db.close();
-    }
-    return;
-  }
+  if (source) return copySqlite(source, file);
   await runTool('pg_dump', ['--format=custom', `--file=${file}`, ...postgresTarget(databaseUrl)]);
 }
 
@@ -39,13 +31,7 @@ export async function restoreBackup(databaseUrl: string, file: string): Promise<
     if (fs.existsSync(target) && fs.statSync(target).size > 0)
       throw new BackupError(`${target} exists already; restore into a new database file`);
     fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
-    const db = new SQLite(file, { readonly: true, fileMustExist: true });
-    try {
-      await db.backup(target);
-    } finally {
-      db.close();
-    }
-    return;
+    return copySqlite(file, target);
   }
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
@@ -59,6 +45,16 @@ export async function restoreBackup(databaseUrl: string, file: string): Promise<
   }
   // The dump names its schema; pg_restore recreates it as it was.
   await runTool('pg_restore', ['--no-owner', '--exit-on-error', postgresTarget(databaseUrl)[0], file]);
+}
+
+/** SQLite's online backup API: a consistent copy while other connections keep writing. */
+async function copySqlite(from: string, to: string): Promise<void> {
+  const db = new SQLite(from, { readonly: true, fileMustExist: true });
+  try {
+    await db.backup(to);
+  } finally {
+    db.close();
+  }
 }
 
 /**
