@@ -88,21 +88,28 @@ function flattened(view: FileView): FileView {
   return view.kind === 'code' || view.kind === 'markdown' ? { ...view, html: flat(view.html) } : view;
 }
 
+/** Keeps `value` under `key` in `map`, which holds at most MAX_KEPT entries: past it the oldest go first. */
+function keep<T>(map: Map<string, T>, key: string, value: T): T {
+  if (map.size >= MAX_KEPT) map.delete(map.keys().next().value!);
+  map.set(key, value);
+  return value;
+}
+const MAX_KEPT = 2000;
+
 /**
  * The view of a file, kept by blob id and name: a blob's bytes never change, so it is rendered once, not on
- * every request. Bounded by count; past it the oldest views go first.
+ * every request.
  */
 const views = new Map<string, FileView>();
-const MAX_VIEWS = 2000;
+const viewKey = (blobId: string, filePath: string) => `${blobId}\n${filePath}`;
+
+/** The view kept for this blob and name, if one was rendered: a page need not read the file to show it. */
+export const keptView = (blobId: string, filePath: string): FileView | undefined =>
+  views.get(viewKey(blobId, filePath));
 
 export async function viewOf(blobId: string, filePath: string, content: Buffer): Promise<FileView> {
-  const key = `${blobId}\n${filePath}`;
-  const kept = views.get(key);
-  if (kept) return kept;
-  const view = flattened(render(await loadRenderers(), filePath, content));
-  if (views.size >= MAX_VIEWS) views.delete(views.keys().next().value!);
-  views.set(key, view);
-  return view;
+  const key = viewKey(blobId, filePath);
+  return views.get(key) ?? keep(views, key, flattened(render(await loadRenderers(), filePath, content)));
 }
 
 /** Markdown text (a snippet's description) as safe HTML. */
