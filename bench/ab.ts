@@ -1,7 +1,8 @@
 // Before/after on the same machine at the same moment: starts `snippetd serve` from two source trees
 // (for example a worktree of an older commit and this one), both on CPU 1 with the load on CPU 0, and
 // alternates rounds between them route by route, so a machine that speeds up or slows down mid-run
-// weighs on both alike. Prints each route's median req/s for both and their ratio.
+// weighs on both alike. Prints each route's median req/s for both and their ratio, and the median CPU time
+// each server spent per request (Linux /proc), which another program on the machine disturbs less.
 // Usage: npx tsx bench/ab.ts <before tree> <after tree> [--rounds 5] [--duration 2]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -31,10 +32,12 @@ async function start(tree: string) {
   const project = (await (await fetch(`${server.url}/api/v4/projects`, { method: 'POST', headers, body })).json()) as {
     id: number;
   };
+  // The file of bench/pages.ts: 200 lines of Ruby, for the snippet page.
+  const ruby = Array.from({ length: 200 }, (_, i) => `  def method_${i}(x) = x * ${i} # line ${i}`).join('\n');
   const snippet = JSON.stringify({
     title: 't',
     visibility: 'public',
-    files: [{ file_path: 'a.rb', content: 'puts 1' }],
+    files: [{ file_path: 'a.rb', content: `class Code\n${ruby}\nend\n` }],
   });
   await fetch(`${server.url}/api/v4/projects/${project.id}/snippets`, { method: 'POST', headers, body: snippet });
   return server;
@@ -46,17 +49,29 @@ const ROUTES: [name: string, route: string, withToken: boolean][] = [
   ['GET /projects?per_page=20 (token)', '/api/v4/projects?per_page=20', true],
   ['GET /projects/:id/snippets/:id (token)', '/api/v4/projects/1/snippets/1', true],
   ['GET /projects/:id/templates/dockerfiles/Node', '/api/v4/projects/1/templates/dockerfiles/Node', false],
+  ['snippet page, one 200-line file (anonymous)', '/root/bench/-/snippets/1', false],
+  ['project snippet list page (anonymous)', '/root/bench/-/snippets', false],
 ];
+
+/** User and system CPU time the process has used so far, in microseconds (fields 14 and 15 of /proc/<pid>/stat). */
+function cpuMicros(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // 100 clock ticks a second on Linux
+}
 
 const servers = [await start(positionals[0]), await start(positionals[1])];
 try {
-  console.log('| route | before req/s | after req/s | after ÷ before | rounds before | rounds after |');
-  console.log('|---|---|---|---|---|---|');
+  console.log(
+    '| route | before req/s | after req/s | after ÷ before | before CPU µs/req | after CPU µs/req | rounds before | rounds after |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const [name, route, withToken] of ROUTES) {
     const rates: number[][] = [[], []];
+    const cpus: number[][] = [[], []];
     for (let round = 0; round < Number(values.rounds); round++) {
       for (const [i, server] of servers.entries()) {
+        const cpuBefore = cpuMicros(server.child.pid!);
         const r = await autocannon({
           url: server.url + route,
           headers: withToken ? { 'PRIVATE-TOKEN': TOKEN } : {},
@@ -65,11 +80,13 @@ try {
         });
         if (r.non2xx || r.errors) throw new Error(`${route}: ${r.non2xx} non-2xx, ${r.errors} errors`);
         rates[i].push(Math.round(r.requests.average));
+        cpus[i].push(Math.round((cpuMicros(server.child.pid!) - cpuBefore) / r.requests.total));
       }
     }
     const [before, after] = rates.map(median);
+    const [cpuBefore, cpuAfter] = cpus.map(median);
     console.log(
-      `| ${name} | ${before} | ${after} | ${(after / before).toFixed(2)} | ${rates[0].join(', ')} | ${rates[1].join(', ')} |`,
+      `| ${name} | ${before} | ${after} | ${(after / before).toFixed(2)} | ${cpuBefore} | ${cpuAfter} | ${rates[0].join(', ')} | ${rates[1].join(', ')} |`,
     );
   }
 } finally {

@@ -1,7 +1,9 @@
 // Load script for the pages: a snippet page with one 200-line Ruby file (highlighted once, then kept by
 // blob id), a project's snippet list of 20, and a raw file at its web path against the same file through
 // the API's raw endpoint, all anonymous on a public project, each against the bare Fastify route of
-// bench/constant-server.ts answering the same bytes, in the same run.
+// bench/constant-server.ts answering the same bytes, in the same run. Besides requests a second, each row
+// gives the CPU time the answering server process spent per request (Linux /proc), which another program
+// busy on the same machine changes far less than it changes requests a second.
 // Usage: npx tsx bench/pages.ts [--duration 5] [--connections 10] [--database-url URL]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,10 +28,19 @@ async function api(url: string, route: string, body: unknown) {
   return res.json() as Promise<any>;
 }
 
-async function rate(url: string) {
+/** User and system CPU time the process has used so far, in microseconds (fields 14 and 15 of /proc/<pid>/stat). */
+function cpuMicros(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100; // sysconf(_SC_CLK_TCK) on Linux
+
+async function rate(url: string, pid: number) {
+  const before = cpuMicros(pid);
   const r = await autocannon({ url, connections: Number(values.connections), duration: Number(values.duration) });
   if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99 };
+  const cpu = Math.round((cpuMicros(pid) - before) / r.requests.total);
+  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, cpu };
 }
 
 const ruby = Array.from({ length: 200 }, (_, i) => `  def method_${i}(x) = x * ${i} # line ${i}`).join('\n');
@@ -66,15 +77,15 @@ try {
   const baseline = await spawnServer({ ...process.env, BENCH_REPLAY_FILE: replayFile }, ['bench/constant-server.ts']);
   try {
     console.log(
-      `| page (${values['database-url'] ? 'PostgreSQL' : 'SQLite'}) | snippetd req/s | p50 / p99 ms | same answer from bare Fastify req/s | snippetd % | bytes |`,
+      `| page (${values['database-url'] ? 'PostgreSQL' : 'SQLite'}) | snippetd req/s | p50 / p99 ms | CPU µs/req | same answer from bare Fastify req/s | its CPU µs/req | snippetd % | bytes |`,
     );
-    console.log('|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|');
     for (const [i, [name, url]] of rows.entries()) {
-      const ours = await rate(url);
-      const bare = await rate(`${baseline.url}/replay/${i}`);
+      const ours = await rate(url, server.pid);
+      const bare = await rate(`${baseline.url}/replay/${i}`, baseline.child.pid!);
       const pct = Math.round((100 * ours.rps) / bare.rps);
       console.log(
-        `| ${name} | ${ours.rps} | ${ours.p50} / ${ours.p99} | ${bare.rps} | ${pct} % | ${answers[i].body.length} |`,
+        `| ${name} | ${ours.rps} | ${ours.p50} / ${ours.p99} | ${ours.cpu} | ${bare.rps} | ${bare.cpu} | ${pct} % | ${answers[i].body.length} |`,
       );
     }
   } finally {

@@ -42,7 +42,7 @@ export function startBenchServer(opts: {
   dataDir: string;
   token: string;
   databaseUrl?: string;
-}): Promise<{ url: string; stop: () => void }> {
+}): Promise<{ url: string; pid: number; stop: () => void }> {
   const env = {
     ...process.env,
     SNIPPETD_DATA_DIR: opts.dataDir,
@@ -50,5 +50,5 @@ export function startBenchServer(opts: {
     SNIPPETD_LOG_LEVEL: 'warn',
     ...(opts.databaseUrl ? { SNIPPETD_DATABASE_URL: opts.databaseUrl } : {}),
   };
-  return spawnServer(env).then(({ url, child }) => ({ url, stop: () => child.kill('SIGTERM') }));
+  return spawnServer(env).then(({ url, child }) => ({ url, pid: child.pid!, stop: () => child.kill('SIGTERM') }));
 }

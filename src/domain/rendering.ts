@@ -78,23 +78,70 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 
 /**
- * The view of a file, kept by blob id and name: a blob's bytes never change, so it is rendered once, not on
- * every request. Bounded by count; past it the oldest views go first.
+ * The renderers build their HTML by appending thousands of pieces, and V8 keeps such a string as a tree of
+ * those pieces: every page that contains it would walk the whole tree again to write it out (a third
+ * of the CPU time of a page with a 200-line file). A copy made once is one flat string.
  */
-const views = new Map<string, FileView>();
-const MAX_VIEWS = 2000;
+const flat = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
 
-export async function viewOf(blobId: string, filePath: string, content: Buffer): Promise<FileView> {
-  const key = `${blobId}\n${filePath}`;
-  const kept = views.get(key);
-  if (kept) return kept;
-  const view = render(await loadRenderers(), filePath, content);
-  if (views.size >= MAX_VIEWS) views.delete(views.keys().next().value!);
-  views.set(key, view);
-  return view;
+function flattened(view: FileView): FileView {
+  return view.kind === 'code' || view.kind === 'markdown' ? { ...view, html: flat(view.html) } : view;
 }
 
-/** Markdown text (a snippet's description) as safe HTML. */
+/**
+ * Rendered HTML kept by a key: at most MAX_KEPT entries and MAX_KEPT_BYTES of text (a description may be
+ * 1 MiB, a file shown plain much more), the oldest going first.
+ */
+class Kept<T> {
+  private readonly entries = new Map<string, { value: T; bytes: number }>();
+  private bytes = 0;
+
+  constructor(private readonly sizeOf: (value: T) => number) {}
+
+  get(key: string): T | undefined {
+    return this.entries.get(key)?.value;
+  }
+
+  keep(key: string, value: T): T {
+    const bytes = this.sizeOf(value) + key.length;
+    if (bytes > MAX_KEPT_BYTES / 8) return value; // one huge rendering would push out everything else
+    this.entries.set(key, { value, bytes });
+    this.bytes += bytes;
+    for (const [oldest, entry] of this.entries) {
+      if (this.entries.size <= MAX_KEPT && this.bytes <= MAX_KEPT_BYTES) break;
+      this.entries.delete(oldest);
+      this.bytes -= entry.bytes;
+    }
+    return value;
+  }
+}
+const MAX_KEPT = 2000;
+const MAX_KEPT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The view of a file, kept by blob id and name: a blob's bytes never change, so it is rendered once, not on
+ * every request.
+ */
+const views = new Kept<FileView>(
+  (view) => ('html' in view ? view.html.length : 0) + ('source' in view ? view.source.length : 0),
+);
+const viewKey = (blobId: string, filePath: string) => `${blobId}\n${filePath}`;
+
+/** The view kept for this blob and name, if one was rendered: a page need not read the file to show it. */
+export const keptView = (blobId: string, filePath: string): FileView | undefined =>
+  views.get(viewKey(blobId, filePath));
+
+export async function viewOf(blobId: string, filePath: string, content: Buffer): Promise<FileView> {
+  const key = viewKey(blobId, filePath);
+  return views.get(key) ?? views.keep(key, flattened(render(await loadRenderers(), filePath, content)));
+}
+
+/**
+ * Markdown text (a snippet's description) as safe HTML, kept by the text itself: the same text renders the
+ * same, and rendering a short description costs a page about a fifth of its time.
+ */
+const descriptions = new Kept<string>((html) => html.length);
+
 export async function markdownHtml(text: string): Promise<string> {
-  return (await loadRenderers()).markdown.render(text);
+  return descriptions.get(text) ?? descriptions.keep(text, flat((await loadRenderers()).markdown.render(text)));
 }

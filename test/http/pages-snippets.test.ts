@@ -165,6 +165,35 @@ describe('snippet pages', () => {
     assert.ok(bytes < 100 * 1024, `${bytes} bytes`);
   });
 
+  it('a page seen before shows the files and description as they are after an update', async () => {
+    const s = await createSnippet('public', 'public', [
+      { file_path: 'a.rb', content: 'old_a = 1\n' },
+      { file_path: 'b.rb', content: 'kept_b = 2\n' },
+    ]);
+    const page = async () => (await t.request({ method: 'GET', url: pathOf(s.web_url), token: null })).body;
+    const names = (body: string) => [...body.matchAll(/<h2 id="file-\d+-name">([^<]+)<\/h2>/g)].map((m) => m[1]);
+    const first = await page();
+    assert.deepEqual(names(first), ['a.rb', 'b.rb']);
+    assert.match(first, /old_a/);
+    assert.match(first, /<code class="hljs language-rb">kept_b/);
+    await t.must('PUT', `/projects/${projects.public.id}/snippets/${s.id}`, ROOT_TOKEN, {
+      description: 'Now *emphasised*',
+      files: [
+        { action: 'update', file_path: 'a.rb', content: 'new_a = 1\n' },
+        { action: 'move', previous_path: 'b.rb', file_path: 'b.py' }, // the same blob under another name
+        { action: 'create', file_path: 'c.md', content: '# Added' },
+      ],
+    });
+    const now = await page();
+    assert.deepEqual(names(now), ['a.rb', 'b.py', 'c.md']);
+    assert.match(now, /new_a/);
+    assert.doesNotMatch(now, /old_a/);
+    assert.match(now, /<code class="hljs language-py">kept_b = <span class="hljs-number">2<\/span>/);
+    assert.match(now, /<h1>Added<\/h1>/);
+    assert.match(now, /<p>Now <em>emphasised<\/em><\/p>/);
+    assert.doesNotMatch(now, /<strong>bold<\/strong>/);
+  });
+
   it("GitLab's legacy paths move permanently to the /-/ paths, query kept", async () => {
     const legacy = pathOf(snippet.web_url).replace('/-/snippets/', '/snippets/');
     const page = await t.request({ method: 'GET', url: legacy, token: null });

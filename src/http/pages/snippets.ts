@@ -10,7 +10,7 @@ import {
   readSnippetFile,
   snippetFiles,
 } from '../../domain/snippets/service.ts';
-import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
+import { keptView, markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
 import { pageViewer, type PageHandler } from './common.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
 import type { Snippet, User } from '../../storage/db/schema.ts';
@@ -38,22 +38,30 @@ function fileBody(view: FileView, rawUrl: string, filePath: string): Html {
   }
 }
 
-async function fileSections(store: Store, snippet: Snippet, web: string): Promise<Html[]> {
+/** The snippet's files with their views, in git's order. Contents are read only for a view not kept yet. */
+async function fileViews(store: Store, snippet: Snippet) {
+  const index = await store.snippets.fileIndex(snippet.id);
+  const kept = index.map((file) => keptView(file.blob_id, file.path));
+  if (kept.every((view) => view !== undefined)) return index.map((file, i) => ({ ...file, view: kept[i]! }));
+  // Paths, blob ids and contents read together, so each view is rendered from the bytes of its own blob.
   const files = await snippetFiles(store, snippet);
   return Promise.all(
-    files.map(async (file, i) => {
-      const rawUrl = snippetFileRawUrl(web, snippet.default_branch, file.path);
-      const view = await viewOf(file.blob_id, file.path, file.content);
-      return html`<section class="file" id="file-${i + 1}" aria-labelledby="file-${i + 1}-name">
+    files.map(async (file) => ({ ...file, view: await viewOf(file.blob_id, file.path, file.content) })),
+  );
+}
+
+async function fileSections(store: Store, snippet: Snippet, web: string): Promise<Html[]> {
+  return (await fileViews(store, snippet)).map((file, i) => {
+    const rawUrl = snippetFileRawUrl(web, snippet.default_branch, file.path);
+    return html`<section class="file" id="file-${i + 1}" aria-labelledby="file-${i + 1}-name">
 <header class="file-header">
 <h2 id="file-${i + 1}-name">${file.path}</h2><span class="size">${humanSize(file.size)}</span>
 <nav class="file-actions"><a href="${rawUrl}">Raw</a> <a href="${rawUrl}?inline=false" download>Download</a>
 <button type="button" class="copy" data-copy="file-${i + 1}" hidden>Copy</button></nav>
 </header>
-${fileBody(view, rawUrl, file.path)}
+${fileBody(file.view, rawUrl, file.path)}
 </section>`;
-    }),
-  );
+  });
 }
 
 /**
