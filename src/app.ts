@@ -1,6 +1,6 @@
 // buildApp(config): the whole HTTP application over its database. HTTP tests import only this.
 import path from 'node:path';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.ts';
 import { openDatabase } from './storage/db/database.ts';
 import { migrateToLatest } from './storage/db/migrate.ts';
@@ -17,6 +17,11 @@ import { registerAuth } from './http/plugins/auth.ts';
 import { registerResponseHeaders } from './http/plugins/headers.ts';
 import { baseUrl } from './http/urls.ts';
 import { writeJson } from './http/prepared-answer.ts';
+import { monitoringRoutes, observeRequests } from './http/plugins/monitoring.ts';
+import { createLogger, requestId } from './logging.ts';
+import { createMetrics } from './metrics.ts';
+import { objectCache } from './storage/git/object-cache.ts';
+import type { Logger } from 'pino';
 import instanceRoutes from './http/routes/instance.ts';
 import userRoutes from './http/routes/users.ts';
 import groupRoutes from './http/routes/groups.ts';
@@ -31,40 +36,37 @@ import { pageRoutes } from './http/pages/index.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
 import { loadBuiltinTemplates } from './domain/templates/builtin.ts';
 
-const SECRET_QUERY = /([?&](?:private_token|access_token|bearer_token|job_token)=)[^&]*/gi;
-export const redactUrl = (url: string) => url.replace(SECRET_QUERY, '$1[REDACTED]');
-
-export async function buildApp(config: Config): Promise<FastifyInstance> {
-  const db = openDatabase(config.databaseUrl);
+/** `logger`: the process's logger (server.ts); by default one at the configured level on stdout. */
+export async function buildApp(config: Config, logger?: Logger): Promise<FastifyInstance> {
+  const metrics = createMetrics();
+  const db = openDatabase(config.databaseUrl, metrics.query);
   await migrateToLatest(db);
   const store = createStore(db);
   const readCache = new ReadCache(db.readEpoch);
+  metrics.cache('read', readCache.counts);
+  metrics.cache('git_object', objectCache.counts);
   loadBuiltinTemplates(); // before the first request, which would otherwise wait for it
 
   const app = Fastify({
-    logger:
-      config.logLevel === 'silent'
-        ? false
-        : {
-            level: config.logLevel,
-            redact: ['req.headers["private-token"]', 'req.headers.authorization', 'req.headers.sudo'],
-            serializers: {
-              req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
-            },
-          },
+    loggerInstance: (logger ?? createLogger(config.logLevel)) as FastifyBaseLogger,
+    // A well-formed X-Request-Id is the request's id in every log line and in the answer; else our own.
+    requestIdHeader: false,
+    genReqId: requestId,
     bodyLimit: config.maxBodyBytes,
     // GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
     routerOptions: { maxParamLength: 4096, querystringParser: parseRackQuery },
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     // Errors Fastify raises before routing (a URL that is not valid percent-encoding) in GitLab's shape.
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error, request, reply) => {
       const [status, body] = answerFor(
         error.code === 'FST_ERR_BAD_URL' ? new Failure('bad_request', 'invalid URL encoding') : error,
       );
       // Hooks do not run for these answers and Fastify would add a charset: write them as they must be.
+      reply.raw.setHeader('x-request-id', request.id);
       writeJson((reply as unknown as FastifyReply).hijack().raw, status, JSON.stringify(body));
     },
   });
+  observeRequests(app, metrics);
   app.decorate('store', store);
   app.decorate('readStore', withCachedReads(store, readCache));
   // Before anything reads: drop cached lookups if any node changed the access tables since.
@@ -117,5 +119,11 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
     reply.code(410).send({ error: 'API V3 is no longer supported. Use API V4 instead.' }),
   );
   add405Routes();
+  monitoringRoutes(app, {
+    metrics,
+    db,
+    cacheDir: gitCaches.root,
+    allowlist: config.monitoringAllowlist,
+  });
   return app;
 }

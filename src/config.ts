@@ -1,5 +1,6 @@
 // Typed configuration: every setting, its environment variable, its CLI flag, default and limits live
 // here and nowhere else. docs/configuration.md documents the same table for operators.
+import net from 'node:net';
 import path from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -19,6 +20,8 @@ export interface Config {
   maxGitBodyBytes: number;
   /** Addresses whose X-Forwarded-For header is trusted for the client address. */
   trustedProxies: string[];
+  /** Addresses and CIDR ranges that may read /-/health, /-/readiness, /-/liveness and /-/metrics. */
+  monitoringAllowlist: string[];
   /** Akismet-compatible spam service for public snippets; null = nothing is spam. */
   akismetUrl: string | null;
   akismetApiKey: string;
@@ -85,6 +88,12 @@ const SETTINGS: Setting[] = [
     parse: integer('SNIPPETD_MAX_GIT_BODY_BYTES', 1024, 16 * 1024 * 1024 * 1024),
   },
   { key: 'trustedProxies', env: 'SNIPPETD_TRUSTED_PROXIES', flag: '--trusted-proxies', parse: list },
+  {
+    key: 'monitoringAllowlist',
+    env: 'SNIPPETD_MONITORING_ALLOWLIST',
+    flag: '--monitoring-allowlist',
+    parse: addressList('SNIPPETD_MONITORING_ALLOWLIST'),
+  },
   { key: 'akismetUrl', env: 'SNIPPETD_AKISMET_URL', flag: '--akismet-url', parse: url('SNIPPETD_AKISMET_URL') },
   { key: 'akismetApiKey', env: 'SNIPPETD_AKISMET_API_KEY', flag: '--akismet-api-key', parse: (raw) => raw },
 ];
@@ -99,6 +108,23 @@ function logLevel(raw: string): LogLevel {
     throw new ConfigError(`SNIPPETD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
   }
   return raw as LogLevel;
+}
+
+/** A list of IP addresses or CIDR ranges (`10.0.0.0/8`, `::1/128`), as GitLab's monitoring.ip_whitelist. */
+function addressList(name: string) {
+  return (raw: string): string[] => {
+    const entries = list(raw);
+    for (const entry of entries) {
+      const [address, bits, ...rest] = entry.split('/');
+      const family = net.isIP(address);
+      const max = family === 4 ? 32 : 128;
+      const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max);
+      if (!family || !validBits || rest.length) {
+        throw new ConfigError(`${name} must be IP addresses or CIDR ranges separated by commas, got "${entry}"`);
+      }
+    }
+    return entries;
+  };
 }
 
 function list(raw: string): string[] {
@@ -120,6 +146,8 @@ export function defaults(dataDir = path.resolve('data')): Config {
     maxBodyBytes: 80 * 1024 * 1024,
     maxGitBodyBytes: 1024 * 1024 * 1024,
     trustedProxies: [],
+    // GitLab's default monitoring.ip_whitelist: loopback only.
+    monitoringAllowlist: ['127.0.0.0/8', '::1/128'],
     akismetUrl: null,
     akismetApiKey: '',
   };

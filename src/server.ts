@@ -6,34 +6,35 @@ import { hasLegacyRepositories, LEGACY_REPOSITORIES_MESSAGE } from './domain/leg
 import { buildApp } from './app.ts';
 import { bootstrapRoot } from './domain/bootstrap.ts';
 import { repairStoredSettings } from './domain/settings.ts';
+import { createLogger, lifecycleLogger } from './logging.ts';
 
 export async function startServer(config: Config): Promise<FastifyInstance> {
   if (hasLegacyRepositories(config.dataDir)) throw new ConfigError(LEGACY_REPOSITORIES_MESSAGE);
-  const app = await buildApp(config);
-  for (const line of await repairStoredSettings(app.store)) {
-    app.log.warn(line);
-    console.log(`snippetd: ${line}`);
-  }
+  // One format on stdout: these lines are log lines like every other (scripts/spawn-server.ts and tools
+  // wait for "listening on <url> " in the one that says where the server is).
+  const logger = createLogger(config.logLevel);
+  const lifecycle = lifecycleLogger(logger);
+  const app = await buildApp(config, logger);
+  for (const line of await repairStoredSettings(app.store)) lifecycle.warn(line);
   const boot = await bootstrapRoot(app.store, config);
   if (boot.created && boot.tokenFile) {
-    app.log.info(`created administrator "root"; its token is in ${boot.tokenFile}`);
-    console.log(`snippetd: created administrator "root"; its token is in ${boot.tokenFile}`);
+    lifecycle.info(`created administrator "root"; its token is in ${boot.tokenFile}`);
   } else if (boot.created) {
-    console.log('snippetd: created administrator "root" with the token from SNIPPETD_INITIAL_ROOT_TOKEN');
+    lifecycle.info('created administrator "root" with the token from SNIPPETD_INITIAL_ROOT_TOKEN');
   }
   const address = await app.listen({ host: config.host, port: config.port });
-  console.log(
-    `snippetd: listening on ${address} (API at ${address}/api/v4, database ${redactDatabaseUrl(config.databaseUrl)})`,
+  lifecycle.info(
+    `listening on ${address} (API at ${address}/api/v4, database ${redactDatabaseUrl(config.databaseUrl)})`,
   );
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    console.log(`snippetd: ${signal} received, closing`);
+    lifecycle.info(`${signal} received, closing`);
     app.close().then(
       () => process.exit(0),
       (error) => {
-        console.error(error);
+        lifecycle.error({ err: error }, 'closing failed');
         process.exit(1);
       },
     );

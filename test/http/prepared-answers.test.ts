@@ -7,11 +7,14 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
-/** The headers of an answer that say what it is (not when or over which connection it was sent). */
+/** The headers of an answer that say what it is (not when, for which request or over which connection it was sent). */
 function describing(headers: http.IncomingHttpHeaders) {
-  const { date: _date, connection: _connection, 'keep-alive': _keepAlive, ...rest } = headers;
+  const { date: _date, connection: _connection, 'keep-alive': _keepAlive, 'x-request-id': _id, ...rest } = headers;
   return rest;
 }
+
+/** Every answer carries its request's id (http/plugins/monitoring.ts), prepared or not. */
+const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const PAGE_HEADERS = ['x-per-page', 'x-page', 'x-next-page', 'x-prev-page', 'x-total', 'x-total-pages', 'link'];
 const JSON_HEADERS = ['content-type', 'x-frame-options', 'x-content-type-options', 'content-length'];
@@ -40,11 +43,13 @@ describe('prepared template answers over a socket', () => {
     // What Fastify and our hooks send with any other JSON answer: a header added there must be added here.
     const ordinary = await t.socket('GET', '/api/v4/version');
     assert.deepEqual(Object.keys(describing(ordinary.headers)).sort(), [...JSON_HEADERS].sort());
+    assert.match(String(ordinary.headers['x-request-id']), REQUEST_ID);
     for (const [name, url] of Object.entries(urls())) {
       const res = await t.socket('GET', url);
       assert.equal(res.statusCode, 200, `${name}: ${res.body}`);
       const expected = [...JSON_HEADERS, ...(name.endsWith('ist') ? PAGE_HEADERS : [])].sort();
       assert.deepEqual(Object.keys(describing(res.headers)).sort(), expected, name);
+      assert.match(String(res.headers['x-request-id']), REQUEST_ID, name);
       assert.equal(res.headers['content-type'], 'application/json', name);
       assert.equal(res.headers['x-frame-options'], 'SAMEORIGIN', name);
       assert.equal(res.headers['x-content-type-options'], 'nosniff', name);

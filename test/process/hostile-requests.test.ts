@@ -82,13 +82,23 @@ describe('a real server under hostile requests', () => {
     await db.close();
 
     server = await spawnServer(env());
+    // stdout is JSON log lines; the repair lines are warnings.
     const lines = server
       .output()
       .split('\n')
-      .filter((l) => l.startsWith('snippetd: setting '));
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg.startsWith('setting '))
+      .map((l) => [l.level, l.msg]);
     assert.deepEqual(lines, [
-      'snippetd: setting default_snippet_visibility was stored as null, which is not valid (is not included in the list): reset to its default "private"',
-      'snippetd: setting restricted_visibility_levels was stored as null, which is not valid (is not a valid visibility level): reset to its default []',
+      [
+        40,
+        'setting default_snippet_visibility was stored as null, which is not valid (is not included in the list): reset to its default "private"',
+      ],
+      [
+        40,
+        'setting restricted_visibility_levels was stored as null, which is not valid (is not a valid visibility level): reset to its default []',
+      ],
     ]);
     const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
     const settings = await (await fetch(`${server.url}/api/v4/application/settings`, { headers })).json();

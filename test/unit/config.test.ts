@@ -38,4 +38,22 @@ describe('configuration', () => {
       '10.0.0.2',
     ]);
   });
+
+  it('reads the monitoring allow-list (loopback by default) and names the variable when an entry is not an address', () => {
+    assert.deepEqual(loadConfig({}, []).monitoringAllowlist, ['127.0.0.0/8', '::1/128']);
+    assert.deepEqual(
+      loadConfig({ SNIPPETD_MONITORING_ALLOWLIST: '10.0.0.0/8, 192.0.2.1' }, ['--monitoring-allowlist', '::1,fd00::/8'])
+        .monitoringAllowlist,
+      ['::1', 'fd00::/8'],
+    );
+    for (const bad of ['10.0.0.0/33', 'example.com', '::1/129', '10.0.0.1/8/1', '10.0.0.0/x']) {
+      assert.throws(
+        () => loadConfig({ SNIPPETD_MONITORING_ALLOWLIST: bad }, []),
+        new RegExp(
+          `^Error: SNIPPETD_MONITORING_ALLOWLIST must be IP addresses or CIDR ranges separated by commas, got "${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"$`,
+        ),
+        bad,
+      );
+    }
+  });
 });

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, type LogEvent, PostgresDialect, SqliteDialect } from 'kysely';
 import type { Database } from './schema.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -19,12 +19,17 @@ export interface Db {
 // PostgreSQL's bigint (count(*)) arrives as a string by default; our counts fit in a JS number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
-export function openDatabase(url: string): Db {
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
-  return openPostgres(url);
+/** Told of every query Kysely runs and how long it took (the server's metrics); never its parameters. */
+export type QueryObserver = (sql: string, failed: boolean, milliseconds: number) => void;
+
+export function openDatabase(url: string, observe?: QueryObserver): Db {
+  const log =
+    observe && ((event: LogEvent) => observe(event.query.sql, event.level === 'error', event.queryDurationMillis));
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), log);
+  return openPostgres(url, log);
 }
 
-function openSqlite(file: string): Db {
+function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
@@ -32,7 +37,7 @@ function openSqlite(file: string): Db {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), log });
   const epoch = sqliteEpochReader(sqlite, file);
   return {
     kysely,
@@ -111,9 +116,9 @@ function withStatementCache(sqlite: SQLite.Database) {
   };
 }
 
-function openPostgres(url: string): Db {
+function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
   // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
   // A time limit: read requests wait for this query, so one that hangs must fail them, not stall them all.
   const epochQuery = {

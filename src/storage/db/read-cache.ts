@@ -34,6 +34,8 @@ export class ReadCache {
   private generation = 0;
   private entries = new Map<string, unknown>();
   private bytes = 0;
+  /** Lookups answered from memory and loaded (GET /-/metrics reads them). */
+  readonly counts = { hits: 0, misses: 0 };
 
   /** Requests waiting for the next epoch read, which has not started yet: requests arriving now may still share it. */
   private waiting: ((error?: Error) => void)[] | null = null;
@@ -100,7 +102,11 @@ export class ReadCache {
   get<T>(key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T> {
     // One map lookup for a hit (a cached undefined, e.g. an unknown token, needs the second).
     const hit = this.entries.get(key);
-    if (hit !== undefined || this.entries.has(key)) return Promise.resolve(hit as T);
+    if (hit !== undefined || this.entries.has(key)) {
+      this.counts.hits++;
+      return Promise.resolve(hit as T);
+    }
+    this.counts.misses++;
     return this.load(key, load, rules);
   }
 

@@ -11,15 +11,20 @@ const BUDGET_BYTES = 32 * 1024 * 1024;
 class ObjectCache {
   private readonly entries = new Map<string, StoredObject>();
   private bytes = 0;
+  /** Lookups that found the object and that did not (GET /-/metrics reads them). */
+  readonly counts = { hits: 0, misses: 0 };
 
   get(repositoryId: number, id: string): StoredObject | undefined {
     const key = `${repositoryId}:${id}`;
     const hit = this.entries.get(key);
-    if (hit) {
-      // Most recently used last: Map keeps insertion order, and eviction takes from the front.
-      this.entries.delete(key);
-      this.entries.set(key, hit);
+    if (!hit) {
+      this.counts.misses++;
+      return undefined;
     }
+    this.counts.hits++;
+    // Most recently used last: Map keeps insertion order, and eviction takes from the front.
+    this.entries.delete(key);
+    this.entries.set(key, hit);
     return hit;
   }
 

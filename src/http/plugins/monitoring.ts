@@ -1,0 +1,168 @@
+// What an operator's tools read, at GitLab's paths: /-/health, /-/liveness, /-/readiness and /-/metrics,
+// answered only to the monitoring allow-list (GitLab's monitoring.ip_whitelist); and the one seam where
+// requests are measured and get their X-Request-Id header. No rate limit applies to these paths (snippetd
+// has none; one added later must leave them out, as GitLab's Rack Attack does).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { sql } from 'kysely';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../../storage/db/database.ts';
+import type { Metrics } from '../../metrics.ts';
+import { servePage } from '../pages/index.ts';
+
+export interface MonitoringOptions {
+  metrics: Metrics;
+  db: Db;
+  /** The node's cache directory (cache repositories for git live there): it must be writable. */
+  cacheDir: string;
+  allowlist: string[];
+}
+
+const SNIPPET_WRITES: Record<string, 'create' | 'update' | 'delete'> = {
+  'POST /api/v4/projects/:id/snippets': 'create',
+  'PUT /api/v4/projects/:id/snippets/:snippet_id': 'update',
+  'DELETE /api/v4/projects/:id/snippets/:snippet_id': 'delete',
+};
+// Every git clone, fetch or push starts with one ref advertisement (protocol v0 and v2 alike; v2 then
+// makes one or more pack requests), so operations are counted there and pack requests are timed.
+const GIT_REFS = /\.git\/info\/refs\?(?:.*&)?service=git-(upload|receive)-pack(?:&|$)/;
+const GIT_PACK = /\.git\/git-(upload|receive)-pack(?:\?|$)/;
+
+/** A check waits at most this long, as GitLab's (a hung database must not hang the probe). */
+const CHECK_TIMEOUT_MS = 10_000;
+
+/** Every answer carries X-Request-Id and is measured. Register before any other onRequest hook. */
+export function observeRequests(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    // On the raw answer, so answers written past Fastify's pipeline (prepared answers) carry it too.
+    reply.raw.setHeader('x-request-id', request.id);
+    const start = process.hrtime.bigint();
+    reply.raw.once('finish', () => measure(metrics, request, reply, Number(process.hrtime.bigint() - start) / 1e9));
+    done();
+  });
+}
+
+/**
+ * The monitoring routes. Register after the 405 routes are added (errors.ts#collectRoutes): another
+ * method on these paths is then what it would be without them, as for a client outside the list.
+ */
+export function monitoringRoutes(app: FastifyInstance, options: MonitoringOptions): void {
+  const { metrics } = options;
+  const allowed = allowlist(options.allowlist);
+  // Outside the allow-list these paths are what they would be without these routes, as in GitLab.
+  const monitoring =
+    (handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) =>
+    (request: FastifyRequest, reply: FastifyReply) =>
+      allowed(request.ip) ? handler(request, reply) : servePage(request, reply, request.url.split('?')[0]);
+
+  // GitLab's BasicHealthCheck: the process answers; nothing else is checked. Outside the list, an empty 404.
+  app.get('/-/health', async (request, reply) => {
+    if (!allowed(request.ip)) return reply.code(404).type('text/plain').send('');
+    return reply.type('text/plain').send('GitLab OK');
+  });
+
+  app.get(
+    '/-/liveness',
+    monitoring(async () => ({ status: 'ok' })),
+  );
+
+  // GitLab's Probes::Collection: `{"status":"ok"}`, 503 and "failed" when a check failed; with `all`
+  // (any value, as Rails' `present?`) each check too, as a list of results.
+  app.get(
+    '/-/readiness',
+    monitoring(async (request, reply) => {
+      const checks = {
+        db_check: await check('Db', () => dbCheck(options.db)),
+        storage_check: await check('Storage', () => storageCheck(options.cacheDir)),
+      };
+      const ok = Object.values(checks).every((c) => c.status === 'ok');
+      const all = (request.query as Record<string, unknown>).all;
+      const body = { status: ok ? 'ok' : 'failed', ...(all ? mapValues(checks, (c) => [c]) : {}) };
+      // GitLab sets this so that Workhorse passes the failure's body through.
+      if (!ok) reply.header('x-gitlab-custom-error', '1');
+      return reply.code(ok ? 200 : 503).send(body);
+    }),
+  );
+
+  app.get(
+    '/-/metrics',
+    monitoring(async (_request, reply) => reply.type(metrics.contentType).send(await metrics.text())),
+  );
+}
+
+function measure(metrics: Metrics, request: FastifyRequest, reply: FastifyReply, seconds: number): void {
+  const route = request.routeOptions.url ?? 'unmatched';
+  const status = reply.raw.statusCode;
+  metrics.request(request.method, route, status, seconds);
+  const write = SNIPPET_WRITES[`${request.method} ${route}`];
+  if (write && status < 300) metrics.snippetWrite(write);
+  if (route !== '/*') return;
+  const operation = (m: RegExpExecArray | null) => (m ? (m[1] === 'upload' ? 'fetch' : 'push') : null);
+  const started = request.method === 'GET' ? operation(GIT_REFS.exec(request.url)) : null;
+  if (started) metrics.gitOperation(started, status);
+  const pack = request.method === 'POST' ? operation(GIT_PACK.exec(request.url)) : null;
+  if (pack) metrics.gitPack(pack, seconds);
+}
+
+/** IPv4 clients on a dual-stack socket appear as ::ffff:a.b.c.d; they match IPv4 entries, as in GitLab. */
+function allowlist(entries: string[]): (ip: string) => boolean {
+  const list = new net.BlockList();
+  for (const entry of entries) {
+    const [address, bits] = entry.split('/');
+    const family = net.isIPv4(address) ? 'ipv4' : 'ipv6';
+    if (bits === undefined) list.addAddress(address, family);
+    else list.addSubnet(address, Number(bits), family);
+  }
+  return (ip) => {
+    const v4 = ip.startsWith('::ffff:') && net.isIPv4(ip.slice(7)) ? ip.slice(7) : ip;
+    return net.isIP(v4) !== 0 && list.check(v4, net.isIPv4(v4) ? 'ipv4' : 'ipv6');
+  };
+}
+
+interface CheckResult {
+  status: 'ok' | 'failed';
+  message?: string;
+}
+
+/** Runs a check as GitLab's SimpleAbstractCheck reports it: ok, timed out, or the unexpected result. */
+async function check(name: string, run: () => Promise<void>): Promise<CheckResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimedOut()), CHECK_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([run(), timeout]);
+    return { status: 'ok' };
+  } catch (error) {
+    if (error instanceof TimedOut) return { status: 'failed', message: `${name} check timed out` };
+    return { status: 'failed', message: `unexpected ${name} check result: ${(error as Error).message}` };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+class TimedOut extends Error {}
+
+async function dbCheck(db: Db): Promise<void> {
+  const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(db.kysely);
+  if (Number(rows[0]?.one) !== 1) throw new Error(`SELECT 1 answered ${JSON.stringify(rows)}`);
+}
+
+/** The node can serve git: its cache directory takes a file, and `git` runs. */
+async function storageCheck(cacheDir: string): Promise<void> {
+  await fs.mkdir(cacheDir, { recursive: true });
+  const probe = path.join(cacheDir, `.readiness-${process.pid}`);
+  await fs.writeFile(probe, 'ok');
+  await fs.rm(probe, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    const git = spawn('git', ['--version'], { stdio: 'ignore' });
+    git.once('error', (error) => reject(new Error(`git does not run: ${error.message}`)));
+    git.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`git --version exited ${code}`))));
+  });
+}
+
+function mapValues<T, U>(object: Record<string, T>, f: (value: T) => U): Record<string, U> {
+  return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, f(v)]));
+}

@@ -1,0 +1,73 @@
+// The one logger of a process: pino's JSON lines on stdout (Fastify's logger), a short readable line per
+// entry when stdout is a terminal. Secrets never reach it: requests are logged as method, URL with secret
+// query parameters masked, and client address; headers and bodies are never serialized, and the redact
+// paths below mask them should anything log them anyway.
+import crypto from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import type { LogLevel } from './config.ts';
+
+// Any query parameter named like a secret: private_token, access_token, job_token, feed_token, token,
+// password, user[password], client_secret ...
+const SECRET_QUERY = /([?&][^=&]*(?:token|password|secret)[^=&]*=)[^&]*/gi;
+export const redactUrl = (url: string) => url.replace(SECRET_QUERY, '$1[REDACTED]');
+
+const SECRET_HEADERS = ['private-token', 'authorization', 'cookie', 'set-cookie', 'job-token', 'sudo'];
+const SECRET_FIELDS = ['password', 'private_token', 'access_token', 'job_token', 'token'];
+const REDACT = [
+  ...SECRET_HEADERS.flatMap((h) => [`req.headers["${h}"]`, `res.headers["${h}"]`, `headers["${h}"]`]),
+  ...SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `body.${f}`, `query.${f}`]),
+];
+
+/** X-Request-Id values taken from a client; anything else gets an id of our own. */
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+export function requestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+}
+
+export function createLogger(level: LogLevel, stream: DestinationStream = defaultStream()): Logger {
+  return pino(
+    {
+      level,
+      redact: { paths: REDACT, censor: '[REDACTED]' },
+      serializers: {
+        req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
+        res: (res) => ({ statusCode: res.statusCode }),
+        err: pino.stdSerializers.err,
+      },
+    },
+    stream,
+  );
+}
+
+/**
+ * Start-up and shut-down lines ("listening on …", which tools wait for) are written whatever the level,
+ * as they always were: a child at info even when the configured level is quieter.
+ */
+export function lifecycleLogger(logger: Logger): Logger {
+  return logger.child({}, { level: 'info' });
+}
+
+function defaultStream(): DestinationStream {
+  return process.stdout.isTTY ? readableStream(process.stdout) : pino.destination({ dest: 1, sync: true });
+}
+
+const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+
+/** For a person at a terminal: `12:00:01.123 INFO  [reqId] message key=value …`, from the same JSON. */
+export function readableStream(out: { write(s: string): unknown }): DestinationStream {
+  return {
+    write(line: string) {
+      const { time, level, msg, reqId, pid: _pid, hostname: _host, ...rest } = JSON.parse(line);
+      const clock = new Date(time).toISOString().slice(11, 23);
+      const extra = Object.entries(rest)
+        .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+        .join(' ');
+      out.write(
+        `${clock} ${(LEVELS[level] ?? level).padEnd(5)} ${reqId ? `[${reqId}] ` : ''}${msg ?? ''}${extra ? ` ${extra}` : ''}\n`,
+      );
+    },
+  };
+}

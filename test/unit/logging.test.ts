@@ -1,0 +1,22 @@
+// The readable form of log lines for a terminal, and which query parameters are masked in logged URLs.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLogger, readableStream, redactUrl } from '../../src/logging.ts';
+
+describe('logging', () => {
+  it('writes a readable line per entry when asked for the terminal form', () => {
+    let out = '';
+    const logger = createLogger('info', readableStream({ write: (s: string) => (out += s) }));
+    logger.child({ reqId: 'r-1' }).info({ res: { statusCode: 200 } }, 'request completed');
+    logger.debug('not at info');
+    assert.match(out, /^\d\d:\d\d:\d\d\.\d\d\d INFO {2}\[r-1\] request completed res=\{"statusCode":200\}\n$/);
+  });
+
+  it('masks every query parameter named like a secret, and nothing else', () => {
+    assert.equal(
+      redactUrl('/api/v4/user?private_token=a&per_page=2&access_token=b&user%5Bpassword%5D=c&job_token=d&page=1'),
+      '/api/v4/user?private_token=[REDACTED]&per_page=2&access_token=[REDACTED]&user%5Bpassword%5D=[REDACTED]&job_token=[REDACTED]&page=1',
+    );
+    assert.equal(redactUrl('/x.git/info/refs?service=git-upload-pack'), '/x.git/info/refs?service=git-upload-pack');
+  });
+});
