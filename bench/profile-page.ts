@@ -2,7 +2,7 @@
 // (20 snippets, each one 200-line Ruby file), loads the newest one's page (or the project's list) with
 // autocannon, then stops the server, which writes a .cpuprofile into --out. Open it in Chrome's DevTools or
 // summarise it with `npx tsx bench/profile-summary.ts <file>`.
-// Usage: npx tsx bench/profile-page.ts [--duration 5] [--out /tmp/prof] [--page snippet|list]
+// Usage: npx tsx bench/profile-page.ts [--duration 5] [--out /tmp/prof] [--page snippet|list|raw|api-raw]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,7 +45,13 @@ try {
       files: [{ file_path: 'code.rb', content: `class Code${i}\n${ruby}\nend\n` }],
     });
   }
-  const url = values.page === 'list' ? `${project.web_url}/-/snippets` : snippet.web_url;
+  const urls: Record<string, string> = {
+    snippet: snippet.web_url,
+    list: `${project.web_url}/-/snippets`,
+    raw: snippet.raw_url,
+    'api-raw': `${new URL(snippet.web_url).origin}/api/v4/projects/${project.id}/snippets/${snippet.id}/raw`,
+  };
+  const url = urls[values.page];
   await fetch(url); // rendered once, so the profile shows the page as kept
   const r = await autocannon({ url, connections: 10, duration: Number(values.duration) });
   console.log(`${url}: ${Math.round(r.requests.average)} req/s, ${r.non2xx} non-2xx`);
