@@ -6,8 +6,10 @@ import { hasLegacyRepositories, LEGACY_REPOSITORIES_MESSAGE } from './domain/leg
 import { buildApp } from './app.ts';
 import { bootstrapRoot } from './domain/bootstrap.ts';
 import { repairStoredSettings } from './domain/settings.ts';
+import { checkServeEnvironment } from './startup-checks.ts';
 
 export async function startServer(config: Config): Promise<FastifyInstance> {
+  checkServeEnvironment(config);
   if (hasLegacyRepositories(config.dataDir)) throw new ConfigError(LEGACY_REPOSITORIES_MESSAGE);
   const app = await buildApp(config);
   for (const line of await repairStoredSettings(app.store)) {
@@ -22,9 +24,6 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     console.log('snippetd: created administrator "root" with the token from SNIPPETD_INITIAL_ROOT_TOKEN');
   }
   const address = await app.listen({ host: config.host, port: config.port });
-  console.log(
-    `snippetd: listening on ${address} (API at ${address}/api/v4, database ${redactDatabaseUrl(config.databaseUrl)})`,
-  );
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -40,6 +39,10 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  // Printed once the handlers are in place: whoever waits for this line may send SIGTERM at once.
+  console.log(
+    `snippetd: listening on ${address} (API at ${address}/api/v4, database ${redactDatabaseUrl(config.databaseUrl)})`,
+  );
   return app;
 }
 
