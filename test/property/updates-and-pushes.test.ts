@@ -87,7 +87,10 @@ describe('API updates and pushes, interleaved at random', () => {
             const res = await t.api('PUT', url, ROOT_TOKEN, {
               files: [{ action: step.action, file_path: step.file, content: step.content }],
             });
-            assert.ok([200, 400, 422].includes(res.statusCode), `${JSON.stringify(step)}: ${res.statusCode} ${res.body}`);
+            assert.ok(
+              [200, 400, 422].includes(res.statusCode),
+              `${JSON.stringify(step)}: ${res.statusCode} ${res.body}`,
+            );
             if (res.statusCode === 200) commits++;
             continue;
           }
