@@ -1,4 +1,4 @@
-// `snippetd serve | migrate | users create | tokens create`. Configuration comes from SNIPPETD_*
+// `snippetd <command>`: the commands and their flags are in COMMANDS below. Configuration comes from SNIPPETD_*
 // environment variables and the matching flags (see docs/configuration.md).
 import { parseArgs } from 'node:util';
 import pkg from '../package.json' with { type: 'json' };
@@ -124,7 +124,7 @@ function parseCommandLine(argv: string[]): Parsed {
     tokens: true,
   });
   const options = tokens.filter((t) => t.kind === 'option');
-  const unknown = options.filter((t) => !(t.name in ALL_OPTIONS)).map((t) => t.rawName);
+  const unknown = options.filter((t) => !Object.hasOwn(ALL_OPTIONS, t.name)).map((t) => t.rawName);
   if (unknown.length) throw new UsageError(`unknown ${nameOf([...new Set(unknown)])} (see snippetd --help)`);
   const help = values.help === true;
   const version = values.version === true;
@@ -144,7 +144,7 @@ function parseCommandLine(argv: string[]): Parsed {
   if (!command || help || version) return { command, args: [], values, help, version };
 
   const allowed = { ...GLOBAL_OPTIONS, ...CONFIG_OPTIONS, ...command.options } as Record<string, Option>;
-  const foreign = options.filter((t) => !(t.name in allowed)).map((t) => t.rawName);
+  const foreign = options.filter((t) => !Object.hasOwn(allowed, t.name)).map((t) => t.rawName);
   if (foreign.length)
     throw new UsageError(
       `unknown ${nameOf([...new Set(foreign)])} for ${command.name} (see snippetd ${command.name} --help)`,

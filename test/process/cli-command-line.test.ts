@@ -96,6 +96,7 @@ describe('snippetd command line', () => {
   it('unknown flags: one line naming them, exit 2', () => {
     usageError(['serve', '--prot', '9000'], 'snippetd: unknown option --prot (see snippetd --help)');
     usageError(['--verbose', 'serve', '-x'], 'snippetd: unknown options --verbose, -x (see snippetd --help)');
+    usageError(['serve', '--constructor'], 'snippetd: unknown option --constructor (see snippetd --help)');
     usageError(
       ['users', 'create', '--username', 'a', '--repair'],
       'snippetd: unknown option --repair for users create (see snippetd users create --help)',
