@@ -33,13 +33,14 @@ interface Setting {
   key: keyof Config;
   env: string;
   flag: string;
-  parse: (raw: string) => Config[keyof Config];
+  /** `name` is the flag or the variable the value came from, for the error that names it. */
+  parse: (raw: string, name: string) => Config[keyof Config];
 }
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-function integer(name: string, min: number, max: number) {
-  return (raw: string): number => {
+function integer(min: number, max: number) {
+  return (raw: string, name: string): number => {
     if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
     const n = Number(raw);
     if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
@@ -47,84 +48,80 @@ function integer(name: string, min: number, max: number) {
   };
 }
 
-function url(name: string) {
-  return (raw: string): string => {
-    let parsed: URL;
-    try {
-      parsed = new URL(raw);
-    } catch {
-      throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
-    }
-    return raw.replace(/\/+$/, '');
-  };
+function url(raw: string, name: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
 }
 
-function databaseUrl(raw: string): string {
+function databaseUrl(raw: string, name: string): string {
   if (/^(postgres|postgresql):\/\//.test(raw) || /^sqlite:/.test(raw)) return raw;
-  throw new ConfigError(`SNIPPETD_DATABASE_URL must start with sqlite: or postgres://, got "${raw}"`);
+  throw new ConfigError(`${name} must start with sqlite: or postgres://, got "${raw}"`);
 }
 
 const SETTINGS: Setting[] = [
   { key: 'host', env: 'SNIPPETD_HOST', flag: '--host', parse: (raw) => raw },
-  { key: 'port', env: 'SNIPPETD_PORT', flag: '--port', parse: integer('SNIPPETD_PORT', 0, 65535) },
+  { key: 'port', env: 'SNIPPETD_PORT', flag: '--port', parse: integer(0, 65535) },
   { key: 'dataDir', env: 'SNIPPETD_DATA_DIR', flag: '--data-dir', parse: (raw) => path.resolve(raw) },
   { key: 'databaseUrl', env: 'SNIPPETD_DATABASE_URL', flag: '--database-url', parse: databaseUrl },
-  { key: 'externalUrl', env: 'SNIPPETD_EXTERNAL_URL', flag: '--external-url', parse: url('SNIPPETD_EXTERNAL_URL') },
+  { key: 'externalUrl', env: 'SNIPPETD_EXTERNAL_URL', flag: '--external-url', parse: url },
   { key: 'initialRootToken', env: 'SNIPPETD_INITIAL_ROOT_TOKEN', flag: '--initial-root-token', parse: initialToken },
   { key: 'logLevel', env: 'SNIPPETD_LOG_LEVEL', flag: '--log-level', parse: logLevel },
   {
     key: 'maxBodyBytes',
     env: 'SNIPPETD_MAX_BODY_BYTES',
     flag: '--max-body-bytes',
-    parse: integer('SNIPPETD_MAX_BODY_BYTES', 1024, 1024 * 1024 * 1024),
+    parse: integer(1024, 1024 * 1024 * 1024),
   },
   {
     key: 'maxGitBodyBytes',
     env: 'SNIPPETD_MAX_GIT_BODY_BYTES',
     flag: '--max-git-body-bytes',
-    parse: integer('SNIPPETD_MAX_GIT_BODY_BYTES', 1024, 16 * 1024 * 1024 * 1024),
+    parse: integer(1024, 16 * 1024 * 1024 * 1024),
   },
   { key: 'trustedProxies', env: 'SNIPPETD_TRUSTED_PROXIES', flag: '--trusted-proxies', parse: list },
   {
     key: 'monitoringAllowlist',
     env: 'SNIPPETD_MONITORING_ALLOWLIST',
     flag: '--monitoring-allowlist',
-    parse: addressList('SNIPPETD_MONITORING_ALLOWLIST'),
+    parse: addressList,
   },
-  { key: 'akismetUrl', env: 'SNIPPETD_AKISMET_URL', flag: '--akismet-url', parse: url('SNIPPETD_AKISMET_URL') },
+  { key: 'akismetUrl', env: 'SNIPPETD_AKISMET_URL', flag: '--akismet-url', parse: url },
   { key: 'akismetApiKey', env: 'SNIPPETD_AKISMET_API_KEY', flag: '--akismet-api-key', parse: (raw) => raw },
 ];
 
-function initialToken(raw: string): string {
-  if (raw.length < 20) throw new ConfigError('SNIPPETD_INITIAL_ROOT_TOKEN must be at least 20 characters long');
+function initialToken(raw: string, name: string): string {
+  if (raw.length < 20) throw new ConfigError(`${name} must be at least 20 characters long`);
   return raw;
 }
 
-function logLevel(raw: string): LogLevel {
+function logLevel(raw: string, name: string): LogLevel {
   if (!LOG_LEVELS.includes(raw as LogLevel)) {
-    throw new ConfigError(`SNIPPETD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+    throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
   }
   return raw as LogLevel;
 }
 
 /** A list of IP addresses or CIDR ranges (`10.0.0.0/8`, `::1/128`), as GitLab's monitoring.ip_whitelist. */
-function addressList(name: string) {
-  return (raw: string): string[] => {
-    const entries = list(raw);
-    for (const entry of entries) {
-      const [address, bits, ...rest] = entry.split('/');
-      const family = net.isIP(address);
-      const max = family === 4 ? 32 : 128;
-      const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max);
-      if (!family || !validBits || rest.length) {
-        throw new ConfigError(`${name} must be IP addresses or CIDR ranges separated by commas, got "${entry}"`);
-      }
+function addressList(raw: string, name: string): string[] {
+  const entries = list(raw);
+  for (const entry of entries) {
+    const [address, bits, ...rest] = entry.split('/');
+    const family = net.isIP(address);
+    const max = family === 4 ? 32 : 128;
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max);
+    if (!family || !validBits || rest.length) {
+      throw new ConfigError(`${name} must be IP addresses or CIDR ranges separated by commas, got "${entry}"`);
     }
-    return entries;
-  };
+  }
+  return entries;
 }
 
 function list(raw: string): string[] {
@@ -156,16 +153,18 @@ export function defaults(dataDir = path.resolve('data')): Config {
 /** Reads flags (`--port 9000` or `--port=9000`) over environment variables over defaults. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = []): Config {
   const flags = parseFlags(argv);
-  const raw = new Map<keyof Config, string>();
+  // Each value with where it came from, so that an invalid one is named as the operator wrote it.
+  const raw = new Map<keyof Config, { value: string; name: string }>();
   for (const s of SETTINGS) {
-    const value = flags.get(s.flag) ?? env[s.env];
-    if (value !== undefined && value !== '') raw.set(s.key, value);
+    const flag = flags.get(s.flag);
+    if (flag !== undefined && flag !== '') raw.set(s.key, { value: flag, name: s.flag });
+    else if (env[s.env] !== undefined && env[s.env] !== '') raw.set(s.key, { value: env[s.env]!, name: s.env });
   }
   const dataDirRaw = raw.get('dataDir');
-  const config = defaults(dataDirRaw ? path.resolve(dataDirRaw) : undefined);
+  const config = defaults(dataDirRaw ? path.resolve(dataDirRaw.value) : undefined);
   for (const s of SETTINGS) {
-    const value = raw.get(s.key);
-    if (value !== undefined) (config as unknown as Record<string, unknown>)[s.key] = s.parse(value);
+    const given = raw.get(s.key);
+    if (given !== undefined) (config as unknown as Record<string, unknown>)[s.key] = s.parse(given.value, given.name);
   }
   return config;
 }

@@ -7,8 +7,10 @@ import { buildApp } from './app.ts';
 import { bootstrapRoot } from './domain/bootstrap.ts';
 import { repairStoredSettings } from './domain/settings.ts';
 import { createLogger, lifecycleLogger } from './logging.ts';
+import { checkServeEnvironment } from './startup-checks.ts';
 
 export async function startServer(config: Config): Promise<FastifyInstance> {
+  checkServeEnvironment(config);
   if (hasLegacyRepositories(config.dataDir)) throw new ConfigError(LEGACY_REPOSITORIES_MESSAGE);
   // One format on stdout: these lines are log lines like every other (scripts/spawn-server.ts and tools
   // wait for "listening on <url> " in the one that says where the server is).
@@ -23,9 +25,6 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     lifecycle.info('created administrator "root" with the token from SNIPPETD_INITIAL_ROOT_TOKEN');
   }
   const address = await app.listen({ host: config.host, port: config.port });
-  lifecycle.info(
-    `listening on ${address} (API at ${address}/api/v4, database ${redactDatabaseUrl(config.databaseUrl)})`,
-  );
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -41,6 +40,10 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  // Logged once the handlers are in place: whoever waits for this line may send SIGTERM at once.
+  lifecycle.info(
+    `listening on ${address} (API at ${address}/api/v4, database ${redactDatabaseUrl(config.databaseUrl)})`,
+  );
   return app;
 }
 

@@ -1,0 +1,163 @@
+// The package as operators get it, on real processes: `npm pack` builds dist/ (the prepare script) and
+// packs only what runs; `npm start` serves from dist/ and stops with it on SIGTERM (no orphan); the tarball
+// installed in an empty directory gives `npx snippetd serve`, which answers, and `import 'snippetd'`.
+// The package is packed from a copy of the checkout, so this never rebuilds the dist/ other tests may use.
+// Installing compiles better-sqlite3 from source: about 75 s.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pkg from '../../package.json' with { type: 'json' };
+
+const run = promisify(execFile);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const TOKEN = 'installed-package-root-token';
+let dir: string;
+let copy: string;
+let tarball: string;
+const children: ChildProcess[] = [];
+
+const npmEnv = (extra: NodeJS.ProcessEnv = {}) => ({
+  ...process.env,
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+  ...extra,
+});
+
+/** Starts a command that ends up in `snippetd serve`; resolves with its URL and the server's own pid. */
+function serve(command: string, args: string[], cwd: string, dataDir: string) {
+  const child = spawn(command, args, {
+    cwd,
+    env: npmEnv({
+      SNIPPETD_PORT: '0',
+      SNIPPETD_DATA_DIR: dataDir,
+      SNIPPETD_DATABASE_URL: '',
+      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
+      SNIPPETD_LOG_LEVEL: 'info',
+    }),
+  });
+  children.push(child);
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const started = new Promise<{ url: string; pid: number }>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      out += chunk.toString();
+      const url = /snippetd: listening on (http:\/\/\S+) /.exec(out)?.[1];
+      const pid = /"pid":(\d+)/.exec(out)?.[1];
+      if (url && pid) resolve({ url, pid: Number(pid) });
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.on('exit', (code) => reject(new Error(`${command} exited ${code}: ${out}`)));
+  });
+  return { child, started, exited, output: () => out };
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function version(url: string) {
+  const res = await fetch(`${url}/api/v4/version`, { headers: { 'PRIVATE-TOKEN': TOKEN } });
+  return { status: res.status, body: (await res.json()) as { version: string; revision: string } };
+}
+
+// It uses no database of its own choosing (the installed server runs on SQLite): once per `npm test` is enough.
+const skip = process.env.SNIPPETD_TEST_DB === 'postgres' && 'runs in the SQLite pass only';
+
+describe('the installed package', { timeout: 600_000, skip }, () => {
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-package-'));
+    copy = path.join(dir, 'checkout');
+    fs.mkdirSync(path.join(copy, 'scripts'), { recursive: true });
+    for (const name of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md'])
+      fs.copyFileSync(path.join(root, name), path.join(copy, name));
+    for (const name of ['src', 'bin']) fs.cpSync(path.join(root, name), path.join(copy, name), { recursive: true });
+    fs.copyFileSync(path.join(root, 'scripts', 'build.mjs'), path.join(copy, 'scripts', 'build.mjs'));
+    fs.symlinkSync(fs.realpathSync(path.join(root, 'node_modules')), path.join(copy, 'node_modules'));
+  });
+  after(() => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('npm pack builds dist/ and packs it with bin/, not the sources or the tests', { timeout: 120_000 }, async () => {
+    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: copy, env: npmEnv() });
+    // The prepare script prints the build's lines before npm's JSON.
+    const [packed] = JSON.parse(stdout.slice(stdout.indexOf('[\n'))) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
+    tarball = path.join(dir, packed.filename);
+    const files = packed.files.map((f) => f.path);
+    for (const file of [
+      'package.json',
+      'bin/snippetd',
+      'dist/cli.js',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/storage/git/hooks/pre-receive',
+      'dist/storage/git/hooks/pre-receive.cjs',
+      'dist/http/views/app.css',
+      'dist/templates-data/dockerfiles/Node.Dockerfile',
+    ])
+      assert.ok(files.includes(file), `${file} is not in the tarball`);
+    assert.deepEqual(
+      files.filter((f) => /^(src|test|scripts|bench)\//.test(f)),
+      [],
+    );
+    assert.deepEqual(
+      files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')),
+      [],
+    );
+  });
+
+  it('npm start serves from dist/ and SIGTERM to npm stops the server (no orphan)', { timeout: 60_000 }, async () => {
+    const server = serve('npm', ['start'], copy, path.join(dir, 'data-start'));
+    const { url, pid } = await server.started;
+    assert.notEqual(pid, server.child.pid);
+    assert.equal((await version(url)).status, 200);
+    assert.match(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'), /dist\/cli\.js\0serve/);
+    server.child.kill('SIGTERM');
+    await server.exited;
+    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(alive(pid), false, 'the server outlived npm start');
+    assert.match(server.output(), /snippetd: SIGTERM received, closing/);
+  });
+
+  it('installed from the tarball in an empty directory, npx snippetd serve answers', { timeout: 400_000 }, async () => {
+    const app = path.join(dir, 'app');
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), '{ "name": "app", "private": true }\n');
+    await run('npm', ['install', tarball], { cwd: app, env: npmEnv(), timeout: 360_000 });
+
+    const { stdout: printed } = await run('npx', ['snippetd', '--version'], { cwd: app, env: npmEnv() });
+    assert.equal(printed, `snippetd ${pkg.version} (answers as GitLab 17.11.0)\n`);
+
+    const server = serve('npx', ['snippetd', 'serve', '--port', '0'], app, path.join(dir, 'data-installed'));
+    const { url, pid } = await server.started;
+    const answer = await version(url);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.revision, `snippetd-${pkg.version}`);
+    // npx (npm exec) runs the bin through a shell and does not pass SIGTERM on: stop the server itself.
+    process.kill(pid, 'SIGTERM');
+    assert.equal(await server.exited, 0);
+
+    const { stdout: api } = await run(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('snippetd'); console.log(typeof m.buildApp)"],
+      { cwd: app },
+    );
+    assert.equal(api, 'function\n');
+  });
+});
