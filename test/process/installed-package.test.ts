@@ -47,7 +47,7 @@ function serve(command: string, args: string[], cwd: string, dataDir: string) {
   const started = new Promise<{ url: string; pid: number }>((resolve, reject) => {
     const read = (chunk: Buffer) => {
       out += chunk.toString();
-      const url = /snippetd: listening on (http:\/\/\S+) /.exec(out)?.[1];
+      const url = /listening on (http:\/\/\S+) /.exec(out)?.[1];
       const pid = /"pid":(\d+)/.exec(out)?.[1];
       if (url && pid) resolve({ url, pid: Number(pid) });
     };
@@ -132,7 +132,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     await server.exited;
     for (let i = 0; i < 50 && alive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(alive(pid), false, 'the server outlived npm start');
-    assert.match(server.output(), /snippetd: SIGTERM received, closing/);
+    assert.match(server.output(), /"msg":"SIGTERM received, closing"/);
   });
 
   it('installed from the tarball in an empty directory, npx snippetd serve answers', { timeout: 400_000 }, async () => {

@@ -90,7 +90,7 @@ describe('serve start-up checks', () => {
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (chunk) => {
         out += chunk;
-        if (/snippetd: listening on http:\/\//.test(out)) resolve();
+        if (/listening on http:\/\//.test(out)) resolve();
       });
       child.on('exit', () => reject(new Error(out)));
     });
