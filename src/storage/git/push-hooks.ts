@@ -12,11 +12,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type GitObject, parseCatFileBatch } from './objects.ts';
+import { isProcessAlive, pidInName } from '../leftovers.ts';
 
 const run = promisify(execFile);
 
 export const HOOKS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'hooks');
 const ZERO_ID = '0'.repeat(40);
+const SOCKET_PREFIX = 'snippetd-hooks-';
 
 export interface RefUpdate {
   ref: string;
@@ -64,9 +66,14 @@ export class PushHooks {
 
   private async listen(): Promise<void> {
     if (this.server) return;
+    // The sockets of processes that were killed stay behind: remove them.
+    for (const name of fs.readdirSync(os.tmpdir())) {
+      const pid = pidInName(name, SOCKET_PREFIX);
+      if (pid > 0 && !isProcessAlive(pid)) fs.rmSync(path.join(os.tmpdir(), name), { force: true });
+    }
     this.socketPath = path.join(
       os.tmpdir(),
-      `snippetd-hooks-${process.pid}-${crypto.randomBytes(6).toString('hex')}.sock`,
+      `${SOCKET_PREFIX}${process.pid}-${crypto.randomBytes(6).toString('hex')}.sock`,
     );
     // Half-open: the hook ends its side once it has asked, and still waits for the answer.
     const server = net.createServer({ allowHalfOpen: true }, (socket) => this.serve(socket));

@@ -7,6 +7,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { buildPack } from './objects.ts';
 import type { GitRepository } from './repository.ts';
+import { isProcessAlive, pidInName } from '../leftovers.ts';
 
 /** Packs stay under 2 GiB, so their index needs no 64-bit offsets. */
 const MAX_PACK_BYTES = 1 << 30;
@@ -25,8 +26,7 @@ export class ServingCaches {
   constructor(parent: string) {
     fs.mkdirSync(parent, { recursive: true });
     for (const name of fs.readdirSync(parent)) {
-      const pid = Number(name.split('-')[0]);
-      if (!isAlive(pid)) fs.rmSync(path.join(parent, name), { recursive: true, force: true });
+      if (!isProcessAlive(pidInName(name, ''))) fs.rmSync(path.join(parent, name), { recursive: true, force: true });
     }
     this.root = path.join(parent, `${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
     fs.mkdirSync(this.root);
@@ -92,16 +92,6 @@ export class ServingCaches {
     replaceFile(path.join(dir, 'HEAD'), `ref: refs/heads/${repo.head}\n`);
     this.lastWrite.set(repo.id, last);
     return dir;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
