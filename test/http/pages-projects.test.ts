@@ -45,6 +45,14 @@ describe('project pages', () => {
     assert.ok(res.body.includes(`href="${pub.web_url}/-/blob/main/README.md">README.md</a>`));
   });
 
+  it('a project with an empty repository says so instead of listing files', async () => {
+    const empty = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'empty', visibility: 'public' });
+    const res = await page(pathOf(empty.web_url));
+    assert.equal(res.statusCode, 200);
+    assert.match(res.body, /<h2>Files on main<\/h2><p class="meta">The repository is empty\.<\/p>/);
+    assert.doesNotMatch((await page(pathOf(pub.web_url))).body, /The repository is empty/);
+  });
+
   it('a private project and all its pages are 404 for an anonymous visitor', async () => {
     await snippet(priv, 'hidden one', 'private');
     for (const url of [priv.web_url, `${priv.web_url}/-/snippets`, `${priv.web_url}/-/tree/main`]) {

@@ -76,7 +76,13 @@ ${
 <p><a href="${base}/${ctx.project.full_path}/-/snippets">All snippets</a></p></section>`
     : ''
 }
-${canReadCode && ref ? html`<section><h2>Files on ${ref}</h2>${treeList(base, ctx, ref, files)}</section>` : ''}`;
+${
+  canReadCode && ref
+    ? html`<section><h2>Files on ${ref}</h2>${
+        files.length ? treeList(base, ctx, ref, files) : html`<p class="meta">The repository is empty.</p>`
+      }</section>`
+    : ''
+}`;
   return sendPage(reply, 200, ctx.project.name, body);
 }
 
