@@ -9,7 +9,11 @@ import { migrateToLatest } from './storage/db/migrate.ts';
 import { createStore, type Store } from './storage/db/store.ts';
 import { startServer } from './server.ts';
 import { BackupError, createBackup, restoreBackup } from './storage/db/backup.ts';
-import { hasLegacyRepositories, importLegacyRepositories } from './domain/legacy-repositories.ts';
+import {
+  hasLegacyRepositories,
+  hasSnippetsWithoutRepository,
+  importLegacyRepositories,
+} from './domain/legacy-repositories.ts';
 import { createUser } from './domain/users.ts';
 import { createToken } from './domain/tokens.ts';
 import { SCOPES, type Scope } from './domain/access.ts';
@@ -209,14 +213,14 @@ async function main(argv: string[]): Promise<void> {
     await startServer(config);
   } else if (command === 'migrate') {
     await withStore(config, async (store) => {
-      if (!hasLegacyRepositories(config.dataDir)) return;
+      if (!hasLegacyRepositories(config.dataDir) && !(await hasSnippetsWithoutRepository(store))) return;
       const done = await importLegacyRepositories(store, config.dataDir, (n, total) =>
         process.stderr.write(`\rsnippetd: importing repositories ${progressBar(n, total)} ${n}/${total}`),
       );
       process.stderr.write('\n');
       console.log(
-        `snippetd: ${done.repositories} repositories (${done.objects} objects) imported into the database; ` +
-          `the old directory is now ${done.movedTo}`,
+        `snippetd: ${done.repositories} repositories (${done.objects} objects) imported into the database` +
+          (done.movedTo ? `; the old directory is now ${done.movedTo}` : ''),
       );
     });
     console.log('snippetd: database is at the latest migration');

@@ -2,7 +2,12 @@
 // close gracefully on SIGTERM/SIGINT (in-flight requests finish, the database is closed).
 import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError } from './config.ts';
-import { hasLegacyRepositories, LEGACY_REPOSITORIES_MESSAGE } from './domain/legacy-repositories.ts';
+import {
+  hasLegacyRepositories,
+  hasSnippetsWithoutRepository,
+  LEGACY_REPOSITORIES_MESSAGE,
+  MISSING_REPOSITORIES_MESSAGE,
+} from './domain/legacy-repositories.ts';
 import { buildApp } from './app.ts';
 import { bootstrapRoot } from './domain/bootstrap.ts';
 import { repairStoredSettings } from './domain/settings.ts';
@@ -17,6 +22,10 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel);
   const lifecycle = lifecycleLogger(logger);
   const app = await buildApp(config, logger);
+  if (await hasSnippetsWithoutRepository(app.store)) {
+    await app.close();
+    throw new ConfigError(MISSING_REPOSITORIES_MESSAGE);
+  }
   for (const line of await repairStoredSettings(app.store)) lifecycle.warn(line);
   const boot = await bootstrapRoot(app.store, config);
   if (boot.created && boot.tokenFile) {

@@ -17,13 +17,33 @@ export const hasLegacyRepositories = (dataDir: string) => fs.existsSync(legacyRe
 
 export const LEGACY_REPOSITORIES_MESSAGE =
   'the data directory holds repositories of an earlier version; run `snippetd migrate` to move them into the database';
+export const MISSING_REPOSITORIES_MESSAGE =
+  'the database holds snippets of an earlier version without their repositories; run `snippetd migrate` to rebuild them';
 
-/** Imports every repository whose project or snippet still exists; answers what was stored. */
+/** Snippets without a repository row: what an earlier version's database has until `snippetd migrate`. */
+const snippetsWithoutRepository = (store: Store) =>
+  store.kysely
+    .selectFrom('snippets')
+    .selectAll()
+    .where(
+      'id',
+      'not in',
+      store.kysely.selectFrom('git_repositories').select('owner_id').where('kind', '=', 'snippet'),
+    );
+
+export async function hasSnippetsWithoutRepository(store: Store): Promise<boolean> {
+  return (await snippetsWithoutRepository(store).limit(1).execute()).length > 0;
+}
+
+/**
+ * Imports every repository under repositories/ whose project or snippet still exists (none when the
+ * directory is gone), then rebuilds the snippets still without one; answers what was stored.
+ */
 export async function importLegacyRepositories(
   store: Store,
   dataDir: string,
   progress: (done: number, total: number) => void,
-): Promise<{ repositories: number; objects: number; movedTo: string }> {
+): Promise<{ repositories: number; objects: number; movedTo: string | null }> {
   const root = legacyRepositoriesDir(dataDir);
   const found = (['project', 'snippet'] as const).flatMap((kind) => {
     const dir = path.join(root, `${kind}s`);
@@ -51,6 +71,7 @@ export async function importLegacyRepositories(
   }
   progress(found.length, found.length);
   repositories += await recreateMissingSnippetRepositories(store);
+  if (!fs.existsSync(root)) return { repositories, objects, movedTo: null };
   const movedTo = `${root}.imported-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   fs.renameSync(root, movedTo);
   return { repositories, objects, movedTo };
@@ -58,11 +79,7 @@ export async function importLegacyRepositories(
 
 /** Snippets left without a repository: one commit of the files their rows still hold. */
 async function recreateMissingSnippetRepositories(store: Store): Promise<number> {
-  const orphans = await store.kysely
-    .selectFrom('snippets')
-    .selectAll()
-    .where('id', 'not in', store.kysely.selectFrom('git_repositories').select('owner_id').where('kind', '=', 'snippet'))
-    .execute();
+  const orphans = await snippetsWithoutRepository(store).execute();
   for (const snippet of orphans) {
     const rows = await sql<{ path: string; content: Buffer }>`SELECT path, content FROM snippet_files
       WHERE snippet_id = ${snippet.id}`.execute(store.kysely);

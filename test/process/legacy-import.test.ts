@@ -346,16 +346,16 @@ describe('importing an earlier version whose snippet repository is missing from 
     } finally {
       await t.close();
     }
-    // As an earlier version left it: no git rows, the file's bytes in snippet_files.content, and a
-    // repositories directory that lacks this snippet's repository.
+    // As an earlier version left it: no git rows, the file's bytes in snippet_files.content, and no
+    // repository for this snippet on the disk.
     await asBeforeGitRows(databaseUrl, (db) =>
       sql`UPDATE snippet_files SET content = ${Buffer.from('kept in the database\n')}`.execute(db.kysely),
     );
-    fs.mkdirSync(path.join(dataDir, 'repositories', 'snippets'), { recursive: true });
+    // No repositories/ directory at all: only the database says something is missing.
   });
   after(() => remove());
 
-  it('rebuilds the snippet from the copy of its files the database kept', async () => {
+  it('serve refuses until migrate rebuilds the snippet from the copy of its files the database kept', async () => {
     const env = {
       ...process.env,
       SNIPPETD_DATA_DIR: dataDir,
@@ -363,9 +363,21 @@ describe('importing an earlier version whose snippet repository is missing from 
       SNIPPETD_INITIAL_ROOT_TOKEN: ROOT_TOKEN,
       SNIPPETD_LOG_LEVEL: 'warn',
     };
+    const serve = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0'], {
+      env,
+      encoding: 'utf8',
+    });
+    assert.equal(serve.status, 1, serve.stdout + serve.stderr);
+    assert.equal(
+      serve.stderr,
+      'snippetd: the database holds snippets of an earlier version without their repositories; run `snippetd migrate` to rebuild them\n',
+    );
     const migrate = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'migrate'], { env, encoding: 'utf8' });
     assert.equal(migrate.status, 0, migrate.stderr);
-    assert.match(migrate.stdout, /^snippetd: 1 repositories \(0 objects\) imported into the database;/);
+    assert.equal(
+      migrate.stdout,
+      'snippetd: 1 repositories (0 objects) imported into the database\nsnippetd: database is at the latest migration\n',
+    );
     const server = await spawnServer(env);
     try {
       const raw = await fetch(`${server.url}/api/v4/projects/${projectId}/snippets/${snippetId}/raw`, { headers });

@@ -19,6 +19,9 @@ export function gitRepositoriesRepository(db: Kysely<Database>) {
     },
     /** The repository, created empty with HEAD naming `head` when there is none yet. */
     async ensure(kind: RepositoryKind, ownerId: number, head: string): Promise<GitRepository> {
+      // Read first: git requests ask for the repository of every project they touch, and most have one.
+      const found = await this.find(kind, ownerId);
+      if (found) return found;
       await db
         .insertInto('git_repositories')
         .values({ kind, owner_id: ownerId, head })
