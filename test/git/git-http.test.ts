@@ -411,6 +411,24 @@ describe('git over HTTP with the real git client', () => {
     await loserCatchesUp('sim', loserDir, winnerMsg);
   });
 
+  it('a branch pushed and deleted leaves dangling objects, which fsck lists as git does and does not count as problems', async () => {
+    const d = dir('dangling');
+    await ok(['clone', '-q', url(pub.path, ROOT_TOKEN), d]);
+    await ok(['checkout', '-q', '-b', 'topic'], { cwd: d });
+    await commitFile(d, 'topic.txt', 'only on topic\n');
+    await ok(['push', '-q', 'origin', 'topic'], { cwd: d });
+    const before = await fsck(t.app.store, false);
+    await ok(['push', '-q', 'origin', '--delete', 'topic'], { cwd: d });
+    const after = await fsck(t.app.store, false);
+    assert.deepEqual(after.problems, []);
+    const added = after.dangling.filter((line) => !before.dangling.includes(line));
+    assert.deepEqual(added.map((line) => line.replace(/ [0-9a-f]{40}$/, '')).sort(), [
+      `project ${pub.id}: dangling blob`,
+      `project ${pub.id}: dangling commit`,
+      `project ${pub.id}: dangling tree`,
+    ]);
+  });
+
   it("serves from the rows after this node's caches are deleted; a push over the size limit is refused", async () => {
     const s = await t.must('POST', `/projects/${pub.id}/snippets`, ROOT_TOKEN, {
       title: 'cache',
