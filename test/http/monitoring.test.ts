@@ -126,7 +126,11 @@ describe('monitoring endpoints', () => {
       value('snippetd_http_requests_total{method="POST",route="/api/v4/projects/:id/snippets",status="400"}'),
       1,
     );
-    assert.ok(!lines.some((l) => l.includes(`/snippets/${snippet.id}`)), 'no raw URL is a label');
+    assert.deepEqual(
+      lines.filter((l) => l.includes(`/snippets/${snippet.id}`)),
+      [],
+      'no raw URL is a label',
+    );
     assert.equal(value(`snippetd_http_request_duration_seconds_count{method="GET",route="${route}"}`), 3);
     assert.equal(value(`snippetd_http_request_duration_seconds_bucket{le="+Inf",method="GET",route="${route}"}`), 3);
     // A refused create (400) is no write.
