@@ -20,7 +20,6 @@ import { writeJson } from './http/prepared-answer.ts';
 import { monitoringRoutes, observeRequests } from './http/plugins/monitoring.ts';
 import { createLogger, requestId } from './logging.ts';
 import { createMetrics } from './metrics.ts';
-import { objectCache } from './storage/git/object-cache.ts';
 import type { Logger } from 'pino';
 import instanceRoutes from './http/routes/instance.ts';
 import userRoutes from './http/routes/users.ts';
@@ -32,6 +31,9 @@ import repositoryFileRoutes from './http/routes/repository-files.ts';
 import projectTemplateRoutes from './http/routes/project-templates.ts';
 import templateRoutes from './http/routes/templates.ts';
 import gitHttpRoutes from './http/routes/git-http.ts';
+import ephemeralRoutes from './http/routes/ephemeral.ts';
+import { EphemeralControls } from './ephemeral.ts';
+import fs from 'node:fs';
 import { pageRoutes } from './http/pages/index.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
 import { loadBuiltinTemplates } from './domain/templates/builtin.ts';
@@ -44,7 +46,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   const store = createStore(db);
   const readCache = new ReadCache(db.readEpoch);
   metrics.cache('read', readCache.counts);
-  metrics.cache('git_object', objectCache.counts);
+  metrics.cache('git_object', store.objects.counts);
   loadBuiltinTemplates(); // before the first request, which would otherwise wait for it
 
   const app = Fastify({
@@ -84,7 +86,10 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   app.addHook('onClose', async () => {
     await pushHooks.close();
     gitCaches.close();
+    // Ephemeral mode's data directory is a temporary one of its own (ephemeral.ts).
+    if (config.ephemeral) fs.rmSync(config.dataDir, { recursive: true, force: true });
   });
+  app.decorate('ephemeral', config.ephemeral ? new EphemeralControls(store, gitCaches) : null);
   app.decorate('snippetDeps', {
     store,
     spam: config.akismetUrl
@@ -114,6 +119,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     { prefix: '/api/v4' },
   );
   await app.register(gitHttpRoutes);
+  await app.register(ephemeralRoutes);
   await app.register(pageRoutes);
   app.all('/api/v3/*', async (_request, reply) =>
     reply.code(410).send({ error: 'API V3 is no longer supported. Use API V4 instead.' }),

@@ -104,7 +104,7 @@ ${CONFIG_FLAGS}`;
 class UsageError extends Error {}
 
 const GLOBAL_OPTIONS = { help: { type: 'boolean', short: 'h' }, version: flag } as const;
-const CONFIG_OPTIONS = Object.fromEntries(CONFIG_SETTINGS.map((s) => [s.flag.slice(2), string]));
+const CONFIG_OPTIONS = Object.fromEntries(CONFIG_SETTINGS.map((s) => [s.flag.slice(2), s.boolean ? flag : string]));
 const ALL_OPTIONS = Object.assign({}, GLOBAL_OPTIONS, CONFIG_OPTIONS, ...COMMANDS.map((c) => c.options));
 
 interface Parsed {
@@ -208,6 +208,7 @@ async function main(argv: string[]): Promise<void> {
   const opt = parsed.values;
   const command = parsed.command.name;
   const config = loadConfig(process.env, argv);
+  if (config.ephemeral && command !== 'serve') throw new UsageError(`--ephemeral is for serve, not ${command}`);
 
   if (command === 'serve') {
     await startServer(config);

@@ -25,6 +25,10 @@ export interface Config {
   /** Akismet-compatible spam service for public snippets; null = nothing is spam. */
   akismetUrl: string | null;
   akismetApiKey: string;
+  /** Test-suite mode (ephemeral.ts): database in memory, files in a temporary directory, reset and seed. */
+  ephemeral: boolean;
+  /** A seed document (YAML or JSON) applied at start, before the port opens; ephemeral mode only. */
+  seedFile: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -33,6 +37,8 @@ interface Setting {
   key: keyof Config;
   env: string;
   flag: string;
+  /** A flag that takes no value (`--ephemeral`); its variable takes true/false. */
+  boolean?: true;
   /** `name` is the flag or the variable the value came from, for the error that names it. */
   parse: (raw: string, name: string) => Config[keyof Config];
 }
@@ -95,7 +101,15 @@ const SETTINGS: Setting[] = [
   },
   { key: 'akismetUrl', env: 'SNIPPETD_AKISMET_URL', flag: '--akismet-url', parse: url },
   { key: 'akismetApiKey', env: 'SNIPPETD_AKISMET_API_KEY', flag: '--akismet-api-key', parse: (raw) => raw },
+  { key: 'ephemeral', env: 'SNIPPETD_EPHEMERAL', flag: '--ephemeral', boolean: true, parse: booleanValue },
+  { key: 'seedFile', env: 'SNIPPETD_SEED', flag: '--seed', parse: (raw) => path.resolve(raw) },
 ];
+
+function booleanValue(raw: string, name: string): boolean {
+  if (['true', '1'].includes(raw)) return true;
+  if (['false', '0'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
 
 function initialToken(raw: string, name: string): string {
   if (raw.length < 20) throw new ConfigError(`${name} must be at least 20 characters long`);
@@ -147,6 +161,8 @@ export function defaults(dataDir = path.resolve('data')): Config {
     monitoringAllowlist: ['127.0.0.0/8', '::1/128'],
     akismetUrl: null,
     akismetApiKey: '',
+    ephemeral: false,
+    seedFile: null,
   };
 }
 
@@ -166,11 +182,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     const given = raw.get(s.key);
     if (given !== undefined) (config as unknown as Record<string, unknown>)[s.key] = s.parse(given.value, given.name);
   }
+  // Ephemeral mode chooses its own database and directory; a test suite that names others means something else.
+  for (const key of ['dataDir', 'databaseUrl'] as const) {
+    const given = raw.get(key);
+    if (config.ephemeral && given)
+      throw new ConfigError(`${given.name} cannot be used with --ephemeral, which keeps nothing`);
+  }
+  const seed = raw.get('seedFile');
+  if (seed && !config.ephemeral)
+    throw new ConfigError(`${seed.name} needs --ephemeral (a seed is for a fresh database)`);
   return config;
 }
 
 function parseFlags(argv: string[]): Map<string, string> {
   const known = new Set(SETTINGS.map((s) => s.flag));
+  const booleans = new Set(SETTINGS.filter((s) => s.boolean).map((s) => s.flag));
   const flags = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -179,6 +205,10 @@ function parseFlags(argv: string[]): Map<string, string> {
       ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
       : [arg, undefined];
     if (!known.has(name)) continue;
+    if (booleans.has(name)) {
+      flags.set(name, inline ?? 'true');
+      continue;
+    }
     const value = inline ?? argv[++i];
     if (value === undefined) throw new ConfigError(`${name} needs a value`);
     flags.set(name, value);
@@ -186,4 +216,4 @@ function parseFlags(argv: string[]): Map<string, string> {
   return flags;
 }
 
-export const CONFIG_SETTINGS = SETTINGS.map(({ env, flag, key }) => ({ env, flag, key }));
+export const CONFIG_SETTINGS = SETTINGS.map(({ env, flag, key, boolean }) => ({ env, flag, key, boolean }));

@@ -1,6 +1,9 @@
 // Process entry for `snippetd serve`: build the app, bootstrap root on an empty database, listen, and
-// close gracefully on SIGTERM/SIGINT (in-flight requests finish, the database is closed).
+// close gracefully on SIGTERM/SIGINT (in-flight requests finish, the database is closed). openServer is
+// the part the programmatic API (api.ts) shares: everything but the signals.
+import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { type Config, ConfigError } from './config.ts';
 import {
   hasLegacyRepositories,
@@ -11,29 +14,87 @@ import {
 import { buildApp } from './app.ts';
 import { bootstrapRoot } from './domain/bootstrap.ts';
 import { repairStoredSettings } from './domain/settings.ts';
+import { parseSeedText, type SeedResult } from './domain/seed.ts';
+import { Failure } from './domain/failure.ts';
+import { ephemeralConfig } from './ephemeral.ts';
 import { createLogger, lifecycleLogger } from './logging.ts';
 import { checkServeEnvironment } from './startup-checks.ts';
 
+export interface OpenServer {
+  app: FastifyInstance;
+  /** Where it listens, e.g. http://127.0.0.1:8080. */
+  address: string;
+  /** The root token when root was created by this start (always in ephemeral mode), else null. */
+  rootToken: string | null;
+  /** What the start seed created (ephemeral mode with a seed), else null. */
+  seeded: SeedResult | null;
+}
+
+export interface OpenOptions {
+  logger: Logger;
+  /** Where start-up lines go: by default `logger` at info whatever its level (lifecycleLogger). */
+  lifecycle?: Logger;
+  /** A seed document given as data, instead of config.seedFile. */
+  seed?: unknown;
+}
+
+/** Checks the environment, builds the app, creates root on an empty database, applies the start seed
+ * (ephemeral mode) and listens. */
+export async function openServer(given: Config, options: OpenOptions): Promise<OpenServer> {
+  const config = given.ephemeral ? ephemeralConfig(given) : given;
+  const { logger, seed = null } = options;
+  const lifecycle = options.lifecycle ?? lifecycleLogger(logger);
+  let app: FastifyInstance | null = null;
+  try {
+    checkServeEnvironment(config);
+    if (hasLegacyRepositories(config.dataDir)) throw new ConfigError(LEGACY_REPOSITORIES_MESSAGE);
+    app = await buildApp(config, logger);
+    if (await hasSnippetsWithoutRepository(app.store)) throw new ConfigError(MISSING_REPOSITORIES_MESSAGE);
+    for (const line of await repairStoredSettings(app.store)) lifecycle.warn(line);
+    const boot = await bootstrapRoot(app.store, config);
+    if (boot.created && boot.tokenFile) {
+      lifecycle.info(`created administrator "root"; its token is in ${boot.tokenFile}`);
+    } else if (boot.created) {
+      lifecycle.info('created administrator "root" with the token from SNIPPETD_INITIAL_ROOT_TOKEN');
+    }
+    let seeded: SeedResult | null = null;
+    if (app.ephemeral) {
+      const document = seed ?? (config.seedFile ? parseSeedText(readSeedFile(config.seedFile)) : null);
+      seeded = await app.ephemeral.start(document).catch((error) => {
+        throw seedError(config.seedFile ?? 'the seed', error);
+      });
+    }
+    const address = await app.listen({ host: config.host, port: config.port });
+    return { app, address, rootToken: boot.token, seeded };
+  } catch (error) {
+    await app?.close();
+    // An ephemeral server that never opened leaves nothing behind (buildApp's close removes it otherwise).
+    if (config.ephemeral && !app) fs.rmSync(config.dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+function readSeedFile(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`the seed file ${file} (--seed) cannot be read: ${(error as Error).message}`);
+  }
+}
+
+/** A seed that cannot be applied stops the start with one line naming each problem by where it is. */
+function seedError(source: string, error: unknown): unknown {
+  if (!(error instanceof Failure) || error.reason !== 'bad_request_fields') return error;
+  const problems = Object.entries(error.fields).map(([where, messages]) => `${where} ${messages.join(', ')}`);
+  return new ConfigError(`${source}: ${problems.join('; ')}`);
+}
+
 export async function startServer(config: Config): Promise<FastifyInstance> {
-  checkServeEnvironment(config);
-  if (hasLegacyRepositories(config.dataDir)) throw new ConfigError(LEGACY_REPOSITORIES_MESSAGE);
   // One format on stdout: these lines are log lines like every other (scripts/spawn-server.ts and tools
   // wait for "listening on <url> " in the one that says where the server is).
   const logger = createLogger(config.logLevel);
   const lifecycle = lifecycleLogger(logger);
-  const app = await buildApp(config, logger);
-  if (await hasSnippetsWithoutRepository(app.store)) {
-    await app.close();
-    throw new ConfigError(MISSING_REPOSITORIES_MESSAGE);
-  }
-  for (const line of await repairStoredSettings(app.store)) lifecycle.warn(line);
-  const boot = await bootstrapRoot(app.store, config);
-  if (boot.created && boot.tokenFile) {
-    lifecycle.info(`created administrator "root"; its token is in ${boot.tokenFile}`);
-  } else if (boot.created) {
-    lifecycle.info('created administrator "root" with the token from SNIPPETD_INITIAL_ROOT_TOKEN');
-  }
-  const address = await app.listen({ host: config.host, port: config.port });
+  const { app, address } = await openServer(config, { logger, lifecycle });
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -50,9 +111,8 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   // Logged once the handlers are in place: whoever waits for this line may send SIGTERM at once.
-  lifecycle.info(
-    `listening on ${address} (API at ${address}/api/v4, database ${redactDatabaseUrl(config.databaseUrl)})`,
-  );
+  const database = config.ephemeral ? 'in memory (ephemeral)' : redactDatabaseUrl(config.databaseUrl);
+  lifecycle.info(`listening on ${address} (API at ${address}/api/v4, database ${database})`);
   return app;
 }
 

@@ -11,13 +11,15 @@ export interface BootstrapResult {
   created: boolean;
   /** Where the generated token was written, when it was generated. */
   tokenFile: string | null;
+  /** The root token, when it was created now. */
+  token: string | null;
 }
 
 export async function bootstrapRoot(
   store: Store,
   opts: { initialRootToken: string | null; dataDir: string },
 ): Promise<BootstrapResult> {
-  if ((await store.users.count()) > 0) return { created: false, tokenFile: null };
+  if ((await store.users.count()) > 0) return { created: false, tokenFile: null, token: null };
   let root: User;
   try {
     root = await createUser(store, {
@@ -28,7 +30,8 @@ export async function bootstrapRoot(
     });
   } catch (error) {
     // Another node bootstrapped the same database at the same moment: it won, nothing to do.
-    if (error instanceof Failure && error.reason === 'conflict') return { created: false, tokenFile: null };
+    if (error instanceof Failure && error.reason === 'conflict')
+      return { created: false, tokenFile: null, token: null };
     throw error;
   }
   const { plain } = await createToken(store, root, {
@@ -37,9 +40,9 @@ export async function bootstrapRoot(
     expiresAt: null,
     plain: opts.initialRootToken ?? undefined,
   });
-  if (opts.initialRootToken) return { created: true, tokenFile: null };
+  if (opts.initialRootToken) return { created: true, tokenFile: null, token: plain };
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const tokenFile = path.join(opts.dataDir, 'initial_root_token');
   fs.writeFileSync(tokenFile, `${plain}\n`, { mode: 0o600 });
-  return { created: true, tokenFile };
+  return { created: true, tokenFile, token: plain };
 }

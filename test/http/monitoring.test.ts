@@ -105,6 +105,9 @@ describe('monitoring endpoints', () => {
     await t.ok('PUT', `/projects/${project.id}/snippets/${snippet.id}`, ROOT_TOKEN, { title: 'u' }, 200);
     await t.ok('GET', `/projects/${project.id}/snippets/${snippet.id}`, ROOT_TOKEN, undefined, 200);
     await t.ok('GET', `/projects/${project.id}/snippets/${snippet.id}`, ROOT_TOKEN, undefined, 200);
+    // Raw twice: the second finds the blob in the git object cache.
+    await t.expect('GET', `/projects/${project.id}/snippets/${snippet.id}/raw`, ROOT_TOKEN, undefined, 200);
+    await t.expect('GET', `/projects/${project.id}/snippets/${snippet.id}/raw`, ROOT_TOKEN, undefined, 200);
     await t.expect('GET', `/projects/${project.id}/snippets/999999`, ROOT_TOKEN, undefined, 404);
     await t.expect('POST', `/projects/${project.id}/snippets`, ROOT_TOKEN, { title: 'no files' }, 400);
     await t.expect('DELETE', `/projects/${project.id}/snippets/${snippet.id}`, ROOT_TOKEN, undefined, 204);
@@ -143,7 +146,8 @@ describe('monitoring endpoints', () => {
     // The second read of the snippet found the token and the project in the read cache.
     assert.ok(value('snippetd_cache_requests_total{cache="read",result="hit"}')! > 0);
     assert.ok(value('snippetd_cache_requests_total{cache="read",result="miss"}')! > 0);
-    assert.ok(value('snippetd_cache_requests_total{cache="git_object",result="miss"}')! >= 0);
+    assert.ok(value('snippetd_cache_requests_total{cache="git_object",result="miss"}')! > 0);
+    assert.ok(value('snippetd_cache_requests_total{cache="git_object",result="hit"}')! > 0);
     assert.ok(value('snippetd_process_cpu_user_seconds_total')! > 0);
     assert.ok(value('snippetd_process_resident_memory_bytes')! > 0);
     assert.ok(lines.includes('# TYPE snippetd_http_request_duration_seconds histogram'));

@@ -12,8 +12,9 @@ import { settingsRepository } from './repositories/settings.ts';
 import { snippetsRepository } from './repositories/snippets.ts';
 import { sessionsRepository } from './repositories/sessions.ts';
 import { gitRepositoriesRepository } from './repositories/git.ts';
+import { ObjectCache } from '../git/object-cache.ts';
 
-function repositories(k: Kysely<Database>) {
+function repositories(k: Kysely<Database>, objects: ObjectCache) {
   return {
     users: usersRepository(k),
     tokens: tokensRepository(k),
@@ -23,13 +24,15 @@ function repositories(k: Kysely<Database>) {
     settings: settingsRepository(k),
     snippets: snippetsRepository(k),
     sessions: sessionsRepository(k),
-    git: gitRepositoriesRepository(k),
+    git: gitRepositoriesRepository(k, objects),
   };
 }
 
 export type Store = ReturnType<typeof repositories> & {
   db: Db;
   kysely: Kysely<Database>;
+  /** The git objects this store has read (storage/git/object-cache.ts), shared by its transactions. */
+  objects: ObjectCache;
   /**
    * A value derived from database reads only, kept by the read cache while the database is unchanged
    * (read requests); computed anew every time otherwise. `key` must name everything the value depends on,
@@ -41,12 +44,13 @@ export type Store = ReturnType<typeof repositories> & {
   transaction<T>(work: (tx: Store) => Promise<T>): Promise<T>;
 };
 
-export function createStore(db: Db, k: Kysely<Database> = db.kysely): Store {
+export function createStore(db: Db, k: Kysely<Database> = db.kysely, objects = new ObjectCache()): Store {
   return {
     db,
     kysely: k,
-    ...repositories(k),
+    objects,
+    ...repositories(k, objects),
     memo: (_key, load) => load(),
-    transaction: (work) => k.transaction().execute((tx) => work(createStore(db, tx))),
+    transaction: (work) => k.transaction().execute((tx) => work(createStore(db, tx, objects))),
   };
 }

@@ -1,14 +1,15 @@
 // Git objects never change once written (an id is the hash of the content), so a node may keep the ones it
 // read without ever checking back with the database: a snippet read at its 10,000th revision walks its
 // commits once, not on every request. Keyed by repository as well as id, so a read can only find what its
-// own repository has; filled only from rows read, never from a write that might still roll back.
+// own repository has; filled only from rows read, never from a write that might still roll back. One cache
+// per store (storage/db/store.ts): two databases in one process have repositories with the same ids.
 import type { StoredObject } from './repository.ts';
 
 /** Objects larger than this are not kept: one large file would push out thousands of small ones. */
 const MAX_KEPT_OBJECT = 256 * 1024;
 const BUDGET_BYTES = 32 * 1024 * 1024;
 
-class ObjectCache {
+export class ObjectCache {
   private readonly entries = new Map<string, StoredObject>();
   private bytes = 0;
   /** Lookups that found the object and that did not (GET /-/metrics reads them). */
@@ -28,6 +29,12 @@ class ObjectCache {
     return hit;
   }
 
+  /** Forgets everything: the rows were replaced wholesale (an ephemeral server's reset reuses ids). */
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
   set(repositoryId: number, id: string, object: StoredObject): void {
     if (object.body.length > MAX_KEPT_OBJECT) return;
     const key = `${repositoryId}:${id}`;
@@ -41,5 +48,3 @@ class ObjectCache {
     }
   }
 }
-
-export const objectCache = new ObjectCache();

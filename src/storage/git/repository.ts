@@ -15,7 +15,7 @@ import {
   TYPE_OF_PACK_TYPE,
   tagTarget,
 } from './objects.ts';
-import { objectCache } from './object-cache.ts';
+import type { ObjectCache } from './object-cache.ts';
 import zlib from 'node:zlib';
 
 export interface TreeEntry {
@@ -90,6 +90,7 @@ export class GitRepository {
   constructor(
     private readonly db: Kysely<Database>,
     readonly row: GitRepositoryRow,
+    private readonly cache: ObjectCache,
     private readonly pending: ReadonlyMap<string, StoredObject> = new Map(),
   ) {}
 
@@ -104,12 +105,12 @@ export class GitRepository {
 
   /** The same repository read and written through another connection or transaction. */
   on(db: Kysely<Database>): GitRepository {
-    return new GitRepository(db, this.row);
+    return new GitRepository(db, this.row, this.cache);
   }
 
   /** This repository as it would read with `objects` added (see the constructor). */
   withPending(objects: readonly GitObject[]): GitRepository {
-    return new GitRepository(this.db, this.row, new Map(objects.map((o) => [o.id, o])));
+    return new GitRepository(this.db, this.row, this.cache, new Map(objects.map((o) => [o.id, o])));
   }
 
   // --- objects ---------------------------------------------------------------------------------------------
@@ -124,7 +125,7 @@ export class GitRepository {
     const out = new Map<string, StoredObject>();
     const missing: string[] = [];
     for (const id of new Set(ids)) {
-      const kept = this.pending.get(id) ?? objectCache.get(this.id, id);
+      const kept = this.pending.get(id) ?? this.cache.get(this.id, id);
       if (kept) out.set(id, kept);
       else if (FULL_ID.test(id)) missing.push(id);
     }
@@ -138,7 +139,7 @@ export class GitRepository {
       for (const r of rows) {
         const object = { type: TYPE_OF_PACK_TYPE[r.type], body: zlib.inflateSync(r.data) };
         const id = Buffer.from(r.oid).toString('hex');
-        objectCache.set(this.id, id, object);
+        this.cache.set(this.id, id, object);
         out.set(id, object);
       }
     }

@@ -37,6 +37,17 @@ export class ServingCaches {
     fs.rmSync(this.root, { recursive: true, force: true });
   }
 
+  /**
+   * Forgets every cache, each after the git request using it is done: the rows were replaced wholesale (an
+   * ephemeral server's reset reuses repository ids, so a write count no longer says what a cache holds).
+   */
+  async clear(): Promise<void> {
+    await Promise.all([...this.queues.keys()].map((id) => this.exclusive(id, async () => {})));
+    this.lastWrite.clear();
+    for (const name of fs.readdirSync(this.root))
+      fs.rmSync(path.join(this.root, name), { recursive: true, force: true });
+  }
+
   /** The cache's path below the root (what git http-backend is given). */
   relativePath(repositoryId: number): string {
     return `${repositoryId}.git`;

@@ -3,10 +3,11 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../schema.ts';
 import { GitRepository, insertObjects, oidBytes } from '../../git/repository.ts';
 import type { GitObject } from '../../git/objects.ts';
+import type { ObjectCache } from '../../git/object-cache.ts';
 
 export type RepositoryKind = 'project' | 'snippet';
 
-export function gitRepositoriesRepository(db: Kysely<Database>) {
+export function gitRepositoriesRepository(db: Kysely<Database>, cache: ObjectCache) {
   return {
     async find(kind: RepositoryKind, ownerId: number): Promise<GitRepository | null> {
       const row = await db
@@ -15,7 +16,7 @@ export function gitRepositoriesRepository(db: Kysely<Database>) {
         .where('kind', '=', kind)
         .where('owner_id', '=', ownerId)
         .executeTakeFirst();
-      return row ? new GitRepository(db, row) : null;
+      return row ? new GitRepository(db, row, cache) : null;
     },
     /** The repository, created empty with HEAD naming `head` when there is none yet. */
     async ensure(kind: RepositoryKind, ownerId: number, head: string): Promise<GitRepository> {
@@ -50,7 +51,7 @@ export function gitRepositoriesRepository(db: Kysely<Database>) {
         .insertInto('git_refs')
         .values({ repository_id: row.id, name: `refs/heads/${branch}`, oid: oidBytes(commit) })
         .execute();
-      return new GitRepository(db, row);
+      return new GitRepository(db, row, cache);
     },
     /** Removes the repository with all its objects and refs. */
     async delete(kind: RepositoryKind, ownerIds: number[]): Promise<void> {

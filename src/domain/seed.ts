@@ -1,0 +1,389 @@
+// Seed documents for test suites (docs/tool-authors.md): users with fixed tokens, groups, projects with
+// members, repository files and snippets, and instance settings. Everything is created through the same
+// domain functions as the API, as the administrator `root`, in the order the document lists it, so the same
+// document on a fresh ephemeral server gives the same ids. The document is checked whole before anything
+// is created; a problem found while creating is named by where it is in the document (`projects[1].path`).
+import YAML from 'yaml';
+import type { Store } from '../storage/db/store.ts';
+import type { User, Visibility } from '../storage/db/schema.ts';
+import { ACCESS_LEVELS, SCOPES, type Scope, VISIBILITIES } from './access.ts';
+import { Failure, invalidFields } from './failure.ts';
+import { createUser } from './users.ts';
+import { createToken } from './tokens.ts';
+import { createGroup, groupAccess } from './groups.ts';
+import { createProject } from './projects.ts';
+import { addMember } from './members.ts';
+import { writeFile } from './repository-files.ts';
+import { createSnippet } from './snippets/service.ts';
+import { updateSettings } from './settings.ts';
+import { acceptEverything } from './spam.ts';
+
+export interface SeedFile {
+  path: string;
+  content: string;
+}
+
+export interface SeedMember {
+  /** A username. */
+  user: string;
+  access_level: number;
+}
+
+export interface SeedDocument {
+  users?: {
+    username: string;
+    name?: string;
+    email?: string;
+    password?: string;
+    admin?: boolean;
+    external?: boolean;
+    /** Personal access tokens with the values given, so that a test suite can write them down. */
+    tokens?: { token: string; name?: string; scopes?: Scope[]; expires_at?: string | null }[];
+  }[];
+  groups?: {
+    /** The full path; a subgroup's parent comes earlier in the list or exists already. */
+    path: string;
+    name?: string;
+    visibility?: Visibility;
+    description?: string;
+    members?: SeedMember[];
+  }[];
+  projects?: {
+    /** `<namespace>/<project>`: the namespace is a group or a user's username. */
+    path: string;
+    name?: string;
+    visibility?: Visibility;
+    description?: string;
+    default_branch?: string;
+    /** Who creates it: by default the user whose namespace it is in, or root in a group. */
+    creator?: string;
+    members?: SeedMember[];
+    /** Committed to the default branch, one commit each (template projects are seeded this way). */
+    files?: SeedFile[];
+    snippets?: {
+      title: string;
+      description?: string;
+      visibility?: Visibility;
+      /** A username; by default the project's creator. */
+      author?: string;
+      files: SeedFile[];
+    }[];
+  }[];
+  /** As PUT /application/settings takes them; `file_template_project` may name a project by its path. */
+  settings?: Record<string, unknown> & { file_template_project?: string };
+}
+
+/** The ids of what a seed created, by the names the document used. */
+export interface SeedResult {
+  users: Record<string, number>;
+  groups: Record<string, number>;
+  projects: Record<string, number>;
+  snippets: { project: string; title: string; id: number }[];
+}
+
+/** A seed file's text, YAML or JSON (JSON is YAML). */
+export function parseSeedText(text: string): unknown {
+  try {
+    return YAML.parse(text) ?? {};
+  } catch (error) {
+    throw invalidFields({ seed: [`is not valid YAML or JSON: ${(error as Error).message.split('\n')[0]}`] });
+  }
+}
+
+// --- checking the document's shape ----------------------------------------------------------------------
+
+type Problems = Record<string, string[]>;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Checks one object's keys: each known key's value with its rule; unknown keys are problems too. */
+function checkObject(
+  value: unknown,
+  where: string,
+  rules: Record<string, (v: unknown, where: string) => string | null>,
+  required: string[],
+  problems: Problems,
+): value is Record<string, unknown> {
+  if (!isObject(value)) {
+    problems[where] = ['must be an object'];
+    return false;
+  }
+  for (const key of required) if (value[key] === undefined) problems[`${where}.${key}`] = ['is missing'];
+  for (const [key, v] of Object.entries(value)) {
+    const rule = rules[key];
+    const problem = rule ? (v === undefined ? null : rule(v, `${where}.${key}`)) : 'is not a known key';
+    if (problem) problems[`${where}.${key}`] = [problem];
+  }
+  return true;
+}
+
+const text = (v: unknown) => (typeof v === 'string' && v !== '' ? null : 'must be a non-empty string');
+const anyText = (v: unknown) => (typeof v === 'string' ? null : 'must be a string');
+const bool = (v: unknown) => (typeof v === 'boolean' ? null : 'must be true or false');
+const visibility = (v: unknown) =>
+  (VISIBILITIES as unknown[]).includes(v) ? null : `must be one of ${VISIBILITIES.join(', ')}`;
+const accessLevel = (v: unknown) =>
+  ACCESS_LEVELS.includes(v as number) ? null : `must be one of ${ACCESS_LEVELS.join(', ')}`;
+
+/** A list whose items `each` checks (it records their problems itself). */
+function list(each: (item: unknown, where: string, problems: Problems) => void, problems: Problems) {
+  return (v: unknown, where: string) => {
+    if (!Array.isArray(v)) return 'must be a list';
+    for (const [i, item] of v.entries()) each(item, `${where}[${i}]`, problems);
+    return null;
+  };
+}
+
+function checkDocument(doc: unknown): asserts doc is SeedDocument {
+  const problems: Problems = {};
+  const member = (v: unknown, where: string) =>
+    checkObject(v, where, { user: text, access_level: accessLevel }, ['user', 'access_level'], problems);
+  const file = (v: unknown, where: string) =>
+    checkObject(v, where, { path: text, content: anyText }, ['path', 'content'], problems);
+  const token = (v: unknown, where: string) =>
+    checkObject(
+      v,
+      where,
+      {
+        token: (t) => (typeof t === 'string' && t.length >= 20 ? null : 'must be a string of 20 characters or more'),
+        name: text,
+        scopes: (s) =>
+          Array.isArray(s) && s.length > 0 && s.every((x) => (SCOPES as readonly unknown[]).includes(x))
+            ? null
+            : `must be a list of scopes (${SCOPES.join(', ')})`,
+        expires_at: (d) =>
+          d === null || (typeof d === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(d)) ? null : 'must be a date (YYYY-MM-DD)',
+      },
+      ['token'],
+      problems,
+    );
+  const snippet = (v: unknown, where: string) =>
+    checkObject(
+      v,
+      where,
+      {
+        title: text,
+        description: anyText,
+        visibility,
+        author: text,
+        files: (f, at) => (Array.isArray(f) && f.length === 0 ? 'must list a file' : list(file, problems)(f, at)),
+      },
+      ['title', 'files'],
+      problems,
+    );
+  checkObject(
+    doc,
+    'seed',
+    {
+      users: list(
+        (v, where) =>
+          checkObject(
+            v,
+            where,
+            {
+              username: text,
+              name: text,
+              email: text,
+              password: text,
+              admin: bool,
+              external: bool,
+              tokens: list(token, problems),
+            },
+            ['username'],
+            problems,
+          ),
+        problems,
+      ),
+      groups: list(
+        (v, where) =>
+          checkObject(
+            v,
+            where,
+            { path: text, name: text, visibility, description: anyText, members: list(member, problems) },
+            ['path'],
+            problems,
+          ),
+        problems,
+      ),
+      projects: list(
+        (v, where) =>
+          checkObject(
+            v,
+            where,
+            {
+              path: (p) => (typeof p === 'string' && p.includes('/') ? null : 'must be <namespace>/<project>'),
+              name: text,
+              visibility,
+              description: anyText,
+              default_branch: text,
+              creator: text,
+              members: list(member, problems),
+              files: list(file, problems),
+              snippets: list(snippet, problems),
+            },
+            ['path'],
+            problems,
+          ),
+        problems,
+      ),
+      settings: (v) => (isObject(v) ? null : 'must be an object'),
+    },
+    [],
+    problems,
+  );
+  if (Object.keys(problems).length) throw invalidFields(problems);
+}
+
+// --- creating --------------------------------------------------------------------------------------------
+
+/** A failure of the domain, named by where in the document it happened. */
+function at(where: string, error: unknown): unknown {
+  if (!(error instanceof Failure)) return error;
+  if (Object.keys(error.fields).length)
+    return invalidFields(Object.fromEntries(Object.entries(error.fields).map(([k, v]) => [`${where}.${k}`, v])));
+  return invalidFields({ [where]: [error.detail || error.reason] });
+}
+
+async function step<T>(where: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw at(where, error);
+  }
+}
+
+const splitPath = (full: string) => [full.slice(0, full.lastIndexOf('/')), full.slice(full.lastIndexOf('/') + 1)];
+
+/** Applies `doc` (already parsed) to the database. The caller makes it all-or-nothing (ephemeral.ts). */
+export async function applySeed(store: Store, doc: unknown): Promise<SeedResult> {
+  checkDocument(doc);
+  const result: SeedResult = { users: {}, groups: {}, projects: {}, snippets: [] };
+  const root = await store.users.findByUsername('root');
+  if (!root) throw invalidFields({ seed: ['needs the administrator root, who creates what it lists'] });
+  const userNamed = async (username: string, where: string): Promise<User> => {
+    const user = await store.users.findByUsername(username);
+    if (!user) throw invalidFields({ [where]: [`names no user "${username}"`] });
+    return user;
+  };
+  const addMembers = (members: SeedMember[] | undefined, type: 'Namespace' | 'Project', id: number, where: string) =>
+    (members ?? []).reduce(
+      (previous, m, i) =>
+        previous.then(() =>
+          step(`${where}.members[${i}]`, async () => {
+            const user = await userNamed(m.user, `${where}.members[${i}].user`);
+            await addMember(store, { type, id }, user.id, m.access_level);
+          }),
+        ),
+      Promise.resolve(),
+    );
+
+  for (const [i, u] of (doc.users ?? []).entries()) {
+    const where = `users[${i}]`;
+    const user = await step(where, () =>
+      createUser(store, {
+        username: u.username,
+        email: u.email ?? `${u.username}@example.com`,
+        name: u.name ?? u.username,
+        password: u.password,
+        admin: u.admin ?? false,
+        external: u.external ?? false,
+      }),
+    );
+    for (const [j, t] of (u.tokens ?? []).entries())
+      await step(`${where}.tokens[${j}]`, () =>
+        createToken(store, user, {
+          name: t.name ?? 'seed',
+          scopes: t.scopes ?? ['api'],
+          expiresAt: t.expires_at ?? null,
+          plain: t.token,
+        }),
+      );
+    result.users[user.username] = user.id;
+  }
+
+  for (const [i, g] of (doc.groups ?? []).entries()) {
+    const where = `groups[${i}]`;
+    const [parentPath, path] = g.path.includes('/') ? splitPath(g.path) : ['', g.path];
+    const group = await step(where, async () => {
+      const parent = parentPath ? await store.namespaces.findByFullPath(parentPath) : null;
+      if (parentPath && parent?.kind !== 'group') throw invalidFields({ path: [`names no group "${parentPath}"`] });
+      const parentCtx = parent ? { group: parent, access: await groupAccess(store, root, parent) } : null;
+      return createGroup(store, root, parentCtx, {
+        path,
+        name: g.name ?? path,
+        visibility: g.visibility,
+        description: g.description,
+      });
+    });
+    await addMembers(g.members, 'Namespace', group.id, where);
+    result.groups[group.full_path] = group.id;
+  }
+
+  for (const [i, p] of (doc.projects ?? []).entries()) {
+    const where = `projects[${i}]`;
+    const [namespacePath, path] = splitPath(p.path);
+    const { ctx, creator } = await step(where, async () => {
+      const namespace = await store.namespaces.findByFullPath(namespacePath);
+      if (!namespace) throw invalidFields({ path: [`names no group or user "${namespacePath}"`] });
+      const creator = p.creator
+        ? await userNamed(p.creator, `${where}.creator`)
+        : namespace.kind === 'user'
+          ? ((await store.users.findById(namespace.owner_id!)) ?? root)
+          : root;
+      const ctx = await createProject(store, creator, {
+        path,
+        name: p.name ?? path,
+        namespace_id: namespace.id,
+        visibility: p.visibility,
+        description: p.description,
+        default_branch: p.default_branch,
+      });
+      return { ctx, creator };
+    });
+    await addMembers(p.members, 'Project', ctx.project.id, where);
+    for (const [j, f] of (p.files ?? []).entries())
+      await step(`${where}.files[${j}]`, () =>
+        writeFile(store, ctx, {
+          action: 'create',
+          filePath: f.path,
+          content: Buffer.from(f.content),
+          branch: ctx.project.default_branch ?? 'main',
+          message: `Add ${f.path}`,
+          author: { name: creator.name, email: creator.email },
+        }),
+      );
+    for (const [j, s] of (p.snippets ?? []).entries()) {
+      const at = `${where}.snippets[${j}]`;
+      const author = s.author ? await userNamed(s.author, `${at}.author`) : creator;
+      const snippet = await step(at, () =>
+        createSnippet(
+          { store, spam: acceptEverything },
+          ctx,
+          author,
+          {
+            title: s.title,
+            description: s.description,
+            visibility: s.visibility,
+            files: s.files.map((f) => ({ file_path: f.path, content: f.content })),
+          },
+          { userAgent: '', ip: '' },
+        ),
+      );
+      result.snippets.push({ project: ctx.project.full_path, title: snippet.title, id: snippet.id });
+    }
+    result.projects[ctx.project.full_path] = ctx.project.id;
+  }
+
+  if (doc.settings) {
+    const { file_template_project, ...settings } = doc.settings;
+    await step('settings', async () => {
+      if (file_template_project !== undefined) {
+        const project = await store.projects.findByFullPath(String(file_template_project));
+        if (!project) throw invalidFields({ file_template_project: [`names no project "${file_template_project}"`] });
+        settings.file_template_project_id = project.id;
+      }
+      await updateSettings(store, settings);
+    });
+  }
+  return result;
+}

@@ -1,0 +1,356 @@
+// `snippetd serve --ephemeral --seed FILE` as a test suite in another language runs it: a real process,
+// its seed applied before the port opens with the same ids every time, the HTTP controls (reset, seed) for
+// administrators only, git clone after a reset, and nothing left on disk after SIGTERM. The database is in
+// memory whatever SNIPPETD_TEST_DB says, so this runs in the SQLite pass only.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CLI, exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { runGit } from '../helper.ts';
+
+const skip = process.env.SNIPPETD_TEST_DB === 'postgres' && 'the database is in memory: runs in the SQLite pass only';
+const ROOT = 'ephemeral-root-token-0123456789';
+const ALICE = 'alice-token-0123456789abcdef';
+
+const SEED = `# users, groups, projects with members, repository files and snippets, settings
+users:
+  - username: alice
+    name: Alice
+    tokens:
+      - token: ${ALICE}
+  - username: bob
+groups:
+  - path: acme
+    visibility: public
+    members:
+      - { user: bob, access_level: 30 }
+  - path: acme/platform
+    visibility: public
+projects:
+  - path: acme/templates
+    visibility: public
+    files:
+      - path: LICENSE/seeded.txt
+        content: "Seeded license\\n"
+  - path: acme/tools
+    visibility: public
+    members:
+      - { user: alice, access_level: 40 }
+    files:
+      - { path: README.md, content: "# Tools\\n" }
+    snippets:
+      - title: hello
+        visibility: public
+        author: alice
+        files:
+          - { path: hello.rb, content: "puts 'hi'\\n" }
+  - path: alice/dots
+settings:
+  file_template_project: acme/templates
+  default_snippet_visibility: internal
+`;
+
+let dir: string;
+let seedFile: string;
+
+const env = (extra: NodeJS.ProcessEnv = {}) => ({
+  ...process.env,
+  SNIPPETD_DATA_DIR: '',
+  SNIPPETD_DATABASE_URL: '',
+  SNIPPETD_LOG_LEVEL: 'warn',
+  ...extra,
+});
+
+function startEphemeral(extra: NodeJS.ProcessEnv = {}): Promise<Spawned> {
+  return spawnServer(env({ SNIPPETD_INITIAL_ROOT_TOKEN: ROOT, ...extra }), [
+    CLI,
+    'serve',
+    '--ephemeral',
+    '--seed',
+    seedFile,
+    '--port',
+    '0',
+  ]);
+}
+
+async function call(base: string, method: string, url: string, token: string | null, body?: string, type?: string) {
+  const headers: Record<string, string> = {};
+  if (token) headers['private-token'] = token;
+  if (body !== undefined) headers['content-type'] = type ?? 'application/json';
+  const res = await fetch(`${base}${url}`, { method, headers, body });
+  const text = await res.text();
+  return {
+    status: res.status,
+    text,
+    json: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined,
+  };
+}
+
+function cli(args: string[], extra: NodeJS.ProcessEnv = {}) {
+  return spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    env: env(extra),
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+}
+
+describe('serve --ephemeral', { skip }, () => {
+  let server: Spawned;
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-ephemeral-tests-'));
+    seedFile = path.join(dir, 'seed.yaml');
+    fs.writeFileSync(seedFile, SEED);
+    server = await startEphemeral();
+  });
+  after(() => {
+    server?.child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves what the seed file lists, with its fixed tokens and the ids in document order', async () => {
+    const u = server.url;
+    const me = await call(u, 'GET', '/api/v4/user', ALICE);
+    assert.equal(me.status, 200);
+    assert.deepEqual([me.json.id, me.json.username, me.json.name], [2, 'alice', 'Alice']);
+    const projects = await call(u, 'GET', '/api/v4/projects?order_by=id&sort=asc', ROOT);
+    assert.deepEqual(
+      projects.json.map((p: { id: number; path_with_namespace: string }) => [p.id, p.path_with_namespace]),
+      [
+        [1, 'acme/templates'],
+        [2, 'acme/tools'],
+        [3, 'alice/dots'],
+      ],
+    );
+    const platform = await call(u, 'GET', '/api/v4/groups/acme%2Fplatform', ROOT);
+    assert.deepEqual([platform.json.id, platform.json.full_path, platform.json.parent_id], [5, 'acme/platform', 4]);
+    const members = await call(u, 'GET', '/api/v4/projects/2/members', ROOT);
+    assert.deepEqual(
+      members.json.map((m: { username: string; access_level: number }) => [m.username, m.access_level]),
+      [
+        ['root', 40],
+        ['alice', 40],
+      ],
+    );
+    const raw = await call(u, 'GET', '/api/v4/projects/2/snippets/1/raw', null);
+    assert.deepEqual([raw.status, raw.text], [200, "puts 'hi'\n"]);
+    const readme = await call(u, 'GET', '/api/v4/projects/2/repository/files/README.md/raw?ref=main', ROOT);
+    assert.deepEqual([readme.status, readme.text], [200, '# Tools\n']);
+    // The template project set in the settings serves its files as templates.
+    const license = await call(u, 'GET', '/api/v4/projects/2/templates/licenses/seeded', ROOT);
+    assert.equal(license.status, 200, license.text);
+    assert.equal(license.json.content, 'Seeded license\n');
+  });
+
+  it('reset: back to the seeded state, the root token still works, and ids are given out again', async () => {
+    const u = server.url;
+    const create = (title: string) =>
+      call(
+        u,
+        'POST',
+        '/api/v4/projects/2/snippets',
+        ALICE,
+        JSON.stringify({ title, files: [{ file_path: 'a.txt', content: 'a' }] }),
+      );
+    const first = await create('made in a test');
+    assert.equal(first.status, 201, first.text);
+    assert.equal(first.json.id, 2);
+    assert.equal(first.json.visibility, 'internal'); // the seeded default
+    const carol = await call(
+      u,
+      'POST',
+      '/api/v4/users',
+      ROOT,
+      JSON.stringify({ username: 'carol', email: 'carol@example.com', name: 'Carol', password: 'carol-password' }),
+    );
+    assert.equal(carol.status, 201);
+
+    const reset = await call(u, 'POST', '/-/snippetd/reset', ROOT);
+    assert.deepEqual([reset.status, reset.text], [204, '']);
+
+    assert.equal((await call(u, 'GET', '/api/v4/projects/2/snippets/2', ROOT)).status, 404);
+    const users = await call(u, 'GET', '/api/v4/users', ROOT);
+    assert.deepEqual(users.json.map((x: { id: number; username: string }) => `${x.id} ${x.username}`).sort(), [
+      '1 root',
+      '2 alice',
+      '3 bob',
+    ]);
+    const again = await create('made after the reset');
+    assert.equal(again.status, 201, again.text);
+    assert.equal(again.json.id, 2);
+    await call(u, 'POST', '/-/snippetd/reset', ROOT);
+  });
+
+  it('reset: a clone shows the seeded repository, even after pushes made the cache newer', async () => {
+    const u = server.url;
+    const remote = `${u.replace('http://', `http://root:${ROOT}@`)}/acme/tools/snippets/1.git`;
+    const work = path.join(dir, 'pushed');
+    assert.equal((await runGit(['clone', '--quiet', remote, work])).code, 0);
+    fs.writeFileSync(path.join(work, 'hello.rb'), "puts 'changed'\n");
+    assert.equal((await runGit(['commit', '--quiet', '-am', 'change'], work)).code, 0);
+    const push = await runGit(['push', '--quiet', 'origin', 'HEAD:main'], work);
+    assert.equal(push.code, 0, push.stderr);
+    assert.equal((await call(u, 'GET', '/api/v4/projects/2/snippets/1/raw', null)).text, "puts 'changed'\n");
+
+    assert.equal((await call(u, 'POST', '/-/snippetd/reset', ROOT)).status, 204);
+    const fresh = path.join(dir, 'fresh');
+    assert.equal((await runGit(['clone', '--quiet', remote, fresh])).code, 0);
+    assert.equal(fs.readFileSync(path.join(fresh, 'hello.rb'), 'utf8'), "puts 'hi'\n");
+    assert.equal((await runGit(['rev-list', '--count', 'HEAD'], fresh)).stdout.trim(), '1');
+    const fsck = await runGit(['fsck', '--strict'], fresh);
+    assert.equal(fsck.code, 0, fsck.stderr);
+  });
+
+  it('POST /-/snippetd/seed adds a document sent as JSON or YAML and answers the ids it gave', async () => {
+    const u = server.url;
+    const json = await call(
+      u,
+      'POST',
+      '/-/snippetd/seed',
+      ROOT,
+      JSON.stringify({
+        users: [{ username: 'dave', tokens: [{ token: 'dave-token-0123456789abcdef', scopes: ['read_api'] }] }],
+        projects: [
+          {
+            path: 'acme/extra',
+            snippets: [{ title: 'more', author: 'dave', files: [{ path: 'm.md', content: '# m' }] }],
+          },
+        ],
+      }),
+    );
+    assert.equal(json.status, 201, json.text);
+    assert.deepEqual(json.json, {
+      users: { dave: 4 },
+      groups: {},
+      projects: { 'acme/extra': 4 },
+      snippets: [{ project: 'acme/extra', title: 'more', id: 2 }],
+    });
+    const dave = await call(u, 'GET', '/api/v4/user', 'dave-token-0123456789abcdef');
+    assert.equal(dave.json.username, 'dave');
+
+    const yaml = await call(u, 'POST', '/-/snippetd/seed', ROOT, 'groups:\n  - path: beta\n', 'application/yaml');
+    assert.equal(yaml.status, 201, yaml.text);
+    assert.deepEqual(yaml.json.groups, { beta: 7 }); // namespace ids: users have one each
+    await call(u, 'POST', '/-/snippetd/reset', ROOT);
+    assert.equal((await call(u, 'GET', '/api/v4/user', 'dave-token-0123456789abcdef')).status, 401);
+  });
+
+  it('a seed with a problem is refused whole, each problem named by where it is', async () => {
+    const u = server.url;
+    const shape = await call(
+      u,
+      'POST',
+      '/-/snippetd/seed',
+      ROOT,
+      JSON.stringify({ users: [{ name: 'x' }], groups: [{ path: 'g', visibility: 'secret' }], colour: 1 }),
+    );
+    assert.equal(shape.status, 400);
+    assert.deepEqual(shape.json, {
+      message: {
+        'seed.colour': ['is not a known key'],
+        'seed.users[0].username': ['is missing'],
+        'seed.groups[0].visibility': ['must be one of private, internal, public'],
+      },
+    });
+  });
+
+  it('a seed that fails half-way leaves nothing of itself', async () => {
+    const u = server.url;
+    const res = await call(
+      u,
+      'POST',
+      '/-/snippetd/seed',
+      ROOT,
+      JSON.stringify({ users: [{ username: 'erin' }, { username: 'alice' }] }),
+    );
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.json, { message: { 'users[1]': ['Username has already been taken'] } });
+    assert.equal((await call(u, 'GET', '/api/v4/users?username=erin', ROOT)).json.length, 0);
+    const next = await call(u, 'POST', '/-/snippetd/seed', ROOT, JSON.stringify({ users: [{ username: 'erin' }] }));
+    assert.deepEqual(next.json.users, { erin: 4 });
+    await call(u, 'POST', '/-/snippetd/reset', ROOT);
+  });
+
+  it('the controls are for administrators: 401 without a token, 403 for others', async () => {
+    const u = server.url;
+    for (const path of ['/-/snippetd/reset', '/-/snippetd/seed']) {
+      const anonymous = await call(u, 'POST', path, null);
+      assert.deepEqual([anonymous.status, anonymous.json], [401, { message: '401 Unauthorized' }]);
+      const alice = await call(u, 'POST', path, ALICE);
+      assert.deepEqual([alice.status, alice.json], [403, { message: '403 Forbidden' }]);
+    }
+  });
+
+  it('the same seed file gives the same ids in another process, whose generated root token is in the log', async () => {
+    const other = await spawnServer(env(), [CLI, 'serve', '--ephemeral', '--seed', seedFile, '--port', '0']);
+    try {
+      const tokenFile = /its token is in (\S+)"/.exec(other.output())?.[1];
+      assert.ok(tokenFile, other.output());
+      const token = fs.readFileSync(tokenFile, 'utf8').trim();
+      const a = await call(server.url, 'GET', '/api/v4/projects?order_by=id&sort=asc', ROOT);
+      const b = await call(other.url, 'GET', '/api/v4/projects?order_by=id&sort=asc', token);
+      const ids = (list: { id: number; path_with_namespace: string }[]) =>
+        list.map((p) => [p.id, p.path_with_namespace]);
+      assert.deepEqual(ids(b.json), ids(a.json));
+      const dataDir = path.dirname(tokenFile);
+      other.child.kill('SIGTERM');
+      assert.equal(await exited(other.child), 0);
+      assert.equal(fs.existsSync(dataDir), false, `${dataDir} is left behind`);
+    } finally {
+      other.child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('serve --ephemeral: the command line', { skip }, () => {
+  before(() => {
+    dir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-ephemeral-tests-'));
+    fs.mkdirSync(dir, { recursive: true });
+  });
+
+  it('--seed needs --ephemeral, and --ephemeral keeps its own directory and database', () => {
+    const seed = cli(['serve', '--seed', 'seed.yaml']);
+    assert.deepEqual(
+      [seed.status, seed.stderr],
+      [1, 'snippetd: --seed needs --ephemeral (a seed is for a fresh database)\n'],
+    );
+    const data = cli(['serve', '--ephemeral', '--data-dir', '/tmp/x']);
+    assert.deepEqual(
+      [data.status, data.stderr],
+      [1, 'snippetd: --data-dir cannot be used with --ephemeral, which keeps nothing\n'],
+    );
+    const url = cli(['serve', '--ephemeral'], { SNIPPETD_DATABASE_URL: 'sqlite:/tmp/x.sqlite3' });
+    assert.deepEqual(
+      [url.status, url.stderr],
+      [1, 'snippetd: SNIPPETD_DATABASE_URL cannot be used with --ephemeral, which keeps nothing\n'],
+    );
+    const other = cli(['users', 'create', '--ephemeral']);
+    assert.deepEqual([other.status, other.stderr], [2, 'snippetd: --ephemeral is for serve, not users create\n']);
+  });
+
+  it('a seed file with problems stops the start with one line naming them, and leaves nothing behind', () => {
+    const bad = path.join(dir, 'bad.yaml');
+    fs.writeFileSync(
+      bad,
+      'users:\n  - username: frank\n    tokens: [{ token: short }]\nprojects:\n  - path: nowhere/p\n',
+    );
+    const before = fs.readdirSync(os.tmpdir()).filter((n) => /^snippetd-ephemeral-\d/.test(n)).length;
+    const result = cli(['serve', '--ephemeral', '--seed', bad, '--port', '0']);
+    assert.equal(result.status, 1, result.stdout);
+    assert.equal(
+      result.stderr,
+      `snippetd: ${bad}: seed.users[0].tokens[0].token must be a string of 20 characters or more\n`,
+    );
+    const broken = path.join(dir, 'broken.yaml');
+    fs.writeFileSync(broken, 'projects:\n  - path: nowhere/p\n');
+    const late = cli(['serve', '--ephemeral', '--seed', broken, '--port', '0']);
+    assert.deepEqual(
+      [late.status, late.stderr],
+      [1, `snippetd: ${broken}: projects[0].path names no group or user "nowhere"\n`],
+    );
+    const after = fs.readdirSync(os.tmpdir()).filter((n) => /^snippetd-ephemeral-\d/.test(n)).length;
+    assert.equal(after, before);
+  });
+});
