@@ -153,11 +153,15 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     process.kill(pid, 'SIGTERM');
     assert.equal(await server.exited, 0);
 
-    const { stdout: api } = await run(
-      process.execPath,
-      ['--input-type=module', '-e', "const m = await import('snippetd'); console.log(typeof m.buildApp)"],
-      { cwd: app },
-    );
-    assert.equal(api, 'function\n');
+    // A tool author's test suite: startSnippetd from the package, a seeded token, reset, close.
+    const script = `
+      import { startSnippetd } from 'snippetd';
+      const gitlab = await startSnippetd({ seed: { users: [{ username: 'alice', tokens: [{ token: 'alice-token-0123456789abcdef' }] }] } });
+      const me = await fetch(gitlab.apiUrl + '/user', { headers: { 'private-token': 'alice-token-0123456789abcdef' } });
+      const reset = await fetch(gitlab.url + '/-/snippetd/reset', { method: 'POST', headers: { 'private-token': gitlab.rootToken } });
+      await gitlab.close();
+      console.log(me.status, (await me.json()).username, reset.status);`;
+    const { stdout: api } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: app });
+    assert.equal(api, '200 alice 204\n');
   });
 });
