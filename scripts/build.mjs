@@ -1,10 +1,14 @@
 #!/usr/bin/env node
-// `npm run build` (and the `prepare` lifecycle, so `npm ci` and `npm pack` build too): src/ compiled to
-// dist/ by tsc, then every file of src/ that is not TypeScript (git hooks, templates, the stylesheet)
-// copied beside it, because the code finds them next to itself.
+// `npm run build` (and the `prepare` lifecycle, so `npm ci` and `npm pack` build too):
+//  1. tsc type-checks src/ and writes the type declarations (dist/index.d.ts and what it names);
+//  2. esbuild bundles each entry (dist/cli.js for the command, dist/index.js for `import 'snippetd'`) with the
+//     packages it uses. Node loads one file instead of about a thousand: a start takes a third of the time;
+//  3. every file of src/ that is not TypeScript (git hooks, templates, the stylesheet) is copied beside them,
+//     in the same layout, where src/shipped-files.ts finds them.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const dist = path.join(root, 'dist');
@@ -16,6 +20,35 @@ const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig
   stdio: 'inherit',
 });
 if (result.status !== 0) process.exit(result.status ?? 1);
+
+await build({
+  entryPoints: { cli: path.join(root, 'src/cli.ts'), index: path.join(root, 'src/index.ts') },
+  outdir: dist,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  keepNames: true,
+  logLevel: 'warning',
+  external: [
+    // Native code.
+    'better-sqlite3',
+    // Loaded when first needed (src/storage/db/database.ts, src/domain/seed.ts).
+    'pg',
+    'yaml',
+    // Loaded on first use (a page with code or Markdown), not at start.
+    'highlight.js',
+    'markdown-it',
+    // Data files read from the installed packages.
+    'gitignr',
+    '@rexxars/choosealicense-list',
+  ],
+  // Bundled CommonJS packages call require() for Node's own modules.
+  banner: {
+    js: "import { createRequire as snippetdRequire } from 'node:module';\nconst require = snippetdRequire(import.meta.url);",
+  },
+});
+
 // cpSync keeps the mode, so hooks/pre-receive stays executable.
 fs.cpSync(path.join(root, 'src'), dist, {
   recursive: true,

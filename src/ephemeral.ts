@@ -46,7 +46,8 @@ export class EphemeralControls {
   /** Applies the start seed (if any) and remembers the result as the state reset returns to. */
   start(seed: unknown | null): Promise<SeedResult | null> {
     return this.serially(async () => {
-      const result = seed === null ? null : await this.seedWhole(seed);
+      // No snapshot before it: a start seed that fails stops the start.
+      const result = seed === null ? null : await applySeed(this.store, seed);
       await saveSnapshot(this.store.db, STARTED);
       return result;
     });

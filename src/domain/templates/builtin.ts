@@ -4,10 +4,10 @@
 // (docs/gitlab-compatibility.md#template-lists).
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { byteOrder } from '../../order.ts';
 import { licenseJsonOf, type LicenseData, type LicenseJson } from './licenses.ts';
 import { TEMPLATE_TYPES, TEMPLATE_TYPE_RULES, type BuiltinFiles, type TemplateType } from './types.ts';
+import { requireFromHere } from '../../shipped-files.ts';
 
 export interface ListedTemplate {
   key: string;
@@ -26,8 +26,6 @@ export interface BuiltinType {
   /** Every template by name, listed or not; the first of a name in list order wins (Languages before Global). */
   byName: ReadonlyMap<string, TemplateContent>;
 }
-
-const require = createRequire(import.meta.url);
 
 interface FileTemplate {
   name: string;
@@ -77,7 +75,7 @@ interface ChooseALicenseEntry {
 
 /** Every license, in GitLab's list order: the non-popular ones by key, then the popular ones by key. */
 function readLicenses(): LicenseData[] {
-  const raw = require('@rexxars/choosealicense-list/licenses.json') as Record<string, ChooseALicenseEntry>;
+  const raw = requireFromHere('@rexxars/choosealicense-list/licenses.json') as Record<string, ChooseALicenseEntry>;
   const licenses = Object.values(raw).map((l) => {
     const key = String(l.id).toLowerCase();
     const spdx = l['spdx-id'];

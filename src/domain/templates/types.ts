@@ -3,8 +3,7 @@
 // file is presented and what the caller needs. Every other module reads this table instead of naming a
 // type.
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { requireFromHere, shippedFile } from '../../shipped-files.ts';
 
 export type TemplateType = 'dockerfiles' | 'gitignores' | 'gitlab_ci_ymls' | 'licenses' | 'issues' | 'merge_requests';
 
@@ -40,10 +39,9 @@ export interface TemplateTypeRule {
 
 export const TEMPLATE_HEADER = '# This file is a template, and might need editing before it works on your project.\n';
 
-const require = createRequire(import.meta.url);
-const DATA_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'templates-data');
+const DATA_DIR = shippedFile('templates-data');
 // gitignr's snapshot of github/gitignore.
-const GITIGNORE_DIR = path.join(path.dirname(require.resolve('gitignr/package.json')), 'gitignore');
+const GITIGNORE_DIR = path.join(path.dirname(requireFromHere.resolve('gitignr/package.json')), 'gitignore');
 
 export const TEMPLATE_TYPE_RULES: Record<TemplateType, TemplateTypeRule> = {
   dockerfiles: {

@@ -1,8 +1,6 @@
 // The web face: every path outside the API that is not git is a page. Git over HTTP owns the catch-all
 // route and hands such paths here (routes/git-http.ts); the stylesheet has a route of its own.
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { routeNotFound } from '../../domain/failure.ts';
 import { sendFailurePage, sendPage, STYLESHEET_PATH } from './layout.ts';
@@ -11,11 +9,12 @@ import { SNIPPET_PAGES } from './snippets.ts';
 import { readPageUser, sessionRoutes } from './sessions.ts';
 import { PROJECT_PAGES } from './projects.ts';
 import { NAMESPACE_PAGES } from './namespaces.ts';
+import { shippedFile } from '../../shipped-files.ts';
 
 // Snippet paths first, then groups and users (one segment); the project page takes any path that is left.
 const PAGES = [[/^\/$/, homePage] as const, ...SNIPPET_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES];
 
-const STYLESHEET = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'views', 'app.css'));
+const STYLESHEET = fs.readFileSync(shippedFile('http', 'views', 'app.css'));
 
 /** Serves the page at `rawPath` (the path as sent, still encoded); a failure becomes a page too. */
 export async function servePage(request: FastifyRequest, reply: FastifyReply, rawPath: string): Promise<unknown> {

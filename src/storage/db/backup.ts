@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
+
+import { postgresDriver } from './database.ts';
 
 const run = promisify(execFile);
 
@@ -33,7 +34,7 @@ export async function restoreBackup(databaseUrl: string, file: string): Promise<
     fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
     return copySqlite(file, target);
   }
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new (postgresDriver().Client)({ connectionString: databaseUrl });
   await client.connect();
   try {
     const { rows } = await client.query(

@@ -2,9 +2,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
+import type * as Pg from 'pg';
 import { Kysely, type LogEvent, PostgresDialect, SqliteDialect } from 'kysely';
 import type { Database } from './schema.ts';
+import { requireFromHere } from '../../shipped-files.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -16,8 +17,20 @@ export interface Db {
   close(): Promise<void>;
 }
 
-// PostgreSQL's bigint (count(*)) arrives as a string by default; our counts fit in a JS number.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+let pgDriver: typeof Pg | null = null;
+
+/**
+ * The PostgreSQL driver, loaded when first needed: a server on SQLite never uses it, and loading it is a
+ * tenth of a start (an ephemeral server for a test suite starts in a few hundred milliseconds).
+ */
+export function postgresDriver(): typeof Pg {
+  if (!pgDriver) {
+    pgDriver = requireFromHere('pg') as typeof Pg;
+    // PostgreSQL's bigint (count(*)) arrives as a string by default; our counts fit in a JS number.
+    pgDriver.types.setTypeParser(pgDriver.types.builtins.INT8, (value: string) => Number(value));
+  }
+  return pgDriver;
+}
 
 /** Told of every query Kysely runs and how long it took (the server's metrics); never its parameters. */
 export type QueryObserver = (sql: string, failed: boolean, milliseconds: number) => void;
@@ -117,7 +130,7 @@ function withStatementCache(sqlite: SQLite.Database) {
 }
 
 function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const pool = new (postgresDriver().Pool)({ connectionString: url, max: 10 });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
   // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
   // A time limit: read requests wait for this query, so one that hangs must fail them, not stall them all.

@@ -9,14 +9,14 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type GitObject, parseCatFileBatch } from './objects.ts';
 import { isProcessAlive, pidInName } from '../leftovers.ts';
+import { shippedFile } from '../../shipped-files.ts';
 
 const run = promisify(execFile);
 
-export const HOOKS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'hooks');
+export const HOOKS_DIR = shippedFile('storage', 'git', 'hooks');
 const ZERO_ID = '0'.repeat(40);
 const SOCKET_PREFIX = 'snippetd-hooks-';
 
