@@ -10,6 +10,7 @@ import * as m0002 from './migrations/0002_snippet_file_content.ts';
 import * as m0003 from './migrations/0003_change_epoch.ts';
 import * as m0004 from './migrations/0004_sessions.ts';
 import * as m0005 from './migrations/0005_git_rows.ts';
+import * as m0006 from './migrations/0006_snippet_list_index.ts';
 
 type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
@@ -19,6 +20,7 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
   ['0003_change_epoch', m0003],
   ['0004_sessions', m0004],
   ['0005_git_rows', m0005],
+  ['0006_snippet_list_index', m0006],
 ];
 
 /** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */

@@ -18,19 +18,38 @@ export interface PageOf<Row> {
   hasMore: boolean;
 }
 
+/**
+ * `key`: the ordered query's unique key column (`snippets.id`), for a deferred join: the offset is walked
+ * over the key alone, which an index can answer, and only the page's rows are read. Without it a deep page
+ * reads every row it skips (on SQLite, on the event loop: 26 ms for the last of 100,000 snippets).
+ */
 export async function fetchPage<Row>(
   kysely: Kysely<Database>,
   query: SelectQueryBuilder<Database, keyof Database, Row>,
   window: PageWindow,
+  key?: string,
 ): Promise<PageOf<Row>> {
-  const rows = await query
-    .limit(window.limit + 1)
-    .offset(window.offset)
-    .execute();
+  let rows: Row[];
+  if (key) {
+    const keys = query
+      .clearSelect()
+      .select(sql.ref(key).as('key'))
+      .limit(window.limit + 1)
+      .offset(window.offset);
+    rows = await query.where(sql.ref(key), 'in', keys as never).execute();
+  } else {
+    rows = await query
+      .limit(window.limit + 1)
+      .offset(window.offset)
+      .execute();
+  }
+  // Counted over a constant, not the rows: the filter alone decides, and an index can answer it.
   const counted = await kysely
     .selectFrom(
       query
+        .clearSelect()
         .clearOrderBy()
+        .select(sql.lit(1).as('one'))
         .limit(MAX_COUNTED + 1)
         .as('t'),
     )

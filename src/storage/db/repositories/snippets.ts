@@ -13,6 +13,9 @@ export interface IndexedFile {
 /** Git's order of paths (byte order), which GitLab uses for `files`, `file_name` and raw. */
 export const byPath = (a: { path: string }, b: { path: string }) => byteOrder(a.path, b.path);
 
+/** private, internal, public. */
+const ALL_VISIBILITIES = 3;
+
 export function snippetsRepository(db: Kysely<Database>) {
   return {
     async insert(snippet: Insertable<SnippetsTable>): Promise<Snippet> {
@@ -47,11 +50,13 @@ export function snippetsRepository(db: Kysely<Database>) {
     },
     /** One page of a project's snippets of the given visibilities, newest first, optionally by title. */
     listPage(projectId: number, levels: Visibility[], window: PageWindow, titleContains?: string) {
-      let query = db.selectFrom('snippets').where('project_id', '=', projectId).where('visibility', 'in', levels);
+      let query = db.selectFrom('snippets').where('project_id', '=', projectId);
+      // Every visibility (members, administrators): no filter, so a deep page walks the index by id alone.
+      if (new Set(levels).size < ALL_VISIBILITIES) query = query.where('visibility', 'in', levels);
       if (titleContains) {
         query = query.where(containsText(sql.ref('title'), titleContains));
       }
-      return fetchPage(db, query.selectAll().orderBy('id', 'desc'), window);
+      return fetchPage(db, query.selectAll().orderBy('id', 'desc'), window, 'snippets.id');
     },
     async update(id: number, changes: Updateable<SnippetsTable>): Promise<Snippet> {
       return db.updateTable('snippets').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
