@@ -11,7 +11,7 @@ import { ReadCache, withCachedReads } from './storage/db/read-cache.ts';
 import { isReadRequest } from './http/request.ts';
 import { parseRackQuery } from './http/rack-params.ts';
 import { registerBodyParsers } from './http/plugins/body.ts';
-import { answerFor, collectRoutes, registerErrorHandling } from './http/plugins/errors.ts';
+import { answerClientError, answerFor, collectRoutes, registerErrorHandling } from './http/plugins/errors.ts';
 import { Failure } from './domain/failure.ts';
 import { registerAuth } from './http/plugins/auth.ts';
 import { registerResponseHeaders } from './http/plugins/headers.ts';
@@ -55,6 +55,15 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     requestIdHeader: false,
     genReqId: requestId,
     bodyLimit: config.maxBodyBytes,
+    // Slow clients: a request must be whole within the request timeout (its headers within a minute at
+    // most), and a connection on which nothing moves is closed. Node checks every second, not every 30.
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    connectionTimeout: config.idleTimeoutSeconds * 1000,
+    http: {
+      headersTimeout: Math.min(60, config.requestTimeoutSeconds) * 1000,
+      connectionsCheckingInterval: 1000,
+    },
+    clientErrorHandler: answerClientError,
     // GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
     routerOptions: { maxParamLength: 4096, querystringParser: parseRackQuery },
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,

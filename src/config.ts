@@ -18,6 +18,10 @@ export interface Config {
   maxBodyBytes: number;
   /** Largest git push (or fetch negotiation) body accepted over HTTP, in bytes. */
   maxGitBodyBytes: number;
+  /** A request (headers and body) must arrive within this many seconds, or it is answered 408 and closed. */
+  requestTimeoutSeconds: number;
+  /** A connection on which nothing moves for this many seconds is closed. */
+  idleTimeoutSeconds: number;
   /** Addresses whose X-Forwarded-For header is trusted for the client address. */
   trustedProxies: string[];
   /** Addresses and CIDR ranges that may read /-/health, /-/readiness, /-/liveness and /-/metrics. */
@@ -92,6 +96,13 @@ const SETTINGS: Setting[] = [
     flag: '--max-git-body-bytes',
     parse: integer(1024, 16 * 1024 * 1024 * 1024),
   },
+  {
+    key: 'requestTimeoutSeconds',
+    env: 'SNIPPETD_REQUEST_TIMEOUT',
+    flag: '--request-timeout',
+    parse: integer(1, 24 * 60 * 60),
+  },
+  { key: 'idleTimeoutSeconds', env: 'SNIPPETD_IDLE_TIMEOUT', flag: '--idle-timeout', parse: integer(1, 24 * 60 * 60) },
   { key: 'trustedProxies', env: 'SNIPPETD_TRUSTED_PROXIES', flag: '--trusted-proxies', parse: list },
   {
     key: 'monitoringAllowlist',
@@ -156,6 +167,9 @@ export function defaults(dataDir = path.resolve('data')): Config {
     logLevel: 'info',
     maxBodyBytes: 80 * 1024 * 1024,
     maxGitBodyBytes: 1024 * 1024 * 1024,
+    // A gibibyte push at 4 MiB/s fits in 300 s; a client sending a byte a second is gone after it.
+    requestTimeoutSeconds: 300,
+    idleTimeoutSeconds: 60,
     trustedProxies: [],
     // GitLab's default monitoring.ip_whitelist: loopback only.
     monitoringAllowlist: ['127.0.0.0/8', '::1/128'],

@@ -25,10 +25,12 @@ export type FailureReason =
   // others
   | 'method_not_allowed' // 405 {"error":"405 Not Allowed"}; detail: the Allow header
   | 'conflict' // 409 {"message":"<detail>"}
+  | 'request_timeout' // 408 {"message":"408 Request Timeout"}: a request not whole within the request timeout
   | 'precondition_failed' // 412 {"message":"412 Precondition Failed"}
   | 'payload_too_large' // 413 {"message":"413 Request Entity Too Large"}; the connection is closed after it
   | 'payload_too_large_git' // 413 text, for git clients; the connection is closed after it
   | 'unsupported_media_type' // 415 {"message":"415 Unsupported Media Type"}
+  | 'headers_too_large' // 431 {"message":"431 Request Header Fields Too Large"}
   | 'unprocessable_service'; // 422 {"message":{"error":"<detail>"}}: snippet actions with invalid data
 
 export class Failure extends Error {

@@ -1,5 +1,7 @@
 // The one table from a failure to GitLab's status and body (GitLab keeps the same kind of table in
 // lib/api/helpers/snippets/http_response_map.rb), plus the 404/405 answers for unknown routes.
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Failure, type FailureReason, invalidParams, payloadTooLarge, routeNotFound } from '../../domain/failure.ts';
 
@@ -43,10 +45,12 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   not_found_git: (f) => [404, gitText(f)],
   method_not_allowed: (f) => [405, { error: '405 Not Allowed' }, { Allow: f.detail }],
   conflict: (f) => [409, { message: f.detail }],
+  request_timeout: () => [408, { message: '408 Request Timeout' }, { Connection: 'close' }],
   precondition_failed: () => [412, { message: '412 Precondition Failed' }],
   payload_too_large: () => [413, { message: '413 Request Entity Too Large' }, { Connection: 'close' }],
   payload_too_large_git: () => [413, 'Request body is too large\n', { Connection: 'close' }],
   unsupported_media_type: () => [415, { message: '415 Unsupported Media Type' }],
+  headers_too_large: () => [431, { message: '431 Request Header Fields Too Large' }, { Connection: 'close' }],
   unprocessable_service: (f) => [422, serviceBody(f)],
 };
 
@@ -108,4 +112,26 @@ export function collectRoutes(app: FastifyInstance): () => void {
       });
     }
   };
+}
+
+/**
+ * Requests Node refuses before Fastify sees them (the request timeout, headers too large, input that is not
+ * HTTP), answered from the same table, on the socket, which is then closed.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const failure =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new Failure('request_timeout')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? new Failure('headers_too_large')
+        : new Failure('bad_request');
+  const [status, body] = FAILURES[failure.reason](failure);
+  const text = JSON.stringify(body);
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
+  socket.destroy();
 }
