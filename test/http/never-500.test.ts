@@ -2,7 +2,8 @@
 // that once answered 500 (on PostgreSQL, SQLite or both). Each asserts the whole answer a client sees.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { PATH_FORMAT_MESSAGE } from '../../src/domain/paths.ts';
+import { createTestApp, multipart, MULTIPART_BOUNDARY, ROOT_TOKEN, type Response, type TestApp } from '../helper.ts';
 
 const BEYOND_INTEGER = '2147483648'; // PostgreSQL's integer ends at 2147483647
 const THIRTY_DIGITS = '123456789012345678901234567890'; // past any JavaScript integer, too
@@ -10,6 +11,15 @@ const BELOW_INTEGER = '-2147483649';
 const OUT_OF_RANGE = [BEYOND_INTEGER, THIRTY_DIGITS, BELOW_INTEGER];
 
 const rootBasic = `Basic ${Buffer.from(`root:${ROOT_TOKEN}`).toString('base64')}`;
+/** GitLab's HandleMalformedStrings answer, written before any route runs. */
+function assertMalformed(res: Response, what: string) {
+  assert.deepEqual(
+    [res.statusCode, res.headers['content-type'], res.body],
+    [400, 'text/plain', 'Bad Request'],
+    `${what}: ${res.body.slice(0, 200)}`,
+  );
+}
+
 const GIT_NOT_FOUND = "The project you were looking for could not be found or you don't have permission to view it.\n";
 
 describe('never a 500', () => {
@@ -58,7 +68,9 @@ describe('never a 500', () => {
         message: '404 User Not Found',
       });
       await t.fails('GET', `/personal_access_tokens/${id}`, ROOT_TOKEN, undefined, 404, { message: '404 Not found' });
-      await t.fails('DELETE', `/personal_access_tokens/${id}`, ROOT_TOKEN, undefined, 404, { message: '404 Not found' });
+      await t.fails('DELETE', `/personal_access_tokens/${id}`, ROOT_TOKEN, undefined, 404, {
+        message: '404 Not found',
+      });
       await t.fails('POST', `/users/${id}/personal_access_tokens`, ROOT_TOKEN, { name: 'x', scopes: ['api'] }, 404, {
         message: '404 User Not Found',
       });
@@ -77,7 +89,10 @@ describe('never a 500', () => {
         message: { file_template_project_id: ['is invalid'] },
       });
       const sudo = await t.api('GET', '/user', ROOT_TOKEN, undefined, { sudo: id });
-      assert.deepEqual([sudo.statusCode, sudo.json], [404, { message: `404 User with ID or username '${id}' Not Found` }]);
+      assert.deepEqual(
+        [sudo.statusCode, sudo.json],
+        [404, { message: `404 User with ID or username '${id}' Not Found` }],
+      );
 
       // The web pages and git over HTTP look snippets up by the same rule.
       for (const page of [`/g/p/-/snippets/${id}`, `/g/p/-/snippets/${id}/raw`, `/g/p/-/snippets/${id}.js`]) {
@@ -100,5 +115,85 @@ describe('never a 500', () => {
     await t.fails('GET', `/projects/${projectId}/snippets/1.5`, ROOT_TOKEN, undefined, 400, {
       error: 'snippet_id is invalid',
     });
+  });
+
+  it('a NUL character in the path, a parameter or the credentials is 400 Bad Request; a file content may hold one', async () => {
+    const snippets = async () =>
+      (await t.ok('GET', `/projects/${projectId}/snippets`, ROOT_TOKEN, undefined, 200)).length;
+    const before = await snippets();
+    const group = await t.ok('GET', `/groups/${groupId}`, ROOT_TOKEN, undefined, 200);
+    for (const url of ['/users?username=%00', '/groups/a%00', '/projects/g%2Fp%00', '/projects?search=a%00b']) {
+      assertMalformed(await t.api('GET', url, ROOT_TOKEN), url);
+    }
+    for (const url of ['/g/p%00.git/info/refs?service=git-upload-pack', '/g%00', '/g/p%00/-/snippets/1']) {
+      assertMalformed(await t.request({ method: 'GET', url, token: null }), url);
+    }
+    const file = [{ file_path: 'a.txt', content: 'x' }];
+    for (const [method, url, payload] of [
+      ['POST', `/projects/${projectId}/snippets`, { title: 'a\u0000b', files: file }],
+      ['POST', `/projects/${projectId}/snippets`, { title: 't', description: 'd\u0000', files: file }],
+      ['PUT', `/projects/${projectId}/snippets/${snippetId}`, { title: '\u0000' }],
+      ['POST', '/groups', { name: 'n\u0000', path: 'nul' }],
+      ['PUT', `/groups/${groupId}`, { description: '\u0000' }],
+      ['PUT', '/users/1', { name: ['\u0000'] }],
+    ] as const) {
+      assertMalformed(await t.api(method, url, ROOT_TOKEN, payload), `${method} ${url} ${JSON.stringify(payload)}`);
+    }
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    assertMalformed(await t.api('PUT', `/groups/${groupId}`, ROOT_TOKEN, 'description=%00', form), 'form');
+    const parts = { 'content-type': `multipart/form-data; boundary=${MULTIPART_BOUNDARY}` };
+    const body = multipart([['description', 'a\u0000']]);
+    assertMalformed(await t.api('PUT', `/groups/${groupId}`, ROOT_TOKEN, body, parts), 'multipart');
+    assertMalformed(await t.api('GET', '/user', ROOT_TOKEN, undefined, { sudo: 'a\u0000' }), 'Sudo');
+    // Paths keep their own rules, which name the parameter (docs/gitlab-compatibility.md#d17).
+    const p = `/projects/${projectId}`;
+    const nulFile = [{ file_path: 'a\u0000.txt', content: 'x' }];
+    await t.fails('POST', `${p}/snippets`, ROOT_TOKEN, { title: 't', files: nulFile }, 400, {
+      error: 'files[0][file_path] should be a valid file path',
+    });
+    await t.fails('GET', `${p}/snippets/${snippetId}/files/main/a%00.rb/raw`, ROOT_TOKEN, undefined, 400, {
+      error: 'file_path should be a valid file path',
+    });
+    await t.fails('GET', `${p}/repository/tree?path=a%00`, ROOT_TOKEN, undefined, 400, {
+      error: 'path should be a valid file path',
+    });
+    await t.fails('POST', '/groups', ROOT_TOKEN, { name: 'n', path: 'a\u0000' }, 400, {
+      message: { path: [PATH_FORMAT_MESSAGE] },
+    });
+    await t.fails('POST', '/projects', ROOT_TOKEN, { path: 'a\u0000' }, 400, {
+      message: { path: [PATH_FORMAT_MESSAGE] },
+    });
+    assert.equal(await snippets(), before);
+    assert.deepEqual(await t.ok('GET', `/groups/${groupId}`, ROOT_TOKEN, undefined, 200), group);
+
+    // File contents are git blobs: bytes, NUL included (docs/gitlab-compatibility.md#d17).
+    const binary = await t.ok(
+      'POST',
+      `/projects/${projectId}/snippets`,
+      ROOT_TOKEN,
+      {
+        title: 'binary',
+        files: [{ file_path: 'b.bin', content: 'a\u0000b' }],
+      },
+      201,
+    );
+    const raw = await t.request({ method: 'GET', url: `/api/v4/projects/${projectId}/snippets/${binary.id}/raw` });
+    assert.deepEqual(raw.rawPayload, Buffer.from('a\u0000b'));
+    await t.ok(
+      'POST',
+      `/projects/${projectId}/repository/files/bin.dat`,
+      ROOT_TOKEN,
+      {
+        branch: 'main',
+        content: '\u0000\u0001',
+        commit_message: 'binary',
+      },
+      201,
+    );
+    const file2 = await t.request({
+      method: 'GET',
+      url: `/api/v4/projects/${projectId}/repository/files/bin.dat/raw?ref=main`,
+    });
+    assert.deepEqual(file2.rawPayload, Buffer.from([0, 1]));
   });
 });

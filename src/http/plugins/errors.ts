@@ -20,6 +20,7 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   bad_request_fields: (f) => [400, { message: f.fields }],
   bad_request_message: (f) => [400, { message: f.detail }],
   bad_request_service: (f) => [400, serviceBody(f)],
+  bad_request_malformed: () => [400, 'Bad Request', { 'Content-Type': 'text/plain' }],
   unauthorized: () => [401, { message: '401 Unauthorized' }],
   unauthorized_token: (f) => [
     401,
@@ -71,7 +72,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (headers) reply.headers(headers);
     // A 413 may come while the client is still sending: answer, then drop the connection rather than read it all.
     if (status === 413) reply.raw.once('finish', () => request.raw.destroy());
-    if (typeof body === 'string') reply.type('text/plain; charset=utf-8');
+    if (typeof body === 'string' && !headers?.['Content-Type']) reply.type('text/plain; charset=utf-8');
     return reply.code(status).send(body);
   });
   app.setNotFoundHandler(() => {
