@@ -196,4 +196,23 @@ describe('never a 500', () => {
     });
     assert.deepEqual(file2.rawPayload, Buffer.from([0, 1]));
   });
+
+  it('nested parameters where a scalar is expected: a list keeps them in Link as Rails does, a page number refuses them', async () => {
+    const res = await t.api('GET', '/templates/licenses?per_page=5&z[y]=2&a[][b]=1&a[][b]=0&s[]=b&s[]=a', null);
+    assert.equal(res.statusCode, 200, res.body);
+    const base = 'http://localhost:80/api/v4/templates/licenses';
+    const query = (page: number) =>
+      `${base}?a%5B%5D%5Bb%5D=1&a%5B%5D%5Bb%5D=0&page=${page}&per_page=5&s%5B%5D=b&s%5B%5D=a&z%5By%5D=2`;
+    const last = Number(res.headers['x-total-pages']);
+    assert.equal(
+      res.headers.link,
+      `<${query(2)}>; rel="next", <${query(1)}>; rel="first", <${query(last)}>; rel="last"`,
+    );
+    await t.fails('GET', '/templates/licenses?page[]=1', null, undefined, 400, { error: 'page is invalid' });
+    await t.fails('GET', '/templates/licenses?per_page[x]=1', null, undefined, 400, { error: 'per_page is invalid' });
+    await t.fails('GET', `/projects/${projectId}/snippets?page[a][b]=1`, ROOT_TOKEN, undefined, 400, {
+      error: 'page is invalid',
+    });
+    assert.equal((await t.api('GET', `/projects?a[][b]=1`, null)).statusCode, 200);
+  });
 });
