@@ -215,4 +215,24 @@ describe('never a 500', () => {
     });
     assert.equal((await t.api('GET', `/projects?a[][b]=1`, null)).statusCode, 200);
   });
+
+  it('an update with nothing to set answers the record unchanged', async () => {
+    const group = await t.ok('GET', `/groups/${groupId}`, ROOT_TOKEN, undefined, 200);
+    const user = await t.ok('GET', '/users/1', ROOT_TOKEN, undefined, 200);
+    const project = await t.ok('GET', `/projects/${projectId}`, ROOT_TOKEN, undefined, 200);
+    // A JSON null counts as not given unless the parameter takes null (docs/gitlab-compatibility.md#parameters).
+    for (const payload of [{}, { visibility: null }, { name: null }, { unknown: 1 }]) {
+      assert.deepEqual(
+        await t.ok('PUT', `/groups/${groupId}`, ROOT_TOKEN, payload, 200),
+        group,
+        JSON.stringify(payload),
+      );
+      assert.deepEqual(await t.ok('PUT', `/projects/${projectId}`, ROOT_TOKEN, payload, 200), project);
+    }
+    for (const payload of [{}, { name: null }, { admin: null, email: null }]) {
+      assert.deepEqual(await t.ok('PUT', '/users/1', ROOT_TOKEN, payload, 200), user, JSON.stringify(payload));
+    }
+    assert.deepEqual(await t.ok('GET', `/groups/${groupId}`, ROOT_TOKEN, undefined, 200), group);
+    assert.deepEqual(await t.ok('GET', '/users/1', ROOT_TOKEN, undefined, 200), user);
+  });
 });
