@@ -235,4 +235,23 @@ describe('never a 500', () => {
     assert.deepEqual(await t.ok('GET', `/groups/${groupId}`, ROOT_TOKEN, undefined, 200), group);
     assert.deepEqual(await t.ok('GET', '/users/1', ROOT_TOKEN, undefined, 200), user);
   });
+
+  it('an empty files array: create is GitLab\'s 400 "Content can\'t be blank" and writes nothing, update changes no file', async () => {
+    const base = `/projects/${projectId}/snippets`;
+    const before = await t.ok('GET', base, ROOT_TOKEN, undefined, 200);
+    for (const payload of [
+      { title: 't', files: [] },
+      { title: 't', visibility: 'public', files: [] },
+    ]) {
+      await t.fails('POST', base, ROOT_TOKEN, payload, 400, { message: { error: "Content can't be blank" } });
+    }
+    // A model error among the others, in the model's order.
+    await t.fails('POST', base, ROOT_TOKEN, { title: 'x'.repeat(256), files: [] }, 400, {
+      message: { error: "Title is too long (maximum is 255 characters) and Content can't be blank" },
+    });
+    assert.deepEqual(await t.ok('GET', base, ROOT_TOKEN, undefined, 200), before);
+    const snippet = await t.ok('GET', `${base}/${snippetId}`, ROOT_TOKEN, undefined, 200);
+    const updated = await t.ok('PUT', `${base}/${snippetId}`, ROOT_TOKEN, { files: [] }, 200);
+    assert.deepEqual(updated.files, snippet.files);
+  });
 });
