@@ -2,6 +2,7 @@
 // that once answered 500 (on PostgreSQL, SQLite or both). Each asserts the whole answer a client sees.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import net, { type AddressInfo } from 'node:net';
 import { PATH_FORMAT_MESSAGE } from '../../src/domain/paths.ts';
 import { createTestApp, multipart, MULTIPART_BOUNDARY, ROOT_TOKEN, type Response, type TestApp } from '../helper.ts';
 
@@ -253,5 +254,35 @@ describe('never a 500', () => {
     const snippet = await t.ok('GET', `${base}/${snippetId}`, ROOT_TOKEN, undefined, 200);
     const updated = await t.ok('PUT', `${base}/${snippetId}`, ROOT_TOKEN, { files: [] }, 200);
     assert.deepEqual(updated.files, snippet.files);
+  });
+
+  it('CONNECT is answered like any other method no route serves, and the connection closes', async () => {
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.server.address() as AddressInfo;
+    for (const target of ['/api/v4/projects', `/g/p.git/info/refs`, 'example.com:443']) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () =>
+          socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`),
+        );
+        let data = '';
+        socket.on('data', (c: Buffer) => (data += c.toString('utf8')));
+        socket.on('end', () => resolve(data));
+        socket.on('error', reject);
+      });
+      const [head, body] = answer.split('\r\n\r\n');
+      assert.match(head, /^HTTP\/1\.1 404 Not Found\r\n/, target);
+      assert.match(head, /\r\ncontent-type: application\/json\r\n/i, target);
+      assert.equal(body, '{"error":"404 Not Found"}', target);
+    }
+    // The server goes on answering.
+    assert.equal((await t.socket('GET', '/api/v4/projects')).statusCode, 200);
+  });
+
+  it('an empty route segment matches no route: 404 {"error":"404 Not Found"}', async () => {
+    const p = `/projects/${projectId}/snippets`;
+    for (const url of [`${p}/${snippetId}/files//a.rb/raw`, `${p}//raw`, `/projects//snippets`]) {
+      await t.fails('GET', url, ROOT_TOKEN, undefined, 404, { error: '404 Not Found' });
+    }
+    assert.equal((await t.api('GET', `${p}/${snippetId}/files/main/a.rb/raw`, ROOT_TOKEN)).body, 'puts 1');
   });
 });

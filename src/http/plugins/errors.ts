@@ -1,5 +1,8 @@
 // The one table from a failure to GitLab's status and body (GitLab keeps the same kind of table in
 // lib/api/helpers/snippets/http_response_map.rb), plus the 404/405 answers for unknown routes.
+import { type IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Failure, type FailureReason, invalidParams, payloadTooLarge, routeNotFound } from '../../domain/failure.ts';
 
@@ -77,6 +80,26 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
   app.setNotFoundHandler(() => {
     throw routeNotFound();
+  });
+  // GitLab's router matches no route parameter to an empty segment (`/files//a.rb/raw`); find-my-way
+  // does, so such a request is answered here as the unknown route it is. The wildcard of git and page
+  // URLs may be empty (`/`).
+  app.addHook('preValidation', (request, _reply, done) => {
+    const params = request.params as Record<string, unknown> | undefined;
+    for (const key in params) {
+      if (key !== '*' && params[key] === '') return done(routeNotFound());
+    }
+    done();
+  });
+  // Node hands CONNECT to a 'connect' listener, never to the app, and drops the connection when there
+  // is none. It is routed like any other method: no route serves it (404), and the connection closes.
+  app.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (head.length) socket.unshift(head);
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as Socket);
+    res.once('finish', () => socket.end());
+    app.routing(req, res);
   });
 }
 
