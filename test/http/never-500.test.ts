@@ -285,4 +285,67 @@ describe('never a 500', () => {
     }
     assert.equal((await t.api('GET', `${p}/${snippetId}/files/main/a.rb/raw`, ROOT_TOKEN)).body, 'puts 1');
   });
+
+  it('smart HTTP with another content type: git answers 415 and no ref moves, projects and snippets', async () => {
+    const refs = async (repo: string) => {
+      const res = await t.request({
+        method: 'GET',
+        url: `/${repo}/info/refs?service=git-upload-pack`,
+        token: null,
+        headers: { authorization: rootBasic },
+      });
+      assert.equal(res.statusCode, 200);
+      return res.body;
+    };
+    for (const repo of ['g/p.git', `g/p/snippets/${snippetId}.git`]) {
+      const before = await refs(repo);
+      for (const service of ['git-upload-pack', 'git-receive-pack']) {
+        const res = await t.request({
+          method: 'POST',
+          url: `/${repo}/${service}`,
+          token: null,
+          headers: { 'content-type': 'text/plain', authorization: rootBasic },
+          payload: '0000',
+        });
+        assert.deepEqual(
+          [res.statusCode, res.body],
+          [
+            415,
+            `Expected POST with Content-Type 'application/x-${service}-request', but received 'text/plain' instead.\n`,
+          ],
+          `${repo} ${service}`,
+        );
+      }
+      assert.equal(await refs(repo), before);
+    }
+  });
+
+  it('git pathspec magic in a path is a literal path: not found, never a git error', async () => {
+    const p = `/projects/${projectId}/repository`;
+    await t.fails('GET', `${p}/tree?path=:(glob)x`, ROOT_TOKEN, undefined, 404, { message: '404 Tree Not Found' });
+    await t.fails('GET', `${p}/files/%3A%28glob%29a%2Fb?ref=main`, ROOT_TOKEN, undefined, 404, {
+      message: '404 File Not Found',
+    });
+    await t.fails('GET', `${p}/files/%3A%28glob%29a%2Fb/raw?ref=main`, ROOT_TOKEN, undefined, 404, {
+      message: '404 File Not Found',
+    });
+    assert.deepEqual(await t.ok('GET', `${p}/commits?path=:(glob)*`, ROOT_TOKEN, undefined, 200), []);
+    // A file whose name looks like magic is found by that name, and only by it.
+    await t.ok(
+      'POST',
+      `${p}/files/%3A%28glob%29%2A.txt`,
+      ROOT_TOKEN,
+      { branch: 'main', content: 'm', commit_message: 'm' },
+      201,
+    );
+    assert.equal((await t.api('GET', `${p}/files/%3A%28glob%29%2A.txt/raw?ref=main`, ROOT_TOKEN)).body, 'm');
+    await t.fails('GET', `${p}/files/%3A%28glob%29README.md/raw?ref=main`, ROOT_TOKEN, undefined, 404, {
+      message: '404 File Not Found',
+    });
+    const commits = await t.ok('GET', `${p}/commits?path=:(glob)*.txt`, ROOT_TOKEN, undefined, 200);
+    assert.deepEqual(
+      commits.map((c: { title: string }) => c.title),
+      ['m'],
+    );
+  });
 });
