@@ -14,6 +14,7 @@ import { registerBodyParsers } from './http/plugins/body.ts';
 import { answerClientError, answerFor, collectRoutes, registerErrorHandling } from './http/plugins/errors.ts';
 import { Failure } from './domain/failure.ts';
 import { registerAuth } from './http/plugins/auth.ts';
+import { registerMalformedStrings } from './http/plugins/malformed-strings.ts';
 import { registerResponseHeaders } from './http/plugins/headers.ts';
 import { baseUrl } from './http/urls.ts';
 import { writeJson } from './http/prepared-answer.ts';
@@ -108,6 +109,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   app.addHook('onClose', async () => db.close());
 
   registerBodyParsers(app, config.maxBodyBytes);
+  registerMalformedStrings(app);
   registerErrorHandling(app);
   registerResponseHeaders(app);
   registerAuth(app, baseUrl);

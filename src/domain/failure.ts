@@ -8,6 +8,7 @@ export type FailureReason =
   | 'bad_request_fields' // {"message":{"<field>":["..."]}}: model validation errors (render_validation_error!)
   | 'bad_request_message' // {"message":"<detail>"}: GitLab's sentence as it stands (render_api_error!)
   | 'bad_request_service' // {"message":{"error":"<detail>"}}: a snippet service error (http_response_map.rb)
+  | 'bad_request_malformed' // text/plain "Bad Request": a NUL character (GitLab's HandleMalformedStrings)
   // 401
   | 'unauthorized' // {"message":"401 Unauthorized"}
   | 'unauthorized_token' // OAuth's invalid_token body and WWW-Authenticate; detail: error_description

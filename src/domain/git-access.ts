@@ -17,6 +17,7 @@ import { findVisibleSnippet } from './snippets/service.ts';
 import { humanSize } from './snippets/limits.ts';
 import { getSettings } from './settings.ts';
 import { nowIso } from './tokens.ts';
+import { parseRowId } from './ids.ts';
 
 const NOT_FOUND_TEXT = "The project you were looking for could not be found or you don't have permission to view it.";
 const PUSH_DENIED_TEXT = 'You are not allowed to push code to this project.';
@@ -59,7 +60,7 @@ export async function resolveGitTarget(
   });
   if (snippetMatch) {
     if (!can(user, 'read_project_snippets', ctx)) throw hidden();
-    const snippet = await findVisibleSnippet(store, user, ctx, Number(snippetMatch[2]));
+    const snippet = await findVisibleSnippet(store, user, ctx, parseRowId(snippetMatch[2])!);
     if (!snippet) throw hidden();
     if (write && !can(user, 'update_snippet', { ...ctx, snippet })) throw refused(SNIPPET_PUSH_DENIED_TEXT);
     return { repository: await snippetRepository(store, snippet), ctx, snippetId: snippet.id };

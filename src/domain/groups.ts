@@ -9,6 +9,7 @@ import { pathError } from './paths.ts';
 import { getSettings } from './settings.ts';
 import { nowIso } from './tokens.ts';
 import { authorize, can, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
+import { parseRowId } from './ids.ts';
 
 export interface GroupContext {
   group: Namespace;
@@ -25,9 +26,8 @@ export async function groupAccess(store: Store, viewer: Viewer, group: Namespace
 
 /** `:id` is a number or a (URL-decoded) full path; groups the viewer cannot read are 404. */
 export async function findReadableGroup(store: Store, viewer: Viewer, id: string): Promise<GroupContext> {
-  const group = /^\d+$/.test(id)
-    ? await store.namespaces.findById(Number(id))
-    : await store.namespaces.findByFullPath(id);
+  const number = parseRowId(id);
+  const group = number !== null ? await store.namespaces.findById(number) : await store.namespaces.findByFullPath(id);
   if (group?.kind !== 'group') throw notFound('Group');
   const access = await groupAccess(store, viewer, group);
   // Membership below is asked only when it could make the difference (a query per group).

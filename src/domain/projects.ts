@@ -14,6 +14,7 @@ import { nowIso } from './tokens.ts';
 import { can, NO_ACCESS, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
 import { groupAccess } from './groups.ts';
 import type { Updateable } from 'kysely';
+import { parseRowId } from './ids.ts';
 
 export interface ProjectContext {
   project: Project;
@@ -47,7 +48,8 @@ export function findReadableProject(store: Store, viewer: Viewer, id: string): P
 
 async function readableProject(store: Store, viewer: Viewer, id: string): Promise<ProjectContext> {
   let found: { project: Project; namespace: Namespace } | undefined;
-  if (/^-?\d+$/.test(id)) found = await store.projects.withNamespace({ id: Number(id) });
+  const number = parseRowId(id);
+  if (number !== null) found = await store.projects.withNamespace({ id: number });
   else if (id.includes('/')) found = await store.projects.withNamespace({ fullPath: id });
   if (!found) throw notFound('Project');
   const { project, namespace } = found;

@@ -38,17 +38,26 @@ function cgiEscape(value: string): string {
     .replace(/%20/g, '+');
 }
 
-function toQuery(params: Record<string, unknown>, keys: string[]): string {
-  const parts: string[] = [];
-  for (const key of keys) {
-    const value = params[key];
-    if (value === undefined || value === null || typeof value === 'object') {
-      if (Array.isArray(value)) for (const v of value) parts.push(`${cgiEscape(`${key}[]`)}=${cgiEscape(String(v))}`);
-      continue;
-    }
-    parts.push(`${cgiEscape(key)}=${cgiEscape(String(value))}`);
+const isHash = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isEmpty = (v: unknown) => (Array.isArray(v) ? v.length === 0 : isHash(v) && Object.keys(v).length === 0);
+
+/**
+ * Rails' `value.to_query(key)` for any value a query string can hold: nested hashes and arrays (`a[][b]=1`)
+ * are followed as Rails follows them, never turned into a string whole (a hash parsed from a query has no
+ * prototype, and String() of it throws).
+ */
+function toQuery(key: string, value: unknown): string {
+  if (Array.isArray(value)) {
+    const prefix = `${key}[]`;
+    return value.length ? value.map((v) => toQuery(prefix, v)).join('&') : `${cgiEscape(prefix)}=`;
   }
-  return parts.join('&');
+  if (isHash(value)) {
+    const parts = Object.keys(value)
+      .filter((k) => !isEmpty(value[k]))
+      .map((k) => toQuery(`${key}[${k}]`, value[k]));
+    return (key.includes('[]') ? parts : parts.sort()).join('&');
+  }
+  return `${cgiEscape(key)}=${cgiEscape(value === undefined || value === null ? '' : String(value))}`;
 }
 
 /**
@@ -63,15 +72,16 @@ function pageLinker(request: FastifyRequest, page: Page): (targetPage: number) =
   };
   for (const key of SECRET_PARAMS) delete params[key];
   delete params.page;
-  const keys = Object.keys(params).sort();
-  const before = toQuery(
-    params,
-    keys.filter((k) => k < 'page'),
-  );
-  const after = toQuery(
-    params,
-    keys.filter((k) => k > 'page'),
-  );
+  // Hash#to_query sorts the encoded pairs; no other pair starts with "page=", so it sorts the same whatever
+  // the page number is.
+  const parts = Object.keys(params)
+    .filter((k) => params[k] !== undefined && params[k] !== null && !isEmpty(params[k]))
+    .map((k) => toQuery(k, params[k]));
+  parts.push('page=');
+  parts.sort();
+  const at = parts.indexOf('page=');
+  const before = parts.slice(0, at).join('&');
+  const after = parts.slice(at + 1).join('&');
   const prefix = `${baseUrl(request)}${request.url.split('?')[0]}?${before ? `${before}&` : ''}page=`;
   const suffix = after ? `&${after}` : '';
   return (targetPage) => `${prefix}${targetPage}${suffix}`;

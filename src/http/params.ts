@@ -4,9 +4,11 @@
 // message joined by ", " (duplicates removed), exactly as Grape answers.
 import type { FastifyRequest } from 'fastify';
 import { invalidParams } from '../domain/failure.ts';
+import { rowId } from '../domain/ids.ts';
 import { requestParam } from './request.ts';
 
-export type ParamType = 'string' | 'integer' | 'boolean' | 'date' | 'string_array' | 'hash_array';
+/** `id`: an Integer naming a row; a whole number beyond the id columns' range names none (domain/ids.ts). */
+export type ParamType = 'string' | 'integer' | 'id' | 'boolean' | 'date' | 'string_array' | 'hash_array';
 
 export interface ParamRule {
   type: ParamType;
@@ -33,7 +35,7 @@ export interface ParamRule {
 export type ParamSpec = Record<string, ParamRule>;
 
 /** The value a rule yields: its type, narrowed to its `values` when it has them. */
-type ValueOf<R extends ParamRule> = R['type'] extends 'string' | 'integer'
+type ValueOf<R extends ParamRule> = R['type'] extends 'string' | 'integer' | 'id'
   ? R['values'] extends readonly (infer V)[]
     ? V
     : R['type'] extends 'string'
@@ -89,6 +91,11 @@ function coerce(type: ParamType, value: unknown, rule: ParamRule): unknown {
         const n = Number(value);
         return Number.isSafeInteger(n) ? n : INVALID;
       }
+      return INVALID;
+    case 'id':
+      // Grape's Integer takes whole numbers of any size; one no row can have is looked up as none.
+      if (typeof value === 'number') return Number.isInteger(value) ? rowId(value) : INVALID;
+      if (typeof value === 'string' && /^\s*[-+]?\d+\s*$/.test(value)) return rowId(Number(value));
       return INVALID;
     case 'boolean':
       if (typeof value === 'boolean') return value;

@@ -26,6 +26,9 @@ export function toSentence(items: string[]): string {
   return `${items.slice(0, -1).join(', ')}, and ${items[items.length - 1]}`;
 }
 
+/** A created snippet's content when it has no file at all (GitLab's `validates :content, presence: true`). */
+export const MISSING_CONTENT = Buffer.alloc(0);
+
 export function checkAttributes(
   s: { title: string; description: string | null; firstContent: Buffer | null; files: Map<string, Buffer> | null },
   settings: ApplicationSettings,
@@ -33,6 +36,7 @@ export function checkAttributes(
   const errors: string[] = [];
   if ([...s.title].length > MAX_TITLE_LENGTH)
     errors.push(`Title is too long (maximum is ${MAX_TITLE_LENGTH} characters)`);
+  if (s.firstContent === MISSING_CONTENT) errors.push("Content can't be blank");
   const descriptionBytes = Buffer.byteLength(s.description ?? '');
   if (descriptionBytes > MAX_DESCRIPTION_BYTES) {
     errors.push(

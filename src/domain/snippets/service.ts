@@ -15,7 +15,7 @@ import { getSettings, type ApplicationSettings } from '../settings.ts';
 import { nowIso } from '../tokens.ts';
 import { SPAM_DISCARDED, type SpamChecker } from '../spam.ts';
 import { applyActions, FileActionError, isValidAction, type FileAction } from './files.ts';
-import { checkAttributes } from './limits.ts';
+import { checkAttributes, MISSING_CONTENT } from './limits.ts';
 
 export const INVALID_ACTIONS = 'Snippet actions have invalid data';
 export const MULTIPLE_FILES = 'To update Snippets with multiple files, you must use the `files` parameter';
@@ -154,7 +154,8 @@ export async function createSnippet(
     {
       title: input.title,
       description: input.description ?? null,
-      firstContent: Buffer.from(input.files[0].content),
+      // An empty `files` array passes Grape, and leaves GitLab's Snippet model no content: a model error.
+      firstContent: input.files.length ? Buffer.from(input.files[0].content) : MISSING_CONTENT,
       files,
     },
     settings,

@@ -11,6 +11,7 @@ import { baseUrl, snippetWebUrl } from '../urls.ts';
 import { html } from '../views/html.ts';
 import { sendPage } from './layout.ts';
 import { pageLinks, pageViewer, positiveQueryNumber, type PageHandler } from './common.ts';
+import { idsBelow } from '../../domain/ids.ts';
 
 const PROJECTS_PER_PAGE = 50;
 const SNIPPETS_PER_PAGE = 20;
@@ -61,7 +62,7 @@ async function userPage(request: FastifyRequest, reply: FastifyReply, username: 
 /** The page of snippets that the `before` parameter asks for (the newest when absent). */
 const snippetsPage = (request: FastifyRequest, filter: { authorId?: number }) =>
   visibleSnippets(storeOf(request), pageViewer(request), filter, {
-    before: positiveQueryNumber(request, 'before'),
+    before: idsBelow(positiveQueryNumber(request, 'before')),
     limit: SNIPPETS_PER_PAGE,
   });
 

@@ -21,6 +21,7 @@ import { sendWebRaw } from '../raw.ts';
 import { baseUrl, encodePath, snippetFileRawUrl, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
 import { newNonce, sendPage } from './layout.ts';
+import { parseRowId } from '../../domain/ids.ts';
 
 const FULL_COMMIT_ID = /^[0-9a-f]{40}$/;
 
@@ -154,12 +155,12 @@ async function rawPage(
  * the pattern's groups decoded one by one, so an encoded "/" inside a ref stays part of the ref.
  */
 export const SNIPPET_PAGES: [RegExp, PageHandler][] = [
-  [/^\/(.+)\/-\/snippets\/(\d+)$/, (rq, rp, g) => snippetPage(rq, rp, g[0], Number(g[1]))],
-  [/^\/(.+)\/-\/snippets\/(\d+)\.js$/, (rq, rp, g) => embedScript(rq, rp, g[0], Number(g[1]))],
-  [/^\/(.+)\/-\/snippets\/(\d+)\/raw$/, (rq, rp, g) => rawPage(rq, rp, g[0], Number(g[1]), null)],
+  [/^\/(.+)\/-\/snippets\/(\d+)$/, (rq, rp, g) => snippetPage(rq, rp, g[0], parseRowId(g[1])!)],
+  [/^\/(.+)\/-\/snippets\/(\d+)\.js$/, (rq, rp, g) => embedScript(rq, rp, g[0], parseRowId(g[1])!)],
+  [/^\/(.+)\/-\/snippets\/(\d+)\/raw$/, (rq, rp, g) => rawPage(rq, rp, g[0], parseRowId(g[1])!, null)],
   [
     /^\/(.+)\/-\/snippets\/(\d+)\/raw\/([^/]+)\/(.+)$/,
-    (rq, rp, g) => rawPage(rq, rp, g[0], Number(g[1]), { ref: g[2], path: g[3] }),
+    (rq, rp, g) => rawPage(rq, rp, g[0], parseRowId(g[1])!, { ref: g[2], path: g[3] }),
   ],
   // GitLab's legacy paths move permanently to the /-/ ones.
   [

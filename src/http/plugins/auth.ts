@@ -10,6 +10,7 @@ import { forbidden, insufficientScope, notFound } from '../../domain/failure.ts'
 import { authorize } from '../../domain/policy.ts';
 import type { Scope } from '../../domain/access.ts';
 import { requestParam, storeOf } from '../request.ts';
+import { parseRowId } from '../../domain/ids.ts';
 
 export interface Principal {
   /** The user the request acts as (the sudo target when Sudo is used); null when anonymous. */
@@ -64,9 +65,8 @@ async function applySudo(request: FastifyRequest, store: Store, principal: Princ
   if (target === null || !principal.user || !principal.token) return;
   authorize(principal.user, 'admin_all_resources', null, 'Must be admin to use sudo');
   if (!scopesOf(principal.token).includes('sudo')) throw insufficientScope('sudo');
-  const user = /^\d+$/.test(target)
-    ? await store.users.findById(Number(target))
-    : await store.users.findByUsername(target);
+  const number = parseRowId(target);
+  const user = number !== null ? await store.users.findById(number) : await store.users.findByUsername(target);
   if (!user) throw notFound(`User with ID or username '${target}'`);
   principal.user = user;
 }

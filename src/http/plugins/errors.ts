@@ -1,6 +1,7 @@
 // The one table from a failure to GitLab's status and body (GitLab keeps the same kind of table in
 // lib/api/helpers/snippets/http_response_map.rb), plus the 404/405 answers for unknown routes.
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Failure, type FailureReason, invalidParams, payloadTooLarge, routeNotFound } from '../../domain/failure.ts';
@@ -22,6 +23,7 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   bad_request_fields: (f) => [400, { message: f.fields }],
   bad_request_message: (f) => [400, { message: f.detail }],
   bad_request_service: (f) => [400, serviceBody(f)],
+  bad_request_malformed: () => [400, 'Bad Request', { 'Content-Type': 'text/plain' }],
   unauthorized: () => [401, { message: '401 Unauthorized' }],
   unauthorized_token: (f) => [
     401,
@@ -75,11 +77,31 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (headers) reply.headers(headers);
     // A 413 may come while the client is still sending: answer, then drop the connection rather than read it all.
     if (status === 413) reply.raw.once('finish', () => request.raw.destroy());
-    if (typeof body === 'string') reply.type('text/plain; charset=utf-8');
+    if (typeof body === 'string' && !headers?.['Content-Type']) reply.type('text/plain; charset=utf-8');
     return reply.code(status).send(body);
   });
   app.setNotFoundHandler(() => {
     throw routeNotFound();
+  });
+  // GitLab's router matches no route parameter to an empty segment (`/files//a.rb/raw`); find-my-way
+  // does, so such a request is answered here as the unknown route it is. The wildcard of git and page
+  // URLs may be empty (`/`).
+  app.addHook('preValidation', (request, _reply, done) => {
+    const params = request.params as Record<string, unknown> | undefined;
+    for (const key in params) {
+      if (key !== '*' && params[key] === '') return done(routeNotFound());
+    }
+    done();
+  });
+  // Node hands CONNECT to a 'connect' listener, never to the app, and drops the connection when there
+  // is none. It is routed like any other method: no route serves it (404), and the connection closes.
+  app.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (head.length) socket.unshift(head);
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as Socket);
+    res.once('finish', () => socket.end());
+    app.routing(req, res);
   });
 }
 

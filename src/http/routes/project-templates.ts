@@ -20,7 +20,7 @@ export const TEMPLATE_NAME = /^[\w()%.+-]+$/;
 const typeSpec = { type: { type: 'string', required: true, values: TEMPLATE_TYPES } } satisfies ParamSpec;
 const singleSpec = {
   ...typeSpec,
-  source_template_project_id: { type: 'integer' },
+  source_template_project_id: { type: 'id' },
   project: { type: 'string' },
   fullname: { type: 'string' },
 } satisfies ParamSpec;

@@ -4,7 +4,7 @@ import { ACCESS_LEVELS, VISIBILITIES } from '../../domain/access.ts';
 export const createGroupSpec = {
   name: { type: 'string', required: true, allowBlank: false },
   path: { type: 'string', required: true, allowBlank: false },
-  parent_id: { type: 'integer' },
+  parent_id: { type: 'id' },
   visibility: { type: 'string', values: VISIBILITIES },
   description: { type: 'string' },
 } satisfies ParamSpec;
@@ -13,17 +13,17 @@ export const updateGroupSpec = {
   name: { type: 'string', allowBlank: false },
   visibility: { type: 'string', values: VISIBILITIES },
   description: { type: 'string' },
-  file_template_project_id: { type: 'integer', nullable: true },
+  file_template_project_id: { type: 'id', nullable: true },
 } satisfies ParamSpec;
 
 export const addMemberSpec = {
-  user_id: { type: 'integer', required: true },
+  user_id: { type: 'id', required: true },
   access_level: { type: 'integer', required: true, values: ACCESS_LEVELS },
 } satisfies ParamSpec;
 
 export const updateMemberSpec = {
-  user_id: { type: 'integer', required: true },
+  user_id: { type: 'id', required: true },
   access_level: { type: 'integer', required: true, values: ACCESS_LEVELS },
 } satisfies ParamSpec;
 
-export const memberIdSpec = { user_id: { type: 'integer', required: true } } satisfies ParamSpec;
+export const memberIdSpec = { user_id: { type: 'id', required: true } } satisfies ParamSpec;

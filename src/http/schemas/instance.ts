@@ -9,7 +9,7 @@ export const updateSettingsSpec = {
   default_group_visibility: { type: 'string', values: VISIBILITIES, nullable: true },
   // Names or GitLab's integers (0, 10, 20); normalised to names by domain/settings.ts.
   restricted_visibility_levels: { type: 'string_array', commaSeparated: true, nullable: true },
-  file_template_project_id: { type: 'integer', nullable: true },
+  file_template_project_id: { type: 'id', nullable: true },
   snippet_size_limit: { type: 'integer', nullable: true },
   max_snippet_files: { type: 'integer', nullable: true },
   can_create_group: { type: 'boolean', nullable: true },

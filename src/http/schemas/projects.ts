@@ -6,7 +6,7 @@ const SNIPPETS_ACCESS = ['disabled', 'private', 'enabled'] as const;
 export const createProjectSpec = {
   name: { type: 'string', allowBlank: false },
   path: { type: 'string', allowBlank: false },
-  namespace_id: { type: 'integer' },
+  namespace_id: { type: 'id' },
   visibility: { type: 'string', values: VISIBILITIES },
   description: { type: 'string', nullable: true },
   snippets_access_level: { type: 'string', values: SNIPPETS_ACCESS },
@@ -18,7 +18,7 @@ export const createProjectConstraints = { atLeastOneOf: [['name', 'path']] };
 
 export const createProjectForUserSpec = {
   ...createProjectSpec,
-  user_id: { type: 'integer', required: true },
+  user_id: { type: 'id', required: true },
 } satisfies ParamSpec;
 
 export const updateProjectSpec = {

@@ -6,7 +6,7 @@ import { isSafeFilePath } from '../../domain/paths.ts';
 const filePath = (v: unknown) =>
   v === null || (typeof v === 'string' && !isSafeFilePath(v)) ? 'should be a valid file path' : null;
 
-export const snippetIdSpec = { snippet_id: { type: 'integer', required: true } } satisfies ParamSpec;
+export const snippetIdSpec = { snippet_id: { type: 'id', required: true } } satisfies ParamSpec;
 
 export const createSnippetSpec = {
   title: { type: 'string', required: true, allowBlank: false },

@@ -1,7 +1,7 @@
 import type { ParamSpec } from '../params.ts';
 import { SCOPES } from '../../domain/access.ts';
 
-export const idSpec = { id: { type: 'integer', required: true } } satisfies ParamSpec;
+export const idSpec = { id: { type: 'id', required: true } } satisfies ParamSpec;
 
 export const createUserSpec = {
   email: { type: 'string', required: true, allowBlank: false },
@@ -15,7 +15,7 @@ export const createUserSpec = {
 } satisfies ParamSpec;
 
 export const updateUserSpec = {
-  id: { type: 'integer', required: true },
+  id: { type: 'id', required: true },
   name: { type: 'string', allowBlank: false },
   email: { type: 'string', allowBlank: false },
   public_email: { type: 'string', nullable: true },
@@ -26,7 +26,7 @@ export const updateUserSpec = {
 export const listUsersSpec = { username: { type: 'string' } } satisfies ParamSpec;
 
 export const createTokenSpec = {
-  id: { type: 'integer', required: true },
+  id: { type: 'id', required: true },
   name: { type: 'string', required: true, allowBlank: false },
   scopes: {
     type: 'string_array',
@@ -40,4 +40,4 @@ export const createTokenSpec = {
   expires_at: { type: 'date' },
 } satisfies ParamSpec;
 
-export const listTokensSpec = { user_id: { type: 'integer' } } satisfies ParamSpec;
+export const listTokensSpec = { user_id: { type: 'id' } } satisfies ParamSpec;

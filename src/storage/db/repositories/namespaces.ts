@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, Namespace, NamespacesTable } from '../schema.ts';
 import type { Insertable, Updateable } from 'kysely';
+import { setsNothing } from '../rows.ts';
 
 export type NewNamespace = Omit<Insertable<NamespacesTable>, 'traversal_ids'>;
 
@@ -46,6 +47,8 @@ export function namespacesRepository(db: Kysely<Database>) {
       return db.selectFrom('namespaces').selectAll().where('id', 'in', ids).execute();
     },
     async update(id: number, changes: Updateable<NamespacesTable>): Promise<Namespace> {
+      if (setsNothing(changes))
+        return db.selectFrom('namespaces').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       return db.updateTable('namespaces').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
     },
   };

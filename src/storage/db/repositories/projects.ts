@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Insertable, type Updateable, type SelectQueryBuilder } from 'kysely';
 import type { Database, Namespace, Project, ProjectsTable, Visibility } from '../schema.ts';
 import { containsText, fetchPage, type PageWindow } from '../page.ts';
+import { setsNothing } from '../rows.ts';
 
 export type ProjectOrderColumn = 'id' | 'name' | 'path' | 'created_at' | 'last_activity_at';
 
@@ -75,6 +76,8 @@ export function projectsRepository(db: Kysely<Database>) {
         .executeTakeFirst();
     },
     async update(id: number, changes: Updateable<ProjectsTable>): Promise<Project> {
+      if (setsNothing(changes))
+        return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       return db.updateTable('projects').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
     },
     /** Removes the project with its members and snippets; call inside a transaction. */

@@ -2,6 +2,7 @@ import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
 import { containsText, fetchPage, type PageWindow } from '../page.ts';
+import { setsNothing } from '../rows.ts';
 
 /** A file of a snippet's head: its path, its blob and the blob's size (the bytes are in git_objects). */
 export interface IndexedFile {
@@ -59,6 +60,8 @@ export function snippetsRepository(db: Kysely<Database>) {
       return fetchPage(db, query.selectAll().orderBy('id', 'desc'), window, 'snippets.id');
     },
     async update(id: number, changes: Updateable<SnippetsTable>): Promise<Snippet> {
+      if (setsNothing(changes))
+        return db.selectFrom('snippets').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       return db.updateTable('snippets').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
     },
     async delete(id: number): Promise<void> {

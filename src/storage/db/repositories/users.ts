@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, NewUser, User, UserUpdate } from '../schema.ts';
 import { fetchPage, type PageWindow } from '../page.ts';
+import { setsNothing } from '../rows.ts';
 
 export function usersRepository(db: Kysely<Database>) {
   return {
@@ -25,6 +26,8 @@ export function usersRepository(db: Kysely<Database>) {
         .executeTakeFirst();
     },
     async update(id: number, changes: UserUpdate): Promise<User> {
+      if (setsNothing(changes))
+        return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
     },
     async count(): Promise<number> {
