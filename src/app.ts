@@ -6,6 +6,8 @@ import { openDatabase } from './storage/db/database.ts';
 import { migrateToLatest } from './storage/db/migrate.ts';
 import { createStore } from './storage/db/store.ts';
 import { ServingCaches } from './storage/git/serving-cache.ts';
+import { rateCounters } from './storage/rate-counters.ts';
+import { registerApiThrottle } from './http/rate-limits.ts';
 import { PushHooks } from './storage/git/push-hooks.ts';
 import { ReadCache, withCachedReads } from './storage/db/read-cache.ts';
 import { isReadRequest } from './http/request.ts';
@@ -86,6 +88,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     if (isReadRequest(request)) readCache.refresh(done);
     else done();
   });
+  app.decorate('rateCounters', rateCounters(db));
   app.decorate('externalUrl', config.externalUrl);
   app.decorate('dataDir', config.dataDir);
   app.decorate('gitMaxBodyBytes', config.maxGitBodyBytes);
@@ -113,6 +116,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   registerErrorHandling(app);
   registerResponseHeaders(app);
   registerAuth(app, baseUrl);
+  registerApiThrottle(app);
 
   const add405Routes = collectRoutes(app);
   await app.register(

@@ -31,6 +31,8 @@ export type FailureReason =
   | 'payload_too_large' // 413 {"message":"413 Request Entity Too Large"}; the connection is closed after it
   | 'payload_too_large_git' // 413 text, for git clients; the connection is closed after it
   | 'unsupported_media_type' // 415 {"message":"415 Unsupported Media Type"}
+  | 'too_many_requests' // 429 {"message":{"error":"This endpoint has been requested too many times. …"}}: a raw limit
+  | 'throttled' // 429 text <detail>: an API throttle (Rack::Attack's answer)
   | 'headers_too_large' // 431 {"message":"431 Request Header Fields Too Large"}
   | 'unprocessable_service'; // 422 {"message":{"error":"<detail>"}}: snippet actions with invalid data
 
@@ -39,6 +41,8 @@ export class Failure extends Error {
     readonly reason: FailureReason,
     readonly detail: string = '',
     readonly fields: Record<string, string[]> = {},
+    /** Seconds until a rate limit lets the caller in again (429s). */
+    readonly retryAfter = 0,
   ) {
     super(detail ? `${reason}: ${detail}` : reason);
   }

@@ -16,6 +16,18 @@ export interface ApplicationSettings {
   snippet_size_limit: number;
   max_snippet_files: number;
   can_create_group: boolean;
+  /** Requests a minute to one raw file of a project (0: no limit). */
+  raw_blob_request_limit: number;
+  /** Anonymous requests a minute to a project's raw files together (0: no limit). */
+  raw_blob_request_limit_unauthenticated: number;
+  throttle_authenticated_api_enabled: boolean;
+  throttle_authenticated_api_requests_per_period: number;
+  throttle_authenticated_api_period_in_seconds: number;
+  throttle_unauthenticated_api_enabled: boolean;
+  throttle_unauthenticated_api_requests_per_period: number;
+  throttle_unauthenticated_api_period_in_seconds: number;
+  /** What a throttled request is told; "Retry later" when null. */
+  rate_limiting_response_text: string | null;
 }
 
 type Key = keyof ApplicationSettings;
@@ -30,10 +42,22 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   snippet_size_limit: 52_428_800,
   max_snippet_files: 10,
   can_create_group: true,
+  raw_blob_request_limit: 300,
+  raw_blob_request_limit_unauthenticated: 800,
+  throttle_authenticated_api_enabled: false,
+  throttle_authenticated_api_requests_per_period: 7200,
+  throttle_authenticated_api_period_in_seconds: 3600,
+  throttle_unauthenticated_api_enabled: false,
+  throttle_unauthenticated_api_requests_per_period: 3600,
+  throttle_unauthenticated_api_period_in_seconds: 3600,
+  rate_limiting_response_text: null,
 };
 
 const isVisibility = (v: unknown): v is Visibility => (VISIBILITIES as unknown[]).includes(v);
 const isWholeNumber = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+const atLeastZero = (v: unknown) =>
+  !isWholeNumber(v) ? 'is not a number' : v >= 0 ? null : 'must be greater than or equal to 0';
+const aboveZero = (v: unknown) => (!isWholeNumber(v) ? 'is not a number' : v > 0 ? null : 'must be greater than 0');
 
 /**
  * ApplicationSetting's model validations: the message a value gets, or null when it is valid. A value
@@ -52,6 +76,16 @@ const RULES: Record<Key, (value: unknown) => string | null> = {
   max_snippet_files: (v) =>
     !isWholeNumber(v) ? 'is not a number' : v >= 0 ? null : 'must be greater than or equal to 0',
   can_create_group: (v) => (typeof v === 'boolean' ? null : 'must be a boolean value'),
+  raw_blob_request_limit: atLeastZero,
+  raw_blob_request_limit_unauthenticated: atLeastZero,
+  throttle_authenticated_api_enabled: (v) => (typeof v === 'boolean' ? null : 'must be a boolean value'),
+  throttle_authenticated_api_requests_per_period: aboveZero,
+  throttle_authenticated_api_period_in_seconds: aboveZero,
+  throttle_unauthenticated_api_enabled: (v) => (typeof v === 'boolean' ? null : 'must be a boolean value'),
+  throttle_unauthenticated_api_requests_per_period: aboveZero,
+  throttle_unauthenticated_api_period_in_seconds: aboveZero,
+  rate_limiting_response_text: (v) =>
+    v === null || (typeof v === 'string' && v.length <= 255) ? null : 'is too long (maximum is 255 characters)',
 };
 
 /**

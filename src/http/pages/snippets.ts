@@ -18,6 +18,7 @@ import type { Store } from '../../storage/db/store.ts';
 import { notFound } from '../../domain/failure.ts';
 import { storeOf } from '../request.ts';
 import { sendWebRaw } from '../raw.ts';
+import { limitRaw } from '../rate-limits.ts';
 import { baseUrl, encodePath, snippetFileRawUrl, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
 import { newNonce, sendPage } from './layout.ts';
@@ -142,10 +143,13 @@ async function rawPage(
   at: { ref: string; path: string } | null,
 ) {
   const store = storeOf(request);
-  const { ctx, snippet } = await findSnippetForPage(store, pageViewer(request), projectPath, id);
+  const viewer = pageViewer(request);
+  const { ctx, snippet } = await findSnippetForPage(store, viewer, projectPath, id);
+  if (at) await limitRaw(request, ctx.project.id, `snippets/${snippet.id}/${at.path}`, viewer !== null);
   const file = at
     ? { path: at.path, ...(await readSnippetFile(store, snippet, at.ref, at.path)) }
     : await firstSnippetFile(store, snippet).then((f) => ({ ...f, path: f.path ?? snippet.file_name }));
+  if (!at) await limitRaw(request, ctx.project.id, `snippets/${snippet.id}/${file.path}`, viewer !== null);
   const immutable = at !== null && FULL_COMMIT_ID.test(at.ref);
   return sendWebRaw(request, reply, file, { public: isReadableByAnyone(ctx, snippet), immutable });
 }

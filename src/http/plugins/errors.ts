@@ -52,6 +52,12 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   payload_too_large: () => [413, { message: '413 Request Entity Too Large' }, { Connection: 'close' }],
   payload_too_large_git: () => [413, 'Request body is too large\n', { Connection: 'close' }],
   unsupported_media_type: () => [415, { message: '415 Unsupported Media Type' }],
+  too_many_requests: (f) => [
+    429,
+    { message: { error: 'This endpoint has been requested too many times. Try again later.' } },
+    { 'Retry-After': String(f.retryAfter) },
+  ],
+  throttled: (f) => [429, `${f.detail}\n`, { 'Retry-After': String(f.retryAfter) }],
   headers_too_large: () => [431, { message: '431 Request Header Fields Too Large' }, { Connection: 'close' }],
   unprocessable_service: (f) => [422, serviceBody(f)],
 };

@@ -7,6 +7,7 @@ import { type ParamsOf, validateRequest } from '../params.ts';
 import { paginated } from '../pagination.ts';
 import { baseUrl, sshHost } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
+import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
 import { snippet as presentSnippet, userAgentDetail } from '../presenters/snippets.ts';
 import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
@@ -135,6 +136,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const snippet = await findVisibleSnippet(store, request.principal.user, ctx, snippet_id);
     if (!snippet) throw notFound('Snippet');
     const file = await firstSnippetFile(store, snippet);
+    await limitRaw(request, ctx.project.id, `snippets/${snippet.id}/${file.path ?? ''}`, !!request.principal.user);
     if (file.path === null) {
       return reply.header('Content-Type', 'text/plain').header('Content-Disposition', 'attachment').send(file.content);
     }
@@ -151,6 +153,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const store = storeOf(request);
     const snippet = await findVisibleSnippet(store, request.principal.user, ctx, p.snippet_id);
     if (!snippet) throw notFound('Snippet');
+    await limitRaw(request, ctx.project.id, `snippets/${snippet.id}/${p.file_path}`, !!request.principal.user);
     const { content } = await readSnippetFile(store, snippet, p.ref, p.file_path);
     return sendRaw(reply, p.file_path, content);
   });

@@ -6,6 +6,7 @@ import { validateRequest } from '../params.ts';
 import { paginateArray, parsePage, setPageHeaders } from '../pagination.ts';
 import { baseUrl } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
+import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize } from '../../domain/policy.ts';
@@ -66,6 +67,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   app.get('/projects/:id/repository/files/:file_path/raw', async (request, reply) => {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.rawFileSpec, request);
+    await limitRaw(request, ctx.project.id, p.file_path, !!request.principal.user);
     const { info, content } = await readFile(storeOf(request), ctx, p.ref, p.file_path);
     reply
       .header('X-Gitlab-Blob-Id', info.blob_id)

@@ -13,4 +13,13 @@ export const updateSettingsSpec = {
   snippet_size_limit: { type: 'integer', nullable: true },
   max_snippet_files: { type: 'integer', nullable: true },
   can_create_group: { type: 'boolean', nullable: true },
+  raw_blob_request_limit: { type: 'integer', nullable: true },
+  raw_blob_request_limit_unauthenticated: { type: 'integer', nullable: true },
+  throttle_authenticated_api_enabled: { type: 'boolean', nullable: true },
+  throttle_authenticated_api_requests_per_period: { type: 'integer', nullable: true },
+  throttle_authenticated_api_period_in_seconds: { type: 'integer', nullable: true },
+  throttle_unauthenticated_api_enabled: { type: 'boolean', nullable: true },
+  throttle_unauthenticated_api_requests_per_period: { type: 'integer', nullable: true },
+  throttle_unauthenticated_api_period_in_seconds: { type: 'integer', nullable: true },
+  rate_limiting_response_text: { type: 'string', nullable: true },
 } satisfies ParamSpec;

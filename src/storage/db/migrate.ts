@@ -11,6 +11,7 @@ import * as m0003 from './migrations/0003_change_epoch.ts';
 import * as m0004 from './migrations/0004_sessions.ts';
 import * as m0005 from './migrations/0005_git_rows.ts';
 import * as m0006 from './migrations/0006_snippet_list_index.ts';
+import * as m0007 from './migrations/0007_rate_limit_counters.ts';
 
 type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
@@ -21,6 +22,7 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
   ['0004_sessions', m0004],
   ['0005_git_rows', m0005],
   ['0006_snippet_list_index', m0006],
+  ['0007_rate_limit_counters', m0007],
 ];
 
 /** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */

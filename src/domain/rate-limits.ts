@@ -1,0 +1,53 @@
+// GitLab's rate limits, with its settings and defaults: the raw-file limits (on by default) and the API
+// throttles for signed-in users and for addresses (off by default). The counting is storage's
+// (storage/rate-counters.ts); the answers are the failure table's.
+import type { RateCounters } from '../storage/rate-counters.ts';
+import type { ApplicationSettings } from './settings.ts';
+import { Failure } from './failure.ts';
+
+/** A raw file read: which project and which file (a snippet's files count under the snippet). */
+export interface RawRead {
+  projectId: number;
+  path: string;
+  signedIn: boolean;
+}
+
+/** GitLab's raw_blob limits: per project and path a minute, and per project a minute for anonymous readers. */
+export async function checkRawLimits(counters: RateCounters, settings: ApplicationSettings, read: RawRead) {
+  const perPath = settings.raw_blob_request_limit;
+  if (perPath > 0) {
+    const { count, secondsLeft } = await counters.hit(`raw:${read.projectId}:${read.path}`, 60);
+    if (count > perPath) throw new Failure('too_many_requests', '', {}, secondsLeft);
+  }
+  const perProject = settings.raw_blob_request_limit_unauthenticated;
+  if (!read.signedIn && perProject > 0) {
+    const { count, secondsLeft } = await counters.hit(`raw-anonymous:${read.projectId}`, 60);
+    if (count > perProject) throw new Failure('too_many_requests', '', {}, secondsLeft);
+  }
+}
+
+/** GitLab's API throttles: per user when signed in, else per client address; each on only when enabled. */
+export async function checkApiThrottle(
+  counters: RateCounters,
+  settings: ApplicationSettings,
+  caller: { userId: number | null; address: string },
+) {
+  const [enabled, limit, period, key] =
+    caller.userId !== null
+      ? [
+          settings.throttle_authenticated_api_enabled,
+          settings.throttle_authenticated_api_requests_per_period,
+          settings.throttle_authenticated_api_period_in_seconds,
+          `api-user:${caller.userId}`,
+        ]
+      : [
+          settings.throttle_unauthenticated_api_enabled,
+          settings.throttle_unauthenticated_api_requests_per_period,
+          settings.throttle_unauthenticated_api_period_in_seconds,
+          `api-address:${caller.address}`,
+        ];
+  if (!enabled) return;
+  const { count, secondsLeft } = await counters.hit(key, period);
+  if (count > limit)
+    throw new Failure('throttled', settings.rate_limiting_response_text || 'Retry later', {}, secondsLeft);
+}

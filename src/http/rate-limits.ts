@@ -1,0 +1,32 @@
+// Where the rate limits (domain/rate-limits.ts) apply: every API request, after its caller is known (the
+// throttles, off by default), and each raw file, after it was found readable and before it is read (the
+// raw limits). Health and metrics are not under /api, so they are never limited.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { checkApiThrottle, checkRawLimits } from '../domain/rate-limits.ts';
+import { getSettings } from '../domain/settings.ts';
+import type { RateCounters } from '../storage/rate-counters.ts';
+import { storeOf } from './request.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    rateCounters: RateCounters;
+  }
+}
+
+export function registerApiThrottle(app: FastifyInstance): void {
+  app.addHook('preHandler', async (request) => {
+    if (!request.url.startsWith('/api/')) return;
+    const settings = await getSettings(storeOf(request));
+    if (!settings.throttle_authenticated_api_enabled && !settings.throttle_unauthenticated_api_enabled) return;
+    await checkApiThrottle(request.server.rateCounters, settings, {
+      userId: request.principal.user?.id ?? null,
+      address: request.ip,
+    });
+  });
+}
+
+/** The raw limits for one file of a project; `path` names the file within the project. */
+export async function limitRaw(request: FastifyRequest, projectId: number, path: string, signedIn: boolean) {
+  const settings = await getSettings(storeOf(request));
+  await checkRawLimits(request.server.rateCounters, settings, { projectId, path, signedIn });
+}

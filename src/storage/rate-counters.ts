@@ -1,0 +1,65 @@
+// Counters for rate limits (domain/rate-limits.ts), over fixed windows as GitLab's Rack::Attack counts.
+// PostgreSQL: in the database, so that every node counts against the same limit. SQLite: in this process's
+// memory, since a SQLite database has one server; a count in the database would cost a synchronous commit
+// on every raw read.
+import { sql } from 'kysely';
+import type { Db } from './db/database.ts';
+
+export interface RateCounters {
+  /** Counts one request under `key` in the current window of `periodSeconds`; answers the count so far. */
+  hit(key: string, periodSeconds: number): Promise<{ count: number; secondsLeft: number }>;
+}
+
+/** Windows older than this are deleted now and then (the longest period a setting may take is far shorter). */
+const KEEP_SECONDS = 7 * 24 * 3600;
+/** Entries kept in memory before old windows are swept. */
+const SWEEP_AT = 100_000;
+
+function windowOf(periodSeconds: number) {
+  const now = Math.floor(Date.now() / 1000);
+  const start = now - (now % periodSeconds);
+  return { start, secondsLeft: start + periodSeconds - now };
+}
+
+export function rateCounters(db: Db): RateCounters {
+  return db.dialect === 'postgres' ? databaseCounters(db) : memoryCounters();
+}
+
+function memoryCounters(): RateCounters {
+  const counts = new Map<string, { start: number; count: number }>();
+  return {
+    async hit(key, periodSeconds) {
+      const { start, secondsLeft } = windowOf(periodSeconds);
+      const id = `${periodSeconds}:${key}`;
+      let entry = counts.get(id);
+      if (!entry || entry.start !== start) {
+        if (counts.size >= SWEEP_AT) {
+          const now = Date.now() / 1000;
+          for (const [k, e] of counts) if (e.start + KEEP_SECONDS < now) counts.delete(k);
+          if (counts.size >= SWEEP_AT) counts.clear();
+        }
+        entry = { start, count: 0 };
+        counts.set(id, entry);
+      }
+      entry.count++;
+      return { count: entry.count, secondsLeft };
+    },
+  };
+}
+
+function databaseCounters(db: Db): RateCounters {
+  let hits = 0;
+  return {
+    async hit(key, periodSeconds) {
+      const { start, secondsLeft } = windowOf(periodSeconds);
+      const id = `${periodSeconds}:${key}`;
+      const { rows } = await sql<{ count: number }>`
+        INSERT INTO rate_limit_counters (key, window_start, count) VALUES (${id}, ${start}, 1)
+        ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_counters.count + 1
+        RETURNING count`.execute(db.kysely);
+      if (++hits % 10_000 === 0)
+        await sql`DELETE FROM rate_limit_counters WHERE window_start < ${start - KEEP_SECONDS}`.execute(db.kysely);
+      return { count: Number(rows[0].count), secondsLeft };
+    },
+  };
+}

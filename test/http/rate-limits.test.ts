@@ -1,0 +1,207 @@
+// GitLab's rate limits with its settings (issue 17): the raw limits, per project and file and per project
+// for anonymous readers, on by default (300 and 800 a minute) and set low here; the API throttles per user
+// and per address, off by default; 429 with Retry-After and GitLab's bodies; health never limited; and on
+// PostgreSQL one count for every node.
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, ROOT_TOKEN, TEST_DB, type TestApp } from '../helper.ts';
+
+const RAW_LIMITED = { message: { error: 'This endpoint has been requested too many times. Try again later.' } };
+
+describe('rate limits', () => {
+  let t: TestApp;
+  let projectId: number;
+  let snippetId: number;
+  let userToken: string;
+  const settings = (changes: object) => t.ok('PUT', '/application/settings', ROOT_TOKEN, changes, 200);
+
+  before(async () => {
+    t = await createTestApp();
+    const project = await t.ok(
+      'POST',
+      '/projects',
+      ROOT_TOKEN,
+      { name: 'limited', visibility: 'public', initialize_with_readme: true },
+      201,
+    );
+    projectId = project.id;
+    const snippet = await t.ok(
+      'POST',
+      `/projects/${projectId}/snippets`,
+      ROOT_TOKEN,
+      {
+        title: 's',
+        visibility: 'public',
+        files: [
+          { file_path: 'a.txt', content: 'a' },
+          { file_path: 'b.txt', content: 'b' },
+        ],
+      },
+      201,
+    );
+    snippetId = snippet.id;
+    const user = await t.ok(
+      'POST',
+      '/users',
+      ROOT_TOKEN,
+      { username: 'limited', email: 'limited@example.com', name: 'Limited', password: 'limited-password' },
+      201,
+    );
+    userToken = (
+      await t.ok('POST', `/users/${user.id}/personal_access_tokens`, ROOT_TOKEN, { name: 'l', scopes: ['api'] }, 201)
+    ).token;
+  });
+  afterEach(() =>
+    settings({
+      raw_blob_request_limit: 300,
+      raw_blob_request_limit_unauthenticated: 800,
+      throttle_authenticated_api_enabled: false,
+      throttle_unauthenticated_api_enabled: false,
+      rate_limiting_response_text: null,
+    }),
+  );
+  after(() => t.close());
+
+  it('GitLab’s defaults: raw limits on, API throttles off', async () => {
+    const s = await t.ok('GET', '/application/settings', ROOT_TOKEN, undefined, 200);
+    assert.deepEqual(
+      [
+        s.raw_blob_request_limit,
+        s.raw_blob_request_limit_unauthenticated,
+        s.throttle_authenticated_api_enabled,
+        s.throttle_authenticated_api_requests_per_period,
+        s.throttle_authenticated_api_period_in_seconds,
+        s.throttle_unauthenticated_api_enabled,
+        s.throttle_unauthenticated_api_requests_per_period,
+        s.throttle_unauthenticated_api_period_in_seconds,
+        s.rate_limiting_response_text,
+      ],
+      [300, 800, false, 7200, 3600, false, 3600, 3600, null],
+    );
+    await t.fails('PUT', '/application/settings', ROOT_TOKEN, { raw_blob_request_limit: -1 }, 400, {
+      message: { raw_blob_request_limit: ['must be greater than or equal to 0'] },
+    });
+    await t.fails(
+      'PUT',
+      '/application/settings',
+      ROOT_TOKEN,
+      { throttle_authenticated_api_period_in_seconds: 0 },
+      400,
+      {
+        message: { throttle_authenticated_api_period_in_seconds: ['must be greater than 0'] },
+      },
+    );
+  });
+
+  it('raw: a limit per project and file; the next request of the minute is 429 with Retry-After', async () => {
+    await settings({ raw_blob_request_limit: 3 });
+    const a = `/projects/${projectId}/snippets/${snippetId}/files/main/a.txt/raw`;
+    for (let i = 0; i < 3; i++) await t.expect('GET', a, ROOT_TOKEN, undefined, 200);
+    const refused = await t.fails('GET', a, ROOT_TOKEN, undefined, 429, RAW_LIMITED);
+    const retryAfter = Number(refused.headers['retry-after']);
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, String(retryAfter));
+    // Another file of the same snippet, and a repository file, have counts of their own.
+    await t.expect(
+      'GET',
+      `/projects/${projectId}/snippets/${snippetId}/files/main/b.txt/raw`,
+      ROOT_TOKEN,
+      undefined,
+      200,
+    );
+    await t.expect('GET', `/projects/${projectId}/repository/files/README.md/raw`, ROOT_TOKEN, undefined, 200);
+    // The snippet's page raw URL is the same file: limited too, as a page.
+    const page = await t.request({
+      method: 'GET',
+      url: `/root/limited/-/snippets/${snippetId}/raw/main/a.txt`,
+      token: null,
+    });
+    assert.equal(page.statusCode, 429);
+  });
+
+  it('raw: 0 turns the limit off', async () => {
+    await settings({ raw_blob_request_limit: 0 });
+    for (let i = 0; i < 10; i++)
+      await t.expect('GET', `/projects/${projectId}/repository/files/README.md/raw`, ROOT_TOKEN, undefined, 200);
+  });
+
+  it('raw: anonymous readers share one count per project; signed-in readers do not use it', async () => {
+    await settings({ raw_blob_request_limit: 0, raw_blob_request_limit_unauthenticated: 2 });
+    await t.expect('GET', `/projects/${projectId}/snippets/${snippetId}/raw`, null, undefined, 200);
+    await t.expect('GET', `/projects/${projectId}/repository/files/README.md/raw`, null, undefined, 200);
+    await t.fails(
+      'GET',
+      `/projects/${projectId}/snippets/${snippetId}/files/main/b.txt/raw`,
+      null,
+      undefined,
+      429,
+      RAW_LIMITED,
+    );
+    await t.expect('GET', `/projects/${projectId}/snippets/${snippetId}/raw`, userToken, undefined, 200);
+  });
+
+  it('API throttle per user: 429 with Rack::Attack’s text and Retry-After; other users and anonymous go on', async () => {
+    await settings({
+      throttle_authenticated_api_enabled: true,
+      throttle_authenticated_api_requests_per_period: 3,
+      throttle_authenticated_api_period_in_seconds: 60,
+    });
+    for (let i = 0; i < 3; i++) await t.expect('GET', '/user', userToken, undefined, 200);
+    const refused = await t.expect('GET', '/user', userToken, undefined, 429);
+    assert.equal(refused.body, 'Retry later\n');
+    assert.equal(refused.headers['content-type'], 'text/plain; charset=utf-8');
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    await t.expect('GET', '/templates/licenses/mit', null, undefined, 200);
+    await t.expect('GET', '/application/settings', ROOT_TOKEN, undefined, 200);
+  });
+
+  it('API throttle per address, with the configured text; health and metrics are never limited', async () => {
+    await settings({
+      throttle_unauthenticated_api_enabled: true,
+      throttle_unauthenticated_api_requests_per_period: 2,
+      throttle_unauthenticated_api_period_in_seconds: 60,
+      rate_limiting_response_text: 'Slow down',
+    });
+    await t.expect('GET', '/templates/licenses/mit', null, undefined, 200);
+    await t.expect('GET', '/templates/licenses/mit', null, undefined, 200);
+    const refused = await t.expect('GET', '/templates/licenses/mit', null, undefined, 429);
+    assert.equal(refused.body, 'Slow down\n');
+    for (const url of ['/-/liveness', '/-/readiness', '/-/health', '/-/metrics']) {
+      const res = await t.request({ method: 'GET', url, token: null });
+      assert.equal(res.statusCode, 200, url);
+    }
+  });
+});
+
+describe('rate limits across nodes', {
+  skip: TEST_DB !== 'postgres' && 'nodes share a database on PostgreSQL only',
+}, () => {
+  let one: TestApp;
+  let two: TestApp;
+  before(async () => {
+    one = await createTestApp();
+    two = await createTestApp({ databaseUrl: one.config.databaseUrl });
+  });
+  after(async () => {
+    await two.close();
+    await one.close();
+  });
+
+  it('counts every node’s requests against one limit', async () => {
+    await one.ok(
+      'PUT',
+      '/application/settings',
+      ROOT_TOKEN,
+      {
+        throttle_authenticated_api_enabled: true,
+        throttle_authenticated_api_requests_per_period: 3,
+        throttle_authenticated_api_period_in_seconds: 60,
+      },
+      200,
+    );
+    // The PUT ran before the throttle was on, so it is not counted: three GETs fill the limit.
+    await one.expect('GET', '/user', ROOT_TOKEN, undefined, 200);
+    await two.expect('GET', '/user', ROOT_TOKEN, undefined, 200);
+    await one.expect('GET', '/user', ROOT_TOKEN, undefined, 200);
+    await two.expect('GET', '/user', ROOT_TOKEN, undefined, 429);
+  });
+});
