@@ -8,7 +8,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { spawnServer } from '../scripts/spawn-server.ts';
+import { spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -98,6 +98,7 @@ async function main() {
     ...(values['database-url'] && { SNIPPETD_DATABASE_URL: values['database-url'] }),
   };
   const server = await spawnServer(env, undefined, 1);
+  await withoutRateLimits(server.url, TOKEN);
   const base = new URL(server.url);
   try {
     const created = JSON.parse(

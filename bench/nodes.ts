@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { type Spawned, spawnServer } from '../scripts/spawn-server.ts';
+import { type Spawned, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -66,6 +66,7 @@ async function main() {
         }),
       );
     }
+    await withoutRateLimits(nodes[0].url, TOKEN);
     const project = (await (
       await fetch(`${nodes[0].url}/api/v4/projects`, {
         method: 'POST',

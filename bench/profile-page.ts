@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { CLI, exited, spawnServer } from '../scripts/spawn-server.ts';
+import { CLI, exited, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -27,6 +27,7 @@ const env = {
   SNIPPETD_LOG_LEVEL: 'warn',
 };
 const server = await spawnServer(env, ['--cpu-prof', `--cpu-prof-dir=${values.out}`, CLI, 'serve', '--port', '0']);
+await withoutRateLimits(server.url, TOKEN);
 
 async function api(route: string, body: unknown) {
   const res = await fetch(`${server.url}/api/v4${route}`, { method: 'POST', headers, body: JSON.stringify(body) });

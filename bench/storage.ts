@@ -23,7 +23,7 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { exited, spawnServer } from '../scripts/spawn-server.ts';
+import { exited, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
 import { openDatabase, type Db } from '../src/storage/db/database.ts';
 import { createStore, type Store } from '../src/storage/db/store.ts';
 import { createSnippet, updateSnippet } from '../src/domain/snippets/service.ts';
@@ -152,6 +152,7 @@ async function startServer() {
     SNIPPETD_DATABASE_URL: databaseUrl,
   };
   const { url, child } = await spawnServer(env);
+  await withoutRateLimits(url, TOKEN);
   return {
     url,
     stop: async () => {

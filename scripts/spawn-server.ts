@@ -37,8 +37,21 @@ export function spawnServer(
 export const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
 
-/** `snippetd serve` for a load script: a fresh data directory, a known root token, quiet logs. */
-export function startBenchServer(opts: {
+/**
+ * Turns off the raw-file limits (on by default, 300 requests a minute per file): a load script measures
+ * how fast the server answers, and would otherwise measure 429s after the first few hundred requests.
+ */
+export async function withoutRateLimits(url: string, token: string): Promise<void> {
+  const res = await fetch(`${url}/api/v4/application/settings`, {
+    method: 'PUT',
+    headers: { 'private-token': token, 'content-type': 'application/json' },
+    body: JSON.stringify({ raw_blob_request_limit: 0, raw_blob_request_limit_unauthenticated: 0 }),
+  });
+  if (res.status !== 200) throw new Error(`turning off the rate limits answered ${res.status}`);
+}
+
+/** `snippetd serve` for a load script: a fresh data directory, a known root token, quiet logs, no rate limits. */
+export async function startBenchServer(opts: {
   dataDir: string;
   token: string;
   databaseUrl?: string;
@@ -50,5 +63,7 @@ export function startBenchServer(opts: {
     SNIPPETD_LOG_LEVEL: 'warn',
     ...(opts.databaseUrl ? { SNIPPETD_DATABASE_URL: opts.databaseUrl } : {}),
   };
-  return spawnServer(env).then(({ url, child }) => ({ url, pid: child.pid!, stop: () => child.kill('SIGTERM') }));
+  const { url, child } = await spawnServer(env);
+  await withoutRateLimits(url, opts.token);
+  return { url, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }
