@@ -266,22 +266,18 @@ export async function applySeed(store: Store, doc: unknown): Promise<SeedResult>
   const result: SeedResult = { users: {}, groups: {}, projects: {}, snippets: [] };
   const root = await store.users.findByUsername('root');
   if (!root) throw invalidFields({ seed: ['needs the administrator root, who creates what it lists'] });
-  const userNamed = async (username: string, where: string): Promise<User> => {
+  /** A user the document names; `field` is where, relative to the step it is called in. */
+  const userNamed = async (username: string, field: string): Promise<User> => {
     const user = await store.users.findByUsername(username);
-    if (!user) throw invalidFields({ [where]: [`names no user "${username}"`] });
+    if (!user) throw invalidFields({ [field]: [`names no user "${username}"`] });
     return user;
   };
-  const addMembers = (members: SeedMember[] | undefined, type: 'Namespace' | 'Project', id: number, where: string) =>
-    (members ?? []).reduce(
-      (previous, m, i) =>
-        previous.then(() =>
-          step(`${where}.members[${i}]`, async () => {
-            const user = await userNamed(m.user, `${where}.members[${i}].user`);
-            await addMember(store, { type, id }, user.id, m.access_level);
-          }),
-        ),
-      Promise.resolve(),
-    );
+  const addMembers = async (members: SeedMember[] = [], type: 'Namespace' | 'Project', id: number, where: string) => {
+    for (const [i, m] of members.entries())
+      await step(`${where}.members[${i}]`, async () => {
+        await addMember(store, { type, id }, (await userNamed(m.user, 'user')).id, m.access_level);
+      });
+  };
 
   for (const [i, u] of (doc.users ?? []).entries()) {
     const where = `users[${i}]`;
@@ -332,7 +328,7 @@ export async function applySeed(store: Store, doc: unknown): Promise<SeedResult>
       const namespace = await store.namespaces.findByFullPath(namespacePath);
       if (!namespace) throw invalidFields({ path: [`names no group or user "${namespacePath}"`] });
       const creator = p.creator
-        ? await userNamed(p.creator, `${where}.creator`)
+        ? await userNamed(p.creator, 'creator')
         : namespace.kind === 'user'
           ? ((await store.users.findById(namespace.owner_id!)) ?? root)
           : root;
@@ -360,12 +356,11 @@ export async function applySeed(store: Store, doc: unknown): Promise<SeedResult>
       );
     for (const [j, s] of (p.snippets ?? []).entries()) {
       const at = `${where}.snippets[${j}]`;
-      const author = s.author ? await userNamed(s.author, `${at}.author`) : creator;
-      const snippet = await step(at, () =>
+      const snippet = await step(at, async () =>
         createSnippet(
           { store, spam: acceptEverything },
           ctx,
-          author,
+          s.author ? await userNamed(s.author, 'author') : creator,
           {
             title: s.title,
             description: s.description,

@@ -268,6 +268,18 @@ describe('serve --ephemeral', { skip }, () => {
     assert.equal(res.status, 400);
     assert.deepEqual(res.json, { message: { 'users[1]': ['Username has already been taken'] } });
     assert.equal((await call(u, 'GET', '/api/v4/users?username=erin', ROOT)).json.length, 0);
+    const member = await call(
+      u,
+      'POST',
+      '/-/snippetd/seed',
+      ROOT,
+      JSON.stringify({ groups: [{ path: 'gamma', members: [{ user: 'nobody', access_level: 30 }] }] }),
+    );
+    assert.deepEqual(
+      [member.status, member.json],
+      [400, { message: { 'groups[0].members[0].user': ['names no user "nobody"'] } }],
+    );
+    assert.equal((await call(u, 'GET', '/api/v4/groups/gamma', ROOT)).status, 404);
     const next = await call(u, 'POST', '/-/snippetd/seed', ROOT, JSON.stringify({ users: [{ username: 'erin' }] }));
     assert.deepEqual(next.json.users, { erin: 4 });
     await call(u, 'POST', '/-/snippetd/reset', ROOT);
