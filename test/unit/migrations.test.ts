@@ -34,7 +34,14 @@ describe('migrations', () => {
         .execute();
       assert.deepEqual(
         rows.map((r: any) => r.name),
-        ['0001_initial', '0002_snippet_file_content', '0003_change_epoch', '0004_sessions', '0005_git_rows'],
+        [
+          '0001_initial',
+          '0002_snippet_file_content',
+          '0003_change_epoch',
+          '0004_sessions',
+          '0005_git_rows',
+          '0006_snippet_list_index',
+        ],
       );
     } finally {
       await db.close();
