@@ -1,11 +1,13 @@
 // Nodes that start together against one database: four `snippetd migrate` processes at the same moment
-// all succeed, and each migration is applied exactly once.
+// all succeed, and each migration is applied exactly once; on PostgreSQL the planner then has statistics
+// of every table.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { openDatabase } from '../../src/storage/db/database.ts';
-import { processStorage } from '../helper.ts';
+import { sql } from 'kysely';
+import { processStorage, TEST_DB } from '../helper.ts';
 import { CLI } from '../../scripts/spawn-server.ts';
 
 const run = promisify(execFile);
@@ -42,6 +44,24 @@ describe('migrations', () => {
           '0005_git_rows',
           '0006_snippet_list_index',
         ],
+      );
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('on PostgreSQL, leaves the planner statistics of every table it made', {
+    skip: TEST_DB === 'postgres' ? false : "SQLite's planner keeps no statistics",
+  }, async () => {
+    const db = openDatabase(url);
+    try {
+      const { rows } = await sql<{ table: string; analyzed: boolean }>`SELECT relname AS table,
+        last_analyze IS NOT NULL AS analyzed FROM pg_stat_user_tables WHERE schemaname = current_schema()
+        ORDER BY relname`.execute(db.kysely);
+      assert.ok(rows.length > 10, `${rows.length} tables`);
+      assert.deepEqual(
+        rows.filter((r) => !r.analyzed),
+        [],
       );
     } finally {
       await db.close();
