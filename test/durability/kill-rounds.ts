@@ -94,7 +94,8 @@ export async function killLoop(options: KillLoopOptions): Promise<KillLoopTotals
     totals.problems.push(`${kind}: ${what}`);
   };
 
-  // Clones and the server's temporary directory live apart from the data directory, whose every entry is checked.
+  // Clones live apart from the data directory, whose every entry is checked. The server gets a temporary
+  // directory of its own, so that the sockets of other processes on the machine are not taken for its own.
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-kill-scratch-'));
   const serverTmp = path.join(scratch, 'tmp');
   fs.mkdirSync(serverTmp);
@@ -120,7 +121,7 @@ export async function killLoop(options: KillLoopOptions): Promise<KillLoopTotals
     const snippetsUrl = (s: Spawned) => `${s.url}/api/v4/projects/${project.id}/snippets`;
     const remote = (s: Spawned, id: number) =>
       `${s.url.replace('://', `://root:${TOKEN}@`)}/${project.path_with_namespace}/snippets/${id}.git`;
-    const at = (s: Spawned, id: number): SnippetAt => ({ id, api: `${snippetsUrl(s)}/${id}`, remote: remote(s, id) });
+    const at = (s: Spawned, id: number): SnippetAt => ({ api: `${snippetsUrl(s)}/${id}`, remote: remote(s, id) });
     const create = (s: Spawned, title: string, files: Files) =>
       fetch(snippetsUrl(s), {
         method: 'POST',
@@ -331,7 +332,6 @@ async function listSnippetIds(snippetsUrl: string): Promise<Set<number>> {
 
 /** Where one snippet of the project is, in the API and over git. */
 interface SnippetAt {
-  id: number;
   api: string;
   remote: string;
 }
