@@ -117,15 +117,24 @@ async function main() {
       });
     };
 
-    const samples: { at: number; rss: number }[] = [];
+    // The JS heap beside the RSS tells growth of JavaScript objects from growth below them (SQLite, malloc).
+    const heapUsed = async () => {
+      const metrics = await (await fetch(`${server.url}/-/metrics`)).text();
+      return Number(/^snippetd_nodejs_heap_size_used_bytes (\S+)/m.exec(metrics)?.[1]);
+    };
+    const samples: { at: number; rss: number; heap: number }[] = [];
     const started = performance.now();
-    const sample = () => samples.push({ at: (performance.now() - started) / 1000, rss: rssBytes(server.pid) });
-    sample();
-    const sampler = setInterval(() => {
-      sample();
+    const sample = async () => {
+      const at = (performance.now() - started) / 1000;
+      samples.push({ at, rss: rssBytes(server.pid), heap: await heapUsed() });
+    };
+    await sample();
+    const sampler = setInterval(async () => {
+      await sample();
       const last = samples[samples.length - 1];
       console.error(
-        `${last.at.toFixed(0)} s: RSS ${mib(last.rss)} MiB, errors ${[...errors.values()].reduce((a, b) => a + b, 0)}`,
+        `${last.at.toFixed(0)} s: RSS ${mib(last.rss)} MiB, heap used ${mib(last.heap)} MiB, ` +
+          `errors ${[...errors.values()].reduce((a, b) => a + b, 0)}`,
       );
     }, SAMPLE_EVERY_MS);
     let dropped = 0;
@@ -134,12 +143,14 @@ async function main() {
       if (status === null) dropped++;
     });
     clearInterval(sampler);
-    sample();
+    await sample();
     if (dropped) errors.set('dropped connection', dropped);
 
     const seconds = samples[samples.length - 1].at;
-    const secondMinute = mean(samples.filter((s) => s.at >= 60 && s.at < 120).map((s) => s.rss));
-    const lastMinute = mean(samples.filter((s) => s.at >= seconds - 60).map((s) => s.rss));
+    const secondMinuteSamples = samples.filter((s) => s.at >= 60 && s.at < 120);
+    const lastMinuteSamples = samples.filter((s) => s.at >= seconds - 60);
+    const secondMinute = mean(secondMinuteSamples.map((s) => s.rss));
+    const lastMinute = mean(lastMinuteSamples.map((s) => s.rss));
     // Shorter runs (a quick try of the script) have no drift to judge.
     const drift = MINUTES >= 3 ? (lastMinute - secondMinute) / secondMinute : Number.NaN;
     const errorCount = [...errors.values()].reduce((a, b) => a + b, 0);
@@ -155,7 +166,12 @@ async function main() {
         `${latencies[latencies.length - 1].toFixed(1)} | ${mib(secondMinute)} | ${mib(lastMinute)} | ` +
         `${(drift * 100).toFixed(1)} % |`,
     );
+    console.log(
+      `JS heap used: 2nd minute ${mib(mean(secondMinuteSamples.map((s) => s.heap)))} MiB, ` +
+        `last minute ${mib(mean(lastMinuteSamples.map((s) => s.heap)))} MiB`,
+    );
     console.log(`RSS samples (MiB, every 10 s): ${samples.map((s) => mib(s.rss)).join(' ')}`);
+    console.log(`heap used samples (MiB): ${samples.map((s) => mib(s.heap)).join(' ')}`);
     for (const [what, count] of errors) console.log(`error: ${what} × ${count}`);
     if (errorCount > 0 || drift >= MAX_DRIFT) process.exitCode = 1; // NaN (a short run) compares false
   } finally {
