@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
+import { closeConnections, pacedLoad, percentile, request } from './paced-load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -22,64 +23,23 @@ const DURATION_S = Number(values.duration);
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const SNIPPETS = 200;
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-
-function request(base: URL, method: string, p: string, body?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: base.hostname,
-        port: base.port,
-        method,
-        path: p,
-        agent,
-        headers: { 'PRIVATE-TOKEN': TOKEN, ...(body && { 'content-type': 'application/json' }) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-
 async function phase(base: URL, projectId: number, ids: number[], withWrites: boolean) {
-  const latencies: number[] = [];
   let failures = 0;
-  const total = RATE * DURATION_S;
-  const start = performance.now() + 50;
-  const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / RATE;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    const pick = (i * 37) % 100;
-    const id = ids[i % ids.length];
-    const snippet = `/api/v4/projects/${projectId}/snippets/${id}`;
-    let sent: Promise<number>;
-    if (pick < 70) sent = request(base, 'GET', snippet);
-    else if (pick < 85) sent = request(base, 'GET', `/api/v4/projects/${projectId}/snippets?per_page=20`);
-    else if (pick < 95 || !withWrites) sent = request(base, 'GET', `${snippet}/raw`);
-    else sent = request(base, 'PUT', snippet, JSON.stringify({ title: `title ${i}` }));
-    inFlight.push(
-      sent.then(
-        (status) => {
-          if (status >= 400) failures++;
-          latencies.push(performance.now() - due);
-        },
-        () => {
-          failures++;
-        },
-      ),
-    );
-  }
-  await Promise.all(inFlight);
-  latencies.sort((a, b) => a - b);
+  const latencies = await pacedLoad(
+    RATE,
+    RATE * DURATION_S,
+    (i) => {
+      const pick = (i * 37) % 100;
+      const snippet = `/api/v4/projects/${projectId}/snippets/${ids[i % ids.length]}`;
+      if (pick < 70) return request(base, TOKEN, 'GET', snippet);
+      if (pick < 85) return request(base, TOKEN, 'GET', `/api/v4/projects/${projectId}/snippets?per_page=20`);
+      if (pick < 95 || !withWrites) return request(base, TOKEN, 'GET', `${snippet}/raw`);
+      return request(base, TOKEN, 'PUT', snippet, JSON.stringify({ title: `title ${i}` }));
+    },
+    (_i, status) => {
+      if (status === null || status >= 400) failures++;
+    },
+  );
   return {
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
@@ -148,7 +108,7 @@ async function main() {
       console.log(`| ${name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${r.failures} |`);
   } finally {
     server.child.kill('SIGTERM');
-    agent.destroy();
+    closeConnections();
     setTimeout(() => fs.rmSync(dataDir, { recursive: true, force: true }), 500);
   }
 }

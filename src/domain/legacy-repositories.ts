@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Store } from '../storage/db/store.ts';
 import { importDirectory } from '../storage/git/import.ts';
+import { refreshPlannerStatistics } from '../storage/db/statistics.ts';
 import { sql } from 'kysely';
 import { recreateSnippetRepository, reindexSnippet } from './snippets/service.ts';
 
@@ -71,6 +72,8 @@ export async function importLegacyRepositories(
   }
   progress(found.length, found.length);
   repositories += await recreateMissingSnippetRepositories(store);
+  // Every object of every repository was just loaded: PostgreSQL's planner must see them counted.
+  if (repositories) await refreshPlannerStatistics(store.db);
   if (!fs.existsSync(root)) return { repositories, objects, movedTo: null };
   const movedTo = `${root}.imported-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   fs.renameSync(root, movedTo);

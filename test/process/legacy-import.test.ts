@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { sql } from 'kysely';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createTestApp, processStorage, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { createTestApp, processStorage, ROOT_TOKEN, TEST_DB, type TestApp } from '../helper.ts';
 import { CLI, exited, spawnServer } from '../../scripts/spawn-server.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
 
@@ -229,6 +229,20 @@ describe('importing the repositories of an earlier version', () => {
       fs.readdirSync(path.join(movedTo, 'snippets')).sort(),
       state.snippets.map((s) => `${s.id}.git`).sort(),
     );
+  });
+
+  it("on PostgreSQL, the planner's statistics then count every imported object", {
+    skip: TEST_DB === 'postgres' ? false : "SQLite's planner keeps no statistics",
+  }, async () => {
+    const db = openDatabase(databaseUrl);
+    try {
+      const { rows } = await sql<{ counted: number; stored: number }>`SELECT
+        (SELECT reltuples FROM pg_class WHERE oid = 'git_objects'::regclass)::int AS counted,
+        (SELECT count(*) FROM git_objects)::int AS stored`.execute(db.kysely);
+      assert.deepEqual(rows, [{ counted: objects, stored: objects }]);
+    } finally {
+      await db.close();
+    }
   });
 
   it('running snippetd migrate again is harmless', () => {

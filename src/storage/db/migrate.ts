@@ -5,6 +5,7 @@
 // serialised anyway), so each migration runs exactly once.
 import { sql, type Kysely } from 'kysely';
 import type { Db, DialectName } from './database.ts';
+import { refreshPlannerStatistics } from './statistics.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_snippet_file_content.ts';
 import * as m0003 from './migrations/0003_change_epoch.ts';
@@ -29,7 +30,7 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
 const MIGRATION_LOCK = 727_274_001;
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  return db.kysely.connection().execute(async (tx) => {
+  const applied = await db.kysely.connection().execute(async (tx) => {
     // SQLite: take the write lock up front, or two processes that both read first deadlock on upgrade.
     await sql.raw(db.dialect === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN').execute(tx);
     try {
@@ -41,6 +42,9 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
       throw error;
     }
   });
+  // A migration may have copied or rebuilt tables; the planner must not go on counting them as before.
+  if (applied.length) await refreshPlannerStatistics(db);
+  return applied;
 }
 
 async function migratePending(tx: Kysely<any>, dialect: DialectName): Promise<string[]> {

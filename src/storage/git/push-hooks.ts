@@ -43,8 +43,17 @@ export class PushHooks {
   private socketPath = '';
   private readonly decisions = new Map<string, PushDecision>();
 
-  /** @param onError told of a push that failed for a reason other than a refusal (the client is told to retry). */
-  constructor(private readonly onError: (error: unknown) => void) {}
+  /**
+   * The sockets of processes that were killed stay behind: they are removed here, at start-up, not at the
+   * first push, which may never come.
+   * @param onError told of a push that failed for a reason other than a refusal (the client is told to retry).
+   */
+  constructor(private readonly onError: (error: unknown) => void) {
+    for (const name of fs.readdirSync(os.tmpdir())) {
+      const pid = pidInName(name, SOCKET_PREFIX);
+      if (pid > 0 && !isProcessAlive(pid)) fs.rmSync(path.join(os.tmpdir(), name), { force: true });
+    }
+  }
 
   /** The environment a receive-pack must run with so that its hook reaches `decide`; call done() after. */
   async register(decide: PushDecision): Promise<{ env: Record<string, string>; done: () => void }> {
@@ -66,11 +75,6 @@ export class PushHooks {
 
   private async listen(): Promise<void> {
     if (this.server) return;
-    // The sockets of processes that were killed stay behind: remove them.
-    for (const name of fs.readdirSync(os.tmpdir())) {
-      const pid = pidInName(name, SOCKET_PREFIX);
-      if (pid > 0 && !isProcessAlive(pid)) fs.rmSync(path.join(os.tmpdir(), name), { force: true });
-    }
     this.socketPath = path.join(
       os.tmpdir(),
       `${SOCKET_PREFIX}${process.pid}-${crypto.randomBytes(6).toString('hex')}.sock`,

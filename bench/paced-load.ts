@@ -1,0 +1,76 @@
+// An evenly paced load: request i is due at start + i / rate, and its latency counts from when it was due,
+// not from when it was sent, so a stalled server shows up in full (no coordinated omission). Shared by
+// bench/mixed.ts and bench/soak.ts.
+import http from 'node:http';
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/** One request over a kept-alive connection; resolves with the status once the body is read, rejects on a dropped connection. */
+export function request(base: URL, token: string, method: string, p: string, body?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: base.hostname,
+        port: base.port,
+        method,
+        path: p,
+        agent,
+        headers: { 'PRIVATE-TOKEN': token, ...(body && { 'content-type': 'application/json' }) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Closes the kept-alive connections, so that the process can exit. */
+export const closeConnections = () => agent.destroy();
+
+export const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+
+/**
+ * Sends `total` requests at `rate` a second, `send(i)` making request i; answers each latency from when
+ * it was due (sorted) once every request has settled. `settled(i, status)` is told each outcome (status
+ * null: the connection dropped).
+ */
+export async function pacedLoad(
+  rate: number,
+  total: number,
+  send: (i: number) => Promise<number>,
+  settled: (i: number, status: number | null) => void,
+): Promise<number[]> {
+  const latencies: number[] = [];
+  const start = performance.now() + 50;
+  let pending = 0;
+  let allSent = false;
+  let done = () => {};
+  const finished = new Promise<void>((resolve) => (done = resolve));
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending++;
+    send(i)
+      .then(
+        (status) => {
+          latencies.push(performance.now() - due);
+          settled(i, status);
+        },
+        () => settled(i, null),
+      )
+      .finally(() => {
+        pending--;
+        if (allSent && pending === 0) done();
+      });
+  }
+  allSent = true;
+  if (pending === 0) done();
+  await finished;
+  return latencies.sort((a, b) => a - b);
+}
