@@ -21,6 +21,7 @@ const kills = Number(values.kills);
 
 const line = (t: KillLoopTotals) =>
   `kills ${t.kills}, acknowledged writes ${t.acknowledgedWrites} (deletes ${t.acknowledgedDeletes}), ` +
+  `in flight at a kill ${t.inFlightAtKill} (done ${t.inFlightDone}), ` +
   `lost ${t.lost}, disagreements ${t.disagreements}, leftovers ${t.leftovers}, other ${t.other}`;
 
 for (const db of values.db === 'both' ? ['sqlite', 'postgres'] : [values.db!]) {

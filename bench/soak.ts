@@ -118,15 +118,17 @@ async function main() {
     };
 
     // The JS heap beside the RSS tells growth of JavaScript objects from growth below them (SQLite, malloc).
-    const heapUsed = async () => {
+    // External memory (Buffers: object bodies, packs) is outside the heap but not below JavaScript.
+    const memory = async () => {
       const metrics = await (await fetch(`${server.url}/-/metrics`)).text();
-      return Number(/^snippetd_nodejs_heap_size_used_bytes (\S+)/m.exec(metrics)?.[1]);
+      const metric = (name: string) => Number(new RegExp(`^snippetd_nodejs_${name} (\\S+)`, 'm').exec(metrics)?.[1]);
+      return { heap: metric('heap_size_used_bytes'), external: metric('external_memory_bytes') };
     };
-    const samples: { at: number; rss: number; heap: number }[] = [];
+    const samples: { at: number; rss: number; heap: number; external: number }[] = [];
     const started = performance.now();
     const sample = async () => {
       const at = (performance.now() - started) / 1000;
-      samples.push({ at, rss: rssBytes(server.pid), heap: await heapUsed() });
+      samples.push({ at, rss: rssBytes(server.pid), ...(await memory()) });
     };
     await sample();
     const sampler = setInterval(async () => {
@@ -134,6 +136,7 @@ async function main() {
       const last = samples[samples.length - 1];
       console.error(
         `${last.at.toFixed(0)} s: RSS ${mib(last.rss)} MiB, heap used ${mib(last.heap)} MiB, ` +
+          `external ${mib(last.external)} MiB, ` +
           `errors ${[...errors.values()].reduce((a, b) => a + b, 0)}`,
       );
     }, SAMPLE_EVERY_MS);
@@ -166,12 +169,15 @@ async function main() {
         `${latencies[latencies.length - 1].toFixed(1)} | ${mib(secondMinute)} | ${mib(lastMinute)} | ` +
         `${(drift * 100).toFixed(1)} % |`,
     );
-    console.log(
-      `JS heap used: 2nd minute ${mib(mean(secondMinuteSamples.map((s) => s.heap)))} MiB, ` +
-        `last minute ${mib(mean(lastMinuteSamples.map((s) => s.heap)))} MiB`,
-    );
+    for (const kind of ['heap', 'external'] as const)
+      console.log(
+        `JS ${kind === 'heap' ? 'heap used' : 'external memory'}: ` +
+          `2nd minute ${mib(mean(secondMinuteSamples.map((s) => s[kind])))} MiB, ` +
+          `last minute ${mib(mean(lastMinuteSamples.map((s) => s[kind])))} MiB`,
+      );
     console.log(`RSS samples (MiB, every 10 s): ${samples.map((s) => mib(s.rss)).join(' ')}`);
     console.log(`heap used samples (MiB): ${samples.map((s) => mib(s.heap)).join(' ')}`);
+    console.log(`external memory samples (MiB): ${samples.map((s) => mib(s.external)).join(' ')}`);
     for (const [what, count] of errors) console.log(`error: ${what} × ${count}`);
     if (errorCount > 0 || drift >= MAX_DRIFT) process.exitCode = 1; // NaN (a short run) compares false
   } finally {

@@ -47,6 +47,9 @@ export interface KillLoopTotals {
   kills: number;
   acknowledgedWrites: number;
   acknowledgedDeletes: number;
+  /** Writes and deletes in flight at a kill, and those of them found done after the restart (the rest absent). */
+  inFlightAtKill: number;
+  inFlightDone: number;
   lost: number;
   disagreements: number;
   leftovers: number;
@@ -82,6 +85,8 @@ export async function killLoop(options: KillLoopOptions): Promise<KillLoopTotals
     kills: 0,
     acknowledgedWrites: 0,
     acknowledgedDeletes: 0,
+    inFlightAtKill: 0,
+    inFlightDone: 0,
     lost: 0,
     disagreements: 0,
     leftovers: 0,
@@ -143,6 +148,7 @@ export async function killLoop(options: KillLoopOptions): Promise<KillLoopTotals
 
     for (let round = 0; round < options.kills; round++) {
       let stop = false;
+      let createInFlight = false;
       const current = server;
       const refused = (what: string) => {
         if (!stop) problem('other', `kill ${round + 1}: ${what} while the server was up`);
@@ -198,10 +204,14 @@ export async function killLoop(options: KillLoopOptions): Promise<KillLoopTotals
       const churnWriter = async () => {
         for (let i = 0; !stop; i++) {
           const files = { 'a.txt': `churn round ${round} number ${i}`, 'dir/b.txt': 'b' };
+          createInFlight = true;
           const created = await create(current, `churn ${round}.${i}`, files).catch(() => null);
-          if (!created) return refused('a create was dropped');
-          if (created.status !== 201) return refused(`a create answered ${created.status}`);
-          const { id } = (await created.json()) as { id: number };
+          if (created && created.status !== 201) return refused(`a create answered ${created.status}`);
+          // An answer cut off by the kill acknowledged nothing either.
+          const answer = (await created?.json().catch(() => null)) as { id: number } | null;
+          if (!answer) return refused('a create was dropped');
+          createInFlight = false;
+          const { id } = answer;
           tracked.push({ id, kind: 'churn', acknowledged: files, inFlight: null, commits: 1, cloneRefused: false });
           totals.acknowledgedWrites++;
           const live = tracked.filter((e) => e.kind === 'churn' && e.acknowledged !== 'deleted');
@@ -241,6 +251,7 @@ export async function killLoop(options: KillLoopOptions): Promise<KillLoopTotals
       const seen = new Set<number>();
       for (const entry of tracked) {
         seen.add(entry.id);
+        if (entry.inFlight !== null) totals.inFlightAtKill++;
         if (entry.acknowledged === 'deleted' && entry.cloneRefused && !listed.has(entry.id)) {
           const answer = await fetch(`${snippetsUrl(server)}/${entry.id}`, { headers });
           if (answer.status !== 404) problem('lost', `${when}: deleted snippet ${entry.id} answers ${answer.status}`);
@@ -249,6 +260,7 @@ export async function killLoop(options: KillLoopOptions): Promise<KillLoopTotals
         const found = await readSnippet(at(server, entry.id));
         if (found === 'gone') {
           if (entry.acknowledged === 'deleted' || entry.inFlight === 'deleted') {
+            if (entry.inFlight === 'deleted') totals.inFlightDone++;
             entry.acknowledged = 'deleted';
             entry.cloneRefused = true;
           } else problem('lost', `${when}: snippet ${entry.id} (acknowledged, ${entry.kind}) is gone`);
@@ -260,6 +272,7 @@ export async function killLoop(options: KillLoopOptions): Promise<KillLoopTotals
           const clone = await cloneAgrees(at(server, entry.id), found.files);
           if (clone.problem) problem(clone.kind, `${when}: snippet ${entry.id}: ${clone.problem}`);
           const landed = !sameFiles(found.files, entry.acknowledged) && sameFiles(found.files, entry.inFlight);
+          if (landed) totals.inFlightDone++;
           if (!sameFiles(found.files, entry.acknowledged) && !landed) {
             problem(
               'lost',
@@ -278,8 +291,10 @@ export async function killLoop(options: KillLoopOptions): Promise<KillLoopTotals
         entry.inFlight = null;
       }
       // Snippets whose create was in flight: whatever they hold, the API and their clone agree.
+      if (createInFlight) totals.inFlightAtKill++;
       for (const id of listed) {
         if (seen.has(id)) continue;
+        totals.inFlightDone++;
         const found = await readSnippet(at(server, id));
         if (typeof found === 'string') {
           problem('disagreement', `${when}: unacknowledged snippet ${id} is listed but ${found}`);
