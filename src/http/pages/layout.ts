@@ -55,12 +55,16 @@ ${body}
 
 /** A failure on a page: the status the API would give (hidden things are 404), as a short page. */
 export function sendFailurePage(_request: FastifyRequest, reply: FastifyReply, error: unknown) {
-  const [status] = answerFor(error);
+  const [status, , headers] = answerFor(error);
   if (status >= 500) throw error;
-  const heading = status === 404 ? 'Page not found' : `Error ${status}`;
+  // The failure's headers too: a 429's Retry-After says when the page will open again.
+  if (headers) reply.headers(headers);
+  const heading = status === 404 ? 'Page not found' : status === 429 ? 'Too many requests' : `Error ${status}`;
   const text =
     status === 404
       ? "The page could not be found or you don't have permission to view it."
-      : 'The request could not be completed.';
+      : status === 429
+        ? 'You cannot access the raw file. Please wait a minute.'
+        : 'The request could not be completed.';
   return sendPage(reply, status, heading, html`<h1>${heading}</h1><p>${text}</p>`);
 }
