@@ -8,15 +8,15 @@ import { spawnSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
-import { createTestApp, ROOT_TOKEN, TEST_DB } from '../test/helper.ts';
+import { createTestApp, TEST_DB } from '../test/helper.ts';
 import {
+  buildWorld,
   declaredRoutes,
   type FuzzRequest,
   problemWith,
   requestArbitrary,
   restoreWorld,
   send,
-  type World,
 } from '../test/property/request-generator.ts';
 
 const { values } = parseArgs({
@@ -50,44 +50,7 @@ if (!values.child) {
   const t = await createTestApp();
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const port = (t.app.server.address() as AddressInfo).port;
-  const group = await t.ok('POST', '/groups', ROOT_TOKEN, { name: 'fuzz', path: 'fuzz', visibility: 'public' }, 201);
-  const project = await t.ok(
-    'POST',
-    '/projects',
-    ROOT_TOKEN,
-    { name: 'p', namespace_id: group.id, visibility: 'public', initialize_with_readme: true },
-    201,
-  );
-  const snippet = await t.ok(
-    'POST',
-    `/projects/${project.id}/snippets`,
-    ROOT_TOKEN,
-    { title: 's', visibility: 'public', files: [{ file_path: 'a.rb', content: 'puts 1' }] },
-    201,
-  );
-  const user = await t.ok(
-    'POST',
-    '/users',
-    ROOT_TOKEN,
-    { username: 'fuzzer', email: 'fuzzer@example.com', name: 'Fuzzer', password: 'fuzzer-password' },
-    201,
-  );
-  const token = await t.ok(
-    'POST',
-    `/users/${user.id}/personal_access_tokens`,
-    ROOT_TOKEN,
-    { name: 'f', scopes: ['api'] },
-    201,
-  );
-  const world: World = {
-    projectId: project.id,
-    projectPath: project.path_with_namespace,
-    snippetId: snippet.id,
-    groupPath: 'fuzz',
-    userId: user.id,
-    rootToken: ROOT_TOKEN,
-    userToken: token.token,
-  };
+  const world = await buildWorld(t);
   const arbitrary = requestArbitrary(declaredRoutes(t.app), world);
   const byClass = new Map<string, number>();
   const failures = new Map<string, string>();

@@ -118,7 +118,10 @@ describe('rate limits', () => {
     assert.equal(page.statusCode, 429);
     assert.match(String(page.headers['content-type']), /^text\/html/);
     assert.ok(Number(page.headers['retry-after']) >= 1);
-    assert.match(page.body, /<h1>Too many requests<\/h1><p>You cannot access the raw file\. Please wait a minute\.<\/p>/);
+    assert.match(
+      page.body,
+      /<h1>Too many requests<\/h1><p>You cannot access the raw file\. Please wait a minute\.<\/p>/,
+    );
   });
 
   it('raw: 0 turns the limit off', async () => {

@@ -6,8 +6,16 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
-import { declaredRoutes, problemWith, requestArbitrary, restoreWorld, send, type World } from './request-generator.ts';
+import { createTestApp, type TestApp } from '../helper.ts';
+import {
+  buildWorld,
+  declaredRoutes,
+  problemWith,
+  requestArbitrary,
+  restoreWorld,
+  send,
+  type World,
+} from './request-generator.ts';
 
 const REQUESTS = Number(process.env.SNIPPETD_FUZZ_REQUESTS ?? 3000);
 
@@ -19,44 +27,7 @@ describe('generated requests to every route', { timeout: 600_000 }, () => {
     t = await createTestApp();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     port = (t.app.server.address() as AddressInfo).port;
-    const group = await t.ok('POST', '/groups', ROOT_TOKEN, { name: 'fuzz', path: 'fuzz', visibility: 'public' }, 201);
-    const project = await t.ok(
-      'POST',
-      '/projects',
-      ROOT_TOKEN,
-      { name: 'p', namespace_id: group.id, visibility: 'public', initialize_with_readme: true },
-      201,
-    );
-    const snippet = await t.ok(
-      'POST',
-      `/projects/${project.id}/snippets`,
-      ROOT_TOKEN,
-      { title: 's', visibility: 'public', files: [{ file_path: 'a.rb', content: 'puts 1' }] },
-      201,
-    );
-    const user = await t.ok(
-      'POST',
-      '/users',
-      ROOT_TOKEN,
-      { username: 'fuzzer', email: 'fuzzer@example.com', name: 'Fuzzer', password: 'fuzzer-password' },
-      201,
-    );
-    const token = await t.ok(
-      'POST',
-      `/users/${user.id}/personal_access_tokens`,
-      ROOT_TOKEN,
-      { name: 'fuzz', scopes: ['api'] },
-      201,
-    );
-    world = {
-      projectId: project.id,
-      projectPath: project.path_with_namespace,
-      snippetId: snippet.id,
-      groupPath: 'fuzz',
-      userId: user.id,
-      rootToken: ROOT_TOKEN,
-      userToken: token.token,
-    };
+    world = await buildWorld(t);
   });
   after(() => t.close());
 

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { digestToken } from '../../src/domain/tokens.ts';
 import type { Store } from '../../src/storage/db/store.ts';
+import { ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 export interface Route {
   /** As declared: `/api/v4/projects/:id/snippets/:snippet_id`, or `*` for the pages and git. */
@@ -38,6 +39,48 @@ export interface World {
   userId: number;
   rootToken: string;
   userToken: string;
+}
+
+/** The world the requests run in: a public group and project with a README, a snippet, a second user. */
+export async function buildWorld(t: TestApp): Promise<World> {
+  const group = await t.ok('POST', '/groups', ROOT_TOKEN, { name: 'fuzz', path: 'fuzz', visibility: 'public' }, 201);
+  const project = await t.ok(
+    'POST',
+    '/projects',
+    ROOT_TOKEN,
+    { name: 'p', namespace_id: group.id, visibility: 'public', initialize_with_readme: true },
+    201,
+  );
+  const snippet = await t.ok(
+    'POST',
+    `/projects/${project.id}/snippets`,
+    ROOT_TOKEN,
+    { title: 's', visibility: 'public', files: [{ file_path: 'a.rb', content: 'puts 1' }] },
+    201,
+  );
+  const user = await t.ok(
+    'POST',
+    '/users',
+    ROOT_TOKEN,
+    { username: 'fuzzer', email: 'fuzzer@example.com', name: 'Fuzzer', password: 'fuzzer-password' },
+    201,
+  );
+  const token = await t.ok(
+    'POST',
+    `/users/${user.id}/personal_access_tokens`,
+    ROOT_TOKEN,
+    { name: 'fuzz', scopes: ['api'] },
+    201,
+  );
+  return {
+    projectId: project.id,
+    projectPath: project.path_with_namespace,
+    snippetId: snippet.id,
+    groupPath: 'fuzz',
+    userId: user.id,
+    rootToken: ROOT_TOKEN,
+    userToken: token.token,
+  };
 }
 
 /**
