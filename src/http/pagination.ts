@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_COUNTED, type PageOf, type PageWindow } from '../storage/db/page.ts';
 import { validateRequest, type ParamSpec } from './params.ts';
 import { baseUrl } from './urls.ts';
+import { isHash } from './rack-params.ts';
 
 export const MAX_PER_PAGE = 100;
 export const DEFAULT_PER_PAGE = 20;
@@ -38,7 +39,6 @@ function cgiEscape(value: string): string {
     .replace(/%20/g, '+');
 }
 
-const isHash = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEmpty = (v: unknown) => (Array.isArray(v) ? v.length === 0 : isHash(v) && Object.keys(v).length === 0);
 
 /**

@@ -19,7 +19,8 @@ function hasNestedKey(hash: Params, key: string): boolean {
 
 const PLAIN_NAME = /^[^[\]]+$/;
 
-const isHash = (v: unknown): v is Params => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A Rack hash: a nested parameter object, never an array. */
+export const isHash = (v: unknown): v is Params => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Adds one `name=value` pair to `params` following Rack's normalize_params. */
 export function addParam(params: Params, name: string, value: unknown, depth = 0): Params {

@@ -16,7 +16,9 @@ declare module 'fastify' {
 export function registerApiThrottle(app: FastifyInstance): void {
   app.addHook('preHandler', async (request) => {
     if (!request.url.startsWith('/api/')) return;
-    const settings = await getSettings(storeOf(request));
+    // The cached settings even on a write: a throttle setting one request late is harmless, and a
+    // settings query on every write is not.
+    const settings = await getSettings(request.server.readStore);
     if (!settings.throttle_authenticated_api_enabled && !settings.throttle_unauthenticated_api_enabled) return;
     await checkApiThrottle(request.server.rateCounters, settings, {
       userId: request.principal.user?.id ?? null,

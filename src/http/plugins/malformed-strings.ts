@@ -7,6 +7,7 @@
 // rules (domain/paths.ts) refuse every control character with a message that names the parameter.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Failure } from '../../domain/failure.ts';
+import { isHash } from '../rack-params.ts';
 
 const NUL = '\u0000';
 /**
@@ -16,8 +17,6 @@ const NUL = '\u0000';
 const OWN_RULES = new Set(['content', 'file_path', 'previous_path', 'path']);
 /** GitLab looks at nested values down to this depth (files[0][file_path] is at 2); no parameter is deeper. */
 const MAX_DEPTH = 2;
-
-const isHash = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function valueHasNul(value: unknown, depth: number): boolean {
   if (typeof value === 'string') return value.includes(NUL);
