@@ -342,6 +342,23 @@ describe('serve --ephemeral: the command line', { skip }, () => {
     assert.deepEqual([other.status, other.stderr], [2, 'snippetd: --ephemeral is for serve, not users create\n']);
   });
 
+  it('a start removes the directory a killed ephemeral server left, and nothing else of that prefix', async () => {
+    const left = path.join(os.tmpdir(), 'snippetd-ephemeral-999999999-AbC123');
+    const other = path.join(os.tmpdir(), 'snippetd-ephemeral-notes');
+    fs.mkdirSync(left, { recursive: true });
+    fs.mkdirSync(other, { recursive: true });
+    try {
+      const server = await spawnServer(env(), [CLI, 'serve', '--ephemeral', '--port', '0']);
+      server.child.kill('SIGTERM');
+      assert.equal(await exited(server.child), 0);
+      assert.equal(fs.existsSync(left), false, "the dead process's directory is left");
+      assert.equal(fs.existsSync(other), true, 'a directory that is not one of ours was removed');
+    } finally {
+      fs.rmSync(left, { recursive: true, force: true });
+      fs.rmSync(other, { recursive: true, force: true });
+    }
+  });
+
   it('a seed file with problems stops the start with one line naming them, and leaves nothing behind', () => {
     const bad = path.join(dir, 'bad.yaml');
     fs.writeFileSync(
