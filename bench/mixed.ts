@@ -8,7 +8,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
+import { compiledCli, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
 import { closeConnections, pacedLoad, percentile, request } from './paced-load.ts';
 
 const { values } = parseArgs({
@@ -57,7 +57,7 @@ async function main() {
     SNIPPETD_LOG_LEVEL: 'warn',
     ...(values['database-url'] && { SNIPPETD_DATABASE_URL: values['database-url'] }),
   };
-  const server = await spawnServer(env, undefined, 1);
+  const server = await spawnServer(env, [compiledCli(), 'serve', '--port', '0'], 1);
   await withoutRateLimits(server.url, TOKEN);
   const base = new URL(server.url);
   try {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { type Spawned, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
+import { compiledCli, type Spawned, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -57,13 +57,16 @@ async function main() {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `snippetd-node${i}-`));
       dirs.push(dataDir);
       nodes.push(
-        await spawnServer({
-          ...process.env,
-          SNIPPETD_DATA_DIR: dataDir,
-          SNIPPETD_DATABASE_URL: db.url,
-          SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-          SNIPPETD_LOG_LEVEL: 'warn',
-        }),
+        await spawnServer(
+          {
+            ...process.env,
+            SNIPPETD_DATA_DIR: dataDir,
+            SNIPPETD_DATABASE_URL: db.url,
+            SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
+            SNIPPETD_LOG_LEVEL: 'warn',
+          },
+          [compiledCli(), 'serve', '--port', '0'],
+        ),
       );
     }
     await withoutRateLimits(nodes[0].url, TOKEN);

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { CLI, exited, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
+import { compiledCli, exited, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -26,7 +26,14 @@ const env = {
   SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
   SNIPPETD_LOG_LEVEL: 'warn',
 };
-const server = await spawnServer(env, ['--cpu-prof', `--cpu-prof-dir=${values.out}`, CLI, 'serve', '--port', '0']);
+const server = await spawnServer(env, [
+  '--cpu-prof',
+  `--cpu-prof-dir=${values.out}`,
+  compiledCli(),
+  'serve',
+  '--port',
+  '0',
+]);
 await withoutRateLimits(server.url, TOKEN);
 
 async function api(route: string, body: unknown) {

@@ -23,7 +23,7 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { exited, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
+import { compiledCli, exited, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
 import { openDatabase, type Db } from '../src/storage/db/database.ts';
 import { createStore, type Store } from '../src/storage/db/store.ts';
 import { createSnippet, updateSnippet } from '../src/domain/snippets/service.ts';
@@ -151,7 +151,7 @@ async function startServer() {
     SNIPPETD_LOG_LEVEL: 'warn',
     SNIPPETD_DATABASE_URL: databaseUrl,
   };
-  const { url, child } = await spawnServer(env);
+  const { url, child } = await spawnServer(env, [compiledCli(), 'serve', '--port', '0']);
   await withoutRateLimits(url, TOKEN);
   return {
     url,

@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { spawnServer, type Spawned } from '../scripts/spawn-server.ts';
+import { compiledCli, spawnServer, type Spawned } from '../scripts/spawn-server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -74,7 +74,7 @@ const server = await spawnServer(
     SNIPPETD_LOG_LEVEL: 'warn',
     ...(values['database-url'] ? { SNIPPETD_DATABASE_URL: values['database-url'] } : {}),
   },
-  undefined,
+  [compiledCli(), 'serve', '--port', '0'],
   SERVER_CPU,
 );
 try {

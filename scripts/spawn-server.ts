@@ -1,10 +1,23 @@
-// Starts a TypeScript entry point (by default `snippetd serve` on a free port) as its own process and
-// resolves once it prints "listening on <url> ". Shared by the process tests and the load scripts.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Starts an entry point (by default `snippetd serve` on a free port) as its own process and resolves once it
+// prints "listening on <url> ". Shared by the process tests, which run the source through tsx, and the load
+// scripts, which run the compiled CLI as operators do.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'cli.ts');
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = path.join(ROOT, 'src', 'cli.ts');
+
+let built = false;
+/**
+ * The compiled CLI (`dist/cli.js`), built from the current source on first use: a load script measures what
+ * `npm start` runs, not the development runner, and never a stale build.
+ */
+export function compiledCli(): string {
+  if (!built) execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { stdio: 'ignore' });
+  built = true;
+  return path.join(ROOT, 'dist', 'cli.js');
+}
 
 export interface Spawned {
   url: string;
@@ -13,13 +26,17 @@ export interface Spawned {
   output: () => string;
 }
 
-/** `cpu`: run the process on that CPU alone (Linux `taskset`), as the load scripts do to keep client and server apart. */
+/**
+ * A `.ts` file among `args` runs through tsx; otherwise plain node runs them. `cpu`: run the process on that
+ * CPU alone (Linux `taskset`), as the load scripts do to keep client and server apart.
+ */
 export function spawnServer(
   env: NodeJS.ProcessEnv,
   args: string[] = [CLI, 'serve', '--port', '0'],
   cpu?: number,
 ): Promise<Spawned> {
-  const command = [process.execPath, '--import', 'tsx', ...args];
+  const typescript = args.some((arg) => arg.endsWith('.ts'));
+  const command = [process.execPath, ...(typescript ? ['--import', 'tsx'] : []), ...args];
   if (cpu !== undefined) command.unshift('taskset', '-c', String(cpu));
   const child = spawn(command[0], command.slice(1), { env });
   let out = '';
@@ -50,7 +67,7 @@ export async function withoutRateLimits(url: string, token: string): Promise<voi
   if (res.status !== 200) throw new Error(`turning off the rate limits answered ${res.status}`);
 }
 
-/** `snippetd serve` for a load script: a fresh data directory, a known root token, quiet logs, no rate limits. */
+/** `snippetd serve`, compiled, for a load script: a fresh data directory, a known root token, quiet logs, no rate limits. */
 export async function startBenchServer(opts: {
   dataDir: string;
   token: string;
@@ -63,7 +80,7 @@ export async function startBenchServer(opts: {
     SNIPPETD_LOG_LEVEL: 'warn',
     ...(opts.databaseUrl ? { SNIPPETD_DATABASE_URL: opts.databaseUrl } : {}),
   };
-  const { url, child } = await spawnServer(env);
+  const { url, child } = await spawnServer(env, [compiledCli(), 'serve', '--port', '0']);
   await withoutRateLimits(url, opts.token);
   return { url, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }
