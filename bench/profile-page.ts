@@ -2,7 +2,7 @@
 // (20 snippets, each one 200-line Ruby file), loads the newest one's page (or the project's list) with
 // autocannon, then stops the server, which writes a .cpuprofile into --out. Open it in Chrome's DevTools or
 // summarise it with `npx tsx bench/profile-summary.ts <file>`.
-// Usage: npx tsx bench/profile-page.ts [--duration 5] [--out /tmp/prof] [--page snippet|list|raw|api-raw]
+// Usage: npx tsx bench/profile-page.ts [--duration 5] [--out /tmp/prof] [--page snippet|list|raw|raw-file|api-raw]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -57,6 +57,7 @@ try {
     snippet: snippet.web_url,
     list: `${project.web_url}/-/snippets`,
     raw: snippet.raw_url,
+    'raw-file': snippet.files[0].raw_url,
     'api-raw': `${new URL(snippet.web_url).origin}/api/v4/projects/${project.id}/snippets/${snippet.id}/raw`,
   };
   const url = urls[values.page];

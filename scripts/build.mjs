@@ -28,7 +28,6 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  keepNames: true,
   logLevel: 'warning',
   external: [
     // Native code.
