@@ -10,6 +10,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { spawnServer } from '../scripts/spawn-server.ts';
+import { cpuMicros } from './process-cpu.ts';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -52,12 +53,6 @@ const ROUTES: [name: string, route: string, withToken: boolean][] = [
   ['snippet page, one 200-line file (anonymous)', '/root/bench/-/snippets/1', false],
   ['project snippet list page (anonymous)', '/root/bench/-/snippets', false],
 ];
-
-/** User and system CPU time the process has used so far, in microseconds (fields 14 and 15 of /proc/<pid>/stat). */
-function cpuMicros(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // 100 clock ticks a second on Linux
-}
 
 const servers = [await start(positionals[0]), await start(positionals[1])];
 try {

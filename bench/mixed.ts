@@ -2,7 +2,8 @@
 // updates) at a fixed rate against one server pinned to one core, the load generator on the other. Each
 // request's latency is counted from when it was due, not from when it was sent, so a stalled server shows
 // up in full (no coordinated omission). Also runs the same schedule with the updates left out.
-// Usage: npx tsx bench/mixed.ts [--rate 3000] [--duration 10] [--database-url URL]
+// With --profile DIR the server runs under `node --cpu-prof` and writes its profile there when it stops.
+// Usage: npx tsx bench/mixed.ts [--rate 3000] [--duration 10] [--database-url URL] [--profile DIR]
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -10,21 +11,26 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { compiledCli, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
 import { closeConnections, pacedLoad, percentile, request } from './paced-load.ts';
+import { cpuMicros } from './process-cpu.ts';
 
 const { values } = parseArgs({
   options: {
     rate: { type: 'string', default: '3000' },
     duration: { type: 'string', default: '10' },
     'database-url': { type: 'string' },
+    profile: { type: 'string' },
   },
 });
 const RATE = Number(values.rate);
 const DURATION_S = Number(values.duration);
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const SNIPPETS = 200;
+const pct = (share: number) => `${Math.round(share * 100)} %`;
 
-async function phase(base: URL, projectId: number, ids: number[], withWrites: boolean) {
+async function phase(base: URL, projectId: number, ids: number[], withWrites: boolean, serverPid: number) {
   let failures = 0;
+  const serverBefore = cpuMicros(serverPid);
+  const clientBefore = process.cpuUsage();
   const latencies = await pacedLoad(
     RATE,
     RATE * DURATION_S,
@@ -40,7 +46,11 @@ async function phase(base: URL, projectId: number, ids: number[], withWrites: bo
       if (status === null || status >= 400) failures++;
     },
   );
+  const client = process.cpuUsage(clientBefore);
   return {
+    // Each process's CPU as a share of one core over the phase: near 100 % the process set the pace.
+    serverBusy: (cpuMicros(serverPid) - serverBefore) / (DURATION_S * 1e6),
+    clientBusy: (client.user + client.system) / (DURATION_S * 1e6),
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     max: latencies[latencies.length - 1],
@@ -57,7 +67,8 @@ async function main() {
     SNIPPETD_LOG_LEVEL: 'warn',
     ...(values['database-url'] && { SNIPPETD_DATABASE_URL: values['database-url'] }),
   };
-  const server = await spawnServer(env, [compiledCli(), 'serve', '--port', '0'], 1);
+  const profile = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] : [];
+  const server = await spawnServer(env, [...profile, compiledCli(), 'serve', '--port', '0'], 1);
   await withoutRateLimits(server.url, TOKEN);
   const base = new URL(server.url);
   try {
@@ -94,21 +105,26 @@ async function main() {
       });
       ids.push(((await res.json()) as { id: number }).id);
     }
-    await phase(base, created.id, ids, false); // warm-up
-    const reads = await phase(base, created.id, ids, false);
-    const mixed = await phase(base, created.id, ids, true);
+    const pid = server.child.pid!;
+    await phase(base, created.id, ids, false, pid); // warm-up
+    const reads = await phase(base, created.id, ids, false, pid);
+    const mixed = await phase(base, created.id, ids, true, pid);
     const db = values['database-url'] ? 'PostgreSQL' : 'SQLite';
     console.log(`${db}, ${RATE} requests/s for ${DURATION_S} s, latency from when each request was due (ms):`);
-    console.log('| load | p50 | p99 | max | failed |');
-    console.log('|---|---|---|---|---|');
+    console.log('| load | p50 | p99 | max | failed | server CPU | load generator CPU |');
+    console.log('|---|---|---|---|---|---|---|');
     for (const [name, r] of [
       ['reads only (70 % get, 15 % list, 15 % raw)', reads],
       ['mixed (70 % get, 15 % list, 10 % raw, 5 % title updates)', mixed],
     ] as const)
-      console.log(`| ${name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${r.failures} |`);
+      console.log(
+        `| ${name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${r.failures} | ${pct(r.serverBusy)} | ${pct(r.clientBusy)} |`,
+      );
   } finally {
+    const stopped = new Promise((resolve) => server.child.on('exit', resolve));
     server.child.kill('SIGTERM');
     closeConnections();
+    await stopped; // a profile is written as the server exits
     setTimeout(() => fs.rmSync(dataDir, { recursive: true, force: true }), 500);
   }
 }

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { spawnServer, startBenchServer } from '../scripts/spawn-server.ts';
+import { cpuMicros } from './process-cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -30,13 +31,6 @@ async function api(url: string, route: string, body: unknown) {
   if (res.status !== 201) throw new Error(`${route}: ${res.status} ${await res.text()}`);
   return res.json() as Promise<any>;
 }
-
-/** User and system CPU time the process has used so far, in microseconds (fields 14 and 15 of /proc/<pid>/stat). */
-function cpuMicros(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
-}
-const CLOCK_TICKS = 100; // sysconf(_SC_CLK_TCK) on Linux
 
 async function rate(url: string, pid: number) {
   const before = cpuMicros(pid);

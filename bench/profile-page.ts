@@ -2,7 +2,7 @@
 // (20 snippets, each one 200-line Ruby file), loads the newest one's page (or the project's list) with
 // autocannon, then stops the server, which writes a .cpuprofile into --out. Open it in Chrome's DevTools or
 // summarise it with `npx tsx bench/profile-summary.ts <file>`.
-// Usage: npx tsx bench/profile-page.ts [--duration 5] [--out /tmp/prof] [--page snippet|list|raw|raw-file|api-raw]
+// Usage: npx tsx bench/profile-page.ts [--duration 5] [--out /tmp/prof] [--page snippet|list|raw|raw-file|api-raw|api-snippet|api-list]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,10 +59,18 @@ try {
     raw: snippet.raw_url,
     'raw-file': snippet.files[0].raw_url,
     'api-raw': `${new URL(snippet.web_url).origin}/api/v4/projects/${project.id}/snippets/${snippet.id}/raw`,
+    'api-snippet': `${new URL(snippet.web_url).origin}/api/v4/projects/${project.id}/snippets/${snippet.id}`,
+    'api-list': `${new URL(snippet.web_url).origin}/api/v4/projects/${project.id}/snippets?per_page=20`,
   };
   const url = urls[values.page];
   await fetch(url); // rendered once, so the profile shows the page as kept
-  const r = await autocannon({ url, connections: 10, duration: Number(values.duration) });
+  // The API's pages are asked with the token, as an API client asks them (the snippet list requires one).
+  const r = await autocannon({
+    url,
+    connections: 10,
+    duration: Number(values.duration),
+    headers: values.page.startsWith('api-') ? { 'PRIVATE-TOKEN': TOKEN } : {},
+  });
   console.log(`${url}: ${Math.round(r.requests.average)} req/s, ${r.non2xx} non-2xx`);
 } finally {
   server.child.kill('SIGTERM');

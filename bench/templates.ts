@@ -19,6 +19,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { compiledCli, spawnServer, type Spawned } from '../scripts/spawn-server.ts';
+import { cpuMicros } from './process-cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,10 +36,9 @@ const pinned = os.cpus().length >= 2 && spawnSync('taskset', ['-pc', '0', String
 const SERVER_CPU = pinned ? 1 : undefined;
 
 /** CPU time (user + system) a process has used, in microseconds; null where /proc is not there. */
-function cpuMicros(pid: number): number | null {
+function processCpu(pid: number): number | null {
   try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks of 1/100 s (USER_HZ)
+    return cpuMicros(pid);
   } catch {
     return null;
   }
@@ -51,9 +51,9 @@ interface Measured {
 }
 
 async function measure(server: Spawned, url: string, duration = Number(values.duration)): Promise<Measured> {
-  const before = cpuMicros(server.child.pid!);
+  const before = processCpu(server.child.pid!);
   const r = await autocannon({ url, connections: Number(values.connections), duration });
-  const after = cpuMicros(server.child.pid!);
+  const after = processCpu(server.child.pid!);
   const expectedError = url.includes('/api/v3/') || url.endsWith('/replay/0');
   if (r.errors || (r.non2xx && !expectedError)) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
   return {
