@@ -39,8 +39,7 @@ const accessEntry = (level: number) => (level > 0 ? { access_level: level, notif
 
 /** The single-project view adds the caller's permissions. */
 export function projectWithPermissions(p: Project, ns: Namespace, access: Access, urls: ProjectUrls) {
-  return {
-    ...project(p, ns, urls),
+  return Object.assign(project(p, ns, urls), {
     permissions: { project_access: accessEntry(access.direct), group_access: accessEntry(access.inherited) },
-  };
+  });
 }

@@ -3,11 +3,8 @@ import { userBasic } from './users.ts';
 import { snippetFileRawUrl, snippetWebUrl } from '../urls.ts';
 
 /** D2: GitLab's UserBasic plus the mission's `email` (public email only) and `created_at`. */
-export const snippetAuthor = (user: User, base: string) => ({
-  ...userBasic(user, base),
-  email: user.public_email ?? '',
-  created_at: user.created_at,
-});
+export const snippetAuthor = (user: User, base: string) =>
+  Object.assign(userBasic(user, base), { email: user.public_email ?? '', created_at: user.created_at });
 
 /** GitLab's project snippet entity, keys in GitLab's order (docs/gitlab-compatibility.md#snippet-object). */
 export function snippet(

@@ -15,4 +15,5 @@ export const personalAccessToken = (token: Token) => ({
 });
 
 /** The creation answer: the only time the plain token is shown. */
-export const createdToken = (token: Token, plain: string) => ({ ...personalAccessToken(token), token: plain });
+export const createdToken = (token: Token, plain: string) =>
+  Object.assign(personalAccessToken(token), { token: plain });

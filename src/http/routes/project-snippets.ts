@@ -57,9 +57,8 @@ async function present(
   if (caller) authors.set(caller.id, caller);
   for (const id of new Set(snippets.map((s) => s.author_id)))
     if (!authors.has(id)) authors.set(id, (await store.users.findById(id))!);
-  return snippets.map((s) =>
-    presentSnippet(s, authors.get(s.author_id)!, ctx.project, paths.get(s.id) ?? [], urls(request)),
-  );
+  const base = urls(request);
+  return snippets.map((s) => presentSnippet(s, authors.get(s.author_id)!, ctx.project, paths.get(s.id) ?? [], base));
 }
 
 const meta = (request: FastifyRequest) => ({ userAgent: String(request.headers['user-agent'] ?? ''), ip: request.ip });
