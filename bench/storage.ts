@@ -320,13 +320,13 @@ try {
   const firstCommit = snippet.head_commit!;
   const t0 = performance.now();
   for (let i = 1; i <= HISTORY; i++) {
-    snippet = await updateSnippet(
+    ({ snippet } = await updateSnippet(
       deps,
       root,
       snippet,
       { files: [{ action: 'update', file_path: 'main.rb', content: `puts ${i}\n`.repeat(20) }] },
       meta,
-    );
+    ));
   }
   log(`${HISTORY} updates in-process through updateSnippet: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const after = await databaseSize(seeding.db);

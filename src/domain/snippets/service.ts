@@ -6,7 +6,7 @@ import type { Store } from '../../storage/db/store.ts';
 import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
 import type { IndexedFile } from '../../storage/db/repositories/snippets.ts';
 import { ObjectWriter, objectId } from '../../storage/git/objects.ts';
-import { snippetRepository } from '../git-repositories.ts';
+import { snippetRepository, snippetRepositoryForWrite } from '../git-repositories.ts';
 import { type GitRepository, RefConflict } from '../../storage/git/repository.ts';
 import { Failure, notFound, serviceError } from '../failure.ts';
 import { can, isVisibilityRestricted, NO_ACCESS, type Viewer } from '../policy.ts';
@@ -16,6 +16,7 @@ import { nowIso } from '../tokens.ts';
 import { SPAM_DISCARDED, type SpamChecker } from '../spam.ts';
 import { applyActions, FileActionError, isValidAction, type FileAction } from './files.ts';
 import { checkAttributes, MISSING_CONTENT } from './limits.ts';
+import { byteOrder } from '../../order.ts';
 
 export const INVALID_ACTIONS = 'Snippet actions have invalid data';
 export const MULTIPLE_FILES = 'To update Snippets with multiple files, you must use the `files` parameter';
@@ -31,14 +32,13 @@ export interface SnippetFile extends IndexedFile {
 }
 
 /** Every file of the snippet's head with its bytes, in git's order. */
-export async function snippetFiles(
-  store: Store,
-  snippet: Pick<Snippet, 'id'>,
-  repository?: GitRepository,
-): Promise<SnippetFile[]> {
+export async function snippetFiles(store: Store, snippet: Pick<Snippet, 'id'>): Promise<SnippetFile[]> {
   const index = await store.snippets.fileIndex(snippet.id);
   if (!index.length) return [];
-  const repo = repository ?? (await snippetRepository(store, snippet));
+  return withContents(await snippetRepository(store, snippet), index);
+}
+
+async function withContents(repo: GitRepository, index: IndexedFile[]): Promise<SnippetFile[]> {
   const blobs = await repo.readBlobs(index.map((f) => f.blob_id));
   return index.map((f) => ({ ...f, content: blobs.get(f.blob_id)! }));
 }
@@ -233,6 +233,12 @@ function legacyAction(current: string, input: UpdateInput): FileAction {
   return { action: 'update', file_path: current, content: input.content ?? null };
 }
 
+/** A snippet as a write left it, with the paths of its head's files in git's order (what it presents). */
+export interface WrittenSnippet {
+  snippet: Snippet;
+  paths: string[];
+}
+
 /** Applies the changes as one commit; the caller has authorized update_snippet. */
 export async function updateSnippet(
   deps: SnippetDeps,
@@ -240,41 +246,43 @@ export async function updateSnippet(
   snippet: Snippet,
   input: UpdateInput,
   meta: Meta,
-): Promise<Snippet> {
+): Promise<WrittenSnippet> {
   const { store } = deps;
-  const index = await store.snippets.fileIndex(snippet.id);
-  const legacy = input.content !== undefined || input.file_name !== undefined;
-  if (legacy && index.length > 1) throw serviceError(MULTIPLE_FILES);
-  let actions: FileAction[] = input.files ?? [];
-  if (legacy && index.length === 1) actions = [legacyAction(index[0].path, input)];
-  if (legacy && input.content === undefined && actions[0]?.action === 'update') actions = [];
-  if (!actions.every(isValidAction)) throw new Failure('unprocessable_service', INVALID_ACTIONS);
   const settings = await getSettings(store);
-  if (
-    input.visibility !== undefined &&
-    input.visibility !== snippet.visibility &&
-    isVisibilityRestricted(viewer, input.visibility, settings.restricted_visibility_levels)
-  ) {
-    throw restrictedError(input.visibility);
-  }
   const title = input.title ?? snippet.title;
   const description = input.description !== undefined ? input.description : snippet.description;
   const visibility = input.visibility ?? snippet.visibility;
-  checkAttributes({ title, description, firstContent: null, files: null }, settings);
-
   const spamRelevant =
     visibility === 'public' &&
     (snippet.visibility !== 'public' || title !== snippet.title || description !== snippet.description);
   try {
+    // Every check runs under the row lock, on the index it read: one read of the index, and a failed check
+    // rolls back a transaction that wrote nothing.
     return await store.transaction(async (tx) => {
       const locked = (await tx.snippets.lock(snippet.id, store.db.dialect))!;
+      const index = await tx.snippets.fileIndex(snippet.id);
+      const legacy = input.content !== undefined || input.file_name !== undefined;
+      if (legacy && index.length > 1) throw serviceError(MULTIPLE_FILES);
+      let actions: FileAction[] = input.files ?? [];
+      if (legacy && index.length === 1) actions = [legacyAction(index[0].path, input)];
+      if (legacy && input.content === undefined && actions[0]?.action === 'update') actions = [];
+      if (!actions.every(isValidAction)) throw new Failure('unprocessable_service', INVALID_ACTIONS);
+      if (
+        input.visibility !== undefined &&
+        input.visibility !== snippet.visibility &&
+        isVisibilityRestricted(viewer, input.visibility, settings.restricted_visibility_levels)
+      ) {
+        throw restrictedError(input.visibility);
+      }
+      checkAttributes({ title, description, firstContent: null, files: null }, settings);
+
       let changes: Partial<Snippet> = { title, description, visibility, updated_at: nowIso() };
       if (!actions.length) {
         if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: new Map() });
-        return tx.snippets.update(snippet.id, changes);
+        return { snippet: await tx.snippets.update(snippet.id, changes), paths: index.map((f) => f.path) };
       }
-      const repo = await snippetRepository(tx, snippet);
-      const current = await snippetFiles(tx, snippet, repo);
+      const repo = await snippetRepositoryForWrite(tx, snippet);
+      const current = await withContents(repo, index);
       let next: Map<string, Buffer>;
       try {
         next = applyActions(new Map(current.map((f) => [f.path, f.content])), actions, settings.max_snippet_files);
@@ -291,7 +299,10 @@ export async function updateSnippet(
         head_commit: commit,
         file_name: first.file_path || first.previous_path || locked.file_name,
       };
-      return tx.snippets.update(snippet.id, changes);
+      return {
+        snippet: await tx.snippets.update(snippet.id, changes),
+        paths: indexed.map((f) => f.path).sort(byteOrder),
+      };
     });
   } catch (error) {
     if (error instanceof FileActionError || error instanceof RefConflict)

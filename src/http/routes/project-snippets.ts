@@ -43,7 +43,7 @@ async function snippetProject(request: FastifyRequest): Promise<ProjectContext> 
   return ctx;
 }
 
-/** Presents snippets; authors and paths already at hand (on create) are not looked up again. */
+/** Presents snippets; authors and paths already at hand (on writes) are not looked up again. */
 async function present(
   request: FastifyRequest,
   ctx: ProjectContext,
@@ -111,7 +111,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     if (!snippet) throw notFound('Snippet');
     authorize(viewer, 'update_snippet', { ...ctx, snippet });
     const updated = await updateSnippet(request.server.snippetDeps, viewer, snippet, p, meta(request));
-    return (await present(request, ctx, [updated]))[0];
+    return (await present(request, ctx, [updated.snippet], new Map([[snippet.id, updated.paths]])))[0];
   });
 
   /** DELETE /projects/:id/snippets/:snippet_id — own (reporter+) or maintainer+; 204, 412 on If-Unmodified-Since. */
