@@ -10,7 +10,7 @@ import { rateCounters } from './storage/rate-counters.ts';
 import { registerApiThrottle } from './http/rate-limits.ts';
 import { PushHooks } from './storage/git/push-hooks.ts';
 import { ReadCache, withCachedReads } from './storage/db/read-cache.ts';
-import { isReadRequest } from './http/request.ts';
+import { usesReadCache } from './http/request.ts';
 import { parseRackQuery } from './http/rack-params.ts';
 import { registerBodyParsers } from './http/plugins/body.ts';
 import { answerClientError, answerFor, collectRoutes, registerErrorHandling } from './http/plugins/errors.ts';
@@ -85,7 +85,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   app.decorate('readStore', withCachedReads(store, readCache));
   // Before anything reads: drop cached lookups if any node changed the access tables since.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (isReadRequest(request)) readCache.refresh(done);
+    if (usesReadCache(request)) readCache.refresh(done);
     else done();
   });
   app.decorate('rateCounters', rateCounters(db));

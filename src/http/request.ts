@@ -5,6 +5,10 @@ import { unauthorized } from '../domain/failure.ts';
 import type { Store } from '../storage/db/store.ts';
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A writing route that looks up its caller, project and settings through the read cache (usesReadCache). */
+    cachedLookups?: boolean;
+  }
   interface FastifyInstance {
     store: Store;
     /** The store read requests use: hot lookups answered from memory (storage/db/read-cache.ts). */
@@ -40,8 +44,14 @@ export function currentUser(request: FastifyRequest): User {
 export const isReadRequest = (request: FastifyRequest) => request.method === 'GET' || request.method === 'HEAD';
 
 /**
- * The store a request works with. Reads get the cached lookups (the cache is refreshed when the request
- * starts); a request that writes never does, so it never reads back a cached copy of what it changed.
+ * Whether the request's lookups go through the read cache, refreshed when it starts: reads, and the writes
+ * whose route says so. Such a route must change none of the tables the cache holds (the snippet routes
+ * write snippets and their repositories), so it never reads back a cached copy of what it changed; its
+ * writes themselves go through the store, uncached.
  */
+export const usesReadCache = (request: FastifyRequest) =>
+  isReadRequest(request) || request.routeOptions.config?.cachedLookups === true;
+
+/** The store a request looks things up in: the cached one when usesReadCache says so. */
 export const storeOf = (request: FastifyRequest) =>
-  isReadRequest(request) ? request.server.readStore : request.server.store;
+  usesReadCache(request) ? request.server.readStore : request.server.store;

@@ -112,6 +112,38 @@ describe('cached lookups are never served stale', () => {
     );
   });
 
+  it('snippet writes (which look up caller and project through the cache) see a change from another node', async () => {
+    const id = await createProject(a, 'snippet-writers', 'private');
+    const files = [{ file_path: 'a.txt', content: 'a' }];
+    const created = await a.ok(
+      'POST',
+      `/users/${alice.id}/personal_access_tokens`,
+      ROOT_TOKEN,
+      { name: 'writer', scopes: ['api'] },
+      201,
+    );
+    await b.ok('POST', `/projects/${id}/members`, ROOT_TOKEN, { user_id: alice.id, access_level: 30 }, 201);
+    const snippet = await a.ok('POST', `/projects/${id}/snippets`, created.token, { title: 't', files }, 201);
+    await a.ok('PUT', `/projects/${id}/snippets/${snippet.id}`, created.token, { title: 'u' }, 200);
+
+    await b.ok('DELETE', `/projects/${id}/members/${alice.id}`, ROOT_TOKEN, undefined, 204);
+    assert.deepEqual(
+      await a.ok('PUT', `/projects/${id}/snippets/${snippet.id}`, created.token, { title: 'v' }, 404),
+      NOT_FOUND_PROJECT,
+    );
+    assert.deepEqual(
+      await a.ok('POST', `/projects/${id}/snippets`, created.token, { title: 't', files }, 404),
+      NOT_FOUND_PROJECT,
+    );
+
+    await b.ok('POST', `/projects/${id}/members`, ROOT_TOKEN, { user_id: alice.id, access_level: 30 }, 201);
+    await a.ok('PUT', `/projects/${id}/snippets/${snippet.id}`, created.token, { title: 'w' }, 200);
+    await b.ok('DELETE', `/personal_access_tokens/${created.id}`, ROOT_TOKEN, undefined, 204);
+    const res = await a.api('POST', `/projects/${id}/snippets`, created.token, { title: 't', files });
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.json.error_description, 'Token was revoked. You have to re-authorize from the user.');
+  });
+
   it('an instance template project named on another node is used by the next request', async () => {
     const id = await createProject(a, 'uses-templates', 'public');
     const source = await createProject(a, 'instance-templates', 'public');

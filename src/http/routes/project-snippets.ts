@@ -32,6 +32,12 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The writes below change snippets and their repositories only, none of what the read cache holds: they
+ * look up their caller, project and settings through it, as reads do (http/request.ts, usesReadCache).
+ */
+const CACHED_LOOKUPS = { config: { cachedLookups: true } };
+
 const projectId = (request: FastifyRequest) => (request.params as { id: string }).id;
 const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
 
@@ -90,7 +96,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   });
 
   /** POST /projects/:id/snippets — reporters+ and admins (401 anonymous, 403 others or archived); 201. */
-  app.post('/projects/:id/snippets', async (request, reply) => {
+  app.post('/projects/:id/snippets', CACHED_LOOKUPS, async (request, reply) => {
     const ctx = await snippetProject(request);
     const p = validateRequest(spec.createSnippetSpec, request, spec.createSnippetConstraints);
     if (p.content !== undefined && p.file_name === undefined) throw invalidParams('file_name is missing');
@@ -103,7 +109,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   });
 
   /** PUT /projects/:id/snippets/:snippet_id — authors and maintainers+; 422 invalid actions, 400 repository errors. */
-  app.put('/projects/:id/snippets/:snippet_id', async (request) => {
+  app.put('/projects/:id/snippets/:snippet_id', CACHED_LOOKUPS, async (request) => {
     const ctx = await snippetProject(request);
     const p = validateRequest(spec.updateSnippetSpec, request, spec.updateSnippetConstraints);
     const viewer = currentUser(request);
@@ -115,7 +121,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   });
 
   /** DELETE /projects/:id/snippets/:snippet_id — own (reporter+) or maintainer+; 204, 412 on If-Unmodified-Since. */
-  app.delete('/projects/:id/snippets/:snippet_id', async (request, reply) => {
+  app.delete('/projects/:id/snippets/:snippet_id', CACHED_LOOKUPS, async (request, reply) => {
     const ctx = await snippetProject(request);
     const { snippet_id } = validateRequest(spec.snippetIdSpec, request);
     const viewer = currentUser(request);

@@ -6,7 +6,9 @@
 // the request arrived, so after anything acknowledged to any client was committed; if the epoch moved,
 // everything cached is dropped. An entry is kept only if the cache was not dropped while it loaded, so
 // an entry always holds data read after the epoch it is filed under was observed. Writing requests do
-// not use the cache at all, so a request never reads back a cached copy of what it just changed.
+// not use the cache, so a request never reads back a cached copy of what it just changed; the exceptions
+// are the writes that change none of the tables it holds (snippets), which look up their caller and
+// project through it (http/request.ts, usesReadCache).
 //
 // The requests that arrive in one turn of the event loop share one epoch read, made in that turn's
 // check phase (setImmediate), after all of them arrived: under load this saves most of the reads. While
