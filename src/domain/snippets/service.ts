@@ -22,6 +22,10 @@ export const INVALID_ACTIONS = 'Snippet actions have invalid data';
 export const MULTIPLE_FILES = 'To update Snippets with multiple files, you must use the `files` parameter';
 
 export interface SnippetDeps {
+  /**
+   * Where lookups before the transaction (settings) are made: a request's cached store will do (see
+   * http/request.ts, usesReadCache). Writes are in its transaction, which is never cached.
+   */
   store: Store;
   spam: SpamChecker;
 }
@@ -260,6 +264,8 @@ export async function updateSnippet(
     // rolls back a transaction that wrote nothing.
     return await store.transaction(async (tx) => {
       const locked = (await tx.snippets.lock(snippet.id, store.db.dialect))!;
+      // In a statement of its own, after the lock: a PostgreSQL statement that waited for the lock sees other
+      // tables as they were when it began (a join would read the index the previous writer replaced).
       const index = await tx.snippets.fileIndex(snippet.id);
       const legacy = input.content !== undefined || input.file_name !== undefined;
       if (legacy && index.length > 1) throw serviceError(MULTIPLE_FILES);

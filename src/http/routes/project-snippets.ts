@@ -38,6 +38,9 @@ declare module 'fastify' {
  */
 const CACHED_LOOKUPS = { config: { cachedLookups: true } };
 
+/** The domain's dependencies, its lookups (settings) made as the request's are. */
+const depsOf = (request: FastifyRequest): SnippetDeps => ({ ...request.server.snippetDeps, store: storeOf(request) });
+
 const projectId = (request: FastifyRequest) => (request.params as { id: string }).id;
 const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
 
@@ -103,7 +106,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const author = currentUser(request);
     authorize(author, 'create_snippet', ctx);
     const input = createInput(p);
-    const created = await createSnippet(request.server.snippetDeps, ctx, author, input, meta(request));
+    const created = await createSnippet(depsOf(request), ctx, author, input, meta(request));
     const paths = [...new Set(input.files.map((f) => f.file_path))].sort(byteOrder);
     return reply.code(201).send((await present(request, ctx, [created], new Map([[created.id, paths]])))[0]);
   });
@@ -116,7 +119,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const snippet = await findVisibleSnippet(storeOf(request), viewer, ctx, p.snippet_id);
     if (!snippet) throw notFound('Snippet');
     authorize(viewer, 'update_snippet', { ...ctx, snippet });
-    const updated = await updateSnippet(request.server.snippetDeps, viewer, snippet, p, meta(request));
+    const updated = await updateSnippet(depsOf(request), viewer, snippet, p, meta(request));
     return (await present(request, ctx, [updated.snippet], new Map([[snippet.id, updated.paths]])))[0];
   });
 
@@ -129,7 +132,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     if (!snippet) throw notFound('Snippet');
     authorize(viewer, 'admin_snippet', { ...ctx, snippet });
     const since = request.headers['if-unmodified-since'];
-    await deleteSnippet(request.server.snippetDeps, snippet, typeof since === 'string' ? since : undefined);
+    await deleteSnippet(depsOf(request), snippet, typeof since === 'string' ? since : undefined);
     return reply.code(204).send();
   });
 
