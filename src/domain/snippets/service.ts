@@ -126,7 +126,7 @@ async function commitFiles(
   const { commit, indexed, objects } = buildCommit(parent, files, author, message);
   await repo.store(objects);
   await repo.moveRef(`refs/heads/${repo.head}`, parent, commit);
-  return { commit, indexed };
+  return { commit, indexed, objects };
 }
 
 export interface CreateInput {
@@ -262,7 +262,7 @@ export async function updateSnippet(
   try {
     // Every check runs under the row lock, on the index it read: one read of the index, and a failed check
     // rolls back a transaction that wrote nothing.
-    return await store.transaction(async (tx) => {
+    const { written, committed } = await store.transaction(async (tx) => {
       const locked = (await tx.snippets.lock(snippet.id, store.db.dialect))!;
       // In a statement of its own, after the lock: a PostgreSQL statement that waited for the lock sees other
       // tables as they were when it began (a join would read the index the previous writer replaced).
@@ -285,7 +285,8 @@ export async function updateSnippet(
       let changes: Partial<Snippet> = { title, description, visibility, updated_at: nowIso() };
       if (!actions.length) {
         if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: new Map() });
-        return { snippet: await tx.snippets.update(snippet.id, changes), paths: index.map((f) => f.path) };
+        const updated = await tx.snippets.update(snippet.id, changes);
+        return { written: { snippet: updated, paths: index.map((f) => f.path) }, committed: () => {} };
       }
       const repo = await snippetRepositoryForWrite(tx, snippet);
       const current = await withContents(repo, index);
@@ -297,7 +298,7 @@ export async function updateSnippet(
       }
       checkAttributes({ title, description, firstContent: null, files: next }, settings);
       if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: next });
-      const { commit, indexed } = await commitFiles(repo, locked.head_commit, next, viewer, 'Update snippet');
+      const { commit, indexed, objects } = await commitFiles(repo, locked.head_commit, next, viewer, 'Update snippet');
       await tx.snippets.syncFiles(snippet.id, current, indexed);
       const first = actions[0];
       changes = {
@@ -305,11 +306,15 @@ export async function updateSnippet(
         head_commit: commit,
         file_name: first.file_path || first.previous_path || locked.file_name,
       };
+      const updated = await tx.snippets.update(snippet.id, changes);
       return {
-        snippet: await tx.snippets.update(snippet.id, changes),
-        paths: indexed.map((f) => f.path).sort(byteOrder),
+        written: { snippet: updated, paths: indexed.map((f) => f.path).sort(byteOrder) },
+        // Once committed, kept in this node's object cache: the next update reads these files back.
+        committed: () => repo.remember(objects),
       };
     });
+    committed();
+    return written;
   } catch (error) {
     if (error instanceof FileActionError || error instanceof RefConflict)
       throw repositoryError('updating', error, settings);

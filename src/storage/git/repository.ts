@@ -199,6 +199,14 @@ export class GitRepository {
     await insertObjects(this.db, this.id, write, objects);
   }
 
+  /**
+   * Keeps objects this node stored in its object cache; call once their transaction has committed (the
+   * cache holds nothing that may yet roll back). The next write of a snippet reads its files from there.
+   */
+  remember(objects: readonly GitObject[]): void {
+    for (const o of objects) this.cache.set(this.id, o.id, o);
+  }
+
   // --- refs --------------------------------------------------------------------------------------------------
 
   /** Every ref (full name) with the object it points at. */
