@@ -7,6 +7,7 @@ import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
 import type { IndexedFile } from '../../storage/db/repositories/snippets.ts';
 import { ObjectWriter, objectId } from '../../storage/git/objects.ts';
 import { snippetRepository, snippetRepositoryForWrite } from '../git-repositories.ts';
+import { insertNewSnippet } from '../../storage/db/new-snippet.ts';
 import { type GitRepository, RefConflict } from '../../storage/git/repository.ts';
 import { Failure, notFound, serviceError } from '../failure.ts';
 import { can, isVisibilityRestricted, NO_ACCESS, type Viewer } from '../policy.ts';
@@ -184,37 +185,25 @@ export async function createSnippet(
 
   const branch = settings.default_branch_name;
   const { commit, indexed, objects } = buildCommit(null, created, author, 'Initial commit');
-  try {
-    return await store.transaction(async (tx) => {
-      const now = nowIso();
-      const snippet = await tx.snippets.insert({
-        project_id: ctx.project.id,
-        author_id: author.id,
-        title: input.title,
-        description: input.description ?? null,
-        visibility,
-        file_name: input.files[0].file_path,
-        content: '',
-        head_commit: commit,
-        default_branch: branch,
-        created_at: now,
-        updated_at: now,
-      });
-      await tx.git.create('snippet', snippet.id, branch, objects, commit);
-      await tx.snippets.syncFiles(snippet.id, [], indexed);
-      if (meta.userAgent.trim())
-        await tx.snippets.insertUserAgentDetail({
-          snippet_id: snippet.id,
-          user_agent: meta.userAgent,
-          ip_address: meta.ip,
-          created_at: now,
-        });
-      return snippet;
-    });
-  } catch (error) {
-    if (error instanceof RefConflict) throw repositoryError('creating', error, settings);
-    throw error;
-  }
+  const now = nowIso();
+  return insertNewSnippet(store, {
+    row: {
+      project_id: ctx.project.id,
+      author_id: author.id,
+      title: input.title,
+      description: input.description ?? null,
+      visibility,
+      file_name: input.files[0].file_path,
+      content: '',
+      head_commit: commit,
+      default_branch: branch,
+      created_at: now,
+      updated_at: now,
+    },
+    repository: { branch, commit, objects },
+    files: indexed,
+    userAgent: meta.userAgent.trim() ? { user_agent: meta.userAgent, ip_address: meta.ip, created_at: now } : null,
+  });
 }
 
 export interface UpdateInput {

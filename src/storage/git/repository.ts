@@ -58,6 +58,16 @@ export interface StoredObject {
   body: Buffer;
 }
 
+/** The rows of objects stored by the `write`th write, but for their repository's id. */
+export const objectRows = (write: number, objects: readonly GitObject[]) =>
+  objects.map((o) => ({
+    oid: oidBytes(o.id),
+    type: PACK_TYPES[o.type],
+    size: o.body.length,
+    write,
+    data: deflateBody(o.body),
+  }));
+
 /** Inserts object rows (those the repository has already are left as they are). */
 export async function insertObjects(
   db: Kysely<Database>,
@@ -65,14 +75,7 @@ export async function insertObjects(
   write: number,
   objects: readonly GitObject[],
 ): Promise<void> {
-  const rows = objects.map((o) => ({
-    repository_id: repositoryId,
-    oid: oidBytes(o.id),
-    type: PACK_TYPES[o.type],
-    size: o.body.length,
-    write,
-    data: deflateBody(o.body),
-  }));
+  const rows = objectRows(write, objects).map((row) => ({ repository_id: repositoryId, ...row }));
   for (let i = 0; i < rows.length; i += INSERT_BATCH) {
     await db
       .insertInto('git_objects')
