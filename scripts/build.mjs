@@ -41,6 +41,9 @@ await build({
     // Data files read from the installed packages.
     'gitignr',
     '@rexxars/choosealicense-list',
+    // Loaded only for a route that declares a JSON schema, which none of ours does (src/http/schema-compilers.ts).
+    '@fastify/ajv-compiler',
+    '@fastify/fast-json-stringify-compiler',
   ],
   // Bundled CommonJS packages call require() for Node's own modules.
   banner: {

@@ -19,6 +19,7 @@ import { registerAuth } from './http/plugins/auth.ts';
 import { registerMalformedStrings } from './http/plugins/malformed-strings.ts';
 import { registerResponseHeaders } from './http/plugins/headers.ts';
 import { baseUrl } from './http/urls.ts';
+import { schemaCompilers } from './http/schema-compilers.ts';
 import { writeJson } from './http/prepared-answer.ts';
 import { monitoringRoutes, observeRequests } from './http/plugins/monitoring.ts';
 import { createLogger, requestId } from './logging.ts';
@@ -69,6 +70,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     clientErrorHandler: answerClientError,
     // GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
     routerOptions: { maxParamLength: 4096, querystringParser: parseRackQuery },
+    schemaController: { compilersFactory: schemaCompilers },
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     // Errors Fastify raises before routing (a URL that is not valid percent-encoding) in GitLab's shape.
     frameworkErrors: (error, request, reply) => {
