@@ -40,7 +40,6 @@ import { EphemeralControls } from './ephemeral.ts';
 import fs from 'node:fs';
 import { pageRoutes } from './http/pages/index.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
-import { loadBuiltinTemplates } from './domain/templates/builtin.ts';
 
 /** `logger`: the process's logger (server.ts); by default one at the configured level on stdout. */
 export async function buildApp(config: Config, logger?: Logger): Promise<FastifyInstance> {
@@ -51,7 +50,6 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   const readCache = new ReadCache(db.readEpoch);
   metrics.cache('read', readCache.counts);
   metrics.cache('git_object', store.objects.counts);
-  loadBuiltinTemplates(); // before the first request, which would otherwise wait for it
 
   const app = Fastify({
     loggerInstance: (logger ?? createLogger(config.logLevel)) as FastifyBaseLogger,
