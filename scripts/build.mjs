@@ -28,6 +28,9 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
+  // Without blanks and comments the bundle is a third smaller and compiles faster at every start (6 ms of
+  // 40). Names are kept (no identifier minification), so a stack trace still names each function.
+  minifyWhitespace: true,
   logLevel: 'warning',
   external: [
     // Native code.
@@ -41,6 +44,9 @@ await build({
     // Data files read from the installed packages.
     'gitignr',
     '@rexxars/choosealicense-list',
+    // Loaded only for a route that declares a JSON schema, which none of ours does (src/http/schema-compilers.ts).
+    '@fastify/ajv-compiler',
+    '@fastify/fast-json-stringify-compiler',
   ],
   // Bundled CommonJS packages call require() for Node's own modules.
   banner: {

@@ -19,6 +19,7 @@ import { registerAuth } from './http/plugins/auth.ts';
 import { registerMalformedStrings } from './http/plugins/malformed-strings.ts';
 import { registerResponseHeaders } from './http/plugins/headers.ts';
 import { baseUrl } from './http/urls.ts';
+import { schemaCompilers } from './http/schema-compilers.ts';
 import { writeJson } from './http/prepared-answer.ts';
 import { monitoringRoutes, observeRequests } from './http/plugins/monitoring.ts';
 import { createLogger, requestId } from './logging.ts';
@@ -39,7 +40,6 @@ import { EphemeralControls } from './ephemeral.ts';
 import fs from 'node:fs';
 import { pageRoutes } from './http/pages/index.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
-import { loadBuiltinTemplates } from './domain/templates/builtin.ts';
 
 /** `logger`: the process's logger (server.ts); by default one at the configured level on stdout. */
 export async function buildApp(config: Config, logger?: Logger): Promise<FastifyInstance> {
@@ -50,7 +50,6 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   const readCache = new ReadCache(db.readEpoch);
   metrics.cache('read', readCache.counts);
   metrics.cache('git_object', store.objects.counts);
-  loadBuiltinTemplates(); // before the first request, which would otherwise wait for it
 
   const app = Fastify({
     loggerInstance: (logger ?? createLogger(config.logLevel)) as FastifyBaseLogger,
@@ -69,6 +68,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     clientErrorHandler: answerClientError,
     // GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
     routerOptions: { maxParamLength: 4096, querystringParser: parseRackQuery },
+    schemaController: { compilersFactory: schemaCompilers },
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     // Errors Fastify raises before routing (a URL that is not valid percent-encoding) in GitLab's shape.
     frameworkErrors: (error, request, reply) => {

@@ -1,4 +1,4 @@
-// Built-in templates, read once at start-up from where the template-types table says (types.ts): the
+// Built-in templates, read once, when a request first needs them, from where the template-types table says (types.ts): the
 // licenses of @rexxars/choosealicense-list, gitignr's snapshot of github/gitignore, and the Dockerfiles and
 // GitLab CI templates written by this project (src/templates-data). Lists are in GitLab's category order
 // (docs/gitlab-compatibility.md#template-lists).
@@ -116,7 +116,10 @@ interface Builtin {
 
 let loaded: Builtin | null = null;
 
-/** Loaded once per process: the data ships with the code and never changes while it runs. */
+/**
+ * Loaded once per process, by the first request that needs it (13 ms): the data ships with the code and never
+ * changes while it runs, and most ephemeral servers of a test suite never serve a template.
+ */
 function builtin(): Builtin {
   if (loaded) return loaded;
   const licenses = readLicenses();
@@ -128,11 +131,6 @@ function builtin(): Builtin {
   }
   loaded = { licenses, types };
   return loaded;
-}
-
-/** Reads every built-in template now (start-up), so no request pays for it. */
-export function loadBuiltinTemplates(): void {
-  builtin();
 }
 
 /** The built-in templates of a type whose source is built-in data; null for the others. */
