@@ -58,6 +58,8 @@ const isWholeNumber = (v: unknown): v is number => typeof v === 'number' && Numb
 const atLeastZero = (v: unknown) =>
   !isWholeNumber(v) ? 'is not a number' : v >= 0 ? null : 'must be greater than or equal to 0';
 const aboveZero = (v: unknown) => (!isWholeNumber(v) ? 'is not a number' : v > 0 ? null : 'must be greater than 0');
+const aBoolean = (v: unknown) => (typeof v === 'boolean' ? null : 'must be a boolean value');
+const aVisibility = (v: unknown) => (isVisibility(v) ? null : 'is not included in the list');
 
 /**
  * ApplicationSetting's model validations: the message a value gets, or null when it is valid. A value
@@ -66,22 +68,21 @@ const aboveZero = (v: unknown) => (!isWholeNumber(v) ? 'is not a number' : v > 0
  */
 const RULES: Record<Key, (value: unknown) => string | null> = {
   default_branch_name: (v) => (typeof v === 'string' && v.trim() !== '' ? null : "can't be blank"),
-  default_snippet_visibility: (v) => (isVisibility(v) ? null : 'is not included in the list'),
-  default_project_visibility: (v) => (isVisibility(v) ? null : 'is not included in the list'),
-  default_group_visibility: (v) => (isVisibility(v) ? null : 'is not included in the list'),
+  default_snippet_visibility: aVisibility,
+  default_project_visibility: aVisibility,
+  default_group_visibility: aVisibility,
   restricted_visibility_levels: (v) =>
     Array.isArray(v) && v.every(isVisibility) ? null : 'is not a valid visibility level',
   file_template_project_id: (v) => (v === null || (isWholeNumber(v) && v > 0) ? null : 'is invalid'),
-  snippet_size_limit: (v) => (!isWholeNumber(v) ? 'is not a number' : v > 0 ? null : 'must be greater than 0'),
-  max_snippet_files: (v) =>
-    !isWholeNumber(v) ? 'is not a number' : v >= 0 ? null : 'must be greater than or equal to 0',
-  can_create_group: (v) => (typeof v === 'boolean' ? null : 'must be a boolean value'),
+  snippet_size_limit: aboveZero,
+  max_snippet_files: atLeastZero,
+  can_create_group: aBoolean,
   raw_blob_request_limit: atLeastZero,
   raw_blob_request_limit_unauthenticated: atLeastZero,
-  throttle_authenticated_api_enabled: (v) => (typeof v === 'boolean' ? null : 'must be a boolean value'),
+  throttle_authenticated_api_enabled: aBoolean,
   throttle_authenticated_api_requests_per_period: aboveZero,
   throttle_authenticated_api_period_in_seconds: aboveZero,
-  throttle_unauthenticated_api_enabled: (v) => (typeof v === 'boolean' ? null : 'must be a boolean value'),
+  throttle_unauthenticated_api_enabled: aBoolean,
   throttle_unauthenticated_api_requests_per_period: aboveZero,
   throttle_unauthenticated_api_period_in_seconds: aboveZero,
   rate_limiting_response_text: (v) =>

@@ -40,16 +40,7 @@ describe('rate limits', () => {
       201,
     );
     snippetId = snippet.id;
-    const user = await t.ok(
-      'POST',
-      '/users',
-      ROOT_TOKEN,
-      { username: 'limited', email: 'limited@example.com', name: 'Limited', password: 'limited-password' },
-      201,
-    );
-    userToken = (
-      await t.ok('POST', `/users/${user.id}/personal_access_tokens`, ROOT_TOKEN, { name: 'l', scopes: ['api'] }, 201)
-    ).token;
+    userToken = (await t.user('limited')).token;
   });
   afterEach(() =>
     settings({

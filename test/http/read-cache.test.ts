@@ -72,14 +72,12 @@ describe('cached lookups are never served stale', () => {
     );
   });
 
+  /** A token of alice's of its own, which a test may revoke. */
+  const newTokenOfAlice = (name: string) =>
+    a.ok('POST', `/users/${alice.id}/personal_access_tokens`, ROOT_TOKEN, { name, scopes: ['api'] }, 201);
+
   it('a token revoked on another node is refused by the next request', async () => {
-    const created = await a.ok(
-      'POST',
-      `/users/${alice.id}/personal_access_tokens`,
-      ROOT_TOKEN,
-      { name: 'short-lived', scopes: ['api'] },
-      201,
-    );
+    const created = await newTokenOfAlice('short-lived');
     assert.equal((await a.ok('GET', '/user', created.token, undefined, 200)).username, 'alice');
 
     await b.ok('DELETE', `/personal_access_tokens/${created.id}`, ROOT_TOKEN, undefined, 204);
@@ -115,13 +113,7 @@ describe('cached lookups are never served stale', () => {
   it('snippet writes (which look up caller and project through the cache) see a change from another node', async () => {
     const id = await createProject(a, 'snippet-writers', 'private');
     const files = [{ file_path: 'a.txt', content: 'a' }];
-    const created = await a.ok(
-      'POST',
-      `/users/${alice.id}/personal_access_tokens`,
-      ROOT_TOKEN,
-      { name: 'writer', scopes: ['api'] },
-      201,
-    );
+    const created = await newTokenOfAlice('writer');
     await b.ok('POST', `/projects/${id}/members`, ROOT_TOKEN, { user_id: alice.id, access_level: 30 }, 201);
     const snippet = await a.ok('POST', `/projects/${id}/snippets`, created.token, { title: 't', files }, 201);
     await a.ok('PUT', `/projects/${id}/snippets/${snippet.id}`, created.token, { title: 'u' }, 200);

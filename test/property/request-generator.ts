@@ -58,20 +58,7 @@ export async function buildWorld(t: TestApp): Promise<World> {
     { title: 's', visibility: 'public', files: [{ file_path: 'a.rb', content: 'puts 1' }] },
     201,
   );
-  const user = await t.ok(
-    'POST',
-    '/users',
-    ROOT_TOKEN,
-    { username: 'fuzzer', email: 'fuzzer@example.com', name: 'Fuzzer', password: 'fuzzer-password' },
-    201,
-  );
-  const token = await t.ok(
-    'POST',
-    `/users/${user.id}/personal_access_tokens`,
-    ROOT_TOKEN,
-    { name: 'fuzz', scopes: ['api'] },
-    201,
-  );
+  const user = await t.user('fuzzer');
   return {
     projectId: project.id,
     projectPath: project.path_with_namespace,
@@ -79,7 +66,7 @@ export async function buildWorld(t: TestApp): Promise<World> {
     groupPath: 'fuzz',
     userId: user.id,
     rootToken: ROOT_TOKEN,
-    userToken: token.token,
+    userToken: user.token,
   };
 }
 
