@@ -6,7 +6,7 @@ import type { Insertable } from 'kysely';
 import type { Snippet, SnippetsTable } from './schema.ts';
 import type { IndexedFile } from './repositories/snippets.ts';
 import type { Store } from './store.ts';
-import { objectRows, oidBytes } from '../git/repository.ts';
+import { FIRST_WRITE, objectRows, oidBytes } from '../git/repository.ts';
 import type { GitObject } from '../git/objects.ts';
 
 export interface NewSnippet {
@@ -44,14 +44,21 @@ function insertInOneStatement(store: Store, s: NewSnippet): Promise<Snippet> {
         .expression((eb) =>
           eb
             .selectFrom('s')
-            .select((eb) => [eb.val('snippet').as('kind'), 'id', eb.val(branch).as('head'), eb.lit(1).as('writes')]),
+            .select((eb) => [
+              eb.val('snippet').as('kind'),
+              'id',
+              eb.val(branch).as('head'),
+              eb.lit(FIRST_WRITE).as('writes'),
+            ]),
         )
         .returning('id'),
     )
     .with('o', (db) =>
       db
         .insertInto('git_objects')
-        .values(objectRows(1, objects).map((o) => ({ ...o, repository_id: db.selectFrom('r').select('id') }))),
+        .values(
+          objectRows(FIRST_WRITE, objects).map((o) => ({ ...o, repository_id: db.selectFrom('r').select('id') })),
+        ),
     )
     .with('g', (db) =>
       db.insertInto('git_refs').values({

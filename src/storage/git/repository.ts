@@ -58,6 +58,9 @@ export interface StoredObject {
   body: Buffer;
 }
 
+/** The write count a new repository's first objects are stored under (git_repositories.writes starts there). */
+export const FIRST_WRITE = 1;
+
 /** The rows of objects stored by the `write`th write, but for their repository's id. */
 export const objectRows = (write: number, objects: readonly GitObject[]) =>
   objects.map((o) => ({

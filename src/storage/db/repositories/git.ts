@@ -1,7 +1,7 @@
 // The git repositories of projects and snippets (migration 0005): one row each, with its objects and refs.
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../schema.ts';
-import { GitRepository, insertObjects, oidBytes } from '../../git/repository.ts';
+import { FIRST_WRITE, GitRepository, insertObjects, oidBytes } from '../../git/repository.ts';
 import type { GitObject } from '../../git/objects.ts';
 import type { ObjectCache } from '../../git/object-cache.ts';
 
@@ -57,10 +57,10 @@ export function gitRepositoriesRepository(db: Kysely<Database>, cache: ObjectCac
     ): Promise<GitRepository> {
       const row = await db
         .insertInto('git_repositories')
-        .values({ kind, owner_id: ownerId, head: branch, writes: 1 })
+        .values({ kind, owner_id: ownerId, head: branch, writes: FIRST_WRITE })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await insertObjects(db, row.id, 1, objects);
+      await insertObjects(db, row.id, FIRST_WRITE, objects);
       await db
         .insertInto('git_refs')
         .values({ repository_id: row.id, name: `refs/heads/${branch}`, oid: oidBytes(commit) })
