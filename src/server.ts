@@ -46,9 +46,12 @@ export async function openServer(given: Config, options: OpenOptions): Promise<O
   const lifecycle = options.lifecycle ?? lifecycleLogger(logger);
   let app: FastifyInstance | null = null;
   try {
-    checkServeEnvironment(config);
+    const gitChecked = checkServeEnvironment(config);
+    // Not awaited when something else stops the start first: its failure must not be an unhandled rejection.
+    gitChecked.catch(() => {});
     if (hasLegacyRepositories(config.dataDir)) throw new ConfigError(LEGACY_REPOSITORIES_MESSAGE);
     app = await buildApp(config, logger);
+    await gitChecked;
     if (await hasSnippetsWithoutRepository(app.store)) throw new ConfigError(MISSING_REPOSITORIES_MESSAGE);
     for (const line of await repairStoredSettings(app.store)) lifecycle.warn(line);
     const boot = await bootstrapRoot(app.store, config);

@@ -1,22 +1,29 @@
 // What `serve` needs, checked before it opens anything: without these it would start and then answer 500
 // (or a misleading 404) to every request that writes or touches git. Each failure is one line naming the
 // setting or the program.
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Config, ConfigError } from './config.ts';
 
-export function checkServeEnvironment(config: Config): void {
+/**
+ * Checks the data directory and the database file at once; answers the check of git, which runs while the
+ * caller goes on (opening the database and migrating it take longer than git does) and must be awaited
+ * before the server listens.
+ */
+export function checkServeEnvironment(config: Config): Promise<void> {
   writableDirectory(config.dataDir, 'the data directory', 'SNIPPETD_DATA_DIR');
   if (config.databaseUrl.startsWith('sqlite:')) {
     const file = config.databaseUrl.slice('sqlite:'.length);
     if (file !== ':memory:') writableSqlite(path.resolve(file));
   }
-  const git = spawnSync('git', ['--version'], { encoding: 'utf8' });
-  if (git.error || git.status !== 0) {
-    const why = (git.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' ? 'not found' : 'not working';
-    throw new ConfigError(`git is ${why} on the PATH; snippetd runs it for every clone and push`);
-  }
+  return new Promise((resolve, reject) =>
+    execFile('git', ['--version'], (error) => {
+      if (!error) return resolve();
+      const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : 'not working';
+      reject(new ConfigError(`git is ${why} on the PATH; snippetd runs it for every clone and push`));
+    }),
+  );
 }
 
 function writableDirectory(dir: string, what: string, setting: string): void {
