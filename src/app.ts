@@ -13,7 +13,7 @@ import { ReadCache, withCachedReads } from './storage/db/read-cache.ts';
 import { usesReadCache } from './http/request.ts';
 import { parseRackQuery } from './http/rack-params.ts';
 import { registerBodyParsers } from './http/plugins/body.ts';
-import { answerClientError, answerFor, collectRoutes, registerErrorHandling } from './http/plugins/errors.ts';
+import { answerClientError, answerFor, answerUnservedMethods, registerErrorHandling } from './http/plugins/errors.ts';
 import { Failure } from './domain/failure.ts';
 import { registerAuth } from './http/plugins/auth.ts';
 import { registerMalformedStrings } from './http/plugins/malformed-strings.ts';
@@ -42,6 +42,9 @@ import { pageRoutes } from './http/pages/index.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
 
 /** `logger`: the process's logger (server.ts); by default one at the configured level on stdout. */
+// GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
+const ROUTER_OPTIONS = { maxParamLength: 4096 };
+
 export async function buildApp(config: Config, logger?: Logger): Promise<FastifyInstance> {
   const metrics = createMetrics();
   const db = openDatabase(config.databaseUrl, metrics.query);
@@ -66,8 +69,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
       connectionsCheckingInterval: 1000,
     },
     clientErrorHandler: answerClientError,
-    // GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
-    routerOptions: { maxParamLength: 4096, querystringParser: parseRackQuery },
+    routerOptions: { ...ROUTER_OPTIONS, querystringParser: parseRackQuery },
     schemaController: { compilersFactory: schemaCompilers },
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     // Errors Fastify raises before routing (a URL that is not valid percent-encoding) in GitLab's shape.
@@ -118,7 +120,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   registerAuth(app, baseUrl);
   registerApiThrottle(app);
 
-  const add405Routes = collectRoutes(app);
+  const knowAllPaths = answerUnservedMethods(app, ROUTER_OPTIONS);
   await app.register(
     async (api) => {
       await api.register(instanceRoutes);
@@ -139,7 +141,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   app.all('/api/v3/*', async (_request, reply) =>
     reply.code(410).send({ error: 'API V3 is no longer supported. Use API V4 instead.' }),
   );
-  add405Routes();
+  knowAllPaths();
   monitoringRoutes(app, {
     metrics,
     db,

@@ -23,6 +23,25 @@ describe('API mechanics shared by every endpoint', () => {
     assert.equal(res.headers.allow, 'GET, HEAD, PUT, DELETE');
   });
 
+  it('answers GET and HEAD of a path served only by POST with 405 and Allow (not the catch-all of pages)', async () => {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await t.request({ method, url: '/api/v4/projects/1/archive' });
+      assert.equal(res.statusCode, 405, method);
+      assert.equal(res.headers.allow, 'POST', method);
+      assert.equal(res.headers['content-type'], 'application/json', method);
+    }
+    const res = await t.request({ method: 'GET', url: '/api/v4/projects/1/archive' });
+    assert.deepEqual(res.json, { error: '405 Not Allowed' });
+  });
+
+  it('answers a known path with an empty segment, whatever the method, with 404', async () => {
+    for (const method of ['GET', 'PATCH'] as const) {
+      const res = await t.request({ method, url: '/api/v4/projects//snippets' });
+      assert.equal(res.statusCode, 404, method);
+      assert.deepEqual(res.json, { error: '404 Not Found' }, method);
+    }
+  });
+
   it('answers HEAD for a GET route with the same status and no body', async () => {
     const res = await t.request({ method: 'HEAD', url: '/api/v4/user' });
     assert.equal(res.statusCode, 200);

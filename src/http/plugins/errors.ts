@@ -4,6 +4,7 @@ import { type IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay from 'find-my-way';
 import { Failure, type FailureReason, invalidParams, payloadTooLarge, routeNotFound } from '../../domain/failure.ts';
 
 /** Grape's answer to a body that cannot be parsed as its content type says. */
@@ -86,18 +87,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (typeof body === 'string' && !headers?.['Content-Type']) reply.type('text/plain; charset=utf-8');
     return reply.code(status).send(body);
   });
-  app.setNotFoundHandler(() => {
-    throw routeNotFound();
+  app.setNotFoundHandler((request) => {
+    throw app.unservedRequest(request);
   });
-  // GitLab's router matches no route parameter to an empty segment (`/files//a.rb/raw`); find-my-way
-  // does, so such a request is answered here as the unknown route it is. The wildcard of git and page
-  // URLs may be empty (`/`).
   app.addHook('preValidation', (request, _reply, done) => {
-    const params = request.params as Record<string, unknown> | undefined;
-    for (const key in params) {
-      if (key !== '*' && params[key] === '') return done(routeNotFound());
-    }
-    done();
+    done(hasEmptySegment(request.params) ? routeNotFound() : undefined);
   });
   // Node hands CONNECT to a 'connect' listener, never to the app, and drops the connection when there
   // is none. It is routed like any other method: no route serves it (404), and the connection closes.
@@ -111,33 +105,53 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The failure for a request no route serves: 405 with Allow when its path is served with other methods, else 404. */
+    unservedRequest(request: FastifyRequest): Failure;
+  }
+}
+
 /**
- * A known path asked with a method it does not serve answers 405 with Allow (GitLab/Grape). Call once
- * every route is registered; it adds a 405 route for each missing method of each path.
+ * GitLab's router matches no route parameter to an empty segment (`/files//a.rb/raw`); find-my-way does, so
+ * such a request is answered as the unknown route it is. The wildcard of git and page URLs may be empty (`/`).
  */
-export function collectRoutes(app: FastifyInstance): () => void {
+function hasEmptySegment(params: unknown): boolean {
+  const named = params as Record<string, unknown> | undefined;
+  for (const key in named) if (key !== '*' && named[key] === '') return true;
+  return false;
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
+
+/**
+ * A known path asked with a method it does not serve answers 405 with Allow (GitLab/Grape). As in Grape, a
+ * route for the request's method and path always comes first: only a request no route serves is asked
+ * about (the not-found handler, and the catch-all route of git and pages). The paths are kept in a router
+ * of their own, one entry each, rather than as a 405 route per missing method (about 250 Fastify routes,
+ * a twentieth of an ephemeral start). Call before any route is registered, and the returned function once
+ * every route is.
+ */
+export function answerUnservedMethods(app: FastifyInstance, routerOptions: { maxParamLength: number }): () => void {
   const methodsByUrl = new Map<string, Set<string>>();
   app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
     const set = methodsByUrl.get(route.url) ?? new Set<string>();
-    for (const m of methods) set.add(m);
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) set.add(m);
     methodsByUrl.set(route.url, set);
   });
+  // Each path under one method; its handler is never called, its store is the Allow header.
+  const paths = FindMyWay(routerOptions);
+  app.decorate('unservedRequest', (request: FastifyRequest) => {
+    // Methods outside the list (CONNECT, WebDAV's) are unknown to every path: 404.
+    const found = METHODS.includes(request.method) && paths.find('GET', request.url.split('?', 1)[0]);
+    return found && !hasEmptySegment(found.params)
+      ? new Failure('method_not_allowed', found.store as string)
+      : routeNotFound();
+  });
   return () => {
-    const all = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
-    for (const [url, methods] of [...methodsByUrl]) {
-      if (methods.has('__405__')) continue;
-      const missing = all.filter((m) => !methods.has(m));
-      if (!missing.length || url === '*' || url.endsWith('*')) continue;
-      const allow = all.filter((m) => methods.has(m)).join(', ');
-      methodsByUrl.set(url, new Set([...methods, '__405__']));
-      app.route({
-        method: missing,
-        url,
-        handler: () => {
-          throw new Failure('method_not_allowed', allow);
-        },
-      });
+    for (const [url, methods] of methodsByUrl) {
+      if (url.endsWith('*')) continue;
+      paths.on('GET', url, () => {}, METHODS.filter((m) => methods.has(m)).join(', '));
     }
   };
 }

@@ -45,8 +45,9 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics): void {
 }
 
 /**
- * The monitoring routes. Register after the 405 routes are added (errors.ts#collectRoutes): another
- * method on these paths is then what it would be without them, as for a client outside the list.
+ * The monitoring routes. Register after the paths that answer 405 are collected (errors.ts,
+ * answerUnservedMethods): another method on these paths is then what it would be without them, as for a
+ * client outside the list.
  */
 export function monitoringRoutes(app: FastifyInstance, options: MonitoringOptions): void {
   const { metrics } = options;

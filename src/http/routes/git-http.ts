@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { User } from '../../storage/db/schema.ts';
 import { authenticateToken, scopesOf } from '../../domain/tokens.ts';
-import { Failure, routeNotFound } from '../../domain/failure.ts';
+import { Failure } from '../../domain/failure.ts';
 import { acceptPush, challenge, checkGitCaller, resolveGitTarget } from '../../domain/git-access.ts';
 import { BodyTooLarge, runHttpBackend } from '../../storage/git/http-backend.ts';
 import { HOOKS_DIR, type PushHooks } from '../../storage/git/push-hooks.ts';
@@ -55,9 +55,11 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
       const match = GIT_PATH.exec(decodeURIComponent(urlPath));
       const service = match && (match[2] === 'info/refs' ? new URLSearchParams(query).get('service') : match[2]);
       if (!match || !service || !SERVICES.has(service) || (match[2] === 'info/refs') !== (request.method === 'GET')) {
-        // Not git: a page, when it is a GET.
+        // Not git: a path the API serves with other methods (405), else a page when it is a GET.
+        const unserved = app.unservedRequest(request);
+        if (unserved.reason === 'method_not_allowed') throw unserved;
         if (request.method === 'GET' || request.method === 'HEAD') return servePage(request, reply, urlPath);
-        throw routeNotFound();
+        throw unserved;
       }
       const write = service === 'git-receive-pack';
       const user = await gitCaller(request, write);
