@@ -1,9 +1,31 @@
 // An evenly paced load: request i is due at start + i / rate, and its latency counts from when it was due,
 // not from when it was sent, so a stalled server shows up in full (no coordinated omission). Shared by
-// bench/mixed.ts and bench/soak.ts.
+// bench/mixed.ts and bench/soak.ts; bench/storage.ts uses its client.
+//
+// The client is node:http over kept-alive connections, not fetch: on this 2-core machine the client shares
+// the CPU with the server, and fetch (undici) spends 0.2-0.5 ms more of it per request.
 import http from 'node:http';
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/** One request over a kept-alive connection; resolves with the status and the body as text. */
+export function requestText(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 /** One request over a kept-alive connection; resolves with the status once the body is read, rejects on a dropped connection. */
 export function request(base: URL, token: string, method: string, p: string, body?: string): Promise<number> {

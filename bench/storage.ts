@@ -13,7 +13,7 @@
 // The server runs as its own process; the seeding runs while no server is up.
 // Usage: npx tsx bench/storage.ts [--quick] [--database-url postgres://postgres@127.0.0.1:5432/test]
 //   [--creates 300] [--updates 300] [--history 10000] [--small 1000] [--snippets 100000]
-//   [--requests 2000] [--clones 3] [--concurrency 4] [--keep]
+//   [--requests 2000] [--clones 3] [--concurrency 4] [--keep] [--client http|fetch]
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { compiledCli, exited, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
+import { closeConnections, requestText } from './paced-load.ts';
 import { openDatabase, type Db } from '../src/storage/db/database.ts';
 import { createStore, type Store } from '../src/storage/db/store.ts';
 import { createSnippet, updateSnippet } from '../src/domain/snippets/service.ts';
@@ -44,6 +45,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '4' },
     keep: { type: 'boolean', default: false },
     'database-url': { type: 'string' },
+    client: { type: 'string', default: 'http' },
   },
 });
 const quick = values.quick;
@@ -57,6 +59,7 @@ const SNIPPETS = count('snippets', 100_000, 5_000);
 const REQUESTS = count('requests', 2_000, 300);
 const CLONES = count('clones', 3, 1);
 const CONCURRENCY = Number(values.concurrency);
+if (values.client !== 'http' && values.client !== 'fetch') throw new Error('--client is http or fetch');
 
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
@@ -163,15 +166,25 @@ async function startServer() {
   };
 }
 
+/**
+ * A request through the client --client names: node:http over kept-alive connections (bench/paced-load.ts),
+ * or fetch, which this script used before 2026-11-25 and which adds its own 0.2-0.5 ms a request here.
+ */
+async function send(url: string, method: string, extra: Record<string, string>, body?: string) {
+  if (values.client === 'http') return requestText(new URL(url), method, extra, body);
+  const res = await fetch(url, { method, headers: extra, body });
+  return { status: res.status, text: await res.text() };
+}
+
 async function api(url: string, method: string, route: string, body?: unknown) {
-  const res = await fetch(`${url}/api/v4${route}`, {
+  const res = await send(
+    `${url}/api/v4${route}`,
     method,
     headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${route}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
+    body === undefined ? undefined : JSON.stringify(body),
+  );
+  if (res.status >= 300) throw new Error(`${method} ${route}: ${res.status} ${res.text}`);
+  return res.text ? JSON.parse(res.text) : undefined;
 }
 
 /** Milliseconds of `n` sequential calls after `warm` unmeasured ones, sorted. */
@@ -189,10 +202,9 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const ms = (x: number) => x.toFixed(2);
 
 async function get(url: string, expect = 200): Promise<string> {
-  const res = await fetch(url, { headers: { 'PRIVATE-TOKEN': TOKEN } });
-  const body = await res.text();
-  if (res.status !== expect) throw new Error(`GET ${url}: ${res.status} ${body.slice(0, 200)}`);
-  return body;
+  const res = await send(url, 'GET', { 'PRIVATE-TOKEN': TOKEN });
+  if (res.status !== expect) throw new Error(`GET ${url}: ${res.status} ${res.text.slice(0, 200)}`);
+  return res.text;
 }
 
 const threeFiles = (i: number) => [
@@ -465,6 +477,7 @@ try {
   figure(`files under the data directory at ${SNIPPETS} snippets, no server running`, `${filesUnder(dataDir)}`);
   await measureAt(`at ${SNIPPETS} snippets`);
 } finally {
+  closeConnections();
   log(`load average at the end ${load()}`);
   log(`\n| measure (${dbName}${quick ? ', --quick' : ''}) | figure |\n|---|---|\n${figures.join('\n')}`);
   if (values.keep) log(`kept ${dataDir}${adminUrl ? ` and database ${pgName}` : ''}`);
