@@ -3,7 +3,7 @@
 // bench/mixed.ts and bench/soak.ts; bench/storage.ts uses its client.
 //
 // The client is node:http over kept-alive connections, not fetch: on this 2-core machine the client shares
-// the CPU with the server, and fetch (undici) spends 0.2-0.5 ms more of it per request.
+// the CPU with the server, and a write request through fetch (undici) took 0.05-0.7 ms longer (RESULTS.md).
 import http from 'node:http';
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
