@@ -41,10 +41,10 @@ import fs from 'node:fs';
 import { pageRoutes } from './http/pages/index.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
 
-/** `logger`: the process's logger (server.ts); by default one at the configured level on stdout. */
 // GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
 const ROUTER_OPTIONS = { maxParamLength: 4096 };
 
+/** `logger`: the process's logger (server.ts); by default one at the configured level on stdout. */
 export async function buildApp(config: Config, logger?: Logger): Promise<FastifyInstance> {
   const metrics = createMetrics();
   const db = openDatabase(config.databaseUrl, metrics.query);

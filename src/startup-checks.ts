@@ -1,4 +1,4 @@
-// What `serve` needs, checked before it opens anything: without these it would start and then answer 500
+// What `serve` needs, checked before it listens: without these it would start and then answer 500
 // (or a misleading 404) to every request that writes or touches git. Each failure is one line naming the
 // setting or the program.
 import { execFile } from 'node:child_process';
