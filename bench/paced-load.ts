@@ -27,28 +27,14 @@ export function requestText(
   });
 }
 
-/** One request over a kept-alive connection; resolves with the status once the body is read, rejects on a dropped connection. */
-export function request(base: URL, token: string, method: string, p: string, body?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: base.hostname,
-        port: base.port,
-        method,
-        path: p,
-        agent,
-        headers: { 'PRIVATE-TOKEN': token, ...(body && { 'content-type': 'application/json' }) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+/** One request with a token over a kept-alive connection; resolves with the status, rejects on a dropped connection. */
+export const request = (base: URL, token: string, method: string, p: string, body?: string): Promise<number> =>
+  requestText(
+    new URL(p, base),
+    method,
+    { 'PRIVATE-TOKEN': token, ...(body && { 'content-type': 'application/json' }) },
+    body,
+  ).then((res) => res.status);
 
 /** Closes the kept-alive connections, so that the process can exit. */
 export const closeConnections = () => agent.destroy();

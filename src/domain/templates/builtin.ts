@@ -1,6 +1,6 @@
-// Built-in templates, read once, when a request first needs them, from where the template-types table says (types.ts): the
-// licenses of @rexxars/choosealicense-list, gitignr's snapshot of github/gitignore, and the Dockerfiles and
-// GitLab CI templates written by this project (src/templates-data). Lists are in GitLab's category order
+// Built-in templates, read once, when a request first needs them, from where the template-types table says
+// (types.ts): the licenses of @rexxars/choosealicense-list, gitignr's snapshot of github/gitignore, and the
+// Dockerfiles and GitLab CI templates written by this project (src/templates-data). Lists are in GitLab's category order
 // (docs/gitlab-compatibility.md#template-lists).
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,9 +1,9 @@
 // Git objects never change once written (an id is the hash of the content), so a node may keep the ones it
 // read without ever checking back with the database: a snippet read at its 10,000th revision walks its
 // commits once, not on every request. Keyed by repository as well as id, so a read can only find what its
-// own repository has; filled from rows read and from writes once committed (GitRepository.remember),
-// never from a write that might still roll back. One cache
-// per store (storage/db/store.ts): two databases in one process have repositories with the same ids.
+// own repository has; filled from rows read and from writes once committed (GitRepository.remember), never
+// from a write that might still roll back. One cache per store (storage/db/store.ts): two databases in one
+// process have repositories with the same ids.
 import type { StoredObject } from './repository.ts';
 
 /** Objects larger than this are not kept: one large file would push out thousands of small ones. */
