@@ -27,7 +27,7 @@ import { compiledCli, exited, spawnServer, withoutRateLimits } from '../scripts/
 import { closeConnections, requestText } from './paced-load.ts';
 import { openDatabase, type Db } from '../src/storage/db/database.ts';
 import { createStore, type Store } from '../src/storage/db/store.ts';
-import { createSnippet, updateSnippet } from '../src/domain/snippets/service.ts';
+import { createSnippet, findVisibleSnippetState, updateSnippet } from '../src/domain/snippets/service.ts';
 import { findReadableProject } from '../src/domain/projects.ts';
 import { acceptEverything } from '../src/domain/spam.ts';
 import type { Snippet, User } from '../src/storage/db/schema.ts';
@@ -335,7 +335,7 @@ try {
     ({ snippet } = await updateSnippet(
       deps,
       root,
-      snippet,
+      (await findVisibleSnippetState(seeding.store, root, ctx, snippet.id))!,
       { files: [{ action: 'update', file_path: 'main.rb', content: `puts ${i}\n`.repeat(20) }] },
       meta,
     ));

@@ -17,10 +17,3 @@ export async function snippetRepository(store: Store, snippet: Pick<Snippet, 'id
   if (!repo) throw new Error(`snippet ${snippet.id} has no repository`);
   return repo;
 }
-
-/** A snippet's repository for a write in the caller's transaction (see the repository's forWrite). */
-export async function snippetRepositoryForWrite(tx: Store, snippet: Pick<Snippet, 'id'>): Promise<GitRepository> {
-  const repo = await tx.git.forWrite('snippet', snippet.id);
-  if (!repo) throw new Error(`snippet ${snippet.id} has no repository`);
-  return repo;
-}

@@ -6,8 +6,14 @@ import type { Store } from '../../storage/db/store.ts';
 import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
 import type { IndexedFile } from '../../storage/db/repositories/snippets.ts';
 import { ObjectWriter, objectId } from '../../storage/git/objects.ts';
-import { snippetRepository, snippetRepositoryForWrite } from '../git-repositories.ts';
-import { insertNewSnippet } from '../../storage/db/new-snippet.ts';
+import { snippetRepository } from '../git-repositories.ts';
+import {
+  insertNewSnippet,
+  readSnippetState,
+  type SnippetChange,
+  type SnippetState,
+  writeSnippetChange,
+} from '../../storage/db/snippet-writes.ts';
 import { type GitRepository, RefConflict } from '../../storage/git/repository.ts';
 import { Failure, notFound, serviceError } from '../failure.ts';
 import { can, isVisibilityRestricted, NO_ACCESS, type Viewer } from '../policy.ts';
@@ -46,6 +52,20 @@ export async function snippetFiles(store: Store, snippet: Pick<Snippet, 'id'>): 
 async function withContents(repo: GitRepository, index: IndexedFile[]): Promise<SnippetFile[]> {
   const blobs = await repo.readBlobs(index.map((f) => f.blob_id));
   return index.map((f) => ({ ...f, content: blobs.get(f.blob_id)! }));
+}
+
+/**
+ * The same finder for an update: the snippet with the index of its files and its repository, which the
+ * update starts from (storage/db/snippet-writes.ts).
+ */
+export async function findVisibleSnippetState(
+  store: Store,
+  viewer: Viewer,
+  ctx: ProjectContext,
+  id: number,
+): Promise<SnippetState | undefined> {
+  const state = await readSnippetState(store, ctx.project.id, id);
+  return state && can(viewer, 'read_snippet', { ...ctx, snippet: state.snippet }) ? state : undefined;
 }
 
 /** GitLab's finder: a snippet of this project the viewer may see, else undefined. */
@@ -232,83 +252,102 @@ export interface WrittenSnippet {
   paths: string[];
 }
 
-/** Applies the changes as one commit; the caller has authorized update_snippet. */
+/**
+ * How many times an update is computed anew when another writer changed the snippet first: each lost attempt
+ * is another writer's win, so only a snippet written this often at once makes an update fail.
+ */
+const UPDATE_ATTEMPTS = 50;
+
+/**
+ * Applies the changes as one commit to the snippet as `found` (findVisibleSnippetState) has it; the caller has
+ * authorized update_snippet.
+ */
 export async function updateSnippet(
   deps: SnippetDeps,
   viewer: User,
-  snippet: Snippet,
+  found: SnippetState,
   input: UpdateInput,
   meta: Meta,
 ): Promise<WrittenSnippet> {
-  const { store } = deps;
-  const settings = await getSettings(store);
+  const settings = await getSettings(deps.store);
+  const { id, project_id } = found.snippet;
+  let state: SnippetState | undefined = found;
+  try {
+    // Optimistic: computed from one read of the snippet and written only if its head is still the one read
+    // (snippet-writes.ts), so an update takes no lock while it checks and builds its commit. When another
+    // writer was first, it is computed again from the snippet as that writer left it.
+    for (let attempt = 1; attempt <= UPDATE_ATTEMPTS; attempt++) {
+      if (attempt > 1) state = await readSnippetState(deps.store, project_id, id);
+      if (!state) throw notFound('Snippet');
+      const change = await changeOf(deps, viewer, state, input, meta, settings);
+      const written = await writeSnippetChange(deps.store, change);
+      if (!written) continue;
+      // Once committed, kept in this node's object cache: the next update reads these files back.
+      if (change.commit) state.repository!.remember(change.commit.objects);
+      const index = change.commit?.files ?? state.index;
+      return { snippet: written, paths: index.map((f) => f.path).sort(byteOrder) };
+    }
+    throw new RefConflict(`refs/heads/${found.snippet.default_branch}`);
+  } catch (error) {
+    if (error instanceof FileActionError || error instanceof RefConflict)
+      throw repositoryError('updating', error, settings);
+    throw error;
+  }
+}
+
+/** The update as a change of the snippet as `state` has it; throws the first check it fails. */
+async function changeOf(
+  deps: SnippetDeps,
+  viewer: User,
+  state: SnippetState,
+  input: UpdateInput,
+  meta: Meta,
+  settings: ApplicationSettings,
+): Promise<SnippetChange> {
+  const { snippet, index } = state;
   const title = input.title ?? snippet.title;
   const description = input.description !== undefined ? input.description : snippet.description;
   const visibility = input.visibility ?? snippet.visibility;
   const spamRelevant =
     visibility === 'public' &&
     (snippet.visibility !== 'public' || title !== snippet.title || description !== snippet.description);
-  try {
-    // Every check runs under the row lock, on the index it read: one read of the index, and a failed check
-    // rolls back a transaction that wrote nothing.
-    const { written, committed } = await store.transaction(async (tx) => {
-      const locked = (await tx.snippets.lock(snippet.id, store.db.dialect))!;
-      // In a statement of its own, after the lock: a PostgreSQL statement that waited for the lock sees other
-      // tables as they were when it began (a join would read the index the previous writer replaced).
-      const index = await tx.snippets.fileIndex(snippet.id);
-      const legacy = input.content !== undefined || input.file_name !== undefined;
-      if (legacy && index.length > 1) throw serviceError(MULTIPLE_FILES);
-      let actions: FileAction[] = input.files ?? [];
-      if (legacy && index.length === 1) actions = [legacyAction(index[0].path, input)];
-      if (legacy && input.content === undefined && actions[0]?.action === 'update') actions = [];
-      if (!actions.every(isValidAction)) throw new Failure('unprocessable_service', INVALID_ACTIONS);
-      if (
-        input.visibility !== undefined &&
-        input.visibility !== snippet.visibility &&
-        isVisibilityRestricted(viewer, input.visibility, settings.restricted_visibility_levels)
-      ) {
-        throw restrictedError(input.visibility);
-      }
-      checkAttributes({ title, description, firstContent: null, files: null }, settings);
-
-      let changes: Partial<Snippet> = { title, description, visibility, updated_at: nowIso() };
-      if (!actions.length) {
-        if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: new Map() });
-        const updated = await tx.snippets.update(snippet.id, changes);
-        return { written: { snippet: updated, paths: index.map((f) => f.path) }, committed: () => {} };
-      }
-      const repo = await snippetRepositoryForWrite(tx, snippet);
-      const current = await withContents(repo, index);
-      let next: Map<string, Buffer>;
-      try {
-        next = applyActions(new Map(current.map((f) => [f.path, f.content])), actions, settings.max_snippet_files);
-      } catch (error) {
-        throw repositoryError('updating', error, settings);
-      }
-      checkAttributes({ title, description, firstContent: null, files: next }, settings);
-      if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: next });
-      const { commit, indexed, objects } = await commitFiles(repo, locked.head_commit, next, viewer, 'Update snippet');
-      await tx.snippets.syncFiles(snippet.id, current, indexed);
-      const first = actions[0];
-      changes = {
-        ...changes,
-        head_commit: commit,
-        file_name: first.file_path || first.previous_path || locked.file_name,
-      };
-      const updated = await tx.snippets.update(snippet.id, changes);
-      return {
-        written: { snippet: updated, paths: indexed.map((f) => f.path).sort(byteOrder) },
-        // Once committed, kept in this node's object cache: the next update reads these files back.
-        committed: () => repo.remember(objects),
-      };
-    });
-    committed();
-    return written;
-  } catch (error) {
-    if (error instanceof FileActionError || error instanceof RefConflict)
-      throw repositoryError('updating', error, settings);
-    throw error;
+  const legacy = input.content !== undefined || input.file_name !== undefined;
+  if (legacy && index.length > 1) throw serviceError(MULTIPLE_FILES);
+  let actions: FileAction[] = input.files ?? [];
+  if (legacy && index.length === 1) actions = [legacyAction(index[0].path, input)];
+  if (legacy && input.content === undefined && actions[0]?.action === 'update') actions = [];
+  if (!actions.every(isValidAction)) throw new Failure('unprocessable_service', INVALID_ACTIONS);
+  if (
+    input.visibility !== undefined &&
+    input.visibility !== snippet.visibility &&
+    isVisibilityRestricted(viewer, input.visibility, settings.restricted_visibility_levels)
+  ) {
+    throw restrictedError(input.visibility);
   }
+  checkAttributes({ title, description, firstContent: null, files: null }, settings);
+
+  const row = { title, description, visibility, updated_at: nowIso() };
+  if (!actions.length) {
+    if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: new Map() });
+    return { from: state, row, commit: null };
+  }
+  if (!state.repository) throw new Error(`snippet ${snippet.id} has no repository`);
+  const current = await withContents(state.repository, index);
+  let next: Map<string, Buffer>;
+  try {
+    next = applyActions(new Map(current.map((f) => [f.path, f.content])), actions, settings.max_snippet_files);
+  } catch (error) {
+    throw repositoryError('updating', error, settings);
+  }
+  checkAttributes({ title, description, firstContent: null, files: next }, settings);
+  if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: next });
+  const { commit, indexed, objects } = buildCommit(snippet.head_commit, next, viewer, 'Update snippet');
+  const first = actions[0];
+  return {
+    from: state,
+    row: { ...row, head_commit: commit, file_name: first.file_path || first.previous_path || snippet.file_name },
+    commit: { id: commit, objects, files: indexed },
+  };
 }
 
 /**

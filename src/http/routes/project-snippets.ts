@@ -17,6 +17,7 @@ import {
   createSnippet,
   deleteSnippet,
   findVisibleSnippet,
+  findVisibleSnippetState,
   firstSnippetFile,
   readSnippetFile,
   updateSnippet,
@@ -116,11 +117,11 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const ctx = await snippetProject(request);
     const p = validateRequest(spec.updateSnippetSpec, request, spec.updateSnippetConstraints);
     const viewer = currentUser(request);
-    const snippet = await findVisibleSnippet(storeOf(request), viewer, ctx, p.snippet_id);
-    if (!snippet) throw notFound('Snippet');
-    authorize(viewer, 'update_snippet', { ...ctx, snippet });
-    const updated = await updateSnippet(depsOf(request), viewer, snippet, p, meta(request));
-    return (await present(request, ctx, [updated.snippet], new Map([[snippet.id, updated.paths]])))[0];
+    const found = await findVisibleSnippetState(storeOf(request), viewer, ctx, p.snippet_id);
+    if (!found) throw notFound('Snippet');
+    authorize(viewer, 'update_snippet', { ...ctx, snippet: found.snippet });
+    const updated = await updateSnippet(depsOf(request), viewer, found, p, meta(request));
+    return (await present(request, ctx, [updated.snippet], new Map([[updated.snippet.id, updated.paths]])))[0];
   });
 
   /** DELETE /projects/:id/snippets/:snippet_id — own (reporter+) or maintainer+; 204, 412 on If-Unmodified-Since. */

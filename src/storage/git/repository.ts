@@ -92,15 +92,12 @@ export class GitRepository {
   /**
    * @param pending objects a push brought that are not stored yet: read before the rows, never cached, so
    * a push can be checked as the commit it would make before anything of it is written.
-   * @param write the write count this transaction already took for its objects (gitRepositoriesRepository's
-   * forWrite); when null, store() takes one.
    */
   constructor(
     private readonly db: Kysely<Database>,
     readonly row: GitRepositoryRow,
     private readonly cache: ObjectCache,
     private readonly pending: ReadonlyMap<string, StoredObject> = new Map(),
-    private readonly write: number | null = null,
   ) {}
 
   get id(): number {
@@ -192,16 +189,14 @@ export class GitRepository {
    */
   async store(objects: readonly GitObject[]): Promise<void> {
     if (!objects.length) return;
-    const write =
-      this.write ??
-      (
-        await this.db
-          .updateTable('git_repositories')
-          .set({ writes: sql`writes + 1` })
-          .where('id', '=', this.id)
-          .returning('writes')
-          .executeTakeFirstOrThrow()
-      ).writes;
+    const write = (
+      await this.db
+        .updateTable('git_repositories')
+        .set({ writes: sql`writes + 1` })
+        .where('id', '=', this.id)
+        .returning('writes')
+        .executeTakeFirstOrThrow()
+    ).writes;
     await insertObjects(this.db, this.id, write, objects);
   }
 

@@ -1,5 +1,5 @@
 // The git repositories of projects and snippets (migration 0005): one row each, with its objects and refs.
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../schema.ts';
 import { FIRST_WRITE, GitRepository, insertObjects, oidBytes } from '../../git/repository.ts';
 import type { GitObject } from '../../git/objects.ts';
@@ -17,20 +17,6 @@ export function gitRepositoriesRepository(db: Kysely<Database>, cache: ObjectCac
         .where('owner_id', '=', ownerId)
         .executeTakeFirst();
       return row ? new GitRepository(db, row, cache) : null;
-    },
-    /**
-     * The repository for a write in the caller's transaction, found in the statement that takes the write
-     * count its objects are stored under (and, on PostgreSQL, locks its row until commit); null when none.
-     */
-    async forWrite(kind: RepositoryKind, ownerId: number): Promise<GitRepository | null> {
-      const row = await db
-        .updateTable('git_repositories')
-        .set({ writes: sql`writes + 1` })
-        .where('kind', '=', kind)
-        .where('owner_id', '=', ownerId)
-        .returningAll()
-        .executeTakeFirst();
-      return row ? new GitRepository(db, row, cache, new Map(), row.writes) : null;
     },
     /** The repository, created empty with HEAD naming `head` when there is none yet. */
     async ensure(kind: RepositoryKind, ownerId: number, head: string): Promise<GitRepository> {
