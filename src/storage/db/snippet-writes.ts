@@ -4,8 +4,8 @@
 // a round trip, so each write is one statement of data-modifying WITH clauses (atomic on its own, no
 // BEGIN/COMMIT); SQLite's statements cost no round trip, and it writes them one after the other in a
 // transaction.
-import { type Insertable, sql, type Updateable } from 'kysely';
-import type { Snippet, SnippetsTable } from './schema.ts';
+import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
+import type { Database, Snippet, SnippetsTable } from './schema.ts';
 import { byPath, type IndexedFile } from './repositories/snippets.ts';
 import type { Store } from './store.ts';
 import { FIRST_WRITE, GitRepository, objectRows, oidBytes } from '../git/repository.ts';
@@ -152,21 +152,24 @@ export interface SnippetChange {
  * `from` was read, and nothing was written. The caller reads it again and recomputes.
  */
 export async function writeSnippetChange(store: Store, change: SnippetChange): Promise<Snippet | undefined> {
-  if (change.commit && !change.from.repository) throw new Error(`snippet ${change.from.snippet.id} has no repository`);
-  const { from, commit } = change;
-  // A snippet without a commit yet (from an earlier version) is rare: its branch is created, not moved.
-  if (store.db.dialect === 'postgres' && from.snippet.head_commit !== null)
-    return writeChangeInOneStatement(store, change);
-  return store.transaction(async (tx) => {
-    const head = from.snippet.head_commit;
-    const written = await tx.kysely
+  const { from, row, commit } = change;
+  const head = from.snippet.head_commit;
+  const writeRow = (db: Kysely<Database>) =>
+    db
       .updateTable('snippets')
-      .set(change.row)
+      .set(row)
       .where('id', '=', from.snippet.id)
       .where('head_commit', head === null ? 'is' : '=', head)
       .returningAll()
       .executeTakeFirst();
-    if (!written || !commit) return written;
+  // The row alone (title, description, visibility): one statement, atomic on its own.
+  if (!commit) return writeRow(store.kysely);
+  if (!from.repository) throw new Error(`snippet ${from.snippet.id} has no repository`);
+  // A snippet without a commit yet (from an earlier version) is rare: its branch is created, not moved.
+  if (store.db.dialect === 'postgres' && head !== null) return writeCommitInOneStatement(store, change, commit, head);
+  return store.transaction(async (tx) => {
+    const written = await writeRow(tx.kysely);
+    if (!written) return undefined;
     const repo = from.repository!.on(tx.kysely);
     await repo.store(commit.objects);
     await repo.moveRef(`refs/heads/${repo.head}`, head, commit.id);
@@ -180,17 +183,14 @@ export async function writeSnippetChange(store: Store, change: SnippetChange): P
  * head (as a push does, so the two never wait for each other's locks in opposite orders); every other clause
  * writes only if the branch moved, so a statement that loses either compare-and-swap writes nothing.
  */
-async function writeChangeInOneStatement(store: Store, { from, row, commit }: SnippetChange) {
+async function writeCommitInOneStatement(
+  store: Store,
+  { from, row }: SnippetChange,
+  commit: NonNullable<SnippetChange['commit']>,
+  head: string,
+): Promise<Snippet | undefined> {
   const id = from.snippet.id;
-  const head = from.snippet.head_commit;
   const assignments = sql.join(Object.entries(row).map(([column, value]) => sql`${sql.ref(column)} = ${value}`));
-  if (!commit) {
-    const { rows } = await sql<Snippet>`
-      UPDATE snippets SET ${assignments}
-      WHERE id = ${id} AND head_commit IS NOT DISTINCT FROM ${head}
-      RETURNING *`.execute(store.kysely);
-    return rows[0];
-  }
   const repo = from.repository!;
   const objects = objectRows(0, commit.objects); // their write count comes from the clause that takes it
   const after = new Map(commit.files.map((f) => [f.path, f.blob_id]));
@@ -203,7 +203,7 @@ async function writeChangeInOneStatement(store: Store, { from, row, commit }: Sn
     ), moved AS (
       UPDATE git_refs SET oid = ${oidBytes(commit.id)}
       WHERE repository_id = ${repo.id} AND name = ${`refs/heads/${repo.head}`}
-        AND oid = ${oidBytes(head!)} AND EXISTS (SELECT 1 FROM locked)
+        AND oid = ${oidBytes(head)} AND EXISTS (SELECT 1 FROM locked)
       RETURNING 1
     ), written AS (
       UPDATE snippets SET ${assignments} WHERE id = ${id} AND EXISTS (SELECT 1 FROM moved) RETURNING *
