@@ -104,6 +104,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
       'package.json',
       'bin/snippetd',
       'dist/cli.js',
+      'dist/cli.cjs',
       'dist/index.js',
       'dist/index.d.ts',
       'dist/storage/git/hooks/pre-receive',
@@ -113,7 +114,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     ])
       assert.ok(files.includes(file), `${file} is not in the tarball`);
     assert.deepEqual(
-      files.filter((f) => /^(src|test|scripts|bench)\//.test(f)),
+      files.filter((f) => /^(src|test|scripts|bench)\//.test(f) || f.endsWith('.cache')),
       [],
     );
     assert.deepEqual(
@@ -144,11 +145,46 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     const { stdout: printed } = await run('npx', ['snippetd', '--version'], { cwd: app, env: npmEnv() });
     assert.equal(printed, `snippetd ${pkg.version} (answers as GitLab 17.11.0)\n`);
 
+    // The first run left V8's code cache of the bundle beside it (src/launcher.ts); a damaged one is
+    // replaced, and the command runs all the same.
+    const installedDist = path.join(app, 'node_modules', 'snippetd', 'dist');
+    const caches = fs.readdirSync(installedDist).filter((f) => f.endsWith('.cache'));
+    assert.equal(caches.length, 1, caches.join(', '));
+    assert.match(caches[0], new RegExp(`^cli-[0-9a-f]{16}-${process.version}-${process.arch}\\.cache$`));
+    const cacheFile = path.join(installedDist, caches[0]);
+    const garbage = Buffer.alloc(fs.statSync(cacheFile).size, 0x5a);
+    fs.writeFileSync(cacheFile, garbage);
+    const { stdout: again } = await run('npx', ['snippetd', '--version'], { cwd: app, env: npmEnv() });
+    assert.equal(again, printed);
+    assert.notDeepEqual(fs.readFileSync(cacheFile), garbage);
+
     const server = serve('npx', ['snippetd', 'serve', '--port', '0'], app, path.join(dir, 'data-installed'));
     const { url, pid } = await server.started;
     const answer = await version(url);
     assert.equal(answer.status, 200);
     assert.equal(answer.body.revision, `snippetd-${pkg.version}`);
+    // A page loads its highlighter and Markdown renderer on first use, from the installed packages.
+    const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
+    const project = await fetch(`${url}/api/v4/projects`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ path: 'pages', visibility: 'public' }),
+    }).then((res) => res.json());
+    const files = [
+      { file_path: 'a.rb', content: 'def answer\n  42\nend\n' },
+      { file_path: 'README.md', content: '# Notes\n\n*kept*\n' },
+    ];
+    const created = await fetch(`${url}/api/v4/projects/${project.id}/snippets`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ title: 'page', visibility: 'public', files }),
+    });
+    assert.equal(created.status, 201);
+    const page = await fetch(((await created.json()) as { web_url: string }).web_url);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.match(html, /<span class="hljs-keyword">def<\/span>/);
+    assert.match(html, /<em>kept<\/em>/);
     // npx (npm exec) runs the bin through a shell and does not pass SIGTERM on: stop the server itself.
     process.kill(pid, 'SIGTERM');
     assert.equal(await server.exited, 0);
