@@ -1,5 +1,7 @@
-// Concurrent updates of one snippet never lose a commit: each update builds on the previous head under a
-// row lock and moves the branch by compare-and-swap, so N racing updates give N commits in a line.
+// Concurrent updates of one snippet never lose a commit or a field: each update is computed from the head it
+// read and written only while that head is still current (compare-and-swap on the row and the branch),
+// computed again otherwise, so N racing updates give N commits in a line; and an update writes only the
+// fields it was given, so racing updates of different fields keep both.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -60,6 +62,30 @@ describe('concurrent snippet updates', () => {
         url: `/api/v4/projects/${projectId}/snippets/${id}/files/main/f${i}.txt/raw`,
       });
       assert.equal(raw.body, `content ${i}`);
+    }
+  });
+
+  it('keeps both of two racing updates of different fields (title, description, visibility)', async () => {
+    const created = await t.request({
+      method: 'POST',
+      url: `/api/v4/projects/${projectId}/snippets`,
+      payload: { title: 'fields', visibility: 'private', files: [{ file_path: 'a.txt', content: 'a' }] },
+    });
+    const url = `/api/v4/projects/${projectId}/snippets/${created.json.id}`;
+    for (let round = 0; round < 10; round++) {
+      const changes = [{ title: `title ${round}` }, { description: `description ${round}` }];
+      if (round % 2)
+        changes.push({ files: [{ action: 'update', file_path: 'a.txt', content: `a ${round}` }] } as never);
+      const results = await Promise.all(changes.map((payload) => t.request({ method: 'PUT', url, payload })));
+      assert.deepEqual(
+        results.map((r) => r.statusCode),
+        changes.map(() => 200),
+      );
+      const { json } = await t.request({ method: 'GET', url });
+      assert.deepEqual(
+        [json.title, json.description, json.visibility],
+        [`title ${round}`, `description ${round}`, 'private'],
+      );
     }
   });
 });

@@ -326,7 +326,12 @@ async function changeOf(
   }
   checkAttributes({ title, description, firstContent: null, files: null }, settings);
 
-  const row = { title, description, visibility, updated_at: nowIso() };
+  // Only the fields the request gives, as Rails saves only changed attributes: two updates racing on
+  // different fields then both stand.
+  const row: SnippetChange['row'] = { updated_at: nowIso() };
+  if (input.title !== undefined) row.title = title;
+  if (input.description !== undefined) row.description = description;
+  if (input.visibility !== undefined) row.visibility = visibility;
   if (!actions.length) {
     if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: new Map() });
     return { from: state, row, commit: null };
