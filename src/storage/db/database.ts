@@ -10,6 +10,9 @@ import {
   type PostgresPool,
   type PostgresPoolClient,
   SqliteDialect,
+  type SqliteDatabase,
+  type SqliteDialectConfig,
+  SqliteDriver,
 } from 'kysely';
 import type { Database } from './schema.ts';
 import { requireFromHere } from '../../shipped-files.ts';
@@ -57,7 +60,10 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), log });
+  const kysely = new Kysely<Database>({
+    dialect: new QueuedSqliteDialect({ database: withStatementCache(sqlite) }),
+    log,
+  });
   const epoch = sqliteEpochReader(sqlite, file);
   return {
     kysely,
@@ -113,6 +119,42 @@ function sqliteEpochReader(main: SQLite.Database, file: string) {
   };
 }
 
+/**
+ * SQLite has one connection, which Kysely's driver lends out under a lock that wakes every waiting query on
+ * each release, only for all but one to wait again: with N requests queued behind a write, every statement
+ * costs N wake-ups, so a backlog grows the work quadratically just as the server falls behind. This driver
+ * hands the connection to the longest waiting query instead, one wake-up a release (Kysely's own lock then
+ * never has a waiter).
+ */
+class QueuedSqliteDriver extends SqliteDriver {
+  #lent = false;
+  #waiting: (() => void)[] = [];
+
+  override async acquireConnection() {
+    if (this.#lent) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#lent = true;
+    return super.acquireConnection();
+  }
+
+  override async releaseConnection() {
+    await super.releaseConnection();
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#lent = false;
+  }
+}
+
+class QueuedSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver() {
+    return new QueuedSqliteDriver(this.#config);
+  }
+}
+
 const MAX_CACHED_STATEMENTS = 1000;
 
 /**
@@ -120,7 +162,7 @@ const MAX_CACHED_STATEMENTS = 1000;
  * texts are parameterised and few, so each is prepared once. Kysely runs one query at a time on this
  * connection, so a statement is never in use twice at once.
  */
-function withStatementCache(sqlite: SQLite.Database) {
+export function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
