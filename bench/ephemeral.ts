@@ -5,7 +5,8 @@
 //   npm run build && npx tsx bench/ephemeral.ts [--runs 10] [--installed DIR]
 //
 // snippetd runs compiled (node dist/cli.js), as installed. --installed DIR also times `npx snippetd serve`
-// in DIR, where the packed tarball is installed (npm pack; cd DIR && npm install <tarball>).
+// in DIR, where the packed tarball is installed (npm pack; cd DIR && npm install <tarball>), and the same
+// server started by the installed bin without npx.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -150,6 +151,13 @@ if (values.installed) {
   await series(
     'npx snippetd serve (installed tarball, SQLite file)',
     ['npx', 'snippetd', 'serve', '--data-dir', path.join(dir, 'data')],
+    (p) => `http://127.0.0.1:${p}/-/liveness`,
+    values.installed,
+  );
+  // The same command without npx: what npx itself adds is the difference.
+  await series(
+    'node_modules/.bin/snippetd serve (installed tarball, SQLite file)',
+    [path.join(values.installed, 'node_modules/.bin/snippetd'), 'serve', '--data-dir', path.join(dir, 'data')],
     (p) => `http://127.0.0.1:${p}/-/liveness`,
     values.installed,
   );
