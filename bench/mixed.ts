@@ -4,7 +4,9 @@
 // up in full (no coordinated omission). Also runs the same schedule with the updates left out.
 // With --profile DIR the server runs under `node --cpu-prof` and writes its profile there when it stops.
 // With --rounds N the two phases run N times, alternated, after the warm-up, and the medians of their p99
-// close the report.
+// close the report. Each row also says what the server saw in its phase (from /-/metrics): its longest
+// event-loop block, and its statements slower than 10 ms. A bad p99 with neither was made outside the
+// server's code (the host, the kernel, the load generator); one with them, inside.
 // Usage: npx tsx bench/mixed.ts [--rate 3000] [--duration 10] [--rounds 1] [--database-url URL] [--profile DIR]
 import fs from 'node:fs';
 import http from 'node:http';
@@ -33,8 +35,26 @@ const TOKEN = 'bench-root-token-0123456789abcdef';
 const SNIPPETS = 200;
 const pct = (share: number) => `${Math.round(share * 100)} %`;
 
+/** The monitor's timer (prom-client's default precision): a delay beyond it is time the event loop was held. */
+const LAG_TIMER_MS = 10;
+
+/**
+ * What the server's metrics say now: the longest event-loop delay since the last scrape (prom-client resets
+ * it at each), and how many database statements so far took over 10 ms.
+ */
+async function serverSide(base: URL) {
+  const text = await (await fetch(new URL('/-/metrics', base))).text();
+  const lagMax = Number(/^snippetd_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)?.[1]) * 1000;
+  let slow = 0;
+  for (const m of text.matchAll(/^snippetd_db_query_duration_seconds_bucket\{le="([^"]+)",[^}]*\} (\d+)$/gm))
+    if (m[1] === '+Inf') slow += Number(m[2]);
+    else if (m[1] === '0.01') slow -= Number(m[2]);
+  return { blockedMs: Math.max(0, lagMax - LAG_TIMER_MS), slowStatements: slow };
+}
+
 async function phase(base: URL, projectId: number, ids: number[], withWrites: boolean, serverPid: number) {
   let failures = 0;
+  const seenBefore = await serverSide(base);
   const serverBefore = cpuMicros(serverPid);
   const clientBefore = process.cpuUsage();
   const latencies = await pacedLoad(
@@ -53,7 +73,10 @@ async function phase(base: URL, projectId: number, ids: number[], withWrites: bo
     },
   );
   const client = process.cpuUsage(clientBefore);
+  const seenAfter = await serverSide(base);
   return {
+    blockedMs: seenAfter.blockedMs,
+    slowStatements: seenAfter.slowStatements - seenBefore.slowStatements,
     // Each process's CPU as a share of one core over the phase: near 100 % the process set the pace.
     serverBusy: (cpuMicros(serverPid) - serverBefore) / (DURATION_S * 1e6),
     clientBusy: (client.user + client.system) / (DURATION_S * 1e6),
@@ -115,8 +138,10 @@ async function main() {
     await phase(base, created.id, ids, false, pid); // warm-up
     const db = values['database-url'] ? 'PostgreSQL' : 'SQLite';
     console.log(`${db}, ${RATE} requests/s for ${DURATION_S} s, latency from when each request was due (ms):`);
-    console.log('| round | load | p50 | p99 | max | failed | server CPU | load generator CPU |');
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log(
+      '| round | load | p50 | p99 | max | failed | server CPU | load generator CPU | server: longest event-loop block ms | server: statements > 10 ms |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
     const p99s = { reads: [] as number[], mixed: [] as number[] };
     for (let round = 1; round <= ROUNDS; round++) {
       const reads = await phase(base, created.id, ids, false, pid);
@@ -128,7 +153,7 @@ async function main() {
         ['mixed (70 % get, 15 % list, 10 % raw, 5 % title updates)', mixed],
       ] as const)
         console.log(
-          `| ${round} | ${name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${r.failures} | ${pct(r.serverBusy)} | ${pct(r.clientBusy)} |`,
+          `| ${round} | ${name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${r.failures} | ${pct(r.serverBusy)} | ${pct(r.clientBusy)} | ${r.blockedMs.toFixed(1)} | ${r.slowStatements} |`,
         );
     }
     if (ROUNDS > 1)
