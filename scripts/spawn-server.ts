@@ -2,6 +2,7 @@
 // prints "listening on <url> ". Shared by the process tests, which run the source through tsx, and the load
 // scripts, which run the compiled CLI as operators do.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,6 +20,17 @@ export function compiledCli(): string {
   return path.join(ROOT, 'dist', 'cli.js');
 }
 
+/**
+ * The node flags `npm start` runs the server with (package.json's start script): a load script runs the
+ * compiled CLI with the same ones, so that it measures the process operators run.
+ */
+const START_FLAGS: string[] = (() => {
+  const { scripts } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  const flags = /\bnode((?: --\S+)*) dist\/cli\.js\b/.exec(scripts.start);
+  if (!flags) throw new Error(`package.json's start script does not run node dist/cli.js: ${scripts.start}`);
+  return flags[1].split(' ').filter(Boolean);
+})();
+
 export interface Spawned {
   url: string;
   child: ChildProcess;
@@ -27,8 +39,9 @@ export interface Spawned {
 }
 
 /**
- * A `.ts` file among `args` runs through tsx; otherwise plain node runs them. `cpu`: run the process on that
- * CPU alone (Linux `taskset`), as the load scripts do to keep client and server apart.
+ * A `.ts` file among `args` runs through tsx; otherwise plain node runs them, with `npm start`'s flags.
+ * `cpu`: run the process on that CPU alone (Linux `taskset`), as the load scripts do to keep client and
+ * server apart.
  */
 export function spawnServer(
   env: NodeJS.ProcessEnv,
@@ -36,7 +49,7 @@ export function spawnServer(
   cpu?: number,
 ): Promise<Spawned> {
   const typescript = args.some((arg) => arg.endsWith('.ts'));
-  const command = [process.execPath, ...(typescript ? ['--import', 'tsx'] : []), ...args];
+  const command = [process.execPath, ...(typescript ? ['--import', 'tsx'] : START_FLAGS), ...args];
   if (cpu !== undefined) command.unshift('taskset', '-c', String(cpu));
   const child = spawn(command[0], command.slice(1), { env });
   let out = '';
