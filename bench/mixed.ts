@@ -52,8 +52,15 @@ async function serverSide(base: URL) {
   return { blockedMs: Math.max(0, lagMax - LAG_TIMER_MS), slowStatements: slow };
 }
 
+/** Request i of a phase: 70 % GET, 15 % list, 10 % raw, and 5 % title updates when the phase has writes (else raw). */
+const isWrite = (i: number, withWrites: boolean) => withWrites && (i * 37) % 100 >= 95;
+
 async function phase(base: URL, projectId: number, ids: number[], withWrites: boolean, serverPid: number) {
   let failures = 0;
+  // In the mixed phase, the reads' latencies apart from the writes': whether the writes slowed the reads,
+  // or only took their own time.
+  const readLatencies: number[] = [];
+  const writeLatencies: number[] = [];
   const seenBefore = await serverSide(base);
   const serverBefore = cpuMicros(serverPid);
   const clientBefore = process.cpuUsage();
@@ -65,11 +72,12 @@ async function phase(base: URL, projectId: number, ids: number[], withWrites: bo
       const snippet = `/api/v4/projects/${projectId}/snippets/${ids[i % ids.length]}`;
       if (pick < 70) return request(base, TOKEN, 'GET', snippet);
       if (pick < 85) return request(base, TOKEN, 'GET', `/api/v4/projects/${projectId}/snippets?per_page=20`);
-      if (pick < 95 || !withWrites) return request(base, TOKEN, 'GET', `${snippet}/raw`);
+      if (!isWrite(i, withWrites)) return request(base, TOKEN, 'GET', `${snippet}/raw`);
       return request(base, TOKEN, 'PUT', snippet, JSON.stringify({ title: `title ${i}` }));
     },
-    (_i, status) => {
+    (i, status, latency) => {
       if (status === null || status >= 400) failures++;
+      (isWrite(i, withWrites) ? writeLatencies : readLatencies).push(latency);
     },
   );
   const client = process.cpuUsage(clientBefore);
@@ -83,6 +91,11 @@ async function phase(base: URL, projectId: number, ids: number[], withWrites: bo
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     max: latencies[latencies.length - 1],
+    readsP99: percentile(
+      readLatencies.sort((a, b) => a - b),
+      99,
+    ),
+    writes: writeLatencies.sort((a, b) => a - b),
     failures,
   };
 }
@@ -139,9 +152,9 @@ async function main() {
     const db = values['database-url'] ? 'PostgreSQL' : 'SQLite';
     console.log(`${db}, ${RATE} requests/s for ${DURATION_S} s, latency from when each request was due (ms):`);
     console.log(
-      '| round | load | p50 | p99 | max | failed | server CPU | load generator CPU | server: longest event-loop block ms | server: statements > 10 ms |',
+      '| round | load | p50 | p99 | max | failed | server CPU | load generator CPU | server: longest event-loop block ms | server: statements > 10 ms | p99 of the reads | title updates p50 / p99 |',
     );
-    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     const p99s = { reads: [] as number[], mixed: [] as number[] };
     for (let round = 1; round <= ROUNDS; round++) {
       const reads = await phase(base, created.id, ids, false, pid);
@@ -153,7 +166,7 @@ async function main() {
         ['mixed (70 % get, 15 % list, 10 % raw, 5 % title updates)', mixed],
       ] as const)
         console.log(
-          `| ${round} | ${name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${r.failures} | ${pct(r.serverBusy)} | ${pct(r.clientBusy)} | ${r.blockedMs.toFixed(1)} | ${r.slowStatements} |`,
+          `| ${round} | ${name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${r.failures} | ${pct(r.serverBusy)} | ${pct(r.clientBusy)} | ${r.blockedMs.toFixed(1)} | ${r.slowStatements} | ${r.readsP99.toFixed(2)} | ${r.writes.length ? `${percentile(r.writes, 50).toFixed(2)} / ${percentile(r.writes, 99).toFixed(2)}` : ''} |`,
         );
     }
     if (ROUNDS > 1)

@@ -44,14 +44,14 @@ export const percentile = (sorted: number[], p: number) =>
 
 /**
  * Sends `total` requests at `rate` a second, `send(i)` making request i; answers each latency from when
- * it was due (sorted) once every request has settled. `settled(i, status)` is told each outcome (status
- * null: the connection dropped).
+ * it was due (sorted) once every request has settled. `settled(i, status, latency)` is told each outcome
+ * (status null: the connection dropped).
  */
 export async function pacedLoad(
   rate: number,
   total: number,
   send: (i: number) => Promise<number>,
-  settled: (i: number, status: number | null) => void,
+  settled: (i: number, status: number | null, latency: number) => void,
 ): Promise<number[]> {
   const latencies: number[] = [];
   const start = performance.now() + 50;
@@ -67,10 +67,11 @@ export async function pacedLoad(
     send(i)
       .then(
         (status) => {
-          latencies.push(performance.now() - due);
-          settled(i, status);
+          const latency = performance.now() - due;
+          latencies.push(latency);
+          settled(i, status, latency);
         },
-        () => settled(i, null),
+        () => settled(i, null, performance.now() - due),
       )
       .finally(() => {
         pending--;
