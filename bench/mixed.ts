@@ -30,7 +30,8 @@ const RATE = Number(values.rate);
 const DURATION_S = Number(values.duration);
 /** Rounds of the two phases, alternated: one run's p99 moves with the shared machine's load, a median less. */
 const ROUNDS = Number(values.rounds);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const byValue = (a: number, b: number) => a - b;
+const median = (xs: number[]) => [...xs].sort(byValue)[Math.floor(xs.length / 2)];
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const SNIPPETS = 200;
 const pct = (share: number) => `${Math.round(share * 100)} %`;
@@ -52,15 +53,20 @@ async function serverSide(base: URL) {
   return { blockedMs: Math.max(0, lagMax - LAG_TIMER_MS), slowStatements: slow };
 }
 
-/** Request i of a phase: 70 % GET, 15 % list, 10 % raw, and 5 % title updates when the phase has writes (else raw). */
-const isWrite = (i: number, withWrites: boolean) => withWrites && (i * 37) % 100 >= 95;
+/** Request i of a phase: 70 % GET, 15 % list, 10 % raw, 5 % title updates (raw too when the phase has no writes). */
+function kindOf(i: number, withWrites: boolean): 'get' | 'list' | 'raw' | 'update' {
+  const pick = (i * 37) % 100;
+  if (pick < 70) return 'get';
+  if (pick < 85) return 'list';
+  return pick < 95 || !withWrites ? 'raw' : 'update';
+}
 
 async function phase(base: URL, projectId: number, ids: number[], withWrites: boolean, serverPid: number) {
   let failures = 0;
   // In the mixed phase, the reads' latencies apart from the writes': whether the writes slowed the reads,
   // or only took their own time.
   const readLatencies: number[] = [];
-  const writeLatencies: number[] = [];
+  const updateLatencies: number[] = [];
   const seenBefore = await serverSide(base);
   const serverBefore = cpuMicros(serverPid);
   const clientBefore = process.cpuUsage();
@@ -68,16 +74,21 @@ async function phase(base: URL, projectId: number, ids: number[], withWrites: bo
     RATE,
     RATE * DURATION_S,
     (i) => {
-      const pick = (i * 37) % 100;
       const snippet = `/api/v4/projects/${projectId}/snippets/${ids[i % ids.length]}`;
-      if (pick < 70) return request(base, TOKEN, 'GET', snippet);
-      if (pick < 85) return request(base, TOKEN, 'GET', `/api/v4/projects/${projectId}/snippets?per_page=20`);
-      if (!isWrite(i, withWrites)) return request(base, TOKEN, 'GET', `${snippet}/raw`);
-      return request(base, TOKEN, 'PUT', snippet, JSON.stringify({ title: `title ${i}` }));
+      switch (kindOf(i, withWrites)) {
+        case 'get':
+          return request(base, TOKEN, 'GET', snippet);
+        case 'list':
+          return request(base, TOKEN, 'GET', `/api/v4/projects/${projectId}/snippets?per_page=20`);
+        case 'raw':
+          return request(base, TOKEN, 'GET', `${snippet}/raw`);
+        case 'update':
+          return request(base, TOKEN, 'PUT', snippet, JSON.stringify({ title: `title ${i}` }));
+      }
     },
     (i, status, latency) => {
       if (status === null || status >= 400) failures++;
-      (isWrite(i, withWrites) ? writeLatencies : readLatencies).push(latency);
+      (kindOf(i, withWrites) === 'update' ? updateLatencies : readLatencies).push(latency);
     },
   );
   const client = process.cpuUsage(clientBefore);
@@ -91,11 +102,8 @@ async function phase(base: URL, projectId: number, ids: number[], withWrites: bo
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     max: latencies[latencies.length - 1],
-    readsP99: percentile(
-      readLatencies.sort((a, b) => a - b),
-      99,
-    ),
-    writes: writeLatencies.sort((a, b) => a - b),
+    readsP99: percentile(readLatencies.sort(byValue), 99),
+    updates: updateLatencies.sort(byValue),
     failures,
   };
 }
@@ -166,7 +174,7 @@ async function main() {
         ['mixed (70 % get, 15 % list, 10 % raw, 5 % title updates)', mixed],
       ] as const)
         console.log(
-          `| ${round} | ${name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${r.failures} | ${pct(r.serverBusy)} | ${pct(r.clientBusy)} | ${r.blockedMs.toFixed(1)} | ${r.slowStatements} | ${r.readsP99.toFixed(2)} | ${r.writes.length ? `${percentile(r.writes, 50).toFixed(2)} / ${percentile(r.writes, 99).toFixed(2)}` : ''} |`,
+          `| ${round} | ${name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${r.failures} | ${pct(r.serverBusy)} | ${pct(r.clientBusy)} | ${r.blockedMs.toFixed(1)} | ${r.slowStatements} | ${r.readsP99.toFixed(2)} | ${r.updates.length ? `${percentile(r.updates, 50).toFixed(2)} / ${percentile(r.updates, 99).toFixed(2)}` : ''} |`,
         );
     }
     if (ROUNDS > 1)
