@@ -88,9 +88,8 @@ async function writeFileIn(store: Store, repo: GitRepository, ctx: ProjectContex
     author: { ...w.author, time: Math.floor(Date.now() / 1000) },
     message: w.message,
   });
-  await repo.store(writer.objects());
   try {
-    await repo.moveRef(`refs/heads/${w.branch}`, target, commit);
+    await repo.commitToBranch(w.branch, target, commit, writer.objects());
   } catch (error) {
     if (error instanceof RefConflict)
       throw badRequest(`The branch ${w.branch} changed while the file was being written; try again`);

@@ -145,8 +145,7 @@ async function commitFiles(
   message: string,
 ) {
   const { commit, indexed, objects } = buildCommit(parent, files, author, message);
-  await repo.store(objects);
-  await repo.moveRef(`refs/heads/${repo.head}`, parent, commit);
+  await repo.commitToBranch(repo.head, parent, commit, objects);
   return { commit, indexed, objects };
 }
 

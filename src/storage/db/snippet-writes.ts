@@ -171,8 +171,7 @@ export async function writeSnippetChange(store: Store, change: SnippetChange): P
     const written = await writeRow(tx.kysely);
     if (!written) return undefined;
     const repo = from.repository!.on(tx.kysely);
-    await repo.store(commit.objects);
-    await repo.moveRef(`refs/heads/${repo.head}`, head, commit.id);
+    await repo.commitToBranch(repo.head, head, commit.id, commit.objects);
     await tx.snippets.syncFiles(from.snippet.id, from.index, commit.files);
     return written;
   });

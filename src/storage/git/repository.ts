@@ -277,6 +277,16 @@ export class GitRepository {
     if (changed !== 1n) throw new RefConflict(name);
   }
 
+  /**
+   * Stores a new commit's objects and moves `branch` from `expected` (null: creates it) to the commit: the one
+   * way a write through the API or a page commits. RefConflict, with nothing of it kept once the caller's
+   * transaction rolls back, when the branch moved since `expected` was read.
+   */
+  async commitToBranch(branch: string, expected: string | null, commit: string, objects: readonly GitObject[]) {
+    await this.store(objects);
+    await this.moveRef(`refs/heads/${branch}`, expected, commit);
+  }
+
   /** Points HEAD at a branch. */
   async setHead(branch: string): Promise<void> {
     await this.db.updateTable('git_repositories').set({ head: branch }).where('id', '=', this.id).execute();
