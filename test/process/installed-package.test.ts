@@ -200,5 +200,34 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
       console.log(me.status, (await me.json()).username, reset.status);`;
     const { stdout: api } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: app });
     assert.equal(api, '200 alice 204\n');
+
+    // The same from TypeScript: the installed declarations type-check under strict settings, library files
+    // included, and are real types (a wrong one is an error, which `any` would not be). A TypeScript project
+    // brings its own @types/node; this one borrows ours.
+    fs.writeFileSync(
+      path.join(app, 'consumer.mts'),
+      `import { startSnippetd, type RunningSnippetd, type SeedDocument } from 'snippetd';
+      const seed: SeedDocument = { users: [{ username: 'alice' }] };
+      const gitlab: RunningSnippetd = await startSnippetd({ seed, logLevel: 'silent' });
+      const apiUrl: string = gitlab.apiUrl;
+      // @ts-expect-error the root token is a string
+      const wrong: number = gitlab.rootToken;
+      await gitlab.reset();
+      await gitlab.close();
+      console.log(apiUrl, wrong);\n`,
+    );
+    const compilerOptions = {
+      module: 'nodenext',
+      target: 'es2022',
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
+      typeRoots: [path.join(root, 'node_modules', '@types')],
+      types: ['node'],
+    };
+    fs.writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['consumer.mts'] }));
+    const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const checked = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app }).catch((e) => e);
+    assert.equal(`${checked.stdout}${checked.stderr}`, '');
   });
 });
