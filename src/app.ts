@@ -2,8 +2,7 @@
 import path from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.ts';
-import { openDatabase } from './storage/db/database.ts';
-import { migrateToLatest } from './storage/db/migrate.ts';
+import { openConfiguredDatabase } from './startup-checks.ts';
 import { createStore } from './storage/db/store.ts';
 import { ServingCaches } from './storage/git/serving-cache.ts';
 import { rateCounters } from './storage/rate-counters.ts';
@@ -47,8 +46,7 @@ const ROUTER_OPTIONS = { maxParamLength: 4096 };
 /** `logger`: the process's logger (server.ts); by default one at the configured level on stdout. */
 export async function buildApp(config: Config, logger?: Logger): Promise<FastifyInstance> {
   const metrics = createMetrics();
-  const db = openDatabase(config.databaseUrl, metrics.query);
-  await migrateToLatest(db);
+  const db = await openConfiguredDatabase(config, metrics.query);
   const store = createStore(db);
   const readCache = new ReadCache(db.readEpoch);
   metrics.cache('read', readCache.counts);

@@ -4,8 +4,7 @@ import { parseArgs } from 'node:util';
 import pkg from '../package.json' with { type: 'json' };
 import { SNIPPETD_VERSION } from './version.ts';
 import { CONFIG_SETTINGS, ConfigError, loadConfig, type Config } from './config.ts';
-import { openDatabase } from './storage/db/database.ts';
-import { migrateToLatest } from './storage/db/migrate.ts';
+import { openConfiguredDatabase } from './startup-checks.ts';
 import { createStore, type Store } from './storage/db/store.ts';
 import { startServer } from './server.ts';
 import { BackupError, createBackup, restoreBackup } from './storage/db/backup.ts';
@@ -171,9 +170,8 @@ function parseCommandLine(argv: string[]): Parsed {
 }
 
 async function withStore<T>(config: Config, work: (store: Store) => Promise<T>): Promise<T> {
-  const db = openDatabase(config.databaseUrl);
+  const db = await openConfiguredDatabase(config);
   try {
-    await migrateToLatest(db);
     return await work(createStore(db));
   } finally {
     await db.close();

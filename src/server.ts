@@ -18,7 +18,7 @@ import { parseSeedText, type SeedResult } from './domain/seed.ts';
 import { Failure } from './domain/failure.ts';
 import { ephemeralConfig } from './ephemeral.ts';
 import { createLogger, lifecycleLogger } from './logging.ts';
-import { checkServeEnvironment } from './startup-checks.ts';
+import { checkServeEnvironment, redactDatabaseUrl } from './startup-checks.ts';
 
 export interface OpenServer {
   app: FastifyInstance;
@@ -117,8 +117,4 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const database = config.ephemeral ? 'in memory (ephemeral)' : redactDatabaseUrl(config.databaseUrl);
   lifecycle.info(`listening on ${address} (API at ${address}/api/v4, database ${database})`);
   return app;
-}
-
-export function redactDatabaseUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
 }

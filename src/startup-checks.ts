@@ -4,7 +4,10 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { type Config, ConfigError } from './config.ts';
+import { type Db, openDatabase, type QueryObserver } from './storage/db/database.ts';
+import { migrateToLatest } from './storage/db/migrate.ts';
 
 /**
  * Checks the data directory and the database file at once; answers the check of git, which runs while the
@@ -52,4 +55,49 @@ function accessible(file: string, mode: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Opens the database the configuration names, migrates it and checks that snippetd may write every table.
+ * A database that cannot be reached, read or written stops the start with one line naming the setting,
+ * instead of a driver's message (or a server that starts and answers 500 to every write).
+ */
+export async function openConfiguredDatabase(config: Config, observe?: QueryObserver): Promise<Db> {
+  const named = `the database ${redactDatabaseUrl(config.databaseUrl)} (SNIPPETD_DATABASE_URL)`;
+  let db: Db | null = null;
+  try {
+    db = openDatabase(config.databaseUrl, observe);
+    await migrateToLatest(db);
+    if (db.dialect === 'postgres') {
+      const unwritable = await tablesNotWritable(db);
+      if (unwritable.length)
+        throw new ConfigError(`${named} does not let this role write the tables ${unwritable.join(', ')}`);
+    }
+    return db;
+  } catch (error) {
+    await db?.close().catch(() => {});
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`${named} cannot be used: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Tables of the connection's schema this role may not read and change: a role granted only SELECT passes
+ * the migrations once another role has run them, and would then fail every write. (A read-only
+ * transaction or standby fails earlier, at the migrations' first statement.)
+ */
+async function tablesNotWritable(db: Db): Promise<string[]> {
+  const { rows } = await sql<{ relname: string }>`
+    SELECT relname FROM pg_class
+    WHERE relnamespace = current_schema()::regnamespace AND relkind = 'r'
+      -- one privilege a call: given several, has_table_privilege answers whether any of them is held
+      AND NOT (has_table_privilege(oid, 'SELECT') AND has_table_privilege(oid, 'INSERT')
+        AND has_table_privilege(oid, 'UPDATE') AND has_table_privilege(oid, 'DELETE'))
+    ORDER BY relname`.execute(db.kysely);
+  return rows.map((r) => r.relname);
+}
+
+/** The database URL with its password hidden, for lines that name it. */
+export function redactDatabaseUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
 }

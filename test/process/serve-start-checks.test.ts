@@ -1,5 +1,6 @@
-// `serve` stops at start, with one line saying which and exit 1, when the data directory or the SQLite
-// database is not writable or git is not on the PATH (it used to start and answer 500 to every write).
+// `serve` stops at start, with one line saying which and exit 1, when the data directory or the database
+// is not writable, the database cannot be reached, or git is not on the PATH (it used to start and answer
+// 500 to every write).
 // Root may write anywhere, so under root the server runs as nobody (65534) to meet the permissions.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,7 +8,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { CLI } from '../../scripts/spawn-server.ts';
+import { openDatabase } from '../../src/storage/db/database.ts';
+import { migrateToLatest } from '../../src/storage/db/migrate.ts';
+import { POSTGRES_URL, postgresSchemaUrl, TEST_DB } from '../helper.ts';
 
 const asRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
@@ -67,6 +72,17 @@ describe('serve start-up checks', () => {
     assert.equal(result.stderr, `snippetd: the database ${file} (SNIPPETD_DATABASE_URL) is not writable\n`);
   });
 
+  it('a PostgreSQL server that does not answer', () => {
+    const result = serve(path.join(dir, 'no-postgres'), {
+      env: { SNIPPETD_DATABASE_URL: 'postgres://snippetd:secret@127.0.0.1:1/test' },
+    });
+    assert.equal(result.status, 1, result.stderr);
+    assert.equal(
+      result.stderr,
+      'snippetd: the database postgres://snippetd:***@127.0.0.1:1/test (SNIPPETD_DATABASE_URL) cannot be used: connect ECONNREFUSED 127.0.0.1:1\n',
+    );
+  });
+
   it('git not on the PATH', () => {
     const empty = path.join(dir, 'empty-path');
     fs.mkdirSync(empty);
@@ -96,5 +112,75 @@ describe('serve start-up checks', () => {
     });
     child.kill('SIGTERM');
     assert.equal(await exit, 0);
+  });
+});
+
+describe('serve start-up checks on PostgreSQL', {
+  skip: TEST_DB === 'postgres' ? false : 'needs PostgreSQL: roles that may not write',
+}, () => {
+  const role = (what: string) => `t_${process.pid}_${what}`;
+  let schema: Awaited<ReturnType<typeof postgresSchemaUrl>>;
+  /** The schema's URL, connecting as `user` (trust authentication: the password is only there to be hidden). */
+  const as = (user: string) => {
+    const url = new URL(schema.url);
+    url.username = user;
+    url.password = 'secret';
+    return url.toString();
+  };
+  const admin = async (statements: string) => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      await client.query(statements);
+    } finally {
+      await client.end();
+    }
+  };
+  const schemaName = () => new URL(schema.url).searchParams.get('options')!.replace('-c search_path=', '');
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-start-checks-pg-'));
+    schema = await postgresSchemaUrl();
+    // Migrated by its owner, as an operator would before giving the service a role of its own.
+    const db = openDatabase(schema.url);
+    await migrateToLatest(db);
+    await db.close();
+    const name = schemaName();
+    await admin(`
+      CREATE ROLE ${role('ro')} LOGIN;
+      ALTER ROLE ${role('ro')} SET default_transaction_read_only = on;
+      GRANT USAGE, CREATE ON SCHEMA ${name} TO ${role('ro')};
+      GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${name} TO ${role('ro')};
+      CREATE ROLE ${role('select')} LOGIN;
+      GRANT USAGE, CREATE ON SCHEMA ${name} TO ${role('select')};
+      GRANT SELECT ON ALL TABLES IN SCHEMA ${name} TO ${role('select')};`);
+  });
+  after(async () => {
+    await schema.drop();
+    for (const r of [role('ro'), role('select')]) await admin(`DROP OWNED BY ${r}; DROP ROLE ${r}`);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a role whose transactions are read-only', () => {
+    const url = as(role('ro'));
+    const result = serve(path.join(dir, 'read-only-role'), { env: { SNIPPETD_DATABASE_URL: url } });
+    assert.equal(result.status, 1, result.stderr);
+    assert.equal(
+      result.stderr,
+      `snippetd: the database ${url.replace(':secret@', ':***@')} (SNIPPETD_DATABASE_URL) cannot be used: cannot execute CREATE TABLE in a read-only transaction\n`,
+    );
+  });
+
+  it('a role that may read the tables but not change them', () => {
+    const url = as(role('select'));
+    const result = serve(path.join(dir, 'select-only-role'), { env: { SNIPPETD_DATABASE_URL: url } });
+    assert.equal(result.status, 1, result.stderr);
+    const [, tables] =
+      /^snippetd: the database \S+ \(SNIPPETD_DATABASE_URL\) does not let this role write the tables (.+)\n$/.exec(
+        result.stderr,
+      ) ?? assert.fail(result.stderr);
+    assert.ok(result.stderr.includes(url.replace(':secret@', ':***@')), result.stderr);
+    assert.ok(tables.split(', ').includes('snippets'), tables);
+    assert.ok(tables.split(', ').includes('git_refs'), tables);
   });
 });
