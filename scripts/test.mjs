@@ -4,6 +4,7 @@
 // developer machine it prints a loud warning and exits non-zero unless SNIPPETD_ALLOW_SKIP_POSTGRES=1.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -62,9 +63,53 @@ async function dropStaleSchemas() {
   }
 }
 
+/**
+ * Tokens, passwords and session cookies are never logged: in a whole run, every test app logs at debug into
+ * one directory, where test/helper.ts also writes every secret a test sent or was given; afterwards one
+ * `grep -F` looks for all of them in all the logs. A run that logged or recorded almost nothing proves
+ * nothing, and fails too.
+ */
+function secretsLogged(dir) {
+  const names = fs.readdirSync(dir);
+  const logs = names.filter((f) => f.endsWith('.log')).map((f) => path.join(dir, f));
+  const secrets = new Set(
+    names
+      .filter((f) => f.endsWith('.secrets'))
+      .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n'))
+      .filter(Boolean),
+  );
+  const lines = logs.reduce((n, f) => n + fs.readFileSync(f, 'utf8').split('\n').length - 1, 0);
+  if (secrets.size < 100 || lines < 10_000) {
+    console.error(
+      `!! the log check saw ${secrets.size} secrets and ${lines} log lines in ${dir}: too few to prove anything`,
+    );
+    return true;
+  }
+  const list = path.join(dir, 'all.secrets-list');
+  fs.writeFileSync(list, `${[...secrets].join('\n')}\n`);
+  const grep = spawnSync('grep', ['-F', '-o', '-f', list, ...logs], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (grep.status === 1) {
+    console.log(`== none of ${secrets.size} secrets is in the ${lines} lines the test apps logged`);
+    fs.rmSync(dir, { recursive: true, force: true });
+    return false;
+  }
+  const found = grep.stdout.split('\n').filter(Boolean);
+  console.error(`!! ${found.length} secrets in the log (${dir}), for example:`);
+  // Each match is `<file>.log:<secret>`: the file and the secret's first four characters.
+  for (const line of found.slice(0, 10)) console.error(`   ${line.slice(0, line.indexOf('.log:') + 9)}…`);
+  if (grep.status !== 0) console.error(grep.stderr);
+  return true;
+}
+
 const tests = files.length ? files : findTests(path.join(root, 'test')).sort();
-const nodeTest = (db) =>
-  run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...tests], { SNIPPETD_TEST_DB: db });
+const nodeTest = (db) => {
+  const logDir = files.length ? null : fs.mkdtempSync(path.join(os.tmpdir(), `snippetd-test-log-${db}-`));
+  const status = run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...tests], {
+    SNIPPETD_TEST_DB: db,
+    ...(logDir && { SNIPPETD_TEST_LOG_DIR: logDir }),
+  });
+  return logDir && secretsLogged(logDir) ? 1 : status;
+};
 
 if (!files.length) {
   console.log('== type check (tsc --noEmit)');

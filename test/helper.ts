@@ -10,7 +10,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import pino, { type Logger } from 'pino';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { createLogger } from '../src/logging.ts';
 import { importDirectory } from '../src/storage/git/import.ts';
 import { buildApp } from '../src/app.ts';
 import { defaults, type Config } from '../src/config.ts';
@@ -156,6 +158,87 @@ export async function processStorage(
   };
 }
 
+/**
+ * The whole suite's log, for the check that tokens, passwords and session cookies are never logged: with
+ * SNIPPETD_TEST_LOG_DIR set (scripts/test.mjs sets it), every test app logs at debug into that directory,
+ * and every secret a test sends or is given is written beside the log; when the suite ends,
+ * scripts/test.mjs greps the logs for each of them.
+ */
+const LOG_DIR = process.env.SNIPPETD_TEST_LOG_DIR;
+let suiteLogger: Logger | undefined;
+const recordedSecrets = new Set<string>();
+
+function suiteLog(): Logger | undefined {
+  if (!LOG_DIR) return undefined;
+  suiteLogger ??= createLogger(
+    'debug',
+    pino.destination({ dest: path.join(LOG_DIR, `${process.pid}.log`), sync: true, mkdir: true }),
+  );
+  return suiteLogger;
+}
+
+/** Fields and query parameters whose values are secrets, in requests and in answers. */
+const SECRET_NAMES = new Set([
+  'password',
+  'password_confirmation',
+  'current_password',
+  'new_password',
+  'token',
+  'private_token',
+  'access_token',
+  'job_token',
+  'authenticity_token',
+]);
+
+/** The secrets in a request a test sent and in the answer it got: header, cookie, query and body values. */
+function secretsOf(options: InjectOptions, res: LightMyRequestResponse): string[] {
+  const found: string[] = [];
+  const fromFields = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(fromFields);
+    else if (value && typeof value === 'object')
+      for (const [key, v] of Object.entries(value)) {
+        if (SECRET_NAMES.has(key) && typeof v === 'string') found.push(v);
+        else fromFields(v);
+      }
+  };
+  const fromQuery = (text: string) => {
+    for (const [key, v] of new URLSearchParams(text)) if (SECRET_NAMES.has(key)) found.push(v);
+  };
+  // A Cookie header holds name=value pairs; each Set-Cookie line one, then its attributes (Path=…).
+  const cookieValues = (pairs: string[]) => {
+    for (const pair of pairs) found.push(pair.slice(pair.indexOf('=') + 1).trim());
+  };
+  const headers = (options.headers ?? {}) as Record<string, unknown>;
+  for (const name of ['private-token', 'job-token']) if (typeof headers[name] === 'string') found.push(headers[name]);
+  const authorization = headers.authorization;
+  if (typeof authorization === 'string') {
+    const [scheme, credentials = ''] = authorization.split(' ');
+    found.push(credentials);
+    if (scheme.toLowerCase() === 'basic') found.push(Buffer.from(credentials, 'base64').toString().split(':')[1] ?? '');
+  }
+  if (typeof headers.cookie === 'string') cookieValues(headers.cookie.split(';'));
+  for (const line of [res.headers['set-cookie'] ?? []].flat()) cookieValues([line.split(';')[0]]);
+  const url = String(options.url ?? '');
+  if (url.includes('?')) fromQuery(url.slice(url.indexOf('?') + 1));
+  const payload = options.payload;
+  if (typeof payload === 'string') {
+    const parsed = parseJson(payload);
+    if (parsed !== undefined) fromFields(parsed);
+    else if (!payload.includes('\n')) fromQuery(payload);
+  } else if (payload && !Buffer.isBuffer(payload)) fromFields(payload);
+  fromFields(parseJson(res.body));
+  return found;
+}
+
+/** Writes down secrets not seen before; short values (a test's "x") would match log lines by chance. */
+function recordSecrets(found: string[]): void {
+  if (!LOG_DIR) return;
+  const fresh = found.filter((v) => v.length >= 8 && !/[\r\n]/.test(v) && !recordedSecrets.has(v));
+  if (!fresh.length) return;
+  for (const v of fresh) recordedSecrets.add(v);
+  fs.appendFileSync(path.join(LOG_DIR, `${process.pid}.secrets`), fresh.map((v) => `${v}\n`).join(''));
+}
+
 export async function createTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-test-'));
   const pgSchema = TEST_DB === 'postgres' ? await postgresSchemaUrl() : null;
@@ -168,7 +251,7 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
   };
   let app: FastifyInstance;
   try {
-    app = await buildApp(config);
+    app = await buildApp(config, overrides.logLevel ? undefined : suiteLog());
     await bootstrapRoot(app.store, config);
   } catch (error) {
     await pgSchema?.drop();
@@ -176,7 +259,9 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
   }
 
   const request: TestApp['request'] = async ({ token = ROOT_TOKEN, headers, ...options }) => {
-    const res = await app.inject({ ...options, headers: { ...(token ? { 'private-token': token } : {}), ...headers } });
+    const sent = { ...options, headers: { ...(token ? { 'private-token': token } : {}), ...headers } };
+    const res = await app.inject(sent);
+    recordSecrets(secretsOf(sent, res));
     return Object.assign(res, { json: parseJson(res.body) });
   };
 
