@@ -93,6 +93,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   app.decorate('dataDir', config.dataDir);
   app.decorate('gitMaxBodyBytes', config.maxGitBodyBytes);
   const gitCaches = new ServingCaches(path.join(config.dataDir, 'cache', 'git'));
+  metrics.cache('git_serving', gitCaches.counts);
   const pushHooks = new PushHooks((error) => app.log.error({ err: error }, 'a git push failed'));
   app.decorate('gitCaches', gitCaches);
   app.decorate('pushHooks', pushHooks);

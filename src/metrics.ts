@@ -1,5 +1,5 @@
 // What /-/metrics answers, in Prometheus' text format (prom-client). The HTTP side is measured by one
-// plugin (http/plugins/observe.ts), database queries by Kysely's `log` option (storage/db/database.ts),
+// plugin (observeRequests in http/plugins/monitoring.ts), database queries by Kysely's `log` option (storage/db/database.ts),
 // caches by the counts they keep themselves (read at scrape time); the domain knows nothing of metrics.
 import client from 'prom-client';
 

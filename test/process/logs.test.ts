@@ -160,6 +160,9 @@ describe('logs of a real process', () => {
     assert.match(metrics, /^snippetd_git_pack_duration_seconds_count\{operation="push"\} 1$/m);
     assert.match(metrics, /^snippetd_git_pack_duration_seconds_count\{operation="fetch"\} [12]$/m);
     assert.match(metrics, /^snippetd_snippet_writes_total\{action="create"\} 1$/m);
+    // The snippet's serving repository was built from the rows once, then found on disk by the later requests.
+    assert.match(metrics, /^snippetd_cache_requests_total\{cache="git_serving",result="miss"\} 1$/m);
+    assert.match(metrics, /^snippetd_cache_requests_total\{cache="git_serving",result="hit"\} [1-9]\d*$/m);
 
     server.child.kill('SIGTERM');
     assert.equal(await exited(server.child), 0);

@@ -1,7 +1,7 @@
 // What an operator's tools read, at GitLab's paths: /-/health, /-/liveness, /-/readiness and /-/metrics,
 // answered only to the monitoring allow-list (GitLab's monitoring.ip_whitelist); and the one seam where
-// requests are measured and get their X-Request-Id header. No rate limit applies to these paths (snippetd
-// has none; one added later must leave them out, as GitLab's Rack Attack does).
+// requests are measured and get their X-Request-Id header. No rate limit applies to these paths: the API's
+// throttle (http/rate-limits.ts) covers /api/ only, as GitLab's Rack Attack leaves them out.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import net from 'node:net';

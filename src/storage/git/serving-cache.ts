@@ -18,6 +18,8 @@ export class ServingCaches {
   private readonly queues = new Map<number, Promise<unknown>>();
 
   readonly root: string;
+  /** Refreshes that found the repository on disk (a hit) or had to build it from the rows (a miss). */
+  readonly counts = { hits: 0, misses: 0 };
 
   /**
    * Caches live in a directory of this process's own below `parent`, so that two processes given one data
@@ -75,7 +77,9 @@ export class ServingCaches {
    */
   async refresh(repo: GitRepository): Promise<string> {
     const dir = this.dirOf(repo.id);
-    if (!fs.existsSync(path.join(dir, 'HEAD'))) {
+    if (fs.existsSync(path.join(dir, 'HEAD'))) this.counts.hits++;
+    else {
+      this.counts.misses++;
       fs.rmSync(dir, { recursive: true, force: true });
       for (const sub of ['objects/pack', 'objects/info', 'refs/heads', 'refs/tags'])
         fs.mkdirSync(path.join(dir, sub), { recursive: true });
