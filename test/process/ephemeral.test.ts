@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CLI, exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
 import { runGit } from '../helper.ts';
+import YAML from 'yaml';
 
 const skip = process.env.SNIPPETD_TEST_DB === 'postgres' && 'the database is in memory: runs in the SQLite pass only';
 const ROOT = 'ephemeral-root-token-0123456789';
@@ -295,8 +296,10 @@ describe('serve --ephemeral', { skip }, () => {
     }
   });
 
-  it('the same seed file gives the same ids in another process, whose generated root token is in the log', async () => {
-    const other = await spawnServer(env(), [CLI, 'serve', '--ephemeral', '--seed', seedFile, '--port', '0']);
+  it('the same seed as a JSON file gives the same ids in another process, whose generated root token is in the log', async () => {
+    const jsonFile = path.join(dir, 'seed.json');
+    fs.writeFileSync(jsonFile, JSON.stringify(YAML.parse(SEED), null, 2));
+    const other = await spawnServer(env(), [CLI, 'serve', '--ephemeral', '--seed', jsonFile, '--port', '0']);
     try {
       const tokenFile = /its token is in (\S+)"/.exec(other.output())?.[1];
       assert.ok(tokenFile, other.output());
