@@ -109,9 +109,9 @@ describe('backup and restore while writes go on', () => {
       const pushed = acknowledged[0].id;
       const work = tmp();
       const remote = `${server.url.replace('://', `://root:${TOKEN}@`)}/${project.path_with_namespace}/snippets/${pushed}.git`;
-      const git = (...args: string[]) => {
-        const r = spawnSync('git', ['-C', work, ...args], {
-          encoding: 'utf8',
+      // Run without blocking this process, so that the API writer and the backup go on meanwhile.
+      const git = (...args: string[]) =>
+        run('git', ['-C', work, ...args], {
           env: {
             ...process.env,
             GIT_AUTHOR_NAME: 'P',
@@ -119,20 +119,21 @@ describe('backup and restore while writes go on', () => {
             GIT_COMMITTER_NAME: 'P',
             GIT_COMMITTER_EMAIL: 'p@e',
           },
-        });
-        return r;
-      };
+        }).then(
+          () => true,
+          () => false,
+        );
       assert.equal(spawnSync('git', ['clone', '-q', remote, work]).status, 0);
       const pushWriter = (async () => {
         for (let n = 0; !stop && n < 60; n++) {
           fs.writeFileSync(path.join(work, 'a.txt'), `push ${n}`);
-          git('commit', '-qam', `push ${n}`);
+          assert.ok(await git('commit', '-qam', `push ${n}`));
           // A push racing the API writer may lose its compare-and-swap: then it is refused and we catch up.
-          if (git('push', '-q', 'origin', 'HEAD:main').status === 0)
+          if (await git('push', '-q', 'origin', 'HEAD:main'))
             acknowledged.push({ id: pushed, content: `push ${n}`, at: Date.now() });
           else {
-            git('fetch', '-q', 'origin');
-            git('reset', '-q', '--hard', 'origin/main');
+            assert.ok(await git('fetch', '-q', 'origin'));
+            assert.ok(await git('reset', '-q', '--hard', 'origin/main'));
           }
           await new Promise((r) => setTimeout(r, 5));
         }
@@ -141,12 +142,13 @@ describe('backup and restore while writes go on', () => {
       await new Promise((r) => setTimeout(r, 300));
       const backupFile = path.join(tmp(), 'snippetd.backup');
       const startedAt = Date.now();
-      const before = acknowledged.length;
       await cli(sourceUrl, ['backup', 'create', backupFile]);
+      const endedAt = Date.now();
       await new Promise((r) => setTimeout(r, 200));
       stop = true;
       await Promise.all([apiWriter, pushWriter]);
-      assert.ok(acknowledged.length > before, 'writes went on while the backup ran');
+      const during = acknowledged.filter((a) => a.at >= startedAt && a.at <= endedAt);
+      assert.ok(during.length > 0, 'writes were acknowledged while the backup ran');
 
       // Restoring over a database that is not empty is refused.
       await assert.rejects(cli(sourceUrl, ['backup', 'restore', backupFile]), /not empty|exists already/);
