@@ -411,6 +411,38 @@ describe('git over HTTP with the real git client', () => {
     await loserCatchesUp('sim', loserDir, winnerMsg);
   });
 
+  it('a push whose branch moves after the ref advertisement is refused by the compare-and-swap, and stores nothing of itself', async () => {
+    const d = dir('cas');
+    await ok(['clone', '-q', url(priv.path, users.dev.token), d]);
+    await commitFile(d, 'cas-pushed.txt', 'pushed, never stored\n', 'the push that loses');
+    const ids = (await ok(['rev-parse', 'HEAD', 'HEAD^{tree}', 'HEAD:cas-pushed.txt'], { cwd: d })).stdout.split('\n');
+    // git runs pre-push after it has read the ref advertisement and before it sends the pack: the hook
+    // commits through the API, so the branch the push names as its old value has moved by the time it lands.
+    const status = path.join(d, 'hook-status');
+    fs.writeFileSync(
+      path.join(d, '.git', 'hooks', 'pre-push'),
+      `#!/bin/sh\ncurl -s -o /dev/null -w '%{http_code}' -X POST -H 'PRIVATE-TOKEN: ${ROOT_TOKEN}' -H 'content-type: application/json' --data '{"branch":"main","content":"moved\\n","commit_message":"moved by the API"}' http://${host}/api/v4/projects/${priv.id}/repository/files/cas-moved.txt > ${status}\n`,
+      { mode: 0o755 },
+    );
+    const loser = await refused(['push', 'origin', 'HEAD:main'], { cwd: d });
+    assert.equal(fs.readFileSync(status, 'utf8'), '201');
+    assert.match(loser.stderr, /remote: snippetd: the repository changed during the push; fetch and push again/);
+    assert.match(loser.stderr, /! \[remote rejected\] HEAD -> main \(pre-receive hook declined\)/);
+    // The branch is the API's commit, and not one of the push's objects is in the rows.
+    assert.equal((await apiFile(priv.id, 'cas-moved.txt')).content, 'moved\n');
+    assert.equal((await apiFile(priv.id, 'cas-pushed.txt')).status, 404);
+    const stored = await t.app.store.kysely
+      .selectFrom('git_objects')
+      .select('oid')
+      .where(
+        'oid',
+        'in',
+        ids.filter(Boolean).map((id) => Buffer.from(id, 'hex')),
+      )
+      .execute();
+    assert.deepEqual(stored, []);
+  });
+
   it('a branch pushed and deleted leaves dangling objects, which fsck lists as git does and does not count as problems', async () => {
     const d = dir('dangling');
     await ok(['clone', '-q', url(pub.path, ROOT_TOKEN), d]);
