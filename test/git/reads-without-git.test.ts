@@ -1,4 +1,4 @@
-// Reads never run git: a file at a branch, a tag or a commit, a tree, a commit list, a snippet and its pages
+// Reads never run git: a file at a branch, a tag (lightweight or annotated, pushed) or a commit, a tree, a commit list, a snippet and its pages
 // are row lookups. The server runs with a `git` first on its PATH that writes down every time it is run and
 // then runs the real one; the reads must leave that record as they found it, and a clone must add to it
 // (or the record would prove nothing).
@@ -76,12 +76,14 @@ describe('reads never run git', () => {
     await api('PUT', `/projects/${project.id}/snippets/${snippet.id}`, {
       files: [{ action: 'update', file_path: 'a.rb', content: 'puts 2\n' }],
     });
-    // A tag, pushed (this runs git on the server, before the reads are counted).
     const work = path.join(dir, 'work');
     const remote = `${server.url.replace('://', `://root:${TOKEN}@`)}/root/reads.git`;
     assert.equal((await runGit(['clone', '-q', remote, work])).code, 0);
+    // Tags, pushed (this runs git on the server, before the reads are counted): a lightweight one and an
+    // annotated one, whose tag object is stored as a row like any other object.
     assert.equal((await runGit(['tag', 'v1', 'HEAD~1'], work)).code, 0);
-    assert.equal((await runGit(['push', '-q', 'origin', 'v1'], work)).code, 0);
+    assert.equal((await runGit(['tag', '-a', 'v2', '-m', 'the second'], work)).code, 0);
+    assert.equal((await runGit(['push', '-q', 'origin', 'v1', 'v2'], work)).code, 0);
     const firstCommit = (await runGit(['rev-parse', 'HEAD~1'], work)).stdout.trim();
     const snippetFirst = (await api('GET', `/projects/${project.id}/snippets/${snippet.id}`)).json;
     const before = runs().length;
@@ -89,6 +91,7 @@ describe('reads never run git', () => {
     const reads: [string, string][] = [
       [`${file}/raw?ref=main`, 'second\n'],
       [`${file}/raw?ref=v1`, 'first\n'],
+      [`${file}/raw?ref=v2`, 'second\n'],
       [`${file}/raw?ref=${firstCommit}`, 'first\n'],
       [`/projects/${project.id}/snippets/${snippet.id}/raw`, 'puts 2\n'],
       [`/projects/${project.id}/snippets/${snippet.id}/files/main/a.rb/raw`, 'puts 2\n'],
@@ -122,5 +125,13 @@ describe('reads never run git', () => {
       0,
     );
     assert.ok(runs().length > before, 'a clone runs git, through the recording one');
+
+    // A fresh clone of the project has both tags as they were pushed, the annotated one a tag object.
+    const fresh = path.join(dir, 'fresh');
+    assert.equal((await runGit(['clone', '-q', remote, fresh])).code, 0);
+    assert.equal((await runGit(['tag', '-l'], fresh)).stdout, 'v1\nv2\n');
+    assert.equal((await runGit(['cat-file', '-t', 'v2'], fresh)).stdout, 'tag\n');
+    assert.equal((await runGit(['cat-file', '-t', 'v1'], fresh)).stdout, 'commit\n');
+    assert.equal((await runGit(['fsck', '--strict'], fresh)).code, 0);
   });
 });
