@@ -1,6 +1,8 @@
 // Random sequences of API updates and git pushes to one snippet, interleaved: afterwards what the database
 // holds (the snippet's files as the API lists them, raw of each, the index of its head, the commit count)
-// is exactly what git computes from a fresh clone, and every repository's rows pass snippetd's fsck.
+// is exactly what git computes from a fresh clone, and both are what the steps made, as a model of the files
+// kept apart from the server says; every push is accepted unless it deletes the last file, and every
+// repository's rows pass snippetd's fsck.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -82,6 +84,17 @@ describe('API updates and pushes, interleaved at random', () => {
         const clone = path.join(work, `run-${run++}`);
         await git(work, 'clone', '-q', `${base}/${project.path_with_namespace}/snippets/${snippet.id}.git`, clone);
         let commits = 1;
+        /** The files the snippet must hold, path to content: what the accepted steps made. */
+        let model = new Map([['a.txt', 'start']]);
+        const filesOf = async (dir: string) =>
+          new Map(
+            await Promise.all(
+              (await git(dir, 'ls-files', '-z'))
+                .split('\0')
+                .filter(Boolean)
+                .map(async (p) => [p, await fs.promises.readFile(path.join(dir, p), 'utf8')] as [string, string]),
+            ),
+          );
         for (const step of steps) {
           if (step.via === 'api') {
             const res = await t.api('PUT', url, ROOT_TOKEN, {
@@ -91,22 +104,37 @@ describe('API updates and pushes, interleaved at random', () => {
               [200, 400, 422].includes(res.statusCode),
               `${JSON.stringify(step)}: ${res.statusCode} ${res.body}`,
             );
-            if (res.statusCode === 200) commits++;
+            if (res.statusCode !== 200) continue;
+            commits++;
+            if (step.action === 'delete') model.delete(step.file);
+            else model.set(step.file, step.content);
             continue;
           }
           await git(clone, 'fetch', '-q', 'origin');
           await git(clone, 'reset', '-q', '--hard', 'origin/main');
+          assert.deepEqual(await filesOf(clone), model, 'a fetch gives what the steps made so far');
+          const next = new Map(model);
           const file = path.join(clone, step.file);
-          if (step.content === null) fs.rmSync(file, { force: true });
-          else {
+          if (step.content === null) {
+            fs.rmSync(file, { force: true });
+            next.delete(step.file);
+          } else {
             fs.mkdirSync(path.dirname(file), { recursive: true });
             fs.writeFileSync(file, step.content);
+            next.set(step.file, step.content);
           }
           await git(clone, 'add', '-A');
-          // Nothing to commit (same content, or the file was not there), or a push the rules refuse (the
-          // last file deleted): the snippet stays as it was.
-          if (!(await tryGit(clone, 'commit', '-qm', 'push step'))) continue;
-          if (await tryGit(clone, 'push', '-q', 'origin', 'HEAD:main')) commits++;
+          // Nothing to commit: the same content, or a file that was not there.
+          if (!(await tryGit(clone, 'commit', '-qm', 'push step'))) {
+            assert.deepEqual(next, model, `${JSON.stringify(step)} changed nothing`);
+            continue;
+          }
+          // The rules refuse a push that leaves no file; any other is accepted.
+          const pushed = await tryGit(clone, 'push', '-q', 'origin', 'HEAD:main');
+          assert.equal(pushed, next.size > 0, `${JSON.stringify(step)}: push accepted`);
+          if (!pushed) continue;
+          commits++;
+          model = next;
         }
 
         const fresh = path.join(work, `fresh-${run}`);
@@ -120,6 +148,7 @@ describe('API updates and pushes, interleaved at random', () => {
             return { path: p, blob_id: id, size: Number(size) };
           });
         assert.equal(Number((await git(fresh, 'rev-list', '--count', 'main')).trim()), commits, 'commits');
+        assert.deepEqual(await filesOf(fresh), model, 'a fresh clone holds what the steps made');
         const shown = await t.ok('GET', url, ROOT_TOKEN, undefined, 200);
         assert.deepEqual(
           shown.files.map((f: { path: string }) => f.path),
