@@ -215,8 +215,7 @@ async function main(argv: string[]): Promise<void> {
       if (!hasLegacyRepositories(config.dataDir) && !(await hasSnippetsWithoutRepository(store))) return;
       const done = await importLegacyRepositories(store, config.dataDir, (n, total) =>
         process.stderr.write(`\rsnippetd: importing repositories ${progressBar(n, total)} ${n}/${total}`),
-      );
-      process.stderr.write('\n');
+      ).finally(() => process.stderr.write('\n')); // the bar's line ends, also before an error's
       console.log(
         `snippetd: ${done.repositories} repositories (${done.objects} objects) imported into the database` +
           (done.movedTo ? `; the old directory is now ${done.movedTo}` : ''),

@@ -2,6 +2,7 @@
 // repositories/, and a database without git rows. `snippetd serve` refuses to start on it with one line;
 // `snippetd migrate` imports every repository, says how many, and renames the directory; a second run is
 // harmless, and so is a run over the same repositories again (an interrupted import is simply run again);
+// an object that does not hash to its id stops it, with the repositories before it imported and kept;
 // then the server serves every snippet and the project's files exactly as before, and `snippetd fsck` is clean.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { sql } from 'kysely';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { createTestApp, processStorage, ROOT_TOKEN, TEST_DB, type TestApp } from '../helper.ts';
 import { CLI, exited, spawnServer } from '../../scripts/spawn-server.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
@@ -211,6 +213,36 @@ describe('importing the repositories of an earlier version', () => {
     assert.ok(fs.existsSync(legacyDir()));
   });
 
+  it('an object that does not hash to its id stops migrate with one line naming it; run again once mended, it goes on', () => {
+    const repo = path.join(legacyDir(), 'snippets', `${state.snippets[1].id}.git`);
+    const kept = `${repo}.kept`;
+    fs.cpSync(repo, kept, { recursive: true });
+    // Its objects loose, as git writes them one at a time; then one of them holding other bytes, which git
+    // itself hands out without a word (it checks object ids only in git fsck).
+    const packDir = path.join(repo, 'objects', 'pack');
+    const [pack] = fs.readdirSync(packDir).filter((f) => f.endsWith('.pack'));
+    const packBytes = fs.readFileSync(path.join(packDir, pack));
+    fs.rmSync(packDir, { recursive: true });
+    fs.mkdirSync(packDir);
+    assert.equal(spawnSync('git', ['--git-dir', repo, 'unpack-objects', '-q'], { input: packBytes }).status, 0);
+    const blob = git(['--git-dir', repo, 'rev-parse', 'main:a.rb']);
+    const loose = path.join(repo, 'objects', blob.slice(0, 2), blob.slice(2));
+    fs.chmodSync(loose, 0o644);
+    fs.writeFileSync(loose, zlib.deflateSync('blob 9\0tampered\n'));
+    assert.equal(git(['--git-dir', repo, 'cat-file', 'blob', blob]), 'tampered');
+
+    const r = cli('migrate');
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, new RegExp(`\nsnippetd: ${repo}: object ${blob} does not hash to its id\n$`));
+    // The repositories imported before it stay imported, the directory stays, and serve still refuses.
+    assert.ok(fs.existsSync(legacyDir()));
+    assert.equal(cli('serve', '--port', '0').stderr, LEGACY_LINE);
+
+    fs.rmSync(repo, { recursive: true });
+    fs.renameSync(kept, repo);
+  });
+
   it('snippetd migrate imports every repository, says how many, and renames the directory', () => {
     const r = cli('migrate');
     assert.equal(r.status, 0, r.stderr);
@@ -222,7 +254,11 @@ describe('importing the repositories of an earlier version', () => {
       `snippetd: 3 repositories (${objects} objects) imported into the database; the old directory is now ${movedTo}\n` +
         'snippetd: database is at the latest migration\n',
     );
-    assert.match(r.stderr, /3\/3\n$/);
+    const bar = (done: number) => `[${'#'.repeat(done * 10)}${'.'.repeat(30 - done * 10)}]`;
+    assert.equal(
+      r.stderr,
+      `${[0, 1, 2, 3].map((done) => `\rsnippetd: importing repositories ${bar(done)} ${done}/3`).join('')}\n`,
+    );
     assert.ok(!fs.existsSync(legacyDir()));
     // The old repositories are kept, untouched, under the new name.
     assert.deepEqual(
@@ -254,7 +290,7 @@ describe('importing the repositories of an earlier version', () => {
     assert.deepEqual(importedDirs(), before);
   });
 
-  it('importing the same repositories again (an interrupted run done over) stores nothing twice', () => {
+  it('importing the same repositories again (an interrupted run done over) stores nothing twice', async () => {
     const [first] = importedDirs();
     fs.cpSync(path.join(dataDir, first), legacyDir(), { recursive: true });
     const r = cli('migrate');
@@ -265,6 +301,17 @@ describe('importing the repositories of an earlier version', () => {
     );
     assert.equal(importedDirs().length, 2);
     assert.ok(!fs.existsSync(legacyDir()));
+    // One row per object of each repository, after an interrupted run and two whole ones.
+    const db = openDatabase(databaseUrl);
+    try {
+      const { stored } = await db.kysely
+        .selectFrom('git_objects')
+        .select((eb) => eb.fn.countAll<number>().as('stored'))
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(stored), objects);
+    } finally {
+      await db.close();
+    }
   });
 
   it('the server then serves every snippet, raw at the first commit, and the project file exactly as before', async () => {
