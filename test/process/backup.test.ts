@@ -170,7 +170,8 @@ describe('backup and restore while writes go on', () => {
           const fsck = spawnSync('git', ['--git-dir', clone, 'fsck', '--strict'], { encoding: 'utf8' });
           assert.equal(fsck.status, 0, fsck.stderr);
           const history = spawnSync('git', ['--git-dir', clone, 'log', '-p', 'main'], { encoding: 'utf8' }).stdout;
-          assert.ok(history.includes(`+${a.content}`), `snippet ${id} has "${a.content}"`);
+          // A whole added line: "api write 1" must not be found in "api write 10".
+          assert.ok(history.split('\n').includes(`+${a.content}`), `snippet ${id} has "${a.content}"`);
           const raw = await fetch(`${restored.url}/api/v4/projects/${project.id}/snippets/${id}/files/main/a.txt/raw`, {
             headers,
           });
