@@ -1,8 +1,9 @@
 // Three `snippetd serve` processes on one PostgreSQL schema, each with its own empty data directory, behind a
 // round-robin HTTP proxy: what one node writes the others read at once; racing API updates and `git push`es
-// through different nodes keep every acknowledged write and refuse the losers whole; the two survivors of a
-// kill -9 keep serving and lose nothing acknowledged; a fourth node started later with an empty data directory
-// serves every repository from the rows alone.
+// through different nodes keep every acknowledged write and refuse the losers whole; each node in turn is
+// killed with -9 in the middle of answering and replaced by a new one, while the others keep serving and
+// nothing acknowledged is lost; a fourth node started later with an empty data directory serves every
+// repository from the rows alone.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -381,53 +382,61 @@ describe('three nodes on one PostgreSQL database', {
     await assertApiMatchesClone(proxy.url, snippet.id, dir);
   });
 
-  it('kill -9 of one node during concurrent writes: the other two keep serving, nothing acknowledged is lost', async () => {
+  it('kill -9 of each node in turn during concurrent writes, each replaced by a new one: the others keep serving, nothing acknowledged is lost', async () => {
     const [a, b, c] = nodes;
     interface Tracked {
       id: number;
       acked: string[];
       /** What a.txt may hold now: the last acknowledged content and whatever was in flight after it. */
       possible: Set<string>;
-      /** Writes whose outcome is unknown: in flight on the node when it died. */
+      /** Writes whose outcome is unknown: in flight when a node died. */
       unknown: number;
-      ackedAfterKill: number;
+      /** Acknowledged writes by how many kills had happened when they were sent. */
+      ackedByPhase: number[];
     }
     const FILE = 'a.txt';
     const WORKERS = 3;
     const tracked: Tracked[] = [];
     for (let w = 0; w < WORKERS; w++) {
       const s = await createSnippet(proxy.url, { [FILE]: `worker ${w}`, 'keep.txt': 'kept\n' });
-      tracked.push({ id: s.id, acked: [], possible: new Set([`worker ${w}`]), unknown: 0, ackedAfterKill: 0 });
+      tracked.push({ id: s.id, acked: [], possible: new Set([`worker ${w}`]), unknown: 0, ackedByPhase: [0, 0, 0, 0] });
     }
     const pushed = await createSnippet(proxy.url, { 'p.txt': 'start\n' });
     const pushTrees = await Promise.all([freshClone(proxy.url, pushed.id), freshClone(proxy.url, pushed.id)]);
     const pushAcked: { sha: string; content: string }[] = [];
     let pushUnknown = 0;
 
-    let killed = false;
+    // A request sent while no node was dying, and answered before the next kill, went to live nodes only:
+    // it must succeed (a push may only lose its race). Any other may have met a dying node.
+    let kills = 0;
+    let dying = false;
+    const sent = () => (dying ? -1 : kills);
+    const clean = (phase: number) => phase >= 0 && !dying && phase === kills;
     let stop = false;
-    const failuresAfterKill: string[] = [];
+    const failuresThroughLiveNodes: string[] = [];
 
     const worker = async (w: number) => {
       const entry = tracked[w];
       for (let i = 0; !stop && i < 400; i++) {
         const content = `worker ${w} version ${i}`;
-        const startedAfterKill = killed;
+        const phase = sent();
         let res: Answer | null = null;
+        let error: unknown = null;
         try {
           res = await call(proxy.url, 'PUT', snippetUrl(entry.id), {
             files: [{ action: 'update', file_path: FILE, content }],
           });
-        } catch (error) {
-          if (startedAfterKill) failuresAfterKill.push(`PUT ${entry.id}: ${error}`);
+        } catch (e) {
+          error = e;
         }
         if (res?.status === 200) {
           entry.acked.push(content);
           entry.possible = new Set([content]);
-          if (startedAfterKill) entry.ackedAfterKill++;
+          if (phase >= 0) entry.ackedByPhase[phase]++;
+        } else if (clean(phase)) {
+          failuresThroughLiveNodes.push(`PUT ${entry.id}: ${res ? `${res.status} ${res.text}` : error}`);
         } else {
-          if (startedAfterKill && res) failuresAfterKill.push(`PUT ${entry.id}: ${res.status} ${res.text}`);
-          // Before the kill a request the dead node dropped may or may not have committed.
+          // A request a dying node dropped may or may not have committed.
           entry.unknown++;
           entry.possible.add(content);
         }
@@ -440,19 +449,19 @@ describe('three nodes on one PostgreSQL database', {
         fs.writeFileSync(path.join(dir, 'p.txt'), content);
         await mustGit(['commit', '-q', '-am', content], dir);
         const sha = await mustGit(['rev-parse', 'HEAD'], dir);
-        const startedAfterKill = killed;
+        const phase = sent();
         const r = await git(['push', 'origin', 'main'], dir);
         if (r.code === 0) pushAcked.push({ sha, content });
-        else if (startedAfterKill) {
-          // Through the two live nodes a push fails only by losing its race.
-          if (!REFUSED_PUSH.test(r.stderr)) failuresAfterKill.push(`push: ${r.stderr}`);
+        else if (clean(phase)) {
+          // Through live nodes a push fails only by losing its race.
+          if (!REFUSED_PUSH.test(r.stderr)) failuresThroughLiveNodes.push(`push: ${r.stderr}`);
         } else pushUnknown++;
         let synced = false;
         for (let attempt = 0; attempt < 5 && !synced; attempt++) {
-          const started = killed;
+          const fetchPhase = sent();
           const fetched = await git(['fetch', '-q', 'origin'], dir);
           synced = fetched.code === 0;
-          if (!synced && started) failuresAfterKill.push(`fetch: ${fetched.stderr}`);
+          if (!synced && clean(fetchPhase)) failuresThroughLiveNodes.push(`fetch: ${fetched.stderr}`);
         }
         assert.ok(synced, 'fetch through the live nodes works');
         await mustGit(['reset', '-q', '--hard', 'origin/main'], dir);
@@ -461,28 +470,44 @@ describe('three nodes on one PostgreSQL database', {
 
     const running = [...Array.from({ length: WORKERS }, (_, w) => worker(w)), ...pushTrees.map((_, p) => pusher(p))];
     await sleep(1500);
-    // Killed in the middle of answering: wait (a bounded while) for a request to be in flight on it.
-    for (let i = 0; i < 200 && !proxy.active.get(c.url); i++) await sleep(5);
-    const inFlightAtKill = proxy.active.get(c.url) ?? 0;
-    c.child.kill('SIGKILL');
-    // The proxy's health check notices at once: from now on only A and B get requests.
-    proxy.backends = [a.url, b.url];
-    await exited(c.child);
-    killed = true;
-    await sleep(2000);
+    let live = [a, b, c];
+    const inFlightAtKill: number[] = [];
+    // C, then A (the node that migrated the schema), then B; each replaced by a new node before the next kill.
+    for (const [k, victim] of [c, a, b].entries()) {
+      // Killed in the middle of answering: wait (a bounded while) for a request to be in flight on it.
+      for (let i = 0; i < 200 && !proxy.active.get(victim.url); i++) await sleep(5);
+      inFlightAtKill.push(proxy.active.get(victim.url) ?? 0);
+      dying = true;
+      victim.child.kill('SIGKILL');
+      // The proxy's health check notices at once: from now on only the others get requests.
+      live = live.filter((node) => node !== victim);
+      proxy.backends = live.map((node) => node.url);
+      await exited(victim.child);
+      kills++;
+      dying = false;
+      // Its replacement: a new process with an empty data directory of its own, taken into the rotation.
+      const { node } = await startNode(`replacement-${k}`);
+      live.push(node);
+      proxy.backends = live.map((n) => n.url);
+      await sleep(1000);
+    }
     stop = true;
     await Promise.all(running);
 
-    assert.deepEqual(failuresAfterKill, [], 'after the kill every request through the live nodes succeeded');
-    for (const entry of tracked) {
-      assert.ok(entry.acked.length > entry.ackedAfterKill, `snippet ${entry.id}: writes acknowledged before the kill`);
-      assert.ok(entry.ackedAfterKill > 0, `snippet ${entry.id}: writes acknowledged after the kill`);
-    }
+    assert.deepEqual(failuresThroughLiveNodes, [], 'every request through live nodes alone succeeded');
+    for (const entry of tracked)
+      assert.ok(
+        entry.ackedByPhase.every((n) => n > 0),
+        `snippet ${entry.id}: writes acknowledged before the kills and after each (${entry.ackedByPhase})`,
+      );
     assert.ok(pushAcked.length > 0, 'pushes were taken');
-    assert.ok(inFlightAtKill > 0, 'the node died with requests in flight');
+    assert.ok(
+      inFlightAtKill.every((n) => n > 0),
+      `each node died with requests in flight (${inFlightAtKill})`,
+    );
 
-    // The survivors answer directly, too.
-    for (const node of [a, b]) {
+    // The nodes now serving answer directly, too.
+    for (const node of live) {
       const res = await call(node.url, 'GET', snippetUrl(tracked[0].id));
       assert.equal(res.status, 200, res.text);
     }
