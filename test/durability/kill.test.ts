@@ -24,5 +24,7 @@ describe('durability under kill -9', () => {
     assert.equal(totals.kills, KILLS);
     assert.ok(totals.acknowledgedWrites > KILLS * 5, `the writers made progress (${totals.acknowledgedWrites} writes)`);
     assert.ok(totals.acknowledgedDeletes > 0, 'snippets were deleted');
+    // The kills met writes in the middle (each then found wholly done or wholly absent, above).
+    assert.ok(totals.inFlightAtKill >= KILLS, `writes in flight at the kills: ${totals.inFlightAtKill}`);
   });
 });
