@@ -309,6 +309,9 @@ describe('serve --ephemeral', { skip }, () => {
       const ids = (list: { id: number; path_with_namespace: string }[]) =>
         list.map((p) => [p.id, p.path_with_namespace]);
       assert.deepEqual(ids(b.json), ids(a.json));
+      // A generated root token outlives the reset endpoint too.
+      assert.equal((await call(other.url, 'POST', '/-/snippetd/reset', token)).status, 204);
+      assert.equal((await call(other.url, 'GET', '/api/v4/user', token)).json.username, 'root');
       const dataDir = path.dirname(tokenFile);
       other.child.kill('SIGTERM');
       assert.equal(await exited(other.child), 0);
