@@ -153,6 +153,18 @@ describe('backup and restore while writes go on', () => {
       // Restoring over a database that is not empty is refused.
       await assert.rejects(cli(sourceUrl, ['backup', 'restore', backupFile]), /not empty|exists already/);
       await cli(restoreUrl, ['backup', 'restore', backupFile]);
+      if (TEST_DB === 'postgres') {
+        // The backup held this instance's schema alone, not the others of the database it shares.
+        const restored = new pg.Client({ connectionString: restoreUrl });
+        await restored.connect();
+        try {
+          const { rows } = await restored.query(String.raw`SELECT nspname FROM pg_namespace WHERE nspname ~ '^t_\d+_'`);
+          const own = new URL(sourceUrl).searchParams.get('options')!.replace('-c search_path=', '');
+          assert.deepEqual(rows, [{ nspname: own }]);
+        } finally {
+          await restored.end();
+        }
+      }
       const restored = await spawnServer(envFor(restoreUrl));
       try {
         // The last write acknowledged before the backup started, per snippet, must be what it holds now or an

@@ -59,13 +59,14 @@ async function copySqlite(from: string, to: string): Promise<void> {
 }
 
 /**
- * pg_dump takes the connection URL, except that a schema chosen with `options=-csearch_path=…` (one database
- * shared by several instances) becomes its --schema flag.
+ * pg_dump takes the connection URL, except that a schema chosen with `options=-c search_path=…` (one database
+ * shared by several instances; libpq also takes `-csearch_path=…` and `--search_path=…`) becomes its --schema
+ * flag: without it, a backup would hold every schema of the database.
  */
 function postgresTarget(databaseUrl: string): string[] {
   const url = new URL(databaseUrl);
   const options = url.searchParams.get('options');
-  const schema = options && /-csearch_path=([A-Za-z0-9_]+)/.exec(options)?.[1];
+  const schema = options && /(?:^|\s)(?:-c\s*|--)search_path\s*=\s*([A-Za-z0-9_]+)/.exec(options)?.[1];
   url.searchParams.delete('options');
   const args = [`--dbname=${url}`];
   if (schema) args.push(`--schema=${schema}`);
