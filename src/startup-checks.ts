@@ -59,8 +59,8 @@ function accessible(file: string, mode: number): boolean {
 
 /**
  * Opens the database the configuration names, migrates it and checks that snippetd may write every table.
- * A database that cannot be reached, read or written stops the start with one line naming the setting,
- * instead of a driver's message (or a server that starts and answers 500 to every write).
+ * A database that cannot be reached, read or written stops the start with one line naming the setting and
+ * carrying the driver's message (or a server would start and answer 500 to every write).
  */
 export async function openConfiguredDatabase(config: Config, observe?: QueryObserver): Promise<Db> {
   const named = `the database ${redactDatabaseUrl(config.databaseUrl)} (SNIPPETD_DATABASE_URL)`;
@@ -69,35 +69,53 @@ export async function openConfiguredDatabase(config: Config, observe?: QueryObse
     db = openDatabase(config.databaseUrl, observe);
     await migrateToLatest(db);
     if (db.dialect === 'postgres') {
-      const unwritable = await tablesNotWritable(db);
-      if (unwritable.length)
-        throw new ConfigError(`${named} does not let this role write the tables ${unwritable.join(', ')}`);
+      const refused = await privilegesMissing(db);
+      if (refused.length) throw new ConfigError(`${named} does not let this role ${refused.join(' or ')}`);
     }
     return db;
   } catch (error) {
     await db?.close().catch(() => {});
     if (error instanceof ConfigError) throw error;
-    throw new ConfigError(`${named} cannot be used: ${(error as Error).message}`);
+    throw new ConfigError(`${named} cannot be used: ${(error as Error).message}`, { cause: error });
   }
 }
 
 /**
- * Tables of the connection's schema this role may not read and change: a role granted only SELECT passes
- * the migrations once another role has run them, and would then fail every write. (A read-only
- * transaction or standby fails earlier, at the migrations' first statement.)
+ * What this role may not do that a write needs, in the connection's schema: read and change every table,
+ * and take ids from every sequence. A role granted only SELECT passes the migrations once another role has
+ * run them, and would then fail every write. (A read-only transaction or standby fails earlier, at the
+ * migrations' CREATE TABLE IF NOT EXISTS.)
  */
-async function tablesNotWritable(db: Db): Promise<string[]> {
-  const { rows } = await sql<{ relname: string }>`
-    SELECT relname FROM pg_class
-    WHERE relnamespace = current_schema()::regnamespace AND relkind = 'r'
+async function privilegesMissing(db: Db): Promise<string[]> {
+  const { rows } = await sql<{ relname: string; relkind: string }>`
+    SELECT relname, relkind FROM pg_class
+    WHERE relnamespace = current_schema()::regnamespace AND (
       -- one privilege a call: given several, has_table_privilege answers whether any of them is held
-      AND NOT (has_table_privilege(oid, 'SELECT') AND has_table_privilege(oid, 'INSERT')
-        AND has_table_privilege(oid, 'UPDATE') AND has_table_privilege(oid, 'DELETE'))
+      (relkind = 'r' AND NOT (has_table_privilege(oid, 'SELECT') AND has_table_privilege(oid, 'INSERT')
+        AND has_table_privilege(oid, 'UPDATE') AND has_table_privilege(oid, 'DELETE')))
+      OR (relkind = 'S' AND NOT has_sequence_privilege(oid, 'USAGE')))
     ORDER BY relname`.execute(db.kysely);
-  return rows.map((r) => r.relname);
+  const names = (kind: string) => rows.filter((r) => r.relkind === kind).map((r) => r.relname);
+  const missing: string[] = [];
+  if (names('r').length) missing.push(`write the tables ${names('r').join(', ')}`);
+  if (names('S').length) missing.push(`use the sequences ${names('S').join(', ')}`);
+  return missing;
 }
 
-/** The database URL with its password hidden, for lines that name it. */
+/**
+ * The database URL with its password hidden, for lines that name it: the user's password and any query
+ * parameter that could hold one. A PostgreSQL URL that does not parse is not shown at all.
+ */
 export function redactDatabaseUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
+  if (url.startsWith('sqlite:')) return url;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `${url.slice(0, url.indexOf(':') + 1) || 'postgres:'}//***`;
+  }
+  if (parsed.password) parsed.password = '***';
+  for (const key of [...parsed.searchParams.keys()])
+    if (/pass|secret|sslkey/i.test(key)) parsed.searchParams.set(key, '***');
+  return parsed.toString();
 }

@@ -5,6 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -118,7 +119,10 @@ describe('serve start-up checks', () => {
 describe('serve start-up checks on PostgreSQL', {
   skip: TEST_DB === 'postgres' ? false : 'needs PostgreSQL: roles that may not write',
 }, () => {
-  const role = (what: string) => `t_${process.pid}_${what}`;
+  // Roles belong to the whole server, not to the schema: named apart for each run.
+  const suffix = crypto.randomBytes(4).toString('hex');
+  const role = (what: string) => `t_${process.pid}_${suffix}_${what}`;
+  const ROLES = ['ro', 'select', 'noseq'];
   let schema: Awaited<ReturnType<typeof postgresSchemaUrl>>;
   /** The schema's URL, connecting as `user` (trust authentication: the password is only there to be hidden). */
   const as = (user: string) => {
@@ -147,17 +151,15 @@ describe('serve start-up checks on PostgreSQL', {
     await db.close();
     const name = schemaName();
     await admin(`
-      CREATE ROLE ${role('ro')} LOGIN;
+      ${ROLES.map((r) => `CREATE ROLE ${role(r)} LOGIN PASSWORD 'secret'; GRANT USAGE, CREATE ON SCHEMA ${name} TO ${role(r)};`).join('\n')}
       ALTER ROLE ${role('ro')} SET default_transaction_read_only = on;
-      GRANT USAGE, CREATE ON SCHEMA ${name} TO ${role('ro')};
       GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${name} TO ${role('ro')};
-      CREATE ROLE ${role('select')} LOGIN;
-      GRANT USAGE, CREATE ON SCHEMA ${name} TO ${role('select')};
-      GRANT SELECT ON ALL TABLES IN SCHEMA ${name} TO ${role('select')};`);
+      GRANT SELECT ON ALL TABLES IN SCHEMA ${name} TO ${role('select')};
+      GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${name} TO ${role('noseq')};`);
   });
   after(async () => {
     await schema.drop();
-    for (const r of [role('ro'), role('select')]) await admin(`DROP OWNED BY ${r}; DROP ROLE ${r}`);
+    for (const r of ROLES) await admin(`DROP OWNED BY ${role(r)}; DROP ROLE ${role(r)}`);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -175,12 +177,25 @@ describe('serve start-up checks on PostgreSQL', {
     const url = as(role('select'));
     const result = serve(path.join(dir, 'select-only-role'), { env: { SNIPPETD_DATABASE_URL: url } });
     assert.equal(result.status, 1, result.stderr);
-    const [, tables] =
-      /^snippetd: the database \S+ \(SNIPPETD_DATABASE_URL\) does not let this role write the tables (.+)\n$/.exec(
+    const [, tables, sequences] =
+      /^snippetd: the database \S+ \(SNIPPETD_DATABASE_URL\) does not let this role write the tables (.+) or use the sequences (.+)\n$/.exec(
         result.stderr,
       ) ?? assert.fail(result.stderr);
     assert.ok(result.stderr.includes(url.replace(':secret@', ':***@')), result.stderr);
     assert.ok(tables.split(', ').includes('snippets'), tables);
     assert.ok(tables.split(', ').includes('git_refs'), tables);
+    assert.ok(sequences.split(', ').includes('snippets_id_seq'), sequences);
+  });
+
+  it('a role that may change the tables but take no ids from their sequences', () => {
+    const url = as(role('noseq'));
+    const result = serve(path.join(dir, 'no-sequences-role'), { env: { SNIPPETD_DATABASE_URL: url } });
+    assert.equal(result.status, 1, result.stderr);
+    const [, sequences] =
+      /^snippetd: the database \S+ \(SNIPPETD_DATABASE_URL\) does not let this role use the sequences (.+)\n$/.exec(
+        result.stderr,
+      ) ?? assert.fail(result.stderr);
+    assert.ok(sequences.split(', ').includes('snippets_id_seq'), sequences);
+    assert.ok(sequences.split(', ').includes('users_id_seq'), sequences);
   });
 });

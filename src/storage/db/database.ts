@@ -55,11 +55,16 @@ export function openDatabase(url: string, observe?: QueryObserver): Db {
 function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const sqlite = new SQLite(file);
-  sqlite.pragma('journal_mode = WAL');
-  // FULL: a transaction is on disk before we acknowledge it, so a crash loses nothing acknowledged.
-  sqlite.pragma('synchronous = FULL');
-  sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('foreign_keys = ON');
+  try {
+    sqlite.pragma('journal_mode = WAL');
+    // FULL: a transaction is on disk before we acknowledge it, so a crash loses nothing acknowledged.
+    sqlite.pragma('synchronous = FULL');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+  } catch (error) {
+    sqlite.close(); // a file that is not a database, say: nothing else would close it
+    throw error;
+  }
   const kysely = new Kysely<Database>({
     dialect: new QueuedSqliteDialect({ database: withStatementCache(sqlite) }),
     log,
