@@ -32,7 +32,9 @@ if (values['database-url']) {
   const admin = openDatabase(values['database-url']);
   await sql`CREATE SCHEMA ${sql.raw(schema)}`.execute(admin.kysely);
   await admin.close();
-  databaseUrl = `${values['database-url']}?options=-c%20search_path%3D${schema}`;
+  const url = new URL(values['database-url']);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  databaseUrl = url.toString();
 }
 const config = { ...defaults(dataDir), databaseUrl, logLevel: 'silent' as const, initialRootToken: TOKEN };
 const app = await buildApp(config);

@@ -87,7 +87,7 @@ function secretsLogged(dir) {
   }
   const list = path.join(dir, 'all.secrets-list');
   fs.writeFileSync(list, `${[...secrets].join('\n')}\n`);
-  const grep = spawnSync('grep', ['-F', '-o', '-f', list, ...logs], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const grep = spawnSync('grep', ['-F', '-H', '-o', '-f', list, ...logs], { encoding: 'utf8', maxBuffer: 1 << 28 });
   if (grep.status === 1) {
     console.log(`== none of ${secrets.size} secrets is in the ${lines} lines the test apps logged`);
     fs.rmSync(dir, { recursive: true, force: true });

@@ -218,7 +218,10 @@ function secretsOf(options: InjectOptions, res: LightMyRequestResponse): string[
   if (typeof authorization === 'string') {
     const [scheme, credentials = ''] = authorization.split(' ');
     found.push(credentials);
-    if (scheme.toLowerCase() === 'basic') found.push(Buffer.from(credentials, 'base64').toString().split(':')[1] ?? '');
+    if (scheme.toLowerCase() === 'basic') {
+      const pair = Buffer.from(credentials, 'base64').toString();
+      found.push(pair.slice(pair.indexOf(':') + 1));
+    }
   }
   if (typeof headers.cookie === 'string') cookieValues(headers.cookie.split(';'));
   for (const line of [res.headers['set-cookie'] ?? []].flat()) cookieValues([line.split(';')[0]]);
@@ -234,10 +237,14 @@ function secretsOf(options: InjectOptions, res: LightMyRequestResponse): string[
   return found;
 }
 
-/** Writes down secrets not seen before; short values (a test's "x") would match log lines by chance. */
+/**
+ * Writes down secrets not seen before, each also as JSON and a URL would escape it (how a log line would
+ * carry it); short values (a test's "x") would match log lines by chance.
+ */
 function recordSecrets(found: string[]): void {
   if (!LOG_DIR) return;
-  const fresh = found.filter((v) => v.length >= 8 && !/[\r\n]/.test(v) && !recordedSecrets.has(v));
+  const forms = found.flatMap((v) => [v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v)]);
+  const fresh = [...new Set(forms)].filter((v) => v.length >= 8 && !/[\r\n]/.test(v) && !recordedSecrets.has(v));
   if (!fresh.length) return;
   for (const v of fresh) recordedSecrets.add(v);
   fs.appendFileSync(path.join(LOG_DIR, `${process.pid}.secrets`), fresh.map((v) => `${v}\n`).join(''));

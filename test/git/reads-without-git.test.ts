@@ -4,6 +4,7 @@
 // (or the record would prove nothing).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,7 +38,8 @@ describe('reads never run git', () => {
     record = path.join(dir, 'git-runs');
     const bin = path.join(dir, 'bin');
     fs.mkdirSync(bin);
-    fs.writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho "$*" >> ${record}\nexec /usr/bin/git "$@"\n`, {
+    const realGit = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+    fs.writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho "$*" >> ${record}\nexec ${realGit} "$@"\n`, {
       mode: 0o755,
     });
     storage = await processStorage('snippetd-reads-without-git-data-');

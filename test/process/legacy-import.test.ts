@@ -213,34 +213,48 @@ describe('importing the repositories of an earlier version', () => {
     assert.ok(fs.existsSync(legacyDir()));
   });
 
-  it('an object that does not hash to its id stops migrate with one line naming it; run again once mended, it goes on', () => {
+  it('an object that does not hash to its id stops migrate with one line naming it; run again once mended, it goes on', async () => {
     const repo = path.join(legacyDir(), 'snippets', `${state.snippets[1].id}.git`);
-    const kept = `${repo}.kept`;
+    const kept = path.join(dataDir, 'kept.git');
     fs.cpSync(repo, kept, { recursive: true });
-    // Its objects loose, as git writes them one at a time; then one of them holding other bytes, which git
-    // itself hands out without a word (it checks object ids only in git fsck).
-    const packDir = path.join(repo, 'objects', 'pack');
-    const [pack] = fs.readdirSync(packDir).filter((f) => f.endsWith('.pack'));
-    const packBytes = fs.readFileSync(path.join(packDir, pack));
-    fs.rmSync(packDir, { recursive: true });
-    fs.mkdirSync(packDir);
-    assert.equal(spawnSync('git', ['--git-dir', repo, 'unpack-objects', '-q'], { input: packBytes }).status, 0);
-    const blob = git(['--git-dir', repo, 'rev-parse', 'main:a.rb']);
-    const loose = path.join(repo, 'objects', blob.slice(0, 2), blob.slice(2));
-    fs.chmodSync(loose, 0o644);
-    fs.writeFileSync(loose, zlib.deflateSync('blob 9\0tampered\n'));
-    assert.equal(git(['--git-dir', repo, 'cat-file', 'blob', blob]), 'tampered');
+    try {
+      // Its objects loose, as git writes them one at a time; then one of them holding other bytes, which git
+      // itself hands out without a word (it checks object ids only in git fsck).
+      const packDir = path.join(repo, 'objects', 'pack');
+      const [pack] = fs.readdirSync(packDir).filter((f) => f.endsWith('.pack'));
+      const packBytes = fs.readFileSync(path.join(packDir, pack));
+      fs.rmSync(packDir, { recursive: true });
+      fs.mkdirSync(packDir);
+      assert.equal(spawnSync('git', ['--git-dir', repo, 'unpack-objects', '-q'], { input: packBytes }).status, 0);
+      const blob = git(['--git-dir', repo, 'rev-parse', 'main:a.rb']);
+      const loose = path.join(repo, 'objects', blob.slice(0, 2), blob.slice(2));
+      fs.chmodSync(loose, 0o644);
+      fs.writeFileSync(loose, zlib.deflateSync('blob 9\0tampered\n'));
+      assert.equal(git(['--git-dir', repo, 'cat-file', 'blob', blob]), 'tampered');
 
-    const r = cli('migrate');
-    assert.equal(r.status, 1, r.stdout + r.stderr);
-    assert.equal(r.stdout, '');
-    assert.match(r.stderr, new RegExp(`\nsnippetd: ${repo}: object ${blob} does not hash to its id\n$`));
-    // The repositories imported before it stay imported, the directory stays, and serve still refuses.
-    assert.ok(fs.existsSync(legacyDir()));
-    assert.equal(cli('serve', '--port', '0').stderr, LEGACY_LINE);
-
-    fs.rmSync(repo, { recursive: true });
-    fs.renameSync(kept, repo);
+      const r = cli('migrate');
+      assert.equal(r.status, 1, r.stdout + r.stderr);
+      assert.equal(r.stdout, '');
+      const line = `snippetd: ${repo}: object ${blob} does not hash to its id\n`;
+      assert.ok(r.stderr.endsWith(`\n${line}`), r.stderr);
+      // The project's repository, imported before it (projects come first), stays imported; the directory
+      // stays, and serve still refuses.
+      const db = openDatabase(databaseUrl);
+      try {
+        const kinds = await db.kysely.selectFrom('git_repositories').select('kind').execute();
+        assert.ok(
+          kinds.some((k) => k.kind === 'project'),
+          JSON.stringify(kinds),
+        );
+      } finally {
+        await db.close();
+      }
+      assert.ok(fs.existsSync(legacyDir()));
+      assert.equal(cli('serve', '--port', '0').stderr, LEGACY_LINE);
+    } finally {
+      fs.rmSync(repo, { recursive: true, force: true });
+      fs.renameSync(kept, repo);
+    }
   });
 
   it('snippetd migrate imports every repository, says how many, and renames the directory', () => {

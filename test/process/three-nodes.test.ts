@@ -2,7 +2,7 @@
 // round-robin HTTP proxy: what one node writes the others read at once; racing API updates and `git push`es
 // through different nodes keep every acknowledged write and refuse the losers whole; each node in turn is
 // killed with -9 in the middle of answering and replaced by a new one, while the others keep serving and
-// nothing acknowledged is lost; a fourth node started later with an empty data directory serves every
+// nothing acknowledged is lost; a node started later still with an empty data directory serves every
 // repository from the rows alone.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -126,7 +126,7 @@ describe('three nodes on one PostgreSQL database', {
   let databaseUrl: string;
   let proxy: Proxy;
   let project: { id: number; path_with_namespace: string };
-  /** Every snippet the tests made, for the fourth node to serve. */
+  /** Every snippet the tests made, for the node started last to serve. */
   const snippetIds: number[] = [];
   let clones = 0;
 
@@ -417,7 +417,7 @@ describe('three nodes on one PostgreSQL database', {
 
     const worker = async (w: number) => {
       const entry = tracked[w];
-      for (let i = 0; !stop && i < 400; i++) {
+      for (let i = 0; !stop && i < 5000; i++) {
         const content = `worker ${w} version ${i}`;
         const phase = sent();
         let res: Answer | null = null;
@@ -540,7 +540,7 @@ describe('three nodes on one PostgreSQL database', {
     await assertApiMatchesClone(proxy.url, pushed.id, dir);
   });
 
-  it('a fourth node started later with an empty data directory serves every snippet, copying no files', async () => {
+  it('a node started later still, with an empty data directory, serves every snippet, copying no files', async () => {
     const { node: d, dataDir } = await startNode('d');
     for (const id of snippetIds) {
       const [viaD, viaProxy] = await Promise.all([
