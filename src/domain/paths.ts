@@ -34,6 +34,11 @@ export function pathError(path: string, topLevel: boolean): string | null {
   return null;
 }
 
+/** A full path (`group/sub/project`) every segment of which has GitLab's path format. */
+export function isWellFormedFullPath(fullPath: string): boolean {
+  return fullPath.split('/').every((segment) => PATH_FORMAT.test(segment));
+}
+
 /** A path derived from a display name, as GitLab does when only `name` is given. */
 export function pathFromName(name: string): string {
   return name

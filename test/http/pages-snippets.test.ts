@@ -204,6 +204,15 @@ describe('snippet pages', () => {
     assert.equal(raw.headers.location, `${pathOf(snippet.raw_url)}?inline=false`);
   });
 
+  it('a legacy path never redirects to another site: an encoded "/" or "\\" in it is a 404', async () => {
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    for (const path of ['/%2Fevil.example/snippets/1', '/%5Cevil.example/snippets/1', '/a/%2F%2Fb/snippets/1/raw']) {
+      const res = await t.socket('GET', path);
+      assert.equal(res.statusCode, 404, path);
+      assert.equal(res.headers.location, undefined, path);
+    }
+  });
+
   it('the embed script writes the files with a scoped stylesheet, and exists only for public snippets', async () => {
     const res = await t.request({ method: 'GET', url: `${pathOf(snippet.web_url)}.js`, token: null });
     assert.equal(res.statusCode, 200);

@@ -37,9 +37,12 @@ export async function readPageUser(request: FastifyRequest): Promise<User | null
   return request.pageUser;
 }
 
-/** Only a path on this site: never another origin (`//host`, `/\host`) as a place to go after signing in. */
+/**
+ * Only a path on this site: never another origin (`//host`, `/\host`) as a place to go after signing in,
+ * nor one a page would redirect to another origin once decoded (`/%2Fhost`, `/%5Chost`).
+ */
 const safeReturnPath = (value: unknown) =>
-  typeof value === 'string' && /^\/(?![/\\])/.test(value) && !/[\r\n]/.test(value) ? value : '/';
+  typeof value === 'string' && /^\/(?![/\\]|%2f|%5c)/i.test(value) && !/[\r\n]/.test(value) ? value : '/';
 
 const MESSAGES = {
   invalid: 'Invalid login or password.',

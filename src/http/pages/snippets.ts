@@ -23,6 +23,7 @@ import { baseUrl, encodePath, snippetFileRawUrl, snippetWebUrl } from '../urls.t
 import { html, trusted, type Html } from '../views/html.ts';
 import { newNonce, sendPage } from './layout.ts';
 import { parseRowId } from '../../domain/ids.ts';
+import { isWellFormedFullPath } from '../../domain/paths.ts';
 
 const FULL_COMMIT_ID = /^[0-9a-f]{40}$/;
 
@@ -166,10 +167,14 @@ export const SNIPPET_PAGES: [RegExp, PageHandler][] = [
     /^\/(.+)\/-\/snippets\/(\d+)\/raw\/([^/]+)\/(.+)$/,
     (rq, rp, g) => rawPage(rq, rp, g[0], parseRowId(g[1])!, { ref: g[2], path: g[3] }),
   ],
-  // GitLab's legacy paths move permanently to the /-/ ones.
+  // GitLab's legacy paths move permanently to the /-/ ones; only a well-formed project path, so that an
+  // encoded "/" (`/%2Fevil.example/snippets/1`) can never make the target another site (`//evil.example/…`).
   [
     /^\/(.+)\/snippets\/(\d+)(\/raw)?$/,
-    (rq, rp, g) => rp.redirect(`/${encodePath(g[0])}/-/snippets/${g[1]}${g[2] ?? ''}${queryOf(rq)}`, 301),
+    (rq, rp, g) => {
+      if (!isWellFormedFullPath(g[0])) throw notFound('Project');
+      return rp.redirect(`/${encodePath(g[0])}/-/snippets/${g[1]}${g[2] ?? ''}${queryOf(rq)}`, 301);
+    },
   ],
 ];
 
