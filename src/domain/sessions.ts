@@ -22,9 +22,9 @@ export async function signIn(store: Store, login: string, password: string, now 
   const failures = await store.sessions.failures(user.id);
   if (failures?.locked_until && Date.parse(failures.locked_until) > now) return { ok: false, reason: 'locked' };
   if (!user.password_digest || !verifyPassword(password, user.password_digest)) {
-    const attempts = (failures?.locked_until ? 0 : (failures?.attempts ?? 0)) + 1;
-    const locked = attempts >= MAX_FAILED_ATTEMPTS ? new Date(now + LOCK_MS).toISOString() : null;
-    await store.sessions.setFailures(user.id, locked ? 0 : attempts, locked);
+    const at = new Date(now).toISOString();
+    const until = new Date(now + LOCK_MS).toISOString();
+    const locked = await store.sessions.recordFailure(user.id, at, MAX_FAILED_ATTEMPTS, until);
     return { ok: false, reason: locked ? 'locked' : 'invalid' };
   }
   if (user.state !== 'active') return { ok: false, reason: 'blocked' };

@@ -147,6 +147,20 @@ describe('signing in to the pages', () => {
     assert.equal(later.ok, true);
   });
 
+  it('counts failed attempts made at once: ten together lock the account; after the lock the count starts over', async () => {
+    await user('hasty');
+    // On PostgreSQL they run on several connections at once: counted by reading, adding one and writing
+    // back, ten made one or two.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => submit('hasty', `wrong ${i}`)));
+    const res = await submit('hasty', PASSWORD);
+    assert.equal(res.statusCode, 401);
+    assert.match(res.body, /Your account is locked/);
+    const later = Date.now() + LOCK_MS + 1000;
+    for (let i = 1; i <= 9; i++)
+      assert.deepEqual(await signIn(t.app.store, 'hasty', `wrong ${i}`, later), { ok: false, reason: 'invalid' });
+    assert.deepEqual(await signIn(t.app.store, 'hasty', 'wrong 10', later), { ok: false, reason: 'locked' });
+  });
+
   it('a blocked user cannot sign in, and their open session no longer counts', async () => {
     const cookie = await session('blocked');
     const blocked = (await t.must('GET', '/users?username=blocked', ROOT_TOKEN))[0];

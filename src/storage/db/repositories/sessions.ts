@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../schema.ts';
 
 /** Page sessions (by the digest of their token) and the failed sign-in attempts of each user. */
@@ -19,12 +19,38 @@ export function sessionsRepository(db: Kysely<Database>) {
     failures(userId: number) {
       return db.selectFrom('sign_in_failures').selectAll().where('user_id', '=', userId).executeTakeFirst();
     },
-    async setFailures(userId: number, attempts: number, lockedUntil: string | null) {
-      await db
+    /**
+     * Counts one failed attempt in one statement, so that attempts made at once are all counted (read, add
+     * one and write back would count many as one): the first after an expired lock counts 1. Locks the
+     * account (`lockedUntil`, attempts back to 0) once `max` are counted. Answers whether it is locked now;
+     * an attempt made while a lock holds changes nothing.
+     */
+    async recordFailure(userId: number, now: string, max: number, lockedUntil: string): Promise<boolean> {
+      const counted = await db
         .insertInto('sign_in_failures')
-        .values({ user_id: userId, attempts, locked_until: lockedUntil })
-        .onConflict((oc) => oc.column('user_id').doUpdateSet({ attempts, locked_until: lockedUntil }))
+        .values({ user_id: userId, attempts: 1, locked_until: null })
+        .onConflict((oc) =>
+          oc
+            .column('user_id')
+            .doUpdateSet({
+              attempts: sql`CASE WHEN sign_in_failures.locked_until IS NULL THEN sign_in_failures.attempts + 1 ELSE 1 END`,
+              locked_until: null,
+            })
+            .where((eb) =>
+              eb.or([eb('sign_in_failures.locked_until', 'is', null), eb('sign_in_failures.locked_until', '<=', now)]),
+            ),
+        )
+        .returning('attempts')
+        .executeTakeFirst();
+      if (!counted) return true; // locked by an attempt made at the same time
+      if (counted.attempts < max) return false;
+      await db
+        .updateTable('sign_in_failures')
+        .set({ attempts: 0, locked_until: lockedUntil })
+        .where('user_id', '=', userId)
+        .where('attempts', '>=', max)
         .execute();
+      return true;
     },
     async clearFailures(userId: number) {
       await db.deleteFrom('sign_in_failures').where('user_id', '=', userId).execute();
