@@ -45,7 +45,8 @@ export async function restoreBackup(databaseUrl: string, file: string): Promise<
     await client.end();
   }
   // The dump names its schema; pg_restore recreates it as it was.
-  await runTool('pg_restore', ['--no-owner', '--exit-on-error', postgresTarget(databaseUrl)[0], file]);
+  // One transaction: a restore that fails part-way leaves the database empty, to be restored again.
+  await runTool('pg_restore', ['--no-owner', '--single-transaction', postgresTarget(databaseUrl)[0], file]);
 }
 
 /** SQLite's online backup API: a consistent copy while other connections keep writing. */
