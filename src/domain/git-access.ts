@@ -6,7 +6,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import type { Scope } from './access.ts';
 import type { GitObject } from '../storage/git/objects.ts';
-import { type GitRepository, RefConflict } from '../storage/git/repository.ts';
+import { type GitRepository, RefConflict, RefNameClash } from '../storage/git/repository.ts';
 import type { RefUpdate } from '../storage/git/push-hooks.ts';
 import { Failure } from './failure.ts';
 import { findReadableProject, type ProjectContext } from './projects.ts';
@@ -109,6 +109,7 @@ export async function acceptPush(
     });
   } catch (error) {
     if (error instanceof RefConflict) return 'snippetd: the repository changed during the push; fetch and push again';
+    if (error instanceof RefNameClash) return `snippetd: ${error.message}`;
     throw error;
   }
   return null;

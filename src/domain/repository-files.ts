@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
 import { ObjectWriter, type TreeFile } from '../storage/git/objects.ts';
-import { type CommitInfo, type GitRepository, RefConflict } from '../storage/git/repository.ts';
+import { type CommitInfo, type GitRepository, RefConflict, RefNameClash } from '../storage/git/repository.ts';
 import { Failure, notFound } from './failure.ts';
 import { hasFileDirectoryClash, isValidGitPath } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
@@ -93,6 +93,7 @@ async function writeFileIn(store: Store, repo: GitRepository, ctx: ProjectContex
   } catch (error) {
     if (error instanceof RefConflict)
       throw badRequest(`The branch ${w.branch} changed while the file was being written; try again`);
+    if (error instanceof RefNameClash) throw badRequest(error.message);
     throw error;
   }
   // The first branch of an empty repository becomes its default branch.

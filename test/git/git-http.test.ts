@@ -443,6 +443,27 @@ describe('git over HTTP with the real git client', () => {
     assert.deepEqual(stored, []);
   });
 
+  it("a pushed branch can be neither a folder of another nor inside one: refused with git's message, the rows untouched", async () => {
+    const d = dir('ref-clash');
+    await ok(['clone', '-q', url(pub.path, ROOT_TOKEN), d]);
+    await ok(['push', '-q', 'origin', 'HEAD:refs/heads/clash'], { cwd: d });
+    const before = (await ok(['ls-remote', url(pub.path, ROOT_TOKEN)])).stdout;
+    await commitFile(d, 'clash.txt', 'inside\n');
+    const inside = await refused(['push', 'origin', 'HEAD:refs/heads/clash/inside', 'HEAD:refs/heads/fine'], {
+      cwd: d,
+    });
+    assert.match(
+      inside.stderr,
+      /remote: snippetd: cannot lock ref 'refs\/heads\/clash\/inside': 'refs\/heads\/clash' exists; cannot create 'refs\/heads\/clash\/inside'/,
+    );
+    // Refused whole: the other branch of the same push is not there either, and every clone still works.
+    assert.equal((await ok(['ls-remote', url(pub.path, ROOT_TOKEN)])).stdout, before);
+    const fresh = dir('ref-clash-fresh');
+    await ok(['clone', '-q', url(pub.path, ROOT_TOKEN), fresh]);
+    await ok(['fsck', '--strict'], { cwd: fresh });
+    await ok(['push', '-q', 'origin', '--delete', 'clash'], { cwd: d });
+  });
+
   it('a branch pushed and deleted leaves dangling objects, which fsck lists as git does and does not count as problems', async () => {
     const d = dir('dangling');
     await ok(['clone', '-q', url(pub.path, ROOT_TOKEN), d]);

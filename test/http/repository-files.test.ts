@@ -248,6 +248,45 @@ describe('project repository files API', () => {
     assert.equal(await git(P, 'for-each-ref', '--format=%(refname:short)'), 'feat\nmain');
   });
 
+  it("a branch can be neither a folder of another nor inside one: 400 with git's message, and nothing written", async () => {
+    const id = await project({ path: 'clashes', visibility: 'private', initialize_with_readme: true });
+    const ok = await put(id, 'a.txt', { branch: 'feature', start_branch: 'main', content: 'a' }, alice.token);
+    assert.equal(ok.statusCode, 201, ok.body);
+    const before = await git(id, 'for-each-ref', '--format=%(refname) %(objectname)');
+    const inside = await put(id, 'b.txt', { branch: 'feature/b', start_branch: 'main', content: 'b' }, alice.token);
+    assert.equal(inside.statusCode, 400);
+    assert.deepEqual(inside.json, {
+      message:
+        "cannot lock ref 'refs/heads/feature/b': 'refs/heads/feature' exists; cannot create 'refs/heads/feature/b'",
+    });
+    assert.equal(
+      (await put(id, 'c.txt', { branch: 'topic/c', start_branch: 'main', content: 'c' }, alice.token)).statusCode,
+      201,
+    );
+    const folder = await put(id, 'd.txt', { branch: 'topic', start_branch: 'main', content: 'd' }, alice.token);
+    assert.equal(folder.statusCode, 400);
+    assert.deepEqual(folder.json, {
+      message: "cannot lock ref 'refs/heads/topic': 'refs/heads/topic/c' exists; cannot create 'refs/heads/topic'",
+    });
+    // Names that only share a beginning are no clash, whatever their case.
+    for (const branch of ['feature-2', 'Feature/x', 'topics'])
+      assert.equal(
+        (await put(id, 'e.txt', { branch, start_branch: 'main', content: 'e' }, alice.token)).statusCode,
+        201,
+        branch,
+      );
+    const after = (await git(id, 'for-each-ref', '--format=%(refname)')).split('\n');
+    assert.deepEqual(after, [
+      'refs/heads/Feature/x',
+      'refs/heads/feature',
+      'refs/heads/feature-2',
+      'refs/heads/main',
+      'refs/heads/topic/c',
+      'refs/heads/topics',
+    ]);
+    assert.ok(before.includes('refs/heads/feature '));
+  });
+
   it("missing required parameters: 400 with Grape's list", async () => {
     const post = await t.api('POST', file(P, 'x.txt'), dev.token, { content: 'x' });
     assert.equal(post.statusCode, 400);

@@ -44,6 +44,17 @@ export class RefConflict extends Error {
   }
 }
 
+/**
+ * A ref that would be a folder of another, or inside one (`refs/heads/x` and `refs/heads/x/y`): git keeps
+ * refs as paths and cannot hold both, so a repository with the two could not be served to any git client.
+ * The message is git's own.
+ */
+export class RefNameClash extends Error {
+  constructor(ref: string, existing: string) {
+    super(`cannot lock ref '${ref}': '${existing}' exists; cannot create '${ref}'`);
+  }
+}
+
 const FULL_ID = /^[0-9a-f]{40}$/;
 const SHORT_ID = /^[0-9a-f]{4,39}$/;
 /** Rows per INSERT: well under SQLite's limit of bound parameters. */
@@ -250,6 +261,7 @@ export class GitRepository {
   async moveRef(name: string, expected: string | null, next: string | null): Promise<void> {
     let changed: bigint;
     if (expected === null && next !== null) {
+      await this.refuseNameClash(name);
       const result = await this.db
         .insertInto('git_refs')
         .values({ repository_id: this.id, name, oid: oidBytes(next) })
@@ -285,6 +297,34 @@ export class GitRepository {
   async commitToBranch(branch: string, expected: string | null, commit: string, objects: readonly GitObject[]) {
     await this.store(objects);
     await this.moveRef(`refs/heads/${branch}`, expected, commit);
+  }
+
+  /**
+   * Refuses a new ref that would be a folder of an existing one or inside one. The repository's row is
+   * written first (to itself): on PostgreSQL that locks it until the transaction ends, so two nodes creating
+   * `x` and `x/y` at once take turns and the second sees the first (SQLite's writers take turns anyway).
+   */
+  private async refuseNameClash(name: string): Promise<void> {
+    await this.db.updateTable('git_repositories').set({ writes: sql`writes` }).where('id', '=', this.id).execute();
+    const folders = name
+      .split('/')
+      .slice(1, -1)
+      .map((_, i, parts) => ['refs', ...parts.slice(0, i + 1)].join('/'));
+    // Refs inside it by their first characters: SQLite's LIKE would ignore case, which git's refs do not.
+    const inside = `${name}/`;
+    const clash = await this.db
+      .selectFrom('git_refs')
+      .select('name')
+      .where('repository_id', '=', this.id)
+      .where((eb) =>
+        eb.or([
+          sql<boolean>`substr(${eb.ref('name')}, 1, ${inside.length}) = ${inside}`,
+          ...(folders.length ? [eb('name', 'in', folders)] : []),
+        ]),
+      )
+      .limit(1)
+      .executeTakeFirst();
+    if (clash) throw new RefNameClash(name, clash.name);
   }
 
   /** Points HEAD at a branch. */
