@@ -57,6 +57,7 @@ export const conflict = (message: string) => new Failure('conflict', message);
 export const badRequest = (reason = '') => new Failure('bad_request', reason);
 export const invalidFields = (fields: Record<string, string[]>) => new Failure('bad_request_fields', '', fields);
 export const invalidParams = (message: string) => new Failure('bad_request_param', message);
+export const apiError = (message: string) => new Failure('bad_request_message', message);
 export const invalidToken = (description: string) => new Failure('unauthorized_token', description);
 export const insufficientScope = (scopes: string) => new Failure('forbidden_scope', scopes);
 export const serviceError = (message: string) => new Failure('bad_request_service', message);

@@ -3,12 +3,20 @@ import type { Store } from '../storage/db/store.ts';
 import type { Namespace, Visibility } from '../storage/db/schema.ts';
 import { ancestorIds } from '../storage/db/repositories/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { Failure, invalidFields, notFound } from './failure.ts';
+import { apiError, Failure, invalidFields, notFound } from './failure.ts';
 import { ACCESS, VISIBILITY_LEVEL } from './access.ts';
 import { pathError } from './paths.ts';
 import { getSettings } from './settings.ts';
 import { nowIso } from './tokens.ts';
-import { authorize, can, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
+import {
+  authorize,
+  can,
+  isVisibilityRestricted,
+  restrictedLevelErrors,
+  visibilityAllowedUnder,
+  type Access,
+  type Viewer,
+} from './policy.ts';
 import { parseRowId } from './ids.ts';
 
 export interface GroupContext {
@@ -73,6 +81,11 @@ export async function createGroup(
     (parent && !visibilityAllowedUnder(parent, settings.default_group_visibility)
       ? parent.visibility
       : settings.default_group_visibility);
+  // GitLab's Groups API answers this one as a sentence with Ruby's inspect of the errors (Failed to save group).
+  if (isVisibilityRestricted(creator, visibility, settings.restricted_visibility_levels)) {
+    const [message] = restrictedLevelErrors(visibility).visibility_level;
+    throw apiError(`Failed to save group {:visibility_level=>[${JSON.stringify(message)}]}`);
+  }
   const errors: Record<string, string[]> = {};
   const bad = pathError(input.path, parent === null);
   if (bad) errors.path = [bad];
@@ -146,8 +159,16 @@ async function highestVisibilityBelow(store: Store, group: Namespace): Promise<n
   return Math.max(-1, ...rows.map((r) => VISIBILITY_LEVEL[r.visibility]));
 }
 
-export async function updateGroup(store: Store, group: Namespace, changes: GroupChanges): Promise<Namespace> {
+export async function updateGroup(
+  store: Store,
+  viewer: Viewer,
+  group: Namespace,
+  changes: GroupChanges,
+): Promise<Namespace> {
   if (changes.visibility !== undefined && changes.visibility !== group.visibility) {
+    const { restricted_visibility_levels } = await getSettings(store);
+    if (isVisibilityRestricted(viewer, changes.visibility, restricted_visibility_levels))
+      throw invalidFields(restrictedLevelErrors(changes.visibility));
     const parent = group.parent_id ? await store.namespaces.findById(group.parent_id) : null;
     if (parent && !visibilityAllowedUnder(parent, changes.visibility))
       throw invalidFields(visibilityError(changes.visibility, parent));

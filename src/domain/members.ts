@@ -3,7 +3,8 @@
 import type { Store } from '../storage/db/store.ts';
 import type { MemberWithUser, SourceType } from '../storage/db/repositories/members.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { conflict, notFound } from './failure.ts';
+import { ACCESS } from './access.ts';
+import { conflict, forbidden, notFound } from './failure.ts';
 import { nowIso } from './tokens.ts';
 
 export const MEMBER_EXISTS = 'Member already exists';
@@ -13,14 +14,27 @@ export interface MemberSource {
   id: number;
 }
 
+/**
+ * Whether the caller may grant, change or take away the Owner level here (policy's manage_owners). A
+ * maintainer manages every other level; the Owner level is the owners' own, checked after the member is
+ * found, as GitLab's member services do (403).
+ */
+export type OwnerRule = { mayManageOwners: boolean };
+
+const requireOwnerRule = (rule: OwnerRule, ...levels: number[]) => {
+  if (!rule.mayManageOwners && levels.includes(ACCESS.owner)) throw forbidden();
+};
+
 export async function addMember(
   store: Store,
   source: MemberSource,
   userId: number,
   accessLevel: number,
+  rule: OwnerRule,
 ): Promise<MemberWithUser> {
   if (!(await store.users.findById(userId))) throw notFound('User');
   if (await store.members.find(source.type, source.id, userId)) throw conflict(MEMBER_EXISTS);
+  requireOwnerRule(rule, accessLevel);
   try {
     await store.members.insert({
       source_type: source.type,
@@ -47,14 +61,17 @@ export async function updateMember(
   source: MemberSource,
   userId: number,
   accessLevel: number,
+  rule: OwnerRule,
 ): Promise<MemberWithUser> {
   const member = await findMember(store, source, userId);
+  requireOwnerRule(rule, member.access_level, accessLevel);
   await store.members.update(member.id, accessLevel);
   return { ...member, access_level: accessLevel };
 }
 
-export async function removeMember(store: Store, source: MemberSource, userId: number): Promise<void> {
+export async function removeMember(store: Store, source: MemberSource, userId: number, rule: OwnerRule): Promise<void> {
   const member = await findMember(store, source, userId);
+  requireOwnerRule(rule, member.access_level);
   await store.members.delete(member.id);
 }
 

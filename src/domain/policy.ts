@@ -37,7 +37,9 @@ function canReadGroup(viewer: Viewer, group: Namespace, access: Access, memberBe
 }
 
 const canAdminProject = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
-const canDeleteProject = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
+/** Owners' own: deleting, archiving, changing visibility, and granting or taking the Owner level. */
+const isOwnerOrAdmin = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
+const canDeleteProject = isOwnerOrAdmin;
 const canAdminGroup = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
 /** Subgroups may be created by maintainers of the parent (GitLab's default subgroup creation level). */
 const canCreateSubgroup = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
@@ -99,9 +101,14 @@ const canDeleteSnippet = (viewer: Viewer, project: ArchivedProject, access: Acce
     maxAccess(access) >= ACCESS.maintainer ||
     (viewer.id === authorId && maxAccess(access) >= ACCESS.reporter));
 
-/** Restricted visibility levels bind everyone but admins (D3). */
+/** Restricted visibility levels bind everyone but admins (D3), for snippets, projects and groups. */
 export const isVisibilityRestricted = (viewer: Viewer, visibility: Visibility, restricted: Visibility[]) =>
   !isAdmin(viewer) && restricted.includes(visibility);
+
+/** GitLab's model error for a project or group at a restricted level (BaseService#deny_visibility_level). */
+export const restrictedLevelErrors = (level: Visibility) => ({
+  visibility_level: [`${level} has been restricted by your GitLab administrator`],
+});
 
 // ---- Repositories (GitLab's download_code / push_code) ----
 
@@ -142,6 +149,10 @@ interface Subjects {
   read_project: ProjectSubject;
   admin_project: ProjectSubject;
   remove_project: ProjectSubject;
+  archive_project: ProjectSubject;
+  change_visibility_level: ProjectSubject;
+  /** Adding an Owner, raising a member to Owner, changing or removing an Owner (project or group). */
+  manage_owners: { access: Access };
   download_code: ProjectSubject;
   push_code: ProjectSubject;
   read_group: GroupLookup;
@@ -164,6 +175,9 @@ const RULES: { [A in Ability]: (viewer: Viewer, subject: Subjects[A]) => boolean
   read_project: (viewer, s) => canReadProject(viewer, s.project, s.access),
   admin_project: (viewer, s) => canAdminProject(viewer, s.access),
   remove_project: (viewer, s) => canDeleteProject(viewer, s.access),
+  archive_project: (viewer, s) => isOwnerOrAdmin(viewer, s.access),
+  change_visibility_level: (viewer, s) => isOwnerOrAdmin(viewer, s.access),
+  manage_owners: (viewer, s) => isOwnerOrAdmin(viewer, s.access),
   download_code: (viewer, s) => canReadRepository(viewer, s.project, s.access),
   push_code: (viewer, s) => canPushRepository(viewer, s.project, s.access),
   read_group: (viewer, s) => canReadGroup(viewer, s.group, s.access, s.memberBelow),

@@ -11,7 +11,15 @@ import { ACCESS } from './access.ts';
 import { pathError, pathFromName } from './paths.ts';
 import { getSettings } from './settings.ts';
 import { nowIso } from './tokens.ts';
-import { can, NO_ACCESS, visibilityAllowedUnder, type Access, type Viewer } from './policy.ts';
+import {
+  can,
+  isVisibilityRestricted,
+  NO_ACCESS,
+  restrictedLevelErrors,
+  visibilityAllowedUnder,
+  type Access,
+  type Viewer,
+} from './policy.ts';
 import { groupAccess } from './groups.ts';
 import type { Updateable } from 'kysely';
 import { parseRowId } from './ids.ts';
@@ -95,6 +103,9 @@ export async function createProject(
   const name = input.name ?? input.path!;
   const path = input.path ?? pathFromName(input.name!);
   const visibility = input.visibility ?? settings.default_project_visibility;
+  // Alone, before any other check, as GitLab's Projects::CreateService returns at once.
+  if (isVisibilityRestricted(creator, visibility, settings.restricted_visibility_levels))
+    throw invalidFields(restrictedLevelErrors(visibility));
   const errors: Record<string, string[]> = {};
   const bad = pathError(path, false);
   if (bad) errors.path = [bad];
@@ -168,9 +179,15 @@ export interface ProjectChanges {
 
 export async function updateProject(
   store: Store,
+  viewer: Viewer,
   ctx: ProjectContext,
   changes: ProjectChanges,
 ): Promise<ProjectContext> {
+  if (changes.visibility !== undefined && changes.visibility !== ctx.project.visibility) {
+    const { restricted_visibility_levels } = await getSettings(store);
+    if (isVisibilityRestricted(viewer, changes.visibility, restricted_visibility_levels))
+      throw invalidFields(restrictedLevelErrors(changes.visibility));
+  }
   const errors: Record<string, string[]> = {};
   if (changes.visibility !== undefined && !visibilityAllowedUnder(ctx.namespace, changes.visibility)) {
     Object.assign(errors, namespaceVisibilityError(changes.visibility, ctx.namespace));

@@ -100,6 +100,9 @@ export function parseSeedText(text: string): unknown {
 
 type Problems = Record<string, string[]>;
 
+/** A seed is applied by an administrator (the start, or POST /-/snippetd/seed as root): any level goes. */
+const BY_ADMIN = { mayManageOwners: true };
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Checks one object's keys: each known key's value with its rule; unknown keys are problems too. */
@@ -298,7 +301,7 @@ export async function applySeed(given: Store, doc: unknown): Promise<SeedResult>
   const addMembers = async (members: SeedMember[] = [], type: 'Namespace' | 'Project', id: number, where: string) => {
     for (const [i, m] of members.entries())
       await step(`${where}.members[${i}]`, async () => {
-        await addMember(store, { type, id }, (await userNamed(m.user, 'user')).id, m.access_level);
+        await addMember(store, { type, id }, (await userNamed(m.user, 'user')).id, m.access_level, BY_ADMIN);
       });
   };
 

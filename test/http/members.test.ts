@@ -165,6 +165,46 @@ describe('members API', () => {
       }
     });
 
+    it("the Owner level is the owners' own: a project maintainer may neither grant it nor change or remove an owner (403)", async () => {
+      const members = `/projects/${app.id}/members`;
+      // An owner (inherited from the group) makes `target` a direct owner of the project.
+      await t.ok('POST', members, owner.token, { user_id: target.id, access_level: 50 }, 201);
+      for (const who of [pmaint, gmaint]) {
+        const grant = await t.api('POST', members, who.token, { user_id: outsider.id, access_level: 50 });
+        assert.equal(grant.statusCode, 403, who.username);
+        assert.deepEqual(grant.json, FORBIDDEN);
+        assert.deepEqual((await t.api('GET', `${members}/${outsider.id}`, who.token)).json, MEMBER_NOT_FOUND);
+        // Not found comes first, as in GitLab: an unknown user, a user who is not a member.
+        assert.equal((await t.api('POST', members, who.token, { user_id: 999999, access_level: 50 })).statusCode, 404);
+        assert.equal(
+          (await t.api('PUT', `${members}/${outsider.id}`, who.token, { access_level: 50 })).statusCode,
+          404,
+        );
+        // Any lower level is theirs to give, but not to raise to Owner, themselves included.
+        await t.ok('POST', members, who.token, { user_id: outsider.id, access_level: 40 }, 201);
+        for (const id of [outsider.id, pmaint.id]) {
+          const raise = await t.api('PUT', `${members}/${id}`, who.token, { access_level: 50 });
+          assert.equal(raise.statusCode, 403);
+          assert.deepEqual(raise.json, FORBIDDEN);
+        }
+        for (const [method, body] of [
+          ['PUT', { access_level: 30 }],
+          ['DELETE', undefined],
+        ] as const) {
+          const res = await t.api(method, `${members}/${target.id}`, who.token, body);
+          assert.equal(res.statusCode, 403, `${who.username} ${method}`);
+          assert.deepEqual(res.json, FORBIDDEN);
+        }
+        await t.ok('DELETE', `${members}/${outsider.id}`, who.token, undefined, 204);
+      }
+      assert.equal((await t.ok('GET', `${members}/${target.id}`, owner.token, undefined, 200)).access_level, 50);
+      assert.equal((await t.ok('GET', `${members}/${pmaint.id}`, owner.token, undefined, 200)).access_level, 40);
+      // Owners and admins may.
+      await t.ok('PUT', `${members}/${target.id}`, admin.token, { access_level: 40 }, 200);
+      await t.ok('PUT', `${members}/${target.id}`, owner.token, { access_level: 50 }, 200);
+      await t.ok('DELETE', `${members}/${target.id}`, owner.token, undefined, 204);
+    });
+
     it('groups: owners (direct or inherited) and admins; maintainers get 403', async () => {
       for (const who of [gmaint, reporter]) {
         const res = await t.api('POST', `/groups/${sub.id}/members`, who.token, {

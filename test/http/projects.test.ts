@@ -166,13 +166,24 @@ describe('projects API', () => {
   });
 
   describe('PUT /projects/:id', () => {
-    it('lets a maintainer and an admin change it; a developer gets 403', async () => {
+    it('lets a maintainer and an admin change it, an owner its visibility too; a developer gets 403', async () => {
       const p = await t.ok('POST', '/projects', reporter.token, { path: 'editable' }, 201);
       await t.ok('POST', `/projects/${p.id}/members`, reporter.token, { user_id: dev.id, access_level: 30 }, 201);
       await t.ok('POST', `/projects/${p.id}/members`, reporter.token, { user_id: bob.id, access_level: 40 }, 201);
       const denied = await t.api('PUT', `/projects/${p.id}`, dev.token, { description: 'no' });
       assert.equal(denied.statusCode, 403);
       assert.deepEqual(denied.json, FORBIDDEN);
+      // Visibility is the owners' (GitLab's change_visibility_level): a maintainer naming it at all gets 403,
+      // and nothing of the request is applied.
+      for (const visibility of ['public', 'private']) {
+        const res = await t.api('PUT', `/projects/${p.id}`, bob.token, { description: 'no', visibility });
+        assert.equal(res.statusCode, 403, visibility);
+        assert.deepEqual(res.json, FORBIDDEN);
+      }
+      assert.equal(
+        (await t.ok('PUT', `/projects/${p.id}`, reporter.token, { visibility: 'public' }, 200)).visibility,
+        'public',
+      );
       const changed = await t.ok(
         'PUT',
         `/projects/${p.id}`,
@@ -180,7 +191,6 @@ describe('projects API', () => {
         {
           name: 'Edited',
           description: 'new',
-          visibility: 'public',
           snippets_access_level: 'disabled',
           default_branch: 'dev',
         },
@@ -204,12 +214,62 @@ describe('projects API', () => {
     });
   });
 
+  describe('restricted visibility levels', () => {
+    it("bind projects and groups as they bind snippets: 400 with GitLab's bodies for all but admins", async () => {
+      await t.ok('PUT', '/application/settings', boss.token, { restricted_visibility_levels: ['public'] }, 200);
+      try {
+        const restricted = {
+          message: { visibility_level: ['public has been restricted by your GitLab administrator'] },
+        };
+        const created = await t.api('POST', '/projects', bob.token, { path: 'shown', visibility: 'public' });
+        assert.equal(created.statusCode, 400);
+        assert.deepEqual(created.json, restricted);
+        const own = await t.ok('POST', '/projects', bob.token, { path: 'kept-in', visibility: 'private' }, 201);
+        const raised = await t.api('PUT', `/projects/${own.id}`, bob.token, { visibility: 'public' });
+        assert.equal(raised.statusCode, 400);
+        assert.deepEqual(raised.json, restricted);
+        const group = await t.api('POST', '/groups', bob.token, {
+          name: 'Shown',
+          path: 'shown-group',
+          visibility: 'public',
+        });
+        assert.equal(group.statusCode, 400);
+        assert.deepEqual(group.json, {
+          message:
+            'Failed to save group {:visibility_level=>["public has been restricted by your GitLab administrator"]}',
+        });
+        const mine = await t.ok(
+          'POST',
+          '/groups',
+          bob.token,
+          { name: 'Mine', path: 'bobs-group', visibility: 'private' },
+          201,
+        );
+        const groupRaised = await t.api('PUT', `/groups/${mine.id}`, bob.token, { visibility: 'public' });
+        assert.equal(groupRaised.statusCode, 400);
+        assert.deepEqual(groupRaised.json, restricted);
+        assert.equal((await t.ok('GET', `/projects/${own.id}`, bob.token, undefined, 200)).visibility, 'private');
+        // Administrators are not bound.
+        assert.equal(
+          (await t.ok('PUT', `/projects/${own.id}`, boss.token, { visibility: 'public' }, 200)).visibility,
+          'public',
+        );
+        await t.ok('PUT', `/groups/${mine.id}`, boss.token, { visibility: 'public' }, 200);
+      } finally {
+        await t.ok('PUT', '/application/settings', boss.token, { restricted_visibility_levels: [] }, 200);
+      }
+    });
+  });
+
   describe('archive and unarchive', () => {
-    it('sets archived (201) for maintainers; a developer gets 403', async () => {
-      const denied = await t.api('POST', `/projects/${dotted.id}/archive`, reporter.token);
-      assert.equal(denied.statusCode, 403);
-      assert.deepEqual(denied.json, FORBIDDEN);
-      assert.equal((await t.ok('POST', `/projects/${dotted.id}/archive`, dev.token, undefined, 201)).archived, true);
+    it('sets archived (201) for owners and admins; a maintainer or developer gets 403', async () => {
+      // dev created the project in alice's group: its maintainer; alice owns the group.
+      for (const who of [reporter, dev]) {
+        const denied = await t.api('POST', `/projects/${dotted.id}/archive`, who.token);
+        assert.equal(denied.statusCode, 403, who.username);
+        assert.deepEqual(denied.json, FORBIDDEN);
+      }
+      assert.equal((await t.ok('POST', `/projects/${dotted.id}/archive`, alice.token, undefined, 201)).archived, true);
       assert.equal((await t.ok('GET', `/projects/${dotted.id}`, bob.token, undefined, 200)).archived, true);
       assert.equal(
         (await t.ok('POST', `/projects/${dotted.id}/unarchive`, boss.token, undefined, 201)).archived,

@@ -35,6 +35,6 @@ export default async function groupRoutes(app: FastifyInstance) {
     const ctx = await findReadableGroup(store, viewer, id);
     const p = validateRequest(updateGroupSpec, request);
     authorize(viewer, 'admin_group', ctx);
-    return group(await updateGroup(store, ctx.group, p), baseUrl(request));
+    return group(await updateGroup(store, viewer, ctx.group, p), baseUrl(request));
   });
 }

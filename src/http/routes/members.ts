@@ -13,10 +13,11 @@ import {
   removeMember,
   updateMember,
   type MemberSource,
+  type OwnerRule,
 } from '../../domain/members.ts';
 import { findReadableGroup } from '../../domain/groups.ts';
 import { findReadableProject } from '../../domain/projects.ts';
-import { authorize } from '../../domain/policy.ts';
+import { authorize, can } from '../../domain/policy.ts';
 import { ancestorIds } from '../../storage/db/repositories/namespaces.ts';
 
 interface Resolved {
@@ -24,10 +25,12 @@ interface Resolved {
   /** Namespaces whose members are inherited (the ancestors; for a group, including itself). */
   inheritedFrom: number[];
   requireManager(): void;
+  /** May the caller grant, change or take away the Owner level here. */
+  ownerRule: OwnerRule;
 }
 
 const resolvers = {
-  /** Project members are managed by maintainers and admins. */
+  /** Project members are managed by maintainers and admins; the Owner level by owners and admins. */
   projects: async (request: FastifyRequest, id: string): Promise<Resolved> => {
     const viewer = request.principal.user;
     const ctx = await findReadableProject(storeOf(request), viewer, id);
@@ -36,6 +39,7 @@ const resolvers = {
       source: { type: 'Project', id: ctx.project.id },
       inheritedFrom,
       requireManager: () => authorize(viewer, 'admin_project', ctx),
+      ownerRule: { mayManageOwners: can(viewer, 'manage_owners', ctx) },
     };
   },
   /** Group members are managed by owners and admins. */
@@ -46,6 +50,7 @@ const resolvers = {
       source: { type: 'Namespace', id: ctx.group.id },
       inheritedFrom: ancestorIds(ctx.group),
       requireManager: () => authorize(viewer, 'admin_group', ctx),
+      ownerRule: { mayManageOwners: can(viewer, 'manage_owners', ctx) },
     };
   },
 };
@@ -78,32 +83,33 @@ export default async function memberRoutes(app: FastifyInstance) {
       return member(await findMember(storeOf(request), r.source, user_id), baseUrl(request));
     });
 
-    /** POST /:kind/:id/members — managers; 404 unknown user, 409 Member already exists. */
+    /** POST /:kind/:id/members — managers; 404 unknown user, 409 Member already exists, 403 an Owner by a non-owner. */
     app.post(`/${kind}/:id/members`, async (request, reply) => {
       currentUser(request);
       const r = await resolve(request);
       const p = validateRequest(addMemberSpec, request);
       r.requireManager();
-      const added = await addMember(storeOf(request), r.source, p.user_id, p.access_level);
+      const added = await addMember(storeOf(request), r.source, p.user_id, p.access_level, r.ownerRule);
       return reply.code(201).send(member(added, baseUrl(request)));
     });
 
-    /** PUT /:kind/:id/members/:user_id — managers; 404 Member Not Found. */
+    /** PUT /:kind/:id/members/:user_id — managers; 404 Member Not Found; 403 to or from Owner by a non-owner. */
     app.put(`/${kind}/:id/members/:user_id`, async (request) => {
       currentUser(request);
       const r = await resolve(request);
       const p = validateRequest(updateMemberSpec, request);
       r.requireManager();
-      return member(await updateMember(storeOf(request), r.source, p.user_id, p.access_level), baseUrl(request));
+      const updated = await updateMember(storeOf(request), r.source, p.user_id, p.access_level, r.ownerRule);
+      return member(updated, baseUrl(request));
     });
 
-    /** DELETE /:kind/:id/members/:user_id — managers; 204, 404 Member Not Found. */
+    /** DELETE /:kind/:id/members/:user_id — managers; 204, 404 Member Not Found, 403 an Owner by a non-owner. */
     app.delete(`/${kind}/:id/members/:user_id`, async (request, reply) => {
       currentUser(request);
       const r = await resolve(request);
       const { user_id } = validateRequest(memberIdSpec, request);
       r.requireManager();
-      await removeMember(storeOf(request), r.source, user_id);
+      await removeMember(storeOf(request), r.source, user_id, r.ownerRule);
       return reply.code(204).send();
     });
   }

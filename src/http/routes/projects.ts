@@ -76,27 +76,29 @@ export default async function projectRoutes(app: FastifyInstance) {
       .send(presentOne(request, await createProject(store, owner, { ...input, namespace_id: undefined })));
   });
 
-  /** PUT /projects/:id — maintainers and admins (403 others). */
+  /** PUT /projects/:id — maintainers and admins (403 others); a visibility in it, owners and admins. */
   app.put('/projects/:id', async (request) => {
     const viewer = currentUser(request);
     const store = storeOf(request);
     const ctx = await findReadableProject(store, viewer, projectId(request));
     const p = validateRequest(spec.updateProjectSpec, request);
     authorize(viewer, 'admin_project', ctx);
-    return presentOne(request, await updateProject(store, ctx, p));
+    // Present at all, even unchanged, as GitLab's visibility_attribute_present?.
+    if (p.visibility !== undefined) authorize(viewer, 'change_visibility_level', ctx);
+    return presentOne(request, await updateProject(store, viewer, ctx, p));
   });
 
   for (const [action, archived] of [
     ['archive', true],
     ['unarchive', false],
   ] as const) {
-    /** POST /projects/:id/archive, /unarchive — maintainers and admins; 201 with the project. */
+    /** POST /projects/:id/archive, /unarchive — owners and admins; 201 with the project. */
     app.post(`/projects/:id/${action}`, async (request, reply) => {
       const viewer = currentUser(request);
       const store = storeOf(request);
       const ctx = await findReadableProject(store, viewer, projectId(request));
-      authorize(viewer, 'admin_project', ctx);
-      return reply.code(201).send(presentOne(request, await updateProject(store, ctx, { archived })));
+      authorize(viewer, 'archive_project', ctx);
+      return reply.code(201).send(presentOne(request, await updateProject(store, viewer, ctx, { archived })));
     });
   }
 
