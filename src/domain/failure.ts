@@ -18,6 +18,7 @@ export type FailureReason =
   | 'forbidden_scope' // OAuth's insufficient_scope body; detail: the scopes the endpoint accepts
   | 'forbidden_service' // {"message":{"error":"<detail>"}}: a snippet service refusal
   | 'forbidden_git' // text <detail>: why git may not read or push
+  | 'forbidden_limit' // {"error":["<detail>"]}: a model's limit_reached error passed to Grape's error!
   // 404
   | 'not_found' // {"message":"404 <detail> Not Found"}, bare "404 Not Found" without detail
   | 'not_found_record' // {"message":"404 Not found"}: a record lookup miss (ActiveRecord::RecordNotFound)
@@ -52,6 +53,7 @@ export const notFound = (what = '') => new Failure('not_found', what);
 export const recordNotFound = () => new Failure('not_found_record');
 export const routeNotFound = () => new Failure('not_found_route');
 export const forbidden = (reason = '') => new Failure('forbidden', reason);
+export const limitReached = (message: string) => new Failure('forbidden_limit', message);
 export const unauthorized = () => new Failure('unauthorized');
 export const conflict = (message: string) => new Failure('conflict', message);
 export const badRequest = (reason = '') => new Failure('bad_request', reason);

@@ -101,6 +101,9 @@ const canDeleteSnippet = (viewer: Viewer, project: ArchivedProject, access: Acce
     maxAccess(access) >= ACCESS.maintainer ||
     (viewer.id === authorId && maxAccess(access) >= ACCESS.reporter));
 
+/** Projects in one's own namespace: not for external users (GitLab's projects_limit 0 for them). */
+export const mayCreatePersonalProjects = (user: NonNullable<Viewer>) => isAdmin(user) || user.external === 0;
+
 /** Restricted visibility levels bind everyone but admins (D3), for snippets, projects and groups. */
 export const isVisibilityRestricted = (viewer: Viewer, visibility: Visibility, restricted: Visibility[]) =>
   !isAdmin(viewer) && restricted.includes(visibility);
@@ -171,7 +174,9 @@ export type Ability = keyof Subjects;
 
 const RULES: { [A in Ability]: (viewer: Viewer, subject: Subjects[A]) => boolean } = {
   admin_all_resources: (viewer) => isAdmin(viewer),
-  create_group: (viewer, s) => viewer !== null && (isAdmin(viewer) || s.canCreateGroup),
+  // External users may create neither groups nor personal projects (GitLab gives them can_create_group
+  // false and projects_limit 0); a group's projects are the group's to allow.
+  create_group: (viewer, s) => viewer !== null && (isAdmin(viewer) || (s.canCreateGroup && viewer.external === 0)),
   read_project: (viewer, s) => canReadProject(viewer, s.project, s.access),
   admin_project: (viewer, s) => canAdminProject(viewer, s.access),
   remove_project: (viewer, s) => canDeleteProject(viewer, s.access),

@@ -6,7 +6,7 @@ import type { Namespace, Project, ProjectsTable, User, Visibility } from '../sto
 import { writeFile } from './repository-files.ts';
 import { ancestorIds } from '../storage/db/repositories/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { invalidFields, notFound } from './failure.ts';
+import { invalidFields, limitReached, notFound } from './failure.ts';
 import { ACCESS } from './access.ts';
 import { pathError, pathFromName } from './paths.ts';
 import { getSettings } from './settings.ts';
@@ -14,6 +14,7 @@ import { nowIso } from './tokens.ts';
 import {
   can,
   isVisibilityRestricted,
+  mayCreatePersonalProjects,
   NO_ACCESS,
   restrictedLevelErrors,
   visibilityAllowedUnder,
@@ -106,6 +107,8 @@ export async function createProject(
   // Alone, before any other check, as GitLab's Projects::CreateService returns at once.
   if (isVisibilityRestricted(creator, visibility, settings.restricted_visibility_levels))
     throw invalidFields(restrictedLevelErrors(visibility));
+  if (namespace.kind === 'user' && !mayCreatePersonalProjects(creator))
+    throw limitReached('You cannot create projects in your personal namespace. Contact your GitLab administrator.');
   const errors: Record<string, string[]> = {};
   const bad = pathError(path, false);
   if (bad) errors.path = [bad];

@@ -214,6 +214,23 @@ describe('projects API', () => {
     });
   });
 
+  describe('external users', () => {
+    it('create neither personal projects nor groups (403), but projects in a group that lets them', async () => {
+      const ext = await t.user('contractor', { external: true });
+      const personal = await t.api('POST', '/projects', ext.token, { path: 'own' });
+      assert.equal(personal.statusCode, 403);
+      assert.deepEqual(personal.json, {
+        error: ['You cannot create projects in your personal namespace. Contact your GitLab administrator.'],
+      });
+      const group = await t.api('POST', '/groups', ext.token, { name: 'Ext', path: 'ext-group' });
+      assert.equal(group.statusCode, 403);
+      assert.deepEqual(group.json, FORBIDDEN);
+      const team = await t.ok('POST', '/groups', alice.token, { name: 'Ext team', path: 'ext-team' }, 201);
+      await t.ok('POST', `/groups/${team.id}/members`, alice.token, { user_id: ext.id, access_level: 40 }, 201);
+      await t.ok('POST', '/projects', ext.token, { path: 'allowed', namespace_id: team.id }, 201);
+    });
+  });
+
   describe('restricted visibility levels', () => {
     it("bind projects and groups as they bind snippets: 400 with GitLab's bodies for all but admins", async () => {
       await t.ok('PUT', '/application/settings', boss.token, { restricted_visibility_levels: ['public'] }, 200);

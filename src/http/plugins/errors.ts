@@ -42,6 +42,7 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   ],
   forbidden_service: (f) => [403, serviceBody(f)],
   forbidden_git: (f) => [403, gitText(f)],
+  forbidden_limit: (f) => [403, { error: [f.detail] }],
   not_found: (f) => [404, { message: f.detail ? `404 ${f.detail} Not Found` : '404 Not Found' }],
   not_found_record: () => [404, { message: '404 Not found' }],
   not_found_route: () => [404, { error: '404 Not Found' }],
