@@ -216,7 +216,10 @@ export async function updateProject(
 /** Removes the project with its members, its snippets and every repository of theirs, in one transaction. */
 export async function deleteProject(store: Store, ctx: ProjectContext): Promise<void> {
   await store.transaction(async (tx) => {
-    await tx.git.delete('snippet', await tx.snippets.idsInProject(ctx.project.id));
+    // Locked first: a snippet created meanwhile has committed before its id is read below, or waits and
+    // then finds the project gone; none keeps a repository nobody owns.
+    await tx.projects.lock(ctx.project.id, store.db.dialect);
+    await tx.git.delete('snippet', await tx.snippets.lockInProject(ctx.project.id, store.db.dialect));
     await tx.git.delete('project', [ctx.project.id]);
     await tx.projects.delete(ctx.project.id);
   });

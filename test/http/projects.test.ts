@@ -323,6 +323,72 @@ describe('projects API', () => {
       assert.equal((await t.api('GET', `/projects/${a.id}`, boss.token)).statusCode, 404);
       assert.equal((await t.api('GET', `/projects/${b.id}`, boss.token)).statusCode, 404);
     });
+
+    it('while snippets are being created and updated in it, leaves no repository, object or ref without an owner', async () => {
+      const kysely = t.app.store.kysely;
+      for (let round = 0; round < 5; round++) {
+        const p = await t.ok('POST', '/projects', bob.token, { path: `busy-${round}` }, 201);
+        const url = `/projects/${p.id}/snippets`;
+        const files = [{ file_path: 'a.txt', content: 'a' }];
+        const first = await t.ok('POST', url, bob.token, { title: 'first', files }, 201);
+        // Writes sent together with the delete: each either lands before it (and goes with the project)
+        // or finds the project or the snippet gone (404), never a 500; and none leaves anything behind.
+        const answers = await Promise.all([
+          ...Array.from({ length: 4 }, (_, i) => t.api('POST', url, bob.token, { title: `s${i}`, files })),
+          t.api('PUT', `${url}/${first.id}`, bob.token, {
+            files: [{ action: 'update', file_path: 'a.txt', content: 'b' }],
+          }),
+          t.api('DELETE', `/projects/${p.id}`, bob.token),
+        ]);
+        const deleted = answers.pop()!;
+        const writes = answers;
+        assert.equal(deleted.statusCode, 202);
+        for (const w of writes) assert.ok([200, 201, 404].includes(w.statusCode), `${w.statusCode} ${w.body}`);
+        assert.equal((await t.api('GET', `/projects/${p.id}`, bob.token)).statusCode, 404);
+      }
+      const ownerless = await kysely
+        .selectFrom('git_repositories')
+        .select(['id', 'kind', 'owner_id'])
+        .where((eb) =>
+          eb.or([
+            eb.and([
+              eb('kind', '=', 'snippet'),
+              eb.not(
+                eb.exists(
+                  eb.selectFrom('snippets').select('id').whereRef('snippets.id', '=', 'git_repositories.owner_id'),
+                ),
+              ),
+            ]),
+            eb.and([
+              eb('kind', '=', 'project'),
+              eb.not(
+                eb.exists(
+                  eb.selectFrom('projects').select('id').whereRef('projects.id', '=', 'git_repositories.owner_id'),
+                ),
+              ),
+            ]),
+          ]),
+        )
+        .execute();
+      assert.deepEqual(ownerless, []);
+      for (const table of ['git_objects', 'git_refs'] as const) {
+        const stray = await kysely
+          .selectFrom(table)
+          .select('repository_id')
+          .where((eb) =>
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('git_repositories')
+                  .select('id')
+                  .whereRef('git_repositories.id', '=', `${table}.repository_id`),
+              ),
+            ),
+          )
+          .execute();
+        assert.deepEqual(stray, [], table);
+      }
+    });
   });
 
   describe('POST /projects/user/:user_id', () => {

@@ -16,6 +16,7 @@ import {
 } from '../../storage/db/snippet-writes.ts';
 import { type GitRepository, RefConflict } from '../../storage/git/repository.ts';
 import { Failure, notFound, serviceError } from '../failure.ts';
+import { isForeignKeyViolation } from '../../storage/db/database.ts';
 import { can, isVisibilityRestricted, NO_ACCESS, type Viewer } from '../policy.ts';
 import { findReadableProject, type ProjectContext } from '../projects.ts';
 import { getSettings, type ApplicationSettings } from '../settings.ts';
@@ -205,7 +206,7 @@ export async function createSnippet(
   const branch = settings.default_branch_name;
   const { commit, indexed, objects } = buildCommit(null, created, author, 'Initial commit');
   const now = nowIso();
-  return insertNewSnippet(store, {
+  const inserted = insertNewSnippet(store, {
     row: {
       project_id: ctx.project.id,
       author_id: author.id,
@@ -222,6 +223,10 @@ export async function createSnippet(
     repository: { branch, commit, objects },
     files: indexed,
     userAgent: meta.userAgent.trim() ? { user_agent: meta.userAgent, ip_address: meta.ip, created_at: now } : null,
+  });
+  // The project deleted while the snippet was being created: as if it had been gone already.
+  return inserted.catch((error) => {
+    throw isForeignKeyViolation(error) ? notFound('Project') : error;
   });
 }
 

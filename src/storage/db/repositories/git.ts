@@ -53,21 +53,24 @@ export function gitRepositoriesRepository(db: Kysely<Database>, cache: ObjectCac
         .execute();
       return new GitRepository(db, row, cache);
     },
-    /** Removes the repository with all its objects and refs. */
+    /**
+     * Removes the repository with all its objects and refs. Its row goes first: a write in progress holds
+     * that row's lock (GitRepository.store), so the delete waits for it and then removes what it wrote; a
+     * write that comes later finds no row and fails, rather than leaving objects no repository owns.
+     */
     async delete(kind: RepositoryKind, ownerIds: number[]): Promise<void> {
       if (!ownerIds.length) return;
       const ids = (
         await db
-          .selectFrom('git_repositories')
-          .select('id')
+          .deleteFrom('git_repositories')
           .where('kind', '=', kind)
           .where('owner_id', 'in', ownerIds)
+          .returning('id')
           .execute()
       ).map((r) => r.id);
       if (!ids.length) return;
       await db.deleteFrom('git_objects').where('repository_id', 'in', ids).execute();
       await db.deleteFrom('git_refs').where('repository_id', 'in', ids).execute();
-      await db.deleteFrom('git_repositories').where('id', 'in', ids).execute();
     },
     /** Every repository, for fsck. */
     all() {

@@ -57,6 +57,14 @@ export function projectsRepository(db: Kysely<Database>) {
     async insert(project: Insertable<ProjectsTable>): Promise<Project> {
       return db.insertInto('projects').values(project).returningAll().executeTakeFirstOrThrow();
     },
+    /**
+     * Locks the row for the rest of the transaction (PostgreSQL; SQLite transactions are serialised anyway):
+     * a snippet being created in the project holds a key-share lock on it, so this waits for those to commit.
+     */
+    async lock(id: number, dialect: 'sqlite' | 'postgres'): Promise<void> {
+      const q = db.selectFrom('projects').select('id').where('id', '=', id);
+      await (dialect === 'postgres' ? q.forUpdate() : q).execute();
+    },
     async findById(id: number): Promise<Project | undefined> {
       return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
     },

@@ -45,8 +45,14 @@ export function snippetsRepository(db: Kysely<Database>) {
       if (before !== undefined) q = q.where('id', '<', before);
       return q.orderBy('id', 'desc').limit(limit).execute();
     },
-    async idsInProject(projectId: number): Promise<number[]> {
-      const rows = await db.selectFrom('snippets').select('id').where('project_id', '=', projectId).execute();
+    /**
+     * The ids of a project's snippets, their rows locked for the rest of the transaction (PostgreSQL), in
+     * id order: a delete then waits for a write in progress on any of them, which locks its snippet before
+     * its repository, and never holds a repository a writer is waiting for.
+     */
+    async lockInProject(projectId: number, dialect: 'sqlite' | 'postgres'): Promise<number[]> {
+      const q = db.selectFrom('snippets').select('id').where('project_id', '=', projectId).orderBy('id');
+      const rows = await (dialect === 'postgres' ? q.forUpdate() : q).execute();
       return rows.map((r) => r.id);
     },
     /** One page of a project's snippets of the given visibilities, newest first, optionally by title. */
