@@ -95,6 +95,9 @@ export async function acceptPush(
     await store.transaction(async (tx) => {
       const locked = target.snippetId === null ? null : await tx.snippets.lock(target.snippetId, store.db.dialect);
       if (target.snippetId !== null && !locked) throw new RefConflict('the snippet');
+      // A project's push takes the project first, as its delete does: one deleted meanwhile refuses it.
+      if (target.snippetId === null && !(await tx.projects.lock(target.ctx.project.id, store.db.dialect, 'share')))
+        throw new RefConflict('the project');
       const repo = target.repository.on(tx.kysely);
       await repo.store(received);
       for (const u of updates) await repo.moveRef(u.ref, u.old, u.new);

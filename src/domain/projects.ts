@@ -218,7 +218,7 @@ export async function deleteProject(store: Store, ctx: ProjectContext): Promise<
   await store.transaction(async (tx) => {
     // Locked first: a snippet created meanwhile has committed before its id is read below, or waits and
     // then finds the project gone; none keeps a repository nobody owns.
-    await tx.projects.lock(ctx.project.id, store.db.dialect);
+    await tx.projects.lock(ctx.project.id, store.db.dialect, 'update');
     await tx.git.delete('snippet', await tx.snippets.lockInProject(ctx.project.id, store.db.dialect));
     await tx.git.delete('project', [ctx.project.id]);
     await tx.projects.delete(ctx.project.id);

@@ -50,7 +50,12 @@ export async function writeFile(store: Store, ctx: ProjectContext, w: FileWrite)
     throw new Failure('bad_request', 'Invalid branch name');
   }
   if (!isValidGitPath(w.filePath)) throw new Failure('bad_request', 'Invalid file path');
-  return store.transaction(async (tx) => writeFileIn(tx, await ensureProjectRepository(tx, ctx.project), ctx, w));
+  return store.transaction(async (tx) => {
+    // The project first, as its delete locks it: one deleted since it was read is gone, not given a
+    // repository again.
+    if (!(await tx.projects.lock(ctx.project.id, store.db.dialect, 'share'))) throw notFound('Project');
+    return writeFileIn(tx, await ensureProjectRepository(tx, ctx.project), ctx, w);
+  });
 }
 
 async function writeFileIn(store: Store, repo: GitRepository, ctx: ProjectContext, w: FileWrite): Promise<string> {

@@ -324,7 +324,7 @@ describe('projects API', () => {
       assert.equal((await t.api('GET', `/projects/${b.id}`, boss.token)).statusCode, 404);
     });
 
-    it('while snippets are being created and updated in it, leaves no repository, object or ref without an owner', async () => {
+    it('while snippets and files are being written in it, leaves no repository, object or ref without an owner', async () => {
       const kysely = t.app.store.kysely;
       for (let round = 0; round < 5; round++) {
         const p = await t.ok('POST', '/projects', bob.token, { path: `busy-${round}` }, 201);
@@ -337,6 +337,11 @@ describe('projects API', () => {
           ...Array.from({ length: 4 }, (_, i) => t.api('POST', url, bob.token, { title: `s${i}`, files })),
           t.api('PUT', `${url}/${first.id}`, bob.token, {
             files: [{ action: 'update', file_path: 'a.txt', content: 'b' }],
+          }),
+          t.api('POST', `/projects/${p.id}/repository/files/f.txt`, bob.token, {
+            branch: 'main',
+            content: 'f',
+            commit_message: 'f',
           }),
           t.api('DELETE', `/projects/${p.id}`, bob.token),
         ]);

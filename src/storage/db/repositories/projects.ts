@@ -58,12 +58,15 @@ export function projectsRepository(db: Kysely<Database>) {
       return db.insertInto('projects').values(project).returningAll().executeTakeFirstOrThrow();
     },
     /**
-     * Locks the row for the rest of the transaction (PostgreSQL; SQLite transactions are serialised anyway):
-     * a snippet being created in the project holds a key-share lock on it, so this waits for those to commit.
+     * Locks the row for the rest of the transaction (PostgreSQL; SQLite transactions are serialised anyway);
+     * false when the project is gone. Its delete takes it for `update`, which waits for every writer in the
+     * project: a write to its repository takes it to `share` first, and a snippet being created holds a
+     * key-share lock through its foreign key. Writers do not wait for each other.
      */
-    async lock(id: number, dialect: 'sqlite' | 'postgres'): Promise<void> {
+    async lock(id: number, dialect: 'sqlite' | 'postgres', strength: 'update' | 'share'): Promise<boolean> {
       const q = db.selectFrom('projects').select('id').where('id', '=', id);
-      await (dialect === 'postgres' ? q.forUpdate() : q).execute();
+      const locked = dialect === 'sqlite' ? q : strength === 'update' ? q.forUpdate() : q.forShare();
+      return (await locked.executeTakeFirst()) !== undefined;
     },
     async findById(id: number): Promise<Project | undefined> {
       return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
