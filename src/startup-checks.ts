@@ -93,7 +93,8 @@ async function privilegesMissing(db: Db): Promise<string[]> {
       -- one privilege a call: given several, has_table_privilege answers whether any of them is held
       (relkind = 'r' AND NOT (has_table_privilege(oid, 'SELECT') AND has_table_privilege(oid, 'INSERT')
         AND has_table_privilege(oid, 'UPDATE') AND has_table_privilege(oid, 'DELETE')))
-      OR (relkind = 'S' AND NOT has_sequence_privilege(oid, 'USAGE')))
+      -- nextval needs USAGE or UPDATE; given both, has_sequence_privilege answers whether either is held
+      OR (relkind = 'S' AND NOT has_sequence_privilege(oid, 'USAGE, UPDATE')))
     ORDER BY relname`.execute(db.kysely);
   const names = (kind: string) => rows.filter((r) => r.relkind === kind).map((r) => r.relname);
   const missing: string[] = [];

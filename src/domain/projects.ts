@@ -87,6 +87,8 @@ export async function createProject(
   store: Store,
   creator: NonNullable<Viewer> & Pick<User, 'namespace_id' | 'name' | 'email'>,
   input: NewProjectInput,
+  /** Whose instance-wide limits apply (restricted levels, personal projects): the creator, or root for a seed. */
+  actor: NonNullable<Viewer> = creator,
 ): Promise<ProjectContext> {
   const settings = await getSettings(store);
   // A namespace the creator may not use is a validation error in GitLab (Projects::CreateService#deny_namespace).
@@ -105,9 +107,9 @@ export async function createProject(
   const path = input.path ?? pathFromName(input.name!);
   const visibility = input.visibility ?? settings.default_project_visibility;
   // Alone, before any other check, as GitLab's Projects::CreateService returns at once.
-  if (isVisibilityRestricted(creator, visibility, settings.restricted_visibility_levels))
+  if (isVisibilityRestricted(actor, visibility, settings.restricted_visibility_levels))
     throw invalidFields(restrictedLevelErrors(visibility));
-  if (namespace.kind === 'user' && !mayCreatePersonalProjects(creator))
+  if (namespace.kind === 'user' && !mayCreatePersonalProjects(actor))
     throw limitReached('You cannot create projects in your personal namespace. Contact your GitLab administrator.');
   const errors: Record<string, string[]> = {};
   const bad = pathError(path, false);
@@ -218,7 +220,7 @@ export async function deleteProject(store: Store, ctx: ProjectContext): Promise<
   await store.transaction(async (tx) => {
     // Locked first: a snippet created meanwhile has committed before its id is read below, or waits and
     // then finds the project gone; none keeps a repository nobody owns.
-    await tx.projects.lock(ctx.project.id, store.db.dialect, 'update');
+    if (!(await tx.projects.lock(ctx.project.id, store.db.dialect, 'update'))) throw notFound('Project');
     await tx.git.delete('snippet', await tx.snippets.lockInProject(ctx.project.id, store.db.dialect));
     await tx.git.delete('project', [ctx.project.id]);
     await tx.projects.delete(ctx.project.id);

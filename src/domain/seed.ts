@@ -358,14 +358,19 @@ export async function applySeed(given: Store, doc: unknown): Promise<SeedResult>
         : namespace.kind === 'user'
           ? ((await store.users.findById(namespace.owner_id!)) ?? root)
           : root;
-      const ctx = await createProject(store, creator, {
-        path,
-        name: p.name ?? path,
-        namespace_id: namespace.id,
-        visibility: p.visibility,
-        description: p.description,
-        default_branch: p.default_branch,
-      });
+      const ctx = await createProject(
+        store,
+        creator,
+        {
+          path,
+          name: p.name ?? path,
+          namespace_id: namespace.id,
+          visibility: p.visibility,
+          description: p.description,
+          default_branch: p.default_branch,
+        },
+        root,
+      );
       return { ctx, creator };
     });
     await addMembers(p.members, 'Project', ctx.project.id, where);

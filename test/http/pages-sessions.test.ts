@@ -97,13 +97,14 @@ describe('signing in to the pages', () => {
   });
 
   it('never sends a visitor to another site after signing in', async () => {
-    // The last two are paths a page would redirect elsewhere once decoded (the legacy snippet path).
+    // Then paths a page would redirect elsewhere once decoded (the legacy snippet path).
     for (const target of [
       '//evil.example/x',
       '/\\evil.example',
       'https://evil.example/',
       '/%2Fevil.example/snippets/1',
       '/%5cevil.example/snippets/1',
+      '/\t/evil.example', // a browser drops the tab from a Location
     ]) {
       const res = await submit('member', PASSWORD, target);
       assert.equal(res.headers.location, '/', target);

@@ -234,6 +234,17 @@ describe('serve --ephemeral', { skip }, () => {
     const yaml = await call(u, 'POST', '/-/snippetd/seed', ROOT, 'groups:\n  - path: beta\n', 'application/yaml');
     assert.equal(yaml.status, 201, yaml.text);
     assert.deepEqual(yaml.json.groups, { beta: 7 }); // namespace ids: users have one each
+    // A seed is root's: it may give an external user a project of their own, which they could not create.
+    const external = await call(
+      u,
+      'POST',
+      '/-/snippetd/seed',
+      ROOT,
+      'users:\n  - { username: erin, external: true }\nprojects:\n  - path: erin/own\n',
+      'application/yaml',
+    );
+    assert.equal(external.status, 201, external.text);
+    assert.deepEqual(Object.keys(external.json.projects), ['erin/own']);
     await call(u, 'POST', '/-/snippetd/reset', ROOT);
     assert.equal((await call(u, 'GET', '/api/v4/user', 'dave-token-0123456789abcdef')).status, 401);
   });

@@ -39,10 +39,13 @@ export async function readPageUser(request: FastifyRequest): Promise<User | null
 
 /**
  * Only a path on this site: never another origin (`//host`, `/\host`) as a place to go after signing in,
- * nor one a page would redirect to another origin once decoded (`/%2Fhost`, `/%5Chost`).
+ * nor one a page would redirect to another origin once decoded (`/%2Fhost`, `/%5Chost`), nor one with a
+ * control character (browsers drop a tab from a Location: `/\t/host` is `//host`).
  */
 const safeReturnPath = (value: unknown) =>
-  typeof value === 'string' && /^\/(?![/\\]|%2f|%5c)/i.test(value) && !/[\r\n]/.test(value) ? value : '/';
+  typeof value === 'string' && /^\/(?![/\\]|%2f|%5c)/i.test(value) && !hasControlCharacter(value) ? value : '/';
+
+const hasControlCharacter = (text: string) => [...text].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 
 const MESSAGES = {
   invalid: 'Invalid login or password.',

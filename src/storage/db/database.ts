@@ -239,13 +239,13 @@ function withNamedStatements(pool: Pg.Pool): PostgresPool {
   };
 }
 
-/** Unique-constraint violations look different in each driver; callers only need to know it was one. */
 /** A row that names another which is gone (a snippet of a project deleted meanwhile). */
 export function isForeignKeyViolation(error: unknown): boolean {
   const e = error as { code?: string };
   return e?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || e?.code === '23503';
 }
 
+/** Unique-constraint violations look different in each driver; callers only need to know it was one. */
 export function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string };
   return e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || e?.code === '23505';

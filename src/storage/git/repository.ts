@@ -318,7 +318,8 @@ export class GitRepository {
       .where('repository_id', '=', this.id)
       .where((eb) =>
         eb.or([
-          sql<boolean>`substr(${eb.ref('name')}, 1, ${inside.length}) = ${inside}`,
+          // In characters, as substr counts them (a string's length counts UTF-16 units).
+          sql<boolean>`substr(${eb.ref('name')}, 1, ${[...inside].length}) = ${inside}`,
           ...(folders.length ? [eb('name', 'in', folders)] : []),
         ]),
       )

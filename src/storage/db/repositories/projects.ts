@@ -60,12 +60,13 @@ export function projectsRepository(db: Kysely<Database>) {
     /**
      * Locks the row for the rest of the transaction (PostgreSQL; SQLite transactions are serialised anyway);
      * false when the project is gone. Its delete takes it for `update`, which waits for every writer in the
-     * project: a write to its repository takes it to `share` first, and a snippet being created holds a
-     * key-share lock through its foreign key. Writers do not wait for each other.
+     * project: a write to its repository takes a key-share lock (`share`) first, as a snippet being created
+     * holds one through its foreign key. Those wait neither for each other nor for an update of the row
+     * (a push choosing the default branch): a plain share lock would deadlock two such writers.
      */
     async lock(id: number, dialect: 'sqlite' | 'postgres', strength: 'update' | 'share'): Promise<boolean> {
       const q = db.selectFrom('projects').select('id').where('id', '=', id);
-      const locked = dialect === 'sqlite' ? q : strength === 'update' ? q.forUpdate() : q.forShare();
+      const locked = dialect === 'sqlite' ? q : strength === 'update' ? q.forUpdate() : q.forKeyShare();
       return (await locked.executeTakeFirst()) !== undefined;
     },
     async findById(id: number): Promise<Project | undefined> {
