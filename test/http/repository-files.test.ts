@@ -287,6 +287,22 @@ describe('project repository files API', () => {
     assert.ok(before.includes('refs/heads/feature '));
   });
 
+  it('first writes to an empty repository at once, each on its own branch: one makes the default branch, none is a 500', async () => {
+    for (let round = 0; round < 5; round++) {
+      const id = await project({ path: `racing-${round}`, visibility: 'private' }, alice.token);
+      const answers = await Promise.all(
+        ['one', 'two', 'three'].map((branch) =>
+          t.api('POST', file(id, `${branch}.txt`), alice.token, { branch, content: branch, commit_message: branch }),
+        ),
+      );
+      const statuses = answers.map((a) => a.statusCode).sort();
+      assert.equal(statuses.filter((s) => s === 201).length >= 1, true, statuses.join());
+      for (const a of answers) assert.ok([201, 400].includes(a.statusCode), `${a.statusCode} ${a.body}`);
+      const shown = await t.ok('GET', `/projects/${id}`, alice.token, undefined, 200);
+      assert.ok(['one', 'two', 'three'].includes(shown.default_branch), shown.default_branch);
+    }
+  });
+
   it("missing required parameters: 400 with Grape's list", async () => {
     const post = await t.api('POST', file(P, 'x.txt'), dev.token, { content: 'x' });
     assert.equal(post.statusCode, 400);
