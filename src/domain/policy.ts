@@ -37,10 +37,11 @@ function canReadGroup(viewer: Viewer, group: Namespace, access: Access, memberBe
 }
 
 const canAdminProject = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
-/** Owners' own: deleting, archiving, changing visibility, and granting or taking the Owner level. */
+/**
+ * Owners' own: deleting or archiving a project, changing its visibility, granting or taking the Owner
+ * level, and administering a group.
+ */
 const isOwnerOrAdmin = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
-const canDeleteProject = isOwnerOrAdmin;
-const canAdminGroup = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.owner;
 /** Subgroups may be created by maintainers of the parent (GitLab's default subgroup creation level). */
 const canCreateSubgroup = (viewer: Viewer, access: Access) => isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer;
 const canCreateProjectInGroup = (viewer: Viewer, access: Access) =>
@@ -179,14 +180,14 @@ const RULES: { [A in Ability]: (viewer: Viewer, subject: Subjects[A]) => boolean
   create_group: (viewer, s) => viewer !== null && (isAdmin(viewer) || (s.canCreateGroup && viewer.external === 0)),
   read_project: (viewer, s) => canReadProject(viewer, s.project, s.access),
   admin_project: (viewer, s) => canAdminProject(viewer, s.access),
-  remove_project: (viewer, s) => canDeleteProject(viewer, s.access),
+  remove_project: (viewer, s) => isOwnerOrAdmin(viewer, s.access),
   archive_project: (viewer, s) => isOwnerOrAdmin(viewer, s.access),
   change_visibility_level: (viewer, s) => isOwnerOrAdmin(viewer, s.access),
   manage_owners: (viewer, s) => isOwnerOrAdmin(viewer, s.access),
   download_code: (viewer, s) => canReadRepository(viewer, s.project, s.access),
   push_code: (viewer, s) => canPushRepository(viewer, s.project, s.access),
   read_group: (viewer, s) => canReadGroup(viewer, s.group, s.access, s.memberBelow),
-  admin_group: (viewer, s) => canAdminGroup(viewer, s.access),
+  admin_group: (viewer, s) => isOwnerOrAdmin(viewer, s.access),
   create_subgroup: (viewer, s) => canCreateSubgroup(viewer, s.access),
   create_projects: (viewer, s) =>
     s.namespace.kind === 'group'

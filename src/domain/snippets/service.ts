@@ -397,7 +397,7 @@ export async function deleteSnippet(
     // The row locked first, as every writer of the snippet does (no deadlock with a push or an update),
     // and the precondition checked on it: an update committed since `snippet` was read counts.
     const locked = await tx.snippets.lock(snippet.id, deps.store.db.dialect);
-    if (!locked) return; // deleted meanwhile
+    if (!locked) throw notFound('Snippet'); // deleted meanwhile
     if (ifUnmodifiedSince !== undefined) {
       const since = Date.parse(ifUnmodifiedSince);
       // HTTP dates have whole seconds; compare at that precision.
