@@ -291,8 +291,9 @@ export class GitRepository {
 
   /**
    * Stores a new commit's objects and moves `branch` from `expected` (null: creates it) to the commit: the one
-   * way a write through the API or a page commits. RefConflict, with nothing of it kept once the caller's
-   * transaction rolls back, when the branch moved since `expected` was read.
+   * way a write through the API or a page commits. RefConflict when the branch moved since `expected` was
+   * read, RefNameClash when a new branch would clash with another's path; nothing of it is kept once the
+   * caller's transaction rolls back.
    */
   async commitToBranch(branch: string, expected: string | null, commit: string, objects: readonly GitObject[]) {
     await this.store(objects);
@@ -306,10 +307,10 @@ export class GitRepository {
    */
   private async refuseNameClash(name: string): Promise<void> {
     await this.db.updateTable('git_repositories').set({ writes: sql`writes` }).where('id', '=', this.id).execute();
-    const folders = name
-      .split('/')
-      .slice(1, -1)
-      .map((_, i, parts) => ['refs', ...parts.slice(0, i + 1)].join('/'));
+    // Its folders below refs/<kind>/: refs/heads/a and refs/heads/a/b for refs/heads/a/b/c.
+    const parts = name.split('/');
+    const folders: string[] = [];
+    for (let end = 3; end < parts.length; end++) folders.push(parts.slice(0, end).join('/'));
     // Refs inside it by their first characters: SQLite's LIKE would ignore case, which git's refs do not.
     const inside = `${name}/`;
     const clash = await this.db
