@@ -30,6 +30,7 @@ import groupRoutes from './http/routes/groups.ts';
 import projectRoutes from './http/routes/projects.ts';
 import memberRoutes from './http/routes/members.ts';
 import projectSnippetRoutes from './http/routes/project-snippets.ts';
+import snippetRoutes from './http/routes/snippets.ts';
 import repositoryFileRoutes from './http/routes/repository-files.ts';
 import projectTemplateRoutes from './http/routes/project-templates.ts';
 import templateRoutes from './http/routes/templates.ts';
@@ -128,6 +129,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
       await api.register(projectRoutes);
       await api.register(memberRoutes);
       await api.register(projectSnippetRoutes);
+      await api.register(snippetRoutes);
       await api.register(repositoryFileRoutes);
       await api.register(projectTemplateRoutes);
       await api.register(templateRoutes);

@@ -12,7 +12,7 @@ import { Failure } from './failure.ts';
 import { findReadableProject, type ProjectContext } from './projects.ts';
 import { ensureProjectRepository, snippetRepository } from './git-repositories.ts';
 import { isValidGitPath } from './paths.ts';
-import { accessDeniedReason, can } from './policy.ts';
+import { accessDeniedReason, can, NO_ACCESS } from './policy.ts';
 import { findVisibleSnippet } from './snippets/service.ts';
 import { humanSize } from './snippets/limits.ts';
 import { getSettings } from './settings.ts';
@@ -37,24 +37,33 @@ export function checkGitCaller(user: User, scopes: Scope[], write: boolean, exte
   }
 }
 
-export interface GitTarget {
-  repository: GitRepository;
-  ctx: ProjectContext;
-  /** For a snippet repository: the snippet's id. */
-  snippetId: number | null;
-}
+/** A project's repository, or a snippet's (with its project; none for a personal snippet). */
+export type GitTarget =
+  | { repository: GitRepository; ctx: ProjectContext; snippetId: null }
+  | { repository: GitRepository; ctx: ProjectContext | null; snippetId: number };
 
-/** The repository at `repoPath` (`group/project` or `group/project/snippets/7`), if the caller may use it. */
+/**
+ * The repository at `repoPath` (`group/project`, `group/project/snippets/7`, or `snippets/7` for a personal
+ * snippet), if the caller may use it.
+ */
 export async function resolveGitTarget(
   store: Store,
   user: User | null,
   repoPath: string,
   write: boolean,
 ): Promise<GitTarget> {
-  const snippetMatch = /^(.+)\/snippets\/(\d+)$/.exec(repoPath);
   // Hidden things are "not found" to a signed-in caller and a credentials challenge to an anonymous one.
   const hidden = () => (user ? new Failure('not_found_git', NOT_FOUND_TEXT) : challenge());
   const refused = (text: string) => (user ? new Failure('forbidden_git', text) : challenge());
+  const personal = /^snippets\/(\d+)$/.exec(repoPath);
+  if (personal) {
+    const snippet = await store.snippets.findInProject(null, parseRowId(personal[1])!);
+    const subject = snippet && { project: null, access: NO_ACCESS, snippet };
+    if (!subject || !can(user, 'read_snippet', subject)) throw hidden();
+    if (write && !can(user, 'update_snippet', subject)) throw refused(SNIPPET_PUSH_DENIED_TEXT);
+    return { repository: await snippetRepository(store, subject.snippet), ctx: null, snippetId: subject.snippet.id };
+  }
+  const snippetMatch = /^(.+)\/snippets\/(\d+)$/.exec(repoPath);
   const ctx = await findReadableProject(store, user, snippetMatch ? snippetMatch[1] : repoPath).catch((error) => {
     throw error instanceof Failure ? hidden() : error;
   });
@@ -108,7 +117,7 @@ export async function acceptPush(
           updated_at: nowIso(),
           file_name: files[0].path,
         });
-      } else await chooseDefaultBranch(tx, repo, target.ctx);
+      } else if (target.snippetId === null) await chooseDefaultBranch(tx, repo, target.ctx);
     });
   } catch (error) {
     if (error instanceof RefConflict) return 'snippetd: the repository changed during the push; fetch and push again';
@@ -118,7 +127,7 @@ export async function acceptPush(
   return null;
 }
 
-function projectPushProblem(target: GitTarget, updates: RefUpdate[]): string | null {
+function projectPushProblem(target: GitTarget & { snippetId: null }, updates: RefUpdate[]): string | null {
   for (const u of updates) {
     if (!/^refs\/(heads|tags)\//.test(u.ref)) return `only branches and tags can be pushed, not ${u.ref}`;
     if (u.new === null && u.ref === `refs/heads/${target.ctx.project.default_branch}`)

@@ -114,6 +114,22 @@ export const restrictedLevelErrors = (level: Visibility) => ({
   visibility_level: [`${level} has been restricted by your GitLab administrator`],
 });
 
+// ---- Personal snippets (GitLab's PersonalSnippetPolicy; docs/gitlab-compatibility.md#personal-snippets) ----
+
+const isAuthor = (viewer: Viewer, snippet: Pick<Snippet, 'author_id'>) =>
+  viewer !== null && viewer.id === snippet.author_id;
+
+/** Public to everyone, internal to signed-in non-external users, private to its author; admins all. */
+const canReadPersonalSnippet = (viewer: Viewer, snippet: Pick<Snippet, 'author_id' | 'visibility'>) =>
+  isAdmin(viewer) || isAuthor(viewer, snippet) || visibleSnippetLevels(viewer, NO_ACCESS).includes(snippet.visibility);
+
+/** Its author and admins change and delete it. */
+const canWritePersonalSnippet = (viewer: Viewer, snippet: Pick<Snippet, 'author_id'>) =>
+  isAdmin(viewer) || isAuthor(viewer, snippet);
+
+/** Any signed-in user but an external one (GitLab's global create_snippet). */
+const canCreatePersonalSnippet = (viewer: Viewer) => viewer !== null && (isAdmin(viewer) || viewer.external === 0);
+
 // ---- Repositories (GitLab's download_code / push_code) ----
 
 /** Reading code: admins, reporters+, and anyone who can read a public or internal project. */
@@ -142,8 +158,14 @@ export interface GroupSubject {
 export interface GroupLookup extends GroupSubject {
   memberBelow: boolean;
 }
-export interface SnippetSubject extends ProjectSubject {
+/** A snippet in its project, or a personal snippet (no project: `project` null, no membership). */
+export type SnippetSubject = (ProjectSubject | PersonalSubject) & {
   snippet: Pick<Snippet, 'author_id' | 'visibility'>;
+};
+/** Where a personal snippet lives: in no project. */
+export interface PersonalSubject {
+  project: null;
+  access: Access;
 }
 
 /** Abilities by GitLab's names (its `authorize! :ability, subject`), each with the subject it needs. */
@@ -164,7 +186,8 @@ interface Subjects {
   create_subgroup: GroupSubject;
   create_projects: { namespace: Namespace; access: Access };
   read_project_snippets: ProjectSubject;
-  create_snippet: ProjectSubject;
+  /** In a project, or a personal snippet (project null). */
+  create_snippet: ProjectSubject | PersonalSubject;
   read_snippet: SnippetSubject;
   update_snippet: SnippetSubject;
   admin_snippet: SnippetSubject;
@@ -194,10 +217,20 @@ const RULES: { [A in Ability]: (viewer: Viewer, subject: Subjects[A]) => boolean
       ? canCreateProjectInGroup(viewer, s.access)
       : viewer !== null && (isAdmin(viewer) || s.namespace.owner_id === viewer.id),
   read_project_snippets: (viewer, s) => canUseSnippetsFeature(viewer, s.project, s.access),
-  create_snippet: (viewer, s) => canCreateSnippet(viewer, s.project, s.access),
-  read_snippet: (viewer, s) => visibleSnippetLevels(viewer, s.access).includes(s.snippet.visibility),
-  update_snippet: (viewer, s) => canUpdateSnippet(viewer, s.project, s.access, s.snippet.author_id),
-  admin_snippet: (viewer, s) => canDeleteSnippet(viewer, s.project, s.access, s.snippet.author_id),
+  create_snippet: (viewer, s) =>
+    s.project === null ? canCreatePersonalSnippet(viewer) : canCreateSnippet(viewer, s.project, s.access),
+  read_snippet: (viewer, s) =>
+    s.project === null
+      ? canReadPersonalSnippet(viewer, s.snippet)
+      : visibleSnippetLevels(viewer, s.access).includes(s.snippet.visibility),
+  update_snippet: (viewer, s) =>
+    s.project === null
+      ? canWritePersonalSnippet(viewer, s.snippet)
+      : canUpdateSnippet(viewer, s.project, s.access, s.snippet.author_id),
+  admin_snippet: (viewer, s) =>
+    s.project === null
+      ? canWritePersonalSnippet(viewer, s.snippet)
+      : canDeleteSnippet(viewer, s.project, s.access, s.snippet.author_id),
   admin_token: (viewer, s) => viewer !== null && (isAdmin(viewer) || viewer.id === s.user_id),
   read_user_private: (viewer, s) => viewer !== null && (isAdmin(viewer) || viewer.id === s.user_id),
 };

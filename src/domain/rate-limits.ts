@@ -5,9 +5,12 @@ import type { RateCounters } from '../storage/rate-counters.ts';
 import type { ApplicationSettings } from './settings.ts';
 import { Failure } from './failure.ts';
 
-/** A raw file read: which project and which file (a snippet's files count under the snippet). */
+/**
+ * A raw file read: which project and which file (a snippet's files count under the snippet; personal
+ * snippets, in no project, count together as one).
+ */
 export interface RawRead {
-  projectId: number;
+  projectId: number | null;
   path: string;
   signedIn: boolean;
 }
@@ -16,12 +19,12 @@ export interface RawRead {
 export async function checkRawLimits(counters: RateCounters, settings: ApplicationSettings, read: RawRead) {
   const perPath = settings.raw_blob_request_limit;
   if (perPath > 0) {
-    const { count, secondsLeft } = await counters.hit(`raw:${read.projectId}:${read.path}`, 60);
+    const { count, secondsLeft } = await counters.hit(`raw:${read.projectId ?? 'personal'}:${read.path}`, 60);
     if (count > perPath) throw new Failure('too_many_requests', '', {}, secondsLeft);
   }
   const perProject = settings.raw_blob_request_limit_unauthenticated;
   if (!read.signedIn && perProject > 0) {
-    const { count, secondsLeft } = await counters.hit(`raw-anonymous:${read.projectId}`, 60);
+    const { count, secondsLeft } = await counters.hit(`raw-anonymous:${read.projectId ?? 'personal'}`, 60);
     if (count > perProject) throw new Failure('too_many_requests', '', {}, secondsLeft);
   }
 }

@@ -8,7 +8,7 @@ import { rowId } from '../domain/ids.ts';
 import { requestParam } from './request.ts';
 
 /** `id`: an Integer naming a row; a whole number beyond the id columns' range names none (domain/ids.ts). */
-export type ParamType = 'string' | 'integer' | 'id' | 'boolean' | 'date' | 'string_array' | 'hash_array';
+export type ParamType = 'string' | 'integer' | 'id' | 'boolean' | 'date' | 'datetime' | 'string_array' | 'hash_array';
 
 export interface ParamRule {
   type: ParamType;
@@ -43,7 +43,7 @@ type ValueOf<R extends ParamRule> = R['type'] extends 'string' | 'integer' | 'id
       : number
   : R['type'] extends 'boolean'
     ? boolean
-    : R['type'] extends 'date'
+    : R['type'] extends 'date' | 'datetime'
       ? string
       : R['type'] extends 'string_array'
         ? string[]
@@ -110,6 +110,11 @@ function coerce(type: ParamType, value: unknown, rule: ParamRule): unknown {
       if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value)))
         return value;
       return INVALID;
+    case 'datetime': {
+      // Grape's DateTime: an ISO 8601 date or time, answered in UTC as timestamps are stored.
+      const time = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
+      return Number.isNaN(time) ? INVALID : new Date(time).toISOString();
+    }
     case 'string_array': {
       // Grape accepts a JSON array, `scopes[]=a&scopes[]=b`, or a single value for Array[String].
       const list = Array.isArray(value) ? value : [value];

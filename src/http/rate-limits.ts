@@ -28,7 +28,7 @@ export function registerApiThrottle(app: FastifyInstance): void {
 }
 
 /** The raw limits for one file of a project; `path` names the file within the project. */
-export async function limitRaw(request: FastifyRequest, projectId: number, path: string, signedIn: boolean) {
+export async function limitRaw(request: FastifyRequest, projectId: number | null, path: string, signedIn: boolean) {
   const settings = await getSettings(storeOf(request));
   await checkRawLimits(request.server.rateCounters, settings, { projectId, path, signedIn });
 }

@@ -19,9 +19,20 @@ export function sshHost(request: FastifyRequest): string {
 /** A repository path as a URL path: each segment encoded, the slashes kept. */
 export const encodePath = (filePath: string) => filePath.split('/').map(encodeURIComponent).join('/');
 
-/** A snippet's page (its web_url); raw_url and files[].raw_url hang below it. */
-export const snippetWebUrl = (base: string, projectPath: string, snippetId: number) =>
-  `${base}/${projectPath}/-/snippets/${snippetId}`;
+/**
+ * A snippet's page (its web_url); raw_url and files[].raw_url hang below it. A personal snippet (no
+ * project) lives at /-/snippets/:id.
+ */
+export const snippetWebUrl = (base: string, projectPath: string | null, snippetId: number) =>
+  projectPath === null ? `${base}/-/snippets/${snippetId}` : `${base}/${projectPath}/-/snippets/${snippetId}`;
+
+/** Where a snippet's repository is cloned over HTTP (http_url_to_repo). */
+export const snippetHttpRepoUrl = (base: string, projectPath: string | null, snippetId: number) =>
+  projectPath === null ? `${base}/snippets/${snippetId}.git` : `${base}/${projectPath}/snippets/${snippetId}.git`;
+
+/** The same over SSH (ssh_url_to_repo). */
+export const snippetSshRepoUrl = (host: string, projectPath: string | null, snippetId: number) =>
+  `git@${host}:${projectPath === null ? '' : `${projectPath}/`}snippets/${snippetId}.git`;
 
 /** One file of a snippet at a ref, below its web_url (files[].raw_url). */
 export const snippetFileRawUrl = (webUrl: string, ref: string, filePath: string) =>

@@ -1,5 +1,5 @@
 // Nodes that start together against one database: four `snippetd migrate` processes at the same moment
-// all succeed, and each migration is applied exactly once.
+// all succeed, and each migration is applied exactly once. A migration that rebuilds a table keeps its rows.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -7,6 +7,15 @@ import { promisify } from 'node:util';
 import { openDatabase } from '../../src/storage/db/database.ts';
 import { processStorage } from '../helper.ts';
 import { CLI } from '../../scripts/spawn-server.ts';
+import { sql } from 'kysely';
+import { migrateToLatest } from '../../src/storage/db/migrate.ts';
+import * as m0001 from '../../src/storage/db/migrations/0001_initial.ts';
+import * as m0002 from '../../src/storage/db/migrations/0002_snippet_file_content.ts';
+import * as m0003 from '../../src/storage/db/migrations/0003_change_epoch.ts';
+import * as m0004 from '../../src/storage/db/migrations/0004_sessions.ts';
+import * as m0005 from '../../src/storage/db/migrations/0005_git_rows.ts';
+import * as m0006 from '../../src/storage/db/migrations/0006_snippet_list_index.ts';
+import * as m0007 from '../../src/storage/db/migrations/0007_rate_limit_counters.ts';
 
 const run = promisify(execFile);
 
@@ -42,10 +51,122 @@ describe('migrations', () => {
           '0005_git_rows',
           '0006_snippet_list_index',
           '0007_rate_limit_counters',
+          '0008_personal_snippets',
         ],
       );
     } finally {
       await db.close();
+    }
+  });
+
+  it('0008 makes snippets.project_id optional and keeps every snippet, its files, its details and its id counter', async () => {
+    const storage = await processStorage('snippetd-migrate-0008-');
+    const db = openDatabase(storage.databaseUrl);
+    try {
+      const k = db.kysely as any;
+      const earlier = [m0001, m0002, m0003, m0004, m0005, m0006, m0007];
+      await sql`CREATE TABLE snippetd_migrations (name text PRIMARY KEY, applied_at text NOT NULL)`.execute(k);
+      for (const [i, m] of earlier.entries()) {
+        await m.up(k, db.dialect);
+        const name = [
+          '0001_initial',
+          '0002_snippet_file_content',
+          '0003_change_epoch',
+          '0004_sessions',
+          '0005_git_rows',
+          '0006_snippet_list_index',
+          '0007_rate_limit_counters',
+        ][i];
+        await k.insertInto('snippetd_migrations').values({ name, applied_at: 'then' }).execute();
+      }
+      const now = '2026-01-01T00:00:00.000Z';
+      const user = await k
+        .insertInto('users')
+        .values({
+          username: 'u',
+          email: 'u@x',
+          name: 'U',
+          state: 'active',
+          admin: 0,
+          external: 0,
+          bot: 0,
+          created_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const ns = await k
+        .insertInto('namespaces')
+        .values({
+          kind: 'user',
+          name: 'u',
+          path: 'u',
+          full_path: 'u',
+          full_name: 'u',
+          traversal_ids: '1',
+          visibility: 'public',
+          description: '',
+          created_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const project = await k
+        .insertInto('projects')
+        .values({
+          namespace_id: ns.id,
+          name: 'p',
+          path: 'p',
+          full_path: 'u/p',
+          visibility: 'public',
+          snippets_access_level: 'enabled',
+          archived: 0,
+          creator_id: user.id,
+          created_at: now,
+          last_activity_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const snippet = (title: string) => ({
+        project_id: project.id,
+        author_id: user.id,
+        title,
+        visibility: 'public',
+        file_name: 'a.txt',
+        content: '',
+        created_at: now,
+        updated_at: now,
+      });
+      const kept = await k.insertInto('snippets').values(snippet('kept')).returning('id').executeTakeFirstOrThrow();
+      const gone = await k.insertInto('snippets').values(snippet('gone')).returning('id').executeTakeFirstOrThrow();
+      await k
+        .insertInto('snippet_files')
+        .values({ snippet_id: kept.id, path: 'a.txt', blob_id: 'b'.repeat(40), size: 1 })
+        .execute();
+      await k
+        .insertInto('user_agent_details')
+        .values({ snippet_id: kept.id, user_agent: 'ua', ip_address: '1.2.3.4', submitted: 0, created_at: now })
+        .execute();
+      await k.deleteFrom('snippets').where('id', '=', gone.id).execute();
+
+      assert.deepEqual(await migrateToLatest(db), ['0008_personal_snippets']);
+      const rows = await k.selectFrom('snippets').select(['id', 'title', 'project_id']).execute();
+      assert.deepEqual(rows, [{ id: kept.id, title: 'kept', project_id: project.id }]);
+      assert.equal((await k.selectFrom('snippet_files').selectAll().execute()).length, 1);
+      assert.equal((await k.selectFrom('user_agent_details').selectAll().execute()).length, 1);
+      const personal = await k
+        .insertInto('snippets')
+        .values({ ...snippet('personal'), project_id: null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      assert.ok(personal.id > gone.id, `a deleted snippet's id is not given again (${personal.id} after ${gone.id})`);
+      // The foreign keys still hold: a file of no snippet is refused, a snippet's delete takes its files.
+      await assert.rejects(
+        k.insertInto('snippet_files').values({ snippet_id: 99999, path: 'x', blob_id: 'c', size: 1 }).execute(),
+      );
+      await k.deleteFrom('snippets').where('id', '=', kept.id).execute();
+      assert.equal((await k.selectFrom('snippet_files').selectAll().execute()).length, 0);
+    } finally {
+      await db.close();
+      await storage.remove();
     }
   });
 });

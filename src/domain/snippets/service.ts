@@ -69,6 +69,32 @@ export async function findVisibleSnippetState(
   return state && can(viewer, 'read_snippet', { ...ctx, snippet: state.snippet }) ? state : undefined;
 }
 
+/**
+ * Any snippet the viewer may see by its id, personal or in a project (GitLab's find_snippet for
+ * /snippets/:id), with its project when it has one; undefined when there is none or it is hidden.
+ */
+export async function findVisibleSnippetById(
+  store: Store,
+  viewer: Viewer,
+  id: number,
+): Promise<{ snippet: Snippet; ctx: ProjectContext | null } | undefined> {
+  const snippet = await store.snippets.findById(id);
+  if (!snippet) return undefined;
+  if (snippet.project_id === null)
+    return can(viewer, 'read_snippet', { project: null, access: NO_ACCESS, snippet })
+      ? { snippet, ctx: null }
+      : undefined;
+  const ctx = await findReadableProject(store, viewer, String(snippet.project_id)).catch((error) => {
+    if (error instanceof Failure) return undefined;
+    throw error;
+  });
+  if (!ctx || !can(viewer, 'read_project_snippets', ctx)) return undefined;
+  return can(viewer, 'read_snippet', { ...ctx, snippet }) ? { snippet, ctx } : undefined;
+}
+
+/** The snippet with the index of its files and its repository, for an update; undefined when it is gone. */
+export const readStateOf = (store: Store, snippet: Snippet) => readSnippetState(store, snippet.project_id, snippet.id);
+
 /** GitLab's finder: a snippet of this project the viewer may see, else undefined. */
 export async function findVisibleSnippet(
   store: Store,
@@ -157,9 +183,10 @@ export interface CreateInput {
   files: { file_path: string; content: string }[];
 }
 
+/** A new snippet in the project `ctx` names, or a personal one when `ctx` is null; the caller has authorized create_snippet. */
 export async function createSnippet(
   deps: SnippetDeps,
-  ctx: ProjectContext,
+  ctx: ProjectContext | null,
   author: User,
   input: CreateInput,
   meta: Meta,
@@ -208,7 +235,7 @@ export async function createSnippet(
   const now = nowIso();
   const inserted = insertNewSnippet(store, {
     row: {
-      project_id: ctx.project.id,
+      project_id: ctx?.project.id ?? null,
       author_id: author.id,
       title: input.title,
       description: input.description ?? null,
@@ -226,7 +253,7 @@ export async function createSnippet(
   });
   // The project deleted while the snippet was being created: as if it had been gone already.
   return inserted.catch((error) => {
-    throw isForeignKeyViolation(error) ? notFound('Project') : error;
+    throw isForeignKeyViolation(error) && ctx ? notFound('Project') : error;
   });
 }
 
@@ -460,8 +487,17 @@ export async function findSnippetForPage(store: Store, viewer: Viewer, projectPa
   return { ctx, snippet };
 }
 
+/** A personal snippet as its page shows it: hidden is "not found". */
+export async function findPersonalSnippetForPage(store: Store, viewer: Viewer, id: number): Promise<Snippet> {
+  const snippet = await store.snippets.findInProject(null, id);
+  if (!snippet || !can(viewer, 'read_snippet', { project: null, access: NO_ACCESS, snippet }))
+    throw notFound('Snippet');
+  return snippet;
+}
+
 /** Whether anyone, signed in or not, may read this snippet (public caching, embedding). */
-export function isReadableByAnyone(ctx: ProjectContext, snippet: Snippet): boolean {
+export function isReadableByAnyone(ctx: ProjectContext | null, snippet: Snippet): boolean {
+  if (ctx === null) return can(null, 'read_snippet', { project: null, access: NO_ACCESS, snippet });
   // Asked as an anonymous visitor with no membership, whatever the current viewer's access is.
   const anonymous = { project: ctx.project, access: NO_ACCESS };
   return (

@@ -4,7 +4,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findReadableGroup, visibleChildGroups } from '../../domain/groups.ts';
 import { visibleProjectsIn } from '../../domain/projects.ts';
-import { visibleSnippets, type VisibleSnippets } from '../../domain/snippets/lists.ts';
+import { findSnippets, projectsOf, type SnippetListFilter } from '../../domain/snippets/finder.ts';
+import type { Snippet } from '../../storage/db/schema.ts';
 import { notFound } from '../../domain/failure.ts';
 import { storeOf } from '../request.ts';
 import { baseUrl, snippetWebUrl } from '../urls.ts';
@@ -55,36 +56,52 @@ async function userPage(request: FastifyRequest, reply: FastifyReply, username: 
   const snippets = await snippetsPage(request, { authorId: user.id });
   const body = html`<h1>${user.name}</h1>
 <p class="meta">@${user.username}</p>
-<section><h2>Snippets</h2>${snippetsAcrossProjects(request, `/${user.username}`, snippets)}</section>`;
+<section><h2>Snippets</h2>${await snippetsAcrossProjects(request, `/${user.username}`, snippets)}</section>`;
   return sendPage(reply, 200, user.name, body);
 }
 
-/** The page of snippets that the `before` parameter asks for (the newest when absent). */
-const snippetsPage = (request: FastifyRequest, filter: { authorId?: number }) =>
-  visibleSnippets(storeOf(request), pageViewer(request), filter, {
-    before: idsBelow(positiveQueryNumber(request, 'before')),
-    limit: SNIPPETS_PER_PAGE,
-  });
+interface SnippetsPage {
+  snippets: Snippet[];
+  /** Where the next page starts (snippets with smaller ids), or null when none are left. */
+  nextBefore: number | null;
+}
+
+/** The page of snippets that the `before` parameter asks for (the newest when absent), keyed by id. */
+async function snippetsPage(request: FastifyRequest, filter: SnippetListFilter): Promise<SnippetsPage> {
+  const before = idsBelow(positiveQueryNumber(request, 'before'));
+  const page = await findSnippets(
+    storeOf(request),
+    pageViewer(request),
+    { ...filter, beforeId: before },
+    { offset: 0, limit: SNIPPETS_PER_PAGE },
+  );
+  return { snippets: page.rows, nextBefore: page.hasMore ? page.rows[page.rows.length - 1].id : null };
+}
 
 /** The list of a page of snippets, with links to older ones; `listPath` is the list's own path. */
-function snippetsAcrossProjects(request: FastifyRequest, listPath: string, { found, nextBefore }: VisibleSnippets) {
+async function snippetsAcrossProjects(
+  request: FastifyRequest,
+  listPath: string,
+  { snippets, nextBefore }: SnippetsPage,
+) {
   const base = baseUrl(request);
+  const projects = await projectsOf(storeOf(request), snippets);
   const here = `${base}${listPath}`;
   const links = pageLinks(
     positiveQueryNumber(request, 'before') ? { href: here, label: 'Newest' } : undefined,
     nextBefore ? { href: `${here}?before=${nextBefore}`, label: 'Older' } : undefined,
   );
-  if (!found.length) return html`<p class="empty">No snippets to show.</p>${links}`;
-  return html`<ul class="list">${found.map(
-    ({ snippet, ctx }) =>
-      html`<li><a href="${snippetWebUrl(base, ctx.project.full_path, snippet.id)}">${snippet.title}</a>
-<span class="meta">${ctx.project.full_path}</span> <span class="badge">${snippet.visibility}</span></li>`,
-  )}</ul>${links}`;
+  if (!snippets.length) return html`<p class="empty">No snippets to show.</p>${links}`;
+  return html`<ul class="list">${snippets.map((snippet) => {
+    const projectPath = snippet.project_id === null ? null : (projects.get(snippet.project_id)?.full_path ?? null);
+    return html`<li><a href="${snippetWebUrl(base, projectPath, snippet.id)}">${snippet.title}</a>
+<span class="meta">${projectPath ?? 'Personal snippet'}</span> <span class="badge">${snippet.visibility}</span></li>`;
+  })}</ul>${links}`;
 }
 
 /** /explore/snippets: the newest snippets the viewer may see, across the instance. */
 async function explorePage(request: FastifyRequest, reply: FastifyReply) {
-  const body = html`<h1>Explore snippets</h1>${snippetsAcrossProjects(request, '/explore/snippets', await snippetsPage(request, {}))}`;
+  const body = html`<h1>Explore snippets</h1>${await snippetsAcrossProjects(request, '/explore/snippets', await snippetsPage(request, {}))}`;
   return sendPage(reply, 200, 'Explore snippets', body);
 }
 
@@ -93,7 +110,7 @@ async function dashboardPage(request: FastifyRequest, reply: FastifyReply) {
   const viewer = pageViewer(request);
   if (!viewer) return reply.redirect(`/users/sign_in?redirect_to=${encodeURIComponent('/dashboard/snippets')}`, 302);
   const snippets = await snippetsPage(request, { authorId: viewer.id });
-  const body = html`<h1>Your snippets</h1>${snippetsAcrossProjects(request, '/dashboard/snippets', snippets)}`;
+  const body = html`<h1>Your snippets</h1>${await snippetsAcrossProjects(request, '/dashboard/snippets', snippets)}`;
   return sendPage(reply, 200, 'Your snippets', body);
 }
 

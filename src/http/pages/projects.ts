@@ -3,7 +3,8 @@
 // template projects live there. The same domain calls as the API; hidden is a 404 page.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
-import { can, visibleSnippetLevels } from '../../domain/policy.ts';
+import { can } from '../../domain/policy.ts';
+import { findSnippets } from '../../domain/snippets/finder.ts';
 import { Failure, notFound } from '../../domain/failure.ts';
 import { listTree, readFile, type TreeItem } from '../../domain/repository-files.ts';
 import { viewOf } from '../../domain/rendering.ts';
@@ -26,7 +27,7 @@ async function visibleSnippets(request: FastifyRequest, ctx: ProjectContext, pag
   const viewer = pageViewer(request);
   if (!can(viewer, 'read_project_snippets', ctx)) return null;
   const window = { offset: (page - 1) * SNIPPETS_PER_PAGE, limit: SNIPPETS_PER_PAGE };
-  return storeOf(request).snippets.listPage(ctx.project.id, visibleSnippetLevels(viewer, ctx.access), window, title);
+  return findSnippets(storeOf(request), viewer, { projectId: ctx.project.id, titleContains: title }, window);
 }
 
 function snippetList(base: string, ctx: ProjectContext, snippets: Snippet[]): Html {

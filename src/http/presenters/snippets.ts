@@ -1,20 +1,24 @@
 import type { Project, Snippet, User } from '../../storage/db/schema.ts';
 import { userBasic } from './users.ts';
-import { snippetFileRawUrl, snippetWebUrl } from '../urls.ts';
+import { snippetFileRawUrl, snippetHttpRepoUrl, snippetSshRepoUrl, snippetWebUrl } from '../urls.ts';
 
 /** D2: GitLab's UserBasic plus the mission's `email` (public email only) and `created_at`. */
 export const snippetAuthor = (user: User, base: string) =>
   Object.assign(userBasic(user, base), { email: user.public_email ?? '', created_at: user.created_at });
 
-/** GitLab's project snippet entity, keys in GitLab's order (docs/gitlab-compatibility.md#snippet-object). */
+/**
+ * GitLab's snippet entity, keys in GitLab's order (docs/gitlab-compatibility.md#snippet-object); a personal
+ * snippet has no project (`project_id` null, URLs below /-/snippets and /snippets).
+ */
 export function snippet(
   s: Snippet,
   author: User,
-  project: Pick<Project, 'full_path'>,
+  project: Pick<Project, 'full_path'> | null,
   paths: string[],
   urls: { base: string; sshHost: string },
 ) {
-  const web = snippetWebUrl(urls.base, project.full_path, s.id);
+  const projectPath = project?.full_path ?? null;
+  const web = snippetWebUrl(urls.base, projectPath, s.id);
   const hasRepository = s.head_commit !== null;
   return {
     id: s.id,
@@ -28,8 +32,8 @@ export function snippet(
     web_url: web,
     raw_url: `${web}/raw`,
     ...(hasRepository && {
-      ssh_url_to_repo: `git@${urls.sshHost}:${project.full_path}/snippets/${s.id}.git`,
-      http_url_to_repo: `${urls.base}/${project.full_path}/snippets/${s.id}.git`,
+      ssh_url_to_repo: snippetSshRepoUrl(urls.sshHost, projectPath, s.id),
+      http_url_to_repo: snippetHttpRepoUrl(urls.base, projectPath, s.id),
     }),
     file_name: paths[0] ?? s.file_name,
     files: paths.map((p) => ({

@@ -3,15 +3,16 @@
 // parameters (400), then authenticates where required (401), then looks up and authorises the snippet.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
-import { type ParamsOf, validateRequest } from '../params.ts';
+import { validateRequest } from '../params.ts';
 import { paginated } from '../pagination.ts';
-import { baseUrl, sshHost } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
 import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
-import { snippet as presentSnippet, userAgentDetail } from '../presenters/snippets.ts';
+import { userAgentDetail } from '../presenters/snippets.ts';
+import { createInput, depsOf, presentSnippets, requestMeta } from '../snippet-answers.ts';
 import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
-import { authorize, visibleSnippetLevels } from '../../domain/policy.ts';
+import { authorize } from '../../domain/policy.ts';
+import { findSnippets } from '../../domain/snippets/finder.ts';
 import { invalidParams, notFound, recordNotFound } from '../../domain/failure.ts';
 import {
   createSnippet,
@@ -21,17 +22,9 @@ import {
   firstSnippetFile,
   readSnippetFile,
   updateSnippet,
-  type CreateInput,
-  type SnippetDeps,
 } from '../../domain/snippets/service.ts';
-import type { Snippet, User } from '../../storage/db/schema.ts';
+import type { Snippet } from '../../storage/db/schema.ts';
 import { byteOrder } from '../../order.ts';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    snippetDeps: SnippetDeps;
-  }
-}
 
 /**
  * The writes below change snippets and their repositories only, none of what the read cache holds: they
@@ -39,11 +32,7 @@ declare module 'fastify' {
  */
 const CACHED_LOOKUPS = { config: { cachedLookups: true } };
 
-/** The domain's dependencies, its lookups (settings) made as the request's are. */
-const depsOf = (request: FastifyRequest): SnippetDeps => ({ ...request.server.snippetDeps, store: storeOf(request) });
-
 const projectId = (request: FastifyRequest) => (request.params as { id: string }).id;
-const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
 
 /** The before-hook of every snippet endpoint: readable project and snippets feature available. */
 async function snippetProject(request: FastifyRequest): Promise<ProjectContext> {
@@ -53,40 +42,28 @@ async function snippetProject(request: FastifyRequest): Promise<ProjectContext> 
   return ctx;
 }
 
-/** Presents snippets; authors and paths already at hand (on writes) are not looked up again. */
-async function present(
+/** Presents snippets of the project; paths already at hand (on writes) are not looked up again. */
+const present = (
   request: FastifyRequest,
   ctx: ProjectContext,
   snippets: Snippet[],
   knownPaths?: Map<number, string[]>,
-) {
-  const store = storeOf(request);
-  const paths = knownPaths ?? (await store.snippets.paths(snippets.map((s) => s.id)));
-  const authors = new Map<number, User>();
-  const caller = request.principal.user;
-  if (caller) authors.set(caller.id, caller);
-  for (const id of new Set(snippets.map((s) => s.author_id)))
-    if (!authors.has(id)) authors.set(id, (await store.users.findById(id))!);
-  const base = urls(request);
-  return snippets.map((s) => presentSnippet(s, authors.get(s.author_id)!, ctx.project, paths.get(s.id) ?? [], base));
-}
-
-const meta = (request: FastifyRequest) => ({ userAgent: String(request.headers['user-agent'] ?? ''), ip: request.ip });
-
-/** Grape's deprecated single-file parameters become one file; an empty file_name gets GitLab's default name. */
-function createInput(p: ParamsOf<typeof spec.createSnippetSpec>): CreateInput {
-  const { content, file_name, files, ...rest } = p;
-  // The constraints guarantee exactly one of files and content.
-  return { ...rest, files: files ?? [{ file_path: file_name || 'snippetfile1.txt', content: content! }] };
-}
+) =>
+  presentSnippets(
+    request,
+    snippets.map((snippet) => ({ snippet, project: ctx.project })),
+    knownPaths,
+  );
 
 export default async function projectSnippetRoutes(app: FastifyInstance) {
   /** GET /projects/:id/snippets — signed in (401 anonymous); visible snippets, newest first, paginated. */
   app.get('/projects/:id/snippets', async (request, reply) => {
     const ctx = await snippetProject(request);
-    const levels = visibleSnippetLevels(currentUser(request), ctx.access);
+    const viewer = currentUser(request);
     const store = storeOf(request);
-    const rows = await paginated(request, reply, (window) => store.snippets.listPage(ctx.project.id, levels, window));
+    const rows = await paginated(request, reply, (window) =>
+      findSnippets(store, viewer, { projectId: ctx.project.id }, window),
+    );
     return present(request, ctx, rows);
   });
 
@@ -107,7 +84,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const author = currentUser(request);
     authorize(author, 'create_snippet', ctx);
     const input = createInput(p);
-    const created = await createSnippet(depsOf(request), ctx, author, input, meta(request));
+    const created = await createSnippet(depsOf(request), ctx, author, input, requestMeta(request));
     const paths = [...new Set(input.files.map((f) => f.file_path))].sort(byteOrder);
     return reply.code(201).send((await present(request, ctx, [created], new Map([[created.id, paths]])))[0]);
   });
@@ -120,7 +97,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
     const found = await findVisibleSnippetState(storeOf(request), viewer, ctx, p.snippet_id);
     if (!found) throw notFound('Snippet');
     authorize(viewer, 'update_snippet', { ...ctx, snippet: found.snippet });
-    const updated = await updateSnippet(depsOf(request), viewer, found, p, meta(request));
+    const updated = await updateSnippet(depsOf(request), viewer, found, p, requestMeta(request));
     return (await present(request, ctx, [updated.snippet], new Map([[updated.snippet.id, updated.paths]])))[0];
   });
 

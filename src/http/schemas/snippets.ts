@@ -1,4 +1,5 @@
-// GitLab's parameter rules for project snippets (lib/api/project_snippets.rb, snippets_helpers.rb).
+// GitLab's parameter rules for project and personal snippets (lib/api/project_snippets.rb, lib/api/snippets.rb,
+// snippets_helpers.rb).
 import type { Constraints, ParamSpec } from '../params.ts';
 import { VISIBILITIES } from '../../domain/access.ts';
 import { isSafeFilePath } from '../../domain/paths.ts';
@@ -59,3 +60,20 @@ export const fileRawSpec = {
   ref: { type: 'string', required: true, allowBlank: false },
   file_path: { type: 'string', required: true, allowBlank: false, check: filePath },
 } satisfies ParamSpec;
+
+// ---- Personal snippets (lib/api/snippets.rb): the snippet is `:id`, the rest as for project snippets ----
+
+export const personalSnippetIdSpec = { id: { type: 'id', required: true } } satisfies ParamSpec;
+
+export const snippetListSpec = {
+  created_after: { type: 'datetime' },
+  created_before: { type: 'datetime' },
+} satisfies ParamSpec;
+
+export const updatePersonalSnippetSpec = (({ snippet_id: _, ...rest }) => ({ ...personalSnippetIdSpec, ...rest }))(
+  updateSnippetSpec,
+) satisfies ParamSpec;
+
+export const personalFileRawSpec = (({ snippet_id: _, ...rest }) => ({ ...personalSnippetIdSpec, ...rest }))(
+  fileRawSpec,
+) satisfies ParamSpec;

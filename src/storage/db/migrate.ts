@@ -13,6 +13,7 @@ import * as m0004 from './migrations/0004_sessions.ts';
 import * as m0005 from './migrations/0005_git_rows.ts';
 import * as m0006 from './migrations/0006_snippet_list_index.ts';
 import * as m0007 from './migrations/0007_rate_limit_counters.ts';
+import * as m0008 from './migrations/0008_personal_snippets.ts';
 
 type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
@@ -24,27 +25,43 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
   ['0005_git_rows', m0005],
   ['0006_snippet_list_index', m0006],
   ['0007_rate_limit_counters', m0007],
+  ['0008_personal_snippets', m0008],
 ];
 
 /** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */
 const MIGRATION_LOCK = 727_274_001;
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
+  const sqlite = db.dialect === 'sqlite';
   const applied = await db.kysely.connection().execute(async (tx) => {
-    // SQLite: take the write lock up front, or two processes that both read first deadlock on upgrade.
-    await sql.raw(db.dialect === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN').execute(tx);
+    // SQLite rebuilds a table to change a column (0008): with foreign keys on, dropping the old table would
+    // delete the rows that refer to it. They are off while migrations run and checked before the commit.
+    if (sqlite) await sql.raw('PRAGMA foreign_keys = OFF').execute(tx);
     try {
-      const applied = await migratePending(tx, db.dialect);
-      await sql.raw('COMMIT').execute(tx);
-      return applied;
-    } catch (error) {
-      await sql.raw('ROLLBACK').execute(tx);
-      throw error;
+      // SQLite: take the write lock up front, or two processes that both read first deadlock on upgrade.
+      await sql.raw(sqlite ? 'BEGIN IMMEDIATE' : 'BEGIN').execute(tx);
+      try {
+        const applied = await migratePending(tx, db.dialect);
+        if (sqlite) await checkForeignKeys(tx);
+        await sql.raw('COMMIT').execute(tx);
+        return applied;
+      } catch (error) {
+        await sql.raw('ROLLBACK').execute(tx);
+        throw error;
+      }
+    } finally {
+      if (sqlite) await sql.raw('PRAGMA foreign_keys = ON').execute(tx);
     }
   });
   // A migration may have copied or rebuilt tables; the planner must not go on counting them as before.
   if (applied.length) await refreshPlannerStatistics(db);
   return applied;
+}
+
+async function checkForeignKeys(tx: Kysely<any>): Promise<void> {
+  const broken = await sql<{ table: string }>`PRAGMA foreign_key_check`.execute(tx);
+  if (broken.rows.length)
+    throw new Error(`a migration left rows that refer to nothing: ${JSON.stringify(broken.rows)}`);
 }
 
 async function migratePending(tx: Kysely<any>, dialect: DialectName): Promise<string[]> {

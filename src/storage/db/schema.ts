@@ -84,7 +84,7 @@ export interface ApplicationSettingsTable {
 
 export interface SnippetsTable {
   id: Generated<number>;
-  project_id: number;
+  project_id: number | null;
   author_id: number;
   title: string;
   description: string | null;

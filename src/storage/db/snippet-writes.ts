@@ -110,7 +110,11 @@ export interface SnippetState {
  * The project's snippet, read in one statement so that its index is the one of the head its row names;
  * undefined when there is none.
  */
-export async function readSnippetState(store: Store, projectId: number, id: number): Promise<SnippetState | undefined> {
+export async function readSnippetState(
+  store: Store,
+  projectId: number | null,
+  id: number,
+): Promise<SnippetState | undefined> {
   const rows = await store.kysely
     .selectFrom('snippets as s')
     .leftJoin('git_repositories as r', (join) => join.on('r.kind', '=', 'snippet').onRef('r.owner_id', '=', 's.id'))
@@ -119,7 +123,7 @@ export async function readSnippetState(store: Store, projectId: number, id: numb
     .select(['r.id as repository_id', 'r.head as repository_head', 'r.writes as repository_writes'])
     .select(['f.path', 'f.blob_id', 'f.size'])
     .where('s.id', '=', id)
-    .where('s.project_id', '=', projectId)
+    .where('s.project_id', projectId === null ? 'is' : '=', projectId)
     .execute();
   if (!rows.length) return undefined;
   const { repository_id, repository_head, repository_writes, path: _p, blob_id: _b, size: _s, ...snippet } = rows[0];

@@ -14,19 +14,44 @@ export interface IndexedFile {
 /** Git's order of paths (byte order), which GitLab uses for `files`, `file_name` and raw. */
 export const byPath = (a: { path: string }, b: { path: string }) => byteOrder(a.path, b.path);
 
-/** private, internal, public. */
-const ALL_VISIBILITIES = 3;
+/**
+ * Who is looking, as the visibility rule needs it (domain/snippets/finder.ts derives it from the policy):
+ * everything (an administrator), or a user (null: anonymous) who sees these levels where not a member.
+ */
+export type SnippetScope = { everything: true } | { everything: false; userId: number | null; levels: Visibility[] };
+
+/** What a list narrows the visible snippets to. */
+export interface SnippetListFilter {
+  authorId?: number;
+  projectId?: number;
+  /** Personal snippets (no project) or project snippets only. */
+  kind?: 'personal' | 'project';
+  visibility?: Visibility;
+  /** ISO 8601 bounds on created_at, both included (GitLab's CreatedAtFilter). */
+  createdAfter?: string;
+  createdBefore?: string;
+  titleContains?: string;
+  /** Keyset paging: only snippets with smaller ids. */
+  beforeId?: number;
+}
+
+/** Guest (10) or more in the project or a group above it: members see every snippet of the project. */
+const MEMBER = 10;
 
 export function snippetsRepository(db: Kysely<Database>) {
   return {
     async insert(snippet: Insertable<SnippetsTable>): Promise<Snippet> {
       return db.insertInto('snippets').values(snippet).returningAll().executeTakeFirstOrThrow();
     },
-    async findInProject(projectId: number, id: number): Promise<Snippet | undefined> {
+    async findById(id: number): Promise<Snippet | undefined> {
+      return db.selectFrom('snippets').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    /** The snippet of that project, or the personal snippet when `projectId` is null. */
+    async findInProject(projectId: number | null, id: number): Promise<Snippet | undefined> {
       return db
         .selectFrom('snippets')
         .selectAll()
-        .where('project_id', '=', projectId)
+        .where('project_id', projectId === null ? 'is' : '=', projectId)
         .where('id', '=', id)
         .executeTakeFirst();
     },
@@ -34,16 +59,6 @@ export function snippetsRepository(db: Kysely<Database>) {
     async lock(id: number, dialect: 'sqlite' | 'postgres'): Promise<Snippet | undefined> {
       const q = db.selectFrom('snippets').selectAll().where('id', '=', id);
       return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
-    },
-    /**
-     * Snippets of every project (of one author, when given) with ids below `before`, newest first: to be
-     * filtered by what a viewer may see.
-     */
-    newest(filter: { authorId?: number }, before: number | undefined, limit: number): Promise<Snippet[]> {
-      let q = db.selectFrom('snippets').selectAll();
-      if (filter.authorId !== undefined) q = q.where('author_id', '=', filter.authorId);
-      if (before !== undefined) q = q.where('id', '<', before);
-      return q.orderBy('id', 'desc').limit(limit).execute();
     },
     /**
      * The ids of a project's snippets, their rows locked for the rest of the transaction (PostgreSQL), in
@@ -55,15 +70,61 @@ export function snippetsRepository(db: Kysely<Database>) {
       const rows = await (dialect === 'postgres' ? q.forUpdate() : q).execute();
       return rows.map((r) => r.id);
     },
-    /** One page of a project's snippets of the given visibilities, newest first, optionally by title. */
-    listPage(projectId: number, levels: Visibility[], window: PageWindow, titleContains?: string) {
-      let query = db.selectFrom('snippets').where('project_id', '=', projectId);
-      // Every visibility (members, administrators): no filter, so a deep page walks the index by id alone.
-      if (new Set(levels).size < ALL_VISIBILITIES) query = query.where('visibility', 'in', levels);
-      if (titleContains) {
-        query = query.where(containsText(sql.ref('title'), titleContains));
+    /**
+     * The ONE SQL form of "the snippets this viewer may see" (the rule of policy.ts: read_snippet with
+     * read_project and read_project_snippets). Project conditions are uncorrelated sets of project ids, so
+     * each is computed once per query rather than once per snippet.
+     */
+    visibleQuery(scope: SnippetScope, filter: SnippetListFilter) {
+      let q = db.selectFrom('snippets');
+      if (!scope.everything) {
+        const { userId, levels } = scope;
+        const openProjects = db
+          .selectFrom('projects')
+          .select('id')
+          .where('visibility', 'in', levels)
+          .where('snippets_access_level', '=', 'enabled');
+        const memberProjects = db
+          .selectFrom('projects as p')
+          .select('p.id')
+          .where('p.snippets_access_level', '<>', 'disabled')
+          .where(
+            (eb) => sql<boolean>`(
+              EXISTS (SELECT 1 FROM members m WHERE m.user_id = ${userId} AND m.source_type = 'Project'
+                      AND m.source_id = ${eb.ref('p.id')} AND m.access_level >= ${MEMBER})
+              OR ${eb.ref('p.namespace_id')} IN (
+                SELECT pn.id FROM namespaces pn JOIN namespaces g
+                  ON pn.traversal_ids = g.traversal_ids OR pn.traversal_ids LIKE g.traversal_ids || '/%'
+                JOIN members m ON m.source_type = 'Namespace' AND m.source_id = g.id
+                WHERE m.user_id = ${userId} AND m.access_level >= ${MEMBER}))`,
+          );
+        q = q.where((eb) =>
+          eb.or([
+            eb.and([
+              eb('project_id', 'is', null),
+              userId === null
+                ? eb('visibility', 'in', levels)
+                : eb.or([eb('visibility', 'in', levels), eb('author_id', '=', userId)]),
+            ]),
+            eb.and([eb('visibility', 'in', levels), eb('project_id', 'in', openProjects)]),
+            ...(userId === null ? [] : [eb('project_id', 'in', memberProjects)]),
+          ]),
+        );
       }
-      return fetchPage(db, query.selectAll().orderBy('id', 'desc'), window, 'snippets.id');
+      if (filter.authorId !== undefined) q = q.where('author_id', '=', filter.authorId);
+      if (filter.projectId !== undefined) q = q.where('project_id', '=', filter.projectId);
+      if (filter.kind === 'personal') q = q.where('project_id', 'is', null);
+      if (filter.kind === 'project') q = q.where('project_id', 'is not', null);
+      if (filter.visibility) q = q.where('visibility', '=', filter.visibility);
+      if (filter.createdAfter) q = q.where('created_at', '>=', filter.createdAfter);
+      if (filter.createdBefore) q = q.where('created_at', '<=', filter.createdBefore);
+      if (filter.titleContains) q = q.where(containsText(sql.ref('title'), filter.titleContains));
+      if (filter.beforeId !== undefined) q = q.where('id', '<', filter.beforeId);
+      return q;
+    },
+    /** One page of visibleQuery, newest first. */
+    visiblePage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
+      return fetchPage(db, this.visibleQuery(scope, filter).selectAll().orderBy('id', 'desc'), window, 'snippets.id');
     },
     async update(id: number, changes: Updateable<SnippetsTable>): Promise<Snippet> {
       if (setsNothing(changes))

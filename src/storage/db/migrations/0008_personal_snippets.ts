@@ -1,0 +1,37 @@
+import { sql, type Kysely } from 'kysely';
+import type { DialectName } from '../database.ts';
+
+// Personal snippets belong to no project: snippets.project_id may be null. Lists of one author's snippets
+// and of everyone's public or internal ones walk an index newest first instead of the table.
+export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
+  if (dialect === 'postgres') {
+    await sql`ALTER TABLE snippets ALTER COLUMN project_id DROP NOT NULL`.execute(db);
+  } else {
+    await rebuildWithNullableProject(db);
+  }
+  await db.schema.createIndex('snippets_author_list').on('snippets').columns(['author_id', 'id']).execute();
+  await db.schema.createIndex('snippets_visibility_list').on('snippets').columns(['visibility', 'id']).execute();
+}
+
+/**
+ * SQLite cannot drop a NOT NULL: the table is made again with the constraint removed from its own
+ * definition, as SQLite's documented rebuild does (migrate.ts runs it with foreign keys off and checks them
+ * before committing). The AUTOINCREMENT counter is carried over, so no deleted snippet's id is given again.
+ */
+async function rebuildWithNullableProject(db: Kysely<any>): Promise<void> {
+  const { rows } = await sql<{ sql: string }>`
+    SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'snippets'`.execute(db);
+  const definition = rows[0].sql;
+  const nullable = definition.replace(/("project_id" integer) not null/i, '$1');
+  if (nullable === definition) throw new Error(`snippets.project_id is not declared as expected: ${definition}`);
+  const indexes = await sql<{ sql: string }>`
+    SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'snippets' AND sql IS NOT NULL`.execute(db);
+  const sequence = await sql<{ seq: number }>`SELECT seq FROM sqlite_sequence WHERE name = 'snippets'`.execute(db);
+  await sql.raw(nullable.replace(/^create table "snippets"/i, 'CREATE TABLE "snippets_rebuilt"')).execute(db);
+  await sql`INSERT INTO snippets_rebuilt SELECT * FROM snippets`.execute(db);
+  await sql`DROP TABLE snippets`.execute(db);
+  await sql`ALTER TABLE snippets_rebuilt RENAME TO snippets`.execute(db);
+  for (const index of indexes.rows) await sql.raw(index.sql).execute(db);
+  if (sequence.rows.length)
+    await sql`UPDATE sqlite_sequence SET seq = max(seq, ${sequence.rows[0].seq}) WHERE name = 'snippets'`.execute(db);
+}

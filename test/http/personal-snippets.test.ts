@@ -1,0 +1,373 @@
+// Personal snippets (GitLab's lib/api/snippets.rb; docs/gitlab-compatibility.md#personal-snippets): the whole
+// entity, every endpoint for every kind of caller and visibility, the three lists, and every list agreeing with
+// single reads. Expectations come from the small oracle below, written from GitLab's PersonalSnippetPolicy and
+// SnippetsFinder, independent of src/domain/policy.ts.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+
+type Level = 'private' | 'internal' | 'public';
+const LEVELS: Level[] = ['private', 'internal', 'public'];
+const msg = (message: string) => ({ message });
+const SNIPPET_NOT_FOUND = msg('404 Snippet Not Found');
+const UNAUTHORIZED = msg('401 Unauthorized');
+const FORBIDDEN = msg('403 Forbidden');
+
+interface Actor {
+  name: string;
+  token: string | null;
+  id: number | null;
+  admin?: boolean;
+  external?: boolean;
+}
+
+/** GitLab's PersonalSnippetPolicy read rule, written out. */
+const mayRead = (a: Actor, level: Level, authorId: number) =>
+  !!a.admin || a.id === authorId || level === 'public' || (level === 'internal' && a.token !== null && !a.external);
+
+describe('personal snippets', () => {
+  let t: TestApp;
+  let base: string;
+  const actors: Record<string, Actor> = {};
+  /** A snippet of alice's at each level. */
+  const owned: Record<Level, { id: number; title: string }> = {} as never;
+  let alice: { id: number; username: string; token: string };
+
+  before(async () => {
+    t = await createTestApp();
+    base = t.config.externalUrl ?? 'http://localhost:80';
+    alice = await t.user('alice');
+    const bob = await t.user('bob');
+    const ext = await t.user('ext', { external: true });
+    const admin = await t.user('boss', { admin: true });
+    actors.anonymous = { name: 'anonymous', token: null, id: null };
+    actors.author = { name: 'author', token: alice.token, id: alice.id };
+    actors.other = { name: 'other user', token: bob.token, id: bob.id };
+    actors.external = { name: 'external user', token: ext.token, id: ext.id, external: true };
+    actors.admin = { name: 'admin', token: admin.token, id: admin.id, admin: true };
+    for (const level of LEVELS) {
+      const title = `alice ${level}`;
+      const created = await t.ok(
+        'POST',
+        '/snippets',
+        alice.token,
+        { title, visibility: level, files: [{ file_path: 'a.txt', content: `${level}\n` }] },
+        201,
+      );
+      owned[level] = { id: created.id, title };
+    }
+  });
+  after(() => t.close());
+
+  it("creates one with GitLab's whole entity, and reads it back the same", async () => {
+    const created = await t.ok(
+      'POST',
+      '/snippets',
+      alice.token,
+      {
+        title: 'entity',
+        description: 'd',
+        visibility: 'public',
+        files: [
+          { file_path: 'z.rb', content: 'puts 1' },
+          { file_path: 'dir/a.md', content: '# a' },
+        ],
+      },
+      201,
+    );
+    const origin = String(created.web_url).replace(/\/-\/snippets\/\d+$/, '');
+    const web = `${origin}/-/snippets/${created.id}`;
+    const expected = {
+      id: created.id,
+      title: 'entity',
+      description: 'd',
+      visibility: 'public',
+      author: created.author,
+      created_at: created.created_at,
+      updated_at: created.updated_at,
+      project_id: null,
+      web_url: web,
+      raw_url: `${web}/raw`,
+      ssh_url_to_repo: `git@${new URL(origin).hostname}:snippets/${created.id}.git`,
+      http_url_to_repo: `${origin}/snippets/${created.id}.git`,
+      file_name: 'dir/a.md',
+      files: [
+        { path: 'dir/a.md', raw_url: `${web}/raw/main/dir/a.md` },
+        { path: 'z.rb', raw_url: `${web}/raw/main/z.rb` },
+      ],
+      imported: false,
+      imported_from: 'none',
+    };
+    assert.deepEqual(created, expected);
+    assert.equal(created.author.username, 'alice');
+    assert.deepEqual(Object.keys(created), Object.keys(expected));
+    assert.deepEqual(await t.ok('GET', `/snippets/${created.id}`, null, undefined, 200), expected);
+    const raw = await t.expect('GET', `/snippets/${created.id}/raw`, null, undefined, 200);
+    assert.equal(raw.body, '# a');
+    const file = await t.expect('GET', `/snippets/${created.id}/files/main/z.rb/raw`, null, undefined, 200);
+    assert.equal(file.body, 'puts 1');
+    await t.fails(
+      'GET',
+      `/snippets/${created.id}/files/nope/z.rb/raw`,
+      null,
+      undefined,
+      404,
+      msg('404 Reference Not Found'),
+    );
+    await t.fails(
+      'GET',
+      `/snippets/${created.id}/files/main/y.rb/raw`,
+      null,
+      undefined,
+      404,
+      msg('404 File Not Found'),
+    );
+    assert.ok(base);
+  });
+
+  it('reads by id as the policy says, for every caller and level', async () => {
+    for (const a of Object.values(actors)) {
+      for (const level of LEVELS) {
+        const { id, title } = owned[level];
+        const readable = mayRead(a, level, alice.id);
+        for (const path of [`/snippets/${id}`, `/snippets/${id}/raw`, `/snippets/${id}/files/main/a.txt/raw`]) {
+          const res = await t.api('GET', path, a.token);
+          const where = `${a.name} GET ${path} (${level})`;
+          if (!readable) {
+            assert.deepEqual([res.statusCode, res.json], [404, SNIPPET_NOT_FOUND], where);
+            continue;
+          }
+          assert.equal(res.statusCode, 200, where);
+          if (path.endsWith('/raw')) assert.equal(res.body, `${level}\n`, where);
+          else assert.equal(res.json.title, title, where);
+        }
+      }
+    }
+  });
+
+  it('lets only the author update and delete; anyone else, admins included, gets 404', async () => {
+    for (const a of Object.values(actors)) {
+      for (const level of LEVELS) {
+        const { id } = await t.ok(
+          'POST',
+          '/snippets',
+          alice.token,
+          { title: 'target', visibility: level, files: [{ file_path: 'a.txt', content: 'x' }] },
+          201,
+        );
+        const put = await t.api('PUT', `/snippets/${id}`, a.token, { title: `by ${a.name}` });
+        const del = await t.api('DELETE', `/snippets/${id}`, a.token);
+        const where = `${a.name} on a ${level} snippet`;
+        if (a.token === null) {
+          assert.deepEqual([put.statusCode, put.json], [401, UNAUTHORIZED], where);
+          assert.deepEqual([del.statusCode, del.json], [401, UNAUTHORIZED], where);
+        } else if (a.id === alice.id) {
+          assert.deepEqual([put.statusCode, put.json.title], [200, `by ${a.name}`], where);
+          assert.equal(del.statusCode, 204, where);
+          await t.fails('GET', `/snippets/${id}`, ROOT_TOKEN, undefined, 404, SNIPPET_NOT_FOUND);
+          continue;
+        } else {
+          assert.deepEqual([put.statusCode, put.json], [404, SNIPPET_NOT_FOUND], where);
+          assert.deepEqual([del.statusCode, del.json], [404, SNIPPET_NOT_FOUND], where);
+        }
+        assert.equal((await t.ok('GET', `/snippets/${id}`, ROOT_TOKEN, undefined, 200)).title, 'target', where);
+      }
+    }
+  });
+
+  it('updates files with actions and the legacy pair, as one commit each', async () => {
+    const { id } = await t.ok(
+      'POST',
+      '/snippets',
+      alice.token,
+      { title: 'legacy', content: 'one', file_name: 'one.txt' },
+      201,
+    );
+    const moved = await t.ok('PUT', `/snippets/${id}`, alice.token, { content: 'two', file_name: 'two.txt' }, 200);
+    assert.deepEqual(
+      moved.files.map((f: { path: string }) => f.path),
+      ['two.txt'],
+    );
+    assert.equal(moved.visibility, 'private', 'the instance default visibility (D1)');
+    const updated = await t.ok(
+      'PUT',
+      `/snippets/${id}`,
+      alice.token,
+      {
+        files: [
+          { action: 'create', file_path: 'b.txt', content: 'b' },
+          { action: 'update', file_path: 'two.txt', content: 'three' },
+        ],
+      },
+      200,
+    );
+    assert.deepEqual(
+      updated.files.map((f: { path: string }) => f.path),
+      ['b.txt', 'two.txt'],
+    );
+    assert.equal(
+      (await t.expect('GET', `/snippets/${id}/files/main/two.txt/raw`, null, undefined, 404)).statusCode,
+      404,
+    );
+    assert.equal(
+      (await t.expect('GET', `/snippets/${id}/files/main/two.txt/raw`, alice.token, undefined, 200)).body,
+      'three',
+    );
+    await t.fails('PUT', `/snippets/${id}`, alice.token, { content: 'x' }, 400, {
+      message: { error: 'To update Snippets with multiple files, you must use the `files` parameter' },
+    });
+    await t.fails('PUT', `/snippets/${id}`, alice.token, { files: [{ action: 'move', file_path: 'c.txt' }] }, 422, {
+      message: { error: 'Snippet actions have invalid data' },
+    });
+  });
+
+  it("refuses bad input with GitLab's messages", async () => {
+    const cases: [object, string][] = [
+      [{ title: '', content: 'x', file_name: 'a' }, 'title is empty'],
+      [
+        { title: 't', files: [{ file_path: 'a', content: 'x' }], content: 'x' },
+        'files, content are mutually exclusive',
+      ],
+      [{ title: 't' }, 'files, content are missing, exactly one parameter must be provided'],
+      [{ title: 't', content: 'x' }, 'file_name is missing'],
+      [{ title: 't', files: [{ file_path: 'a', content: '' }] }, 'files[0][content] is empty'],
+      [
+        { title: 't', files: [{ file_path: '../../etc/passwd', content: 'x' }] },
+        'files[0][file_path] should be a valid file path',
+      ],
+      [{ title: 't', visibility: 'secret', content: 'x', file_name: 'a' }, 'visibility does not have a valid value'],
+    ];
+    for (const [body, error] of cases) await t.fails('POST', '/snippets', alice.token, body, 400, { error });
+    await t.fails('POST', '/snippets', null, { title: 't', content: 'x', file_name: 'a' }, 401, UNAUTHORIZED);
+    await t.fails(
+      'POST',
+      '/snippets',
+      actors.external.token,
+      { title: 't', content: 'x', file_name: 'a' },
+      403,
+      FORBIDDEN,
+    );
+    await t.fails('GET', '/snippets/abc', null, undefined, 400, { error: 'id is invalid' });
+    await t.fails('GET', '/snippets?created_after=yesterday', alice.token, undefined, 400, {
+      error: 'created_after is invalid',
+    });
+  });
+
+  it("lists: the caller's own (personal and project), public personal ones, and all they may see", async () => {
+    const carol = await t.user('carol');
+    const project = await t.ok('POST', '/projects', carol.token, { name: 'carols', visibility: 'public' }, 201);
+    const inProject = await t.ok(
+      'POST',
+      `/projects/${project.id}/snippets`,
+      carol.token,
+      { title: 'in project', visibility: 'public', files: [{ file_path: 'p.txt', content: 'p' }] },
+      201,
+    );
+    const mine: number[] = [inProject.id];
+    for (const level of LEVELS) {
+      const s = await t.ok(
+        'POST',
+        '/snippets',
+        carol.token,
+        { title: level, visibility: level, content: 'c', file_name: 'c' },
+        201,
+      );
+      mine.unshift(s.id);
+    }
+    const own = await t.expect('GET', '/snippets', carol.token, undefined, 200);
+    assert.deepEqual(
+      own.json.map((s: { id: number }) => s.id),
+      mine,
+    );
+    assert.equal(own.headers['x-total'], '4');
+    assert.equal(own.json.at(-1).project_id, project.id);
+    assert.equal(
+      own.json.at(-1).web_url,
+      `${String(own.json[0].web_url).replace(/\/-\/snippets\/\d+$/, '')}/${project.path_with_namespace}/-/snippets/${inProject.id}`,
+    );
+
+    const pub = await t.ok('GET', '/snippets/public?per_page=100', carol.token, undefined, 200);
+    assert.ok(pub.length > 0);
+    assert.ok(
+      pub.every((s: { visibility: string; project_id: null }) => s.visibility === 'public' && s.project_id === null),
+    );
+    assert.ok(!pub.some((s: { id: number }) => s.id === inProject.id), 'no project snippets');
+    assert.deepEqual(
+      pub.map((s: { id: number }) => s.id),
+      [...pub.map((s: { id: number }) => s.id)].sort((a, b) => b - a),
+    );
+    await t.fails('GET', '/snippets/public', null, undefined, 401, UNAUTHORIZED);
+    await t.fails('GET', '/snippets', null, undefined, 401, UNAUTHORIZED);
+    await t.fails('GET', '/snippets/all', null, undefined, 401, UNAUTHORIZED);
+
+    const paged = await t.expect('GET', '/snippets?per_page=2&page=2', carol.token, undefined, 200);
+    assert.deepEqual(
+      paged.json.map((s: { id: number }) => s.id),
+      mine.slice(2, 4),
+    );
+    assert.equal(paged.headers['x-page'], '2');
+    assert.equal(paged.headers['x-prev-page'], '1');
+  });
+
+  it('filters by creation time, both bounds included', async () => {
+    const dave = await t.user('dave');
+    const s = await t.ok('POST', '/snippets', dave.token, { title: 'when', content: 'c', file_name: 'c' }, 201);
+    const at = s.created_at as string;
+    const ids = async (query: string) =>
+      (await t.ok('GET', `/snippets?${query}`, dave.token, undefined, 200)).map((x: { id: number }) => x.id);
+    assert.deepEqual(await ids(`created_after=${encodeURIComponent(at)}&created_before=${encodeURIComponent(at)}`), [
+      s.id,
+    ]);
+    assert.deepEqual(await ids('created_after=2999-01-01'), []);
+    assert.deepEqual(await ids('created_before=2000-01-01T00:00:00Z'), []);
+  });
+
+  it('answers every list as the single reads do: a snippet is listed exactly when GET /snippets/:id answers it', async () => {
+    // Project snippets too: a private project with a member, and a public project with its snippets private.
+    const owner = await t.user('owner2');
+    const member = await t.user('member2');
+    const hidden = await t.ok('POST', '/projects', owner.token, { name: 'hidden', visibility: 'private' }, 201);
+    await t.must('POST', `/projects/${hidden.id}/members`, ROOT_TOKEN, { user_id: member.id, access_level: 10 });
+    const open = await t.ok('POST', '/projects', owner.token, { name: 'open', visibility: 'public' }, 201);
+    for (const p of [hidden, open])
+      for (const level of LEVELS)
+        await t.ok(
+          'POST',
+          `/projects/${p.id}/snippets`,
+          owner.token,
+          { title: `${p.name} ${level}`, visibility: level, content: 'x', file_name: 'x' },
+          201,
+        );
+    await t.must('PUT', `/projects/${open.id}`, ROOT_TOKEN, { snippets_access_level: 'private' });
+    const everyone = { ...actors, member: { name: 'member', token: member.token, id: member.id } };
+    const allIds: number[] = (await t.ok('GET', '/snippets/all?per_page=100', ROOT_TOKEN, undefined, 200)).map(
+      (s: { id: number }) => s.id,
+    );
+    for (const a of Object.values(everyone)) {
+      if (a.token === null) continue;
+      const listed = new Set<number>();
+      for (let page = 1; ; page++) {
+        const res = await t.expect('GET', `/snippets/all?per_page=50&page=${page}`, a.token, undefined, 200);
+        for (const s of res.json) listed.add(s.id);
+        if (!res.headers['x-next-page']) break;
+      }
+      for (const id of allIds) {
+        const single = await t.api('GET', `/snippets/${id}`, a.token);
+        assert.equal(
+          listed.has(id),
+          single.statusCode === 200,
+          `${a.name}: snippet ${id} listed ${listed.has(id)}, read ${single.statusCode}`,
+        );
+      }
+    }
+  });
+
+  it('answers user_agent_detail to admins only', async () => {
+    const { id } = owned.public;
+    await t.fails('GET', `/snippets/${id}/user_agent_detail`, null, undefined, 401, UNAUTHORIZED);
+    await t.fails('GET', `/snippets/${id}/user_agent_detail`, alice.token, undefined, 403, FORBIDDEN);
+    const detail = await t.ok('GET', `/snippets/${id}/user_agent_detail`, ROOT_TOKEN, undefined, 200);
+    assert.deepEqual(Object.keys(detail), ['user_agent', 'ip_address', 'akismet_submitted']);
+    await t.fails('GET', '/snippets/999999/user_agent_detail', ROOT_TOKEN, undefined, 404, msg('404 Not found'));
+  });
+});
