@@ -1,0 +1,90 @@
+// A personal snippet's repository at /snippets/:id.git (GitLab's http_url_to_repo): cloned by whoever may
+// read it, pushed by its author only, each push reflected in the API as a project snippet's is, and `git
+// fsck --strict` clean.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { createTestApp, runGit, type TestApp } from '../helper.ts';
+
+describe('personal snippet repositories over HTTP', () => {
+  let t: TestApp;
+  let host: string;
+  let work: string;
+  let alice: { id: number; token: string };
+  let bob: { id: number; token: string };
+  const cloneUrl = (token: string | null, id: number) =>
+    `http://${token ? `oauth2:${token}@` : ''}${host}/snippets/${id}.git`;
+
+  before(async () => {
+    t = await createTestApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    host = `127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-personal-git-'));
+    alice = await t.user('alice');
+    bob = await t.user('bob');
+  });
+  after(async () => {
+    await t.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it('clones, pushes and shows the push in the API; others may clone a public one but not push', async () => {
+    const created = await t.ok(
+      'POST',
+      '/snippets',
+      alice.token,
+      { title: 'mine', visibility: 'public', files: [{ file_path: 'a.txt', content: 'one\n' }] },
+      201,
+    );
+    assert.equal(created.http_url_to_repo.replace(/^http:\/\/[^/]+/, ''), `/snippets/${created.id}.git`);
+    const dir = path.join(work, 'alice');
+    const clone = await runGit(['clone', cloneUrl(alice.token, created.id), dir]);
+    assert.equal(clone.code, 0, clone.stderr);
+    assert.equal(fs.readFileSync(path.join(dir, 'a.txt'), 'utf8'), 'one\n');
+    fs.writeFileSync(path.join(dir, 'b.txt'), 'two\n');
+    assert.equal((await runGit(['add', '.'], dir)).code, 0);
+    assert.equal((await runGit(['commit', '-m', 'add b'], dir)).code, 0);
+    const push = await runGit(['push', 'origin', 'HEAD:main'], dir);
+    assert.equal(push.code, 0, push.stderr);
+    const after = await t.ok('GET', `/snippets/${created.id}`, null, undefined, 200);
+    assert.deepEqual(
+      after.files.map((f: { path: string }) => f.path),
+      ['a.txt', 'b.txt'],
+    );
+    const raw = await t.expect('GET', `/snippets/${created.id}/files/main/b.txt/raw`, null, undefined, 200);
+    assert.equal(raw.body, 'two\n');
+    const fsck = await runGit(['fsck', '--strict'], dir);
+    assert.equal(fsck.code, 0, fsck.stderr);
+
+    const other = path.join(work, 'bob');
+    assert.equal((await runGit(['clone', cloneUrl(bob.token, created.id), other])).code, 0);
+    fs.writeFileSync(path.join(other, 'c.txt'), 'three\n');
+    await runGit(['add', '.'], other);
+    await runGit(['commit', '-m', 'add c'], other);
+    const refused = await runGit(['push', 'origin', 'HEAD:main'], other);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /You are not allowed to update this snippet\./);
+    const unchanged = await t.ok('GET', `/snippets/${created.id}`, null, undefined, 200);
+    assert.equal(unchanged.files.length, 2);
+  });
+
+  it('hides a private one from everyone but its author', async () => {
+    const created = await t.ok(
+      'POST',
+      '/snippets',
+      alice.token,
+      { title: 'secret', visibility: 'private', files: [{ file_path: 's.txt', content: 's' }] },
+      201,
+    );
+    const hidden = await runGit(['clone', cloneUrl(bob.token, created.id), path.join(work, 'hidden')]);
+    assert.notEqual(hidden.code, 0);
+    assert.match(hidden.stderr, /could not be found or you don't have permission to view it/);
+    const anonymous = await runGit(['clone', cloneUrl(null, created.id), path.join(work, 'anonymous')]);
+    assert.notEqual(anonymous.code, 0);
+    assert.match(anonymous.stderr, /Authentication failed|could not read Username/);
+    assert.equal((await runGit(['clone', cloneUrl(alice.token, created.id), path.join(work, 'own')])).code, 0);
+  });
+});
