@@ -11,7 +11,7 @@ import { Failure, invalidFields } from './failure.ts';
 import { createUser } from './users.ts';
 import { createToken } from './tokens.ts';
 import { createGroup, groupAccess } from './groups.ts';
-import { createProject } from './projects.ts';
+import { createProject, type ProjectContext } from './projects.ts';
 import { addMember } from './members.ts';
 import { writeFile } from './repository-files.ts';
 import { createSnippet } from './snippets/service.ts';
@@ -70,6 +70,15 @@ export interface SeedDocument {
       files: SeedFile[];
     }[];
   }[];
+  /** Personal snippets (in no project). */
+  snippets?: {
+    title: string;
+    description?: string;
+    visibility?: Visibility;
+    /** A username; by default root. */
+    author?: string;
+    files: SeedFile[];
+  }[];
   /** As PUT /application/settings takes them; `file_template_project` may name a project by its path. */
   settings?: Record<string, unknown> & { file_template_project?: string };
 }
@@ -79,7 +88,8 @@ export interface SeedResult {
   users: Record<string, number>;
   groups: Record<string, number>;
   projects: Record<string, number>;
-  snippets: { project: string; title: string; id: number }[];
+  /** `project` is null for a personal snippet. */
+  snippets: { project: string | null; title: string; id: number }[];
 }
 
 /** A seed file's text, YAML or JSON. */
@@ -235,6 +245,7 @@ function checkDocument(doc: unknown): asserts doc is SeedDocument {
           ),
         problems,
       ),
+      snippets: list(snippet, problems),
       settings: (v) => (isObject(v) ? null : 'must be an object'),
     },
     [],
@@ -289,6 +300,20 @@ function withSeedLookups(store: Store): Store {
 export async function applySeed(given: Store, doc: unknown): Promise<SeedResult> {
   checkDocument(doc);
   const store = withSeedLookups(given);
+  /** A snippet in the project `ctx` names, or a personal one: the API's create, without a spam check. */
+  const seedSnippet = (ctx: ProjectContext | null, author: User, s: NonNullable<SeedDocument['snippets']>[number]) =>
+    createSnippet(
+      { store, spam: acceptEverything },
+      ctx,
+      author,
+      {
+        title: s.title,
+        description: s.description,
+        visibility: s.visibility,
+        files: s.files.map((f) => ({ file_path: f.path, content: f.content })),
+      },
+      { userAgent: '', ip: '' },
+    );
   const result: SeedResult = { users: {}, groups: {}, projects: {}, snippets: [] };
   const root = await store.users.findByUsername('root');
   if (!root) throw invalidFields({ seed: ['needs the administrator root, who creates what it lists'] });
@@ -386,24 +411,19 @@ export async function applySeed(given: Store, doc: unknown): Promise<SeedResult>
         }),
       );
     for (const [j, s] of (p.snippets ?? []).entries()) {
-      const at = `${where}.snippets[${j}]`;
-      const snippet = await step(at, async () =>
-        createSnippet(
-          { store, spam: acceptEverything },
-          ctx,
-          s.author ? await userNamed(s.author, 'author') : creator,
-          {
-            title: s.title,
-            description: s.description,
-            visibility: s.visibility,
-            files: s.files.map((f) => ({ file_path: f.path, content: f.content })),
-          },
-          { userAgent: '', ip: '' },
-        ),
+      const snippet = await step(`${where}.snippets[${j}]`, async () =>
+        seedSnippet(ctx, s.author ? await userNamed(s.author, 'author') : creator, s),
       );
       result.snippets.push({ project: ctx.project.full_path, title: snippet.title, id: snippet.id });
     }
     result.projects[ctx.project.full_path] = ctx.project.id;
+  }
+
+  for (const [j, s] of (doc.snippets ?? []).entries()) {
+    const snippet = await step(`seed.snippets[${j}]`, async () =>
+      seedSnippet(null, s.author ? await userNamed(s.author, 'author') : root, s),
+    );
+    result.snippets.push({ project: null, title: snippet.title, id: snippet.id });
   }
 
   if (doc.settings) {

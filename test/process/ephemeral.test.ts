@@ -219,6 +219,7 @@ describe('serve --ephemeral', { skip }, () => {
             snippets: [{ title: 'more', author: 'dave', files: [{ path: 'm.md', content: '# m' }] }],
           },
         ],
+        snippets: [{ title: 'mine', author: 'dave', visibility: 'public', files: [{ path: 'p.txt', content: 'p' }] }],
       }),
     );
     assert.equal(json.status, 201, json.text);
@@ -226,10 +227,19 @@ describe('serve --ephemeral', { skip }, () => {
       users: { dave: 4 },
       groups: {},
       projects: { 'acme/extra': 4 },
-      snippets: [{ project: 'acme/extra', title: 'more', id: 2 }],
+      snippets: [
+        { project: 'acme/extra', title: 'more', id: 2 },
+        { project: null, title: 'mine', id: 3 },
+      ],
     });
     const dave = await call(u, 'GET', '/api/v4/user', 'dave-token-0123456789abcdef');
     assert.equal(dave.json.username, 'dave');
+    const personal = await call(u, 'GET', '/api/v4/snippets/3', null);
+    assert.deepEqual(
+      [personal.status, personal.json.title, personal.json.project_id, personal.json.author.username],
+      [200, 'mine', null, 'dave'],
+    );
+    assert.equal((await call(u, 'GET', '/api/v4/snippets/3/raw', null)).text, 'p');
 
     const yaml = await call(u, 'POST', '/-/snippetd/seed', ROOT, 'groups:\n  - path: beta\n', 'application/yaml');
     assert.equal(yaml.status, 201, yaml.text);
