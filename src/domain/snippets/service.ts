@@ -487,12 +487,21 @@ export async function findSnippetForPage(store: Store, viewer: Viewer, projectPa
   return { ctx, snippet };
 }
 
-/** A personal snippet as its page shows it: hidden is "not found". */
-export async function findPersonalSnippetForPage(store: Store, viewer: Viewer, id: number): Promise<Snippet> {
+/**
+ * A snippet as its page shows it: in the project at `projectPath` (findSnippetForPage), or a personal one
+ * when `projectPath` is null. Hidden is "not found".
+ */
+export async function findSnippetOrPersonalForPage(
+  store: Store,
+  viewer: Viewer,
+  projectPath: string | null,
+  id: number,
+): Promise<{ ctx: ProjectContext | null; snippet: Snippet }> {
+  if (projectPath !== null) return findSnippetForPage(store, viewer, projectPath, id);
   const snippet = await store.snippets.findInProject(null, id);
   if (!snippet || !can(viewer, 'read_snippet', { project: null, access: NO_ACCESS, snippet }))
     throw notFound('Snippet');
-  return snippet;
+  return { ctx: null, snippet };
 }
 
 /** Whether anyone, signed in or not, may read this snippet (public caching, embedding). */

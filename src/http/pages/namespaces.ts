@@ -1,6 +1,7 @@
 // Group and user pages: a group (/groups/<path>, and /<path> as GitLab) with the subgroups and projects the
-// viewer may see; a user (/<username>) with the snippets the viewer may see; the instance's snippets
-// (/explore/snippets) and the signed-in user's own (/dashboard/snippets). Every list is paged.
+// viewer may see; a user (/<username>, all of them at /users/<username>/snippets) with the snippets the
+// viewer may see; the instance's snippets (/explore/snippets) and the signed-in user's own
+// (/dashboard/snippets), personal and project ones. Every list is paged and comes from the snippets finder.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findReadableGroup, visibleChildGroups } from '../../domain/groups.ts';
 import { visibleProjectsIn } from '../../domain/projects.ts';
@@ -56,8 +57,19 @@ async function userPage(request: FastifyRequest, reply: FastifyReply, username: 
   const snippets = await snippetsPage(request, { authorId: user.id });
   const body = html`<h1>${user.name}</h1>
 <p class="meta">@${user.username}</p>
-<section><h2>Snippets</h2>${await snippetsAcrossProjects(request, `/${user.username}`, snippets)}</section>`;
+<section><h2>Snippets</h2>${await snippetsAcrossProjects(request, `/${user.username}`, snippets)}
+<p><a href="${baseUrl(request)}/users/${user.username}/snippets">All snippets by ${user.name}</a></p></section>`;
   return sendPage(reply, 200, user.name, body);
+}
+
+/** /users/<username>/snippets: the snippets of one author that the viewer may see, personal and project ones. */
+async function userSnippetsPage(request: FastifyRequest, reply: FastifyReply, username: string) {
+  const user = await storeOf(request).users.findByUsername(username);
+  if (!user) throw notFound('User');
+  const listPath = `/users/${user.username}/snippets`;
+  const body = html`<h1>Snippets by <a href="${baseUrl(request)}/${user.username}">${user.name}</a></h1>
+${await snippetsAcrossProjects(request, listPath, await snippetsPage(request, { authorId: user.id }))}`;
+  return sendPage(reply, 200, `Snippets · ${user.name}`, body);
 }
 
 interface SnippetsPage {
@@ -123,6 +135,7 @@ async function namespacePage(request: FastifyRequest, reply: FastifyReply, name:
 export const NAMESPACE_PAGES: [RegExp, PageHandler][] = [
   [/^\/explore\/snippets$/, (rq, rp) => explorePage(rq, rp)],
   [/^\/dashboard\/snippets$/, (rq, rp) => dashboardPage(rq, rp)],
+  [/^\/users\/([^/]+)\/snippets$/, (rq, rp, g) => userSnippetsPage(rq, rp, g[0])],
   [/^\/groups\/(.+)$/, (rq, rp, g) => groupPage(rq, rp, g[0])],
   [/^\/([^/-][^/]*)$/, (rq, rp, g) => namespacePage(rq, rp, g[0])],
 ];

@@ -1,11 +1,12 @@
-// Snippet pages at GitLab's paths: the snippet (/<project>/-/snippets/<id>), its raw files
-// (/<project>/-/snippets/<id>/raw and /raw/<ref>/<path>), and GitLab's legacy paths, which redirect.
+// Snippet pages at GitLab's paths: the snippet (/<project>/-/snippets/<id>, a personal one at
+// /-/snippets/<id>), its raw files (…/raw and …/raw/<ref>/<path>), its embed script (….js), and GitLab's
+// legacy paths, which redirect.
 // Pages ask the same domain functions as the API, so a page never shows what the API would hide; what is
 // hidden is 404, never 403.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   firstSnippetFile,
-  findSnippetForPage,
+  findSnippetOrPersonalForPage,
   isReadableByAnyone,
   readSnippetFile,
   snippetFiles,
@@ -19,7 +20,7 @@ import { notFound } from '../../domain/failure.ts';
 import { storeOf } from '../request.ts';
 import { sendWebRaw } from '../raw.ts';
 import { limitRaw } from '../rate-limits.ts';
-import { baseUrl, encodePath, snippetFileRawUrl, snippetWebUrl } from '../urls.ts';
+import { baseUrl, encodePath, snippetFileRawUrl, snippetHttpRepoUrl, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
 import { newNonce, sendPage } from './layout.ts';
 import { parseRowId } from '../../domain/ids.ts';
@@ -71,11 +72,11 @@ ${fileBody(file.view, rawUrl, file.path)}
  * The embed script (/<project>/-/snippets/<id>.js): writes the snippet's files where it is included, with a
  * stylesheet scoped to them. Only for snippets anyone may read; 404 otherwise.
  */
-async function embedScript(request: FastifyRequest, reply: FastifyReply, projectPath: string, id: number) {
+async function embedScript(request: FastifyRequest, reply: FastifyReply, projectPath: string | null, id: number) {
   const store = storeOf(request);
-  const { ctx, snippet } = await findSnippetForPage(store, null, projectPath, id);
+  const { ctx, snippet } = await findSnippetOrPersonalForPage(store, null, projectPath, id);
   if (!isReadableByAnyone(ctx, snippet)) throw notFound('Snippet');
-  const web = snippetWebUrl(baseUrl(request), ctx.project.full_path, snippet.id);
+  const web = snippetWebUrl(baseUrl(request), ctx ? ctx.project.full_path : null, snippet.id);
   const markup = html`<div class="snippetd-embed"><style>${trusted(EMBED_STYLE)}</style>
 <p class="snippetd-embed-title"><a href="${web}">${snippet.title}</a></p>
 ${await fileSections(store, snippet, web)}
@@ -96,12 +97,13 @@ const EMBED_STYLE = `.snippetd-embed{font:14px/1.45 system-ui,sans-serif;border:
 .snippetd-embed .hljs-number{color:#986801}.snippetd-embed .hljs-comment{color:#6a6a72}
 .snippetd-embed .hljs-title{color:#2856c3}`;
 
-async function snippetPage(request: FastifyRequest, reply: FastifyReply, projectPath: string, id: number) {
+async function snippetPage(request: FastifyRequest, reply: FastifyReply, projectPath: string | null, id: number) {
   const store = storeOf(request);
-  const { ctx, snippet } = await findSnippetForPage(store, pageViewer(request), projectPath, id);
+  const { ctx, snippet } = await findSnippetOrPersonalForPage(store, pageViewer(request), projectPath, id);
   const author = (await store.users.findById(snippet.author_id)) as User;
   const base = baseUrl(request);
-  const web = snippetWebUrl(base, ctx.project.full_path, snippet.id);
+  const where = ctx ? ctx.project.full_path : null;
+  const web = snippetWebUrl(base, where, snippet.id);
   const sections = await fileSections(store, snippet, web);
   const nonce = newNonce();
   const body = html`<article class="snippet">
@@ -111,15 +113,15 @@ by <a href="${base}/${author.username}">${author.name}</a>
 · created <time datetime="${snippet.created_at}">${snippet.created_at.slice(0, 10)}</time>
 · updated <time datetime="${snippet.updated_at}">${snippet.updated_at.slice(0, 10)}</time></p>
 ${snippet.description ? html`<div class="description markdown">${trusted(await markdownHtml(snippet.description))}</div>` : ''}
-${clonePanel(base, ctx.project.full_path, snippet, isReadableByAnyone(ctx, snippet) ? web : null)}
+${where ? html`<p class="meta">in <a href="${base}/${where}">${where}</a></p>` : ''}
+${clonePanel(snippetHttpRepoUrl(base, where, snippet.id), isReadableByAnyone(ctx, snippet) ? web : null)}
 ${sections}
 </article>
 <script nonce="${nonce}">${trusted(COPY_SCRIPT)}</script>`;
   return sendPage(reply, 200, snippet.title, body, nonce);
 }
 
-function clonePanel(base: string, projectPath: string, snippet: Snippet, embedFrom: string | null): Html {
-  const clone = `${base}/${projectPath}/snippets/${snippet.id}.git`;
+function clonePanel(clone: string, embedFrom: string | null): Html {
   return html`<section class="clone">
 <label>Clone with HTTPS <input readonly value="${clone}"></label>
 ${embedFrom ? html`<label>Embed <input readonly value="${`<script src="${embedFrom}.js"></script>`}"></label>` : ''}
@@ -139,18 +141,19 @@ const COPY_SCRIPT = `for (const b of document.querySelectorAll('button.copy')) {
 async function rawPage(
   request: FastifyRequest,
   reply: FastifyReply,
-  projectPath: string,
+  projectPath: string | null,
   id: number,
   at: { ref: string; path: string } | null,
 ) {
   const store = storeOf(request);
   const viewer = pageViewer(request);
-  const { ctx, snippet } = await findSnippetForPage(store, viewer, projectPath, id);
-  if (at) await limitRaw(request, ctx.project.id, `snippets/${snippet.id}/${at.path}`, viewer !== null);
+  const { ctx, snippet } = await findSnippetOrPersonalForPage(store, viewer, projectPath, id);
+  const rawScope = ctx ? ctx.project.id : null;
+  if (at) await limitRaw(request, rawScope, `snippets/${snippet.id}/${at.path}`, viewer !== null);
   const file = at
     ? { path: at.path, ...(await readSnippetFile(store, snippet, at.ref, at.path)) }
     : await firstSnippetFile(store, snippet).then((f) => ({ ...f, path: f.path ?? snippet.file_name }));
-  if (!at) await limitRaw(request, ctx.project.id, `snippets/${snippet.id}/${file.path}`, viewer !== null);
+  if (!at) await limitRaw(request, rawScope, `snippets/${snippet.id}/${file.path}`, viewer !== null);
   const immutable = at !== null && FULL_COMMIT_ID.test(at.ref);
   return sendWebRaw(request, reply, file, { public: isReadableByAnyone(ctx, snippet), immutable });
 }
@@ -160,6 +163,13 @@ async function rawPage(
  * the pattern's groups decoded one by one, so an encoded "/" inside a ref stays part of the ref.
  */
 export const SNIPPET_PAGES: [RegExp, PageHandler][] = [
+  [/^\/-\/snippets\/(\d+)$/, (rq, rp, g) => snippetPage(rq, rp, null, parseRowId(g[0])!)],
+  [/^\/-\/snippets\/(\d+)\.js$/, (rq, rp, g) => embedScript(rq, rp, null, parseRowId(g[0])!)],
+  [/^\/-\/snippets\/(\d+)\/raw$/, (rq, rp, g) => rawPage(rq, rp, null, parseRowId(g[0])!, null)],
+  [
+    /^\/-\/snippets\/(\d+)\/raw\/([^/]+)\/(.+)$/,
+    (rq, rp, g) => rawPage(rq, rp, null, parseRowId(g[0])!, { ref: g[1], path: g[2] }),
+  ],
   [/^\/(.+)\/-\/snippets\/(\d+)$/, (rq, rp, g) => snippetPage(rq, rp, g[0], parseRowId(g[1])!)],
   [/^\/(.+)\/-\/snippets\/(\d+)\.js$/, (rq, rp, g) => embedScript(rq, rp, g[0], parseRowId(g[1])!)],
   [/^\/(.+)\/-\/snippets\/(\d+)\/raw$/, (rq, rp, g) => rawPage(rq, rp, g[0], parseRowId(g[1])!, null)],
