@@ -51,10 +51,10 @@ describe('personal snippets through real clients', () => {
     assert.equal(await gl.Snippets.showContent(created.id as number), 'a\n');
     assert.equal(await gl.Snippets.showRepositoryFileContent(created.id as number, 'main', 'b.md'), '# b\n');
     const edited = await gl.Snippets.edit(created.id as number, {
-      title: 'Renamed',
+      description: 'edited',
       files: [{ action: 'delete', filePath: 'a.txt' }],
     });
-    assert.equal(edited.title, 'Renamed');
+    assert.equal(edited.description, 'edited');
     assert.deepEqual(
       (edited.files as { path: string }[]).map((f) => f.path),
       ['b.md'],
