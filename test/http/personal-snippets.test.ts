@@ -370,4 +370,23 @@ describe('personal snippets', () => {
     assert.deepEqual(Object.keys(detail), ['user_agent', 'ip_address', 'akismet_submitted']);
     await t.fails('GET', '/snippets/999999/user_agent_detail', ROOT_TOKEN, undefined, 404, msg('404 Not found'));
   });
+
+  it('applies token scopes, Sudo and blocked accounts as every endpoint does', async () => {
+    const reader = await t.user('reader', { scopes: ['read_api'] });
+    await t.ok('GET', '/snippets', reader.token, undefined, 200);
+    await t.fails('POST', '/snippets', reader.token, { title: 't', content: 'x', file_name: 'a' }, 403, {
+      error: 'insufficient_scope',
+      error_description: 'The request requires higher privileges than provided by the access token.',
+      scope: 'api read_api',
+    });
+    // An administrator changes someone's snippet as them (GitLab's way, since PUT looks at one's own only).
+    const { id } = owned.internal;
+    const asAlice = await t.ok('PUT', `/snippets/${id}?sudo=${alice.id}`, ROOT_TOKEN, { description: 'by sudo' }, 200);
+    assert.equal(asAlice.description, 'by sudo');
+    const blocked = await t.user('blocked');
+    await t.must('POST', `/users/${blocked.id}/block`, ROOT_TOKEN);
+    await t.fails('GET', `/snippets/${owned.public.id}`, blocked.token, undefined, 403, {
+      message: '403 Forbidden - Your account has been blocked.',
+    });
+  });
 });
