@@ -10,7 +10,7 @@ import { openDatabase } from '../src/storage/db/database.ts';
 import { migrateToLatest } from '../src/storage/db/migrate.ts';
 import { createStore } from '../src/storage/db/store.ts';
 import type { Visibility } from '../src/storage/db/schema.ts';
-import type { SnippetScope } from '../src/storage/db/repositories/snippets.ts';
+import type { SnippetScope } from '../src/storage/db/tables/snippets.ts';
 
 const { values } = parseArgs({ options: { 'database-url': { type: 'string' } } });
 const SNIPPETS = 100_000;

@@ -1,7 +1,7 @@
 // Groups (nested namespaces): lookup with visibility, creation, and changes by owners.
 import type { Store } from '../storage/db/store.ts';
 import type { Namespace, Visibility } from '../storage/db/schema.ts';
-import { ancestorIds } from '../storage/db/repositories/namespaces.ts';
+import { ancestorIds } from '../storage/db/tables/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
 import { apiError, Failure, invalidFields, notFound } from './failure.ts';
 import { ACCESS, VISIBILITY_LEVEL } from './access.ts';

@@ -1,7 +1,7 @@
 // Memberships of projects and groups. Group membership is inherited by every subgroup and project
 // below the group; the highest level wins.
 import type { Store } from '../storage/db/store.ts';
-import type { MemberWithUser, SourceType } from '../storage/db/repositories/members.ts';
+import type { MemberWithUser, SourceType } from '../storage/db/tables/members.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
 import { ACCESS } from './access.ts';
 import { conflict, forbidden, notFound } from './failure.ts';

@@ -3,8 +3,8 @@
 import type { Store } from '../storage/db/store.ts';
 import type { PageWindow } from '../storage/db/page.ts';
 import type { Namespace, Project, ProjectsTable, User, Visibility } from '../storage/db/schema.ts';
-import { writeFile } from './repository-files.ts';
-import { ancestorIds } from '../storage/db/repositories/namespaces.ts';
+import { writeFile } from './project-files.ts';
+import { ancestorIds } from '../storage/db/tables/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
 import { invalidFields, limitReached, notFound } from './failure.ts';
 import { ACCESS } from './access.ts';

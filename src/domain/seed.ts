@@ -13,7 +13,7 @@ import { createToken } from './tokens.ts';
 import { createGroup, groupAccess } from './groups.ts';
 import { createProject, type ProjectContext } from './projects.ts';
 import { addMember } from './members.ts';
-import { writeFile } from './repository-files.ts';
+import { writeFile } from './project-files.ts';
 import { createSnippet } from './snippets/service.ts';
 import { updateSettings } from './settings.ts';
 import { acceptEverything } from './spam.ts';

@@ -4,7 +4,7 @@
 // its SQL form is the storage's visibleQuery.
 import type { Store } from '../../storage/db/store.ts';
 import type { Project, Snippet } from '../../storage/db/schema.ts';
-import type { SnippetListFilter, SnippetScope } from '../../storage/db/repositories/snippets.ts';
+import type { SnippetListFilter, SnippetScope } from '../../storage/db/tables/snippets.ts';
 import type { PageOf, PageWindow } from '../../storage/db/page.ts';
 import { can, NO_ACCESS, visibleSnippetLevels, type Viewer } from '../policy.ts';
 

@@ -4,7 +4,7 @@
 // commit together or not at all.
 import type { Store } from '../../storage/db/store.ts';
 import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
-import type { IndexedFile } from '../../storage/db/repositories/snippets.ts';
+import type { IndexedFile } from '../../storage/db/tables/snippets.ts';
 import { ObjectWriter, objectId } from '../../storage/git/objects.ts';
 import { snippetRepository } from '../git-repositories.ts';
 import {

@@ -6,7 +6,7 @@
 // cannot read is skipped.
 import type { Store } from '../../storage/db/store.ts';
 import type { GitRepository } from '../../storage/git/repository.ts';
-import { ancestorIds } from '../../storage/db/repositories/namespaces.ts';
+import { ancestorIds } from '../../storage/db/tables/namespaces.ts';
 import { byteOrder } from '../../order.ts';
 import { can, type Viewer } from '../policy.ts';
 import { projectAccess, type ProjectContext } from '../projects.ts';

@@ -6,7 +6,7 @@ import { findReadableProject, type ProjectContext } from '../../domain/projects.
 import { can } from '../../domain/policy.ts';
 import { findSnippets } from '../../domain/snippets/finder.ts';
 import { Failure, notFound } from '../../domain/failure.ts';
-import { listTree, readFile, type TreeItem } from '../../domain/repository-files.ts';
+import { listTree, readFile, type TreeItem } from '../../domain/project-files.ts';
 import { viewOf } from '../../domain/rendering.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import { storeOf } from '../request.ts';

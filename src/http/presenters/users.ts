@@ -3,7 +3,7 @@
 // An entity that extends another adds its keys with Object.assign onto the fresh object: `{ ...entity(),
 // more }` takes a slow path in Node 20's V8 (about 2 µs against 0.1), paid by every item of every list.
 import type { User } from '../../storage/db/schema.ts';
-import type { MemberWithUser } from '../../storage/db/repositories/members.ts';
+import type { MemberWithUser } from '../../storage/db/tables/members.ts';
 
 export const userBasic = (user: Pick<User, 'id' | 'username' | 'name' | 'state'>, base: string) => ({
   id: user.id,

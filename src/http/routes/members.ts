@@ -18,7 +18,7 @@ import {
 import { findReadableGroup } from '../../domain/groups.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize, can } from '../../domain/policy.ts';
-import { ancestorIds } from '../../storage/db/repositories/namespaces.ts';
+import { ancestorIds } from '../../storage/db/tables/namespaces.ts';
 
 interface Resolved {
   source: MemberSource;

@@ -10,7 +10,7 @@ import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize } from '../../domain/policy.ts';
-import { listCommits, listTree, readFile, writeFile, type FileWrite } from '../../domain/repository-files.ts';
+import { listCommits, listTree, readFile, writeFile, type FileWrite } from '../../domain/project-files.ts';
 
 /** The project, if the caller may read its code (404 when hidden, 403 for guests of private projects). */
 async function readableCode(request: FastifyRequest) {

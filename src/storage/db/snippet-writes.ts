@@ -6,7 +6,7 @@
 // transaction.
 import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable } from './schema.ts';
-import { byPath, type IndexedFile } from './repositories/snippets.ts';
+import { byPath, type IndexedFile } from './tables/snippets.ts';
 import type { Store } from './store.ts';
 import { FIRST_WRITE, GitRepository, objectRows, oidBytes } from '../git/repository.ts';
 import type { GitObject } from '../git/objects.ts';

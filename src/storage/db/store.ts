@@ -3,28 +3,28 @@ import type { Kysely } from 'kysely';
 import type { Db } from './database.ts';
 import type { Database } from './schema.ts';
 import type { KeepRules } from './read-cache.ts';
-import { usersRepository } from './repositories/users.ts';
-import { tokensRepository } from './repositories/tokens.ts';
-import { namespacesRepository } from './repositories/namespaces.ts';
-import { projectsRepository } from './repositories/projects.ts';
-import { membersRepository } from './repositories/members.ts';
-import { settingsRepository } from './repositories/settings.ts';
-import { snippetsRepository } from './repositories/snippets.ts';
-import { sessionsRepository } from './repositories/sessions.ts';
-import { gitRepositoriesRepository } from './repositories/git.ts';
+import { usersTable } from './tables/users.ts';
+import { tokensTable } from './tables/tokens.ts';
+import { namespacesTable } from './tables/namespaces.ts';
+import { projectsTable } from './tables/projects.ts';
+import { membersTable } from './tables/members.ts';
+import { settingsTable } from './tables/settings.ts';
+import { snippetsTable } from './tables/snippets.ts';
+import { sessionsTable } from './tables/sessions.ts';
+import { gitRepositoriesTable } from './tables/git.ts';
 import { ObjectCache } from '../git/object-cache.ts';
 
 function repositories(k: Kysely<Database>, objects: ObjectCache) {
   return {
-    users: usersRepository(k),
-    tokens: tokensRepository(k),
-    namespaces: namespacesRepository(k),
-    projects: projectsRepository(k),
-    members: membersRepository(k),
-    settings: settingsRepository(k),
-    snippets: snippetsRepository(k),
-    sessions: sessionsRepository(k),
-    git: gitRepositoriesRepository(k, objects),
+    users: usersTable(k),
+    tokens: tokensTable(k),
+    namespaces: namespacesTable(k),
+    projects: projectsTable(k),
+    members: membersTable(k),
+    settings: settingsTable(k),
+    snippets: snippetsTable(k),
+    sessions: sessionsTable(k),
+    git: gitRepositoriesTable(k, objects),
   };
 }
 

@@ -5,7 +5,7 @@ import { setsNothing } from '../rows.ts';
 
 export type NewNamespace = Omit<Insertable<NamespacesTable>, 'traversal_ids'>;
 
-export function namespacesRepository(db: Kysely<Database>) {
+export function namespacesTable(db: Kysely<Database>) {
   return {
     /** Inserts a namespace and fills its traversal ids (parent's ids + its own) in one transaction. */
     async insert(ns: NewNamespace, parent: Namespace | null, tx: Kysely<Database> = db): Promise<Namespace> {

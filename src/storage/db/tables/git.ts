@@ -7,7 +7,7 @@ import type { ObjectCache } from '../../git/object-cache.ts';
 
 export type RepositoryKind = 'project' | 'snippet';
 
-export function gitRepositoriesRepository(db: Kysely<Database>, cache: ObjectCache) {
+export function gitRepositoriesTable(db: Kysely<Database>, cache: ObjectCache) {
   return {
     async find(kind: RepositoryKind, ownerId: number): Promise<GitRepository | null> {
       const row = await db

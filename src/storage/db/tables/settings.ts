@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../schema.ts';
 
 /** Instance settings as a key/value table of JSON values: new settings need no migration. */
-export function settingsRepository(db: Kysely<Database>) {
+export function settingsTable(db: Kysely<Database>) {
   return {
     async all(): Promise<Record<string, unknown>> {
       const rows = await db.selectFrom('application_settings').selectAll().execute();

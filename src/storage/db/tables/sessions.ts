@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Database } from '../schema.ts';
 
 /** Page sessions (by the digest of their token) and the failed sign-in attempts of each user. */
-export function sessionsRepository(db: Kysely<Database>) {
+export function sessionsTable(db: Kysely<Database>) {
   return {
     async insert(row: { token_digest: string; user_id: number; created_at: string; last_seen_at: string }) {
       await db.insertInto('sessions').values(row).execute();

@@ -3,7 +3,7 @@ import type { Database, NewUser, User, UserUpdate } from '../schema.ts';
 import { fetchPage, type PageWindow } from '../page.ts';
 import { setsNothing } from '../rows.ts';
 
-export function usersRepository(db: Kysely<Database>) {
+export function usersTable(db: Kysely<Database>) {
   return {
     async insert(user: NewUser): Promise<User> {
       return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();

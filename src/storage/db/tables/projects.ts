@@ -32,7 +32,7 @@ const NAMESPACE_COLUMNS = [
   'created_at',
 ] as const satisfies readonly (keyof Namespace)[];
 
-export function projectsRepository(db: Kysely<Database>) {
+export function projectsTable(db: Kysely<Database>) {
   /** A project and its namespace in one round trip (every project-scoped request starts here). */
   async function withNamespace(
     by: { id: number } | { fullPath: string },

@@ -38,7 +38,7 @@ export interface SnippetListFilter {
 /** Guest (10) or more in the project or a group above it: members see every snippet of the project. */
 const MEMBER = 10;
 
-export function snippetsRepository(db: Kysely<Database>) {
+export function snippetsTable(db: Kysely<Database>) {
   return {
     async insert(snippet: Insertable<SnippetsTable>): Promise<Snippet> {
       return db.insertInto('snippets').values(snippet).returningAll().executeTakeFirstOrThrow();

@@ -11,7 +11,7 @@ export interface MemberWithUser extends Member {
   user_created_at: string;
 }
 
-export function membersRepository(db: Kysely<Database>) {
+export function membersTable(db: Kysely<Database>) {
   const withUser = () =>
     db
       .selectFrom('members')

@@ -28,7 +28,7 @@ const TOKEN_COLUMNS = [
   'last_used_at',
 ] as const satisfies readonly (keyof Token)[];
 
-export function tokensRepository(db: Kysely<Database>) {
+export function tokensTable(db: Kysely<Database>) {
   return {
     async insert(token: Omit<Token, 'id'>): Promise<Token> {
       return db.insertInto('personal_access_tokens').values(token).returningAll().executeTakeFirstOrThrow();
