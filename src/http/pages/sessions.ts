@@ -49,7 +49,8 @@ const hasControlCharacter = (text: string) => [...text].some((c) => c.charCodeAt
 
 const MESSAGES = {
   invalid: 'Invalid login or password.',
-  locked: 'Your account is locked. Try again in 10 minutes.',
+  // GitLab's Devise is paranoid: "locked" would tell that the account exists.
+  locked: 'Invalid login or password.',
   blocked: 'Your account has been blocked. Contact your administrator.',
   expired: 'The form expired. Please sign in again.',
 } as const;
