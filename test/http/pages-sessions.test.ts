@@ -112,6 +112,46 @@ describe('signing in to the pages', () => {
     }
   });
 
+  it('sends a visitor back to a path with any characters, percent-encoded into the Location', async () => {
+    // The whole way a browser goes: the form asked for with the path in its query, then sent.
+    const f = await t.request({
+      method: 'GET',
+      url: '/users/sign_in?redirect_to=/%E6%97%A5%E6%9C%AC',
+      token: null,
+    });
+    const returnTo = /name="redirect_to" value="([^"]*)"/.exec(f.body)![1];
+    assert.equal(returnTo, '/日本');
+    const res = await t.request({
+      method: 'POST',
+      url: '/users/sign_in',
+      token: null,
+      headers: {
+        cookie: `_snippetd_sign_in=${cookieValue(f, '_snippetd_sign_in')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      payload: new URLSearchParams({
+        authenticity_token: /name="authenticity_token" value="([^"]+)"/.exec(f.body)![1],
+        login: 'member',
+        password: PASSWORD,
+        redirect_to: returnTo,
+      }).toString(),
+    });
+    assert.equal(res.statusCode, 303, res.body);
+    assert.equal(res.headers.location, '/%E6%97%A5%E6%9C%AC');
+    for (const [target, location] of [
+      ['/é', '/%C3%A9'], // Latin-1: Node would send the byte 0xE9, which no browser reads as é
+      ['/a b/"<x>"?q=ü&r={1}#`f`', '/a%20b/%22%3Cx%3E%22?q=%C3%BC&r=%7B1%7D#%60f%60'],
+      ['/%E6%97%A5?q=%C3%BC', '/%E6%97%A5?q=%C3%BC'], // escapes already there stay as they are
+      ['/😀', '/%F0%9F%98%80'],
+      ['/\u3000/evil.example', '/%E3%80%80/evil.example'], // a space a browser does not drop: a path here
+      ['/／evil.example', '/%EF%BC%8Fevil.example'], // a fullwidth solidus: a path here, never a host
+    ]) {
+      const signedIn = await submit('member', PASSWORD, target);
+      assert.equal(signedIn.statusCode, 303, `${target}: ${signedIn.body}`);
+      assert.equal(signedIn.headers.location, location, target);
+    }
+  });
+
   it("a wrong password is 401 with GitLab's message and no session; a form without its token is refused", async () => {
     const res = await submit('member', 'wrong password');
     assert.equal(res.statusCode, 401);
