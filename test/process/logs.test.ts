@@ -121,6 +121,9 @@ describe('logs of a real process', () => {
       assert.equal(asUser.status, 200, `${name}: ${await asUser.clone().text()}`);
       assert.equal((await asUser.json()).username, 'root');
       await api(`/user?${name}=${everyByteEncoded(token)}`);
+      // Answered by no route (404), and by the pages: logged the same way.
+      await api(`/no-such-route?${name}=${token}`);
+      await fetch(`${server.url}/explore/snippets?${name}=${token}`);
     }
     // Bodies: JSON, form, multipart.
     const created = await api('/users', {
