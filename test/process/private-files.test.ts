@@ -102,7 +102,7 @@ describe('files on disk are private to the service', () => {
     }
   });
 
-  it('backup create writes a file only its owner may read', async () => {
+  it('backup create writes a file only its owner may read, and restore a database only its owner may read', async () => {
     const dataDir = tmp();
     const databaseUrl = `sqlite:${path.join(dataDir, 'snippetd.sqlite3')}`;
     const env = { ...process.env, SNIPPETD_DATA_DIR: dataDir, SNIPPETD_DATABASE_URL: databaseUrl };
@@ -112,6 +112,12 @@ describe('files on disk are private to the service', () => {
     await run(process.execPath, ['--import', 'tsx', CLI, 'backup', 'create', backup], { env });
     assert.equal(modeOf(backup), 0o600);
     assert.ok(fs.statSync(backup).size > 0);
+    const restored = path.join(tmp(), 'new', 'restored.sqlite3');
+    await run(process.execPath, ['--import', 'tsx', CLI, 'backup', 'restore', backup], {
+      env: { ...env, SNIPPETD_DATABASE_URL: `sqlite:${restored}` },
+    });
+    assert.equal(modeOf(path.dirname(restored)), 0o700);
+    assert.equal(modeOf(restored), 0o600);
   });
 
   it('the PostgreSQL password reaches pg_dump and pg_restore in their environment, never their arguments', {

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import SQLite from 'better-sqlite3';
 
 import { postgresDriver } from './database.ts';
-import { createPrivateFile, makePrivateDir } from '../private-files.ts';
+import { createPrivateFile, makePrivateDir, tightenPrivate } from '../private-files.ts';
 
 const run = promisify(execFile);
 
@@ -42,7 +42,7 @@ export async function restoreBackup(databaseUrl: string, file: string): Promise<
     if (fs.existsSync(target) && fs.statSync(target).size > 0)
       throw new BackupError(`${target} exists already; restore into a new database file`);
     makePrivateDir(path.dirname(path.resolve(target)));
-    createPrivateFile(target);
+    if (!createPrivateFile(target)) tightenPrivate([target]);
     return copySqlite(file, target);
   }
   const client = new (postgresDriver().Client)({ connectionString: databaseUrl });
