@@ -6,11 +6,41 @@ import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config.ts';
+import { decode } from './http/rack-params.ts';
 
 // Any query parameter named like a secret: private_token, access_token, job_token, feed_token, token,
 // password, user[password], client_secret ...
-const SECRET_QUERY = /([?&][^=&]*(?:token|password|secret)[^=&]*=)[^&]*/gi;
-export const redactUrl = (url: string) => url.replace(SECRET_QUERY, '$1[REDACTED]');
+const SECRET_NAME = /token|password|secret/i;
+
+/**
+ * Whether a query parameter's name, as sent, names a secret. Read decoded, as the query parser reads it:
+ * `private_%74oken` is the private_token the auth plugin takes, so it must be masked as that is.
+ */
+const isSecretName = (nameAsSent: string) => SECRET_NAME.test(decode(nameAsSent));
+
+/** The URL with the value of every query parameter named like a secret masked (the names stay as sent). */
+export function redactUrl(url: string): string {
+  const at = url.indexOf('?');
+  if (at === -1) return url;
+  const pairs = url
+    .slice(at + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      return eq !== -1 && isSecretName(pair.slice(0, eq)) ? `${pair.slice(0, eq)}=[REDACTED]` : pair;
+    });
+  return `${url.slice(0, at + 1)}${pairs.join('&')}`;
+}
+
+/** Whether the URL carries a query parameter named like a secret, however its name is encoded. */
+export function urlHasSecret(url: string): boolean {
+  const at = url.indexOf('?');
+  if (at === -1) return false;
+  return url
+    .slice(at + 1)
+    .split('&')
+    .some((pair) => pair.includes('=') && isSecretName(pair.slice(0, pair.indexOf('='))));
+}
 
 const SECRET_HEADERS = ['private-token', 'authorization', 'cookie', 'set-cookie', 'job-token', 'sudo'];
 const SECRET_FIELDS = ['password', 'private_token', 'access_token', 'job_token', 'token'];

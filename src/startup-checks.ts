@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import { type Config, ConfigError } from './config.ts';
 import { type Db, openDatabase, type QueryObserver } from './storage/db/database.ts';
 import { migrateToLatest } from './storage/db/migrate.ts';
+import { makePrivateDir, tightenPrivate } from './storage/private-files.ts';
 
 /**
  * Checks the data directory and the database file at once; answers the check of git, which runs while the
@@ -16,6 +17,8 @@ import { migrateToLatest } from './storage/db/migrate.ts';
  */
 export function checkServeEnvironment(config: Config): Promise<void> {
   writableDirectory(config.dataDir, 'the data directory', 'SNIPPETD_DATA_DIR');
+  // Made 0700, and one an earlier version made 0755 is tightened: it holds the database and caches.
+  tightenPrivate([config.dataDir]);
   if (config.databaseUrl.startsWith('sqlite:')) {
     const file = config.databaseUrl.slice('sqlite:'.length);
     if (file !== ':memory:') writableSqlite(path.resolve(file));
@@ -31,7 +34,7 @@ export function checkServeEnvironment(config: Config): Promise<void> {
 
 function writableDirectory(dir: string, what: string, setting: string): void {
   try {
-    fs.mkdirSync(dir, { recursive: true });
+    makePrivateDir(dir);
   } catch (error) {
     throw new ConfigError(`${what} ${dir} (${setting}) cannot be created: ${(error as Error).message}`);
   }

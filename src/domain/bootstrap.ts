@@ -6,6 +6,7 @@ import type { User } from '../storage/db/schema.ts';
 import { createUser } from './users.ts';
 import { createToken } from './tokens.ts';
 import { Failure } from './failure.ts';
+import { makePrivateDir } from '../storage/private-files.ts';
 
 export interface BootstrapResult {
   created: boolean;
@@ -41,7 +42,7 @@ export async function bootstrapRoot(
     plain: opts.initialRootToken ?? undefined,
   });
   if (opts.initialRootToken) return { created: true, tokenFile: null, token: plain };
-  fs.mkdirSync(opts.dataDir, { recursive: true });
+  makePrivateDir(opts.dataDir);
   const tokenFile = path.join(opts.dataDir, 'initial_root_token');
   fs.writeFileSync(tokenFile, `${plain}\n`, { mode: 0o600 });
   return { created: true, tokenFile, token: plain };

@@ -15,11 +15,26 @@ export interface RawRead {
   signedIn: boolean;
 }
 
-/** GitLab's raw_blob limits: per project and path a minute, and per project a minute for anonymous readers. */
+/**
+ * The one spelling of a file's path that counts: git's tree lookup skips empty segments (`a.txt//`,
+ * `d//b.txt`), and `.` names no tree entry, so every spelling that reads the same file gets the same count.
+ */
+export function canonicalRawPath(path: string): string {
+  return path
+    .split('/')
+    .filter((segment) => segment !== '' && segment !== '.')
+    .join('/');
+}
+
+/**
+ * GitLab's raw_blob limits: per project and path a minute, and per project a minute for anonymous readers.
+ * As GitLab's (scope: project and path, no ref), the count is the file's, whatever ref or spelling reads it.
+ */
 export async function checkRawLimits(counters: RateCounters, settings: ApplicationSettings, read: RawRead) {
   const perPath = settings.raw_blob_request_limit;
   if (perPath > 0) {
-    const { count, secondsLeft } = await counters.hit(`raw:${read.projectId ?? 'personal'}:${read.path}`, 60);
+    const key = `raw:${read.projectId ?? 'personal'}:${canonicalRawPath(read.path)}`;
+    const { count, secondsLeft } = await counters.hit(key, 60);
     if (count > perPath) throw new Failure('too_many_requests', '', {}, secondsLeft);
   }
   const perProject = settings.raw_blob_request_limit_unauthenticated;

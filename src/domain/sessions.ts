@@ -1,5 +1,6 @@
 // Signing in to the pages, as GitLab does: username or email and password; after 10 failed attempts the
-// account is locked for 10 minutes (Devise's lockable, GitLab's defaults); blocked and deactivated users
+// account is locked for 10 minutes (Devise's lockable, GitLab's defaults; paranoid, so a locked account
+// answers as a wrong password does); blocked and deactivated users
 // cannot sign in; a session ends after a week without use (GitLab's session_expire_delay). Sessions live
 // in the database, stored as the digest of their token, so any node can serve them.
 import crypto from 'node:crypto';
@@ -16,12 +17,18 @@ const TOUCH_EVERY_MS = 60 * 1000;
 
 export type SignIn = { ok: true; token: string; user: User } | { ok: false; reason: 'invalid' | 'locked' | 'blocked' };
 
+/**
+ * A password is checked for every login, known or not, locked or not (an unknown one against a dummy hash),
+ * so the time taken tells no one which accounts exist. 'locked' is told apart here for the callers' sake;
+ * the page answers it as 'invalid' (GitLab's Devise is paranoid).
+ */
 export async function signIn(store: Store, login: string, password: string, now = Date.now()): Promise<SignIn> {
   const user = (await store.users.findByUsername(login)) ?? (await store.users.findByEmail(login));
+  const passwordMatches = verifyPassword(password, user?.password_digest ?? null);
   if (!user) return { ok: false, reason: 'invalid' };
   const failures = await store.sessions.failures(user.id);
   if (failures?.locked_until && Date.parse(failures.locked_until) > now) return { ok: false, reason: 'locked' };
-  if (!user.password_digest || !verifyPassword(password, user.password_digest)) {
+  if (!passwordMatches) {
     const at = new Date(now).toISOString();
     const until = new Date(now + LOCK_MS).toISOString();
     const locked = await store.sessions.recordFailure(user.id, at, MAX_FAILED_ATTEMPTS, until);

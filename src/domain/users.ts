@@ -28,8 +28,20 @@ function hashPassword(password: string): string {
   return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
-/** Whether `password` is the one `digest` was made from (constant time). */
-export function verifyPassword(password: string, digest: string): boolean {
+/** A hash of a password no one knows, made as every stored one is (made when first needed). */
+let dummyDigest: string | undefined;
+
+/**
+ * Whether `password` is the one `digest` was made from (constant time). Without a digest (an unknown login,
+ * a user without a password) it is never, after checking against a dummy hash of the same cost, so that
+ * how long the answer takes does not tell who exists.
+ */
+export function verifyPassword(password: string, digest: string | null): boolean {
+  if (digest === null) {
+    dummyDigest ??= hashPassword(crypto.randomBytes(16).toString('base64'));
+    verifyPassword(password, dummyDigest);
+    return false;
+  }
   const [scheme, salt, hash] = digest.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64');

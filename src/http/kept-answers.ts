@@ -5,6 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { storeOf } from './request.ts';
 import { baseUrl } from './urls.ts';
+import { urlHasSecret } from '../logging.ts';
 import { prepareJsonAnswer, sendPrepared, type PreparedAnswer } from './prepared-answer.ts';
 
 /** A 200 answer as a route builds it. */
@@ -68,4 +69,4 @@ async function prepared(build: () => Promise<Answer>): Promise<KeptAnswer> {
  * token in the URL, nor with a body (not on GET today).
  */
 const keepable = (request: FastifyRequest) =>
-  request.body == null && request.url.length <= MAX_KEPT_URL_LENGTH && !request.url.includes('token=');
+  request.body == null && request.url.length <= MAX_KEPT_URL_LENGTH && !urlHasSecret(request.url);

@@ -56,7 +56,8 @@ export function addParam(params: Params, name: string, value: unknown, depth = 0
 
 const ENCODED = /[%+]/;
 
-function decode(s: string): string {
+/** One name or value of a query or form, decoded as Rack decodes it (`+` is a space; a bad escape stays). */
+export function decode(s: string): string {
   if (!ENCODED.test(s)) return s;
   const plus = s.replace(/\+/g, ' ');
   try {

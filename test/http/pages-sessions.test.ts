@@ -1,5 +1,6 @@
 // Signing in to the pages: the form and its token, the session cookie, what a signed-in member sees,
-// sign-out, lockout after 10 failures, blocked users, idle sessions, and API tokens never making a page
+// sign-out, lockout after 10 failures (answered as a wrong password, and unknown logins as slowly as known
+// ones, so neither tells who exists), blocked users, idle sessions, and API tokens never making a page
 // visitor known.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -111,6 +112,46 @@ describe('signing in to the pages', () => {
     }
   });
 
+  it('sends a visitor back to a path with any characters, percent-encoded into the Location', async () => {
+    // The whole way a browser goes: the form asked for with the path in its query, then sent.
+    const f = await t.request({
+      method: 'GET',
+      url: '/users/sign_in?redirect_to=/%E6%97%A5%E6%9C%AC',
+      token: null,
+    });
+    const returnTo = /name="redirect_to" value="([^"]*)"/.exec(f.body)![1];
+    assert.equal(returnTo, '/日本');
+    const res = await t.request({
+      method: 'POST',
+      url: '/users/sign_in',
+      token: null,
+      headers: {
+        cookie: `_snippetd_sign_in=${cookieValue(f, '_snippetd_sign_in')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      payload: new URLSearchParams({
+        authenticity_token: /name="authenticity_token" value="([^"]+)"/.exec(f.body)![1],
+        login: 'member',
+        password: PASSWORD,
+        redirect_to: returnTo,
+      }).toString(),
+    });
+    assert.equal(res.statusCode, 303, res.body);
+    assert.equal(res.headers.location, '/%E6%97%A5%E6%9C%AC');
+    for (const [target, location] of [
+      ['/é', '/%C3%A9'], // Latin-1: Node would send the byte 0xE9, which no browser reads as é
+      ['/a b/"<x>"?q=ü&r={1}#`f`', '/a%20b/%22%3Cx%3E%22?q=%C3%BC&r=%7B1%7D#%60f%60'],
+      ['/%E6%97%A5?q=%C3%BC', '/%E6%97%A5?q=%C3%BC'], // escapes already there stay as they are
+      ['/😀', '/%F0%9F%98%80'],
+      ['/\u3000/evil.example', '/%E3%80%80/evil.example'], // a space a browser does not drop: a path here
+      ['/／evil.example', '/%EF%BC%8Fevil.example'], // a fullwidth solidus: a path here, never a host
+    ]) {
+      const signedIn = await submit('member', PASSWORD, target);
+      assert.equal(signedIn.statusCode, 303, `${target}: ${signedIn.body}`);
+      assert.equal(signedIn.headers.location, location, target);
+    }
+  });
+
   it("a wrong password is 401 with GitLab's message and no session; a form without its token is refused", async () => {
     const res = await submit('member', 'wrong password');
     assert.equal(res.statusCode, 401);
@@ -140,10 +181,12 @@ describe('signing in to the pages', () => {
   it('locks the account for 10 minutes after 10 failed attempts, then lets it in again', async () => {
     await user('forgetful');
     for (let i = 1; i <= 9; i++) assert.match((await submit('forgetful', `wrong ${i}`)).body, /Invalid login/);
-    assert.match((await submit('forgetful', 'wrong 10')).body, /Your account is locked/);
+    assert.match((await submit('forgetful', 'wrong 10')).body, /Invalid login or password\./);
+    // The right password no longer lets it in; the answer is a wrong password's (Devise paranoid, as GitLab).
     const res = await submit('forgetful', PASSWORD);
     assert.equal(res.statusCode, 401);
-    assert.match(res.body, /Your account is locked/);
+    assert.match(res.body, /Invalid login or password\./);
+    assert.equal(cookieValue(res, '_snippetd_session'), undefined);
     const later = await signIn(t.app.store, 'forgetful', PASSWORD, Date.now() + LOCK_MS + 1000);
     assert.equal(later.ok, true);
   });
@@ -155,11 +198,50 @@ describe('signing in to the pages', () => {
     await Promise.all(Array.from({ length: 10 }, (_, i) => submit('hasty', `wrong ${i}`)));
     const res = await submit('hasty', PASSWORD);
     assert.equal(res.statusCode, 401);
-    assert.match(res.body, /Your account is locked/);
+    assert.match(res.body, /Invalid login or password\./);
+    assert.equal(cookieValue(res, '_snippetd_session'), undefined);
     const later = Date.now() + LOCK_MS + 1000;
     for (let i = 1; i <= 9; i++)
       assert.deepEqual(await signIn(t.app.store, 'hasty', `wrong ${i}`, later), { ok: false, reason: 'invalid' });
     assert.deepEqual(await signIn(t.app.store, 'hasty', 'wrong 10', later), { ok: false, reason: 'locked' });
+  });
+
+  it('an unknown login and a locked account get the same answer, the right password or not', async () => {
+    await user('locked-out');
+    for (let i = 1; i <= 10; i++) await submit('locked-out', `wrong ${i}`);
+    assert.deepEqual(await signIn(t.app.store, 'locked-out', PASSWORD), { ok: false, reason: 'locked' });
+    // The form's token is new on every answer; everything else must not differ.
+    const answer = async (login: string, password: string) => {
+      const res = await submit(login, password);
+      const body = res.body.replace(/name="authenticity_token" value="[^"]+"/, 'name="authenticity_token" value=""');
+      return { status: res.statusCode, type: res.headers['content-type'], body };
+    };
+    const unknown = await answer('no-such-user', 'wrong password');
+    assert.equal(unknown.status, 401);
+    assert.match(unknown.body, /Invalid login or password\./);
+    assert.deepEqual(await answer('locked-out', 'wrong password'), unknown);
+    assert.deepEqual(await answer('locked-out', PASSWORD), unknown);
+    assert.deepEqual(await answer('locked-out@example.com', PASSWORD), unknown);
+    assert.deepEqual(await answer('member', 'wrong password'), unknown);
+  });
+
+  it('an unknown login takes as long to refuse as a known one (a password is checked either way)', async () => {
+    await user('timed');
+    const millis = async (login: string) => {
+      const started = performance.now();
+      assert.equal((await submit(login, 'wrong password')).statusCode, 401);
+      return performance.now() - started;
+    };
+    const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const known: number[] = [];
+    const unknown: number[] = [];
+    // Alternated, so that a busy moment of a shared machine falls on both; 5 failures stay under the lock.
+    for (let i = 0; i < 5; i++) {
+      known.push(await millis('timed'));
+      unknown.push(await millis(`nobody-${i}`));
+    }
+    // Unchecked, an unknown login took a fifth of the time; checked against a dummy hash, about the same.
+    assert.ok(median(unknown) >= 0.5 * median(known), `unknown ${unknown} ms, known ${known} ms`);
   });
 
   it('a blocked user cannot sign in, and their open session no longer counts', async () => {

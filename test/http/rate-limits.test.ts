@@ -115,6 +115,49 @@ describe('rate limits', () => {
     );
   });
 
+  it('raw: every spelling of a file counts against its one budget (ref and path, API and web)', async () => {
+    // A project of its own: the other tests' counts stay theirs (pages read anonymously count per project).
+    const project = await t.ok(
+      'POST',
+      '/projects',
+      ROOT_TOKEN,
+      { name: 'spellings', visibility: 'public', initialize_with_readme: true },
+      201,
+    );
+    const { id } = await t.ok(
+      'POST',
+      `/projects/${project.id}/snippets`,
+      ROOT_TOKEN,
+      { title: 'spellings', visibility: 'public', files: [{ file_path: 'd/c.txt', content: 'c' }] },
+      201,
+    );
+    const api = `/projects/${project.id}/snippets/${id}/files`;
+    const page = `/root/spellings/-/snippets/${id}/raw`;
+    const spellings = [
+      ['api', `${api}/main/d%2Fc.txt/raw`],
+      ['api', `${api}/refs%2Fheads%2Fmain/d%2Fc.txt%2F%2F/raw`],
+      ['api', `${api}/refs%2Fheads%2Fmain/d%2F%2Fc.txt/raw`],
+      ['api', `${api}/HEAD/d%2Fc.txt/raw`],
+      ['page', `${page}/refs%2Fheads%2Fmain/d/c.txt`],
+    ];
+    const get = ([kind, url]: string[]) =>
+      kind === 'api' ? t.api('GET', url, ROOT_TOKEN) : t.request({ method: 'GET', url, token: ROOT_TOKEN });
+    await settings({ raw_blob_request_limit: spellings.length });
+    // Windows are whole minutes: start far from the next one, so that no count starts over midway.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 55_000) await new Promise((done) => setTimeout(done, 60_500 - intoMinute));
+    // Each spelling reads the file once (so each is a real way to read it), and that uses the budget up.
+    for (const s of spellings) assert.deepEqual([(await get(s)).statusCode, s[1]], [200, s[1]]);
+    for (const s of spellings) assert.deepEqual([(await get(s)).statusCode, s[1]], [429, s[1]]);
+    // A repository file: its ref and its path spelled another way count as the one file too.
+    await settings({ raw_blob_request_limit: 2 });
+    const readme = `/projects/${project.id}/repository/files`;
+    await t.expect('GET', `${readme}/README.md/raw?ref=main`, ROOT_TOKEN, undefined, 200);
+    await t.expect('GET', `${readme}/README.md/raw?ref=refs%2Fheads%2Fmain`, ROOT_TOKEN, undefined, 200);
+    await t.fails('GET', `${readme}/README.md/raw`, ROOT_TOKEN, undefined, 429, RAW_LIMITED);
+    await t.fails('GET', `${readme}/README.md%2F%2F/raw`, ROOT_TOKEN, undefined, 429, RAW_LIMITED);
+  });
+
   it('raw: 0 turns the limit off', async () => {
     await settings({ raw_blob_request_limit: 0 });
     for (let i = 0; i < 10; i++)

@@ -144,6 +144,8 @@ describe('backup and restore while writes go on', () => {
       const startedAt = Date.now();
       await cli(sourceUrl, ['backup', 'create', backupFile]);
       const endedAt = Date.now();
+      // It holds password hashes and private snippets: its owner's alone (pg_dump's file or SQLite's copy).
+      assert.equal(fs.statSync(backupFile).mode & 0o777, 0o600);
       await new Promise((r) => setTimeout(r, 200));
       stop = true;
       await Promise.all([apiWriter, pushWriter]);

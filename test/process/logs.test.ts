@@ -24,12 +24,17 @@ const SECRETS = {
   queryPrivateToken: secret('query-private-token'),
   queryAccessToken: secret('query-access-token'),
   queryPassword: secret('query-password'),
+  encodedNamePrivateToken: secret('encoded-name-private-token'),
+  encodedNameAccessToken: secret('encoded-name-access-token'),
   cookie: secret('cookie'),
   jsonPassword: `Pw1-${secret('json-password')}`,
   formPassword: `Pw2-${secret('form-password')}`,
   multipartPassword: `Pw3-${secret('multipart-password')}`,
   signInPassword: `Pw4-${secret('sign-in-password')}`,
 };
+
+/** Tokens the test has the server make (and their encoded spellings): none may be logged either. */
+const SECRETS_MADE: string[] = [];
 
 function git(args: string[], cwd: string, home: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
@@ -95,6 +100,31 @@ describe('logs of a real process', () => {
     await api(`/user?private_token=${SECRETS.queryPrivateToken}`);
     await api(`/user?per_page=1&access_token=${SECRETS.queryAccessToken}`);
     await api(`/users?password=${SECRETS.queryPassword}`, { headers: asRoot });
+    // The query with names and values percent-encoded: tokens that authenticate (so the server reads them
+    // as private_token and access_token), masked in the log however they were spelled.
+    const everyByteEncoded = (text: string) =>
+      [...Buffer.from(text)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+    const root = await (await api('/user', { headers: asRoot })).json();
+    for (const [name, token] of [
+      ['private_%74oken', SECRETS.encodedNamePrivateToken],
+      ['%61ccess%5Ftoken', SECRETS.encodedNameAccessToken],
+    ]) {
+      const created = await api(`/users/${root.id}/personal_access_tokens`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ name: 'encoded', scopes: ['api'] }),
+      });
+      assert.equal(created.status, 201, await created.clone().text());
+      const { token: made } = await created.json();
+      SECRETS_MADE.push(made, everyByteEncoded(made));
+      const asUser = await api(`/user?${name}=${everyByteEncoded(made)}`);
+      assert.equal(asUser.status, 200, `${name}: ${await asUser.clone().text()}`);
+      assert.equal((await asUser.json()).username, 'root');
+      await api(`/user?${name}=${everyByteEncoded(token)}`);
+      // Answered by no route (404), and by the pages: logged the same way.
+      await api(`/no-such-route?${name}=${token}`);
+      await fetch(`${server.url}/explore/snippets?${name}=${token}`);
+    }
     // Bodies: JSON, form, multipart.
     const created = await api('/users', {
       method: 'POST',
@@ -171,6 +201,7 @@ describe('logs of a real process', () => {
     for (const [name, value] of Object.entries({ ...SECRETS, session, formToken })) {
       assert.ok(!output.includes(value), `${name} appears in the log`);
     }
+    for (const value of SECRETS_MADE) assert.ok(!output.includes(value), `${value} appears in the log`);
     const lines = output.split('\n').filter(Boolean);
     const entries = lines.map((line) => JSON.parse(line) as Record<string, any>);
     // Every line of a request carries its id; the client's well-formed one is used.
@@ -183,6 +214,8 @@ describe('logs of a real process', () => {
     );
     assert.ok(entries.some((e) => e.req?.url === '/api/v4/user?private_token=[REDACTED]'));
     assert.ok(entries.some((e) => e.req?.url === '/api/v4/users?password=[REDACTED]'));
+    assert.ok(entries.some((e) => e.req?.url === '/api/v4/user?private_%74oken=[REDACTED]'));
+    assert.ok(entries.some((e) => e.req?.url === '/api/v4/user?%61ccess%5Ftoken=[REDACTED]'));
     // The start-up and shut-down lines are log lines too.
     assert.ok(entries.some((e) => e.level === 30 && e.msg.startsWith(`listening on ${server.url} (API at `)));
     assert.ok(entries.some((e) => e.msg === 'SIGTERM received, closing'));

@@ -19,4 +19,13 @@ describe('logging', () => {
     );
     assert.equal(redactUrl('/x.git/info/refs?service=git-upload-pack'), '/x.git/info/refs?service=git-upload-pack');
   });
+
+  it('reads names as the query parser does: percent-encoded or with + they are masked all the same', () => {
+    assert.equal(
+      redactUrl('/api/v4/user?private_%74oken=%61b&%70rivate_token=c&access%5Ftoken=d&job+token=e&page=%74oken'),
+      '/api/v4/user?private_%74oken=[REDACTED]&%70rivate_token=[REDACTED]&access%5Ftoken=[REDACTED]&job+token=[REDACTED]&page=%74oken',
+    );
+    // A bad escape is left as it is by the parser, and its name still read.
+    assert.equal(redactUrl('/x?private_token%zz=a&%ZZ=b'), '/x?private_token%zz=[REDACTED]&%ZZ=b');
+  });
 });

@@ -45,11 +45,23 @@ export async function readPageUser(request: FastifyRequest): Promise<User | null
 const safeReturnPath = (value: unknown) =>
   typeof value === 'string' && /^\/(?![/\\]|%2f|%5c)/i.test(value) && !hasControlCharacter(value) ? value : '/';
 
+/**
+ * The return path as a Location carries it: every character a URL cannot hold as it is (beyond printable
+ * ASCII, and space, quotes, angle brackets, backtick, braces) percent-encoded as UTF-8, as a browser would
+ * encode it; escapes already in it stay. Node refuses a header holding characters past Latin-1 (a 500),
+ * and one past ASCII would reach the browser as bytes it reads as another path.
+ */
+const locationOf = (returnPath: string) =>
+  returnPath.replace(/[^\x21-\x7e]|["<>`{}]/gu, (c) =>
+    [...Buffer.from(c)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+  );
+
 const hasControlCharacter = (text: string) => [...text].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 
 const MESSAGES = {
   invalid: 'Invalid login or password.',
-  locked: 'Your account is locked. Try again in 10 minutes.',
+  // GitLab's Devise is paranoid: "locked" would tell that the account exists.
+  locked: 'Invalid login or password.',
   blocked: 'Your account has been blocked. Contact your administrator.',
   expired: 'The form expired. Please sign in again.',
 } as const;
@@ -97,7 +109,7 @@ export async function sessionRoutes(app: FastifyInstance) {
         `${SESSION_COOKIE}=${result.token}; Path=/; HttpOnly; SameSite=Lax${secure(request)}`,
         `${FORM_COOKIE}=; Path=/users/sign_in; Max-Age=0`,
       ])
-      .redirect(returnTo, 303);
+      .redirect(locationOf(returnTo), 303);
   });
 
   app.post('/users/sign_out', async (request, reply) => {

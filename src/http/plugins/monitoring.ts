@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../storage/db/database.ts';
 import type { Metrics } from '../../metrics.ts';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../storage/private-files.ts';
 import { servePage } from '../pages/index.ts';
 
 export interface MonitoringOptions {
@@ -153,9 +154,9 @@ async function dbCheck(db: Db): Promise<void> {
 
 /** The node can serve git: its cache directory takes a file, and `git` runs. */
 async function storageCheck(cacheDir: string): Promise<void> {
-  await fs.mkdir(cacheDir, { recursive: true });
+  await fs.mkdir(cacheDir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const probe = path.join(cacheDir, `.readiness-${process.pid}`);
-  await fs.writeFile(probe, 'ok');
+  await fs.writeFile(probe, 'ok', { mode: PRIVATE_FILE_MODE });
   await fs.rm(probe, { force: true });
   await new Promise<void>((resolve, reject) => {
     const git = spawn('git', ['--version'], { stdio: 'ignore' });

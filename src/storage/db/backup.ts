@@ -1,7 +1,9 @@
 // `snippetd backup create FILE` and `snippetd backup restore FILE`. The database is the only state, git
 // repositories included, so a backup of it is a backup of everything. SQLite: SQLite's online backup API,
 // one consistent copy while the service keeps writing. PostgreSQL: pg_dump's custom format (one snapshot)
-// and pg_restore, run as the programs PostgreSQL ships.
+// and pg_restore, run as the programs PostgreSQL ships. A backup holds what the database does (password
+// hashes, private snippets): it is made 0600, and the database password reaches PostgreSQL's programs
+// through their environment (PGPASSWORD), never their command line, which any user may read in `ps`.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,6 +11,7 @@ import { promisify } from 'node:util';
 import SQLite from 'better-sqlite3';
 
 import { postgresDriver } from './database.ts';
+import { createPrivateFile, makePrivateDir, tightenPrivate } from '../private-files.ts';
 
 const run = promisify(execFile);
 
@@ -17,11 +20,18 @@ export class BackupError extends Error {}
 const sqliteFile = (url: string) => (url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : null);
 
 export async function createBackup(databaseUrl: string, file: string): Promise<void> {
-  if (fs.existsSync(file)) throw new BackupError(`${file} exists already; name a new file`);
   const source = sqliteFile(databaseUrl);
   if (source === ':memory:') throw new BackupError('an in-memory database has nothing to back up');
-  if (source) return copySqlite(source, file);
-  await runTool('pg_dump', ['--format=custom', `--file=${file}`, ...postgresTarget(databaseUrl)]);
+  // Made here, 0600 and new, before SQLite or pg_dump write into it (both keep a file's mode).
+  if (!createPrivateFile(file)) throw new BackupError(`${file} exists already; name a new file`);
+  try {
+    if (source) return await copySqlite(source, file);
+    const { args, env } = postgresTarget(databaseUrl);
+    await runTool('pg_dump', ['--format=custom', `--file=${file}`, ...args], env);
+  } catch (error) {
+    fs.rmSync(file, { force: true });
+    throw error;
+  }
 }
 
 /** Restores into an empty database (a new SQLite file, or a PostgreSQL database or schema without tables). */
@@ -31,7 +41,8 @@ export async function restoreBackup(databaseUrl: string, file: string): Promise<
   if (target) {
     if (fs.existsSync(target) && fs.statSync(target).size > 0)
       throw new BackupError(`${target} exists already; restore into a new database file`);
-    fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
+    makePrivateDir(path.dirname(path.resolve(target)));
+    if (!createPrivateFile(target)) tightenPrivate([target]);
     return copySqlite(file, target);
   }
   const client = new (postgresDriver().Client)({ connectionString: databaseUrl });
@@ -46,7 +57,8 @@ export async function restoreBackup(databaseUrl: string, file: string): Promise<
   }
   // The dump names its schema; pg_restore recreates it as it was.
   // One transaction: a restore that fails part-way leaves the database empty, to be restored again.
-  await runTool('pg_restore', ['--no-owner', '--single-transaction', postgresTarget(databaseUrl)[0], file]);
+  const { args, env } = postgresTarget(databaseUrl);
+  await runTool('pg_restore', ['--no-owner', '--single-transaction', args[0], file], env);
 }
 
 /** SQLite's online backup API: a consistent copy while other connections keep writing. */
@@ -60,23 +72,27 @@ async function copySqlite(from: string, to: string): Promise<void> {
 }
 
 /**
- * pg_dump takes the connection URL, except that a schema chosen with `options=-c search_path=…` (one database
- * shared by several instances; libpq also takes `-csearch_path=…` and `--search_path=…`) becomes its --schema
- * flag: without it, a backup would hold every schema of the database.
+ * pg_dump takes the connection URL without its password, which goes in PGPASSWORD (libpq reads it there;
+ * the URL's `password=` parameter too). A schema chosen with `options=-c search_path=…` (one database
+ * shared by several instances; libpq also takes `-csearch_path=…` and `--search_path=…`) becomes its
+ * --schema flag: without it, a backup would hold every schema of the database.
  */
-function postgresTarget(databaseUrl: string): string[] {
+function postgresTarget(databaseUrl: string): { args: string[]; env: Record<string, string> } {
   const url = new URL(databaseUrl);
+  const password = url.password ? decodeURIComponent(url.password) : url.searchParams.get('password');
+  url.password = '';
+  url.searchParams.delete('password');
   const options = url.searchParams.get('options');
   const schema = options && /(?:^|\s)(?:-c\s*|--)search_path\s*=\s*([A-Za-z0-9_]+)/.exec(options)?.[1];
   url.searchParams.delete('options');
   const args = [`--dbname=${url}`];
   if (schema) args.push(`--schema=${schema}`);
-  return args;
+  return { args, env: password ? { PGPASSWORD: password } : {} };
 }
 
-async function runTool(tool: string, args: string[]): Promise<void> {
+async function runTool(tool: string, args: string[], env: Record<string, string>): Promise<void> {
   try {
-    await run(tool, args, { maxBuffer: 1 << 24 });
+    await run(tool, args, { maxBuffer: 1 << 24, env: { ...process.env, ...env } });
   } catch (error) {
     const e = error as { code?: string; stderr?: string };
     if (e.code === 'ENOENT') throw new BackupError(`${tool} is not installed (it comes with PostgreSQL's client)`);

@@ -1,5 +1,4 @@
 // Opens the database named by a URL: `sqlite:<file>` (embedded default) or `postgres://...` (scale-out).
-import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import type * as Pg from 'pg';
@@ -16,6 +15,7 @@ import {
 } from 'kysely';
 import type { Database } from './schema.ts';
 import { requireFromHere } from '../../shipped-files.ts';
+import { createPrivateFile, makePrivateDir, tightenPrivate } from '../private-files.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -53,7 +53,11 @@ export function openDatabase(url: string, observe?: QueryObserver): Db {
 }
 
 function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  if (file !== ':memory:') {
+    makePrivateDir(path.dirname(path.resolve(file)));
+    // 0600 before SQLite makes it 0644 (its -wal and -shm follow the file); an older one is tightened.
+    if (!createPrivateFile(file)) tightenPrivate([file, `${file}-wal`, `${file}-shm`]);
+  }
   const sqlite = new SQLite(file);
   try {
     sqlite.pragma('journal_mode = WAL');

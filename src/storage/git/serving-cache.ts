@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import { buildPack } from './objects.ts';
 import type { GitRepository } from './repository.ts';
 import { isProcessAlive, pidInName } from '../leftovers.ts';
+import { makePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../private-files.ts';
 
 /** Packs stay under 2 GiB, so their index needs no 64-bit offsets. */
 const MAX_PACK_BYTES = 1 << 30;
@@ -26,12 +27,12 @@ export class ServingCaches {
    * directory never touch each other's; those of processes that are gone are removed here.
    */
   constructor(parent: string) {
-    fs.mkdirSync(parent, { recursive: true });
+    makePrivateDir(parent);
     for (const name of fs.readdirSync(parent)) {
       if (!isProcessAlive(pidInName(name, ''))) fs.rmSync(path.join(parent, name), { recursive: true, force: true });
     }
     this.root = path.join(parent, `${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
-    fs.mkdirSync(this.root);
+    fs.mkdirSync(this.root, { mode: PRIVATE_DIR_MODE });
   }
 
   /** Removes this process's caches (at shutdown). */
@@ -82,8 +83,10 @@ export class ServingCaches {
       this.counts.misses++;
       fs.rmSync(dir, { recursive: true, force: true });
       for (const sub of ['objects/pack', 'objects/info', 'refs/heads', 'refs/tags'])
-        fs.mkdirSync(path.join(dir, sub), { recursive: true });
-      fs.writeFileSync(path.join(dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n');
+        makePrivateDir(path.join(dir, sub));
+      fs.writeFileSync(path.join(dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n', {
+        mode: PRIVATE_FILE_MODE,
+      });
       this.lastWrite.delete(repo.id);
     }
     // Refs first: every object a ref read now names was committed with it, so the query after sees it.
@@ -112,7 +115,7 @@ export class ServingCaches {
 
 function replaceFile(file: string, data: string | Buffer): void {
   const tmp = `${file}.${crypto.randomBytes(6).toString('hex')}.tmp`;
-  fs.writeFileSync(tmp, data);
+  fs.writeFileSync(tmp, data, { mode: PRIVATE_FILE_MODE });
   fs.renameSync(tmp, file);
 }
 
