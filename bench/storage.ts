@@ -27,7 +27,9 @@ import { compiledCli, exited, spawnServer, withoutRateLimits } from '../scripts/
 import { closeConnections, requestText } from './paced-load.ts';
 import { openDatabase, type Db } from '../src/storage/db/database.ts';
 import { createStore, type Store } from '../src/storage/db/store.ts';
-import { createSnippet, findVisibleSnippetState, updateSnippet } from '../src/domain/snippets/service.ts';
+import { createSnippet } from '../src/domain/snippets/create.ts';
+import { findVisibleSnippetState } from '../src/domain/snippets/reads.ts';
+import { updateSnippet } from '../src/domain/snippets/update.ts';
 import { findReadableProject } from '../src/domain/projects.ts';
 import { acceptEverything } from '../src/domain/spam.ts';
 import type { Snippet, User } from '../src/storage/db/schema.ts';

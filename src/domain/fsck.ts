@@ -7,7 +7,7 @@ import zlib from 'node:zlib';
 import type { Store } from '../storage/db/store.ts';
 import { objectId, parseCommit, parseTree, TYPE_OF_PACK_TYPE, tagTarget } from '../storage/git/objects.ts';
 import type { GitRepository } from '../storage/git/repository.ts';
-import { reindexSnippet } from './snippets/service.ts';
+import { reindexSnippet } from './snippets/repair.ts';
 
 export interface FsckReport {
   checked: number;

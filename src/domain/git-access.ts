@@ -13,7 +13,7 @@ import { findReadableProject, type ProjectContext } from './projects.ts';
 import { ensureProjectRepository, snippetRepository } from './git-repositories.ts';
 import { isValidGitPath } from './paths.ts';
 import { accessDeniedReason, can, NO_ACCESS } from './policy.ts';
-import { findVisibleSnippet } from './snippets/service.ts';
+import { findVisibleSnippet } from './snippets/reads.ts';
 import { humanSize } from './snippets/limits.ts';
 import { getSettings } from './settings.ts';
 import { nowIso } from './tokens.ts';

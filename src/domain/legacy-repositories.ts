@@ -10,7 +10,7 @@ import type { Store } from '../storage/db/store.ts';
 import { importDirectory } from '../storage/git/import.ts';
 import { refreshPlannerStatistics } from '../storage/db/statistics.ts';
 import { sql } from 'kysely';
-import { recreateSnippetRepository, reindexSnippet } from './snippets/service.ts';
+import { recreateSnippetRepository, reindexSnippet } from './snippets/repair.ts';
 
 export const legacyRepositoriesDir = (dataDir: string) => path.join(dataDir, 'repositories');
 

@@ -14,7 +14,7 @@ import { createGroup, groupAccess } from './groups.ts';
 import { createProject, type ProjectContext } from './projects.ts';
 import { addMember } from './members.ts';
 import { writeFile } from './project-files.ts';
-import { createSnippet } from './snippets/service.ts';
+import { createSnippet } from './snippets/create.ts';
 import { updateSettings } from './settings.ts';
 import { acceptEverything } from './spam.ts';
 import { requireFromHere } from '../shipped-files.ts';

@@ -3,7 +3,8 @@
 // has them, the request's user agent, and Grape's legacy single-file parameters as one file.
 import type { FastifyRequest } from 'fastify';
 import type { Project, Snippet, User } from '../storage/db/schema.ts';
-import type { CreateInput, SnippetDeps } from '../domain/snippets/service.ts';
+import type { SnippetDeps } from '../domain/snippets/commits.ts';
+import type { CreateInput } from '../domain/snippets/create.ts';
 import type { ParamsOf } from './params.ts';
 import type { createSnippetSpec } from './schemas/snippets.ts';
 import { storeOf } from './request.ts';

@@ -10,7 +10,7 @@ import {
   isReadableByAnyone,
   readSnippetFile,
   snippetFiles,
-} from '../../domain/snippets/service.ts';
+} from '../../domain/snippets/reads.ts';
 import { keptView, markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
 import { pageViewer, type PageHandler } from './common.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';

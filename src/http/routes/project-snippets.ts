@@ -14,15 +14,15 @@ import { findReadableProject, type ProjectContext } from '../../domain/projects.
 import { authorize } from '../../domain/policy.ts';
 import { findSnippets } from '../../domain/snippets/finder.ts';
 import { invalidParams, notFound, recordNotFound } from '../../domain/failure.ts';
+import { createSnippet } from '../../domain/snippets/create.ts';
+import { deleteSnippet } from '../../domain/snippets/delete.ts';
 import {
-  createSnippet,
-  deleteSnippet,
   findVisibleSnippet,
   findVisibleSnippetState,
   firstSnippetFile,
   readSnippetFile,
-  updateSnippet,
-} from '../../domain/snippets/service.ts';
+} from '../../domain/snippets/reads.ts';
+import { updateSnippet } from '../../domain/snippets/update.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import { byteOrder } from '../../order.ts';
 

@@ -14,15 +14,10 @@ import { createInput, depsOf, type PlacedSnippet, presentSnippets, requestMeta }
 import { authorize, NO_ACCESS, type Viewer } from '../../domain/policy.ts';
 import { invalidParams, notFound, recordNotFound } from '../../domain/failure.ts';
 import { findSnippets, projectsOf, type SnippetListFilter } from '../../domain/snippets/finder.ts';
-import {
-  createSnippet,
-  deleteSnippet,
-  findVisibleSnippetById,
-  firstSnippetFile,
-  readSnippetFile,
-  readStateOf,
-  updateSnippet,
-} from '../../domain/snippets/service.ts';
+import { createSnippet } from '../../domain/snippets/create.ts';
+import { deleteSnippet } from '../../domain/snippets/delete.ts';
+import { findVisibleSnippetById, firstSnippetFile, readSnippetFile, readStateOf } from '../../domain/snippets/reads.ts';
+import { updateSnippet } from '../../domain/snippets/update.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import { byteOrder } from '../../order.ts';
 

@@ -1,0 +1,94 @@
+// Creating a snippet, personal or in a project: checks, the spam check, one commit with every file, and the
+// snippet's rows with its repository in one write (storage/db/snippet-writes.ts).
+import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
+import { insertNewSnippet } from '../../storage/db/snippet-writes.ts';
+import { notFound } from '../failure.ts';
+import { isForeignKeyViolation } from '../../storage/db/database.ts';
+import { isVisibilityRestricted } from '../policy.ts';
+import type { ProjectContext } from '../projects.ts';
+import { getSettings } from '../settings.ts';
+import { nowIso } from '../tokens.ts';
+import { applyActions, FileActionError } from './files.ts';
+import { checkAttributes, MISSING_CONTENT } from './limits.ts';
+import { type Meta, type SnippetDeps, buildCommit, rejectSpam, repositoryError, restrictedError } from './commits.ts';
+
+export interface CreateInput {
+  title: string;
+  description?: string | null;
+  visibility?: Visibility;
+  files: { file_path: string; content: string }[];
+}
+
+/** A new snippet in the project `ctx` names, or a personal one when `ctx` is null; the caller has authorized create_snippet. */
+export async function createSnippet(
+  deps: SnippetDeps,
+  ctx: ProjectContext | null,
+  author: User,
+  input: CreateInput,
+  meta: Meta,
+): Promise<Snippet> {
+  const { store } = deps;
+  const settings = await getSettings(store);
+  const visibility = input.visibility ?? settings.default_snippet_visibility;
+  if (isVisibilityRestricted(author, visibility, settings.restricted_visibility_levels))
+    throw restrictedError(visibility);
+  const files = new Map<string, Buffer>();
+  let duplicate = false;
+  for (const f of input.files) {
+    if (files.has(f.file_path)) duplicate = true;
+    files.set(f.file_path, Buffer.from(f.content));
+  }
+  checkAttributes(
+    {
+      title: input.title,
+      description: input.description ?? null,
+      // An empty `files` array passes Grape, and leaves GitLab's Snippet model no content: a model error.
+      firstContent: input.files.length ? Buffer.from(input.files[0].content) : MISSING_CONTENT,
+      files,
+    },
+    settings,
+  );
+  let created: Map<string, Buffer>;
+  try {
+    if (duplicate) throw new FileActionError('conflict');
+    created = applyActions(
+      new Map(),
+      input.files.map((f) => ({ action: 'create', file_path: f.file_path, content: f.content })),
+      settings.max_snippet_files,
+    );
+  } catch (error) {
+    throw repositoryError('creating', error, settings);
+  }
+  if (visibility === 'public')
+    await rejectSpam(deps, author, meta, {
+      title: input.title,
+      description: input.description ?? null,
+      files: created,
+    });
+
+  const branch = settings.default_branch_name;
+  const { commit, indexed, objects } = buildCommit(null, created, author, 'Initial commit');
+  const now = nowIso();
+  const inserted = insertNewSnippet(store, {
+    row: {
+      project_id: ctx?.project.id ?? null,
+      author_id: author.id,
+      title: input.title,
+      description: input.description ?? null,
+      visibility,
+      file_name: input.files[0].file_path,
+      content: '',
+      head_commit: commit,
+      default_branch: branch,
+      created_at: now,
+      updated_at: now,
+    },
+    repository: { branch, commit, objects },
+    files: indexed,
+    userAgent: meta.userAgent.trim() ? { user_agent: meta.userAgent, ip_address: meta.ip, created_at: now } : null,
+  });
+  // The project deleted while the snippet was being created: as if it had been gone already.
+  return inserted.catch((error) => {
+    throw isForeignKeyViolation(error) && ctx ? notFound('Project') : error;
+  });
+}

@@ -1,0 +1,35 @@
+// Making a snippet's rows agree with its repository again: fsck --repair and imports from earlier versions.
+import type { Store } from '../../storage/db/store.ts';
+import type { Snippet } from '../../storage/db/schema.ts';
+import { snippetRepository } from '../git-repositories.ts';
+import { commitFiles } from './commits.ts';
+
+/**
+ * Makes the snippet's row and index of files say what its branch holds; call inside a transaction. For fsck
+ * --repair and imports from the repositories of earlier versions, which could disagree after a crash.
+ */
+export async function reindexSnippet(tx: Store, snippetId: number): Promise<void> {
+  const locked = await tx.snippets.lock(snippetId, tx.db.dialect);
+  if (!locked) return;
+  const repo = await snippetRepository(tx, locked);
+  const head = await repo.readBranch(locked.default_branch);
+  if (!head) return;
+  const files = (await repo.listTree(head)).map((e) => ({ path: e.path, blob_id: e.id, size: e.size }));
+  await tx.snippets.syncFiles(snippetId, await tx.snippets.fileIndex(snippetId), files);
+  if (head !== locked.head_commit)
+    await tx.snippets.update(snippetId, { head_commit: head, file_name: files[0]?.path ?? locked.file_name });
+}
+
+/**
+ * Gives a snippet without a repository one commit of `files`, by its author; call inside a transaction.
+ * For snippets of an earlier version whose repository was missing from the disk (legacy-repositories.ts).
+ */
+export async function recreateSnippetRepository(tx: Store, snippet: Snippet, files: Map<string, Buffer>) {
+  const author = (await tx.users.findById(snippet.author_id))!;
+  const repo = await tx.git.ensure('snippet', snippet.id, snippet.default_branch);
+  const { commit, indexed } = await commitFiles(repo, null, files, author, 'Recovered from the database');
+  await tx.snippets.syncFiles(snippet.id, await tx.snippets.fileIndex(snippet.id), indexed);
+  await tx.snippets.update(snippet.id, { head_commit: commit });
+}
+
+/** Deletes the snippet with its repository, in one transaction. The caller has authorized admin_snippet. */
