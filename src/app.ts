@@ -21,6 +21,7 @@ import { baseUrl } from './http/urls.ts';
 import { schemaCompilers } from './http/schema-compilers.ts';
 import { writeJson } from './http/prepared-answer.ts';
 import { monitoringRoutes, observeRequests } from './http/plugins/monitoring.ts';
+import { databaseAnswers, gitCacheUsable } from './storage/readiness.ts';
 import { createLogger, requestId } from './logging.ts';
 import { createMetrics } from './metrics.ts';
 import type { Logger } from 'pino';
@@ -145,8 +146,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   knowAllPaths();
   monitoringRoutes(app, {
     metrics,
-    db,
-    cacheDir: gitCaches.root,
+    checks: { db: () => databaseAnswers(db), storage: () => gitCacheUsable(gitCaches.root) },
     allowlist: config.monitoringAllowlist,
   });
   return app;

@@ -2,12 +2,21 @@
 // below the group; the highest level wins.
 import type { Store } from '../storage/db/store.ts';
 import type { MemberWithUser, SourceType } from '../storage/db/tables/members.ts';
+import type { Namespace } from '../storage/db/schema.ts';
+import { ancestorIds } from '../storage/db/tables/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
 import { ACCESS } from './access.ts';
 import { conflict, forbidden, notFound } from './failure.ts';
 import { nowIso } from './tokens.ts';
 
 export const MEMBER_EXISTS = 'Member already exists';
+
+/**
+ * The groups whose members a project or group inherits: the groups above it, and a group itself. A project
+ * in a user's namespace inherits from none.
+ */
+export const inheritedFrom = (namespace: Pick<Namespace, 'kind' | 'traversal_ids'>): number[] =>
+  namespace.kind === 'group' ? ancestorIds(namespace) : [];
 
 export interface MemberSource {
   type: SourceType;

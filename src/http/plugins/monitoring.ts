@@ -2,22 +2,15 @@
 // answered only to the monitoring allow-list (GitLab's monitoring.ip_whitelist); and the one seam where
 // requests are measured and get their X-Request-Id header. No rate limit applies to these paths: the API's
 // throttle (http/rate-limits.ts) covers /api/ only, as GitLab's Rack Attack leaves them out.
-import { spawn } from 'node:child_process';
-import fs from 'node:fs/promises';
 import net from 'node:net';
-import path from 'node:path';
-import { sql } from 'kysely';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Db } from '../../storage/db/database.ts';
 import type { Metrics } from '../../metrics.ts';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../storage/private-files.ts';
 import { servePage } from '../pages/index.ts';
 
 export interface MonitoringOptions {
   metrics: Metrics;
-  db: Db;
-  /** The node's cache directory (cache repositories for git live there): it must be writable. */
-  cacheDir: string;
+  /** GitLab's readiness checks, each failing by throwing: the database, and this node's git storage. */
+  checks: { db: () => Promise<void>; storage: () => Promise<void> };
   allowlist: string[];
 }
 
@@ -76,8 +69,8 @@ export function monitoringRoutes(app: FastifyInstance, options: MonitoringOption
     '/-/readiness',
     monitoring(async (request, reply) => {
       const checks = {
-        db_check: await check('Db', () => dbCheck(options.db)),
-        storage_check: await check('Storage', () => storageCheck(options.cacheDir)),
+        db_check: await check('Db', options.checks.db),
+        storage_check: await check('Storage', options.checks.storage),
       };
       const ok = Object.values(checks).every((c) => c.status === 'ok');
       const all = (request.query as Record<string, unknown>).all;
@@ -146,24 +139,6 @@ async function check(name: string, run: () => Promise<void>): Promise<CheckResul
 }
 
 class TimedOut extends Error {}
-
-async function dbCheck(db: Db): Promise<void> {
-  const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(db.kysely);
-  if (Number(rows[0]?.one) !== 1) throw new Error(`SELECT 1 answered ${JSON.stringify(rows)}`);
-}
-
-/** The node can serve git: its cache directory takes a file, and `git` runs. */
-async function storageCheck(cacheDir: string): Promise<void> {
-  await fs.mkdir(cacheDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  const probe = path.join(cacheDir, `.readiness-${process.pid}`);
-  await fs.writeFile(probe, 'ok', { mode: PRIVATE_FILE_MODE });
-  await fs.rm(probe, { force: true });
-  await new Promise<void>((resolve, reject) => {
-    const git = spawn('git', ['--version'], { stdio: 'ignore' });
-    git.once('error', (error) => reject(new Error(`git does not run: ${error.message}`)));
-    git.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`git --version exited ${code}`))));
-  });
-}
 
 function mapValues<T, U>(object: Record<string, T>, f: (value: T) => U): Record<string, U> {
   return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, f(v)]));

@@ -10,6 +10,7 @@ import {
   addMember,
   allMembers,
   findMember,
+  inheritedFrom,
   removeMember,
   updateMember,
   type MemberSource,
@@ -18,7 +19,6 @@ import {
 import { findReadableGroup } from '../../domain/groups.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize, can } from '../../domain/policy.ts';
-import { ancestorIds } from '../../storage/db/tables/namespaces.ts';
 
 interface Resolved {
   source: MemberSource;
@@ -34,10 +34,9 @@ const resolvers = {
   projects: async (request: FastifyRequest, id: string): Promise<Resolved> => {
     const viewer = request.principal.user;
     const ctx = await findReadableProject(storeOf(request), viewer, id);
-    const inheritedFrom = ctx.namespace.kind === 'group' ? ancestorIds(ctx.namespace) : [];
     return {
       source: { type: 'Project', id: ctx.project.id },
-      inheritedFrom,
+      inheritedFrom: inheritedFrom(ctx.namespace),
       requireManager: () => authorize(viewer, 'admin_project', ctx),
       ownerRule: { mayManageOwners: can(viewer, 'manage_owners', ctx) },
     };
@@ -48,7 +47,7 @@ const resolvers = {
     const ctx = await findReadableGroup(storeOf(request), viewer, id);
     return {
       source: { type: 'Namespace', id: ctx.group.id },
-      inheritedFrom: ancestorIds(ctx.group),
+      inheritedFrom: inheritedFrom(ctx.group),
       requireManager: () => authorize(viewer, 'admin_group', ctx),
       ownerRule: { mayManageOwners: can(viewer, 'manage_owners', ctx) },
     };
