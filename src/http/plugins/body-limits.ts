@@ -15,6 +15,15 @@ import { MAX_DESCRIPTION_BYTES } from '../../domain/snippets/limits.ts';
 import { storeOf } from '../request.ts';
 import { refusalBeforeBody } from './auth.ts';
 import { answerBeforeBody } from './errors.ts';
+import { GIT_PATH } from '../routes/git-http.ts';
+
+function isGitPath(url: string): boolean {
+  try {
+    return GIT_PATH.test(decodeURIComponent(url.split('?', 1)[0]));
+  } catch {
+    return false;
+  }
+}
 
 /**
  * What a caller without a valid token may send: a sign-in form, or the parameters of an API call that
@@ -70,8 +79,11 @@ async function refusalFor(
   request: FastifyRequest,
   externalUrl: (r: FastifyRequest) => string,
 ): Promise<Failure | null> {
-  // An unknown route answers as it always does (404, or 405 for a path served with other methods).
-  if (request.is404) return request.server.unservedRequest(request);
+  // An unknown route answers as it always does (404, or 405 for a path served with other methods), whether
+  // the router knows no route for it or the catch-all route of git and pages caught it and it is not git's.
+  if (request.is404 || (request.routeOptions.url === '/*' && !isGitPath(request.url))) {
+    return request.server.unservedRequest(request);
+  }
   const refusal = await refusalBeforeBody(request, externalUrl);
   // Outside the API (the sign-in form, git paths with another content type) no token is asked for: a large
   // anonymous body there is simply too large.
