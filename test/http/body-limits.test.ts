@@ -49,6 +49,9 @@ describe('body limits before the body is read', () => {
       assert.deepEqual([res.statusCode, res.json], [status, answer], String(token));
       assert.equal(res.headers.connection, 'close');
     }
+    // A git content type streams only to git's own URLs; elsewhere it is a body like any other.
+    const git = await post('/api/v4/projects', null, body, 'application/x-git-upload-pack-request');
+    assert.deepEqual([git.statusCode, git.json, git.headers.connection], [401, UNAUTHORIZED, 'close']);
     // The same body with a valid token, in the header or the query string, is read and answered by the route.
     assert.deepEqual([(await post('/api/v4/projects', ROOT_TOKEN, body)).json], [TOO_LONG]);
     const query = await post(

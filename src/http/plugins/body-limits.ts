@@ -17,14 +17,6 @@ import { refusalBeforeBody } from './auth.ts';
 import { answerBeforeBody } from './errors.ts';
 import { GIT_PATH } from '../routes/git-http.ts';
 
-function isGitPath(url: string): boolean {
-  try {
-    return GIT_PATH.test(decodeURIComponent(url.split('?', 1)[0]));
-  } catch {
-    return false;
-  }
-}
-
 /**
  * What a caller without a valid token may send: a sign-in form, or the parameters of an API call that
  * carries its token in the body (a token, a title, a short file), with room to spare. Reading and checking
@@ -36,6 +28,18 @@ export const MAX_BODY_CEILING = 1024 * 1024 * 1024;
 /** Title, file paths, visibility and the other short parameters of a snippet write. */
 const OTHER_PARAMETERS_BYTES = 64 * 1024;
 const GIT_BODY = /^application\/x-git-/;
+
+/** A git client's body for git's own URL, which git-http.ts streams to git under its own limit. */
+const isGitBody = (request: FastifyRequest) =>
+  request.routeOptions.url === '/*' && GIT_BODY.test(request.headers['content-type'] ?? '') && isGitPath(request.url);
+
+function isGitPath(url: string): boolean {
+  try {
+    return GIT_PATH.test(decodeURIComponent(url.split('?', 1)[0]));
+  } catch {
+    return false;
+  }
+}
 
 /** The largest body a snippet write may need at this snippet size limit. */
 export const snippetBodyBytes = (snippetSizeLimit: number) =>
@@ -61,9 +65,7 @@ export function registerBodyLimits(
   app.addHook('preParsing', async (request, _reply, payload) => {
     const declared = declaredLength(request);
     // Most requests: no body, or one small enough for anyone, costs no lookup at all.
-    if ((declared !== null && declared <= anonymousLimit) || GIT_BODY.test(request.headers['content-type'] ?? '')) {
-      return payload;
-    }
+    if ((declared !== null && declared <= anonymousLimit) || isGitBody(request)) return payload;
     const limit = maxBodyBytes ?? snippetBodyBytes((await getSettings(storeOf(request))).snippet_size_limit);
     if (declared !== null && declared > limit) throw answerBeforeBody(request, payloadTooLarge());
     const refusal = await refusalFor(request, externalUrl);
