@@ -31,6 +31,8 @@ const external = [
   // Loaded on first use (a page with code or Markdown), not at start.
   'highlight.js',
   'markdown-it',
+  // Starts its worker threads from its own files (dist/worker.js beside its code), which a bundle has not.
+  'piscina',
   // Data files read from the installed packages.
   'gitignr',
   '@rexxars/choosealicense-list',

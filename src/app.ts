@@ -12,6 +12,7 @@ import { ReadCache, withCachedReads } from './storage/db/read-cache.ts';
 import { usesReadCache } from './http/request.ts';
 import { parseRackQuery } from './http/rack-params.ts';
 import { registerBodyParsers } from './http/plugins/body.ts';
+import { MAX_BODY_CEILING, registerBodyLimits } from './http/plugins/body-limits.ts';
 import { answerClientError, answerFor, answerUnservedMethods, registerErrorHandling } from './http/plugins/errors.ts';
 import { Failure } from './domain/failure.ts';
 import { registerAuth } from './http/plugins/auth.ts';
@@ -59,7 +60,8 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     // A well-formed X-Request-Id is the request's id in every log line and in the answer; else our own.
     requestIdHeader: false,
     genReqId: requestId,
-    bodyLimit: config.maxBodyBytes,
+    // The largest body anyone may send; plugins/body-limits.ts decides each request's own limit.
+    bodyLimit: config.maxBodyBytes ?? MAX_BODY_CEILING,
     // Slow clients: a request must be whole within the request timeout (its headers within a minute at
     // most), and a connection on which nothing moves is closed. Node checks every second, not every 30.
     requestTimeout: config.requestTimeoutSeconds * 1000,
@@ -114,7 +116,8 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   });
   app.addHook('onClose', async () => db.close());
 
-  registerBodyParsers(app, config.maxBodyBytes);
+  registerBodyLimits(app, config.maxBodyBytes, baseUrl);
+  registerBodyParsers(app, config.maxBodyBytes ?? MAX_BODY_CEILING);
   registerMalformedStrings(app);
   registerErrorHandling(app);
   registerResponseHeaders(app);

@@ -14,8 +14,11 @@ export interface Config {
   externalUrl: string | null;
   initialRootToken: string | null;
   logLevel: LogLevel;
-  /** Largest request body accepted, in bytes (snippets may carry 50 MiB of content). */
-  maxBodyBytes: number;
+  /**
+   * Largest request body accepted from a caller with a valid token, in bytes; null: the largest a snippet
+   * write needs at the instance's snippet_size_limit (http/plugins/body-limits.ts).
+   */
+  maxBodyBytes: number | null;
   /** Largest git push (or fetch negotiation) body accepted over HTTP, in bytes. */
   maxGitBodyBytes: number;
   /** A request (headers and body) must arrive within this many seconds, or it is answered 408 and closed. */
@@ -165,7 +168,7 @@ export function defaults(dataDir = path.resolve('data')): Config {
     externalUrl: null,
     initialRootToken: null,
     logLevel: 'info',
-    maxBodyBytes: 80 * 1024 * 1024,
+    maxBodyBytes: null,
     maxGitBodyBytes: 1024 * 1024 * 1024,
     // A gibibyte push at 4 MiB/s fits in 300 s; a client sending a byte a second is gone after it.
     requestTimeoutSeconds: 300,

@@ -6,7 +6,7 @@ import type { Token, User } from '../../storage/db/schema.ts';
 import type { Store } from '../../storage/db/store.ts';
 import { authenticateToken, scopesOf } from '../../domain/tokens.ts';
 import { accessDeniedReason } from '../../domain/policy.ts';
-import { forbidden, insufficientScope, notFound } from '../../domain/failure.ts';
+import { Failure, forbidden, insufficientScope, notFound, unauthorized } from '../../domain/failure.ts';
 import { authorize } from '../../domain/policy.ts';
 import type { Scope } from '../../domain/access.ts';
 import { requestParam, storeOf } from '../request.ts';
@@ -97,4 +97,25 @@ async function authenticate(
   principal.user = user;
   principal.token = token;
   await applySudo(request, store, principal);
+}
+
+/**
+ * Before the body is read (plugins/body-limits.ts): whether the token the request carries in its headers or
+ * query string authenticates it for this route. Null when it does; else what the request is answered without
+ * one: the token's own refusal (401 invalid, 403 blocked or scope), or 401 when it carries none.
+ */
+export async function refusalBeforeBody(
+  request: FastifyRequest,
+  externalUrl: (r: FastifyRequest) => string,
+): Promise<Failure | null> {
+  // No body has been parsed yet, so only the headers and the query string are looked at.
+  const plain = presentedToken(request);
+  if (plain === null) return unauthorized();
+  try {
+    await authenticate(request, { user: null, token: null }, plain, externalUrl);
+    return null;
+  } catch (error) {
+    if (error instanceof Failure) return error;
+    throw error;
+  }
 }

@@ -1,27 +1,37 @@
 // Request bodies as GitLab accepts them: JSON, application/x-www-form-urlencoded with Rack's nested
 // keys, and multipart/form-data (parts in order, file parts read as text). An empty body with a JSON
-// content type (common on DELETE) is an empty hash.
+// content type (common on DELETE) is an empty hash. How large a body may be, and for whom, is decided
+// before any of it is read (plugins/body-limits.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
+import { Piscina } from 'piscina';
 import { addParam, MAX_PARAMS, parseRackQuery } from '../rack-params.ts';
-import { invalidParams, payloadTooLarge } from '../../domain/failure.ts';
-import { MALFORMED_BODY } from './errors.ts';
+import { JsonLimitScanner } from '../json-limits.ts';
+import { Failure, invalidParams, payloadTooLarge } from '../../domain/failure.ts';
+import { shippedFile } from '../../shipped-files.ts';
+import { answerBeforeBody, MALFORMED_BODY } from './errors.ts';
+
+/**
+ * A JSON body up to this size is parsed on the event loop (about 3 ms); a larger one in a worker thread,
+ * since JSON.parse takes time in proportion to the body: over 100 ms for a 50 MiB snippet.
+ */
+const PARSE_IN_WORKER_BYTES = 1024 * 1024;
 
 export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser(
-    /^application\/(.+\+)?json/,
-    { parseAs: 'string', bodyLimit: maxBodyBytes },
-    (_req, body, done) => {
-      const text = (body as string).trim();
-      if (text === '') return done(null, {});
-      try {
-        done(null, JSON.parse(text));
-      } catch {
-        done(invalidParams(MALFORMED_BODY), undefined);
-      }
-    },
-  );
+  let workers: Piscina | null = null;
+  const parseInWorker = (bytes: ArrayBuffer, length: number): Promise<unknown> => {
+    // One thread: large bodies are rare, and each parse holds about three times its body in memory.
+    workers ??= new Piscina({ filename: shippedFile('http', 'json-parse-worker.mjs'), maxThreads: 1 });
+    return workers.run({ bytes, length }, { transferList: [bytes] });
+  };
+  app.addHook('onClose', async () => workers?.destroy());
+  app.addContentTypeParser(/^application\/(.+\+)?json/, (req, payload, done) => {
+    readJson(req, payload, maxBodyBytes, parseInWorker).then(
+      (v) => done(null, v),
+      (e) => done(e as Error, undefined),
+    );
+  });
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: maxBodyBytes },
@@ -37,6 +47,70 @@ export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number):
   });
   // Anything else (text/plain, no content type with a body, ...) is read and ignored, as Grape does.
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, _body, done) => done(null, {}));
+}
+
+/**
+ * Reads a JSON body, holding it to GitLab's limits chunk by chunk as it arrives (http/json-limits.ts): a body
+ * over a limit, or one that stops being JSON, is answered at once, without reading the rest.
+ */
+function readJson(
+  req: FastifyRequest,
+  payload: NodeJS.ReadableStream,
+  maxBodyBytes: number,
+  parseInWorker: (bytes: ArrayBuffer, length: number) => Promise<unknown>,
+): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const scanner = new JsonLimitScanner();
+    // Room grows as the body comes (doubling, up to its declared length), so a declared length alone holds
+    // no memory.
+    const declared = Number(req.headers['content-length']) || Number.POSITIVE_INFINITY;
+    let body = Buffer.allocUnsafeSlow(Math.min(declared, 64 * 1024));
+    let length = 0;
+    let settled = false;
+    const fail = (e: Error) => {
+      if (settled) return;
+      settled = true;
+      payload.removeListener('data', onData);
+      payload.pause();
+      reject(e);
+    };
+    const onData = (chunk: Buffer) => {
+      if (length + chunk.length > maxBodyBytes) return fail(answerBeforeBody(req, payloadTooLarge()));
+      try {
+        scanner.write(chunk);
+      } catch (e) {
+        return fail(e instanceof Failure ? answerBeforeBody(req, e) : (e as Error));
+      }
+      if (length + chunk.length > body.length) {
+        const grown = Buffer.allocUnsafeSlow(Math.min(declared, Math.max(body.length * 2, length + chunk.length)));
+        body.copy(grown, 0, 0, length);
+        body = grown;
+      }
+      chunk.copy(body, length);
+      length += chunk.length;
+    };
+    payload.on('data', onData);
+    payload.on('error', (e) => fail(e instanceof Failure ? e : invalidParams(MALFORMED_BODY)));
+    payload.on('end', () => {
+      if (settled) return;
+      try {
+        scanner.end();
+      } catch (e) {
+        return fail(e as Error);
+      }
+      settled = true;
+      if (scanner.empty) return resolve({});
+      if (length <= PARSE_IN_WORKER_BYTES) {
+        try {
+          return resolve(JSON.parse(body.toString('utf8', 0, length).trim()));
+        } catch {
+          return reject(invalidParams(MALFORMED_BODY));
+        }
+      }
+      // The scan found one JSON document; JSON.parse may still refuse a control character in a string.
+      parseInWorker(body.buffer as ArrayBuffer, length).then(resolve, () => reject(invalidParams(MALFORMED_BODY)));
+    });
+  });
 }
 
 /**
@@ -103,7 +177,8 @@ function parseMultipart(
       // connection closed (see plugins/errors.ts).
       if (received > maxBodyBytes) fail(payloadTooLarge());
     });
-    payload.on('error', () => fail(invalidParams(MALFORMED_BODY)));
+    // A body refused while it streams in (plugins/body-limits.ts) keeps its own answer.
+    payload.on('error', (e) => fail(e instanceof Failure ? e : invalidParams(MALFORMED_BODY)));
     payload.pipe(parser);
   });
 }

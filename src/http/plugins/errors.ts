@@ -78,13 +78,47 @@ export function answerFor(error: unknown): Answer {
   return FAILURES[failure.reason](failure);
 }
 
+const answeredBeforeBody = new WeakSet<FastifyRequest>();
+
+/**
+ * Marks `request` as answered with `failure` while its body is still coming (its size, its shape or its
+ * caller refused): the connection is closed after the answer rather than kept to read the rest.
+ */
+export function answerBeforeBody(request: FastifyRequest, failure: Failure): Failure {
+  answeredBeforeBody.add(request);
+  return failure;
+}
+
+/** How long a connection answered before its body was read stays open for the client to read the answer. */
+const LINGER_MS = 1000;
+
+/**
+ * Closing a connection while the client's body is still arriving makes TCP reset it, and the reset can make
+ * the client lose an answer it has not read yet. So Node's close after a `Connection: close` answer is
+ * replaced: end the sending side (the client sees the answer and then the end), read nothing more, and close
+ * after LINGER_MS, by when the client has read the answer and stopped sending (Go's net/http and NGINX's
+ * lingering_close wait the same way).
+ */
+function closeWithoutLosingAnswer(socket: Socket | null): void {
+  if (!socket) return;
+  socket.destroySoon = () => {
+    socket.end();
+    socket.pause();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  };
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const [status, body, headers] = answerFor(error);
     if (status >= 500) request.log.error({ err: error }, 'unhandled error');
     if (headers) reply.headers(headers);
-    // A 413 may come while the client is still sending: answer, then drop the connection rather than read it all.
-    if (status === 413) reply.raw.once('finish', () => request.raw.destroy());
+    // A 413 may come while the client is still sending, and so may a refusal before the body is read:
+    // answer, then drop the connection rather than read it all (Node would, to keep the connection).
+    if (status === 413 || answeredBeforeBody.has(request)) {
+      reply.header('Connection', 'close');
+      closeWithoutLosingAnswer(request.raw.socket);
+    }
     if (typeof body === 'string' && !headers?.['Content-Type']) reply.type('text/plain; charset=utf-8');
     return reply.code(status).send(body);
   });

@@ -14,7 +14,8 @@ import type { ServingCaches } from '../../storage/git/serving-cache.ts';
 import { baseUrl } from '../urls.ts';
 import { servePage } from '../pages/index.ts';
 
-const GIT_PATH = /^\/(.+?)\.git\/(info\/refs|git-upload-pack|git-receive-pack)$/;
+/** A git request's path, once decoded: the repository's path and git's service. */
+export const GIT_PATH = /^\/(.+?)\.git\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
 
 /** The caller: the API's token carriers, else HTTP Basic with a token as the password; null when anonymous. */

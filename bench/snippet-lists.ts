@@ -1,0 +1,203 @@
+// The snippet lists at scale (issue 29): 100,000 personal snippets by 1,000 users and 100,000 project snippets
+// in 100 projects, rows inserted directly (a list reads rows, paths and authors, never git). Then, answered in
+// process (app.inject: the server's own work, no sockets), the first, a middle and the last page of
+// GET /snippets/public, GET /snippets/all (a member of 10 projects, an administrator) and GET /snippets for a
+// user with 10,000 snippets, and the explore page; each the p50 of repeated requests. On SQLite a query runs on
+// the event loop, so its time is time every other request waits.
+//
+//   npx tsx bench/snippet-lists.ts [--repeat 21] [--database-url postgres://postgres@127.0.0.1:5432/test]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { sql } from 'kysely';
+import { buildApp } from '../src/app.ts';
+import { defaults } from '../src/config.ts';
+import { bootstrapRoot } from '../src/domain/bootstrap.ts';
+import { openDatabase } from '../src/storage/db/database.ts';
+import { refreshPlannerStatistics } from '../src/storage/db/statistics.ts';
+import type { Visibility } from '../src/storage/db/schema.ts';
+
+const { values } = parseArgs({
+  options: { repeat: { type: 'string', default: '21' }, 'database-url': { type: 'string' } },
+});
+const REPEAT = Number(values.repeat);
+const USERS = 1000;
+const PERSONAL = 100_000;
+const PROJECTS = 100;
+const IN_PROJECTS = 100_000;
+const PROLIFIC = 10_000; // the snippets of user 1 among the personal ones
+const TOKEN = 'bench-snippet-lists-token-0123456789';
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-lists-'));
+const schema = `bench_lists_${process.pid}`;
+let databaseUrl = `sqlite:${path.join(dataDir, 'snippetd.sqlite3')}`;
+if (values['database-url']) {
+  const admin = openDatabase(values['database-url']);
+  await sql`CREATE SCHEMA ${sql.raw(schema)}`.execute(admin.kysely);
+  await admin.close();
+  const url = new URL(values['database-url']);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  databaseUrl = url.toString();
+}
+const config = { ...defaults(dataDir), databaseUrl, logLevel: 'silent' as const, initialRootToken: TOKEN };
+const app = await buildApp(config);
+await bootstrapRoot(app.store, config);
+const db = app.store.kysely;
+try {
+  const now = new Date().toISOString();
+  const levels: Visibility[] = ['public', 'internal', 'private'];
+  const started = performance.now();
+  await db.transaction().execute(async (tx) => {
+    const users = Array.from({ length: USERS }, (_, i) => ({
+      username: `user${i}`,
+      email: `user${i}@example.com`,
+      name: `User ${i}`,
+      public_email: null,
+      state: 'active' as const,
+      admin: 0 as const,
+      external: 0 as const,
+      bot: 0 as const,
+      password_digest: null,
+      namespace_id: null,
+      created_at: now,
+    }));
+    for (let i = 0; i < USERS; i += 250) await tx.insertInto('users').values(users.slice(i, i + 250)).execute();
+    const group = await tx
+      .insertInto('namespaces')
+      .values({
+        kind: 'group',
+        name: 'g',
+        path: 'g',
+        full_path: 'g',
+        full_name: 'g',
+        parent_id: null,
+        traversal_ids: '0',
+        owner_id: null,
+        visibility: 'public',
+        description: '',
+        file_template_project_id: null,
+        created_at: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await tx.updateTable('namespaces').set({ traversal_ids: String(group.id) }).where('id', '=', group.id).execute();
+    const projects = Array.from({ length: PROJECTS }, (_, i) => ({
+      namespace_id: group.id,
+      name: `p${i}`,
+      path: `p${i}`,
+      full_path: `g/p${i}`,
+      description: null,
+      visibility: levels[i % 3],
+      default_branch: 'main',
+      snippets_access_level: 'enabled' as const,
+      archived: 0 as const,
+      creator_id: 1,
+      created_at: now,
+      last_activity_at: now,
+    }));
+    const projectIds = (await tx.insertInto('projects').values(projects).returning('id').execute()).map((p) => p.id);
+    const firstUser = (await tx.selectFrom('users').select('id').where('username', '=', 'user0').executeTakeFirstOrThrow())
+      .id;
+    // user0 is a member of 10 projects, private ones among them.
+    await tx
+      .insertInto('members')
+      .values(
+        projectIds.slice(0, 10).map((id) => ({
+          source_type: 'Project' as const,
+          source_id: id,
+          user_id: firstUser,
+          access_level: 30,
+          created_at: now,
+        })),
+      )
+      .execute();
+    // Interleaved, as they would be made: each 1,000 ids hold personal and project snippets.
+    const total = PERSONAL + IN_PROJECTS;
+    for (let i = 0; i < total; i += 500) {
+      const rows = Array.from({ length: 500 }, (_, j) => {
+        const n = i + j;
+        const personal = n % 2 === 0;
+        const k = Math.floor(n / 2);
+        return {
+          project_id: personal ? null : projectIds[k % PROJECTS],
+          author_id: personal && k < PROLIFIC ? firstUser : firstUser + (k % USERS),
+          title: `snippet ${n}`,
+          description: null,
+          visibility: levels[n % 3],
+          file_name: 'a.rb',
+          content: '',
+          head_commit: null,
+          default_branch: 'main',
+          created_at: new Date(Date.parse(now) - (total - n) * 1000).toISOString(),
+          updated_at: now,
+        };
+      });
+      const ids = await tx.insertInto('snippets').values(rows).returning('id').execute();
+      await tx
+        .insertInto('snippet_files')
+        .values(ids.map(({ id }) => ({ snippet_id: id, path: 'a.rb', blob_id: 'b'.repeat(40), size: 10 })))
+        .execute();
+    }
+    const token = await tx.selectFrom('personal_access_tokens').selectAll().executeTakeFirstOrThrow();
+    await tx
+      .insertInto('personal_access_tokens')
+      .values({ ...token, id: undefined, user_id: firstUser, name: 'bench', token_digest: `${token.token_digest}0` })
+      .execute();
+  });
+  await refreshPlannerStatistics(app.store.db);
+  console.log(`loaded in ${((performance.now() - started) / 1000).toFixed(1)} s (${app.store.db.dialect})`);
+
+  // user0's token: the same digest scheme, another value (see the row copied above); found by its digest.
+  const crypto = await import('node:crypto');
+  const userToken = 'bench-snippet-lists-user0-token-01';
+  const digest = crypto.createHash('sha256').update(userToken).digest('hex');
+  await db.updateTable('personal_access_tokens').set({ token_digest: digest }).where('name', '=', 'bench').execute();
+
+  const time = async (url: string, token: string | null) => {
+    const headers = token ? { 'private-token': token } : {};
+    const times: number[] = [];
+    let status = 0;
+    let count = 0;
+    for (let i = 0; i < REPEAT; i++) {
+      const t = performance.now();
+      const res = await app.inject({ method: 'GET', url, headers });
+      times.push(performance.now() - t);
+      status = res.statusCode;
+      count = url.startsWith('/api/') ? res.json().length : res.body.length;
+    }
+    times.sort((a, b) => a - b);
+    return { p50: times[Math.floor(times.length / 2)], max: times[times.length - 1], status, count };
+  };
+  const cases: [string, string, string | null][] = [];
+  for (const [name, list, token, items] of [
+    ['GET /snippets/public', '/api/v4/snippets/public', TOKEN, PERSONAL / 3],
+    ['GET /snippets/all (member)', '/api/v4/snippets/all', userToken, 0],
+    ['GET /snippets/all (admin)', '/api/v4/snippets/all', TOKEN, PERSONAL + IN_PROJECTS],
+    ['GET /snippets (10,000 of theirs)', '/api/v4/snippets', userToken, PROLIFIC + IN_PROJECTS / USERS],
+  ] as [string, string, string, number][]) {
+    cases.push([`${name}, first page`, `${list}?per_page=20&page=1`, token]);
+    if (items > 0) {
+      const last = Math.floor(items / 20);
+      cases.push([`${name}, page ${Math.floor(last / 2)}`, `${list}?per_page=20&page=${Math.floor(last / 2)}`, token]);
+      cases.push([`${name}, page ${last}`, `${list}?per_page=20&page=${last}`, token]);
+    }
+  }
+  cases.push(['/explore/snippets (anonymous)', '/explore/snippets', null]);
+  cases.push(['/explore/snippets?before=100000 (anonymous)', '/explore/snippets?before=100000', null]);
+  cases.push(['GET /snippets/:id (personal)', '/api/v4/snippets/2', null]);
+  cases.push(['GET /projects/:id/snippets (member, public project)', '/api/v4/projects/1/snippets', userToken]);
+  console.log('| request | status | items | p50 ms | max ms |\n|---|---|---|---|---|');
+  for (const [name, url, token] of cases) {
+    const r = await time(url, token);
+    console.log(`| ${name} | ${r.status} | ${r.count} | ${r.p50.toFixed(2)} | ${r.max.toFixed(2)} |`);
+  }
+} finally {
+  await app.close();
+  if (values['database-url']) {
+    const admin = openDatabase(values['database-url']);
+    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(admin.kysely);
+    await admin.close();
+  }
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,113 @@
+// How large a request body may be, and for whom, decided before any of it is read
+// (docs/gitlab-compatibility.md#body-limits):
+// - a caller whose token (header or query string) authenticates may send the largest body a snippet write
+//   can need: its content (`snippet_size_limit`, for all its files together) and description, each twice
+//   over for JSON's escapes (`\n`, `\"`: two bytes for one), and room for the other parameters;
+//   SNIPPETD_MAX_BODY_BYTES, when set, is the limit instead;
+// - anyone else may send ANONYMOUS_BODY_BYTES. A larger body is refused with what the request would get
+//   without a valid token (401, or the token's own 401/403), before it is read, and the connection closed.
+// Git bodies (application/x-git-*) stream to git under their own limit (SNIPPETD_MAX_GIT_BODY_BYTES).
+import { Transform } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type Failure, payloadTooLarge } from '../../domain/failure.ts';
+import { getSettings } from '../../domain/settings.ts';
+import { MAX_DESCRIPTION_BYTES } from '../../domain/snippets/limits.ts';
+import { storeOf } from '../request.ts';
+import { refusalBeforeBody } from './auth.ts';
+import { answerBeforeBody } from './errors.ts';
+import { GIT_PATH } from '../routes/git-http.ts';
+
+/**
+ * What a caller without a valid token may send: a sign-in form, or the parameters of an API call that
+ * carries its token in the body (a token, a title, a short file), with room to spare. Reading and checking
+ * this much costs a few milliseconds, so anonymous requests cannot cost the server more than that each.
+ */
+export const ANONYMOUS_BODY_BYTES = 1024 * 1024;
+/** SNIPPETD_MAX_BODY_BYTES's own upper bound: no body is ever larger. */
+export const MAX_BODY_CEILING = 1024 * 1024 * 1024;
+/** Title, file paths, visibility and the other short parameters of a snippet write. */
+const OTHER_PARAMETERS_BYTES = 64 * 1024;
+const GIT_BODY = /^application\/x-git-/;
+
+/** A git client's body for git's own URL, which git-http.ts streams to git under its own limit. */
+const isGitBody = (request: FastifyRequest) =>
+  request.routeOptions.url === '/*' && GIT_BODY.test(request.headers['content-type'] ?? '') && isGitPath(request.url);
+
+function isGitPath(url: string): boolean {
+  try {
+    return GIT_PATH.test(decodeURIComponent(url.split('?', 1)[0]));
+  } catch {
+    return false;
+  }
+}
+
+/** The largest body a snippet write may need at this snippet size limit. */
+export const snippetBodyBytes = (snippetSizeLimit: number) =>
+  Math.min(MAX_BODY_CEILING, 2 * (snippetSizeLimit + MAX_DESCRIPTION_BYTES) + OTHER_PARAMETERS_BYTES);
+
+/** The body's declared length; null when it comes chunked, with no length (and 0 when there is none). */
+function declaredLength(request: FastifyRequest): number | null {
+  const header = request.headers['content-length'];
+  if (header !== undefined) return Number(header);
+  return request.headers['transfer-encoding'] === undefined ? 0 : null;
+}
+
+/**
+ * `maxBodyBytes`: SNIPPETD_MAX_BODY_BYTES, or null to follow `snippet_size_limit`. Register before any other
+ * preParsing hook.
+ */
+export function registerBodyLimits(
+  app: FastifyInstance,
+  maxBodyBytes: number | null,
+  externalUrl: (r: FastifyRequest) => string,
+): void {
+  const anonymousLimit = Math.min(ANONYMOUS_BODY_BYTES, maxBodyBytes ?? ANONYMOUS_BODY_BYTES);
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    const declared = declaredLength(request);
+    // Most requests: no body, or one small enough for anyone, costs no lookup at all.
+    if ((declared !== null && declared <= anonymousLimit) || isGitBody(request)) return payload;
+    const limit = maxBodyBytes ?? snippetBodyBytes((await getSettings(storeOf(request))).snippet_size_limit);
+    if (declared !== null && declared > limit) throw answerBeforeBody(request, payloadTooLarge());
+    const refusal = await refusalFor(request, externalUrl);
+    if (refusal && declared !== null) throw answerBeforeBody(request, refusal);
+    if (declared !== null) return payload;
+    // Chunked: counted as it comes, and cut off where the declared length would have been refused.
+    return refusal ? capped(request, payload, anonymousLimit, refusal) : capped(request, payload, limit, null);
+  });
+}
+
+/** What a request that may not send a large body gets instead; null when it may. */
+async function refusalFor(
+  request: FastifyRequest,
+  externalUrl: (r: FastifyRequest) => string,
+): Promise<Failure | null> {
+  // An unknown route answers as it always does (404, or 405 for a path served with other methods), whether
+  // the router knows no route for it or the catch-all route of git and pages caught it and it is not git's.
+  if (request.is404 || (request.routeOptions.url === '/*' && !isGitPath(request.url))) {
+    return request.server.unservedRequest(request);
+  }
+  const refusal = await refusalBeforeBody(request, externalUrl);
+  // Outside the API (the sign-in form, git paths with another content type) no token is asked for: a large
+  // anonymous body there is simply too large.
+  const api = request.routeOptions.url?.startsWith('/api/v4/') ?? false;
+  return refusal?.reason === 'unauthorized' && !api ? payloadTooLarge() : refusal;
+}
+
+/** `payload`, failing with `refusal` (413 when null) once more than `limit` bytes came. */
+function capped(
+  request: FastifyRequest,
+  payload: NodeJS.ReadableStream,
+  limit: number,
+  refusal: Failure | null,
+): NodeJS.ReadableStream {
+  let received = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      received += chunk.length;
+      if (received > limit) return callback(answerBeforeBody(request, refusal ?? payloadTooLarge()));
+      callback(null, chunk);
+    },
+  });
+  payload.on('error', (error) => counted.destroy(error));
+  return payload.pipe(counted);
+}
