@@ -26,6 +26,11 @@ export function findSnippets(
   return store.snippets.visiblePage(snippetScope(viewer), filter, window);
 }
 
+/** The newest `limit` snippets the viewer may see (below `filter.beforeId`): a page keyed by id, not counted. */
+export function findNewestSnippets(store: Store, viewer: Viewer, filter: SnippetListFilter, limit: number) {
+  return store.snippets.visibleNewest(snippetScope(viewer), filter, limit);
+}
+
 /** The projects of project snippets in a list, by id (for their URLs). */
 export async function projectsOf(store: Store, snippets: Snippet[]): Promise<Map<number, Project>> {
   const ids = [...new Set(snippets.map((s) => s.project_id).filter((id): id is number => id !== null))];

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findReadableGroup, visibleChildGroups } from '../../domain/groups.ts';
 import { visibleProjectsIn } from '../../domain/projects.ts';
-import { findSnippets, projectsOf, type SnippetListFilter } from '../../domain/snippets/finder.ts';
+import { findNewestSnippets, projectsOf, type SnippetListFilter } from '../../domain/snippets/finder.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import { notFound } from '../../domain/failure.ts';
 import { storeOf } from '../request.ts';
@@ -81,11 +81,11 @@ interface SnippetsPage {
 /** The page of snippets that the `before` parameter asks for (the newest when absent), keyed by id. */
 async function snippetsPage(request: FastifyRequest, filter: SnippetListFilter): Promise<SnippetsPage> {
   const before = idsBelow(positiveQueryNumber(request, 'before'));
-  const page = await findSnippets(
+  const page = await findNewestSnippets(
     storeOf(request),
     pageViewer(request),
     { ...filter, beforeId: before },
-    { offset: 0, limit: SNIPPETS_PER_PAGE },
+    SNIPPETS_PER_PAGE,
   );
   return { snippets: page.rows, nextBefore: page.hasMore ? page.rows[page.rows.length - 1].id : null };
 }

@@ -9,8 +9,20 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   } else {
     await rebuildWithNullableProject(db);
   }
-  await db.schema.createIndex('snippets_author_list').on('snippets').columns(['author_id', 'id']).execute();
-  await db.schema.createIndex('snippets_visibility_list').on('snippets').columns(['visibility', 'id']).execute();
+  // Each list walks one of these newest first, reading what the visibility rule needs from the index alone.
+  await db.schema
+    .createIndex('snippets_author_list')
+    .on('snippets')
+    .columns(['author_id', 'id', 'project_id', 'visibility'])
+    .execute();
+  // Personal ones only: with project_id in the key, PostgreSQL would not read `project_id IS NULL` rows
+  // in id order, and sorted every match of a deep page first.
+  await db.schema
+    .createIndex('snippets_personal_list')
+    .on('snippets')
+    .columns(['visibility', 'id'])
+    .where(sql.ref('project_id'), 'is', null)
+    .execute();
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
+import { type ExpressionBuilder, type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
 import { containsText, fetchPage, type PageWindow } from '../page.ts';
@@ -98,17 +98,27 @@ export function snippetsTable(db: Kysely<Database>) {
                 JOIN members m ON m.source_type = 'Namespace' AND m.source_id = g.id
                 WHERE m.user_id = ${userId} AND m.access_level >= ${MEMBER}))`,
           );
+        // A personal snippet: its level, or its author. A project snippet: its level in a project open at
+        // that level, or any level in a project of the viewer's.
+        const personal = (eb: ExpressionBuilder<Database, 'snippets'>) =>
+          userId === null
+            ? eb('visibility', 'in', levels)
+            : sql<boolean>`CASE WHEN author_id = ${userId} THEN 1 = 1 ELSE ${eb('visibility', 'in', levels)} END`;
+        const inProject = (eb: ExpressionBuilder<Database, 'snippets'>) =>
+          userId === null
+            ? eb.and([eb('visibility', 'in', levels), eb('project_id', 'in', openProjects)])
+            : sql<boolean>`CASE WHEN ${eb('project_id', 'in', memberProjects)} THEN 1 = 1
+                ELSE ${eb.and([eb('visibility', 'in', levels), eb('project_id', 'in', openProjects)])} END`;
+        // The alternatives are CASE, not OR: an OR lets a planner gather every match of each side through its
+        // own index and sort them all (SQLite's MULTI-INDEX OR: 80-150 ms for a first page of 200,000
+        // snippets), where walking the newest first stops at the page's end.
+        const kind = filter.projectId !== undefined ? 'project' : filter.kind;
         q = q.where((eb) =>
-          eb.or([
-            eb.and([
-              eb('project_id', 'is', null),
-              userId === null
-                ? eb('visibility', 'in', levels)
-                : eb.or([eb('visibility', 'in', levels), eb('author_id', '=', userId)]),
-            ]),
-            eb.and([eb('visibility', 'in', levels), eb('project_id', 'in', openProjects)]),
-            ...(userId === null ? [] : [eb('project_id', 'in', memberProjects)]),
-          ]),
+          kind === 'personal'
+            ? personal(eb)
+            : kind === 'project'
+              ? inProject(eb)
+              : sql<boolean>`CASE WHEN project_id IS NULL THEN ${personal(eb)} ELSE ${inProject(eb)} END`,
         );
       }
       if (filter.authorId !== undefined) q = q.where('author_id', '=', filter.authorId);
@@ -122,9 +132,18 @@ export function snippetsTable(db: Kysely<Database>) {
       if (filter.beforeId !== undefined) q = q.where('id', '<', filter.beforeId);
       return q;
     },
-    /** One page of visibleQuery, newest first. */
+    /** One page of visibleQuery, newest first, with its total. */
     visiblePage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
       return fetchPage(db, this.visibleQuery(scope, filter).selectAll().orderBy('id', 'desc'), window, 'snippets.id');
+    },
+    /** The newest `limit` of visibleQuery (below `filter.beforeId`), and whether more follow; nothing counted. */
+    async visibleNewest(scope: SnippetScope, filter: SnippetListFilter, limit: number) {
+      const rows = await this.visibleQuery(scope, filter)
+        .selectAll()
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute();
+      return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
     },
     async update(id: number, changes: Updateable<SnippetsTable>): Promise<Snippet> {
       if (setsNothing(changes))
