@@ -1,14 +1,13 @@
 // How a snippet's rows are written: a new snippet (the snippet, its git repository with objects and branch,
 // the index of its files, its user agent row) and a change to one (its row, and for a new commit its objects,
-// its branch moved by compare-and-swap and its index), each all or nothing. On PostgreSQL every statement is
-// a round trip, so each write is one statement of data-modifying WITH clauses (atomic on its own, no
-// BEGIN/COMMIT); SQLite's statements cost no round trip, and it writes them one after the other in a
-// transaction.
-import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
+// its branch moved by compare-and-swap and its index), each all or nothing in one transaction, on either
+// database. The repository's part is GitRepository's (storage/git/repository.ts), the index's the snippets
+// table's: this file only says which of them a write takes, in which order.
+import type { Insertable, Kysely, Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable } from './schema.ts';
 import { byPath, type IndexedFile } from './tables/snippets.ts';
 import type { Store } from './store.ts';
-import { FIRST_WRITE, GitRepository, objectRows, oidBytes } from '../git/repository.ts';
+import { GitRepository } from '../git/repository.ts';
 import type { GitObject } from '../git/objects.ts';
 
 export interface NewSnippet {
@@ -19,12 +18,7 @@ export interface NewSnippet {
   userAgent: { user_agent: string; ip_address: string; created_at: string } | null;
 }
 
-/** Rows of objects and files one statement takes: well under PostgreSQL's 65,535 parameters. */
-const ONE_STATEMENT_ROWS = 2000;
-
 export async function insertNewSnippet(store: Store, s: NewSnippet): Promise<Snippet> {
-  if (store.db.dialect === 'postgres' && s.repository.objects.length + s.files.length <= ONE_STATEMENT_ROWS)
-    return insertInOneStatement(store, s);
   return store.transaction(async (tx) => {
     const snippet = await tx.snippets.insert(s.row);
     await tx.git.create('snippet', snippet.id, s.repository.branch, s.repository.objects, s.repository.commit);
@@ -32,68 +26,6 @@ export async function insertNewSnippet(store: Store, s: NewSnippet): Promise<Sni
     if (s.userAgent) await tx.snippets.insertUserAgentDetail({ snippet_id: snippet.id, ...s.userAgent });
     return snippet;
   });
-}
-
-/** The same rows as above; the repository's and the snippet's ids come from the clauses that insert them. */
-function insertInOneStatement(store: Store, s: NewSnippet): Promise<Snippet> {
-  const { branch, commit, objects } = s.repository;
-  return store.kysely
-    .with('s', (db) => db.insertInto('snippets').values(s.row).returningAll())
-    .with('r', (db) =>
-      db
-        .insertInto('git_repositories')
-        .columns(['kind', 'owner_id', 'head', 'writes'])
-        .expression((eb) =>
-          eb
-            .selectFrom('s')
-            .select((eb) => [
-              eb.val('snippet').as('kind'),
-              'id',
-              eb.val(branch).as('head'),
-              eb.lit(FIRST_WRITE).as('writes'),
-            ]),
-        )
-        .returning('id'),
-    )
-    .with('o', (db) =>
-      db
-        .insertInto('git_objects')
-        .values(
-          objectRows(FIRST_WRITE, objects).map((o) => ({ ...o, repository_id: db.selectFrom('r').select('id') })),
-        ),
-    )
-    .with('g', (db) =>
-      db.insertInto('git_refs').values({
-        repository_id: db.selectFrom('r').select('id'),
-        name: `refs/heads/${branch}`,
-        oid: oidBytes(commit),
-      }),
-    )
-    .with('f', (db) =>
-      db
-        .insertInto('snippet_files')
-        .values(s.files.map((f) => ({ ...f, snippet_id: db.selectFrom('s').select('id') }))),
-    )
-    .with('u', (db) =>
-      db
-        .insertInto('user_agent_details')
-        .columns(['snippet_id', 'user_agent', 'ip_address', 'created_at', 'submitted'])
-        .expression((eb) =>
-          eb
-            .selectFrom('s')
-            .select((eb) => [
-              'id',
-              eb.val(s.userAgent?.user_agent ?? '').as('user_agent'),
-              eb.val(s.userAgent?.ip_address ?? '').as('ip_address'),
-              eb.val(s.userAgent?.created_at ?? '').as('created_at'),
-              eb.lit(0).as('submitted'),
-            ])
-            .where(eb.lit(s.userAgent !== null)),
-        ),
-    )
-    .selectFrom('s')
-    .selectAll()
-    .executeTakeFirstOrThrow();
 }
 
 // --- a change to a snippet -----------------------------------------------------------------------------------
@@ -169,8 +101,6 @@ export async function writeSnippetChange(store: Store, change: SnippetChange): P
   // The row alone (title, description, visibility): one statement, atomic on its own.
   if (!commit) return writeRow(store.kysely);
   if (!from.repository) throw new Error(`snippet ${from.snippet.id} has no repository`);
-  // A snippet without a commit yet (from an earlier version) is rare: its branch is created, not moved.
-  if (store.db.dialect === 'postgres' && head !== null) return writeCommitInOneStatement(store, change, commit, head);
   return store.transaction(async (tx) => {
     const written = await writeRow(tx.kysely);
     if (!written) return undefined;
@@ -179,59 +109,4 @@ export async function writeSnippetChange(store: Store, change: SnippetChange): P
     await tx.snippets.syncFiles(from.snippet.id, from.index, commit.files);
     return written;
   });
-}
-
-/**
- * The same writes as above in one statement. Its first clause locks the snippet's row if it still names the
- * head (as a push does, so the two never wait for each other's locks in opposite orders); every other clause
- * writes only if the branch moved, so a statement that loses either compare-and-swap writes nothing.
- */
-async function writeCommitInOneStatement(
-  store: Store,
-  { from, row }: SnippetChange,
-  commit: NonNullable<SnippetChange['commit']>,
-  head: string,
-): Promise<Snippet | undefined> {
-  const id = from.snippet.id;
-  const assignments = sql.join(Object.entries(row).map(([column, value]) => sql`${sql.ref(column)} = ${value}`));
-  const repo = from.repository!;
-  const objects = objectRows(0, commit.objects); // their write count comes from the clause that takes it
-  const after = new Map(commit.files.map((f) => [f.path, f.blob_id]));
-  const gone = from.index.filter((f) => !after.has(f.path)).map((f) => f.path);
-  const before = new Map(from.index.map((f) => [f.path, f.blob_id]));
-  const changed = commit.files.filter((f) => before.get(f.path) !== f.blob_id);
-  const { rows } = await sql<Snippet>`
-    WITH locked AS (
-      SELECT id FROM snippets WHERE id = ${id} AND head_commit = ${head} FOR UPDATE
-    ), moved AS (
-      UPDATE git_refs SET oid = ${oidBytes(commit.id)}
-      WHERE repository_id = ${repo.id} AND name = ${`refs/heads/${repo.head}`}
-        AND oid = ${oidBytes(head)} AND EXISTS (SELECT 1 FROM locked)
-      RETURNING 1
-    ), written AS (
-      UPDATE snippets SET ${assignments} WHERE id = ${id} AND EXISTS (SELECT 1 FROM moved) RETURNING *
-    ), counted AS (
-      UPDATE git_repositories SET writes = writes + 1
-      WHERE id = ${repo.id} AND EXISTS (SELECT 1 FROM moved) RETURNING writes
-    ), stored AS (
-      INSERT INTO git_objects (repository_id, oid, type, size, write, data)
-      SELECT ${repo.id}, o.oid, o.type, o.size, counted.writes, o.data
-      FROM counted, unnest(
-        ${objects.map((o) => o.oid)}::bytea[], ${objects.map((o) => o.type)}::int[],
-        ${objects.map((o) => o.size)}::int[], ${objects.map((o) => o.data)}::bytea[]
-      ) AS o(oid, type, size, data)
-      ON CONFLICT (repository_id, oid) DO NOTHING
-    ), removed AS (
-      DELETE FROM snippet_files WHERE snippet_id IN (SELECT id FROM written) AND path = ANY(${gone}::text[])
-    ), indexed AS (
-      INSERT INTO snippet_files (snippet_id, path, blob_id, size)
-      SELECT written.id, f.path, f.blob_id, f.size
-      FROM written, unnest(
-        ${changed.map((f) => f.path)}::text[], ${changed.map((f) => f.blob_id)}::text[],
-        ${changed.map((f) => f.size)}::int[]
-      ) AS f(path, blob_id, size)
-      ON CONFLICT (snippet_id, path) DO UPDATE SET blob_id = excluded.blob_id, size = excluded.size
-    )
-    SELECT * FROM written`.execute(store.kysely);
-  return rows[0];
 }
