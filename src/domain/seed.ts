@@ -24,6 +24,15 @@ export interface SeedFile {
   content: string;
 }
 
+export interface SeedSnippet {
+  title: string;
+  description?: string;
+  visibility?: Visibility;
+  /** A username. */
+  author?: string;
+  files: SeedFile[];
+}
+
 export interface SeedMember {
   /** A username. */
   user: string;
@@ -61,24 +70,11 @@ export interface SeedDocument {
     members?: SeedMember[];
     /** Committed to the default branch, one commit each (template projects are seeded this way). */
     files?: SeedFile[];
-    snippets?: {
-      title: string;
-      description?: string;
-      visibility?: Visibility;
-      /** A username; by default the project's creator. */
-      author?: string;
-      files: SeedFile[];
-    }[];
+    /** Their author is by default the project's creator. */
+    snippets?: SeedSnippet[];
   }[];
-  /** Personal snippets (in no project). */
-  snippets?: {
-    title: string;
-    description?: string;
-    visibility?: Visibility;
-    /** A username; by default root. */
-    author?: string;
-    files: SeedFile[];
-  }[];
+  /** Personal snippets (in no project); their author is by default root. */
+  snippets?: SeedSnippet[];
   /** As PUT /application/settings takes them; `file_template_project` may name a project by its path. */
   settings?: Record<string, unknown> & { file_template_project?: string };
 }
@@ -301,7 +297,7 @@ export async function applySeed(given: Store, doc: unknown): Promise<SeedResult>
   checkDocument(doc);
   const store = withSeedLookups(given);
   /** A snippet in the project `ctx` names, or a personal one: the API's create, without a spam check. */
-  const seedSnippet = (ctx: ProjectContext | null, author: User, s: NonNullable<SeedDocument['snippets']>[number]) =>
+  const seedSnippet = (ctx: ProjectContext | null, author: User, s: SeedSnippet) =>
     createSnippet(
       { store, spam: acceptEverything },
       ctx,
