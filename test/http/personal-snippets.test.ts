@@ -389,4 +389,45 @@ describe('personal snippets', () => {
       message: '403 Forbidden - Your account has been blocked.',
     });
   });
+
+  it('is bound by the instance settings as project snippets are: default and restricted levels, limits, raw limits', async () => {
+    const erin = await t.user('erin');
+    const set = (settings: object) => t.must('PUT', '/application/settings', ROOT_TOKEN, settings);
+    try {
+      await set({ default_snippet_visibility: 'public', restricted_visibility_levels: ['internal'] });
+      const byDefault = await t.ok('POST', '/snippets', erin.token, { title: 'd', content: 'x', file_name: 'a' }, 201);
+      assert.equal(byDefault.visibility, 'public');
+      await t.fails(
+        'POST',
+        '/snippets',
+        erin.token,
+        { title: 'r', visibility: 'internal', content: 'x', file_name: 'a' },
+        403,
+        { message: { error: 'Visibility level internal has been restricted by your GitLab administrator' } },
+      );
+      await set({ snippet_size_limit: 2048, max_snippet_files: 2 });
+      await t.fails('POST', '/snippets', erin.token, { title: 'big', content: 'x'.repeat(3000), file_name: 'a' }, 400, {
+        message: { error: 'Content is too long (2.93 KB). The maximum size is 2 KB.' },
+      });
+      const three = [1, 2, 3].map((n) => ({ file_path: `${n}.txt`, content: 'x' }));
+      await t.fails('POST', '/snippets', erin.token, { title: 'many', files: three }, 400, {
+        message: { error: "Repository Error creating the snippet - Snippet can't have more than 2 files" },
+      });
+      await set({ raw_blob_request_limit: 2 });
+      const raw = `/snippets/${byDefault.id}/raw`;
+      await t.ok('GET', raw, erin.token, undefined, 200);
+      await t.ok('GET', `/snippets/${byDefault.id}/files/main/a/raw`, erin.token, undefined, 200);
+      await t.fails('GET', raw, erin.token, undefined, 429, {
+        message: { error: 'This endpoint has been requested too many times. Try again later.' },
+      });
+    } finally {
+      await set({
+        default_snippet_visibility: 'private',
+        restricted_visibility_levels: [],
+        snippet_size_limit: 52428800,
+        max_snippet_files: 10,
+        raw_blob_request_limit: 300,
+      });
+    }
+  });
 });
