@@ -39,6 +39,7 @@ import { EphemeralControls } from './ephemeral.ts';
 import fs from 'node:fs';
 import { pageRoutes } from './http/pages/index.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
+import { setRenderBudget } from './domain/rendering.ts';
 
 // GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
 const ROUTER_OPTIONS = { maxParamLength: 4096 };
@@ -46,6 +47,7 @@ const ROUTER_OPTIONS = { maxParamLength: 4096 };
 /** `logger`: the process's logger (server.ts); by default one at the configured level on stdout. */
 export async function buildApp(config: Config, logger?: Logger): Promise<FastifyInstance> {
   const metrics = createMetrics();
+  setRenderBudget(config.renderBudgetMs);
   const db = await openConfiguredDatabase(config, metrics.query);
   const store = createStore(db);
   const readCache = new ReadCache(db.readEpoch);

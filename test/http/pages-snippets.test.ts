@@ -165,6 +165,24 @@ describe('snippet pages', () => {
     assert.ok(bytes < 100 * 1024, `${bytes} bytes`);
   });
 
+  it('a file over 1 MB is too large to display: its page and embed say so, with Raw and Download links', async () => {
+    const s = await createSnippet('public', 'public', [
+      { file_path: 'big.md', content: `# Big\n\n${'word '.repeat(220_000)}` },
+      { file_path: 'small.md', content: '# Small <b>\n' },
+    ]);
+    const raw = s.files.find((f: { path: string }) => f.path === 'big.md').raw_url;
+    const message = `<p class="too-large">This file is too large to display: it is larger than 1 MB. You can <a href="${raw}">view it raw</a> or <a href="${raw}?inline=false" download>download it</a> instead.</p>`;
+    const page = await t.request({ method: 'GET', url: pathOf(s.web_url), token: null });
+    assert.equal(page.statusCode, 200);
+    assert.ok(page.body.includes(message), page.body);
+    assert.doesNotMatch(page.body, /word word/);
+    // The small file beside it is rendered, its source shown escaped.
+    assert.match(page.body, /<h1>Small &lt;b&gt;<\/h1>/);
+    assert.ok(page.body.includes('<pre><code># Small &lt;b&gt;\n</code></pre></details>'));
+    const embed = await t.request({ method: 'GET', url: `${pathOf(s.web_url)}.js`, token: null });
+    assert.ok(JSON.parse(embed.body.slice('document.write('.length, -3)).includes(message));
+  });
+
   it('a page seen before shows the files and description as they are after an update', async () => {
     const s = await createSnippet('public', 'public', [
       { file_path: 'a.rb', content: 'old_a = 1\n' },

@@ -11,7 +11,7 @@ import {
   snippetFiles,
 } from '../../domain/snippets/service.ts';
 import { keptView, markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
-import { pageViewer, type PageHandler } from './common.ts';
+import { pageViewer, renderAbandoned, tooLargeToDisplay, type PageHandler } from './common.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
 import type { Snippet, User } from '../../storage/db/schema.ts';
 import type { Store } from '../../storage/db/store.ts';
@@ -33,11 +33,13 @@ function fileBody(view: FileView, rawUrl: string, filePath: string): Html {
       return html`<div class="image"><img src="${rawUrl}" alt="${filePath}"></div>`;
     case 'binary':
       return html`<p class="binary">Binary file. <a href="${rawUrl}?inline=false" download>Download it</a>.</p>`;
+    case 'too_large':
+      return tooLargeToDisplay(view.limit, rawUrl, `${rawUrl}?inline=false`);
     case 'markdown':
       return html`<div class="markdown">${trusted(view.html)}</div>
-<details class="source"><summary>Source</summary><pre><code>${view.source}</code></pre></details>`;
+<details class="source"><summary>Source</summary><pre><code>${trusted(view.sourceHtml)}</code></pre></details>`;
     case 'code':
-      return html`<pre class="code"><code class="hljs${view.language ? ` language-${view.language}` : ''}">${trusted(view.html)}</code></pre>`;
+      return html`${view.renderAbandoned ? renderAbandoned : ''}<pre class="code"><code class="hljs${view.language ? ` language-${view.language}` : ''}">${trusted(view.html)}</code></pre>`;
   }
 }
 
