@@ -18,6 +18,7 @@ import type { Store } from '../../storage/db/store.ts';
 import { notFound } from '../../domain/failure.ts';
 import { storeOf } from '../request.ts';
 import { sendWebRaw } from '../raw.ts';
+import { sendCompressed } from '../plugins/compression.ts';
 import { limitRaw } from '../rate-limits.ts';
 import { baseUrl, encodePath, snippetFileRawUrl, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
@@ -82,10 +83,8 @@ async function embedScript(request: FastifyRequest, reply: FastifyReply, project
 <p class="snippetd-embed-title"><a href="${web}">${snippet.title}</a></p>
 ${await fileSections(store, snippet, web)}
 </div>`;
-  return reply
-    .header('Content-Type', 'application/javascript; charset=utf-8')
-    .header('Cache-Control', 'public, max-age=60')
-    .send(`document.write(${JSON.stringify(markup.text).replace(/</g, '\\u003c')});\n`);
+  reply.header('Content-Type', 'application/javascript; charset=utf-8').header('Cache-Control', 'public, max-age=60');
+  return sendCompressed(reply, `document.write(${JSON.stringify(markup.text).replace(/</g, '\\u003c')});\n`);
 }
 
 // Scoped to the embed's own elements, so it neither takes nor gives styles to the page around it.
