@@ -2,10 +2,19 @@
 // that grows with their input (and for some inputs, far faster than it), so they never run on the event
 // loop. Each task is one pure function of its input; a task over its time budget is abandoned and this
 // thread is terminated, so nothing here needs to stop itself.
+import os from 'node:os';
 import path from 'node:path';
 import hljs from 'highlight.js';
 import MarkdownIt from 'markdown-it';
 import { escapeHtml } from './escape.ts';
+
+// Rendering takes what the event loop leaves: on Linux a thread's nice value is its own, so this lowers this
+// render thread alone, and a server short of CPU still answers its other requests first.
+try {
+  os.setPriority(10);
+} catch {
+  // Not allowed here: the thread keeps the process's priority.
+}
 
 export type RenderTask =
   | { op: 'code'; filePath: string; text: string }

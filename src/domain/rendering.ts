@@ -57,15 +57,13 @@ async function renderPool(): Promise<Piscina> {
   return pool;
 }
 
-/** The task's result from a worker, or null when it was not done within the budget. */
+/**
+ * The task's result from a worker, or null when it was not done within the budget, or its worker failed
+ * (out of memory, say): either way the text is shown plain rather than the page failing.
+ */
 async function inWorker(task: RenderTask): Promise<RenderResult | null> {
   const workers = await renderPool();
-  try {
-    return await workers.run(task, { signal: AbortSignal.timeout(renderBudgetMs) });
-  } catch (error) {
-    if (error instanceof Error && error.name === 'AbortError') return null;
-    throw error;
-  }
+  return workers.run(task, { signal: AbortSignal.timeout(renderBudgetMs) }).catch(() => null);
 }
 
 /** Escaped text, in a worker too: escaping a megabyte of markup characters takes a tenth of a second. */
