@@ -2,8 +2,8 @@
 // `npm run build` (and the `prepare` lifecycle, so `npm ci` and `npm pack` build too):
 //  1. tsc type-checks src/ and writes the type declarations (dist/index.d.ts and what it names);
 //  2. esbuild bundles each entry (dist/cli.cjs for the command, started by dist/cli.js; dist/index.js for
-//     `import 'snippetd'`) with the packages it uses. Node loads one file instead of about a thousand: a
-//     start takes a third of the time;
+//     `import 'snippetd'`; dist/domain/render-worker.js for the render pool's threads) with the packages
+//     it uses. Node loads one file instead of about a thousand: a start takes a third of the time;
 //  3. every file of src/ that is not TypeScript (git hooks, templates, the stylesheet) is copied beside them,
 //     in the same layout, where src/shipped-files.ts finds them.
 import { spawnSync } from 'node:child_process';
@@ -28,10 +28,10 @@ const external = [
   // Loaded when first needed (src/storage/db/database.ts, src/domain/seed.ts).
   'pg',
   'yaml',
-  // Loaded on first use (a page with code or Markdown), not at start.
+  // Loaded on first use (a page with code or Markdown), not at start. piscina finds its own worker script
+  // beside its files, so it cannot be bundled.
   'highlight.js',
   'markdown-it',
-  // Starts its worker threads from its own files (dist/worker.js beside its code), which a bundle has not.
   'piscina',
   // Data files read from the installed packages.
   'gitignr',
@@ -98,6 +98,15 @@ await build({
   supported: { 'dynamic-import': false },
   define: { 'import.meta.url': 'snippetdBundleUrl' },
   banner: { js: "const snippetdBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
+
+// The render worker: piscina starts this file in each of its threads (src/domain/rendering.ts looks for it
+// at dist/domain/render-worker.js).
+await build({
+  ...common,
+  entryPoints: { 'domain/render-worker': path.join(root, 'src/domain/render-worker.ts') },
+  outdir: dist,
+  format: 'esm',
 });
 
 // cpSync keeps the mode, so hooks/pre-receive stays executable.

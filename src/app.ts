@@ -18,6 +18,7 @@ import { Failure } from './domain/failure.ts';
 import { registerAuth } from './http/plugins/auth.ts';
 import { registerMalformedStrings } from './http/plugins/malformed-strings.ts';
 import { registerResponseHeaders } from './http/plugins/headers.ts';
+import { registerCompression } from './http/plugins/compression.ts';
 import { baseUrl } from './http/urls.ts';
 import { schemaCompilers } from './http/schema-compilers.ts';
 import { writeJson } from './http/prepared-answer.ts';
@@ -42,6 +43,7 @@ import { EphemeralControls } from './ephemeral.ts';
 import fs from 'node:fs';
 import { pageRoutes } from './http/pages/index.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
+import { setRenderBudget } from './domain/rendering.ts';
 
 // GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
 const ROUTER_OPTIONS = { maxParamLength: 4096 };
@@ -49,6 +51,7 @@ const ROUTER_OPTIONS = { maxParamLength: 4096 };
 /** `logger`: the process's logger (server.ts); by default one at the configured level on stdout. */
 export async function buildApp(config: Config, logger?: Logger): Promise<FastifyInstance> {
   const metrics = createMetrics();
+  setRenderBudget(config.renderBudgetMs);
   const db = await openConfiguredDatabase(config, metrics.query);
   const store = createStore(db);
   const readCache = new ReadCache(db.readEpoch);
@@ -123,6 +126,8 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   registerResponseHeaders(app);
   registerAuth(app, baseUrl);
   registerApiThrottle(app);
+  // Before any route: the plugin gives each route its hook as the route is added.
+  await registerCompression(app);
 
   const knowAllPaths = answerUnservedMethods(app, ROUTER_OPTIONS);
   await app.register(

@@ -25,6 +25,8 @@ export interface Config {
   requestTimeoutSeconds: number;
   /** A connection on which nothing moves for this many seconds is closed. */
   idleTimeoutSeconds: number;
+  /** How long rendering one file or description for a page may take before it is shown as plain text. */
+  renderBudgetMs: number;
   /** Addresses whose X-Forwarded-For header is trusted for the client address. */
   trustedProxies: string[];
   /** Addresses and CIDR ranges that may read /-/health, /-/readiness, /-/liveness and /-/metrics. */
@@ -106,6 +108,12 @@ const SETTINGS: Setting[] = [
     parse: integer(1, 24 * 60 * 60),
   },
   { key: 'idleTimeoutSeconds', env: 'SNIPPETD_IDLE_TIMEOUT', flag: '--idle-timeout', parse: integer(1, 24 * 60 * 60) },
+  {
+    key: 'renderBudgetMs',
+    env: 'SNIPPETD_RENDER_BUDGET_MS',
+    flag: '--render-budget-ms',
+    parse: integer(100, 10 * 60 * 1000),
+  },
   { key: 'trustedProxies', env: 'SNIPPETD_TRUSTED_PROXIES', flag: '--trusted-proxies', parse: list },
   {
     key: 'monitoringAllowlist',
@@ -173,6 +181,8 @@ export function defaults(dataDir = path.resolve('data')): Config {
     // A gibibyte push at 4 MiB/s fits in 300 s; a client sending a byte a second is gone after it.
     requestTimeoutSeconds: 300,
     idleTimeoutSeconds: 60,
+    // Highlighting a megabyte of code takes about 2 s of one core; Markdown that takes longer is hostile.
+    renderBudgetMs: 5000,
     trustedProxies: [],
     // GitLab's default monitoring.ip_whitelist: loopback only.
     monitoringAllowlist: ['127.0.0.0/8', '::1/128'],

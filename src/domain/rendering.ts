@@ -1,96 +1,95 @@
 // How a file is shown on a page: code highlighted on the server by the language its name says, Markdown
-// rendered without raw HTML, images shown, binary files offered for download. Both renderers escape
-// everything they are given, so their output is safe to place in a page.
-import path from 'node:path';
-import type { MarkdownIt } from 'markdown-it';
-import type { HLJSApi } from 'highlight.js';
+// rendered without raw HTML, images shown, binary files offered for download, and a file too large for a
+// page named as such (its Raw and Download links still work). The renderers (render-worker.ts) escape
+// everything they are given, so their output is safe to place in a page; they run in a pool of worker
+// threads within a time budget, so no file, however hostile, holds the event loop.
+import os from 'node:os';
+import type { Piscina } from 'piscina';
+import { shippedFile } from '../shipped-files.ts';
+import type { RenderResult, RenderTask } from './render-worker.ts';
 
-/** Files over this size are shown as plain escaped text: highlighting them would stall the page. */
-export const MAX_HIGHLIGHTED_BYTES = 1024 * 1024;
+/**
+ * The largest file a page shows (GitLab's blob viewers collapse text beyond 1 MB): a larger one is "too
+ * large to display", with its Raw and Download links. Escaping, highlighting and sending a file all grow
+ * with it, so this bounds every page.
+ */
+export const MAX_DISPLAYED_BYTES = 1024 * 1024;
+
+/**
+ * How long one rendering may take, waiting for a worker included (SNIPPETD_RENDER_BUDGET_MS). One over it is
+ * abandoned (its worker thread terminated) and the file is shown as plain text instead.
+ */
+let renderBudgetMs = 5000;
+
+/** The budget from the configuration; one for the process, as the pool is. */
+export function setRenderBudget(ms: number): void {
+  renderBudgetMs = ms;
+}
 
 export type FileView =
-  | { kind: 'code'; html: string; language: string | null }
-  | { kind: 'markdown'; html: string; source: string }
+  | { kind: 'code'; html: string; language: string | null; renderAbandoned?: boolean }
+  | { kind: 'markdown'; html: string; sourceHtml: string }
+  | { kind: 'too_large'; limit: number }
   | { kind: 'image' }
   | { kind: 'binary' };
 
 const IMAGE = /\.(png|jpe?g|gif|webp|bmp|ico|avif)$/i;
 const MARKDOWN = /\.(md|markdown|mdown|mkd)$/i;
-const NAMED_LANGUAGES: Record<string, string> = { dockerfile: 'dockerfile', makefile: 'makefile', gemfile: 'ruby' };
-
-interface Renderers {
-  hljs: HLJSApi;
-  markdown: MarkdownIt;
-}
-
-// Loaded on the first page that needs them, so the API server starts without them.
-let renderers: Promise<Renderers> | null = null;
-function loadRenderers(): Promise<Renderers> {
-  renderers ??= (async () => {
-    const hljs = (await import('highlight.js')).default;
-    const MarkdownItClass = (await import('markdown-it')).default;
-    const markdown = new MarkdownItClass({
-      html: false, // raw HTML in Markdown is shown as text, never rendered
-      linkify: true,
-      highlight: (code, lang) =>
-        lang && hljs.getLanguage(lang) ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value : '',
-    });
-    // GitLab-flavoured task lists: "- [ ]" and "- [x]" become disabled checkboxes.
-    markdown.core.ruler.after('inline', 'task_lists', (state) => {
-      for (const token of state.tokens) {
-        if (token.type !== 'inline' || !token.children?.length) continue;
-        const first = token.children[0];
-        const m = /^\[([ xX])\]\s/.exec(first.content);
-        if (first.type !== 'text' || !m) continue;
-        first.content = first.content.slice(m[0].length);
-        const box = new state.Token('html_inline', '', 0);
-        box.content = `<input type="checkbox" disabled${m[1] === ' ' ? '' : ' checked'}> `;
-        token.children.unshift(box);
-      }
-    });
-    return { hljs, markdown };
-  })();
-  return renderers;
-}
-
-function languageOf(hljs: HLJSApi, filePath: string): string | null {
-  const name = path.basename(filePath).toLowerCase();
-  if (NAMED_LANGUAGES[name]) return NAMED_LANGUAGES[name];
-  const ext = path.extname(name).slice(1);
-  return ext && hljs.getLanguage(ext) ? ext : null;
-}
 
 export const isBinary = (content: Buffer) => content.subarray(0, 8000).includes(0);
 
-function render({ hljs, markdown }: Renderers, filePath: string, content: Buffer): FileView {
+// Started on the first page that renders, so the API server starts without it. Threads beyond the event
+// loop's own core, at most 4; idle ones but one end after a minute. One always stays: with none, piscina
+// starts no new thread for the tasks waiting when the last one is terminated over the budget.
+let pool: Piscina | null = null;
+async function renderPool(): Promise<Piscina> {
+  if (pool) return pool;
+  const { Piscina } = await import('piscina');
+  // From source the worker is render-worker.ts (run through tsx, as its parent is); built, scripts/build.mjs
+  // writes it beside the bundle as domain/render-worker.js.
+  const filename = shippedFile('domain', import.meta.url.endsWith('.ts') ? 'render-worker.ts' : 'render-worker.js');
+  pool ??= new Piscina({
+    filename,
+    minThreads: 1,
+    maxThreads: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
+    idleTimeout: 60_000,
+  });
+  return pool;
+}
+
+/**
+ * The task's result from a worker, or null when it was not done within the budget, or its worker failed
+ * (out of memory, say): either way the text is shown plain rather than the page failing.
+ */
+async function inWorker(task: RenderTask): Promise<RenderResult | null> {
+  const workers = await renderPool();
+  return workers.run(task, { signal: AbortSignal.timeout(renderBudgetMs) }).catch(() => null);
+}
+
+/** Escaped text, in a worker too: escaping a megabyte of markup characters takes a tenth of a second. */
+async function plain(text: string): Promise<string> {
+  return (await (await renderPool()).run({ op: 'plain', text } satisfies RenderTask)).html;
+}
+
+async function render(filePath: string, content: Buffer): Promise<FileView> {
   if (IMAGE.test(filePath)) return { kind: 'image' };
   if (isBinary(content)) return { kind: 'binary' };
+  if (content.length > MAX_DISPLAYED_BYTES) return { kind: 'too_large', limit: MAX_DISPLAYED_BYTES };
   const text = content.toString('utf8');
-  if (MARKDOWN.test(filePath)) return { kind: 'markdown', html: markdown.render(text), source: text };
-  const language = content.length > MAX_HIGHLIGHTED_BYTES ? null : languageOf(hljs, filePath);
-  if (!language) return { kind: 'code', html: escapeHtml(text), language: null };
-  return { kind: 'code', html: hljs.highlight(text, { language, ignoreIllegals: true }).value, language };
-}
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Text as HTML that shows it literally. */
-export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
-
-/**
- * The renderers build their HTML by appending thousands of pieces, and V8 keeps such a string as a tree of
- * those pieces: every page that contains it would walk the whole tree again to write it out (a third
- * of the CPU time of a page with a 200-line file). A copy made once is one flat string.
- */
-const flat = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
-
-function flattened(view: FileView): FileView {
-  return view.kind === 'code' || view.kind === 'markdown' ? { ...view, html: flat(view.html) } : view;
+  if (MARKDOWN.test(filePath)) {
+    const [rendered, sourceHtml] = await Promise.all([inWorker({ op: 'markdown', text }), plain(text)]);
+    if (rendered) return { kind: 'markdown', html: rendered.html, sourceHtml };
+    return { kind: 'code', html: sourceHtml, language: null, renderAbandoned: true };
+  }
+  const highlighted = await inWorker({ op: 'code', filePath, text });
+  if (highlighted) return { kind: 'code', ...highlighted };
+  return { kind: 'code', html: await plain(text), language: null, renderAbandoned: true };
 }
 
 /**
- * Rendered HTML kept by a key: at most MAX_KEPT entries and MAX_KEPT_BYTES of text (a description may be
- * 1 MiB, a file shown plain much more), the oldest going first.
+ * Rendered HTML kept by a key: at most MAX_KEPT entries and MAX_KEPT_BYTES of text, the oldest going first.
+ * Any rendering fits (the display limit bounds each one), so a large file is rendered once per node, not
+ * once per view: rendering it is the costly part, keeping it is not.
  */
 class Kept<T> {
   private readonly entries = new Map<string, { value: T; bytes: number }>();
@@ -104,7 +103,7 @@ class Kept<T> {
 
   keep(key: string, value: T): T {
     const bytes = this.sizeOf(value) + key.length;
-    if (bytes > MAX_KEPT_BYTES / 8) return value; // one huge rendering would push out everything else
+    if (bytes > MAX_KEPT_BYTES) return value;
     this.entries.set(key, { value, bytes });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
@@ -116,15 +115,34 @@ class Kept<T> {
   }
 }
 const MAX_KEPT = 2000;
-const MAX_KEPT_BYTES = 64 * 1024 * 1024;
+const MAX_KEPT_BYTES = 128 * 1024 * 1024;
+
+/**
+ * Renderings of one key under way, so that many views of a file not rendered yet wait for one rendering
+ * instead of each taking a worker for up to the budget.
+ */
+class Rendering<T> {
+  private readonly underWay = new Map<string, Promise<T>>();
+
+  once(key: string, work: () => Promise<T>): Promise<T> {
+    let promise = this.underWay.get(key);
+    if (!promise) {
+      promise = work().finally(() => this.underWay.delete(key));
+      this.underWay.set(key, promise);
+    }
+    return promise;
+  }
+}
 
 /**
  * The view of a file, kept by blob id and name: a blob's bytes never change, so it is rendered once, not on
- * every request.
+ * every request. A view whose rendering was abandoned is kept too: a file that takes a worker for the
+ * whole budget would otherwise take it again on every view.
  */
 const views = new Kept<FileView>(
-  (view) => ('html' in view ? view.html.length : 0) + ('source' in view ? view.source.length : 0),
+  (view) => ('html' in view ? view.html.length : 0) + ('sourceHtml' in view ? view.sourceHtml.length : 0),
 );
+const viewRenderings = new Rendering<FileView>();
 const viewKey = (blobId: string, filePath: string) => `${blobId}\n${filePath}`;
 
 /** The view kept for this blob and name, if one was rendered: a page need not read the file to show it. */
@@ -133,15 +151,23 @@ export const keptView = (blobId: string, filePath: string): FileView | undefined
 
 export async function viewOf(blobId: string, filePath: string, content: Buffer): Promise<FileView> {
   const key = viewKey(blobId, filePath);
-  return views.get(key) ?? views.keep(key, flattened(render(await loadRenderers(), filePath, content)));
+  return views.get(key) ?? viewRenderings.once(key, async () => views.keep(key, await render(filePath, content)));
 }
 
 /**
  * Markdown text (a snippet's description) as safe HTML, kept by the text itself: the same text renders the
- * same, and rendering a short description costs a page about a fifth of its time.
+ * same, and rendering a short description costs a page about a fifth of its time. Over the budget, the
+ * text is shown as it is.
  */
 const descriptions = new Kept<string>((html) => html.length);
+const descriptionRenderings = new Rendering<string>();
 
 export async function markdownHtml(text: string): Promise<string> {
-  return descriptions.get(text) ?? descriptions.keep(text, flat((await loadRenderers()).markdown.render(text)));
+  return (
+    descriptions.get(text) ??
+    descriptionRenderings.once(text, async () => {
+      const rendered = await inWorker({ op: 'markdown', text });
+      return descriptions.keep(text, rendered ? rendered.html : `<pre class="plain">${await plain(text)}</pre>`);
+    })
+  );
 }

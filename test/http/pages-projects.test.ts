@@ -109,4 +109,22 @@ describe('project pages', () => {
     assert.equal((await page(`${pathOf(pub.web_url)}/-/blob/main/ci/missing.yml`)).statusCode, 404);
     assert.equal((await page(`${pathOf(pub.web_url)}/-/tree/no-branch`)).statusCode, 404);
   });
+
+  it('a file over 1 MB is too large to display on its page, which links to it raw', async () => {
+    await t.must('POST', `/projects/${pub.id}/repository/files/big.yml`, ROOT_TOKEN, {
+      branch: 'main',
+      content: 'key: value\n'.repeat(100_000),
+      commit_message: 'big',
+    });
+    const blob = await page(`${pathOf(pub.web_url)}/-/blob/main/big.yml`);
+    assert.equal(blob.statusCode, 200);
+    const raw = `http://[^"]+/api/v4/projects/${pub.id}/repository/files/big\\.yml/raw\\?ref=main`;
+    assert.match(
+      blob.body,
+      new RegExp(
+        `<p class="too-large">This file is too large to display: it is larger than 1 MB\\. You can <a href="${raw}">view it raw</a> or <a href="${raw}" download>download it</a> instead\\.</p>`,
+      ),
+    );
+    assert.doesNotMatch(blob.body, /key: value/);
+  });
 });

@@ -4,6 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import zlib from 'node:zlib';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const gitBlobId = (content: string | Buffer) =>
@@ -163,6 +164,67 @@ describe('snippet pages', () => {
     assert.equal(css.headers['content-type'], 'text/css; charset=utf-8');
     const bytes = page.rawPayload.length + css.rawPayload.length;
     assert.ok(bytes < 100 * 1024, `${bytes} bytes`);
+  });
+
+  it('pages, the embed script and the stylesheet are sent in brotli or gzip; raw files exactly as stored', async () => {
+    const content = 'const answer = 42; // the same line again\n'.repeat(3000);
+    const s = await createSnippet('public', 'public', [{ file_path: 'long.js', content }]);
+    const get = (url: string, acceptEncoding?: string) =>
+      t.request({
+        method: 'GET',
+        url,
+        token: null,
+        headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {},
+      });
+    const decode = { br: zlib.brotliDecompressSync, gzip: zlib.gunzipSync } as const;
+    // A page's nonce differs on every answer.
+    const sameButNonce = (text: string) => text.replace(/nonce="[^"]+"/g, 'nonce');
+    for (const url of [pathOf(s.web_url), `${pathOf(s.web_url)}.js`, '/-/snippetd/app.css']) {
+      const identity = await get(url);
+      assert.equal(identity.statusCode, 200, url);
+      assert.equal(identity.headers['content-encoding'], undefined, url);
+      for (const [accepted, encoding] of [
+        ['gzip, deflate, br', 'br'],
+        ['gzip', 'gzip'],
+      ] as const) {
+        const res = await get(url, accepted);
+        assert.equal(res.statusCode, 200, url);
+        assert.equal(res.headers['content-encoding'], encoding, url);
+        assert.equal(res.headers.vary, 'accept-encoding', url);
+        assert.equal(res.headers['content-type'], identity.headers['content-type'], url);
+        const decoded = decode[encoding](res.rawPayload).toString('utf8');
+        assert.equal(sameButNonce(decoded), sameButNonce(identity.body), url);
+        if (url !== '/-/snippetd/app.css') assert.ok(res.rawPayload.length * 10 < identity.rawPayload.length, url);
+      }
+    }
+    // Raw files keep Workhorse's answer: the bytes as stored, their length, their blob id.
+    for (const url of [pathOf(s.raw_url), pathOf(s.files[0].raw_url)]) {
+      const res = await get(url, 'gzip, deflate, br');
+      assert.equal(res.statusCode, 200, url);
+      assert.equal(res.headers['content-encoding'], undefined, url);
+      assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8');
+      assert.equal(res.headers['content-length'], String(Buffer.byteLength(content)));
+      assert.equal(res.headers.etag, `"${gitBlobId(content)}"`);
+      assert.equal(res.body, content);
+    }
+  });
+
+  it('a file over 1 MB is too large to display: its page and embed say so, with Raw and Download links', async () => {
+    const s = await createSnippet('public', 'public', [
+      { file_path: 'big.md', content: `# Big\n\n${'word '.repeat(220_000)}` },
+      { file_path: 'small.md', content: '# Small <b>\n' },
+    ]);
+    const raw = s.files.find((f: { path: string }) => f.path === 'big.md').raw_url;
+    const message = `<p class="too-large">This file is too large to display: it is larger than 1 MB. You can <a href="${raw}">view it raw</a> or <a href="${raw}?inline=false" download>download it</a> instead.</p>`;
+    const page = await t.request({ method: 'GET', url: pathOf(s.web_url), token: null });
+    assert.equal(page.statusCode, 200);
+    assert.ok(page.body.includes(message), page.body);
+    assert.doesNotMatch(page.body, /word word/);
+    // The small file beside it is rendered, its source shown escaped.
+    assert.match(page.body, /<h1>Small &lt;b&gt;<\/h1>/);
+    assert.ok(page.body.includes('<pre><code># Small &lt;b&gt;\n</code></pre></details>'));
+    const embed = await t.request({ method: 'GET', url: `${pathOf(s.web_url)}.js`, token: null });
+    assert.ok(JSON.parse(embed.body.slice('document.write('.length, -3)).includes(message));
   });
 
   it('a page seen before shows the files and description as they are after an update', async () => {

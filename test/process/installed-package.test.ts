@@ -107,6 +107,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
       'dist/cli.cjs',
       'dist/index.js',
       'dist/index.d.ts',
+      'dist/domain/render-worker.js',
       'dist/storage/git/hooks/pre-receive',
       'dist/storage/git/hooks/pre-receive.cjs',
       'dist/http/views/app.css',
@@ -164,7 +165,8 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     const answer = await version(url);
     assert.equal(answer.status, 200);
     assert.equal(answer.body.revision, `snippetd-${pkg.version}`);
-    // A page loads its highlighter and Markdown renderer on first use, from the installed packages.
+    // A page loads its highlighter and Markdown renderer on first use, from the installed packages, in the
+    // render pool's worker threads (dist/domain/render-worker.js).
     const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
     const project = await fetch(`${url}/api/v4/projects`, {
       method: 'POST',

@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Viewer } from '../../domain/policy.ts';
 import { html, type Html } from '../views/html.ts';
+import { humanSize } from '../../domain/snippets/limits.ts';
 
 /**
  * The viewer of a page: the user signed in with a session cookie (pages/sessions.ts), read before the page
@@ -32,3 +33,11 @@ ${previous ? html`<a rel="prev" href="${previous.href}">${previous.label}</a>` :
 ${next ? html`<a rel="next" href="${next.href}">${next.label}</a>` : ''}
 </nav>`;
 }
+
+/** A file over the display limit (domain/rendering.ts), said so with its links, as GitLab's blob viewers do. */
+export const tooLargeToDisplay = (limit: number, rawUrl: string, downloadUrl: string) =>
+  html`<p class="too-large">This file is too large to display: it is larger than ${humanSize(limit)}. You can <a href="${rawUrl}">view it raw</a> or <a href="${downloadUrl}" download>download it</a> instead.</p>`;
+
+/** Said above a file whose rendering went over its time budget (domain/rendering.ts). */
+export const renderAbandoned = html`<p class="notice">Rendering this file took too long, so it is shown as plain text.</p>
+`;

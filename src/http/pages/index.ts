@@ -10,6 +10,7 @@ import { readPageUser, sessionRoutes } from './sessions.ts';
 import { PROJECT_PAGES } from './projects.ts';
 import { NAMESPACE_PAGES } from './namespaces.ts';
 import { shippedFile } from '../../shipped-files.ts';
+import { sendCompressed } from '../plugins/compression.ts';
 
 // Snippet paths first, then groups and users (one segment); the project page takes any path that is left.
 const PAGES = [[/^\/$/, homePage] as const, ...SNIPPET_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES];
@@ -40,10 +41,10 @@ export async function servePage(request: FastifyRequest, reply: FastifyReply, ra
 export async function pageRoutes(app: FastifyInstance) {
   await app.register(sessionRoutes);
   app.get(STYLESHEET_PATH, (_request, reply) =>
-    reply
-      .header('Content-Type', 'text/css; charset=utf-8')
-      .header('Cache-Control', 'public, max-age=3600')
-      .send(STYLESHEET),
+    sendCompressed(
+      reply.header('Content-Type', 'text/css; charset=utf-8').header('Cache-Control', 'public, max-age=3600'),
+      STYLESHEET,
+    ),
   );
 }
 

@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { html, type Html } from '../views/html.ts';
 import { answerFor } from '../plugins/errors.ts';
+import { sendCompressed } from '../plugins/compression.ts';
 
 export const STYLESHEET_PATH = '/-/snippetd/app.css';
 
@@ -44,13 +45,13 @@ ${body}
 </body>
 </html>
 `;
-  return reply
+  reply
     .code(status)
     .header('Content-Type', 'text/html; charset=utf-8')
     .header('Content-Security-Policy', policy(nonce))
     .header('Referrer-Policy', 'strict-origin-when-cross-origin')
-    .header('Cache-Control', 'private, no-store')
-    .send(document.text);
+    .header('Cache-Control', 'private, no-store');
+  return sendCompressed(reply, document.text);
 }
 
 /** A failure on a page: the status the API would give (hidden things are 404), as a short page. */

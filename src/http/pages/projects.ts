@@ -14,7 +14,14 @@ import { baseUrl, encodePath, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
 import { sendPage } from './layout.ts';
 import { groupPage } from './namespaces.ts';
-import { pageLinks, pageViewer, positiveQueryNumber, type PageHandler } from './common.ts';
+import {
+  pageLinks,
+  pageViewer,
+  positiveQueryNumber,
+  renderAbandoned,
+  tooLargeToDisplay,
+  type PageHandler,
+} from './common.ts';
 
 const SNIPPETS_PER_PAGE = 20;
 
@@ -132,10 +139,12 @@ async function blobPage(request: FastifyRequest, reply: FastifyReply, projectPat
   const rawUrl = `${base}/api/v4/projects/${ctx.project.id}/repository/files/${encodeURIComponent(file)}/raw?ref=${encodeURIComponent(ref)}`;
   const shown =
     view.kind === 'code'
-      ? html`<pre class="code"><code class="hljs">${trusted(view.html)}</code></pre>`
-      : view.kind === 'markdown'
-        ? html`<div class="markdown">${trusted(view.html)}</div>`
-        : html`<p class="binary"><a href="${rawUrl}">Download ${info.file_name}</a></p>`;
+      ? html`${view.renderAbandoned ? renderAbandoned : ''}<pre class="code"><code class="hljs">${trusted(view.html)}</code></pre>`
+      : view.kind === 'too_large'
+        ? tooLargeToDisplay(view.limit, rawUrl, rawUrl)
+        : view.kind === 'markdown'
+          ? html`<div class="markdown">${trusted(view.html)}</div>`
+          : html`<p class="binary"><a href="${rawUrl}">Download ${info.file_name}</a></p>`;
   const body = html`${projectHeader(base, ctx)}
 <section class="file"><header class="file-header"><h2>${file}</h2><span class="meta">on ${ref}</span>
 <nav class="file-actions"><a href="${rawUrl}">Raw</a></nav></header>

@@ -12,13 +12,14 @@ import {
   snippetFiles,
 } from '../../domain/snippets/reads.ts';
 import { keptView, markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
-import { pageViewer, type PageHandler } from './common.ts';
+import { pageViewer, renderAbandoned, tooLargeToDisplay, type PageHandler } from './common.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
 import type { Snippet, User } from '../../storage/db/schema.ts';
 import type { Store } from '../../storage/db/store.ts';
 import { notFound } from '../../domain/failure.ts';
 import { storeOf } from '../request.ts';
 import { sendWebRaw } from '../raw.ts';
+import { sendCompressed } from '../plugins/compression.ts';
 import { limitRaw } from '../rate-limits.ts';
 import { baseUrl, encodePath, snippetFileRawUrl, snippetHttpRepoUrl, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
@@ -34,11 +35,13 @@ function fileBody(view: FileView, rawUrl: string, filePath: string): Html {
       return html`<div class="image"><img src="${rawUrl}" alt="${filePath}"></div>`;
     case 'binary':
       return html`<p class="binary">Binary file. <a href="${rawUrl}?inline=false" download>Download it</a>.</p>`;
+    case 'too_large':
+      return tooLargeToDisplay(view.limit, rawUrl, `${rawUrl}?inline=false`);
     case 'markdown':
       return html`<div class="markdown">${trusted(view.html)}</div>
-<details class="source"><summary>Source</summary><pre><code>${view.source}</code></pre></details>`;
+<details class="source"><summary>Source</summary><pre><code>${trusted(view.sourceHtml)}</code></pre></details>`;
     case 'code':
-      return html`<pre class="code"><code class="hljs${view.language ? ` language-${view.language}` : ''}">${trusted(view.html)}</code></pre>`;
+      return html`${view.renderAbandoned ? renderAbandoned : ''}<pre class="code"><code class="hljs${view.language ? ` language-${view.language}` : ''}">${trusted(view.html)}</code></pre>`;
   }
 }
 
@@ -81,10 +84,8 @@ async function embedScript(request: FastifyRequest, reply: FastifyReply, project
 <p class="snippetd-embed-title"><a href="${web}">${snippet.title}</a></p>
 ${await fileSections(store, snippet, web)}
 </div>`;
-  return reply
-    .header('Content-Type', 'application/javascript; charset=utf-8')
-    .header('Cache-Control', 'public, max-age=60')
-    .send(`document.write(${JSON.stringify(markup.text).replace(/</g, '\\u003c')});\n`);
+  reply.header('Content-Type', 'application/javascript; charset=utf-8').header('Cache-Control', 'public, max-age=60');
+  return sendCompressed(reply, `document.write(${JSON.stringify(markup.text).replace(/</g, '\\u003c')});\n`);
 }
 
 // Scoped to the embed's own elements, so it neither takes nor gives styles to the page around it.

@@ -9,7 +9,7 @@ export class Html {
   }
 }
 
-import { escapeHtml } from '../../domain/rendering.ts';
+import { escapeHtml } from '../../domain/escape.ts';
 
 type Value = Html | string | number | boolean | null | undefined | readonly Value[];
 

@@ -1,0 +1,74 @@
+// The renderers, run in a worker thread of domain/rendering.ts's pool: highlighting and Markdown take time
+// that grows with their input (and for some inputs, far faster than it), so they never run on the event
+// loop. Each task is one pure function of its input; a task over its time budget is abandoned and this
+// thread is terminated, so nothing here needs to stop itself.
+import os from 'node:os';
+import path from 'node:path';
+import hljs from 'highlight.js';
+import MarkdownIt from 'markdown-it';
+import { escapeHtml } from './escape.ts';
+
+// Rendering takes what the event loop leaves: on Linux a thread's nice value is its own, so this lowers this
+// render thread alone, and a server short of CPU still answers its other requests first.
+try {
+  os.setPriority(10);
+} catch {
+  // Not allowed here: the thread keeps the process's priority.
+}
+
+export type RenderTask =
+  | { op: 'code'; filePath: string; text: string }
+  | { op: 'markdown'; text: string }
+  | { op: 'plain'; text: string };
+
+export type RenderResult = { html: string; language: string | null };
+
+/** Highlighted output beyond this is shown plain: markup per token can make a page many times the file. */
+const MAX_HIGHLIGHTED_HTML = 8 * 1024 * 1024;
+
+const NAMED_LANGUAGES: Record<string, string> = { dockerfile: 'dockerfile', makefile: 'makefile', gemfile: 'ruby' };
+
+const markdown = new MarkdownIt({
+  html: false, // raw HTML in Markdown is shown as text, never rendered
+  linkify: true,
+  highlight: (code, lang) =>
+    lang && hljs.getLanguage(lang) ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value : '',
+});
+// GitLab-flavoured task lists: "- [ ]" and "- [x]" become disabled checkboxes.
+markdown.core.ruler.after('inline', 'task_lists', (state) => {
+  for (const token of state.tokens) {
+    if (token.type !== 'inline' || !token.children?.length) continue;
+    const first = token.children[0];
+    const m = /^\[([ xX])\]\s/.exec(first.content);
+    if (first.type !== 'text' || !m) continue;
+    first.content = first.content.slice(m[0].length);
+    const box = new state.Token('html_inline', '', 0);
+    box.content = `<input type="checkbox" disabled${m[1] === ' ' ? '' : ' checked'}> `;
+    token.children.unshift(box);
+  }
+});
+
+function languageOf(filePath: string): string | null {
+  const name = path.basename(filePath).toLowerCase();
+  if (NAMED_LANGUAGES[name]) return NAMED_LANGUAGES[name];
+  const ext = path.extname(name).slice(1);
+  return ext && hljs.getLanguage(ext) ? ext : null;
+}
+
+function highlighted(filePath: string, text: string): RenderResult {
+  const language = languageOf(filePath);
+  if (!language) return { html: escapeHtml(text), language: null };
+  const html = hljs.highlight(text, { language, ignoreIllegals: true }).value;
+  return html.length > MAX_HIGHLIGHTED_HTML ? { html: escapeHtml(text), language: null } : { html, language };
+}
+
+export default function render(task: RenderTask): RenderResult {
+  switch (task.op) {
+    case 'code':
+      return highlighted(task.filePath, task.text);
+    case 'markdown':
+      return { html: markdown.render(task.text), language: null };
+    case 'plain':
+      return { html: escapeHtml(task.text), language: null };
+  }
+}
