@@ -108,6 +108,13 @@ await build({
   outdir: dist,
   format: 'esm',
 });
+// The body parser's worker (src/http/plugins/body.ts looks for it at dist/http/body-parse-worker.js).
+await build({
+  ...common,
+  entryPoints: { 'http/body-parse-worker': path.join(root, 'src/http/body-parse-worker.ts') },
+  outdir: dist,
+  format: 'esm',
+});
 
 // cpSync keeps the mode, so hooks/pre-receive stays executable.
 fs.cpSync(path.join(root, 'src'), dist, {

@@ -2,7 +2,7 @@
 // with Rack arrays, multipart; DELETE with an empty or '{}' JSON body; malformed bodies; unknown parameters.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, MULTIPART_BOUNDARY, multipart, type TestApp } from '../helper.ts';
+import { createTestApp, MULTIPART_BOUNDARY, multipart, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 describe('request bodies and parameter sources', () => {
   let t: TestApp;
@@ -78,6 +78,21 @@ describe('request bodies and parameter sources', () => {
     assert.equal(res.json.name, 'my form! é');
     assert.deepEqual(res.json.scopes, ['api', 'read_api']);
     assert.equal(res.json.expires_at, '2099-03-31');
+  });
+
+  it('reads a form body over 1 MiB (parsed in the worker thread) as a small one', async () => {
+    const project = await t.ok('POST', '/projects', ROOT_TOKEN, { name: 'form-bodies' }, 201);
+    const content = `${'é+&=%'.repeat(300_000)}\n`;
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v4/projects/${project.id}/snippets`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `title=big+form&files[][file_path]=a.txt&files[][content]=${encodeURIComponent(content)}`,
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(res.json.title, 'big form');
+    const raw = await t.request({ method: 'GET', url: `/api/v4/projects/${project.id}/snippets/${res.json.id}/raw` });
+    assert.equal(raw.body, content);
   });
 
   it('reads a form body with percent-encoded brackets and a charset parameter', async () => {

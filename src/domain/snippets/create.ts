@@ -43,7 +43,11 @@ export async function createSnippet(
       title: input.title,
       description: input.description ?? null,
       // An empty `files` array passes Grape, and leaves GitLab's Snippet model no content: a model error.
-      firstContent: input.files.length ? Buffer.from(input.files[0].content) : MISSING_CONTENT,
+      firstContent: input.files.length
+        ? duplicate
+          ? Buffer.from(input.files[0].content)
+          : files.get(input.files[0].file_path)!
+        : MISSING_CONTENT,
       files,
     },
     settings,
@@ -53,7 +57,7 @@ export async function createSnippet(
     if (duplicate) throw new FileActionError('conflict');
     created = applyActions(
       new Map(),
-      input.files.map((f) => ({ action: 'create', file_path: f.file_path, content: f.content })),
+      input.files.map((f) => ({ action: 'create', file_path: f.file_path, content: files.get(f.file_path) })),
       settings.max_snippet_files,
     );
   } catch (error) {

@@ -9,7 +9,8 @@ export interface FileAction {
   action: ActionName;
   file_path?: string | null;
   previous_path?: string | null;
-  content?: string | null;
+  /** As a request sends it, or already as bytes (a create converts each file once). */
+  content?: string | Buffer | null;
 }
 
 export type RepoError = 'conflict' | 'invalid_name' | 'too_many_files';
@@ -21,15 +22,16 @@ export class FileActionError extends Error {
 }
 
 const present = (v: string | null | undefined): v is string => typeof v === 'string' && v.trim() !== '';
+const hasContent = (v: string | Buffer | null | undefined) => (Buffer.isBuffer(v) ? v.length > 0 : present(v));
 
 /** GitLab's SnippetInputAction validations: each action must be well formed on its own. */
 export function isValidAction(a: FileAction): boolean {
   switch (a.action) {
     case 'create':
-      return present(a.content);
+      return hasContent(a.content);
     case 'update':
       return (
-        present(a.file_path) && present(a.content) && (!present(a.previous_path) || a.previous_path === a.file_path)
+        present(a.file_path) && hasContent(a.content) && (!present(a.previous_path) || a.previous_path === a.file_path)
       );
     case 'delete':
       return present(a.file_path);
@@ -65,7 +67,11 @@ export function applyActions(
     return path;
   };
   for (const a of actions) {
-    const content = typeof a.content === 'string' ? Buffer.from(a.content) : null;
+    const content = Buffer.isBuffer(a.content)
+      ? a.content
+      : typeof a.content === 'string'
+        ? Buffer.from(a.content)
+        : null;
     switch (a.action) {
       case 'create': {
         const path = present(a.file_path) ? requireName(a.file_path) : generatedName(files);
