@@ -120,9 +120,9 @@ export class PushHooks {
         }));
         const received = await ReceivedPush.list({ cwd: request.cwd, env: gitEnv(request.env) }, updates);
         if (received.missing.length) {
-          // receive-pack refuses the updates it cannot connect itself ("missing necessary objects"); refusing
-          // the whole push here keeps the others from moving in the database while git keeps them where
-          // they were (an atomic push).
+          // receive-pack refuses the updates it cannot connect itself, which the client sees as "missing
+          // necessary objects". The rest is refused with them: git may refuse them too (an atomic push), and
+          // the database must never move a ref that git does not.
           this.events.refused({ updates, missing: received.missing });
           message = `snippetd: the push names objects it did not send: ${received.missing.join(', ')} (missing necessary objects)`;
         } else message = await decide(updates, received);
