@@ -58,8 +58,10 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   throttle_unauthenticated_api_period_in_seconds: 3600,
   rate_limiting_response_text: null,
   receive_max_input_size: null,
-  // GitLab.com's limit on a file in a push; it also bounds what the server holds of one object at once.
-  max_file_size: 100,
+  // What the server holds of a push at once is about three times its largest object while that object's row
+  // is written (the body, the driver's copy, the database's record), so the default stays well below
+  // GitLab.com's 100 MiB: as snippet_size_limit's 50 MB, and GitHub's warning size.
+  max_file_size: 50,
 };
 
 const isVisibility = (v: unknown): v is Visibility => (VISIBILITIES as unknown[]).includes(v);

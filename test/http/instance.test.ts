@@ -12,7 +12,7 @@ const DEFAULTS = {
   snippet_size_limit: 52428800,
   max_snippet_files: 10,
   receive_max_input_size: null,
-  max_file_size: 100,
+  max_file_size: 50,
 };
 const pick = (body: Record<string, unknown>) => Object.fromEntries(Object.keys(DEFAULTS).map((k) => [k, body[k]]));
 

@@ -233,8 +233,8 @@ export class ReceivedPush implements PendingObjects, DeflatedSource {
       (header) => {
         // zlib's stream runs on the thread pool, a piece at a time: a large body never holds the event loop.
         const deflate = zlib.createDeflate({ level: deflateLevel(header.size) });
-        const out: Buffer[] = [];
-        deflate.on('data', (chunk: Buffer) => out.push(chunk));
+        const out = new GrowingBuffer(header.size);
+        deflate.on('data', (chunk: Buffer) => out.append(chunk));
         const ended = once(deflate, 'end');
         return {
           write: async (piece) => {
@@ -243,7 +243,7 @@ export class ReceivedPush implements PendingObjects, DeflatedSource {
           end: async () => {
             deflate.end();
             await ended;
-            const data = Buffer.concat(out);
+            const data = out.bytes();
             batch.push({ ...header, data });
             bytes += data.length;
             if (batch.length >= BATCH_ROWS || bytes >= BATCH_BYTES) {
@@ -257,6 +257,33 @@ export class ReceivedPush implements PendingObjects, DeflatedSource {
       },
     );
     if (batch.length) await take(batch);
+  }
+}
+
+/**
+ * A deflated body written in place: room for what deflate can make of `size` bytes is reserved at once (pages
+ * never written are never resident), so a large body is not held twice, as pieces and then joined.
+ */
+class GrowingBuffer {
+  private buffer: Buffer;
+  private length = 0;
+
+  constructor(size: number) {
+    // zlib's bound for a stored (incompressible) body: 5 bytes per 16 KiB block, plus its header.
+    this.buffer = Buffer.allocUnsafe(size + 5 * Math.ceil(size / 16384) + 64);
+  }
+
+  append(chunk: Buffer): void {
+    if (this.length + chunk.length > this.buffer.length) {
+      const larger = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + chunk.length));
+      this.buffer.copy(larger, 0, 0, this.length);
+      this.buffer = larger;
+    }
+    this.length += chunk.copy(this.buffer, this.length);
+  }
+
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length);
   }
 }
 
