@@ -101,7 +101,11 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   app.decorate('gitMaxBodyBytes', config.maxGitBodyBytes);
   const gitCaches = new ServingCaches(path.join(config.dataDir, 'cache', 'git'));
   metrics.cache('git_serving', gitCaches.counts);
-  const pushHooks = new PushHooks((error) => app.log.error({ err: error }, 'a git push failed'));
+  const pushHooks = new PushHooks({
+    // A client's mistake, answered with git's refusal: worth a line, not an alarm.
+    refused: ({ updates, missing }) => app.log.info({ updates, missing }, 'a git push named objects it did not send'),
+    failed: (error) => app.log.error({ err: error }, 'a git push failed'),
+  });
   app.decorate('gitCaches', gitCaches);
   app.decorate('pushHooks', pushHooks);
   app.addHook('onClose', async () => {

@@ -5,9 +5,8 @@
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import type { Scope } from './access.ts';
-import type { GitObject } from '../storage/git/objects.ts';
 import { type GitRepository, RefConflict, RefNameClash } from '../storage/git/repository.ts';
-import type { RefUpdate } from '../storage/git/push-hooks.ts';
+import type { ReceivedObject, ReceivedPush, RefUpdate } from '../storage/git/push-hooks.ts';
 import { Failure } from './failure.ts';
 import { findReadableProject, type ProjectContext } from './projects.ts';
 import { ensureProjectRepository, snippetRepository } from './git-repositories.ts';
@@ -15,7 +14,7 @@ import { isValidGitPath } from './paths.ts';
 import { accessDeniedReason, can, NO_ACCESS } from './policy.ts';
 import { findVisibleSnippet } from './snippets/reads.ts';
 import { humanSize } from './snippets/limits.ts';
-import { getSettings } from './settings.ts';
+import { type ApplicationSettings, getSettings, MiB } from './settings.ts';
 import { nowIso } from './tokens.ts';
 import { parseRowId } from './ids.ts';
 
@@ -80,6 +79,15 @@ export async function resolveGitTarget(
 }
 
 /**
+ * The largest pack a push may send, for git's receive.maxInputSize: `receive_max_input_size` MiB, as GitLab
+ * hands it to git; null when there is no limit (null or 0).
+ */
+export async function maxPushPackBytes(store: Store): Promise<number | null> {
+  const limit = (await getSettings(store)).receive_max_input_size;
+  return limit ? limit * MiB : null;
+}
+
+/**
  * Takes a push or refuses it: null when its objects and ref moves are committed, else the sentence for the
  * client. A ref that moved since the push began (another node, another push) refuses it whole.
  */
@@ -87,9 +95,12 @@ export async function acceptPush(
   store: Store,
   target: GitTarget,
   updates: RefUpdate[],
-  received: GitObject[],
+  received: ReceivedPush,
 ): Promise<string | null> {
   const settings = await getSettings(store);
+  // Sizes first, as git listed them: no body of an object over a limit is ever read.
+  const oversized = oversizedObjectProblem(target, received.objects, settings);
+  if (oversized) return `snippetd: ${oversized}`;
   const proposed = target.repository.withPending(received);
   const problem =
     target.snippetId === null
@@ -108,7 +119,7 @@ export async function acceptPush(
       if (target.snippetId === null && !(await tx.projects.lock(target.ctx.project.id, store.db.dialect, 'share')))
         throw new RefConflict('the project');
       const repo = target.repository.on(tx.kysely);
-      await repo.store(received);
+      await repo.storeDeflated(received);
       for (const u of updates) await repo.moveRef(u.ref, u.old, u.new);
       if (locked) {
         await tx.snippets.syncFiles(locked.id, await tx.snippets.fileIndex(locked.id), files);
@@ -124,6 +135,28 @@ export async function acceptPush(
     if (error instanceof RefNameClash) return `snippetd: ${error.message}`;
     throw error;
   }
+  return null;
+}
+
+/**
+ * An object over the limits: in a snippet, a file over `snippet_size_limit` (what the API allows all its
+ * content); anywhere, an object over `max_file_size` MiB (GitLab's push rule of that name, here for the
+ * instance; it bounds what the server holds of one object, trees and commits included).
+ */
+function oversizedObjectProblem(
+  target: GitTarget,
+  objects: readonly ReceivedObject[],
+  settings: ApplicationSettings,
+): string | null {
+  const snippetLimit = settings.snippet_size_limit;
+  const tooLong =
+    target.snippetId === null ? undefined : objects.find((o) => o.type === 'blob' && o.size > snippetLimit);
+  if (tooLong)
+    return `Content is too long (${humanSize(tooLong.size)}). The maximum size is ${humanSize(snippetLimit)}.`;
+  const fileLimit = settings.max_file_size;
+  const tooLarge = fileLimit > 0 ? objects.find((o) => o.size > fileLimit * MiB) : undefined;
+  if (tooLarge)
+    return `File ${JSON.stringify(tooLarge.path || tooLarge.id)} is larger than the allowed size of ${fileLimit} MB. Use Git LFS to manage this file.`;
   return null;
 }
 

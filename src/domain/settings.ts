@@ -28,7 +28,13 @@ export interface ApplicationSettings {
   throttle_unauthenticated_api_period_in_seconds: number;
   /** What a throttled request is told; "Retry later" when null. */
   rate_limiting_response_text: string | null;
+  /** The largest pack a push may send, in MiB (git's receive.maxInputSize); null or 0: no limit. */
+  receive_max_input_size: number | null;
+  /** snippetd's own: the largest object (a file) a push may bring, inflated, in MiB; 0: no limit. */
+  max_file_size: number;
 }
+
+export const MiB = 1024 * 1024;
 
 type Key = keyof ApplicationSettings;
 
@@ -51,6 +57,11 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   throttle_unauthenticated_api_requests_per_period: 3600,
   throttle_unauthenticated_api_period_in_seconds: 3600,
   rate_limiting_response_text: null,
+  receive_max_input_size: null,
+  // What the server holds of a push at once is about three times its largest object while that object's row
+  // is written (the body, the driver's copy, the database's record), so the default stays well below
+  // GitLab.com's 100 MiB: as snippet_size_limit's 50 MB, and GitHub's warning size.
+  max_file_size: 50,
 };
 
 const isVisibility = (v: unknown): v is Visibility => (VISIBILITIES as unknown[]).includes(v);
@@ -87,6 +98,8 @@ const RULES: Record<Key, (value: unknown) => string | null> = {
   throttle_unauthenticated_api_period_in_seconds: aboveZero,
   rate_limiting_response_text: (v) =>
     v === null || (typeof v === 'string' && v.length <= 255) ? null : 'is too long (maximum is 255 characters)',
+  receive_max_input_size: (v) => (v === null ? null : atLeastZero(v)),
+  max_file_size: atLeastZero,
 };
 
 /**

@@ -11,6 +11,8 @@ const DEFAULTS = {
   file_template_project_id: null,
   snippet_size_limit: 52428800,
   max_snippet_files: 10,
+  receive_max_input_size: null,
+  max_file_size: 50,
 };
 const pick = (body: Record<string, unknown>) => Object.fromEntries(Object.keys(DEFAULTS).map((k) => [k, body[k]]));
 
@@ -90,6 +92,8 @@ describe('application settings', () => {
       file_template_project_id: project.json.id,
       snippet_size_limit: 1024,
       max_snippet_files: 3,
+      receive_max_input_size: 20,
+      max_file_size: 10,
     };
     const res = await put(changes);
     assert.equal(res.statusCode, 200);
@@ -214,6 +218,17 @@ describe('application settings: null and wrong types never break later requests'
     ['max_snippet_files', 1.5, 400, isInvalid('max_snippet_files')],
     ['can_create_group', null, 400, { message: { can_create_group: ['must be a boolean value'] } }],
     ['can_create_group', 'maybe', 400, isInvalid('can_create_group')],
+    // GitLab's default: no limit on a push's pack.
+    ['receive_max_input_size', null, 200, null],
+    [
+      'receive_max_input_size',
+      -1,
+      400,
+      { message: { receive_max_input_size: ['must be greater than or equal to 0'] } },
+    ],
+    ['receive_max_input_size', 'big', 400, isInvalid('receive_max_input_size')],
+    ['max_file_size', null, 400, { message: { max_file_size: ['is not a number'] } }],
+    ['max_file_size', -1, 400, { message: { max_file_size: ['must be greater than or equal to 0'] } }],
   ];
 
   for (const [name, sent, status, answer] of CASES) {

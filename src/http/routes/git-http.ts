@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import type { User } from '../../storage/db/schema.ts';
 import { authenticateToken, scopesOf } from '../../domain/tokens.ts';
 import { Failure } from '../../domain/failure.ts';
-import { acceptPush, challenge, checkGitCaller, resolveGitTarget } from '../../domain/git-access.ts';
+import { acceptPush, challenge, checkGitCaller, maxPushPackBytes, resolveGitTarget } from '../../domain/git-access.ts';
 import { BodyTooLarge, runHttpBackend } from '../../storage/git/http-backend.ts';
 import { HOOKS_DIR, type PushHooks } from '../../storage/git/push-hooks.ts';
 import type { ServingCaches } from '../../storage/git/serving-cache.ts';
@@ -67,7 +67,7 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
       const { store, gitCaches, pushHooks } = request.server;
       const target = await resolveGitTarget(store, user, match[1], write);
       const repo = target.repository;
-      const backend = (env: Record<string, string>) =>
+      const backend = (env: Record<string, string>, config: Record<string, string> = {}) =>
         runHttpBackend({
           root: gitCaches.root,
           pathInfo: `/${gitCaches.relativePath(repo.id)}/${match[2]}`,
@@ -81,7 +81,7 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
           // A body sent as another content type was read by the generic parser; git answers 415 for it.
           body: request.method === 'POST' && request.body instanceof Readable ? request.body : null,
           maxBodyBytes: request.server.gitMaxBodyBytes,
-          config: { 'core.hooksPath': HOOKS_DIR, 'receive.fsckObjects': 'true' },
+          config: { 'core.hooksPath': HOOKS_DIR, 'receive.fsckObjects': 'true', ...config },
           env,
         }).catch((error) => {
           throw error instanceof BodyTooLarge ? new Failure('payload_too_large_git') : error;
@@ -93,11 +93,14 @@ export default async function gitHttpRoutes(app: FastifyInstance) {
       }
       // A push holds this node's cache of the repository until git is done; the hook commits it to the
       // database first (domain/git-access.ts#acceptPush), so the client's next API call sees what it pushed.
+      // git's index-pack refuses a larger pack as it reads it ("pack exceeds maximum allowed size").
+      const maxPack = await maxPushPackBytes(store);
+      const limits: Record<string, string> = maxPack ? { 'receive.maxInputSize': String(maxPack) } : {};
       const answer = await gitCaches.exclusive(repo.id, async () => {
         await gitCaches.refresh(repo);
         const hook = await pushHooks.register((updates, received) => acceptPush(store, target, updates, received));
         try {
-          const response = await backend(hook.env);
+          const response = await backend(hook.env, limits);
           const body = await collect(response.body);
           await response.done;
           return { response, body };

@@ -22,4 +22,6 @@ export const updateSettingsSpec = {
   throttle_unauthenticated_api_requests_per_period: { type: 'integer', nullable: true },
   throttle_unauthenticated_api_period_in_seconds: { type: 'integer', nullable: true },
   rate_limiting_response_text: { type: 'string', nullable: true },
+  receive_max_input_size: { type: 'integer', nullable: true },
+  max_file_size: { type: 'integer', nullable: true },
 } satisfies ParamSpec;

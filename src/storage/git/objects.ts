@@ -90,9 +90,12 @@ export const TYPE_OF_PACK_TYPE: Record<number, ObjectType> = { 1: 'commit', 2: '
 
 /** An object's body deflated: what the database stores and what a pack entry carries after its header. */
 export function deflateBody(body: Buffer): Buffer {
-  const level = body.length > 1 << 20 ? zlib.constants.Z_BEST_SPEED : zlib.constants.Z_DEFAULT_COMPRESSION;
-  return zlib.deflateSync(body, { level });
+  return zlib.deflateSync(body, { level: deflateLevel(body.length) });
 }
+
+/** Large bodies are deflated fast rather than small. */
+export const deflateLevel = (size: number) =>
+  size > 1 << 20 ? zlib.constants.Z_BEST_SPEED : zlib.constants.Z_DEFAULT_COMPRESSION;
 
 /** A pack (git's format v2) and its index from objects already deflated: a cache repository's objects. */
 export function buildPack(objects: { id: string; type: number; size: number; data: Buffer }[]): {

@@ -2,7 +2,9 @@
 // runs the pre-receive hook (hooks/pre-receive) after it received the pack and before it moves any ref; the
 // hook asks this process, over a Unix socket, to take the push, and passes the answer on. The pushed objects
 // are read from git's quarantine with the environment the hook hands over; a push refused here leaves
-// nothing, in the database or in the cache repository.
+// nothing, in the database or in the cache repository. Memory stays bounded whatever the push: the objects'
+// types and inflated sizes are listed first (`git cat-file --batch-check`), so limits are checked before any
+// body is read, and bodies are then streamed from `git cat-file --batch` into the database in batches.
 import { execFile, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -10,7 +12,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { type GitObject, parseCatFileBatch } from './objects.ts';
+import { once } from 'node:events';
+import zlib from 'node:zlib';
+import { deflateLevel, type ObjectType } from './objects.ts';
+import type { DeflatedObject, DeflatedSource, PendingObjects, StoredObject } from './repository.ts';
 import { isProcessAlive, pidInName } from '../leftovers.ts';
 import { shippedFile } from '../../shipped-files.ts';
 
@@ -29,7 +34,14 @@ export interface RefUpdate {
 }
 
 /** Null to accept the push, else the sentence the client is shown. */
-export type PushDecision = (updates: RefUpdate[], received: GitObject[]) => Promise<string | null>;
+export type PushDecision = (updates: RefUpdate[], received: ReceivedPush) => Promise<string | null>;
+
+export interface PushEvents {
+  /** A push refused before it was decided because it names objects it did not send: the client's mistake. */
+  refused: (details: { updates: RefUpdate[]; missing: string[] }) => void;
+  /** A push that failed for another reason (the client is told to try again). */
+  failed: (error: unknown) => void;
+}
 
 interface HookRequest {
   push: string;
@@ -46,9 +58,8 @@ export class PushHooks {
   /**
    * The sockets of processes that were killed stay behind: they are removed here, at start-up, not at the
    * first push, which may never come.
-   * @param onError told of a push that failed for a reason other than a refusal (the client is told to retry).
    */
-  constructor(private readonly onError: (error: unknown) => void) {
+  constructor(private readonly events: PushEvents) {
     for (const name of fs.readdirSync(os.tmpdir())) {
       const pid = pidInName(name, SOCKET_PREFIX);
       if (pid > 0 && !isProcessAlive(pid)) fs.rmSync(path.join(os.tmpdir(), name), { force: true });
@@ -107,9 +118,16 @@ export class PushHooks {
           old: u.old === ZERO_ID ? null : u.old,
           new: u.new === ZERO_ID ? null : u.new,
         }));
-        message = await decide(updates, await receivedObjects(request, updates));
+        const received = await ReceivedPush.list({ cwd: request.cwd, env: gitEnv(request.env) }, updates);
+        if (received.missing.length) {
+          // receive-pack refuses the updates it cannot connect itself, which the client sees as "missing
+          // necessary objects". The rest is refused with them: git may refuse them too (an atomic push), and
+          // the database must never move a ref that git does not.
+          this.events.refused({ updates, missing: received.missing });
+          message = `snippetd: the push names objects it did not send: ${received.missing.join(', ')} (missing necessary objects)`;
+        } else message = await decide(updates, received);
       } catch (error) {
-        this.onError(error);
+        this.events.failed(error);
         message = 'snippetd: the server could not take the push; try again';
       }
       socket.end(JSON.stringify(message === null ? { ok: true } : { ok: false, message }));
@@ -117,33 +135,255 @@ export class PushHooks {
   }
 }
 
-/** The objects the push brought: reachable from the new ref values and not from any ref the cache had. */
-async function receivedObjects(request: HookRequest, updates: RefUpdate[]): Promise<GitObject[]> {
-  const tips = updates.map((u) => u.new).filter((id): id is string => id !== null);
-  if (!tips.length) return [];
-  const options = { cwd: request.cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...request.env } };
-  const { stdout } = await run('git', ['rev-list', '--objects', ...tips, '--not', '--all'], {
-    ...options,
-    maxBuffer: 1 << 30,
-  });
-  const ids = stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => line.slice(0, 40));
-  return readObjects(ids, options);
+interface Git {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
 }
 
-/** Reads objects through one `git cat-file --batch`. */
-function readObjects(ids: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<GitObject[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['cat-file', '--batch'], { ...options, stdio: ['pipe', 'pipe', 'ignore'] });
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`git cat-file exited ${code}`));
-      resolve(parseCatFileBatch(Buffer.concat(chunks)));
+const gitEnv = (hookEnv: Record<string, string>): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  ...hookEnv,
+});
+
+export interface ReceivedObject {
+  id: string;
+  type: ObjectType;
+  /** Inflated, as `git cat-file --batch-check` tells it: known before any body is read. */
+  size: number;
+  /** The path it was first reached by (`git rev-list --objects`), for blobs and trees; '' otherwise. */
+  path: string;
+}
+
+/** Rows per batch and deflated bytes per batch, whichever comes first, when a push is streamed to the database. */
+const BATCH_ROWS = 500;
+const BATCH_BYTES = 8 << 20;
+
+/**
+ * The objects a push brought (reachable from the new ref values and not from any ref the cache had), by
+ * type and size; bodies are read only when asked for.
+ */
+export class ReceivedPush implements PendingObjects, DeflatedSource {
+  private readonly byId: Map<string, ReceivedObject>;
+
+  private constructor(
+    private readonly git: Git,
+    readonly objects: ReceivedObject[],
+    /** Objects the updates name or reach that git has neither in the quarantine nor in the repository. */
+    readonly missing: string[],
+  ) {
+    this.byId = new Map(objects.map((o) => [o.id, o]));
+  }
+
+  static async list(git: Git, updates: RefUpdate[]): Promise<ReceivedPush> {
+    const tips = [...new Set(updates.map((u) => u.new).filter((id): id is string => id !== null))];
+    if (!tips.length) return new ReceivedPush(git, [], []);
+    // A tip git does not have makes rev-list fail outright ("bad object"): look for those first.
+    const missingTips = (await batchCheck(git, tips)).filter((o) => o.type === 'missing').map((o) => o.id);
+    if (missingTips.length) return new ReceivedPush(git, [], missingTips);
+    const { stdout } = await run('git', ['rev-list', '--objects', '--missing=print', ...tips, '--not', '--all'], {
+      ...git,
+      maxBuffer: 1 << 30,
     });
-    child.stdin.end(ids.length ? `${ids.join('\n')}\n` : '');
+    const missing: string[] = [];
+    const paths = new Map<string, string>();
+    for (const line of stdout.split('\n')) {
+      if (line.startsWith('?')) missing.push(line.slice(1, 41));
+      else if (line) paths.set(line.slice(0, 40), line.slice(41));
+    }
+    const objects: ReceivedObject[] = [];
+    for (const o of await batchCheck(git, [...paths.keys()])) {
+      if (o.type === 'missing') missing.push(o.id);
+      else objects.push({ id: o.id, type: o.type as ObjectType, size: o.size, path: paths.get(o.id) ?? '' });
+    }
+    return new ReceivedPush(git, objects, missing);
+  }
+
+  get objectCount(): number {
+    return this.objects.length;
+  }
+
+  sizeOf(id: string): number | undefined {
+    return this.byId.get(id)?.size;
+  }
+
+  /** Some objects whole, inflated: call only for objects whose sizes were checked. */
+  async read(ids: readonly string[]): Promise<Map<string, StoredObject>> {
+    const out = new Map<string, StoredObject>();
+    await catFileBatch(this.git, ids, (header) => {
+      const pieces: Buffer[] = [];
+      return {
+        write: (piece) => void pieces.push(piece),
+        end: () => void out.set(header.id, { type: header.type, body: Buffer.concat(pieces, header.size) }),
+      };
+    });
+    return out;
+  }
+
+  /**
+   * Every object, deflated as the database keeps it, in batches handed to `take` one at a time: reading
+   * waits for each batch to be taken, so no more than a batch (and one object) is held at once.
+   */
+  async forEachBatch(take: (batch: DeflatedObject[]) => Promise<void>): Promise<void> {
+    let batch: DeflatedObject[] = [];
+    let bytes = 0;
+    await catFileBatch(
+      this.git,
+      this.objects.map((o) => o.id),
+      (header) => {
+        // zlib's stream runs on the thread pool, a piece at a time: a large body never holds the event loop.
+        const deflate = zlib.createDeflate({ level: deflateLevel(header.size) });
+        const out = new GrowingBuffer(header.size);
+        deflate.on('data', (chunk: Buffer) => out.append(chunk));
+        const ended = once(deflate, 'end');
+        return {
+          write: async (piece) => {
+            if (!deflate.write(piece)) await once(deflate, 'drain');
+          },
+          end: async () => {
+            deflate.end();
+            await ended;
+            const data = out.bytes();
+            batch.push({ ...header, data });
+            bytes += data.length;
+            if (batch.length >= BATCH_ROWS || bytes >= BATCH_BYTES) {
+              const full = batch;
+              batch = [];
+              bytes = 0;
+              await take(full);
+            }
+          },
+        };
+      },
+    );
+    if (batch.length) await take(batch);
+  }
+}
+
+/**
+ * A deflated body written in place: room for what deflate can make of `size` bytes is reserved at once (pages
+ * never written are never resident), so a large body is not held twice, as pieces and then joined.
+ */
+class GrowingBuffer {
+  private buffer: Buffer;
+  private length = 0;
+
+  constructor(size: number) {
+    // zlib's bound for a stored (incompressible) body: 5 bytes per 16 KiB block, plus its header.
+    this.buffer = Buffer.allocUnsafe(size + 5 * Math.ceil(size / 16384) + 64);
+  }
+
+  append(chunk: Buffer): void {
+    if (this.length + chunk.length > this.buffer.length) {
+      const larger = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + chunk.length));
+      this.buffer.copy(larger, 0, 0, this.length);
+      this.buffer = larger;
+    }
+    this.length += chunk.copy(this.buffer, this.length);
+  }
+
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+}
+
+/** Type and inflated size of each object, or type 'missing'. */
+async function batchCheck(git: Git, ids: string[]): Promise<{ id: string; type: string; size: number }[]> {
+  const child = spawn('git', ['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], {
+    ...git,
+    stdio: ['pipe', 'pipe', 'ignore'],
   });
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+  child.stdin.on('error', () => {});
+  child.stdin.end(ids.length ? `${ids.join('\n')}\n` : '');
+  let text = '';
+  child.stdout.setEncoding('latin1');
+  for await (const chunk of child.stdout) text += chunk;
+  const code = await exited;
+  if (code !== 0) throw new Error(`git cat-file --batch-check exited ${code}`);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [id, type, size] = line.split(' ');
+      return { id, type, size: Number(size ?? 0) };
+    });
+}
+
+interface ObjectHeader {
+  id: string;
+  type: ObjectType;
+  size: number;
+}
+
+interface BodySink {
+  write(piece: Buffer): void | Promise<void>;
+  end(): void | Promise<void>;
+}
+
+/**
+ * Streams `git cat-file --batch` ("<id> <type> <size>\n<body>\n" each) for `ids`, handing each body to the sink
+ * `open` gives for its header, a piece at a time as git writes it; git is not read further until the sink
+ * has taken a piece.
+ */
+async function catFileBatch(git: Git, ids: readonly string[], open: (header: ObjectHeader) => BodySink) {
+  const child = spawn('git', ['cat-file', '--batch'], { ...git, stdio: ['pipe', 'pipe', 'ignore'] });
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+  child.stdin.on('error', () => {});
+  child.stdin.end(ids.length ? `${ids.join('\n')}\n` : '');
+  let line = Buffer.alloc(0);
+  let sink: BodySink | null = null;
+  let left = 0;
+  let newlineNext = false;
+  try {
+    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      let at = 0;
+      while (at < chunk.length) {
+        if (newlineNext) {
+          at++;
+          newlineNext = false;
+        } else if (sink) {
+          const piece = chunk.subarray(at, Math.min(chunk.length, at + left));
+          await sink.write(piece);
+          left -= piece.length;
+          at += piece.length;
+          if (left === 0) {
+            await sink.end();
+            sink = null;
+            newlineNext = true;
+          }
+        } else {
+          const nl = chunk.indexOf(10, at);
+          if (nl === -1) {
+            line = Buffer.concat([line, chunk.subarray(at)]);
+            break;
+          }
+          const [id, type, size] = Buffer.concat([line, chunk.subarray(at, nl)])
+            .toString('latin1')
+            .split(' ');
+          line = Buffer.alloc(0);
+          at = nl + 1;
+          if (size === undefined) throw new Error(`git cat-file --batch: ${id} ${type}`);
+          left = Number(size);
+          sink = open({ id, type: type as ObjectType, size: left });
+          if (left === 0) {
+            await sink.end();
+            sink = null;
+            newlineNext = true;
+          }
+        }
+      }
+    }
+  } catch (error) {
+    child.kill();
+    throw error;
+  }
+  const code = await exited;
+  if (code !== 0 || sink || line.length) throw new Error(`git cat-file --batch exited ${code} before it was done`);
 }

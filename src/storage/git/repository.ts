@@ -69,6 +69,29 @@ export interface StoredObject {
   body: Buffer;
 }
 
+/** Objects a push brought and has not stored yet: their sizes known at once, their bodies read on request. */
+export interface PendingObjects {
+  /** Undefined when the push brought no object with that id. */
+  sizeOf(id: string): number | undefined;
+  read(ids: readonly string[]): Promise<Map<string, StoredObject>>;
+}
+
+const NO_PENDING: PendingObjects = { sizeOf: () => undefined, read: async () => new Map() };
+
+/** An object deflated as its row keeps it; `size` is the inflated size. */
+export interface DeflatedObject {
+  id: string;
+  type: ObjectType;
+  size: number;
+  data: Buffer;
+}
+
+/** Objects that come in batches, each handed to `take` before the next is read (a push's, streamed). */
+export interface DeflatedSource {
+  readonly objectCount: number;
+  forEachBatch(take: (batch: DeflatedObject[]) => Promise<void>): Promise<void>;
+}
+
 /** The write count a new repository's first objects are stored under (git_repositories.writes starts there). */
 export const FIRST_WRITE = 1;
 
@@ -108,7 +131,7 @@ export class GitRepository {
     private readonly db: Kysely<Database>,
     readonly row: GitRepositoryRow,
     private readonly cache: ObjectCache,
-    private readonly pending: ReadonlyMap<string, StoredObject> = new Map(),
+    private readonly pending: PendingObjects = NO_PENDING,
   ) {}
 
   get id(): number {
@@ -125,9 +148,9 @@ export class GitRepository {
     return new GitRepository(db, this.row, this.cache);
   }
 
-  /** This repository as it would read with `objects` added (see the constructor). */
-  withPending(objects: readonly GitObject[]): GitRepository {
-    return new GitRepository(this.db, this.row, this.cache, new Map(objects.map((o) => [o.id, o])));
+  /** This repository as it would read with a push's objects added (see the constructor). */
+  withPending(pending: PendingObjects): GitRepository {
+    return new GitRepository(this.db, this.row, this.cache, pending);
   }
 
   // --- objects ---------------------------------------------------------------------------------------------
@@ -141,11 +164,17 @@ export class GitRepository {
   async objects(ids: readonly string[]): Promise<Map<string, StoredObject>> {
     const out = new Map<string, StoredObject>();
     const missing: string[] = [];
+    const pushed: string[] = [];
     for (const id of new Set(ids)) {
-      const kept = this.pending.get(id) ?? this.cache.get(this.id, id);
+      if (this.pending.sizeOf(id) !== undefined) {
+        pushed.push(id);
+        continue;
+      }
+      const kept = this.cache.get(this.id, id);
       if (kept) out.set(id, kept);
       else if (FULL_ID.test(id)) missing.push(id);
     }
+    if (pushed.length) for (const [id, object] of await this.pending.read(pushed)) out.set(id, object);
     for (let i = 0; i < missing.length; i += INSERT_BATCH) {
       const rows = await this.db
         .selectFrom('git_objects')
@@ -178,8 +207,8 @@ export class GitRepository {
   private async sizes(ids: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     for (const id of ids) {
-      const object = this.pending.get(id);
-      if (object) out.set(id, object.body.length);
+      const size = this.pending.sizeOf(id);
+      if (size !== undefined) out.set(id, size);
     }
     const unique = [...new Set(ids)].filter((id) => !out.has(id));
     for (let i = 0; i < unique.length; i += INSERT_BATCH) {
@@ -200,15 +229,42 @@ export class GitRepository {
    */
   async store(objects: readonly GitObject[]): Promise<void> {
     if (!objects.length) return;
-    const write = (
+    await insertObjects(this.db, this.id, await this.nextWrite(), objects);
+  }
+
+  private async nextWrite(): Promise<number> {
+    const row = await this.db
+      .updateTable('git_repositories')
+      .set({ writes: sql`writes + 1` })
+      .where('id', '=', this.id)
+      .returning('writes')
+      .executeTakeFirstOrThrow();
+    return row.writes;
+  }
+
+  /**
+   * Stores a push's objects, which come deflated in batches, under one new write count (as `store`). Call
+   * inside the transaction that moves the refs naming them.
+   */
+  async storeDeflated(source: DeflatedSource): Promise<void> {
+    if (!source.objectCount) return;
+    const write = await this.nextWrite();
+    await source.forEachBatch(async (batch) => {
       await this.db
-        .updateTable('git_repositories')
-        .set({ writes: sql`writes + 1` })
-        .where('id', '=', this.id)
-        .returning('writes')
-        .executeTakeFirstOrThrow()
-    ).writes;
-    await insertObjects(this.db, this.id, write, objects);
+        .insertInto('git_objects')
+        .values(
+          batch.map((o) => ({
+            repository_id: this.id,
+            oid: oidBytes(o.id),
+            type: PACK_TYPES[o.type],
+            size: o.size,
+            write,
+            data: o.data,
+          })),
+        )
+        .onConflict((c) => c.columns(['repository_id', 'oid']).doNothing())
+        .execute();
+    });
   }
 
   /**
