@@ -2,7 +2,7 @@
 // per write, its objects and the branch's compare-and-swap in one transaction.
 import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
-import { ObjectWriter, type TreeFile } from '../storage/git/objects.ts';
+import { ObjectWriter, prepareBlob, type TreeFile } from '../storage/git/objects.ts';
 import { type CommitInfo, type GitRepository, RefConflict, RefNameClash } from '../storage/git/repository.ts';
 import { Failure, notFound } from './failure.ts';
 import { hasFileDirectoryClash, isValidGitPath } from './paths.ts';
@@ -80,7 +80,7 @@ async function writeFileIn(store: Store, repo: GitRepository, ctx: ProjectContex
     const previous = files.get(w.filePath);
     const mode =
       w.executeFilemode === undefined ? (previous?.mode ?? '100644') : w.executeFilemode ? '100755' : '100644';
-    files.set(w.filePath, { path: w.filePath, blobId: writer.blob(w.content!), mode });
+    files.set(w.filePath, { path: w.filePath, blobId: writer.blob(w.content!, await prepareBlob(w.content!)), mode });
   }
   // Gitaly's answers when the path and an existing entry would be both a file and a directory.
   if (hasFileDirectoryClash(files.keys())) {

@@ -3,7 +3,7 @@
 import type { Store } from '../../storage/db/store.ts';
 import type { User, Visibility } from '../../storage/db/schema.ts';
 import type { IndexedFile } from '../../storage/db/tables/snippets.ts';
-import { ObjectWriter } from '../../storage/git/objects.ts';
+import { ObjectWriter, prepareBlob } from '../../storage/git/objects.ts';
 import type { GitRepository } from '../../storage/git/repository.ts';
 import { Failure, serviceError } from '../failure.ts';
 import type { ApplicationSettings } from '../settings.ts';
@@ -56,12 +56,13 @@ export async function rejectSpam(
 }
 
 /** The objects of one commit with `files` on top of `parent`, and the index of its files. */
-export function buildCommit(parent: string | null, files: Map<string, Buffer>, author: User, message: string) {
+export async function buildCommit(parent: string | null, files: Map<string, Buffer>, author: User, message: string) {
   const writer = new ObjectWriter();
-  const indexed: IndexedFile[] = [...files].map(([p, content]) => ({
+  const prepared = await Promise.all([...files.values()].map(prepareBlob));
+  const indexed: IndexedFile[] = [...files].map(([p, content], i) => ({
     path: p,
     size: content.length,
-    blob_id: writer.blob(content),
+    blob_id: writer.blob(content, prepared[i]),
   }));
   const tree = writer.tree(indexed.map((f) => ({ path: f.path, blobId: f.blob_id })));
   const commit = writer.commit({
@@ -84,7 +85,7 @@ export async function commitFiles(
   author: User,
   message: string,
 ) {
-  const { commit, indexed, objects } = buildCommit(parent, files, author, message);
+  const { commit, indexed, objects } = await buildCommit(parent, files, author, message);
   await repo.commitToBranch(repo.head, parent, commit, objects);
   return { commit, indexed, objects };
 }

@@ -71,7 +71,7 @@ export async function createSnippet(
     });
 
   const branch = settings.default_branch_name;
-  const { commit, indexed, objects } = buildCommit(null, created, author, 'Initial commit');
+  const { commit, indexed, objects } = await buildCommit(null, created, author, 'Initial commit');
   const now = nowIso();
   const inserted = insertNewSnippet(store, {
     row: {

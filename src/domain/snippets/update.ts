@@ -141,7 +141,7 @@ async function changeOf(
   }
   checkAttributes({ title, description, firstContent: null, files: next }, settings);
   if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: next });
-  const { commit, indexed, objects } = buildCommit(snippet.head_commit, next, viewer, 'Update snippet');
+  const { commit, indexed, objects } = await buildCommit(snippet.head_commit, next, viewer, 'Update snippet');
   const first = actions[0];
   return {
     from: state,

@@ -102,7 +102,7 @@ export const objectRows = (write: number, objects: readonly GitObject[]) =>
     type: PACK_TYPES[o.type],
     size: o.body.length,
     write,
-    data: deflateBody(o.body),
+    data: o.deflated ?? deflateBody(o.body),
   }));
 
 /** Inserts object rows (those the repository has already are left as they are). */
