@@ -57,12 +57,17 @@ export class PushHooks {
 
   /**
    * The sockets of processes that were killed stay behind: they are removed here, at start-up, not at the
-   * first push, which may never come.
+   * first push, which may never come. One this user may not remove (another user's) is left where it is.
    */
   constructor(private readonly events: PushEvents) {
     for (const name of fs.readdirSync(os.tmpdir())) {
       const pid = pidInName(name, SOCKET_PREFIX);
-      if (pid > 0 && !isProcessAlive(pid)) fs.rmSync(path.join(os.tmpdir(), name), { force: true });
+      if (pid <= 0 || isProcessAlive(pid)) continue;
+      try {
+        fs.unlinkSync(path.join(os.tmpdir(), name));
+      } catch {
+        // Gone already, or not ours to remove.
+      }
     }
   }
 
