@@ -15,14 +15,13 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     .on('snippets')
     .columns(['author_id', 'id', 'project_id', 'visibility'])
     .execute();
-  // Personal ones only: with project_id in the key, PostgreSQL would not read `project_id IS NULL` rows
-  // in id order, and sorted every match of a deep page first.
-  await db.schema
-    .createIndex('snippets_personal_list')
-    .on('snippets')
-    .columns(['visibility', 'id'])
-    .where(sql.ref('project_id'), 'is', null)
-    .execute();
+  // The personal ones of a level, newest first. PostgreSQL reads `project_id IS NULL` rows in id order only
+  // from an index that holds nothing else (with project_id in its key it sorted every match of a deep page);
+  // SQLite's planner passes a partial index by for the (project_id, id) one, and takes this one.
+  const personal = db.schema.createIndex('snippets_personal_list').on('snippets');
+  if (dialect === 'postgres')
+    await personal.columns(['visibility', 'id']).where(sql.ref('project_id'), 'is', null).execute();
+  else await personal.columns(['visibility', 'project_id', 'id']).execute();
 }
 
 /**
