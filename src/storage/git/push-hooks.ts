@@ -61,8 +61,9 @@ export class PushHooks {
    */
   constructor(private readonly events: PushEvents) {
     for (const name of fs.readdirSync(os.tmpdir())) {
+      // Only ours (a name without the prefix has no pid: NaN), and only a dead process's.
       const pid = pidInName(name, SOCKET_PREFIX);
-      if (pid <= 0 || isProcessAlive(pid)) continue;
+      if (!(pid > 0 && !isProcessAlive(pid))) continue;
       try {
         fs.unlinkSync(path.join(os.tmpdir(), name));
       } catch {
