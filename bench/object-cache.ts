@@ -4,15 +4,8 @@
 // without one: raw at the head, raw at the first commit by id, and the snippet itself. Alternated in rounds.
 //
 //   npx tsx bench/object-cache.ts [--revisions 2000] [--requests 500] [--database-url postgres://…]
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { sql } from 'kysely';
-import { buildApp } from '../src/app.ts';
-import { defaults } from '../src/config.ts';
-import { bootstrapRoot } from '../src/domain/bootstrap.ts';
-import { openDatabase } from '../src/storage/db/database.ts';
+import { inProcessApp } from './in-process-app.ts';
 
 const { values } = parseArgs({
   options: {
@@ -25,20 +18,7 @@ const REVISIONS = Number(values.revisions);
 const REQUESTS = Number(values.requests);
 const TOKEN = 'bench-object-cache-token-0123456789';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-object-cache-'));
-const schema = `bench_objects_${process.pid}`;
-let databaseUrl = `sqlite:${path.join(dataDir, 'snippetd.sqlite3')}`;
-if (values['database-url']) {
-  const admin = openDatabase(values['database-url']);
-  await sql`CREATE SCHEMA ${sql.raw(schema)}`.execute(admin.kysely);
-  await admin.close();
-  const url = new URL(values['database-url']);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  databaseUrl = url.toString();
-}
-const config = { ...defaults(dataDir), databaseUrl, logLevel: 'silent' as const, initialRootToken: TOKEN };
-const app = await buildApp(config);
-await bootstrapRoot(app.store, config);
+const { app, close } = await inProcessApp({ name: 'objects', token: TOKEN, databaseUrl: values['database-url'] });
 try {
   const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => {
     const res = await app.inject({ method, url: `/api/v4${url}`, headers: { 'private-token': TOKEN }, payload });
@@ -95,11 +75,5 @@ try {
   const { hits, misses } = app.store.objects.counts;
   console.log(`\nobject cache lookups over the run: ${hits} hits, ${misses} misses`);
 } finally {
-  await app.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-  if (values['database-url']) {
-    const admin = openDatabase(values['database-url']);
-    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(admin.kysely);
-    await admin.close();
-  }
+  await close();
 }

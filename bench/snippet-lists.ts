@@ -6,15 +6,9 @@
 // the event loop, so its time is time every other request waits.
 //
 //   npx tsx bench/snippet-lists.ts [--repeat 21] [--database-url postgres://postgres@127.0.0.1:5432/test]
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { buildApp } from '../src/app.ts';
-import { defaults } from '../src/config.ts';
-import { bootstrapRoot } from '../src/domain/bootstrap.ts';
-import { openDatabase } from '../src/storage/db/database.ts';
+import { inProcessApp } from './in-process-app.ts';
 import { refreshPlannerStatistics } from '../src/storage/db/statistics.ts';
 import type { Visibility } from '../src/storage/db/schema.ts';
 
@@ -29,20 +23,12 @@ const IN_PROJECTS = 100_000;
 const PROLIFIC = 10_000; // the snippets of user 1 among the personal ones
 const TOKEN = 'bench-snippet-lists-token-0123456789';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-lists-'));
-const schema = `bench_lists_${process.pid}`;
-let databaseUrl = `sqlite:${path.join(dataDir, 'snippetd.sqlite3')}`;
-if (values['database-url']) {
-  const admin = openDatabase(values['database-url']);
-  await sql`CREATE SCHEMA ${sql.raw(schema)}`.execute(admin.kysely);
-  await admin.close();
-  const url = new URL(values['database-url']);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  databaseUrl = url.toString();
-}
-const config = { ...defaults(dataDir), databaseUrl, logLevel: 'silent' as const, initialRootToken: TOKEN };
-const app = await buildApp(config);
-await bootstrapRoot(app.store, config);
+const { app, close } = await inProcessApp({
+  name: 'lists',
+  token: TOKEN,
+  databaseUrl: values['database-url'],
+  keep: !!process.env.KEEP,
+});
 const db = app.store.kysely;
 try {
   const now = new Date().toISOString();
@@ -205,13 +191,5 @@ try {
     console.log(`| ${name} | ${r.status} | ${r.count} | ${r.p50.toFixed(2)} | ${r.max.toFixed(2)} |`);
   }
 } finally {
-  await app.close();
-  if (values['database-url'] && process.env.KEEP) console.log(`kept schema ${schema}`);
-  else if (values['database-url']) {
-    const admin = openDatabase(values['database-url']);
-    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(admin.kysely);
-    await admin.close();
-  }
-  if (process.env.KEEP) console.log(`kept ${dataDir}`);
-  else fs.rmSync(dataDir, { recursive: true, force: true });
+  await close();
 }
