@@ -37,7 +37,7 @@ import snippetRoutes from './http/routes/snippets.ts';
 import repositoryFileRoutes from './http/routes/repository-files.ts';
 import projectTemplateRoutes from './http/routes/project-templates.ts';
 import templateRoutes from './http/routes/templates.ts';
-import gitHttpRoutes from './http/routes/git-http.ts';
+import pathRoutes from './http/routes/paths.ts';
 import ephemeralRoutes from './http/routes/ephemeral.ts';
 import { EphemeralControls } from './ephemeral.ts';
 import fs from 'node:fs';
@@ -149,7 +149,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     },
     { prefix: '/api/v4' },
   );
-  await app.register(gitHttpRoutes);
+  await app.register(pathRoutes);
   await app.register(ephemeralRoutes);
   await app.register(pageRoutes);
   app.all('/api/v3/*', async (_request, reply) =>

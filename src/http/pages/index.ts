@@ -1,5 +1,6 @@
-// The web face: every path outside the API that is not git is a page. Git over HTTP owns the catch-all
-// route and hands such paths here (routes/git-http.ts); the stylesheet has a route of its own.
+// The web face: every path outside the API that is not git is a page. Pages have a router of their own (the
+// PAGES table: methods, a pattern over the path as sent, a handler), reached from the one route for paths
+// of any depth (routes/paths.ts) as git over HTTP is; the sign-in routes and the stylesheet are plain routes.
 import fs from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { routeNotFound } from '../../domain/failure.ts';
@@ -11,9 +12,26 @@ import { PROJECT_PAGES } from './projects.ts';
 import { NAMESPACE_PAGES } from './namespaces.ts';
 import { shippedFile } from '../../shipped-files.ts';
 import { sendCompressed } from '../plugins/compression.ts';
+import type { PageHandler } from './common.ts';
+
+/** A page: the methods it answers (GET answers HEAD too), a pattern over the path as sent, its handler. */
+export interface PageRoute {
+  methods: readonly ('GET' | 'POST')[];
+  pattern: RegExp;
+  handler: PageHandler;
+}
+
+const gets = (pages: readonly (readonly [RegExp, PageHandler])[]): PageRoute[] =>
+  pages.map(([pattern, handler]) => ({ methods: ['GET'], pattern, handler }));
 
 // Snippet paths first, then groups and users (one segment); the project page takes any path that is left.
-const PAGES = [[/^\/$/, homePage] as const, ...SNIPPET_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES];
+const PAGES: PageRoute[] = gets([[/^\/$/, homePage], ...SNIPPET_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES]);
+
+const methodOf = (request: FastifyRequest) => (request.method === 'HEAD' ? 'GET' : request.method);
+
+/** Whether some page answers this method at `rawPath`. */
+export const hasPage = (request: FastifyRequest, rawPath: string) =>
+  PAGES.some((page) => page.methods.includes(methodOf(request) as 'GET') && page.pattern.test(rawPath));
 
 const STYLESHEET = fs.readFileSync(shippedFile('http', 'views', 'app.css'));
 
@@ -21,7 +39,9 @@ const STYLESHEET = fs.readFileSync(shippedFile('http', 'views', 'app.css'));
 export async function servePage(request: FastifyRequest, reply: FastifyReply, rawPath: string): Promise<unknown> {
   // The API's own unknown routes stay JSON ("api" is a name GitLab reserves, so no project lives there).
   if (rawPath.startsWith('/api/')) throw routeNotFound();
-  for (const [pattern, handler] of PAGES) {
+  const method = methodOf(request);
+  for (const { methods, pattern, handler } of PAGES) {
+    if (!methods.includes(method as 'GET')) continue;
     const match = pattern.exec(rawPath);
     if (!match) continue;
     try {
