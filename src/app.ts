@@ -98,7 +98,6 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   app.decorate('rateCounters', rateCounters(db));
   app.decorate('externalUrl', config.externalUrl);
   app.decorate('dataDir', config.dataDir);
-  app.decorate('gitMaxBodyBytes', config.maxGitBodyBytes);
   const gitCaches = new ServingCaches(path.join(config.dataDir, 'cache', 'git'));
   metrics.cache('git_serving', gitCaches.counts);
   const pushHooks = new PushHooks({
@@ -106,8 +105,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     refused: ({ updates, missing }) => app.log.info({ updates, missing }, 'a git push named objects it did not send'),
     failed: (error) => app.log.error({ err: error }, 'a git push failed'),
   });
-  app.decorate('gitCaches', gitCaches);
-  app.decorate('pushHooks', pushHooks);
+  app.decorate('gitNode', { caches: gitCaches, pushHooks, maxBodyBytes: config.maxGitBodyBytes });
   app.addHook('onClose', async () => {
     await pushHooks.close();
     gitCaches.close();

@@ -342,12 +342,12 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
 
   const gitDir: TestApp['gitDir'] = async (kind, ownerId) => {
     const repo = await app.store.git.find(kind, ownerId);
-    return repo && app.gitCaches.exclusive(repo.id, () => app.gitCaches.refresh(repo));
+    return repo && app.gitNode.caches.exclusive(repo.id, () => app.gitNode.caches.refresh(repo));
   };
 
   const importGitDir: TestApp['importGitDir'] = async (kind, ownerId) => {
     const repo = (await app.store.git.find(kind, ownerId))!;
-    await app.store.transaction((tx) => importDirectory(repo.on(tx.kysely), app.gitCaches.dirOf(repo.id)));
+    await app.store.transaction((tx) => importDirectory(repo.on(tx.kysely), app.gitNode.caches.dirOf(repo.id)));
   };
 
   return {

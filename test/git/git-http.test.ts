@@ -492,7 +492,7 @@ describe('git over HTTP with the real git client', () => {
     const raw = async () => (await t.api('GET', `/projects/${pub.id}/snippets/${s.id}/raw`, ROOT_TOKEN)).body;
     await ok(['clone', '-q', url(repo, ROOT_TOKEN), dir('cache')]);
     // Nothing in a node's caches is the truth: remove them all while the server runs.
-    fs.rmSync(t.app.gitCaches.root, { recursive: true, force: true });
+    fs.rmSync(t.app.gitNode.caches.root, { recursive: true, force: true });
     const again = dir('cache');
     await ok(['clone', '-q', url(repo, ROOT_TOKEN), again]);
     assert.equal(fs.readFileSync(path.join(again, 'a.txt'), 'utf8'), 'one\n');

@@ -24,12 +24,12 @@ describe('leftovers of killed processes', () => {
     try {
       assert.deepEqual(
         fs.readdirSync(caches).sort(),
-        [`${process.pid}-0badcafe`, path.basename(t.app.gitCaches.root)].sort(),
+        [`${process.pid}-0badcafe`, path.basename(t.app.gitNode.caches.root)].sort(),
       );
       // Before any push: a server that is never pushed to must not keep a dead process's socket either.
       assert.equal(fs.existsSync(deadSocket), false);
       assert.equal(fs.existsSync(liveSocket), true);
-      const hook = await t.app.pushHooks.register(async () => null); // the first push opens the socket
+      const hook = await t.app.gitNode.pushHooks.register(async () => null); // the first push opens the socket
       hook.done();
       assert.equal(fs.existsSync(liveSocket), true);
       assert.equal(fs.existsSync(otherFile), true);

@@ -68,7 +68,7 @@ describe('monitoring endpoints', () => {
   });
 
   it('/-/readiness is 503 when the cache directory cannot take a file', async () => {
-    const cacheDir = t.app.gitCaches.root;
+    const cacheDir = t.app.gitNode.caches.root;
     fs.rmSync(cacheDir, { recursive: true, force: true });
     fs.writeFileSync(cacheDir, 'not a directory');
     try {

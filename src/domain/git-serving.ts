@@ -1,0 +1,94 @@
+// Serving a git request once it is known who asks for which repository (git-access.ts): a clone or fetch from
+// this node's cache repository brought up to date from the rows, a push through git's receive-pack with the
+// pre-receive hook that commits it to the database first (git-access.ts#acceptPush), so the client's next
+// API call sees what it pushed. git's own `http-backend` speaks the protocol.
+import type { Readable } from 'node:stream';
+import type { Store } from '../storage/db/store.ts';
+import type { User } from '../storage/db/schema.ts';
+import { BodyTooLarge, runHttpBackend } from '../storage/git/http-backend.ts';
+import { HOOKS_DIR, type PushHooks } from '../storage/git/push-hooks.ts';
+import type { ServingCaches } from '../storage/git/serving-cache.ts';
+import { Failure } from './failure.ts';
+import { acceptPush, type GitTarget, maxPushPackBytes } from './git-access.ts';
+
+/** What a node serves git with: its cache repositories, its push hooks, the largest request body. */
+export interface GitNode {
+  caches: ServingCaches;
+  pushHooks: PushHooks;
+  maxBodyBytes: number;
+}
+
+/** A git request as HTTP carried it: the part of the repository asked (`info/refs`, `git-upload-pack`, ...). */
+export interface GitCall {
+  part: string;
+  method: string;
+  query: string;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+  gitProtocol: string | undefined;
+  remoteAddr: string;
+  /** The body for git, as a stream; null when there is none or it came as another content type (git: 415). */
+  body: Readable | null;
+}
+
+export interface GitAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Readable | Buffer;
+}
+
+async function collect(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export async function serveGitCall(
+  store: Store,
+  node: GitNode,
+  target: GitTarget,
+  user: User | null,
+  call: GitCall,
+  write: boolean,
+): Promise<GitAnswer> {
+  const { caches, pushHooks } = node;
+  const repo = target.repository;
+  const backend = (env: Record<string, string>, config: Record<string, string> = {}) =>
+    runHttpBackend({
+      root: caches.root,
+      pathInfo: `/${caches.relativePath(repo.id)}/${call.part}`,
+      method: call.method,
+      query: call.query,
+      contentType: call.contentType,
+      contentEncoding: call.contentEncoding,
+      gitProtocol: call.gitProtocol,
+      remoteUser: user?.username ?? null,
+      remoteAddr: call.remoteAddr,
+      body: call.body,
+      maxBodyBytes: node.maxBodyBytes,
+      config: { 'core.hooksPath': HOOKS_DIR, 'receive.fsckObjects': 'true', ...config },
+      env,
+    }).catch((error) => {
+      throw error instanceof BodyTooLarge ? new Failure('payload_too_large_git') : error;
+    });
+  if (!(write && call.method === 'POST')) {
+    await caches.exclusive(repo.id, () => caches.refresh(repo));
+    return backend({});
+  }
+  // A push holds this node's cache of the repository until git is done.
+  // git's index-pack refuses a larger pack as it reads it ("pack exceeds maximum allowed size").
+  const maxPack = await maxPushPackBytes(store);
+  const limits: Record<string, string> = maxPack ? { 'receive.maxInputSize': String(maxPack) } : {};
+  return caches.exclusive(repo.id, async () => {
+    await caches.refresh(repo);
+    const hook = await pushHooks.register((updates, received) => acceptPush(store, target, updates, received));
+    try {
+      const response = await backend(hook.env, limits);
+      const body = await collect(response.body);
+      await response.done;
+      return { status: response.status, headers: response.headers, body };
+    } finally {
+      hook.done();
+    }
+  });
+}
