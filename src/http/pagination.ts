@@ -2,7 +2,7 @@
 // (lib/gitlab/pagination/offset_header_builder.rb). Totals are not counted past 10,000 rows, so a list
 // never scans a huge table to fill X-Total.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { MAX_COUNTED, type PageOf, type PageWindow } from '../storage/db/page.ts';
+import { MAX_COUNTED, type PageOf, type PageWindow } from '../paging.ts';
 import { validateRequest, type ParamSpec } from './params.ts';
 import { baseUrl } from './urls.ts';
 import { isHash } from './rack-params.ts';

@@ -3,20 +3,9 @@
 import { type Expression, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database } from './schema.ts';
 
-export const MAX_COUNTED = 10_000;
+import { MAX_COUNTED, type PageOf, type PageWindow } from '../../paging.ts';
 
-/** Which rows of a list: the http layer turns page/per_page into this. */
-export interface PageWindow {
-  offset: number;
-  limit: number;
-}
-
-export interface PageOf<Row> {
-  rows: Row[];
-  /** null when there are more than MAX_COUNTED rows. */
-  total: number | null;
-  hasMore: boolean;
-}
+export type { PageOf, PageWindow };
 
 /**
  * `key`: the ordered query's unique key column (`snippets.id`), for a deferred join: the offset is walked
