@@ -220,6 +220,19 @@ describe('snippet pages', () => {
     assert.equal(page.statusCode, 200);
     assert.ok(page.body.includes(message), page.body);
     assert.doesNotMatch(page.body, /word word/);
+    // A copy button only for the file whose text the page holds.
+    const copies = [...page.body.matchAll(/<button type="button" class="copy" data-copy="(file-\d+)"/g)].map(
+      (m) => m[1],
+    );
+    const ids = [
+      ...page.body.matchAll(
+        /<section class="file" id="(file-\d+)"[^>]*>\s*<header class="file-header">\s*<h2 id="file-\d+-name">([^<]+)</g,
+      ),
+    ];
+    assert.deepEqual(
+      copies,
+      ids.filter((m) => m[2] === 'small.md').map((m) => m[1]),
+    );
     // The small file beside it is rendered, its source shown escaped.
     assert.match(page.body, /<h1>Small &lt;b&gt;<\/h1>/);
     assert.ok(page.body.includes('<pre><code># Small &lt;b&gt;\n</code></pre></details>'));

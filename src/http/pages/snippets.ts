@@ -60,11 +60,13 @@ async function fileViews(store: Store, snippet: Snippet) {
 async function fileSections(store: Store, snippet: Snippet, web: string): Promise<Html[]> {
   return (await fileViews(store, snippet)).map((file, i) => {
     const rawUrl = snippetFileRawUrl(web, snippet.default_branch, file.path);
+    // A copy button only where the page holds the file's text.
+    const copyable = file.view.kind === 'code' || file.view.kind === 'markdown';
     return html`<section class="file" id="file-${i + 1}" aria-labelledby="file-${i + 1}-name">
 <header class="file-header">
 <h2 id="file-${i + 1}-name">${file.path}</h2><span class="size">${humanSize(file.size)}</span>
 <nav class="file-actions"><a href="${rawUrl}">Raw</a> <a href="${rawUrl}?inline=false" download>Download</a>
-<button type="button" class="copy" data-copy="file-${i + 1}" hidden>Copy</button></nav>
+${copyable ? html`<button type="button" class="copy" data-copy="file-${i + 1}" hidden>Copy</button>` : ''}</nav>
 </header>
 ${fileBody(file.view, rawUrl, file.path)}
 </section>`;
