@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database, Member } from '../schema.ts';
 import { fetchPage, type PageWindow } from '../page.ts';
 
@@ -10,6 +10,19 @@ export interface MemberWithUser extends Member {
   state: string;
   user_created_at: string;
 }
+
+/**
+ * In SQL, whether user `userId` has at least `level` in the project the table alias `project` names: directly,
+ * or through a group above it (the lists' form of domain/projects.ts#projectAccess).
+ */
+export const projectAccessAtLeast = (userId: number, level: number, project: string) =>
+  sql<boolean>`(
+    EXISTS (SELECT 1 FROM members m WHERE m.user_id = ${userId} AND m.source_type = 'Project'
+            AND m.source_id = ${sql.ref(`${project}.id`)} AND m.access_level >= ${level})
+    OR EXISTS (SELECT 1 FROM members m JOIN namespaces g ON m.source_type = 'Namespace' AND m.source_id = g.id
+               JOIN namespaces pn ON pn.id = ${sql.ref(`${project}.namespace_id`)}
+               WHERE m.user_id = ${userId} AND m.access_level >= ${level}
+                 AND (pn.traversal_ids = g.traversal_ids OR pn.traversal_ids LIKE g.traversal_ids || '/%')))`;
 
 export function membersTable(db: Kysely<Database>) {
   const withUser = () =>

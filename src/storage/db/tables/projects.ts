@@ -2,6 +2,7 @@ import { sql, type Kysely, type Insertable, type Updateable, type SelectQueryBui
 import type { Database, Namespace, Project, ProjectsTable, Visibility } from '../schema.ts';
 import { containsText, fetchPage, type PageWindow } from '../page.ts';
 import { setsNothing } from '../rows.ts';
+import { projectAccessAtLeast } from './members.ts';
 
 export type ProjectOrderColumn = 'id' | 'name' | 'path' | 'created_at' | 'last_activity_at';
 
@@ -122,14 +123,7 @@ export function projectsTable(db: Kysely<Database>) {
     visibleQuery(filter: ProjectListFilter): SelectQueryBuilder<Database, 'projects', object> {
       const viewer = filter.viewer;
       let q = db.selectFrom('projects');
-      const accessAtLeast = (level: number) =>
-        sql<boolean>`(
-          EXISTS (SELECT 1 FROM members m WHERE m.user_id = ${viewer?.id ?? -1} AND m.source_type = 'Project'
-                  AND m.source_id = projects.id AND m.access_level >= ${level})
-          OR EXISTS (SELECT 1 FROM members m JOIN namespaces g ON m.source_type = 'Namespace' AND m.source_id = g.id
-                     JOIN namespaces pn ON pn.id = projects.namespace_id
-                     WHERE m.user_id = ${viewer?.id ?? -1} AND m.access_level >= ${level}
-                       AND (pn.traversal_ids = g.traversal_ids OR pn.traversal_ids LIKE g.traversal_ids || '/%')))`;
+      const accessAtLeast = (level: number) => projectAccessAtLeast(viewer?.id ?? -1, level, 'projects');
       if (filter.membership || filter.minAccessLevel) {
         q = q.where(accessAtLeast(filter.minAccessLevel ?? 10));
       } else if (!viewer) {

@@ -3,6 +3,7 @@ import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts'
 import { byteOrder } from '../../../order.ts';
 import { containsText, fetchPage, type PageWindow } from '../page.ts';
 import { setsNothing } from '../rows.ts';
+import { projectAccessAtLeast } from './members.ts';
 
 /** A file of a snippet's head: its path, its blob and the blob's size (the bytes are in git_objects). */
 export interface IndexedFile {
@@ -24,9 +25,8 @@ export type SnippetScope = { everything: true } | { everything: false; userId: n
 export interface SnippetListFilter {
   authorId?: number;
   projectId?: number;
-  /** Personal snippets (no project) or project snippets only. */
-  kind?: 'personal' | 'project';
-  visibility?: Visibility;
+  /** Personal snippets (no project) only. */
+  kind?: 'personal';
   /** ISO 8601 bounds on created_at, both included (GitLab's CreatedAtFilter). */
   createdAfter?: string;
   createdBefore?: string;
@@ -88,16 +88,7 @@ export function snippetsTable(db: Kysely<Database>) {
           .selectFrom('projects as p')
           .select('p.id')
           .where('p.snippets_access_level', '<>', 'disabled')
-          .where(
-            (eb) => sql<boolean>`(
-              EXISTS (SELECT 1 FROM members m WHERE m.user_id = ${userId} AND m.source_type = 'Project'
-                      AND m.source_id = ${eb.ref('p.id')} AND m.access_level >= ${MEMBER})
-              OR ${eb.ref('p.namespace_id')} IN (
-                SELECT pn.id FROM namespaces pn JOIN namespaces g
-                  ON pn.traversal_ids = g.traversal_ids OR pn.traversal_ids LIKE g.traversal_ids || '/%'
-                JOIN members m ON m.source_type = 'Namespace' AND m.source_id = g.id
-                WHERE m.user_id = ${userId} AND m.access_level >= ${MEMBER}))`,
-          );
+          .where(projectAccessAtLeast(userId ?? -1, MEMBER, 'p'));
         // A personal snippet: its level, or its author. A project snippet: its level in a project open at
         // that level, or any level in a project of the viewer's.
         const personal = (eb: ExpressionBuilder<Database, 'snippets'>) =>
@@ -124,8 +115,6 @@ export function snippetsTable(db: Kysely<Database>) {
       if (filter.authorId !== undefined) q = q.where('author_id', '=', filter.authorId);
       if (filter.projectId !== undefined) q = q.where('project_id', '=', filter.projectId);
       if (filter.kind === 'personal') q = q.where('project_id', 'is', null);
-      if (filter.kind === 'project') q = q.where('project_id', 'is not', null);
-      if (filter.visibility) q = q.where('visibility', '=', filter.visibility);
       if (filter.createdAfter) q = q.where('created_at', '>=', filter.createdAfter);
       if (filter.createdBefore) q = q.where('created_at', '<=', filter.createdBefore);
       if (filter.titleContains) q = q.where(containsText(sql.ref('title'), filter.titleContains));
