@@ -12,7 +12,7 @@ import { findReadableProject, type ProjectContext } from './projects.ts';
 import { ensureProjectRepository, snippetRepository } from './git-repositories.ts';
 import { isValidGitPath } from './paths.ts';
 import { accessDeniedReason, can, NO_ACCESS } from './policy.ts';
-import { findVisibleSnippet } from './snippets/reads.ts';
+import { findVisiblePersonalSnippet, findVisibleSnippet } from './snippets/reads.ts';
 import { humanSize } from './snippets/limits.ts';
 import { type ApplicationSettings, getSettings, MiB } from './settings.ts';
 import { nowIso } from './tokens.ts';
@@ -56,11 +56,11 @@ export async function resolveGitTarget(
   const refused = (text: string) => (user ? new Failure('forbidden_git', text) : challenge());
   const personal = /^snippets\/(\d+)$/.exec(repoPath);
   if (personal) {
-    const snippet = await store.snippets.findInProject(null, parseRowId(personal[1])!);
-    const subject = snippet && { project: null, access: NO_ACCESS, snippet };
-    if (!subject || !can(user, 'read_snippet', subject)) throw hidden();
-    if (write && !can(user, 'update_snippet', subject)) throw refused(SNIPPET_PUSH_DENIED_TEXT);
-    return { repository: await snippetRepository(store, subject.snippet), ctx: null, snippetId: subject.snippet.id };
+    const snippet = await findVisiblePersonalSnippet(store, user, parseRowId(personal[1])!);
+    if (!snippet) throw hidden();
+    if (write && !can(user, 'update_snippet', { project: null, access: NO_ACCESS, snippet }))
+      throw refused(SNIPPET_PUSH_DENIED_TEXT);
+    return { repository: await snippetRepository(store, snippet), ctx: null, snippetId: snippet.id };
   }
   const snippetMatch = /^(.+)\/snippets\/(\d+)$/.exec(repoPath);
   const ctx = await findReadableProject(store, user, snippetMatch ? snippetMatch[1] : repoPath).catch((error) => {

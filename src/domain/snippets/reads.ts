@@ -52,16 +52,23 @@ export async function findVisibleSnippetById(
 ): Promise<{ snippet: Snippet; ctx: ProjectContext | null } | undefined> {
   const snippet = await store.snippets.findById(id);
   if (!snippet) return undefined;
-  if (snippet.project_id === null)
-    return can(viewer, 'read_snippet', { project: null, access: NO_ACCESS, snippet })
-      ? { snippet, ctx: null }
-      : undefined;
+  if (snippet.project_id === null) return mayReadPersonal(viewer, snippet) ? { snippet, ctx: null } : undefined;
   const ctx = await findReadableProject(store, viewer, String(snippet.project_id)).catch((error) => {
     if (error instanceof Failure) return undefined;
     throw error;
   });
   if (!ctx || !can(viewer, 'read_project_snippets', ctx)) return undefined;
   return can(viewer, 'read_snippet', { ...ctx, snippet }) ? { snippet, ctx } : undefined;
+}
+
+/** The policy's read_snippet for a personal snippet. */
+const mayReadPersonal = (viewer: Viewer, snippet: Snippet) =>
+  can(viewer, 'read_snippet', { project: null, access: NO_ACCESS, snippet });
+
+/** The personal snippet `id` if the viewer may see it (not a project snippet of that id). */
+export async function findVisiblePersonalSnippet(store: Store, viewer: Viewer, id: number) {
+  const snippet = await store.snippets.findInProject(null, id);
+  return snippet && mayReadPersonal(viewer, snippet) ? snippet : undefined;
 }
 
 /** The snippet with the index of its files and its repository, for an update; undefined when it is gone. */
@@ -140,9 +147,8 @@ export async function findSnippetOrPersonalForPage(
   id: number,
 ): Promise<{ ctx: ProjectContext | null; snippet: Snippet }> {
   if (projectPath !== null) return findSnippetForPage(store, viewer, projectPath, id);
-  const snippet = await store.snippets.findInProject(null, id);
-  if (!snippet || !can(viewer, 'read_snippet', { project: null, access: NO_ACCESS, snippet }))
-    throw notFound('Snippet');
+  const snippet = await findVisiblePersonalSnippet(store, viewer, id);
+  if (!snippet) throw notFound('Snippet');
   return { ctx: null, snippet };
 }
 
