@@ -104,7 +104,7 @@ export async function acceptPush(
   const proposed = target.repository.withPending(received);
   const problem =
     target.snippetId === null
-      ? projectPushProblem(target, updates)
+      ? await projectPushProblem(proposed, target, updates)
       : await snippetPushProblem(proposed, updates, settings.max_snippet_files, settings.snippet_size_limit);
   if (problem) return `snippetd: ${problem}`;
   const files =
@@ -160,11 +160,18 @@ function oversizedObjectProblem(
   return null;
 }
 
-function projectPushProblem(target: GitTarget & { snippetId: null }, updates: RefUpdate[]): string | null {
+async function projectPushProblem(
+  proposed: GitRepository,
+  target: GitTarget & { snippetId: null },
+  updates: RefUpdate[],
+): Promise<string | null> {
   for (const u of updates) {
     if (!/^refs\/(heads|tags)\//.test(u.ref)) return `only branches and tags can be pushed, not ${u.ref}`;
     if (u.new === null && u.ref === `refs/heads/${target.ctx.project.default_branch}`)
       return 'The default branch of a project cannot be deleted.';
+    // git refuses a branch on anything but a commit only after this hook: refused here, the rows never move.
+    if (u.new !== null && u.ref.startsWith('refs/heads/') && (await proposed.resolveCommit(u.new)) !== u.new)
+      return `a branch must point at a commit: ${u.ref}`;
   }
   return null;
 }

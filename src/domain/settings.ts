@@ -68,6 +68,9 @@ const isVisibility = (v: unknown): v is Visibility => (VISIBILITIES as unknown[]
 const isWholeNumber = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
 const atLeastZero = (v: unknown) =>
   !isWholeNumber(v) ? 'is not a number' : v >= 0 ? null : 'must be greater than or equal to 0';
+/** A whole number from 0 to 2^31 - 1, GitLab's integer column. */
+const atMostInt = (v: unknown) =>
+  atLeastZero(v) ?? ((v as number) > 2 ** 31 - 1 ? 'must be less than or equal to 2147483647' : null);
 const aboveZero = (v: unknown) => (!isWholeNumber(v) ? 'is not a number' : v > 0 ? null : 'must be greater than 0');
 const aBoolean = (v: unknown) => (typeof v === 'boolean' ? null : 'must be a boolean value');
 const aVisibility = (v: unknown) => (isVisibility(v) ? null : 'is not included in the list');
@@ -98,8 +101,9 @@ const RULES: Record<Key, (value: unknown) => string | null> = {
   throttle_unauthenticated_api_period_in_seconds: aboveZero,
   rate_limiting_response_text: (v) =>
     v === null || (typeof v === 'string' && v.length <= 255) ? null : 'is too long (maximum is 255 characters)',
-  receive_max_input_size: (v) => (v === null ? null : atLeastZero(v)),
-  max_file_size: atLeastZero,
+  // MiB, within GitLab's integer column: git takes the limit in bytes as a 64-bit number.
+  receive_max_input_size: (v) => (v === null ? null : atMostInt(v)),
+  max_file_size: atMostInt,
 };
 
 /**

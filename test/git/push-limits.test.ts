@@ -191,6 +191,19 @@ describe('push limits: memory and time bounded whatever the push', () => {
     }
   });
 
+  it('refuses a branch pointed at a blob before the rows move, as git would after them', async () => {
+    const dir = path.join(home, 'blob-branch');
+    await ok(['clone', '-q', project.url, dir]);
+    const blob = await ok(['hash-object', '-w', 'README.md'], dir);
+    const push = await git(['push', 'origin', `${blob}:refs/heads/not-a-commit`], dir);
+    assert.notEqual(push.code, 0);
+    assert.match(push.stderr, /remote: snippetd: a branch must point at a commit: refs\/heads\/not-a-commit/);
+    const branch = await fetch(`${server.url}/api/v4/projects/${project.id}/repository/tree?ref=not-a-commit`, {
+      headers: { 'PRIVATE-TOKEN': TOKEN },
+    });
+    assert.equal(branch.status, 404, 'no such branch in the rows');
+  });
+
   it('answers a push naming an object it did not send with git refusal, logged at info', async () => {
     const before = await branchOf(project.id);
     const missing = crypto.randomBytes(20).toString('hex');

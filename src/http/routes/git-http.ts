@@ -1,5 +1,5 @@
 // git clone / fetch / push over HTTP for project repositories (/<project path>.git) and snippet
-// repositories (/<project path>/snippets/<id>.git). Credentials: HTTP Basic with a personal access token
+// repositories (/<project path>/snippets/<id>.git, a personal snippet's /snippets/<id>.git). Credentials: HTTP Basic with a personal access token
 // as the password (any user name, as GitLab accepts oauth2:<token>), or the API's token carriers. Who
 // may do what is decided in domain/git-access.ts; domain/git-serving.ts runs git for it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -2,9 +2,10 @@
 // runs the pre-receive hook (hooks/pre-receive) after it received the pack and before it moves any ref; the
 // hook asks this process, over a Unix socket, to take the push, and passes the answer on. The pushed objects
 // are read from git's quarantine with the environment the hook hands over; a push refused here leaves
-// nothing, in the database or in the cache repository. Memory stays bounded whatever the push: the objects'
-// types and inflated sizes are listed first (`git cat-file --batch-check`), so limits are checked before any
-// body is read, and bodies are then streamed from `git cat-file --batch` into the database in batches.
+// nothing, in the database or in the cache repository. No object is read before its type and inflated size
+// are known (`git cat-file --batch-check`), so the limits (max_file_size) are checked first; bodies are then
+// streamed from `git cat-file --batch` into the database in batches. The list of the push's objects (ids,
+// types, sizes, paths) is held whole.
 import { execFile, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -14,7 +15,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { once } from 'node:events';
 import zlib from 'node:zlib';
-import { deflateLevel, type ObjectType } from './objects.ts';
+import { deflateBody, deflateLevel, type ObjectType } from './objects.ts';
 import type { DeflatedObject, DeflatedSource, PendingObjects, StoredObject } from './repository.ts';
 import { isProcessAlive, pidInName } from '../leftovers.ts';
 import { shippedFile } from '../../shipped-files.ts';
@@ -130,7 +131,9 @@ export class PushHooks {
           // necessary objects". The rest is refused with them: git may refuse them too (an atomic push), and
           // the database must never move a ref that git does not.
           this.events.refused({ updates, missing: received.missing });
-          message = `snippetd: the push names objects it did not send: ${received.missing.join(', ')} (missing necessary objects)`;
+          const named = received.missing.slice(0, 10).join(', ');
+          const more = received.missing.length > 10 ? ` and ${received.missing.length - 10} more` : '';
+          message = `snippetd: the push names objects it did not send: ${named}${more} (missing necessary objects)`;
         } else message = await decide(updates, received);
       } catch (error) {
         this.events.failed(error);
@@ -164,6 +167,8 @@ export interface ReceivedObject {
 /** Rows per batch and deflated bytes per batch, whichever comes first, when a push is streamed to the database. */
 const BATCH_ROWS = 500;
 const BATCH_BYTES = 8 << 20;
+/** Bodies from this size on are deflated as a stream, a piece at a time; smaller ones in one call. */
+const STREAM_DEFLATE_BYTES = 64 * 1024;
 
 /**
  * The objects a push brought (reachable from the new ref values and not from any ref the cache had), by
@@ -237,7 +242,26 @@ export class ReceivedPush implements PendingObjects, DeflatedSource {
       this.git,
       this.objects.map((o) => o.id),
       (header) => {
-        // zlib's stream runs on the thread pool, a piece at a time: a large body never holds the event loop.
+        const keep = async (data: Buffer) => {
+          batch.push({ ...header, data });
+          bytes += data.length;
+          if (batch.length >= BATCH_ROWS || bytes >= BATCH_BYTES) {
+            const full = batch;
+            batch = [];
+            bytes = 0;
+            await take(full);
+          }
+        };
+        // A small body (most trees, commits and files) deflated in one call: a stream each costs more than
+        // the work; a large one through zlib's stream on the thread pool, so it never holds the event loop.
+        if (header.size < STREAM_DEFLATE_BYTES) {
+          const pieces: Buffer[] = [];
+          return {
+            write: (piece) => void pieces.push(piece),
+            end: () => keep(deflateBody(Buffer.concat(pieces, header.size))),
+            abort: () => {},
+          };
+        }
         const deflate = zlib.createDeflate({ level: deflateLevel(header.size) });
         const out = new GrowingBuffer(header.size);
         deflate.on('data', (chunk: Buffer) => out.append(chunk));
@@ -249,16 +273,9 @@ export class ReceivedPush implements PendingObjects, DeflatedSource {
           end: async () => {
             deflate.end();
             await ended;
-            const data = out.bytes();
-            batch.push({ ...header, data });
-            bytes += data.length;
-            if (batch.length >= BATCH_ROWS || bytes >= BATCH_BYTES) {
-              const full = batch;
-              batch = [];
-              bytes = 0;
-              await take(full);
-            }
+            await keep(out.bytes());
           },
+          abort: () => deflate.destroy(),
         };
       },
     );
@@ -288,8 +305,10 @@ class GrowingBuffer {
     this.length += chunk.copy(this.buffer, this.length);
   }
 
+  /** The deflated body; in memory of its own size when it came out much smaller than the room reserved. */
   bytes(): Buffer {
-    return this.buffer.subarray(0, this.length);
+    const body = this.buffer.subarray(0, this.length);
+    return this.length < this.buffer.length / 2 ? Buffer.from(body) : body;
   }
 }
 
@@ -303,6 +322,7 @@ async function batchCheck(git: Git, ids: string[]): Promise<{ id: string; type: 
     child.on('error', reject);
     child.on('close', resolve);
   });
+  exited.catch(() => {}); // awaited below; until then a failed start must not be an unhandled rejection
   child.stdin.on('error', () => {});
   child.stdin.end(ids.length ? `${ids.join('\n')}\n` : '');
   let text = '';
@@ -328,6 +348,8 @@ interface ObjectHeader {
 interface BodySink {
   write(piece: Buffer): void | Promise<void>;
   end(): void | Promise<void>;
+  /** Lets go of what the sink holds: the read stopped part-way. */
+  abort?(): void;
 }
 
 /**
@@ -341,6 +363,7 @@ async function catFileBatch(git: Git, ids: readonly string[], open: (header: Obj
     child.on('error', reject);
     child.on('close', resolve);
   });
+  exited.catch(() => {}); // awaited below; until then a failed start must not be an unhandled rejection
   child.stdin.on('error', () => {});
   child.stdin.end(ids.length ? `${ids.join('\n')}\n` : '');
   let line = Buffer.alloc(0);
@@ -387,6 +410,7 @@ async function catFileBatch(git: Git, ids: readonly string[], open: (header: Obj
       }
     }
   } catch (error) {
+    sink?.abort?.();
     child.kill();
     throw error;
   }

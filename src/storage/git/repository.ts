@@ -3,8 +3,8 @@
 // in the caller's transaction, so the objects, the ref and the caller's other rows commit together or not at
 // all. Git itself runs only to serve clone and push, from a cache repository built from these rows
 // (serving-cache.ts).
-import { type Kysely, sql } from 'kysely';
-import type { Database, GitRepositoryRow } from '../db/schema.ts';
+import { type Insertable, type Kysely, sql } from 'kysely';
+import type { Database, GitObjectsTable, GitRepositoryRow } from '../db/schema.ts';
 import {
   deflateBody,
   type GitObject,
@@ -112,7 +112,14 @@ export async function insertObjects(
   write: number,
   objects: readonly GitObject[],
 ): Promise<void> {
-  const rows = objectRows(write, objects).map((row) => ({ repository_id: repositoryId, ...row }));
+  await insertObjectRows(
+    db,
+    objectRows(write, objects).map((row) => ({ repository_id: repositoryId, ...row })),
+  );
+}
+
+/** Inserts rows of git_objects, a batch a statement; an object the repository has already is left as it is. */
+async function insertObjectRows(db: Kysely<Database>, rows: Insertable<GitObjectsTable>[]): Promise<void> {
   for (let i = 0; i < rows.length; i += INSERT_BATCH) {
     await db
       .insertInto('git_objects')
@@ -249,22 +256,19 @@ export class GitRepository {
   async storeDeflated(source: DeflatedSource): Promise<void> {
     if (!source.objectCount) return;
     const write = await this.nextWrite();
-    await source.forEachBatch(async (batch) => {
-      await this.db
-        .insertInto('git_objects')
-        .values(
-          batch.map((o) => ({
-            repository_id: this.id,
-            oid: oidBytes(o.id),
-            type: PACK_TYPES[o.type],
-            size: o.size,
-            write,
-            data: o.data,
-          })),
-        )
-        .onConflict((c) => c.columns(['repository_id', 'oid']).doNothing())
-        .execute();
-    });
+    await source.forEachBatch((batch) =>
+      insertObjectRows(
+        this.db,
+        batch.map((o) => ({
+          repository_id: this.id,
+          oid: oidBytes(o.id),
+          type: PACK_TYPES[o.type],
+          size: o.size,
+          write,
+          data: o.data,
+        })),
+      ),
+    );
   }
 
   /**
