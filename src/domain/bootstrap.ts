@@ -6,7 +6,7 @@ import type { User } from '../storage/db/schema.ts';
 import { createUser } from './users.ts';
 import { createToken } from './tokens.ts';
 import { Failure } from './failure.ts';
-import { makePrivateDir } from '../storage/private-files.ts';
+import { makePrivateDir, PRIVATE_FILE_MODE, tightenPrivate } from '../storage/private-files.ts';
 
 export interface BootstrapResult {
   created: boolean;
@@ -44,6 +44,7 @@ export async function bootstrapRoot(
   if (opts.initialRootToken) return { created: true, tokenFile: null, token: plain };
   makePrivateDir(opts.dataDir);
   const tokenFile = path.join(opts.dataDir, 'initial_root_token');
-  fs.writeFileSync(tokenFile, `${plain}\n`, { mode: 0o600 });
+  fs.writeFileSync(tokenFile, `${plain}\n`, { mode: PRIVATE_FILE_MODE });
+  tightenPrivate([tokenFile]); // a file left by an earlier start keeps its mode through writeFileSync
   return { created: true, tokenFile, token: plain };
 }

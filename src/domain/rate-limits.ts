@@ -39,7 +39,9 @@ export async function checkRawLimits(counters: RateCounters, settings: Applicati
   }
   const perProject = settings.raw_blob_request_limit_unauthenticated;
   if (!read.signedIn && perProject > 0) {
-    const { count, secondsLeft } = await counters.hit(`raw-anonymous:${read.projectId ?? 'personal'}`, 60);
+    // A personal snippet counts on its own (its path starts snippets/<id>/), not with every other one.
+    const scope = read.projectId ?? read.path.split('/', 2).join('/');
+    const { count, secondsLeft } = await counters.hit(`raw-anonymous:${scope}`, 60);
     if (count > perProject) throw new Failure('too_many_requests', '', {}, secondsLeft);
   }
 }

@@ -24,7 +24,7 @@ export type SignIn = { ok: true; token: string; user: User } | { ok: false; reas
  */
 export async function signIn(store: Store, login: string, password: string, now = Date.now()): Promise<SignIn> {
   const user = (await store.users.findByUsername(login)) ?? (await store.users.findByEmail(login));
-  const passwordMatches = verifyPassword(password, user?.password_digest ?? null);
+  const passwordMatches = await verifyPassword(password, user?.password_digest ?? null);
   if (!user) return { ok: false, reason: 'invalid' };
   const failures = await store.sessions.failures(user.id);
   if (failures?.locked_until && Date.parse(failures.locked_until) > now) return { ok: false, reason: 'locked' };

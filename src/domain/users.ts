@@ -1,5 +1,6 @@
 // Users: creation with their personal namespace, admin changes, and state transitions.
 import crypto from 'node:crypto';
+import { promisify } from 'node:util';
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
@@ -22,30 +23,32 @@ export interface NewUserInput {
 
 const EMAIL_FORMAT = /^[^@\s]+@[^@\s]+$/;
 
-function hashPassword(password: string): string {
+/** scrypt on Node's thread pool: one takes tens of milliseconds, which the event loop must not wait for. */
+const scrypt = promisify(crypto.scrypt) as (password: string, salt: Buffer, length: number) => Promise<Buffer>;
+
+async function hashPassword(password: string): Promise<string> {
   const salt = crypto.randomBytes(16);
-  const hash = crypto.scryptSync(password, salt, 32);
+  const hash = await scrypt(password, salt, 32);
   return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
-/** A hash of a password no one knows, made as every stored one is (made when first needed). */
-let dummyDigest: string | undefined;
+/** A hash of a password no one knows, made as every stored one is, at start (not on the first unknown login). */
+const dummyDigest = hashPassword(crypto.randomBytes(16).toString('base64'));
 
 /**
  * Whether `password` is the one `digest` was made from (constant time). Without a digest (an unknown login,
  * a user without a password) it is never, after checking against a dummy hash of the same cost, so that
  * how long the answer takes does not tell who exists.
  */
-export function verifyPassword(password: string, digest: string | null): boolean {
+export async function verifyPassword(password: string, digest: string | null): Promise<boolean> {
   if (digest === null) {
-    dummyDigest ??= hashPassword(crypto.randomBytes(16).toString('base64'));
-    verifyPassword(password, dummyDigest);
+    await verifyPassword(password, await dummyDigest);
     return false;
   }
   const [scheme, salt, hash] = digest.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64');
-  const actual = crypto.scryptSync(password, Buffer.from(salt, 'base64'), expected.length);
+  const actual = await scrypt(password, Buffer.from(salt, 'base64'), expected.length);
   return crypto.timingSafeEqual(actual, expected);
 }
 
@@ -68,6 +71,7 @@ export async function createUser(store: Store, input: NewUserInput): Promise<Use
     throw conflict(USERNAME_TAKEN);
   }
   if (await store.users.findByEmail(input.email)) throw conflict(EMAIL_TAKEN);
+  const passwordDigest = input.password ? await hashPassword(input.password) : null;
   try {
     return await store.transaction(async (tx) => {
       const now = nowIso();
@@ -80,7 +84,7 @@ export async function createUser(store: Store, input: NewUserInput): Promise<Use
         admin: input.admin ? 1 : 0,
         external: input.external ? 1 : 0,
         bot: 0,
-        password_digest: input.password ? hashPassword(input.password) : null,
+        password_digest: passwordDigest,
         namespace_id: null,
         created_at: now,
       });

@@ -167,6 +167,21 @@ describe('signing in to the pages', () => {
     });
     assert.equal(forged.statusCode, 422);
     assert.equal(cookieValue(forged, '_snippetd_session'), undefined);
+    // As many characters as the real token, but more bytes: refused as a wrong token, not a 500.
+    const f = await form();
+    const multibyte = new URLSearchParams({
+      authenticity_token: 'é'.repeat(f.token.length),
+      login: 'member',
+      password: PASSWORD,
+    });
+    const wide = await t.request({
+      method: 'POST',
+      url: '/users/sign_in',
+      token: null,
+      headers: { cookie: f.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: multibyte.toString(),
+    });
+    assert.equal(wide.statusCode, 422);
   });
 
   it('signing out ends the session on the server, not only in the browser', async () => {

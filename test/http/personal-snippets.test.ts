@@ -420,6 +420,19 @@ describe('personal snippets', () => {
       await t.fails('GET', raw, erin.token, undefined, 429, {
         message: { error: 'This endpoint has been requested too many times. Try again later.' },
       });
+      // Anonymous reads count per personal snippet, not for all of them together.
+      await set({ raw_blob_request_limit: 0, raw_blob_request_limit_unauthenticated: 2 });
+      const other = await t.ok(
+        'POST',
+        '/snippets',
+        erin.token,
+        { title: 'o', visibility: 'public', content: 'o', file_name: 'o' },
+        201,
+      );
+      await t.ok('GET', raw, null, undefined, 200);
+      await t.ok('GET', raw, null, undefined, 200);
+      await t.expect('GET', raw, null, undefined, 429);
+      await t.ok('GET', `/snippets/${other.id}/raw`, null, undefined, 200);
     } finally {
       await set({
         default_snippet_visibility: 'private',
@@ -427,6 +440,7 @@ describe('personal snippets', () => {
         snippet_size_limit: 52428800,
         max_snippet_files: 10,
         raw_blob_request_limit: 300,
+        raw_blob_request_limit_unauthenticated: 800,
       });
     }
   });

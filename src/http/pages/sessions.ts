@@ -95,12 +95,11 @@ export async function sessionRoutes(app: FastifyInstance) {
   app.post('/users/sign_in', async (request, reply) => {
     const form = (request.body ?? {}) as Record<string, unknown>;
     const returnTo = safeReturnPath(form.redirect_to);
-    const expected = cookies(request)[FORM_COOKIE] ?? '';
-    const given = typeof form.authenticity_token === 'string' ? form.authenticity_token : '';
-    const matches =
-      expected.length > 0 &&
-      expected.length === given.length &&
-      crypto.timingSafeEqual(Buffer.from(expected), Buffer.from(given));
+    const expected = Buffer.from(cookies(request)[FORM_COOKIE] ?? '');
+    const given = Buffer.from(typeof form.authenticity_token === 'string' ? form.authenticity_token : '');
+    // Compared as bytes: a token with characters of several bytes has another length there (timingSafeEqual
+    // throws on unequal lengths).
+    const matches = expected.length > 0 && expected.length === given.length && crypto.timingSafeEqual(expected, given);
     if (!matches) return signInForm(request, reply, 422, returnTo, MESSAGES.expired);
     const result = await signIn(request.server.store, String(form.login ?? ''), String(form.password ?? ''));
     if (!result.ok) return signInForm(request, reply, 401, returnTo, MESSAGES[result.reason]);

@@ -42,7 +42,7 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
       await sql.raw(sqlite ? 'BEGIN IMMEDIATE' : 'BEGIN').execute(tx);
       try {
         const applied = await migratePending(tx, db.dialect);
-        if (sqlite) await checkForeignKeys(tx);
+        if (sqlite && applied.length) await checkForeignKeys(tx);
         await sql.raw('COMMIT').execute(tx);
         return applied;
       } catch (error) {
