@@ -21,10 +21,10 @@ export type RenderTask =
   | { op: 'markdown'; text: string }
   | { op: 'plain'; text: string };
 
-export type RenderResult = { html: string; language: string | null };
+export type RenderResult = { html: string; language: string | null; sourceHtml?: string };
 
 /** Highlighted output beyond this is shown plain: markup per token can make a page many times the file. */
-const MAX_HIGHLIGHTED_HTML = 8 * 1024 * 1024;
+const MAX_RENDERED_HTML = 8 * 1024 * 1024;
 
 const NAMED_LANGUAGES: Record<string, string> = { dockerfile: 'dockerfile', makefile: 'makefile', gemfile: 'ruby' };
 
@@ -59,7 +59,20 @@ function highlighted(filePath: string, text: string): RenderResult {
   const language = languageOf(filePath);
   if (!language) return { html: escapeHtml(text), language: null };
   const html = hljs.highlight(text, { language, ignoreIllegals: true }).value;
-  return html.length > MAX_HIGHLIGHTED_HTML ? { html: escapeHtml(text), language: null } : { html, language };
+  return html.length > MAX_RENDERED_HTML ? { html: escapeHtml(text), language: null } : { html, language };
+}
+
+/**
+ * Markdown, or its text escaped when the rendering comes out over MAX_RENDERED_HTML (a few kilobytes of
+ * references to a long link can make hundreds of megabytes). `sourceHtml`: the text escaped, for the page's
+ * Source panel, in the same task.
+ */
+function markdownOf(text: string): RenderResult {
+  const sourceHtml = escapeHtml(text);
+  const html = markdown.render(text);
+  return html.length > MAX_RENDERED_HTML
+    ? { html: `<pre class="plain">${sourceHtml}</pre>`, language: null, sourceHtml }
+    : { html, language: null, sourceHtml };
 }
 
 export default function render(task: RenderTask): RenderResult {
@@ -67,7 +80,7 @@ export default function render(task: RenderTask): RenderResult {
     case 'code':
       return highlighted(task.filePath, task.text);
     case 'markdown':
-      return { html: markdown.render(task.text), language: null };
+      return markdownOf(task.text);
     case 'plain':
       return { html: escapeHtml(task.text), language: null };
   }

@@ -7,6 +7,7 @@ import os from 'node:os';
 import type { Piscina } from 'piscina';
 import { shippedFile } from '../shipped-files.ts';
 import type { RenderResult, RenderTask } from './render-worker.ts';
+import { escapeHtml } from './escape.ts';
 
 /**
  * The largest file a page shows (GitLab's blob viewers collapse text beyond 1 MB): a larger one is "too
@@ -66,9 +67,12 @@ async function inWorker(task: RenderTask): Promise<RenderResult | null> {
   return workers.run(task, { signal: AbortSignal.timeout(renderBudgetMs) }).catch(() => null);
 }
 
-/** Escaped text, in a worker too: escaping a megabyte of markup characters takes a tenth of a second. */
+/**
+ * Escaped text, in a worker too: escaping a megabyte of markup characters takes a tenth of a second. Only if
+ * the worker fails is it escaped here (the text is at most MAX_DISPLAYED_BYTES).
+ */
 async function plain(text: string): Promise<string> {
-  return (await (await renderPool()).run({ op: 'plain', text } satisfies RenderTask)).html;
+  return (await inWorker({ op: 'plain', text }))?.html ?? escapeHtml(text);
 }
 
 async function render(filePath: string, content: Buffer): Promise<FileView> {
@@ -77,9 +81,9 @@ async function render(filePath: string, content: Buffer): Promise<FileView> {
   if (content.length > MAX_DISPLAYED_BYTES) return { kind: 'too_large', limit: MAX_DISPLAYED_BYTES };
   const text = content.toString('utf8');
   if (MARKDOWN.test(filePath)) {
-    const [rendered, sourceHtml] = await Promise.all([inWorker({ op: 'markdown', text }), plain(text)]);
-    if (rendered) return { kind: 'markdown', html: rendered.html, sourceHtml };
-    return { kind: 'code', html: sourceHtml, language: null, renderAbandoned: true };
+    const rendered = await inWorker({ op: 'markdown', text });
+    if (rendered) return { kind: 'markdown', html: rendered.html, sourceHtml: rendered.sourceHtml! };
+    return { kind: 'code', html: await plain(text), language: null, renderAbandoned: true };
   }
   const highlighted = await inWorker({ op: 'code', filePath, text });
   if (highlighted) return { kind: 'code', ...highlighted };
@@ -92,19 +96,28 @@ async function render(filePath: string, content: Buffer): Promise<FileView> {
  * once per view: rendering it is the costly part, keeping it is not.
  */
 class Kept<T> {
-  private readonly entries = new Map<string, { value: T; bytes: number }>();
+  private readonly entries = new Map<string, { value: T; bytes: number; until: number }>();
   private bytes = 0;
 
   constructor(private readonly sizeOf: (value: T) => number) {}
 
   get(key: string): T | undefined {
-    return this.entries.get(key)?.value;
+    const entry = this.entries.get(key);
+    if (entry && entry.until < Date.now()) {
+      this.entries.delete(key);
+      this.bytes -= entry.bytes;
+      return undefined;
+    }
+    return entry?.value;
   }
 
-  keep(key: string, value: T): T {
+  /** `forMs`: how long it is kept at most (by default, until it is pushed out). */
+  keep(key: string, value: T, forMs = Number.POSITIVE_INFINITY): T {
     const bytes = this.sizeOf(value) + key.length;
     if (bytes > MAX_KEPT_BYTES) return value;
-    this.entries.set(key, { value, bytes });
+    const old = this.entries.get(key);
+    if (old) this.bytes -= old.bytes;
+    this.entries.set(key, { value, bytes, until: Date.now() + forMs });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
       if (this.entries.size <= MAX_KEPT && this.bytes <= MAX_KEPT_BYTES) break;
@@ -115,6 +128,8 @@ class Kept<T> {
   }
 }
 const MAX_KEPT = 2000;
+/** How long a rendering abandoned over the budget is kept before a view tries again. */
+const ABANDONED_KEPT_MS = 60_000;
 const MAX_KEPT_BYTES = 128 * 1024 * 1024;
 
 /**
@@ -136,8 +151,9 @@ class Rendering<T> {
 
 /**
  * The view of a file, kept by blob id and name: a blob's bytes never change, so it is rendered once, not on
- * every request. A view whose rendering was abandoned is kept too: a file that takes a worker for the
- * whole budget would otherwise take it again on every view.
+ * every request. A view whose rendering was abandoned is kept for a while too: a file that takes a worker for
+ * the whole budget would otherwise take it again on every view; only a while, since the budget counts time
+ * waiting for a worker, and a file abandoned while the pool was busy renders on a later view.
  */
 const views = new Kept<FileView>(
   (view) => ('html' in view ? view.html.length : 0) + ('sourceHtml' in view ? view.sourceHtml.length : 0),
@@ -151,7 +167,13 @@ export const keptView = (blobId: string, filePath: string): FileView | undefined
 
 export async function viewOf(blobId: string, filePath: string, content: Buffer): Promise<FileView> {
   const key = viewKey(blobId, filePath);
-  return views.get(key) ?? viewRenderings.once(key, async () => views.keep(key, await render(filePath, content)));
+  return (
+    views.get(key) ??
+    viewRenderings.once(key, async () => {
+      const view = await render(filePath, content);
+      return views.keep(key, view, 'renderAbandoned' in view && view.renderAbandoned ? ABANDONED_KEPT_MS : undefined);
+    })
+  );
 }
 
 /**
@@ -167,7 +189,8 @@ export async function markdownHtml(text: string): Promise<string> {
     descriptions.get(text) ??
     descriptionRenderings.once(text, async () => {
       const rendered = await inWorker({ op: 'markdown', text });
-      return descriptions.keep(text, rendered ? rendered.html : `<pre class="plain">${await plain(text)}</pre>`);
+      if (rendered) return descriptions.keep(text, rendered.html);
+      return descriptions.keep(text, `<pre class="plain">${await plain(text)}</pre>`, ABANDONED_KEPT_MS);
     })
   );
 }

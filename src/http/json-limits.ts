@@ -9,6 +9,7 @@
 // It counts as GitLab's validator does: a key and its value are two elements, an array element and the
 // document itself one each; a container is checked when it opens (depth) and when it is complete (size).
 import { invalidParams } from '../domain/failure.ts';
+import { MALFORMED_BODY } from './plugins/errors.ts';
 
 export const JSON_LIMITS = {
   maxDepth: 32,
@@ -84,7 +85,7 @@ const LITERALS: Record<number, Buffer> = {
   110: Buffer.from('null'),
 };
 
-const malformed = () => invalidParams('message body does not match declared format');
+const malformed = () => invalidParams(MALFORMED_BODY);
 const overLimit = (kind: keyof typeof JSON_LIMIT_MESSAGES) => invalidParams(JSON_LIMIT_MESSAGES[kind]);
 
 export class JsonLimitScanner {

@@ -81,10 +81,10 @@ describe('body limits before the body is read', () => {
     assert.deepEqual([form.statusCode, form.json], [413, TOO_LARGE]);
   });
 
-  it('follows snippet_size_limit: twice it and the description, and 64 KiB', async () => {
+  it('follows snippet_size_limit: three times it and the description, and 64 KiB', async () => {
     await t.ok('PUT', '/application/settings', ROOT_TOKEN, { snippet_size_limit: MiB }, 200);
-    // 2 × (1 MiB + 1 MiB) + 64 KiB
-    const limit = 4 * MiB + 64 * 1024;
+    // 3 × (1 MiB + 1 MiB) + 64 KiB
+    const limit = 6 * MiB + 64 * 1024;
     const over = await post('/api/v4/projects', ROOT_TOKEN, jsonOf(limit));
     assert.deepEqual([over.statusCode, over.json, over.headers.connection], [413, TOO_LARGE, 'close']);
     const within = await post('/api/v4/projects', ROOT_TOKEN, jsonOf(limit - 100));

@@ -240,6 +240,17 @@ describe('snippet pages', () => {
     assert.ok(JSON.parse(embed.body.slice('document.write('.length, -3)).includes(message));
   });
 
+  it('Markdown whose rendering would be far larger than the file is shown as its text', async () => {
+    // 100 links to one 100 KB address: 200 KB of Markdown would render to about 20 MB of HTML.
+    const md = `${'[x] '.repeat(100)}\n\n[x]: https://example.com/${'a'.repeat(100_000)}\n`;
+    const s = await createSnippet('public', 'public', [{ file_path: 'refs.md', content: md }]);
+    const page = await t.request({ method: 'GET', url: pathOf(s.web_url), token: null });
+    assert.equal(page.statusCode, 200);
+    assert.ok(page.body.length < 1_000_000, `a page of ${page.body.length} characters`);
+    assert.match(page.body, /<div class="markdown"><pre class="plain">\[x\] \[x\]/);
+    assert.doesNotMatch(page.body, /<a href="https:\/\/example.com/);
+  });
+
   it('a page seen before shows the files and description as they are after an update', async () => {
     const s = await createSnippet('public', 'public', [
       { file_path: 'a.rb', content: 'old_a = 1\n' },

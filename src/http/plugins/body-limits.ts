@@ -1,8 +1,9 @@
 // How large a request body may be, and for whom, decided before any of it is read
 // (docs/gitlab-compatibility.md#body-limits):
 // - a caller whose token (header or query string) authenticates may send the largest body a snippet write
-//   can need: its content (`snippet_size_limit`, for all its files together) and description, each twice
-//   over for JSON's escapes (`\n`, `\"`: two bytes for one), and room for the other parameters;
+//   can need: its content (`snippet_size_limit`, for all its files together) and description, each three
+//   times over for their encoding (a form's `%XX` and JSON's `\uXXXX` for text beyond ASCII, as Python's
+//   clients send it: three bytes for one), and room for the other parameters;
 //   SNIPPETD_MAX_BODY_BYTES, when set, is the limit instead;
 // - anyone else may send ANONYMOUS_BODY_BYTES. A larger body is refused with what the request would get
 //   without a valid token (401, or the token's own 401/403), before it is read, and the connection closed.
@@ -43,7 +44,7 @@ function isGitPath(url: string): boolean {
 
 /** The largest body a snippet write may need at this snippet size limit. */
 export const snippetBodyBytes = (snippetSizeLimit: number) =>
-  Math.min(MAX_BODY_CEILING, 2 * (snippetSizeLimit + MAX_DESCRIPTION_BYTES) + OTHER_PARAMETERS_BYTES);
+  Math.min(MAX_BODY_CEILING, 3 * (snippetSizeLimit + MAX_DESCRIPTION_BYTES) + OTHER_PARAMETERS_BYTES);
 
 /** The body's declared length; null when it comes chunked, with no length (and 0 when there is none). */
 function declaredLength(request: FastifyRequest): number | null {
@@ -88,9 +89,10 @@ async function refusalFor(
   }
   const refusal = await refusalBeforeBody(request, externalUrl);
   // Outside the API (the sign-in form, git paths with another content type) no token is asked for: a large
-  // anonymous body there is simply too large.
+  // body there, with or without one, is simply too large.
   const api = request.routeOptions.url?.startsWith('/api/v4/') ?? false;
-  return refusal?.reason === 'unauthorized' && !api ? payloadTooLarge() : refusal;
+  if (!api) return payloadTooLarge();
+  return refusal;
 }
 
 /** `payload`, failing with `refusal` (413 when null) once more than `limit` bytes came. */

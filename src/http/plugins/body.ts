@@ -139,8 +139,9 @@ async function readJson(
     }
   }
   // The scan found one JSON document; JSON.parse may still refuse a control character in a string.
-  return parseInWorker(body.buffer as ArrayBuffer, length).catch(() => {
-    throw invalidParams(MALFORMED_BODY);
+  return parseInWorker(body.buffer as ArrayBuffer, length).catch((error: Error) => {
+    // JSON.parse's refusal is the client's; anything else (the worker failed) is the server's.
+    throw error?.name === 'SyntaxError' ? invalidParams(MALFORMED_BODY) : error;
   });
 }
 
