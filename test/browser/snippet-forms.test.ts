@@ -7,24 +7,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { ARTIFACTS, axeViolations, launchChromium } from './support.ts';
 
 const TOKEN = 'browser-forms-root-token-0123456789';
 const PASSWORD = 'correct horse battery';
-const CHROMIUM = process.env.SNIPPETD_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts');
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 describe('snippet forms in Chromium', () => {
   let storage: Awaited<ReturnType<typeof processStorage>>;
@@ -58,17 +47,10 @@ describe('snippet forms in Chromium', () => {
   async function accessible(page: Page, name: string) {
     for (const colorScheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme });
-      const violations = await page.evaluate(async () => {
-        const result = await (window as any).axe.run();
-        return result.violations.map(
-          (v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`,
-        );
-      });
-      assert.deepEqual(violations, [], `${name} (${colorScheme}): ${page.url()}`);
+      assert.deepEqual(await axeViolations(page), [], `${name} (${colorScheme}): ${page.url()}`);
       await page.screenshot({ path: path.join(ARTIFACTS, `form-${name}-${colorScheme}.png`), fullPage: true });
     }
   }
-  const withAxe = async (page: Page) => page.addScriptTag({ path: AXE });
 
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
@@ -88,7 +70,7 @@ describe('snippet forms in Chromium', () => {
     });
     project = (await api('POST', '/projects', { name: 'team', visibility: 'internal' })).json;
     await api('POST', `/projects/${project.id}/members`, { user_id: alice.json.id, access_level: 30 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     // axe is injected as a script, which the pages' policy rightly refuses: this context bypasses it.
     context = await browser.newContext({ bypassCSP: true, viewport: { width: 1000, height: 900 } });
   });
@@ -107,7 +89,6 @@ describe('snippet forms in Chromium', () => {
     await signIn(page);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'New snippet' }).click();
     await page.waitForURL(`${server.url}/-/snippets/new`);
-    await withAxe(page);
     await accessible(page, 'new');
 
     await page.getByLabel('Title').fill('Made in the browser');
@@ -120,7 +101,6 @@ describe('snippet forms in Chromium', () => {
     await page.waitForSelector('#snippet-title-error');
     assert.equal(await page.locator('#snippet-title-error').textContent(), 'title is empty');
     assert.equal(await page.getByLabel('Content').inputValue(), 'print("hello")\n');
-    await withAxe(page);
     await accessible(page, 'new-refused');
 
     await page.getByLabel('Title').fill('Made in the browser');
@@ -142,7 +122,6 @@ describe('snippet forms in Chromium', () => {
 
     await page.getByRole('link', { name: 'Edit' }).click();
     await page.waitForURL(`${server.url}/-/snippets/${id}/edit`);
-    await withAxe(page);
     await accessible(page, 'edit');
     await page.locator('#file-0-path').fill('greet.py');
     await page.locator('#file-1-content').fill('first line\nchanged line\n');
@@ -155,7 +134,6 @@ describe('snippet forms in Chromium', () => {
 
     await page.getByRole('link', { name: 'Delete' }).click();
     await page.waitForURL(`${server.url}/-/snippets/${id}/delete`);
-    await withAxe(page);
     await accessible(page, 'delete');
     await page.getByRole('button', { name: 'Delete snippet' }).click();
     await page.waitForURL(`${server.url}/dashboard/snippets`);
@@ -188,7 +166,6 @@ describe('snippet forms in Chromium', () => {
     await page.locator('.user-menu summary').click();
     await page.getByRole('link', { name: 'Access tokens' }).click();
     await page.waitForURL(`${server.url}/-/user_settings/personal_access_tokens`);
-    await withAxe(page);
     await accessible(page, 'tokens');
     await page.getByLabel('Token name').fill('laptop');
     await page.getByRole('checkbox', { name: /^read_api/ }).check();
@@ -197,7 +174,6 @@ describe('snippet forms in Chromium', () => {
     const plain = await page.locator('#created-token').inputValue();
     const me = await api('GET', '/user', undefined, plain);
     assert.deepEqual([me.status, me.json.username], [200, 'alice']);
-    await withAxe(page);
     await accessible(page, 'token-created');
     await page.getByRole('button', { name: 'Revoke laptop' }).click();
     await page.waitForURL(`${server.url}/-/user_settings/personal_access_tokens`);

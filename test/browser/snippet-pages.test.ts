@@ -7,25 +7,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { ARTIFACTS, axeViolations, launchChromium } from './support.ts';
 
 const TOKEN = 'browser-test-root-token-0123456789';
-const CHROMIUM = process.env.SNIPPETD_CHROMIUM ?? '/usr/bin/chromium';
-// As root Chromium needs --no-sandbox; without the rest it reaches for the network and stalls.
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts');
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 describe('snippet pages in Chromium', () => {
   let storage: Awaited<ReturnType<typeof processStorage>>;
@@ -87,7 +75,7 @@ describe('snippet pages in Chromium', () => {
       content: 'deploy:\n  script: make deploy\n',
       commit_message: 'Add a CI template',
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     // A page on another origin (localhost, not 127.0.0.1) that embeds the snippet.
     otherOrigin = http.createServer((_req, res) => {
       res.setHeader('Content-Type', 'text/html; charset=utf-8');
@@ -194,13 +182,7 @@ describe('snippet pages in Chromium', () => {
         const page = await context.newPage();
         if (signedIn) await signIn(page, 'member', url);
         else await page.goto(url);
-        await page.addScriptTag({ path: AXE });
-        const violations = await page.evaluate(async () => {
-          const result = await (window as any).axe.run();
-          return result.violations
-            .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-            .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
-        });
+        const violations = await axeViolations(page, ['serious', 'critical']);
         assert.deepEqual(violations, [], `${name} (${colorScheme}): ${url}`);
         await page.screenshot({ path: path.join(ARTIFACTS, `page-${name}-${colorScheme}.png`), fullPage: true });
         await page.close();
