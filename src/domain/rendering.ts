@@ -8,6 +8,7 @@ import type { Piscina } from 'piscina';
 import { shippedFile } from '../shipped-files.ts';
 import type { RenderResult, RenderTask } from './render-worker.ts';
 import { escapeHtml } from './escape.ts';
+import type { DiffResult, DiffTask } from './diff-highlight.ts';
 
 /**
  * The largest file a page shows (GitLab's blob viewers collapse text beyond 1 MB): a larger one is "too
@@ -26,6 +27,8 @@ let renderBudgetMs = 5000;
 export function setRenderBudget(ms: number): void {
   renderBudgetMs = ms;
 }
+
+export const renderBudget = () => renderBudgetMs;
 
 export type FileView =
   | { kind: 'code'; html: string; language: string | null; renderAbandoned?: boolean }
@@ -65,6 +68,22 @@ async function renderPool(): Promise<Piscina> {
 async function inWorker(task: RenderTask): Promise<RenderResult | null> {
   const workers = await renderPool();
   return workers.run(task, { signal: AbortSignal.timeout(renderBudgetMs) }).catch(() => null);
+}
+
+/**
+ * A file's patch as lines (diff-highlight.ts), highlighted by the file's name; over the budget, or if the
+ * worker fails, the lines plain (escaped in a worker too); null if even that fails.
+ */
+export async function diffLines(filePath: string, hunks: string): Promise<DiffResult | null> {
+  const workers = await renderPool();
+  const run = (highlight: boolean) =>
+    workers
+      .run({ filePath, hunks, highlight } satisfies DiffTask, {
+        name: 'highlightDiff',
+        signal: AbortSignal.timeout(renderBudgetMs),
+      })
+      .catch(() => null) as Promise<DiffResult | null>;
+  return (await run(true)) ?? run(false);
 }
 
 /**

@@ -7,6 +7,7 @@ import { routeNotFound } from '../../domain/failure.ts';
 import { sendFailurePage, sendPage, STYLESHEET_PATH } from './layout.ts';
 import { html } from '../views/html.ts';
 import { SNIPPET_PAGES } from './snippets.ts';
+import { REVISION_PAGES } from './revisions.ts';
 import { readPageUser, sessionRoutes } from './sessions.ts';
 import { PROJECT_PAGES } from './projects.ts';
 import { NAMESPACE_PAGES } from './namespaces.ts';
@@ -25,7 +26,13 @@ const gets = (pages: readonly (readonly [RegExp, PageHandler])[]): PageRoute[] =
   pages.map(([pattern, handler]) => ({ methods: ['GET'], pattern, handler }));
 
 // Snippet paths first, then groups and users (one segment); the project page takes any path that is left.
-const PAGES: PageRoute[] = gets([[/^\/$/, homePage], ...SNIPPET_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES]);
+const PAGES: PageRoute[] = gets([
+  [/^\/$/, homePage],
+  ...SNIPPET_PAGES,
+  ...REVISION_PAGES,
+  ...NAMESPACE_PAGES,
+  ...PROJECT_PAGES,
+]);
 
 const methodOf = (request: FastifyRequest) => (request.method === 'HEAD' ? 'GET' : request.method);
 

@@ -1,0 +1,142 @@
+// A snippet's revisions (beyond GitLab, whose snippets have no history view): every commit of its default
+// branch, newest first, with the files each changed, and one commit's changes as a diff. Written through the
+// API, a page or `git push`, a commit is a commit: git itself reads them from the node's cache repository of
+// the snippet (storage/git/history.ts), brought up to date from the rows first, as a clone is. The caller has
+// found the snippet as the viewer may see it (reads.ts#findSnippetOrPersonalForPage).
+import type { Store } from '../../storage/db/store.ts';
+import type { Snippet } from '../../storage/db/schema.ts';
+import type { ServingCaches } from '../../storage/git/serving-cache.ts';
+import {
+  type DiffLimits,
+  type FilePatch,
+  GitTimeout,
+  readCommitDiff,
+  readRevisions,
+  type Revision,
+} from '../../storage/git/history.ts';
+import type { GitRepository } from '../../storage/git/repository.ts';
+import { snippetRepository } from '../git-repositories.ts';
+import { notFound } from '../failure.ts';
+import { diffLines, renderBudget } from '../rendering.ts';
+import type { DiffLine } from '../diff-highlight.ts';
+
+export const REVISIONS_PER_PAGE = 20;
+
+/** What one page of revisions may read of git's output before it lists commits without their files. */
+const MAX_LOG_BYTES = 4 * 1024 * 1024;
+
+/**
+ * GitLab's diff limits (docs: administration/diff_limits, the defaults): a file's patch over 200 KB is "too
+ * large", and a diff shows at most 1,000 files and 50,000 changed lines. The total bounds what one page holds.
+ */
+export const DIFF_LIMITS: DiffLimits = {
+  filePatchBytes: 200 * 1024,
+  totalPatchBytes: 5 * 1024 * 1024,
+  totalLines: 50_000,
+  files: 1000,
+};
+
+async function cacheDir(caches: ServingCaches, repo: GitRepository): Promise<string> {
+  return caches.exclusive(repo.id, () => caches.refresh(repo));
+}
+
+export interface RevisionsPage {
+  revisions: Revision[];
+  /** Whether older revisions follow. */
+  hasMore: boolean;
+  /** Whether the revisions are listed without the files they changed (too many to read for one page). */
+  filesOmitted: boolean;
+}
+
+/** Page `page` (from 1) of the snippet's revisions, newest first. */
+export async function snippetRevisions(
+  store: Store,
+  caches: ServingCaches,
+  snippet: Snippet,
+  page: number,
+): Promise<RevisionsPage> {
+  const repo = await snippetRepository(store, snippet);
+  const head = await repo.readBranch(repo.head);
+  if (!head) return { revisions: [], hasMore: false, filesOmitted: false };
+  const dir = await cacheDir(caches, repo);
+  // One more than a page says whether another follows, without counting them all.
+  const { revisions, filesOmitted } = await readRevisions(dir, head, {
+    skip: (page - 1) * REVISIONS_PER_PAGE,
+    limit: REVISIONS_PER_PAGE + 1,
+    maxBytes: MAX_LOG_BYTES,
+    timeoutMs: renderBudget(),
+  });
+  return {
+    revisions: revisions.slice(0, REVISIONS_PER_PAGE),
+    hasMore: revisions.length > REVISIONS_PER_PAGE,
+    filesOmitted,
+  };
+}
+
+export interface FileDiff extends Omit<FilePatch, 'hunks' | 'omitted'> {
+  /** The patch's lines, highlighted; null when `omitted` says why not (`render_failed`: no worker could). */
+  lines: DiffLine[] | null;
+  omitted: FilePatch['omitted'] | 'render_failed';
+}
+
+export interface RevisionDiff {
+  id: string;
+  /** The first parent, which the diff is against; null for the first commit. */
+  parent: string | null;
+  parents: string[];
+  authorName: string;
+  authorEmail: string;
+  authoredAt: string;
+  message: string;
+  files: FileDiff[];
+  /** Whether the diff went over its limits (DIFF_LIMITS): files are missing or not shown. */
+  cut: boolean;
+  /** Whether git did not work the diff out within the time budget (nothing of it is shown). */
+  timedOut: boolean;
+}
+
+/**
+ * The commit `ref` names in the snippet's repository (404 Commit Not Found when none) with its changes
+ * against its first parent, each file's lines highlighted in the render pool.
+ */
+export async function snippetRevisionDiff(
+  store: Store,
+  caches: ServingCaches,
+  snippet: Snippet,
+  ref: string,
+): Promise<RevisionDiff> {
+  const repo = await snippetRepository(store, snippet);
+  const id = await repo.resolveCommit(ref);
+  if (!id) throw notFound('Commit');
+  const commit = await repo.commit(id);
+  const parent = commit.parents[0] ?? null;
+  const dir = await cacheDir(caches, repo);
+  let patches: { files: FilePatch[]; cut: boolean };
+  let timedOut = false;
+  try {
+    patches = await readCommitDiff(dir, parent, id, DIFF_LIMITS, renderBudget());
+  } catch (error) {
+    if (!(error instanceof GitTimeout)) throw error;
+    patches = { files: [], cut: true };
+    timedOut = true;
+  }
+  const files = await Promise.all(
+    patches.files.map(async ({ hunks, ...file }): Promise<FileDiff> => {
+      if (hunks === null) return { ...file, lines: null };
+      const result = await diffLines(file.path, hunks);
+      return result ? { ...file, lines: result.lines } : { ...file, lines: null, omitted: 'render_failed' };
+    }),
+  );
+  return {
+    id,
+    parent,
+    parents: commit.parents,
+    authorName: commit.author.name,
+    authorEmail: commit.author.email,
+    authoredAt: new Date(commit.author.time * 1000).toISOString(),
+    message: commit.message,
+    files,
+    cut: patches.cut,
+    timedOut,
+  };
+}
