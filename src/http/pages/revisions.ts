@@ -126,7 +126,7 @@ function fileSection(web: string, diff: RevisionDiff, file: FileDiff, i: number)
       : snippetFileRawUrl(web, diff.id, file.path);
   return html`<section class="file diff-file" id="diff-${i + 1}" aria-labelledby="diff-${i + 1}-name">
 <header class="file-header">
-<h2 id="diff-${i + 1}-name">${fileName(file)}</h2>${changeBadge(file)} ${stat(file)}
+<h2 id="diff-${i + 1}-name">${fileName(file)}</h2> ${changeBadge(file)} ${stat(file)}
 <nav class="file-actions" aria-label="${file.path}"><a href="${rawUrl}">Raw${file.kind === 'deleted' ? ' (before)' : ''}</a></nav>
 </header>
 ${file.lines ? diffTable(file.lines) : omittedNote(file, rawUrl)}
