@@ -183,7 +183,7 @@ describe('snippet revisions pages', () => {
         href: `${web}/revisions/${second}`,
         subject: 'Update snippet',
         meta: `Alice Liddell · T · ${second.slice(0, 8)}`,
-        // In git's order: by path, a rename where its old path sorts.
+        // In git's order: by path, a rename by its new one.
         changes: ['renamed (73% similar) notes.txt → renamed.txt +1 −0', 'modified run.js +2 −2'],
       },
       {
