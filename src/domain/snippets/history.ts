@@ -17,7 +17,7 @@ import {
 import type { GitRepository } from '../../storage/git/repository.ts';
 import { snippetRepository } from '../git-repositories.ts';
 import { notFound } from '../failure.ts';
-import { diffLines, renderBudget } from '../rendering.ts';
+import { diffLines, Kept, Rendering, renderBudget } from '../rendering.ts';
 import type { DiffLine } from '../diff-highlight.ts';
 
 export const REVISIONS_PER_PAGE = 20;
@@ -35,6 +35,23 @@ export const DIFF_LIMITS: DiffLimits = {
   totalLines: 50_000,
   files: 1000,
 };
+
+/**
+ * Pages of revisions and diffs kept by commit id: a commit id names its whole history and its changes, so
+ * what was worked out for one never goes stale, and a view after the first costs no git process (about
+ * 5 ms of a page's time, bench/revisions.ts). Views of one not worked out yet wait for one git process.
+ * Keyed by ids alone, each is found only after the snippet's own repository was asked for the commit. What
+ * was cut short by the time budget (which counts waiting) is kept only a while: later it may be worked out.
+ */
+const RETRY_AFTER_MS = 60_000;
+const KEPT_LIMITS = { entries: 1000, bytes: 32 * 1024 * 1024 };
+const keptPages = new Kept<RevisionsPage>((page) => JSON.stringify(page).length, KEPT_LIMITS);
+const pagesUnderWay = new Rendering<RevisionsPage>();
+const keptDiffs = new Kept<RevisionDiff>(
+  (diff) => diff.files.reduce((n, f) => n + (f.lines?.reduce((m, l) => m + l.html.length + 32, 0) ?? 0) + 256, 0),
+  KEPT_LIMITS,
+);
+const diffsUnderWay = new Rendering<RevisionDiff>();
 
 async function cacheDir(caches: ServingCaches, repo: GitRepository): Promise<string> {
   return caches.exclusive(repo.id, () => caches.refresh(repo));
@@ -58,6 +75,17 @@ export async function snippetRevisions(
   const repo = await snippetRepository(store, snippet);
   const head = await repo.readBranch(repo.head);
   if (!head) return { revisions: [], hasMore: false, filesOmitted: false };
+  const key = `${head}\n${page}`;
+  return (
+    keptPages.get(key) ??
+    pagesUnderWay.once(key, async () => {
+      const read = await readPage(caches, repo, head, page);
+      return keptPages.keep(key, read, read.filesOmitted ? RETRY_AFTER_MS : undefined);
+    })
+  );
+}
+
+async function readPage(caches: ServingCaches, repo: GitRepository, head: string, page: number) {
   const dir = await cacheDir(caches, repo);
   // One more than a page says whether another follows, without counting them all.
   const { revisions, filesOmitted } = await readRevisions(dir, head, {
@@ -108,6 +136,17 @@ export async function snippetRevisionDiff(
   const repo = await snippetRepository(store, snippet);
   const id = await repo.resolveCommit(ref);
   if (!id) throw notFound('Commit');
+  return (
+    keptDiffs.get(id) ??
+    diffsUnderWay.once(id, async () => {
+      const diff = await workOutDiff(caches, repo, id);
+      const partial = diff.timedOut || diff.files.some((f) => f.omitted === 'render_failed');
+      return keptDiffs.keep(id, diff, partial ? RETRY_AFTER_MS : undefined);
+    })
+  );
+}
+
+async function workOutDiff(caches: ServingCaches, repo: GitRepository, id: string): Promise<RevisionDiff> {
   const commit = await repo.commit(id);
   const parent = commit.parents[0] ?? null;
   const dir = await cacheDir(caches, repo);
