@@ -319,6 +319,12 @@ describe('snippet revisions pages', () => {
       visibility: 'internal',
       files: [{ file_path: 'a.txt', content: 'alpha\n' }],
     });
+    const web = snippet.web_url as string;
+    // Seen before the push: the page after it still shows the push (pages are kept by the branch's commit).
+    assert.deepEqual(
+      listed(await page(`${web}/revisions`, bobCookie)).map((r) => r.subject),
+      ['Initial commit'],
+    );
     const dir = path.join(work, 'pushed');
     const clone = await runGit(['clone', `http://oauth2:${aliceToken}@${host}/snippets/${snippet.id}.git`, dir]);
     assert.equal(clone.code, 0, clone.stderr);
@@ -331,7 +337,6 @@ describe('snippet revisions pages', () => {
     const [pushed] = await gitLog(snippet.id);
     assert.equal(pushed, (await runGit(['rev-parse', 'HEAD'], dir)).stdout.trim());
 
-    const web = snippet.web_url as string;
     // Internal: any signed-in user, not a visitor.
     assert.equal((await view(`${web}/revisions`)).statusCode, 404);
     const [top] = listed(await page(`${web}/revisions`, bobCookie));
