@@ -1,7 +1,8 @@
-// A file's unified diff as lines to show, highlighted: run in a worker thread of the render pool
-// (render-worker.ts re-exports it; domain/rendering.ts#diffLines runs it within the time budget). Each side
-// of the change (the old lines and the new ones, context in both) is highlighted as one text, so a string or
-// comment spanning lines keeps its colours, then cut back into lines.
+// A file's unified diff as the rows of a page's diff table, highlighted: run in a worker thread of the render
+// pool (render-worker.ts re-exports it; domain/rendering.ts#diffLines runs it within the time budget), since a
+// diff may have 50,000 lines and building their markup would hold the event loop. Each side of the change
+// (the old lines and the new ones, context in both) is highlighted as one text, so a string or comment
+// spanning lines keeps its colours, then cut back into lines.
 import hljs from 'highlight.js';
 import { escapeHtml } from './escape.ts';
 import { languageOf } from './languages.ts';
@@ -13,7 +14,7 @@ export interface DiffTask {
   highlight: boolean;
 }
 
-export interface DiffLine {
+interface DiffLine {
   type: 'hunk' | 'context' | 'added' | 'deleted' | 'note';
   /** Line numbers in the old and new file (null on the side a line is not in). */
   oldLine: number | null;
@@ -24,7 +25,22 @@ export interface DiffLine {
 
 export interface DiffResult {
   language: string | null;
-  lines: DiffLine[];
+  /**
+   * One `<tr>` a line, its class the line's type: a hunk header or a note in one cell after two empty ones;
+   * any other line its number before, its number after (either empty), and its text after a marker, in
+   * `<ins>` when added and `<del>` when deleted.
+   */
+  rows: string;
+}
+
+const MARKER = { added: '+', deleted: '-', context: ' ' };
+
+function row(line: DiffLine): string {
+  if (line.type === 'hunk' || line.type === 'note')
+    return `<tr class="${line.type}"><td colspan="2"></td><td class="code">${line.html}</td></tr>`;
+  const code =
+    line.type === 'added' ? `<ins>${line.html}</ins>` : line.type === 'deleted' ? `<del>${line.html}</del>` : line.html;
+  return `<tr class="${line.type}"><td class="num">${line.oldLine ?? ''}</td><td class="num">${line.newLine ?? ''}</td><td class="code"><span class="marker" aria-hidden="true">${MARKER[line.type]}</span>${code}</td></tr>`;
 }
 
 const HUNK = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/;
@@ -70,7 +86,7 @@ export function highlightDiff(task: DiffTask): DiffResult {
     if (n !== -1) line.html = newHtml[n];
     else if (o !== -1) line.html = oldHtml[o];
   });
-  return { language, lines };
+  return { language, rows: lines.map(row).join('') };
 }
 
 /** Each line of one side as HTML: highlighted as one text, then cut at its line ends. */

@@ -15,15 +15,13 @@ import {
   type Revision,
 } from '../../storage/git/history.ts';
 import type { GitRepository } from '../../storage/git/repository.ts';
-import { snippetRepository } from '../git-repositories.ts';
 import { notFound } from '../failure.ts';
 import { diffLines, Kept, Rendering, renderBudget } from '../rendering.ts';
-import type { DiffLine } from '../diff-highlight.ts';
 
 export const REVISIONS_PER_PAGE = 20;
 
 /** What one page of revisions may read of git's output before it lists commits without their files. */
-const MAX_LOG_BYTES = 4 * 1024 * 1024;
+const MAX_LOG_BYTES = 1024 * 1024;
 
 /**
  * GitLab's diff limits (docs: administration/diff_limits, the defaults): a file's patch over 200 KB is "too
@@ -48,7 +46,7 @@ const KEPT_LIMITS = { entries: 1000, bytes: 32 * 1024 * 1024 };
 const keptPages = new Kept<RevisionsPage>((page) => JSON.stringify(page).length, KEPT_LIMITS);
 const pagesUnderWay = new Rendering<RevisionsPage>();
 const keptDiffs = new Kept<RevisionDiff>(
-  (diff) => diff.files.reduce((n, f) => n + (f.lines?.reduce((m, l) => m + l.html.length + 32, 0) ?? 0) + 256, 0),
+  (diff) => diff.files.reduce((n, f) => n + (f.rows?.length ?? 0) + 256, 0),
   KEPT_LIMITS,
 );
 const diffsUnderWay = new Rendering<RevisionDiff>();
@@ -72,9 +70,10 @@ export async function snippetRevisions(
   snippet: Snippet,
   page: number,
 ): Promise<RevisionsPage> {
-  const repo = await snippetRepository(store, snippet);
-  const head = await repo.readBranch(repo.head);
-  if (!head) return { revisions: [], hasMore: false, filesOmitted: false };
+  // A snippet from before repositories (content only) has none: no history.
+  const repo = await store.git.find('snippet', snippet.id);
+  const head = repo && (await repo.readBranch(repo.head));
+  if (!repo || !head) return { revisions: [], hasMore: false, filesOmitted: false };
   const key = `${head}\n${page}`;
   return (
     keptPages.get(key) ??
@@ -102,8 +101,8 @@ async function readPage(caches: ServingCaches, repo: GitRepository, head: string
 }
 
 export interface FileDiff extends Omit<FilePatch, 'hunks' | 'omitted'> {
-  /** The patch's lines, highlighted; null when `omitted` says why not (`render_failed`: no worker could). */
-  lines: DiffLine[] | null;
+  /** The patch's rows, highlighted (diff-highlight.ts); null when `omitted` says why not (`render_failed`: no worker could). */
+  rows: string | null;
   omitted: FilePatch['omitted'] | 'render_failed';
 }
 
@@ -133,9 +132,9 @@ export async function snippetRevisionDiff(
   snippet: Snippet,
   ref: string,
 ): Promise<RevisionDiff> {
-  const repo = await snippetRepository(store, snippet);
-  const id = await repo.resolveCommit(ref);
-  if (!id) throw notFound('Commit');
+  const repo = await store.git.find('snippet', snippet.id);
+  const id = repo && (await repo.resolveCommit(ref));
+  if (!repo || !id) throw notFound('Commit');
   return (
     keptDiffs.get(id) ??
     diffsUnderWay.once(id, async () => {
@@ -161,9 +160,9 @@ async function workOutDiff(caches: ServingCaches, repo: GitRepository, id: strin
   }
   const files = await Promise.all(
     patches.files.map(async ({ hunks, ...file }): Promise<FileDiff> => {
-      if (hunks === null) return { ...file, lines: null };
+      if (hunks === null) return { ...file, rows: null };
       const result = await diffLines(file.path, hunks);
-      return result ? { ...file, lines: result.lines } : { ...file, lines: null, omitted: 'render_failed' };
+      return result ? { ...file, rows: result.rows } : { ...file, rows: null, omitted: 'render_failed' };
     }),
   );
   return {

@@ -11,7 +11,6 @@ import {
   snippetRevisions,
 } from '../../domain/snippets/history.ts';
 import type { FileChange } from '../../storage/git/history.ts';
-import type { DiffLine } from '../../domain/diff-highlight.ts';
 import { DIFF_LIMITS } from '../../domain/snippets/history.ts';
 import { parseRowId } from '../../domain/ids.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
@@ -87,19 +86,10 @@ ${pageLinks(
   return sendPage(reply, 200, `Revisions · ${snippet.title}`, body);
 }
 
-const MARKER: Record<DiffLine['type'], string> = { hunk: '', context: ' ', added: '+', deleted: '-', note: '' };
-
-function diffTable(lines: DiffLine[]): Html {
-  const rows = lines.map((line) => {
-    if (line.type === 'hunk' || line.type === 'note')
-      return html`<tr class="${line.type}"><td colspan="2"></td><td class="code">${trusted(line.html)}</td></tr>`;
-    const code = trusted(line.html);
-    return html`<tr class="${line.type}"><td class="num">${line.oldLine ?? ''}</td><td class="num">${line.newLine ?? ''}</td><td class="code"><span class="marker" aria-hidden="true">${MARKER[line.type]}</span>${line.type === 'added' ? html`<ins>${code}</ins>` : line.type === 'deleted' ? html`<del>${code}</del>` : code}</td></tr>`;
-  });
-  return html`<div class="diff-scroll"><table class="diff">
+/** A file's diff as a table: its rows come made from the render pool (domain/diff-highlight.ts). */
+const diffTable = (rows: string) => html`<div class="diff-scroll"><table class="diff">
 <thead class="visually-hidden"><tr><th scope="col">Line before</th><th scope="col">Line after</th><th scope="col">Text</th></tr></thead>
-<tbody>${rows}</tbody></table></div>`;
-}
+<tbody>${trusted(rows)}</tbody></table></div>`;
 
 function omittedNote(file: FileDiff, rawUrl: string): Html {
   switch (file.omitted) {
@@ -129,7 +119,7 @@ function fileSection(web: string, diff: RevisionDiff, file: FileDiff, i: number)
 <h2 id="diff-${i + 1}-name">${fileName(file)}</h2> ${changeBadge(file)} ${stat(file)}
 <nav class="file-actions" aria-label="${file.path}"><a href="${rawUrl}">Raw${file.kind === 'deleted' ? ' (before)' : ''}</a></nav>
 </header>
-${file.lines ? diffTable(file.lines) : omittedNote(file, rawUrl)}
+${file.rows !== null ? diffTable(file.rows) : omittedNote(file, rawUrl)}
 </section>`;
 }
 
