@@ -15,6 +15,12 @@ import autocannon from 'autocannon';
 import { spawnServer, startBenchServer } from '../scripts/spawn-server.ts';
 import { cpuMicros } from './process-cpu.ts';
 
+/** CPU time of process `pid` and of its children it has waited for (the git processes), in microseconds. */
+function cpuWithChildren(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1e6) / 100;
+}
+
 const { values } = parseArgs({
   options: {
     commits: { type: 'string', default: '1000' },
@@ -80,15 +86,19 @@ try {
   console.log(`${commits} commits made through the API in ${((performance.now() - made) / 1000).toFixed(1)} s`);
 
   const list = `${snippet.web_url}/revisions`;
-  const cold = { list: [] as number[], diff: [] as number[] };
+  const cold = { list: [] as number[], diff: [] as number[], listCpu: [] as number[], diffCpu: [] as number[] };
   let head = '';
   for (let round = 0; round < Number(values.cold); round++) {
     await api(server.url, 'PUT', `/projects/${project.id}/snippets/${snippet.id}`, {
       files: [{ action: 'update', file_path: 'values.js', content: fileAt(commits - 1, `rewrite ${round}`) }],
     });
+    let cpu = cpuWithChildren(server.pid);
     const first = await timed(list);
+    cold.listCpu.push((cpuWithChildren(server.pid) - cpu) / 1000);
     [, head] = /href="[^"]*\/revisions\/([0-9a-f]{40})"/.exec(first.body)!;
+    cpu = cpuWithChildren(server.pid);
     const diff = await timed(`${list}/${head}`);
+    cold.diffCpu.push((cpuWithChildren(server.pid) - cpu) / 1000);
     if (!diff.body.includes('+200</span> <span class="minus">−200')) throw new Error('not a 200-line change');
     cold.list.push(first.ms);
     cold.diff.push(diff.ms);
@@ -97,7 +107,11 @@ try {
     `p50 ${ms(quantile(xs, 0.5))}, max ${ms(Math.max(...xs))} ms (the first ${ms(xs[0])}: it built the node's cache repository, or started the render pool)`;
   console.log(`\nNot seen before, after each of ${values.cold} new 200-line changes:`);
   console.log(`- revisions page: ${summary(cold.list)}`);
-  console.log(`- diff page: ${summary(cold.diff)}\n`);
+  console.log(`- diff page: ${summary(cold.diff)}`);
+  const mean = (xs: number[]) => ms(xs.reduce((a, b) => a + b, 0) / xs.length);
+  console.log(
+    `- CPU of the server and its git processes, mean of the ${values.cold} (counted in 10 ms ticks): revisions page ${mean(cold.listCpu)} ms, diff page ${mean(cold.diffCpu)} ms\n`,
+  );
   const total = commits + Number(values.cold);
   const lastPage = Math.ceil(total / 20);
   const rows: [string, string][] = [
