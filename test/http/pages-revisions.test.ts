@@ -440,6 +440,17 @@ describe('snippet revisions pages', () => {
       assert.equal(res.statusCode, 404, ref);
       assert.match(res.body, /<h1>Page not found<\/h1>/);
     }
-    assert.equal((await view(`/-/snippets/${other.id + 1000}/revisions`)).statusCode, 404);
+    // No such snippet and an id beyond any row are 404 pages; a path not well-formed is refused before any page
+    // (docs/gitlab-compatibility.md#d17), as on every other path.
+    for (const [url, status] of [
+      [`/-/snippets/${other.id + 1000}/revisions`, 404],
+      ['/-/snippets/99999999999999999999999/revisions', 404],
+      [`/${project.path_with_namespace}/-/snippets/99999999999999999999999/revisions/main`, 404],
+      [`/-/snippets/${other.id}/revisions/%E0%A4%A`, 400],
+      [`/-/snippets/${other.id}/revisions/%00`, 400],
+    ] as const) {
+      const res = await view(url);
+      assert.equal(res.statusCode, status, `${url}: ${res.body.slice(0, 300)}`);
+    }
   });
 });
