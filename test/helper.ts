@@ -420,3 +420,18 @@ export function runGit(args: string[], cwd?: string): Promise<GitRun> {
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
 }
+
+/**
+ * A page the visitor may not see, as GitLab answers it: a 404 page to someone signed in; a visitor who is not
+ * signed in is sent to sign in and then back (told nothing about whether the page exists).
+ */
+export function assertHiddenPage(res: Response, url: string, signedIn: boolean): void {
+  const path = url.startsWith('http') ? new URL(url).pathname + new URL(url).search : url;
+  if (signedIn) {
+    assert.equal(res.statusCode, 404, `${path}: ${res.body.slice(0, 200)}`);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8', path);
+    return;
+  }
+  assert.equal(res.statusCode, 302, `${path}: ${res.body.slice(0, 200)}`);
+  assert.equal(res.headers.location, `/users/sign_in?redirect_to=${encodeURIComponent(path)}`, path);
+}

@@ -35,7 +35,8 @@ export type FailureReason =
   | 'too_many_requests' // 429 {"message":{"error":"This endpoint has been requested too many times. …"}}: a raw limit
   | 'throttled' // 429 text <detail>: an API throttle (Rack::Attack's answer)
   | 'headers_too_large' // 431 {"message":"431 Request Header Fields Too Large"}
-  | 'unprocessable_service'; // 422 {"message":{"error":"<detail>"}}: snippet actions with invalid data
+  | 'unprocessable_service' // 422 {"message":{"error":"<detail>"}}: snippet actions with invalid data
+  | 'unprocessable_form'; // 422: a page's form without this session's token, or from another site
 
 export class Failure extends Error {
   constructor(
@@ -58,9 +59,16 @@ export const unauthorized = () => new Failure('unauthorized');
 export const conflict = (message: string) => new Failure('conflict', message);
 export const badRequest = (reason = '') => new Failure('bad_request', reason);
 export const invalidFields = (fields: Record<string, string[]>) => new Failure('bad_request_fields', '', fields);
-export const invalidParams = (message: string) => new Failure('bad_request_param', message);
+export const invalidParams = (message: string, fields: Record<string, string[]> = {}) =>
+  new Failure('bad_request_param', message, fields);
 export const apiError = (message: string) => new Failure('bad_request_message', message);
 export const invalidToken = (description: string) => new Failure('unauthorized_token', description);
 export const insufficientScope = (scopes: string) => new Failure('forbidden_scope', scopes);
 export const serviceError = (message: string) => new Failure('bad_request_service', message);
 export const payloadTooLarge = () => new Failure('payload_too_large');
+
+/** Adds a message under its field (a Failure's `fields`). */
+export function addFieldMessage(fields: Record<string, string[]>, field: string, message: string): void {
+  if (!fields[field]) fields[field] = [];
+  fields[field].push(message);
+}

@@ -42,6 +42,11 @@ export async function signIn(store: Store, login: string, password: string, now 
   return { ok: true, token, user };
 }
 
+/** Which of these users are locked out of signing in now (after MAX_FAILED_ATTEMPTS failures). */
+export async function lockedUsers(store: Store, userIds: number[], now = Date.now()): Promise<Set<number>> {
+  return new Set(await store.sessions.lockedAmong(userIds, new Date(now).toISOString()));
+}
+
 /** The signed-in user of a session token, or null when it is unknown, idle too long, or its user may not sign in. */
 export async function sessionUser(store: Store, token: string, now = Date.now()): Promise<User | null> {
   const digest = digestToken(token);

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
 import type { Token, User } from '../storage/db/schema.ts';
 import { invalidToken, unauthorized } from './failure.ts';
-import type { Scope } from './access.ts';
+import { SCOPES, type Scope } from './access.ts';
 
 export const digestToken = (plain: string) => crypto.createHash('sha256').update(plain).digest('hex');
 export const generateToken = () => `glpat-${crypto.randomBytes(20).toString('base64url')}`;
@@ -53,4 +53,22 @@ export async function authenticateToken(store: Store, plain: string): Promise<{ 
     await store.tokens.touch(token.id, nowIso());
   }
   return { token, user };
+}
+
+/** Scopes a user may give their own tokens: `sudo` acts as others, so only administrators may hold it. */
+export const selfGrantableScopes = (user: Pick<User, 'admin'>): Scope[] =>
+  SCOPES.filter((scope) => scope !== 'sudo' || user.admin === 1);
+
+/** A user's own tokens, active first then the rest, newest first within each; never their values. */
+export async function ownTokens(store: Store, user: Pick<User, 'id'>): Promise<Token[]> {
+  const { rows } = await store.tokens.listPage({ userId: user.id }, { offset: 0, limit: 1000 });
+  return rows.sort((a, b) => Number(isActive(b)) - Number(isActive(a)) || b.id - a.id);
+}
+
+/** Revokes one of the user's own tokens; false when there is no such token of theirs. */
+export async function revokeOwnToken(store: Store, user: Pick<User, 'id'>, id: number): Promise<boolean> {
+  const token = await store.tokens.findById(id);
+  if (!token || token.user_id !== user.id) return false;
+  await store.tokens.revoke(token.id);
+  return true;
 }

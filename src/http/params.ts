@@ -3,7 +3,7 @@
 // validate() coerces the merged request params and throws one bad_request_param failure listing every
 // message joined by ", " (duplicates removed), exactly as Grape answers.
 import type { FastifyRequest } from 'fastify';
-import { invalidParams } from '../domain/failure.ts';
+import { addFieldMessage, invalidParams } from '../domain/failure.ts';
 import { rowId } from '../domain/ids.ts';
 import { requestParam } from './request.ts';
 
@@ -213,8 +213,21 @@ export function validate<S extends ParamSpec>(
   const errors: string[] = [];
   validateInto(spec, input, topLevel, out, errors);
   if (constraints) checkConstraints(constraints, input, errors);
-  if (errors.length) throw invalidParams([...new Set(errors)].join(', '));
+  if (errors.length) throw invalidParams([...new Set(errors)].join(', '), fieldsOf(errors));
   return out as ParamsOf<S>;
+}
+
+/**
+ * Each message under the parameter it names (`files[0][content]`), so a page can show it next to its field;
+ * the API answers only the joined sentence, as Grape does.
+ */
+function fieldsOf(errors: string[]): Record<string, string[]> {
+  const fields: Record<string, string[]> = {};
+  for (const error of new Set(errors)) {
+    const name = /^[^\s,]+/.exec(error)?.[0] ?? '';
+    addFieldMessage(fields, name, error);
+  }
+  return fields;
 }
 
 const constraintNames = (c: Constraints) =>

@@ -2,7 +2,7 @@
 // web_url the snippets the viewer may see; anything else is hidden, as a page and in every list.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, signInCookie, type TestApp } from '../helper.ts';
+import { assertHiddenPage, createTestApp, ROOT_TOKEN, signInCookie, type TestApp } from '../helper.ts';
 
 const PASSWORD = 'correct horse battery';
 const pathOf = (url: string) => new URL(url).pathname;
@@ -71,7 +71,7 @@ describe('group and user pages', () => {
     assert.doesNotMatch(res.body, /Closed sub|closed-tools/);
     // A top-level group also answers at /<path>, as in GitLab.
     assert.equal((await view(`${new URL(team.web_url).origin}/team`)).statusCode, 200);
-    assert.equal((await view(`${team.web_url}/closed`)).statusCode, 404);
+    assertHiddenPage(await view(`${team.web_url}/closed`), `${team.web_url}/closed`, false);
   });
 
   it("a member sees the group's private project", async () => {
@@ -88,7 +88,7 @@ describe('group and user pages', () => {
     const member = await view(author.web_url, memberCookie);
     for (const title of ['open note', 'internal note', 'closed note'])
       assert.match(member.body, new RegExp(`>${title}</a>`));
-    assert.equal((await view(`${new URL(author.web_url).origin}/nobody-here`)).statusCode, 404);
+    assertHiddenPage(await view(`${new URL(author.web_url).origin}/nobody-here`), '/nobody-here', false);
   });
 
   it('/explore/snippets lists what the viewer may see across the instance; /dashboard/snippets their own', async () => {
@@ -220,7 +220,7 @@ describe('paged lists on group, user and explore pages', () => {
       assert.match(res.body, /<h1>Nested<\/h1>/);
     }
     for (const path of ['/many/hidden', '/groups/many/hidden', '/many/nowhere'])
-      assert.equal((await page(path)).statusCode, 404, path);
+      assertHiddenPage(await page(path), path, false);
     // A project at a bare path is still the project.
     assert.match((await page('/many/p-01')).body, /<h1><a href="[^"]*\/many\/p-01">p-01<\/a><\/h1>/);
   });

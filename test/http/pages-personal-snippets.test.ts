@@ -3,7 +3,7 @@
 // snippet lists show personal snippets next to project ones, each exactly to those who may read it.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, signInCookie, type TestApp } from '../helper.ts';
+import { assertHiddenPage, createTestApp, ROOT_TOKEN, signInCookie, type TestApp } from '../helper.ts';
 
 const PASSWORD = 'correct horse battery';
 const pathOf = (url: string) => new URL(url).pathname;
@@ -76,7 +76,9 @@ describe('personal snippet pages', () => {
         const file = await view(s.files[1].raw_url, cookie);
         const where = `${who} on ${visibility}`;
         if (!readable.includes(visibility)) {
-          for (const res of [page, raw, file]) assert.equal(res.statusCode, 404, where);
+          assertHiddenPage(page, s.web_url, cookie !== undefined);
+          assertHiddenPage(raw, s.raw_url, cookie !== undefined);
+          assertHiddenPage(file, s.files[1].raw_url, cookie !== undefined);
           continue;
         }
         assert.equal(page.statusCode, 200, where);
@@ -117,7 +119,8 @@ describe('personal snippet pages', () => {
     const byAlice = await view('/users/alice/snippets', bobCookie);
     assert.equal(byAlice.statusCode, 200);
     assert.deepEqual(titles(byAlice.body), [projectSnippet.id, snippets.public.id, snippets.internal.id]);
-    assert.equal((await view('/users/nobody/snippets')).statusCode, 404);
+    assertHiddenPage(await view('/users/nobody/snippets'), '/users/nobody/snippets', false);
+    assertHiddenPage(await view('/users/nobody/snippets', bobCookie), '/users/nobody/snippets', true);
     const profile = await view('/alice');
     assert.ok(profile.body.includes('/users/alice/snippets'), 'the profile links to all of them');
   });

@@ -2,7 +2,7 @@
 // repository's files, with nothing an anonymous visitor may not see, neither as a page nor in a list.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { assertHiddenPage, createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const pathOf = (url: string) => new URL(url).pathname;
 
@@ -53,11 +53,11 @@ describe('project pages', () => {
     assert.doesNotMatch((await page(pathOf(pub.web_url))).body, /The repository is empty/);
   });
 
-  it('a private project and all its pages are 404 for an anonymous visitor', async () => {
+  it('a private project and all its pages send an anonymous visitor to sign in', async () => {
     await snippet(priv, 'hidden one', 'private');
     for (const url of [priv.web_url, `${priv.web_url}/-/snippets`, `${priv.web_url}/-/tree/main`]) {
       const res = await page(pathOf(url));
-      assert.equal(res.statusCode, 404, url);
+      assertHiddenPage(res, url, false);
       assert.doesNotMatch(res.body, /hidden one/);
     }
   });
@@ -93,7 +93,11 @@ describe('project pages', () => {
     const project = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'members-only', visibility: 'public' });
     await snippet(project, 'members see this', 'public');
     await t.must('PUT', `/projects/${project.id}`, ROOT_TOKEN, { snippets_access_level: 'private' });
-    assert.equal((await page(`${pathOf(project.web_url)}/-/snippets`)).statusCode, 404);
+    assertHiddenPage(
+      await page(`${pathOf(project.web_url)}/-/snippets`),
+      `${pathOf(project.web_url)}/-/snippets`,
+      false,
+    );
     const home = await page(pathOf(project.web_url));
     assert.equal(home.statusCode, 200);
     assert.doesNotMatch(home.body, /members see this|<h2>Snippets<\/h2>/);
@@ -106,8 +110,11 @@ describe('project pages', () => {
     const blob = await page(`${pathOf(pub.web_url)}/-/blob/main/ci/deploy.yml`);
     assert.equal(blob.statusCode, 200);
     assert.match(blob.body, /<span class="hljs-attr">deploy:<\/span>/);
-    assert.equal((await page(`${pathOf(pub.web_url)}/-/blob/main/ci/missing.yml`)).statusCode, 404);
-    assert.equal((await page(`${pathOf(pub.web_url)}/-/tree/no-branch`)).statusCode, 404);
+    for (const missing of [
+      `${pathOf(pub.web_url)}/-/blob/main/ci/missing.yml`,
+      `${pathOf(pub.web_url)}/-/tree/no-branch`,
+    ])
+      assertHiddenPage(await page(missing), missing, false);
   });
 
   it('a file over 1 MB is too large to display on its page, which links to it raw', async () => {

@@ -1,7 +1,7 @@
 // A snippet's revisions pages (beyond GitLab, docs/pages.md): every commit newest first with the files it
 // changed, paged; each commit's diff, highlighted, renames as renames, binary files and large diffs said so,
 // raw links at that revision; project and personal snippets alike, commits made through the API and pushed
-// with git; 404 for whoever may not see the snippet.
+// with git; hidden from whoever may not see the snippet (sent to sign in, or 404 when signed in).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -97,6 +97,23 @@ describe('snippet revisions pages', () => {
     assert.match(String(res.headers['content-security-policy']), /^default-src 'none'; /);
     assert.equal(res.headers['cache-control'], 'private, no-store');
     return res.body;
+  };
+  /**
+   * What a page hidden from the viewer answers: a visitor not signed in is sent to sign in and back, as
+   * GitLab does; a signed-in user who may not see it gets the 404 page, which names nothing of it.
+   */
+  const hidden = async (url: string, cookie?: string) => {
+    const res = await view(url, cookie);
+    const path = url.startsWith('http') ? pathOf(url) : url;
+    if (!cookie) {
+      assert.equal(res.statusCode, 302, url);
+      assert.equal(res.headers.location, `/users/sign_in?redirect_to=${encodeURIComponent(path)}`, url);
+      return;
+    }
+    assert.equal(res.statusCode, 404, url);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.match(res.body, /<h1>Page not found<\/h1>/);
+    assert.doesNotMatch(res.body, /p\.txt|q\.txt|Initial commit/);
   };
   /** The commits of a snippet's default branch, newest first, as git lists them. */
   const gitLog = async (snippetId: number) => {
@@ -338,7 +355,8 @@ describe('snippet revisions pages', () => {
     assert.equal(pushed, (await runGit(['rev-parse', 'HEAD'], dir)).stdout.trim());
 
     // Internal: any signed-in user, not a visitor.
-    assert.equal((await view(`${web}/revisions`)).statusCode, 404);
+    await hidden(`${web}/revisions`);
+    await hidden(`${web}/revisions/${pushed}`);
     const [top] = listed(await page(`${web}/revisions`, bobCookie));
     assert.deepEqual(
       { ...top, meta: top.meta.replace(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/, 'T') },
@@ -404,7 +422,7 @@ describe('snippet revisions pages', () => {
     assert.ok(body.length < 20_000, `${body.length} bytes`);
   });
 
-  it('is 404 to whoever may not see the snippet, and for a commit the snippet does not have', async () => {
+  it('is hidden from whoever may not see the snippet, and 404 for a commit the snippet does not have', async () => {
     const personal = await t.must('POST', '/snippets', aliceToken, {
       title: 'private',
       visibility: 'private',
@@ -424,13 +442,7 @@ describe('snippet revisions pages', () => {
     for (const snippet of [personal, inPrivateProject]) {
       const [commit] = await gitLog(snippet.id);
       for (const url of [`${snippet.web_url}/revisions`, `${snippet.web_url}/revisions/${commit}`]) {
-        for (const cookie of [undefined, bobCookie]) {
-          const res = await view(url, cookie);
-          assert.equal(res.statusCode, 404, url);
-          assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
-          assert.match(res.body, /<h1>Page not found<\/h1>/);
-          assert.doesNotMatch(res.body, /p\.txt|q\.txt|Initial commit/);
-        }
+        for (const cookie of [undefined, bobCookie]) await hidden(url, cookie);
         assert.equal((await view(url, aliceCookie)).statusCode, 200, url);
       }
     }
@@ -440,17 +452,19 @@ describe('snippet revisions pages', () => {
       assert.equal(res.statusCode, 404, ref);
       assert.match(res.body, /<h1>Page not found<\/h1>/);
     }
-    // No such snippet and an id beyond any row are 404 pages; a path not well-formed is refused before any page
-    // (docs/gitlab-compatibility.md#d17), as on every other path.
-    for (const [url, status] of [
-      [`/-/snippets/${other.id + 1000}/revisions`, 404],
-      ['/-/snippets/99999999999999999999999/revisions', 404],
-      [`/${project.path_with_namespace}/-/snippets/99999999999999999999999/revisions/main`, 404],
-      [`/-/snippets/${other.id}/revisions/%E0%A4%A`, 400],
-      [`/-/snippets/${other.id}/revisions/%00`, 400],
-    ] as const) {
+    // No such snippet and an id beyond any row are hidden alike; a path not well-formed is refused before any
+    // page (docs/gitlab-compatibility.md#d17), as on every other path.
+    for (const url of [
+      `/-/snippets/${other.id + 1000}/revisions`,
+      '/-/snippets/99999999999999999999999/revisions',
+      `/${project.path_with_namespace}/-/snippets/99999999999999999999999/revisions/main`,
+    ]) {
+      await hidden(url);
+      await hidden(url, bobCookie);
+    }
+    for (const url of [`/-/snippets/${other.id}/revisions/%E0%A4%A`, `/-/snippets/${other.id}/revisions/%00`]) {
       const res = await view(url);
-      assert.equal(res.statusCode, status, `${url}: ${res.body.slice(0, 300)}`);
+      assert.equal(res.statusCode, 400, `${url}: ${res.body.slice(0, 300)}`);
     }
   });
 });

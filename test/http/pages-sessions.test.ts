@@ -4,7 +4,7 @@
 // visitor known.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { assertHiddenPage, createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 import { LOCK_MS, SESSION_IDLE_MS, sessionUser, signIn } from '../../src/domain/sessions.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -78,7 +78,7 @@ describe('signing in to the pages', () => {
   });
 
   it('a member signs in by username or email, is sent back where they were, and sees the private snippet', async () => {
-    assert.equal((await view(secret.web_url)).statusCode, 404);
+    assertHiddenPage(await view(secret.web_url), secret.web_url, false);
     const res = await submit('member', PASSWORD, pathOf(secret.web_url));
     assert.equal(res.statusCode, 303);
     assert.equal(res.headers.location, pathOf(secret.web_url));
@@ -87,7 +87,11 @@ describe('signing in to the pages', () => {
     const page = await view(secret.web_url, cookie.split(';')[0]);
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /Secret plan/);
-    assert.match(page.body, /<span>member<\/span> <button type="submit">Sign out<\/button>/);
+    assert.match(page.body, /<details class="account user-menu"><summary>member<\/summary>/);
+    assert.match(
+      page.body,
+      /<form method="post" action="\/users\/sign_out"><input type="hidden" name="authenticity_token" value="[\w-]{43}"><button type="submit">Sign out<\/button><\/form>/,
+    );
     assert.equal((await view(secret.raw_url, cookie.split(';')[0])).body, 'the plan');
     assert.equal((await view(secret.raw_url, cookie.split(';')[0])).headers['cache-control'], 'private, max-age=60');
     assert.equal((await submit('MEMBER@example.com', PASSWORD)).statusCode, 303);
@@ -186,11 +190,25 @@ describe('signing in to the pages', () => {
 
   it('signing out ends the session on the server, not only in the browser', async () => {
     const cookie = await session('member');
-    const out = await t.request({ method: 'POST', url: '/users/sign_out', token: null, headers: { cookie } });
+    const home = await t.request({ method: 'GET', url: '/', token: null, headers: { cookie } });
+    const formToken = /name="authenticity_token" value="([^"]+)"/.exec(home.body)![1];
+    const signOut = (token: string, headers: Record<string, string> = {}) =>
+      t.request({
+        method: 'POST',
+        url: '/users/sign_out',
+        token: null,
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        payload: new URLSearchParams({ authenticity_token: token }).toString(),
+      });
+    // Another site cannot sign a visitor out: without this session's token, or from another origin, nothing ends.
+    assert.equal((await signOut('')).statusCode, 422);
+    assert.equal((await signOut(formToken, { origin: 'https://evil.example' })).statusCode, 422);
+    assert.equal((await view(secret.web_url, cookie)).statusCode, 200);
+    const out = await signOut(formToken);
     assert.equal(out.statusCode, 303);
     assert.equal(out.headers.location, '/');
     assert.match(setCookies(out)[0], /^_snippetd_session=; .*Max-Age=0/);
-    assert.equal((await view(secret.web_url, cookie)).statusCode, 404);
+    assertHiddenPage(await view(secret.web_url, cookie), secret.web_url, false);
   });
 
   it('locks the account for 10 minutes after 10 failed attempts, then lets it in again', async () => {
@@ -228,7 +246,10 @@ describe('signing in to the pages', () => {
     // The form's token is new on every answer; everything else must not differ.
     const answer = async (login: string, password: string) => {
       const res = await submit(login, password);
-      const body = res.body.replace(/name="authenticity_token" value="[^"]+"/, 'name="authenticity_token" value=""');
+      // The login typed is kept in the form (GitLab's); the rest must be the same.
+      const body = res.body
+        .replace(/name="authenticity_token" value="[^"]+"/, 'name="authenticity_token" value=""')
+        .replace(/name="login" value="[^"]*"/, 'name="login" value=""');
       return { status: res.statusCode, type: res.headers['content-type'], body };
     };
     const unknown = await answer('no-such-user', 'wrong password');
@@ -238,6 +259,12 @@ describe('signing in to the pages', () => {
     assert.deepEqual(await answer('locked-out', PASSWORD), unknown);
     assert.deepEqual(await answer('locked-out@example.com', PASSWORD), unknown);
     assert.deepEqual(await answer('member', 'wrong password'), unknown);
+    // An administrator sees the lock as it is; others are not locked.
+    const users = await t.must('GET', '/users?per_page=100', ROOT_TOKEN);
+    const locked = users.filter((u: { locked: boolean }) => u.locked).map((u: { username: string }) => u.username);
+    assert.ok(locked.includes('locked-out') && !locked.includes('member'), String(locked));
+    const lockedOut = users.find((u: { username: string }) => u.username === 'locked-out');
+    assert.equal((await t.must('GET', `/users/${lockedOut.id}`, ROOT_TOKEN)).locked, true);
   });
 
   it('an unknown login takes as long to refuse as a known one (a password is checked either way)', async () => {
@@ -280,7 +307,7 @@ describe('signing in to the pages', () => {
 
   it('an API token never makes a page visitor known', async () => {
     const res = await t.request({ method: 'GET', url: pathOf(secret.web_url), token: ROOT_TOKEN });
-    assert.equal(res.statusCode, 404);
+    assertHiddenPage(res, secret.web_url, false);
   });
 
   it('the session cookie is Secure when snippetd is served over https', async () => {

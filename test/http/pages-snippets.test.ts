@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import zlib from 'node:zlib';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { assertHiddenPage, createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const gitBlobId = (content: string | Buffer) =>
   execFileSync('git', ['hash-object', '--stdin'], { input: content }).toString().trim();
@@ -150,7 +150,7 @@ describe('snippet pages', () => {
     assert.equal(then.headers.etag, `"${gitBlobId('one')}"`);
     assert.equal(then.headers['cache-control'], 'public, max-age=31536000, immutable');
     // Revision expressions are not resolved (docs/gitlab-compatibility.md#d7).
-    assert.equal((await raw('main~1')).statusCode, 404);
+    assertHiddenPage(await raw('main~1'), `${pathOf(s.web_url)}/raw/main~1/v.txt`, false);
   });
 
   it('a snippet page with one 200-line file weighs under 100 KB with its stylesheet', async () => {
@@ -290,12 +290,13 @@ describe('snippet pages', () => {
     assert.equal(raw.headers.location, `${pathOf(snippet.raw_url)}?inline=false`);
   });
 
-  it('a legacy path never redirects to another site: an encoded "/" or "\\" in it is a 404', async () => {
+  it('a legacy path never redirects to another site: an encoded "/" or "\\" in it is not found', async () => {
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     for (const path of ['/%2Fevil.example/snippets/1', '/%5Cevil.example/snippets/1', '/a/%2F%2Fb/snippets/1/raw']) {
+      // Not found, so a visitor not signed in is sent to sign in, on this site, and the path only as a parameter.
       const res = await t.socket('GET', path);
-      assert.equal(res.statusCode, 404, path);
-      assert.equal(res.headers.location, undefined, path);
+      assert.equal(res.statusCode, 302, path);
+      assert.equal(res.headers.location, `/users/sign_in?redirect_to=${encodeURIComponent(path)}`, path);
     }
   });
 
@@ -322,9 +323,9 @@ describe('snippet pages', () => {
           ]);
           for (const url of [s.web_url, s.raw_url, s.files[0].raw_url, `${s.web_url}.js`]) {
             const res = await t.request({ method: 'GET', url: pathOf(url), token: null });
-            assert.equal(res.statusCode, visible ? 200 : 404, url);
-            if (!visible) {
-              assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+            if (visible) assert.equal(res.statusCode, 200, url);
+            else {
+              assertHiddenPage(res, url, false);
               assert.doesNotMatch(res.body, /secret/);
             }
           }
@@ -338,22 +339,20 @@ describe('snippet pages', () => {
         await t.must('PUT', `/projects/${projects.public.id}`, ROOT_TOKEN, { snippets_access_level: level });
         for (const url of [s.web_url, s.raw_url]) {
           const res = await t.request({ method: 'GET', url: pathOf(url), token: null });
-          assert.equal(res.statusCode, 404, `${level} ${url}`);
+          assertHiddenPage(res, url, false);
         }
       }
       await t.must('PUT', `/projects/${projects.public.id}`, ROOT_TOKEN, { snippets_access_level: 'enabled' });
     });
 
-    it('an unknown snippet, project or ref is a 404 page', async () => {
+    it('an unknown snippet, project or ref is not found: a visitor is sent to sign in', async () => {
       for (const url of [
         `/${projects.public.path}/-/snippets/999999`,
         '/nobody/nothing/-/snippets/1',
         `${pathOf(snippet.web_url)}/raw/no-such-ref/hello.rb`,
         `${pathOf(snippet.web_url)}/raw/main/missing.txt`,
       ]) {
-        const res = await t.request({ method: 'GET', url, token: null });
-        assert.equal(res.statusCode, 404, url);
-        assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+        assertHiddenPage(await t.request({ method: 'GET', url, token: null }), url, false);
       }
     });
   });

@@ -20,16 +20,19 @@ export interface SnippetDeps {
 }
 
 export function restrictedError(level: Visibility): Failure {
-  return new Failure('forbidden_service', `Visibility level ${level} has been restricted by your GitLab administrator`);
+  const message = `Visibility level ${level} has been restricted by your GitLab administrator`;
+  return new Failure('forbidden_service', message, { visibility: [message] });
 }
 
 export function repositoryError(verb: 'creating' | 'updating', error: unknown, settings: ApplicationSettings): Failure {
   const base = `Repository Error ${verb} the snippet`;
-  if (error instanceof FileActionError && error.kind === 'invalid_name')
-    return serviceError(`${base} - Invalid file name`);
-  if (error instanceof FileActionError && error.kind === 'too_many_files')
-    return serviceError(`${base} - Snippet can't have more than ${settings.max_snippet_files} files`);
-  return serviceError(base);
+  const message =
+    error instanceof FileActionError && error.kind === 'invalid_name'
+      ? `${base} - Invalid file name`
+      : error instanceof FileActionError && error.kind === 'too_many_files'
+        ? `${base} - Snippet can't have more than ${settings.max_snippet_files} files`
+        : base;
+  return new Failure('bad_request_service', message, { files: [message] });
 }
 
 export interface Meta {

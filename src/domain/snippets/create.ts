@@ -1,16 +1,33 @@
 // Creating a snippet, personal or in a project: checks, the spam check, one commit with every file, and the
 // snippet's rows with its repository in one write (storage/db/snippet-writes.ts).
-import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
+import type { Project, Snippet, User, Visibility } from '../../storage/db/schema.ts';
+import { VISIBILITIES, VISIBILITY_LEVEL } from '../access.ts';
 import { insertNewSnippet } from '../../storage/db/snippet-writes.ts';
 import { notFound } from '../failure.ts';
 import { isForeignKeyViolation } from '../../storage/db/database.ts';
 import { isVisibilityRestricted } from '../policy.ts';
 import type { ProjectContext } from '../projects.ts';
-import { getSettings } from '../settings.ts';
+import { type ApplicationSettings, getSettings } from '../settings.ts';
 import { nowIso } from '../tokens.ts';
 import { applyActions, FileActionError } from './files.ts';
 import { checkAttributes, MISSING_CONTENT } from './limits.ts';
 import { type Meta, type SnippetDeps, buildCommit, rejectSpam, repositoryError, restrictedError } from './commits.ts';
+
+/**
+ * The visibility levels a new or edited snippet may take, as GitLab's forms offer them: none the instance
+ * restricts for this user, and in a project none above the project's own.
+ */
+export function visibilityChoices(
+  viewer: User,
+  project: Pick<Project, 'visibility'> | null,
+  settings: Pick<ApplicationSettings, 'restricted_visibility_levels'>,
+): Visibility[] {
+  return VISIBILITIES.filter(
+    (level) =>
+      !isVisibilityRestricted(viewer, level, settings.restricted_visibility_levels) &&
+      (project === null || VISIBILITY_LEVEL[level] <= VISIBILITY_LEVEL[project.visibility]),
+  );
+}
 
 export interface CreateInput {
   title: string;

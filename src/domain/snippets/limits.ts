@@ -1,6 +1,6 @@
 // Model validations of a snippet (docs/gitlab-compatibility.md#snippet-limits), answered as GitLab does: 400 with every
 // message joined into one sentence, sizes written the way Rails' number_to_human_size writes them.
-import { serviceError } from '../failure.ts';
+import { addFieldMessage, Failure } from '../failure.ts';
 import type { ApplicationSettings } from '../settings.ts';
 
 export const MAX_TITLE_LENGTH = 255;
@@ -33,22 +33,28 @@ export function checkAttributes(
   s: { title: string; description: string | null; firstContent: Buffer | null; files: Map<string, Buffer> | null },
   settings: ApplicationSettings,
 ): void {
-  const errors: string[] = [];
+  const errors: [field: 'title' | 'description' | 'content', message: string][] = [];
   if ([...s.title].length > MAX_TITLE_LENGTH)
-    errors.push(`Title is too long (maximum is ${MAX_TITLE_LENGTH} characters)`);
-  if (s.firstContent === MISSING_CONTENT) errors.push("Content can't be blank");
+    errors.push(['title', `Title is too long (maximum is ${MAX_TITLE_LENGTH} characters)`]);
+  if (s.firstContent === MISSING_CONTENT) errors.push(['content', "Content can't be blank"]);
   const descriptionBytes = Buffer.byteLength(s.description ?? '');
   if (descriptionBytes > MAX_DESCRIPTION_BYTES) {
-    errors.push(
+    errors.push([
+      'description',
       `Description is too long (${humanSize(descriptionBytes)}). The maximum size is ${humanSize(MAX_DESCRIPTION_BYTES)}.`,
-    );
+    ]);
   }
   const sizes = [s.firstContent?.length ?? 0, [...(s.files?.values() ?? [])].reduce((sum, b) => sum + b.length, 0)];
   const largest = Math.max(...sizes);
   if (largest > settings.snippet_size_limit) {
-    errors.push(
+    errors.push([
+      'content',
       `Content is too long (${humanSize(largest)}). The maximum size is ${humanSize(settings.snippet_size_limit)}.`,
-    );
+    ]);
   }
-  if (errors.length) throw serviceError(toSentence(errors));
+  if (!errors.length) return;
+  // The API answers the sentence (GitLab's); a page shows each message next to its field.
+  const fields: Record<string, string[]> = {};
+  for (const [field, message] of errors) addFieldMessage(fields, field, message);
+  throw new Failure('bad_request_service', toSentence(errors.map(([, message]) => message)), fields);
 }

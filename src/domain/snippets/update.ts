@@ -8,7 +8,7 @@ import {
   writeSnippetChange,
 } from '../../storage/db/snippet-writes.ts';
 import { RefConflict } from '../../storage/git/repository.ts';
-import { Failure, notFound, serviceError } from '../failure.ts';
+import { conflict, Failure, notFound, serviceError } from '../failure.ts';
 import { isVisibilityRestricted } from '../policy.ts';
 import { getSettings, type ApplicationSettings } from '../settings.ts';
 import { nowIso } from '../tokens.ts';
@@ -28,7 +28,18 @@ export interface UpdateInput {
   files?: FileAction[];
   content?: string;
   file_name?: string;
+  /**
+   * The snippet's version (snippetVersion) when the editor read it: a page's edit form sends it, so a save
+   * over someone else's change is refused (STALE_EDIT) rather than overwriting it. The API has no such field.
+   */
+  baseVersion?: string;
 }
+
+export const STALE_EDIT = 'This snippet was changed since you opened it.';
+
+/** What changes whenever anything of a snippet changes: its files (head commit) or its fields (updated_at). */
+export const snippetVersion = (snippet: Pick<Snippet, 'head_commit' | 'updated_at'>) =>
+  `${snippet.head_commit ?? ''}@${snippet.updated_at}`;
 
 /**
  * The deprecated content/file_name pair as one action on the single existing file
@@ -100,6 +111,7 @@ async function changeOf(
   settings: ApplicationSettings,
 ): Promise<SnippetChange> {
   const { snippet, index } = state;
+  if (input.baseVersion !== undefined && input.baseVersion !== snippetVersion(snippet)) throw conflict(STALE_EDIT);
   const title = input.title ?? snippet.title;
   const description = input.description !== undefined ? input.description : snippet.description;
   const visibility = input.visibility ?? snippet.visibility;

@@ -8,6 +8,8 @@ import { sendFailurePage, sendPage, STYLESHEET_PATH } from './layout.ts';
 import { html } from '../views/html.ts';
 import { SNIPPET_PAGES } from './snippets.ts';
 import { REVISION_PAGES } from './revisions.ts';
+import { SNIPPET_FORM_PAGES } from './snippet-forms.ts';
+import { ACCESS_TOKEN_PAGES } from './access-tokens.ts';
 import { readPageUser, sessionRoutes } from './sessions.ts';
 import { PROJECT_PAGES } from './projects.ts';
 import { NAMESPACE_PAGES } from './namespaces.ts';
@@ -22,23 +24,38 @@ export interface PageRoute {
   handler: PageHandler;
 }
 
-const gets = (pages: readonly (readonly [RegExp, PageHandler])[]): PageRoute[] =>
-  pages.map(([pattern, handler]) => ({ methods: ['GET'], pattern, handler }));
+const withMethods =
+  (methods: PageRoute['methods']) =>
+  (pages: readonly (readonly [RegExp, PageHandler])[]): PageRoute[] =>
+    pages.map(([pattern, handler]) => ({ methods, pattern, handler }));
+const gets = withMethods(['GET']);
+const forms = withMethods(['GET', 'POST']);
 
-// Snippet paths first, then groups and users (one segment); the project page takes any path that is left.
-const PAGES: PageRoute[] = gets([
-  [/^\/$/, homePage],
-  ...SNIPPET_PAGES,
-  ...REVISION_PAGES,
-  ...NAMESPACE_PAGES,
-  ...PROJECT_PAGES,
-]);
+/** GitLab's /-/snippets: one's own snippets when signed in, else everyone's. */
+function snippetsIndex(request: FastifyRequest, reply: FastifyReply) {
+  return reply.redirect(request.pageUser ? '/dashboard/snippets' : '/explore/snippets', 302);
+}
+
+// Snippet paths first (the forms before the pages whose paths they extend), then groups and users (one
+// segment); the project page takes any path that is left.
+const PAGES: PageRoute[] = [
+  ...gets([
+    [/^\/$/, homePage],
+    [/^\/-\/snippets$/, snippetsIndex],
+  ]),
+  ...forms([...SNIPPET_FORM_PAGES, ...ACCESS_TOKEN_PAGES]),
+  ...gets([...SNIPPET_PAGES, ...REVISION_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES]),
+];
 
 const methodOf = (request: FastifyRequest) => (request.method === 'HEAD' ? 'GET' : request.method);
 
 /** Whether some page answers this method at `rawPath`. */
 export const hasPage = (request: FastifyRequest, rawPath: string) =>
   PAGES.some((page) => page.methods.includes(methodOf(request) as 'GET') && page.pattern.test(rawPath));
+
+/** Whether this POST is a form of some page, from a signed-in visitor (who may send a snippet's files). */
+export const isSignedInForm = async (request: FastifyRequest) =>
+  hasPage(request, request.url.split('?')[0]) && (await readPageUser(request)) !== null;
 
 const STYLESHEET = fs.readFileSync(shippedFile('http', 'views', 'app.css'));
 
@@ -62,7 +79,9 @@ export async function servePage(request: FastifyRequest, reply: FastifyReply, ra
       return sendFailurePage(request, reply, error);
     }
   }
-  throw routeNotFound();
+  // A browser path no page serves: an HTML page too (the API's paths keep their JSON 404 above).
+  await readPageUser(request);
+  return sendFailurePage(request, reply, routeNotFound());
 }
 
 export async function pageRoutes(app: FastifyInstance) {

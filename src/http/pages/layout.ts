@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { html, type Html } from '../views/html.ts';
 import { answerFor } from '../plugins/errors.ts';
 import { sendCompressed } from '../plugins/compression.ts';
+import { formTokenField } from './form-token.ts';
 
 export const STYLESHEET_PATH = '/-/snippetd/app.css';
 
@@ -21,8 +22,41 @@ const policy = (nonce: string) =>
     "frame-ancestors 'self'",
   ].join('; ');
 
+/** Where "Sign in" sends a visitor, and back to the page they were on (GitLab's stored location). */
+export const signInPath = (returnTo: string) =>
+  returnTo === '/' || returnTo.startsWith('/users/sign_in')
+    ? '/users/sign_in'
+    : `/users/sign_in?redirect_to=${encodeURIComponent(returnTo)}`;
+
+/** The header: where to go, and who is signed in (with their menu) or a way to sign in. */
+function topHeader(request: FastifyRequest): Html {
+  const user = request.pageUser;
+  const nav = html`<nav class="main-nav" aria-label="Main">
+<a href="/explore/snippets">Explore</a>${
+    user
+      ? html`
+<a href="/dashboard/snippets">Your snippets</a>
+<a href="/-/snippets/new">New snippet</a>`
+      : ''
+  }
+</nav>`;
+  if (!user) {
+    return html`<header class="top"><a href="/" class="brand">snippetd</a>
+${nav}
+<a class="account" href="${signInPath(request.url)}">Sign in</a></header>`;
+  }
+  return html`<header class="top"><a href="/" class="brand">snippetd</a>
+${nav}
+<details class="account user-menu"><summary>${user.username}</summary>
+<ul>
+<li><a href="/${user.username}">Profile</a></li>
+<li><a href="/-/user_settings/personal_access_tokens">Access tokens</a></li>
+<li><form method="post" action="/users/sign_out">${formTokenField(request)}<button type="submit">Sign out</button></form></li>
+</ul>
+</details></header>`;
+}
+
 export function sendPage(reply: FastifyReply, status: number, title: string, body: Html, nonce = newNonce()) {
-  const user = reply.request.pageUser;
   const document = html`<!doctype html>
 <html lang="en">
 <head>
@@ -33,12 +67,7 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
 <link rel="icon" href="data:,">
 </head>
 <body>
-<header class="top"><a href="/" class="brand">snippetd</a>
-${
-  user
-    ? html`<form method="post" action="/users/sign_out" class="account"><span>${user.username}</span> <button type="submit">Sign out</button></form>`
-    : html`<a class="account" href="/users/sign_in">Sign in</a>`
-}</header>
+${topHeader(reply.request)}
 <main id="content">
 ${body}
 </main>
@@ -54,18 +83,27 @@ ${body}
   return sendCompressed(reply, document.text);
 }
 
-/** A failure on a page: the status the API would give (hidden things are 404), as a short page. */
-export function sendFailurePage(_request: FastifyRequest, reply: FastifyReply, error: unknown) {
+const FAILURE_PAGES: Record<number, [heading: string, text: string]> = {
+  404: ['Page not found', "The page could not be found or you don't have permission to view it."],
+  422: [
+    'The change you requested was rejected',
+    'The form expired or came from another site. Reload the page and try again.',
+  ],
+  429: ['Too many requests', 'You cannot access the raw file. Please wait a minute.'],
+};
+
+/**
+ * A failure on a page: the status the API would give (hidden things are 404), as a short page. A visitor
+ * who is not signed in is sent to sign in instead of a 404, and back afterwards, as GitLab does: what they
+ * asked for may be theirs to see once signed in, and the page tells no one whether it exists.
+ */
+export function sendFailurePage(request: FastifyRequest, reply: FastifyReply, error: unknown) {
   const [status, , headers] = answerFor(error);
   if (status >= 500) throw error;
+  if (status === 404 && !request.pageUser && (request.method === 'GET' || request.method === 'HEAD'))
+    return reply.redirect(signInPath(request.url), 302);
   // The failure's headers too: a 429's Retry-After says when the page will open again.
   if (headers) reply.headers(headers);
-  const heading = status === 404 ? 'Page not found' : status === 429 ? 'Too many requests' : `Error ${status}`;
-  const text =
-    status === 404
-      ? "The page could not be found or you don't have permission to view it."
-      : status === 429
-        ? 'You cannot access the raw file. Please wait a minute.'
-        : 'The request could not be completed.';
+  const [heading, text] = FAILURE_PAGES[status] ?? [`Error ${status}`, 'The request could not be completed.'];
   return sendPage(reply, status, heading, html`<h1>${heading}</h1><p>${text}</p>`);
 }

@@ -104,8 +104,10 @@ async function snippetsPage(request: FastifyRequest, reply: FastifyReply, projec
   const base = baseUrl(request);
   const listUrl = (p: number) =>
     `${base}/${ctx.project.full_path}/-/snippets?page=${p}${title ? `&search=${encodeURIComponent(title)}` : ''}`;
+  const mayCreate = can(pageViewer(request), 'create_snippet', ctx);
   const body = html`${projectHeader(base, ctx)}
 <h2>Snippets</h2>
+${mayCreate ? html`<p><a class="button" href="${base}/${ctx.project.full_path}/-/snippets/new">New snippet</a></p>` : ''}
 <form method="get" class="search" role="search"><label>Title contains <input name="search" value="${title ?? ''}"></label> <button type="submit">Search</button></form>
 ${snippetList(base, ctx, result.rows)}
 ${pageLinks(

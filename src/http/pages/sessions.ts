@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../storage/db/schema.ts';
 import { sessionUser, signIn, signOut } from '../../domain/sessions.ts';
 import { html } from '../views/html.ts';
-import { sendPage } from './layout.ts';
+import { sendFailurePage, sendPage } from './layout.ts';
+import { checkFormPost } from './form-token.ts';
 
 const SESSION_COOKIE = '_snippetd_session';
 const FORM_COOKIE = '_snippetd_sign_in';
@@ -16,6 +17,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The signed-in user of a page request (null: anonymous); set before a page is served. */
     pageUser: User | null;
+    /** The session token of that user (null: anonymous): what the form token is made from (form-token.ts). */
+    pageSession: string | null;
   }
 }
 
@@ -34,6 +37,7 @@ const secure = (request: FastifyRequest) => (request.server.externalUrl?.startsW
 export async function readPageUser(request: FastifyRequest): Promise<User | null> {
   const token = cookies(request)[SESSION_COOKIE];
   request.pageUser = token ? await sessionUser(request.server.store, token) : null;
+  request.pageSession = request.pageUser ? token! : null;
   return request.pageUser;
 }
 
@@ -66,7 +70,14 @@ const MESSAGES = {
   expired: 'The form expired. Please sign in again.',
 } as const;
 
-function signInForm(request: FastifyRequest, reply: FastifyReply, status: number, returnTo: string, message?: string) {
+function signInForm(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  returnTo: string,
+  message?: string,
+  login = '',
+) {
   const formToken = crypto.randomBytes(24).toString('base64url');
   reply.header(
     'Set-Cookie',
@@ -77,7 +88,7 @@ ${message ? html`<p class="alert" role="alert">${message}</p>` : ''}
 <form method="post" action="/users/sign_in" class="sign-in">
 <input type="hidden" name="authenticity_token" value="${formToken}">
 <input type="hidden" name="redirect_to" value="${returnTo}">
-<label>Username or email <input name="login" autocomplete="username" required></label>
+<label>Username or email <input name="login" value="${login}" autocomplete="username" required></label>
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
 <button type="submit">Sign in</button>
 </form>`;
@@ -86,6 +97,7 @@ ${message ? html`<p class="alert" role="alert">${message}</p>` : ''}
 
 export async function sessionRoutes(app: FastifyInstance) {
   app.decorateRequest('pageUser', null);
+  app.decorateRequest('pageSession', null);
 
   app.get('/users/sign_in', async (request, reply) => {
     await readPageUser(request);
@@ -102,7 +114,7 @@ export async function sessionRoutes(app: FastifyInstance) {
     const matches = expected.length > 0 && expected.length === given.length && crypto.timingSafeEqual(expected, given);
     if (!matches) return signInForm(request, reply, 422, returnTo, MESSAGES.expired);
     const result = await signIn(request.server.store, String(form.login ?? ''), String(form.password ?? ''));
-    if (!result.ok) return signInForm(request, reply, 401, returnTo, MESSAGES[result.reason]);
+    if (!result.ok) return signInForm(request, reply, 401, returnTo, MESSAGES[result.reason], String(form.login ?? ''));
     return reply
       .header('Set-Cookie', [
         `${SESSION_COOKIE}=${result.token}; Path=/; HttpOnly; SameSite=Lax${secure(request)}`,
@@ -111,9 +123,17 @@ export async function sessionRoutes(app: FastifyInstance) {
       .redirect(locationOf(returnTo), 303);
   });
 
+  // Signing out is a form of the signed-in pages like any other: another site cannot sign a visitor out.
   app.post('/users/sign_out', async (request, reply) => {
-    const token = cookies(request)[SESSION_COOKIE];
-    if (token) await signOut(request.server.store, token);
+    // Without a live session there is nothing to end: the stale cookie is cleared all the same.
+    if (await readPageUser(request)) {
+      try {
+        checkFormPost(request);
+      } catch (error) {
+        return sendFailurePage(request, reply, error);
+      }
+      await signOut(request.server.store, request.pageSession!);
+    }
     return reply
       .header('Set-Cookie', `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`)
       .redirect('/', 303);

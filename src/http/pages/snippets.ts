@@ -25,6 +25,8 @@ import { baseUrl, encodePath, snippetFileRawUrl, snippetHttpRepoUrl, snippetWebU
 import { html, trusted, type Html } from '../views/html.ts';
 import { newNonce, sendPage } from './layout.ts';
 import { parseRowId } from '../../domain/ids.ts';
+import { NO_ACCESS } from '../../domain/policy.ts';
+import { snippetActions } from './snippet-forms.ts';
 import { isWellFormedFullPath } from '../../domain/paths.ts';
 
 const FULL_COMMIT_ID = /^[0-9a-f]{40}$/;
@@ -109,8 +111,10 @@ async function snippetPage(request: FastifyRequest, reply: FastifyReply, project
   const web = snippetWebUrl(base, where, snippet.id);
   const sections = await fileSections(store, snippet, web);
   const nonce = newNonce();
+  const subject = ctx ? { ...ctx, snippet } : { project: null, access: NO_ACCESS, snippet };
   const body = html`<article class="snippet">
 <h1>${snippet.title}</h1>
+${snippetActions(request.pageUser, subject, new URL(web).pathname)}
 <p class="meta"><span class="badge">${snippet.visibility}</span>
 by <a href="${base}/${author.username}">${author.name}</a>
 · created <time datetime="${snippet.created_at}">${snippet.created_at.slice(0, 10)}</time>

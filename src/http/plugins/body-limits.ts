@@ -3,7 +3,8 @@
 // - a caller whose token (header or query string) authenticates may send the largest body a snippet write
 //   can need: its content (`snippet_size_limit`, for all its files together) and description, each three
 //   times over for their encoding (a form's `%XX` and JSON's `\uXXXX` for text beyond ASCII, as Python's
-//   clients send it: three bytes for one), and room for the other parameters;
+//   clients send it: three bytes for one), and room for the other parameters; so may a signed-in visitor
+//   posting a page's form;
 //   SNIPPETD_MAX_BODY_BYTES, when set, is the limit instead;
 // - anyone else may send ANONYMOUS_BODY_BYTES. A larger body is refused with what the request would get
 //   without a valid token (401, or the token's own 401/403), before it is read, and the connection closed.
@@ -17,6 +18,7 @@ import { storeOf } from '../request.ts';
 import { refusalBeforeBody } from './auth.ts';
 import { answerBeforeBody } from './errors.ts';
 import { GIT_PATH } from '../routes/git-http.ts';
+import { isSignedInForm } from '../pages/index.ts';
 
 /**
  * What a caller without a valid token may send: a sign-in form, or the parameters of an API call that
@@ -84,6 +86,10 @@ async function refusalFor(
 ): Promise<Failure | null> {
   // An unknown route answers as it always does (404, or 405 for a path served with other methods), whether
   // the router knows no route for it or the catch-all route of git and pages caught it and it is not git's.
+  if (request.routeOptions.url === '/*' && !isGitPath(request.url) && request.method === 'POST') {
+    // A page's form (a snippet's files) may be as large as the API's write, from a signed-in visitor.
+    if (await isSignedInForm(request)) return null;
+  }
   if (request.is404 || (request.routeOptions.url === '/*' && !isGitPath(request.url))) {
     return request.server.unservedRequest(request);
   }

@@ -62,6 +62,7 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   throttled: (f) => [429, `${f.detail}\n`, { 'Retry-After': String(f.retryAfter) }],
   headers_too_large: () => [431, { message: '431 Request Header Fields Too Large' }, { Connection: 'close' }],
   unprocessable_service: (f) => [422, serviceBody(f)],
+  unprocessable_form: () => [422, { message: '422 Unprocessable Entity' }],
 };
 
 /** Errors raised by Fastify or Node rather than by our code, as the failure GitLab would answer. */

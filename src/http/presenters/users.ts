@@ -5,18 +5,19 @@
 import type { User } from '../../storage/db/schema.ts';
 import type { MemberWithUser } from '../../storage/db/tables/members.ts';
 
-export const userBasic = (user: Pick<User, 'id' | 'username' | 'name' | 'state'>, base: string) => ({
+/** `locked`: whether sign-in is locked after failed attempts (Devise's access_locked?); looked up only by the users API. */
+export const userBasic = (user: Pick<User, 'id' | 'username' | 'name' | 'state'>, base: string, locked = false) => ({
   id: user.id,
   username: user.username,
   name: user.name,
   state: user.state,
-  locked: false,
+  locked,
   avatar_url: null,
   web_url: `${base}/${user.username}`,
 });
 
-export const userPublic = (user: User, base: string) =>
-  Object.assign(userBasic(user, base), {
+export const userPublic = (user: User, base: string, locked = false) =>
+  Object.assign(userBasic(user, base, locked), {
     created_at: user.created_at,
     bio: '',
     location: '',
@@ -25,8 +26,8 @@ export const userPublic = (user: User, base: string) =>
   });
 
 /** What a user sees of themselves, and an admin of anyone. */
-export const userFull = (user: User, base: string) =>
-  Object.assign(userPublic(user, base), {
+export const userFull = (user: User, base: string, locked = false) =>
+  Object.assign(userPublic(user, base, locked), {
     email: user.email,
     is_admin: user.admin === 1,
     external: user.external === 1,

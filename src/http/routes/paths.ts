@@ -14,10 +14,11 @@ export default async function pathRoutes(app: FastifyInstance) {
     handler: async (request, reply) => {
       const git = gitRequestOf(request);
       if (git) return serveGit(request, reply, git);
-      // Not git: a path the API serves with other methods (405), else a page, else the API's 404.
+      // Not git: an API path served with other methods (405), else a page, else the API's 404. A browser
+      // path is always a page, its failures too (GET /users/sign_out is a 404 page, as in GitLab).
       const unserved = app.unservedRequest(request);
-      if (unserved.reason === 'method_not_allowed') throw unserved;
       const urlPath = request.url.split('?')[0];
+      if (unserved.reason === 'method_not_allowed' && urlPath.startsWith('/api/')) throw unserved;
       if (request.method === 'GET' || request.method === 'HEAD' || hasPage(request, urlPath))
         return servePage(request, reply, urlPath);
       throw unserved;

@@ -9,6 +9,7 @@ import { userFull, userPublic } from '../presenters/users.ts';
 import { createdToken, personalAccessToken } from '../presenters/tokens.ts';
 import { changeState, createUser, findUser, updateUser } from '../../domain/users.ts';
 import { createToken } from '../../domain/tokens.ts';
+import { lockedUsers } from '../../domain/sessions.ts';
 import { badRequest, recordNotFound, unauthorized } from '../../domain/failure.ts';
 import type { Scope } from '../../domain/access.ts';
 import type { Token, User } from '../../storage/db/schema.ts';
@@ -17,13 +18,17 @@ import { authorize, can } from '../../domain/policy.ts';
 const STATE_ACTIONS = ['block', 'unblock', 'deactivate', 'activate'] as const;
 
 export default async function userRoutes(app: FastifyInstance) {
-  const present = (viewer: User | null, user: User, base: string) =>
-    can(viewer, 'read_user_private', { user_id: user.id }) ? userFull(user, base) : userPublic(user, base);
+  const present = (viewer: User | null, user: User, base: string, locked: Set<number>) =>
+    can(viewer, 'read_user_private', { user_id: user.id })
+      ? userFull(user, base, locked.has(user.id))
+      : userPublic(user, base, locked.has(user.id));
 
   /** GET /user — the caller; 401 anonymous. Tokens with read_user suffice. */
-  app.get('/user', { config: { scopes: ['read_user'] } }, async (request) =>
-    userFull(currentUser(request), baseUrl(request)),
-  );
+  app.get('/user', { config: { scopes: ['read_user'] } }, async (request) => {
+    const user = currentUser(request);
+    const locked = await lockedUsers(storeOf(request), [user.id]);
+    return userFull(user, baseUrl(request), locked.has(user.id));
+  });
 
   /** GET /users?username= — signed in; 401 anonymous. */
   app.get('/users', { config: { scopes: ['read_user'] } }, async (request, reply) => {
@@ -31,14 +36,18 @@ export default async function userRoutes(app: FastifyInstance) {
     const p = validateRequest(spec.listUsersSpec, request);
     const store = storeOf(request);
     const rows = await paginated(request, reply, (window) => store.users.listPage(p, window));
-    return rows.map((u) => present(viewer, u, baseUrl(request)));
+    const locked = await lockedUsers(
+      store,
+      rows.map((u) => u.id),
+    );
+    return rows.map((u) => present(viewer, u, baseUrl(request), locked));
   });
 
   /** GET /users/:id — public profile (full for admins and oneself); 404 User Not Found. */
   app.get('/users/:id', { config: { scopes: ['read_user'] } }, async (request) => {
     const { id } = validateRequest(spec.idSpec, request);
     const user = await findUser(storeOf(request), id);
-    return present(request.principal.user, user, baseUrl(request));
+    return present(request.principal.user, user, baseUrl(request), await lockedUsers(storeOf(request), [user.id]));
   });
 
   /** POST /users — admins; 400 invalid params, 409 duplicate username or email. */
@@ -57,7 +66,7 @@ export default async function userRoutes(app: FastifyInstance) {
     authorize(currentUser(request), 'admin_all_resources', null);
     const store = storeOf(request);
     const user = await updateUser(store, await findUser(store, p.id), p);
-    return userFull(user, baseUrl(request));
+    return userFull(user, baseUrl(request), (await lockedUsers(store, [user.id])).has(user.id));
   });
 
   /** POST /users/:id/{block,unblock,deactivate,activate} — admins; 201 true, 403 for a refused transition. */

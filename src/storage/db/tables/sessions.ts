@@ -16,6 +16,17 @@ export function sessionsTable(db: Kysely<Database>) {
     async delete(tokenDigest: string) {
       await db.deleteFrom('sessions').where('token_digest', '=', tokenDigest).execute();
     },
+    /** Which of these users are locked out of signing in at `now`. */
+    async lockedAmong(userIds: number[], now: string): Promise<number[]> {
+      if (!userIds.length) return [];
+      const rows = await db
+        .selectFrom('sign_in_failures')
+        .select('user_id')
+        .where('user_id', 'in', userIds)
+        .where('locked_until', '>', now)
+        .execute();
+      return rows.map((r) => r.user_id);
+    },
     failures(userId: number) {
       return db.selectFrom('sign_in_failures').selectAll().where('user_id', '=', userId).executeTakeFirst();
     },

@@ -1,0 +1,492 @@
+// Writing snippets in the browser, one handler per action (Opengist's model): new (/-/snippets/new and
+// /<project>/-/snippets/new), edit (…/-/snippets/<id>/edit) and delete (…/-/snippets/<id>/delete, a
+// confirmation). Each form posts back to its own path; every POST is checked for this session's form token
+// (form-token.ts), then goes through the same validation and domain call as the API, so every rule and
+// message applies. Without JavaScript everything works: adding a file or previewing the description is a
+// round trip that keeps what was typed.
+import { isUtf8 } from 'node:buffer';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
+import { addFieldMessage, Failure, notFound } from '../../domain/failure.ts';
+import { can, NO_ACCESS, type SnippetSubject } from '../../domain/policy.ts';
+import { findReadableProject } from '../../domain/projects.ts';
+import { getSettings } from '../../domain/settings.ts';
+import { createSnippet, visibilityChoices } from '../../domain/snippets/create.ts';
+import { deleteSnippet } from '../../domain/snippets/delete.ts';
+import type { FileAction } from '../../domain/snippets/files.ts';
+import { findSnippetOrPersonalForPage, readStateOf, snippetFiles } from '../../domain/snippets/reads.ts';
+import { snippetVersion, updateSnippet } from '../../domain/snippets/update.ts';
+import { markdownHtml } from '../../domain/rendering.ts';
+import { parseRowId } from '../../domain/ids.ts';
+import { validate } from '../params.ts';
+import { createSnippetConstraints, createSnippetSpec } from '../schemas/snippets.ts';
+import { depsOf, requestMeta } from '../snippet-answers.ts';
+import { storeOf } from '../request.ts';
+import { encodePath } from '../urls.ts';
+import { html, trusted, type Html } from '../views/html.ts';
+import { checkFormPost, formFields, formTokenField } from './form-token.ts';
+import { newNonce, sendPage } from './layout.ts';
+import type { PageHandler } from './common.ts';
+
+/** One file row of the form: an existing file (previousPath set) or a new one. */
+interface FileRow {
+  previousPath: string | null;
+  path: string;
+  /** null: the file is not text, so it is kept as it is (it can be renamed or deleted, not edited here). */
+  content: string | null;
+  remove: boolean;
+}
+
+interface FormValues {
+  title: string;
+  description: string;
+  visibility: Visibility;
+  files: FileRow[];
+}
+
+/** Messages by field: `title`, `description`, `visibility`, `files` (all files), `files.<row>.path|content`, and `form`. */
+type FieldErrors = Record<string, string[]>;
+
+const VISIBILITY_HINTS: Record<Visibility, string> = {
+  private: 'Only you (and members of the project) can see it.',
+  internal: 'Any signed-in user but external users can see it.',
+  public: 'Anyone can see it, signed in or not.',
+};
+
+const text = (value: unknown) => (typeof value === 'string' ? value : '');
+
+/** The rows as the form sent them, in their order (Rack's files[<n>][…] nesting). */
+function rowsOf(fields: Record<string, unknown>): FileRow[] {
+  const files = fields.files;
+  const entries =
+    files && typeof files === 'object'
+      ? Array.isArray(files)
+        ? files.map((f, i) => [String(i), f] as const)
+        : Object.entries(files as Record<string, unknown>).sort(([a], [b]) => Number(a) - Number(b))
+      : [];
+  return entries
+    .filter(([, f]) => f && typeof f === 'object')
+    .map(([, f]) => {
+      const row = f as Record<string, unknown>;
+      return {
+        previousPath: text(row.previous_path) || null,
+        path: text(row.file_path),
+        content: typeof row.content === 'string' ? row.content : null,
+        remove: row.remove === '1',
+      };
+    });
+}
+
+function valuesOf(request: FastifyRequest, fallback: Visibility): FormValues {
+  const fields = formFields(request);
+  const visibility = text(fields.visibility) as Visibility;
+  return {
+    title: text(fields.title),
+    description: text(fields.description),
+    visibility: ['private', 'internal', 'public'].includes(visibility) ? visibility : fallback,
+    files: rowsOf(fields),
+  };
+}
+
+/**
+ * A browser sends a textarea's line breaks as CRLF whatever they were. A file that had none keeps LF; one
+ * that had CRLF keeps what was sent.
+ */
+const asTyped = (content: string, original: string | null) =>
+  original?.includes('\r\n') ? content : content.replace(/\r\n/g, '\n');
+
+function fieldError(errors: FieldErrors, field: string, id: string): Html {
+  const messages = errors[field];
+  if (!messages?.length) return html``;
+  return html`<p class="field-error" id="${id}-error">${messages.join(' ')}</p>`;
+}
+
+const describedBy = (errors: FieldErrors, field: string, id: string) =>
+  errors[field]?.length ? trusted(` aria-invalid="true" aria-describedby="${id}-error"`) : '';
+
+/**
+ * The form's fields, as the API's parameter names (so one validation serves both); `files[<n>]` index the
+ * rows. The text of a textarea starts after a line break, which the HTML parser drops, so that a file's own
+ * first line break survives.
+ */
+function fileFieldset(row: FileRow, n: number, errors: FieldErrors, canRemove: boolean): Html {
+  const id = `file-${n}`;
+  const pathError = `files.${n}.path`;
+  const contentError = `files.${n}.content`;
+  return html`<fieldset class="snippet-file">
+<legend>${row.previousPath ? html`File ${row.previousPath}` : html`New file`}</legend>
+${row.previousPath ? html`<input type="hidden" name="files[${n}][previous_path]" value="${row.previousPath}">` : ''}
+<label for="${id}-path">File name</label>
+<input id="${id}-path" class="file-name" name="files[${n}][file_path]" value="${row.path}" autocomplete="off" spellcheck="false"${describedBy(errors, pathError, `${id}-path`)}>
+${fieldError(errors, pathError, `${id}-path`)}
+${
+  row.content === null
+    ? html`<p class="binary">Binary file: it is kept as it is. You can rename or delete it.</p>`
+    : html`<label for="${id}-content">Content</label>
+<textarea id="${id}-content" class="code-input" name="files[${n}][content]" rows="12" spellcheck="false"${describedBy(errors, contentError, `${id}-content`)}>
+${row.content}</textarea>
+${fieldError(errors, contentError, `${id}-content`)}`
+}
+${canRemove ? html`<label class="check"><input type="checkbox" name="files[${n}][remove]" value="1"${row.remove ? trusted(' checked') : ''}> ${row.previousPath ? 'Delete this file' : 'Leave this file out'}</label>` : ''}
+</fieldset>`;
+}
+
+interface FormPage {
+  heading: Html;
+  action: string;
+  submitLabel: string;
+  cancel: string;
+  choices: Visibility[];
+  maxFiles: number;
+  /** The version of the snippet the form edits (update.ts#snippetVersion). */
+  baseVersion?: string;
+  preview?: string;
+  /** Shown above the form: the snippet as someone else saved it meanwhile. */
+  theirs?: Html;
+}
+
+function snippetForm(request: FastifyRequest, page: FormPage, values: FormValues, errors: FieldErrors): Html {
+  const general = [...(errors.form ?? []), ...(errors.files ?? [])];
+  return html`<h1>${page.heading}</h1>
+${general.length ? html`<div class="alert" role="alert"><ul>${general.map((m) => html`<li>${m}</li>`)}</ul></div>` : ''}
+${page.theirs ?? ''}
+<form method="post" action="${page.action}" class="snippet-form">
+${formTokenField(request)}
+${page.baseVersion ? html`<input type="hidden" name="base_version" value="${page.baseVersion}">` : ''}
+<label for="snippet-title">Title</label>
+<input id="snippet-title" name="title" value="${values.title}" maxlength="255"${describedBy(errors, 'title', 'snippet-title')}>
+${fieldError(errors, 'title', 'snippet-title')}
+<label for="snippet-description">Description (optional, Markdown)</label>
+<textarea id="snippet-description" name="description" rows="4"${describedBy(errors, 'description', 'snippet-description')}>
+${values.description}</textarea>
+${fieldError(errors, 'description', 'snippet-description')}
+${page.preview !== undefined ? html`<section class="preview" aria-label="Description preview"><h2>Preview</h2><div class="markdown">${trusted(page.preview)}</div></section>` : ''}
+<fieldset class="visibility"${describedBy(errors, 'visibility', 'snippet-visibility')}>
+<legend>Visibility</legend>
+${page.choices.map(
+  (level) =>
+    html`<label class="check"><input type="radio" name="visibility" value="${level}"${level === values.visibility ? trusted(' checked') : ''}> <strong>${level[0].toUpperCase() + level.slice(1)}</strong> <span class="hint">${VISIBILITY_HINTS[level]}</span></label>`,
+)}
+${fieldError(errors, 'visibility', 'snippet-visibility')}
+</fieldset>
+${values.files.map((row, n) => fileFieldset(row, n, errors, values.files.length > 1 || row.previousPath !== null))}
+<div class="form-actions">
+<button type="submit" class="primary" name="save" value="1">${page.submitLabel}</button>
+<button type="submit" name="preview" value="1">Preview description</button>
+${values.files.length < page.maxFiles ? html`<button type="submit" name="add_file" value="1">Add another file</button>` : ''}
+<a href="${page.cancel}">Cancel</a>
+</div>
+</form>`;
+}
+
+/** Failures of a write as messages by field: the parameter names of validation, the fields domain rules name. */
+function errorsOf(error: unknown, rows: number[]): FieldErrors {
+  if (!(error instanceof Failure) || error.reason === 'unprocessable_form' || error.reason.startsWith('not_found'))
+    throw error;
+  const errors: FieldErrors = {};
+  const add = (field: string, message: string) => addFieldMessage(errors, field, message);
+  const entries = Object.entries(error.fields);
+  if (!entries.length) add('form', error.detail || 'The snippet could not be saved.');
+  for (const [name, messages] of entries) {
+    const file = /^files\[(\d+)\]\[(file_path|content)\]$/.exec(name);
+    for (const message of messages) {
+      if (file) add(`files.${rows[Number(file[1])]}.${file[2] === 'file_path' ? 'path' : 'content'}`, message);
+      else if (name === 'title' || name === 'description' || name === 'visibility') add(name, message);
+      else add('files', message);
+    }
+  }
+  return errors;
+}
+
+const pressed = (request: FastifyRequest, button: 'preview' | 'add_file') => formFields(request)[button] === '1';
+
+const emptyRow = (): FileRow => ({ previousPath: null, path: '', content: '', remove: false });
+
+/** Where a snippet's pages are: /-/snippets/<id>, or under its project. */
+const snippetPath = (projectPath: string | null, id: number) =>
+  projectPath ? `/${encodePath(projectPath)}/-/snippets/${id}` : `/-/snippets/${id}`;
+
+const snippetsHome = (projectPath: string | null) =>
+  projectPath ? `/${encodePath(projectPath)}/-/snippets` : '/dashboard/snippets';
+
+async function formPageOf(request: FastifyRequest, page: Omit<FormPage, 'preview'>, values: FormValues) {
+  const preview =
+    request.method === 'POST' && pressed(request, 'preview') ? await markdownHtml(values.description) : undefined;
+  return { ...page, preview };
+}
+
+// ---- New ----
+
+async function creatorOf(request: FastifyRequest, projectPath: string | null) {
+  const viewer = request.pageUser;
+  // Anyone not signed in is sent to sign in (layout.ts#sendFailurePage); others who may not are told not found.
+  if (!viewer) throw notFound();
+  const ctx = projectPath === null ? null : await findReadableProject(storeOf(request), viewer, projectPath);
+  if (!can(viewer, 'create_snippet', ctx ?? { project: null, access: NO_ACCESS })) throw notFound('Project');
+  return { viewer, ctx };
+}
+
+async function newSnippet(request: FastifyRequest, reply: FastifyReply, projectPath: string | null) {
+  const { viewer, ctx } = await creatorOf(request, projectPath);
+  const settings = await getSettings(storeOf(request));
+  const choices = visibilityChoices(viewer, ctx?.project ?? null, settings);
+  const fallback = choices.includes(settings.default_snippet_visibility)
+    ? settings.default_snippet_visibility
+    : choices[0];
+  const base = projectPath ? `/${encodePath(projectPath)}` : '';
+  const page = {
+    heading: ctx ? html`New snippet in ${ctx.project.full_path}` : html`New snippet`,
+    action: `${base}/-/snippets/new`,
+    submitLabel: 'Create snippet',
+    cancel: snippetsHome(projectPath),
+    choices,
+    maxFiles: settings.max_snippet_files,
+  };
+  const show = async (status: number, values: FormValues, errors: FieldErrors) =>
+    sendPage(
+      reply,
+      status,
+      'New snippet',
+      snippetForm(request, await formPageOf(request, page, values), values, errors),
+    );
+  if (request.method === 'GET')
+    return show(200, { title: '', description: '', visibility: fallback, files: [emptyRow()] }, {});
+
+  checkFormPost(request);
+  const values = valuesOf(request, fallback);
+  if (!values.files.length) values.files.push(emptyRow());
+  if (pressed(request, 'add_file')) return show(200, { ...values, files: [...values.files, emptyRow()] }, {});
+  if (pressed(request, 'preview')) return show(200, values, {});
+
+  const kept = values.files.flatMap((row, n) => (row.remove ? [] : [n]));
+  try {
+    const input = validate(
+      createSnippetSpec,
+      {
+        title: values.title,
+        description: values.description || null,
+        visibility: values.visibility,
+        files: kept.map((n) => ({
+          file_path: values.files[n].path,
+          content: asTyped(values.files[n].content ?? '', null),
+        })),
+      },
+      createSnippetConstraints,
+    );
+    const created = await createSnippet(
+      depsOf(request),
+      ctx,
+      viewer,
+      { ...input, files: input.files! },
+      requestMeta(request),
+    );
+    return reply.redirect(snippetPath(projectPath, created.id), 303);
+  } catch (error) {
+    return show(422, values, errorsOf(error, kept));
+  }
+}
+
+// ---- Edit ----
+
+async function editableSnippet(request: FastifyRequest, projectPath: string | null, id: number) {
+  const viewer = request.pageUser;
+  const found = await findSnippetOrPersonalForPage(storeOf(request), viewer, projectPath, id);
+  const subject: SnippetSubject = found.ctx
+    ? { ...found.ctx, snippet: found.snippet }
+    : { project: null, access: NO_ACCESS, snippet: found.snippet };
+  return { viewer, ...found, subject };
+}
+
+/** The snippet's files as form rows: text files in full, others kept as they are. */
+async function rowsOfSnippet(request: FastifyRequest, snippet: Snippet): Promise<FileRow[]> {
+  const files = await snippetFiles(storeOf(request), snippet);
+  return files.map((f) => ({
+    previousPath: f.path,
+    path: f.path,
+    content: isUtf8(f.content) && !f.content.includes(0) ? f.content.toString('utf8') : null,
+    remove: false,
+  }));
+}
+
+/** The file actions that turn `current` into the rows as sent: moves, edits, deletions, new files. */
+function actionsOf(rows: FileRow[], current: FileRow[]): { actions: FileAction[]; rowOfAction: number[] } {
+  const byPath = new Map(current.map((f) => [f.previousPath!, f]));
+  const actions: FileAction[] = [];
+  const rowOfAction: number[] = [];
+  for (const [n, row] of rows.entries()) {
+    const before = row.previousPath === null ? undefined : byPath.get(row.previousPath);
+    const push = (action: FileAction) => {
+      actions.push(action);
+      rowOfAction.push(n);
+    };
+    if (!before) {
+      if (!row.remove) push({ action: 'create', file_path: row.path, content: asTyped(row.content ?? '', null) });
+      continue;
+    }
+    const content = before.content === null || row.content === null ? null : asTyped(row.content, before.content);
+    if (row.remove) push({ action: 'delete', file_path: before.path });
+    else if (row.path !== before.path)
+      push({ action: 'move', previous_path: before.path, file_path: row.path, content });
+    else if (content !== null && content !== before.content)
+      push({ action: 'update', file_path: before.path, content });
+  }
+  return { actions, rowOfAction };
+}
+
+/** Checks a form's file rows as the API's parameters are checked (file_path), row by row. */
+function checkRows(rows: FileRow[]): FieldErrors {
+  const errors: FieldErrors = {};
+  rows.forEach((row, n) => {
+    if (row.remove) return;
+    if (!row.path.trim()) addFieldMessage(errors, `files.${n}.path`, 'File name is empty');
+    if (row.content !== null && !row.content.trim())
+      addFieldMessage(errors, `files.${n}.content`, "Content can't be blank");
+  });
+  if (!values(errors).length && rows.every((r) => r.remove))
+    errors.files = ['A snippet needs at least one file: add one, or delete the snippet.'];
+  return errors;
+}
+
+const values = (errors: FieldErrors) => Object.values(errors).flat();
+
+/** The snippet as it is now, shown above a refused form so the editor sees what changed. */
+function theirVersion(snippet: Snippet, rows: FileRow[]): Html {
+  return html`<section class="theirs" aria-labelledby="theirs-heading">
+<h2 id="theirs-heading">The snippet as it is now</h2>
+<p class="meta">Title: <strong>${snippet.title}</strong> · <span class="badge">${snippet.visibility}</span></p>
+${rows.map(
+  (row) => html`<details><summary>${row.path}</summary>
+${row.content === null ? html`<p class="binary">Binary file.</p>` : html`<pre class="code"><code>${row.content}</code></pre>`}</details>`,
+)}
+<p>Your version is kept in the form below. Saving it again replaces the snippet as it is now.</p>
+</section>`;
+}
+
+async function editSnippet(request: FastifyRequest, reply: FastifyReply, projectPath: string | null, id: number) {
+  const { viewer, snippet, ctx, subject } = await editableSnippet(request, projectPath, id);
+  if (!viewer || !can(viewer, 'update_snippet', subject)) throw notFound('Snippet');
+  const settings = await getSettings(storeOf(request));
+  const choices = visibilityChoices(viewer, ctx?.project ?? null, settings);
+  if (!choices.includes(snippet.visibility)) choices.push(snippet.visibility);
+  const path = snippetPath(projectPath, snippet.id);
+  const current = await rowsOfSnippet(request, snippet);
+  const page = {
+    heading: html`Edit snippet`,
+    action: `${path}/edit`,
+    submitLabel: 'Save changes',
+    cancel: path,
+    choices,
+    maxFiles: settings.max_snippet_files,
+    baseVersion: snippetVersion(snippet),
+  };
+  const show = async (status: number, values: FormValues, errors: FieldErrors, extra: Partial<FormPage> = {}) =>
+    sendPage(
+      reply,
+      status,
+      `Edit ${snippet.title}`,
+      snippetForm(request, { ...(await formPageOf(request, page, values)), ...extra }, values, errors),
+    );
+  if (request.method === 'GET') {
+    const values = { title: snippet.title, description: snippet.description ?? '', visibility: snippet.visibility };
+    return show(200, { ...values, files: current }, {});
+  }
+
+  checkFormPost(request);
+  const values = valuesOf(request, snippet.visibility);
+  const baseVersion = text(formFields(request).base_version);
+  if (pressed(request, 'add_file'))
+    return show(200, { ...values, files: [...values.files, emptyRow()] }, {}, { baseVersion });
+  if (pressed(request, 'preview')) return show(200, values, {}, { baseVersion });
+  // Someone saved the snippet since this form was opened: nothing is overwritten; both versions are shown.
+  // The form now carries the current version, so saving again is a choice made knowing both.
+  if (baseVersion !== snippetVersion(snippet)) {
+    return show(
+      409,
+      values,
+      { form: ['This snippet was changed since you opened it. Nothing was saved.'] },
+      {
+        theirs: theirVersion(snippet, current),
+      },
+    );
+  }
+  const rowErrors = checkRows(values.files);
+  if (Object.keys(rowErrors).length) return show(422, values, rowErrors, { baseVersion });
+  const { actions, rowOfAction } = actionsOf(values.files, current);
+  try {
+    const state = await readStateOf(storeOf(request), snippet);
+    if (!state) throw notFound('Snippet');
+    const input = validate(
+      { title: createSnippetSpec.title, description: createSnippetSpec.description },
+      { title: values.title, description: values.description || null },
+    );
+    await updateSnippet(
+      depsOf(request),
+      viewer,
+      state,
+      {
+        ...input,
+        visibility: values.visibility,
+        files: actions.length ? actions : undefined,
+        baseVersion,
+      },
+      requestMeta(request),
+    );
+    return reply.redirect(path, 303);
+  } catch (error) {
+    if (error instanceof Failure && error.reason === 'conflict') {
+      const fresh = await editableSnippet(request, projectPath, id);
+      return show(
+        409,
+        values,
+        { form: [`${error.detail} Nothing was saved.`] },
+        {
+          baseVersion: snippetVersion(fresh.snippet),
+          theirs: theirVersion(fresh.snippet, await rowsOfSnippet(request, fresh.snippet)),
+        },
+      );
+    }
+    return show(422, values, errorsOf(error, rowOfAction), { baseVersion });
+  }
+}
+
+// ---- Delete ----
+
+async function deleteSnippetPage(request: FastifyRequest, reply: FastifyReply, projectPath: string | null, id: number) {
+  const { viewer, snippet, subject } = await editableSnippet(request, projectPath, id);
+  if (!viewer || !can(viewer, 'admin_snippet', subject)) throw notFound('Snippet');
+  const path = snippetPath(projectPath, snippet.id);
+  if (request.method === 'POST') {
+    checkFormPost(request);
+    await deleteSnippet(depsOf(request), snippet, undefined);
+    return reply.redirect(snippetsHome(projectPath), 303);
+  }
+  const body = html`<h1>Delete snippet</h1>
+<p>Delete <strong>${snippet.title}</strong> with all its files and revisions? This cannot be undone.</p>
+<form method="post" action="${path}/delete" class="confirm">
+${formTokenField(request)}
+<button type="submit" class="danger">Delete snippet</button>
+<a href="${path}">Cancel</a>
+</form>`;
+  return sendPage(reply, 200, `Delete ${snippet.title}`, body, newNonce());
+}
+
+/** The buttons a snippet page shows: only those the policy allows this viewer. */
+export function snippetActions(viewer: User | null, subject: SnippetSubject, path: string): Html {
+  const edit = viewer !== null && can(viewer, 'update_snippet', subject);
+  const remove = viewer !== null && can(viewer, 'admin_snippet', subject);
+  if (!edit && !remove) return html``;
+  return html`<nav class="snippet-actions" aria-label="Snippet actions">${edit ? html`<a class="button" href="${path}/edit">Edit</a>` : ''}
+${remove ? html`<a class="button danger" href="${path}/delete">Delete</a>` : ''}</nav>`;
+}
+
+const id = (group: string) => parseRowId(group)!;
+
+/** [methods, pattern, handler]: the form pages, before the snippet pages whose paths they extend. */
+export const SNIPPET_FORM_PAGES: [RegExp, PageHandler][] = [
+  [/^\/-\/snippets\/new$/, (rq, rp) => newSnippet(rq, rp, null)],
+  [/^\/-\/snippets\/(\d+)\/edit$/, (rq, rp, g) => editSnippet(rq, rp, null, id(g[0]))],
+  [/^\/-\/snippets\/(\d+)\/delete$/, (rq, rp, g) => deleteSnippetPage(rq, rp, null, id(g[0]))],
+  [/^\/(.+)\/-\/snippets\/new$/, (rq, rp, g) => newSnippet(rq, rp, g[0])],
+  [/^\/(.+)\/-\/snippets\/(\d+)\/edit$/, (rq, rp, g) => editSnippet(rq, rp, g[0], id(g[1]))],
+  [/^\/(.+)\/-\/snippets\/(\d+)\/delete$/, (rq, rp, g) => deleteSnippetPage(rq, rp, g[0], id(g[1]))],
+];

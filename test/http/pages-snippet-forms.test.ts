@@ -1,0 +1,430 @@
+// Writing snippets in the browser, over HTTP as a browser sends forms: new (personal and in a project), edit
+// (files edited, renamed, added and deleted in one commit; a save over someone else's change refused with
+// both versions shown), delete with confirmation; each POST refused without this session's form token or
+// from another origin, changing nothing; every message of the API shown next to its field, what was typed
+// kept. The API is the oracle of what was written.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, ROOT_TOKEN, runGit, signInCookie, type TestApp } from '../helper.ts';
+
+const PASSWORD = 'correct horse battery';
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+/** The value of a hidden input of the page. */
+const hidden = (body: string, name: string) =>
+  new RegExp(`name="${name.replace(/[[\]]/g, '\\$&')}" value="([^"]*)"`).exec(body)?.[1];
+const decodeHtml = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
+/** The text of a textarea as the browser would take it (the first line break after the tag is not content). */
+const textarea = (body: string, name: string) => {
+  const m = new RegExp(`<textarea[^>]*name="${name.replace(/[[\]]/g, '\\$&')}"[^>]*>\\n([\\s\\S]*?)</textarea>`).exec(
+    body,
+  );
+  return m ? decodeHtml(m[1]) : undefined;
+};
+
+describe('snippet forms', () => {
+  let t: TestApp;
+  let alice: any;
+  let bob: any;
+  let aliceCookie: string;
+  let bobCookie: string;
+  let project: any;
+
+  const page = (url: string, cookie?: string) =>
+    t.request({ method: 'GET', url, token: null, headers: cookie ? { cookie } : {} });
+  /** Opens the form at `url` and posts `fields` with its token (unless `token` is given), as a browser does. */
+  async function submit(
+    url: string,
+    cookie: string,
+    fields: [string, string][],
+    opts: { token?: string; origin?: string; formUrl?: string } = {},
+  ) {
+    const form = await page(opts.formUrl ?? url, cookie);
+    assert.equal(form.statusCode, 200, form.body);
+    const token = opts.token ?? hidden(form.body, 'authenticity_token')!;
+    const body = new URLSearchParams([['authenticity_token', token], ...fields]);
+    return t.request({
+      method: 'POST',
+      url,
+      token: null,
+      headers: { ...FORM, cookie, ...(opts.origin && { origin: opts.origin }) },
+      payload: body.toString(),
+    });
+  }
+  const mySnippets = async (token: string) => (await t.must('GET', '/snippets', token)).map((s: any) => s.id);
+
+  before(async () => {
+    t = await createTestApp();
+    for (const name of ['alice', 'bob']) {
+      await t.must('POST', '/users', ROOT_TOKEN, {
+        username: name,
+        email: `${name}@example.com`,
+        name,
+        password: PASSWORD,
+      });
+    }
+    alice = (await t.must('GET', '/users?username=alice', ROOT_TOKEN))[0];
+    bob = (await t.must('GET', '/users?username=bob', ROOT_TOKEN))[0];
+    alice.token = (
+      await t.must('POST', `/users/${alice.id}/personal_access_tokens`, ROOT_TOKEN, { name: 't', scopes: ['api'] })
+    ).token;
+    bob.token = (
+      await t.must('POST', `/users/${bob.id}/personal_access_tokens`, ROOT_TOKEN, { name: 't', scopes: ['api'] })
+    ).token;
+    project = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'team', visibility: 'internal' });
+    await t.must('POST', `/projects/${project.id}/members`, ROOT_TOKEN, { user_id: alice.id, access_level: 30 });
+    aliceCookie = await signInCookie(t, 'alice', PASSWORD);
+    bobCookie = await signInCookie(t, 'bob', PASSWORD);
+  });
+  after(() => t.close());
+
+  it('a visitor who is not signed in is sent to sign in, and back to the form afterwards', async () => {
+    const res = await page('/-/snippets/new');
+    assert.equal(res.statusCode, 302);
+    assert.equal(res.headers.location, '/users/sign_in?redirect_to=%2F-%2Fsnippets%2Fnew');
+  });
+
+  it('the new snippet form offers the levels the instance allows, the default chosen, and one file', async () => {
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, {
+      restricted_visibility_levels: ['public'],
+      default_snippet_visibility: 'internal',
+    });
+    try {
+      const res = await page('/-/snippets/new', aliceCookie);
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+      const radios = [...res.body.matchAll(/<input type="radio" name="visibility" value="(\w+)"( checked)?>/g)];
+      assert.deepEqual(
+        radios.map((m) => [m[1], !!m[2]]),
+        [
+          ['private', false],
+          ['internal', true],
+        ],
+      );
+      assert.equal(textarea(res.body, 'files[0][content]'), '');
+      assert.equal(res.body.match(/name="files\[\d+\]\[file_path\]"/g)?.length, 1);
+      assert.match(res.body, /<form method="post" action="\/-\/snippets\/new" class="snippet-form">/);
+    } finally {
+      await t.must('PUT', '/application/settings', ROOT_TOKEN, {
+        restricted_visibility_levels: [],
+        default_snippet_visibility: 'private',
+      });
+    }
+  });
+
+  it('creates a personal snippet with two files, line breaks as typed in a textarea stored as LF', async () => {
+    const res = await submit('/-/snippets/new', aliceCookie, [
+      ['title', 'Two files'],
+      ['description', 'Some *notes*'],
+      ['visibility', 'internal'],
+      ['files[0][file_path]', 'a.txt'],
+      ['files[0][content]', 'line one\r\nline two\r\n'],
+      ['files[1][file_path]', 'dir/b.py'],
+      ['files[1][content]', 'print(1)'],
+      ['save', '1'],
+    ]);
+    assert.equal(res.statusCode, 303, res.body);
+    const id = Number(/^\/-\/snippets\/(\d+)$/.exec(res.headers.location as string)?.[1]);
+    const snippet = await t.must('GET', `/snippets/${id}`, alice.token);
+    assert.equal(snippet.title, 'Two files');
+    assert.equal(snippet.description, 'Some *notes*');
+    assert.equal(snippet.visibility, 'internal');
+    assert.equal(snippet.author.username, 'alice');
+    assert.deepEqual(snippet.files.map((f: any) => f.path).sort(), ['a.txt', 'dir/b.py']);
+    const raw = await t.api('GET', `/snippets/${id}/files/main/a.txt/raw`, alice.token);
+    assert.equal(raw.body, 'line one\nline two\n');
+    // The snippet page it lands on offers its author Edit and Delete.
+    const shown = await page(res.headers.location as string, aliceCookie);
+    assert.match(shown.body, new RegExp(`<a class="button" href="/-/snippets/${id}/edit">Edit</a>`));
+    assert.match(shown.body, new RegExp(`<a class="button danger" href="/-/snippets/${id}/delete">Delete</a>`));
+  });
+
+  it('refuses a form without the session token, or from another site, and creates nothing', async () => {
+    const before = await mySnippets(alice.token);
+    const fields: [string, string][] = [
+      ['title', 'Forged'],
+      ['files[0][file_path]', 'x.txt'],
+      ['files[0][content]', 'x'],
+    ];
+    const noToken = await submit('/-/snippets/new', aliceCookie, fields, { token: '' });
+    assert.equal(noToken.statusCode, 422);
+    assert.match(noToken.body, /<h1>The change you requested was rejected<\/h1>/);
+    const wrongToken = await submit('/-/snippets/new', aliceCookie, fields, { token: 'A'.repeat(43) });
+    assert.equal(wrongToken.statusCode, 422);
+    const bobsToken = hidden((await page('/-/snippets/new', bobCookie)).body, 'authenticity_token')!;
+    const otherSession = await submit('/-/snippets/new', aliceCookie, fields, { token: bobsToken });
+    assert.equal(otherSession.statusCode, 422);
+    const crossSite = await submit('/-/snippets/new', aliceCookie, fields, { origin: 'https://evil.example' });
+    assert.equal(crossSite.statusCode, 422);
+    assert.deepEqual(await mySnippets(alice.token), before);
+    // The same origin passes.
+    const sameSite = await submit('/-/snippets/new', aliceCookie, fields, { origin: 'http://localhost' });
+    assert.equal(sameSite.statusCode, 303, sameSite.body);
+  });
+
+  it('shows each message next to its field and keeps what was typed', async () => {
+    const before = await mySnippets(alice.token);
+    const res = await submit('/-/snippets/new', aliceCookie, [
+      ['title', '  '],
+      ['description', 'kept <description>'],
+      ['visibility', 'private'],
+      ['files[0][file_path]', 'keep.txt'],
+      ['files[0][content]', 'typed\ntext & more'],
+      ['files[1][file_path]', ''],
+      ['files[1][content]', 'second'],
+      ['save', '1'],
+    ]);
+    assert.equal(res.statusCode, 422);
+    assert.match(
+      res.body,
+      /<input id="snippet-title" name="title" value=" {2}" maxlength="255" aria-invalid="true" aria-describedby="snippet-title-error">/,
+    );
+    assert.match(res.body, /<p class="field-error" id="snippet-title-error">title is empty<\/p>/);
+    assert.match(res.body, /<p class="field-error" id="file-1-path-error">files\[1\]\[file_path\] is empty<\/p>/);
+    assert.equal(textarea(res.body, 'description'), 'kept <description>');
+    assert.equal(textarea(res.body, 'files[0][content]'), 'typed\ntext & more');
+    assert.equal(textarea(res.body, 'files[1][content]'), 'second');
+    assert.match(res.body, /<input type="radio" name="visibility" value="private" checked>/);
+    assert.deepEqual(await mySnippets(alice.token), before);
+  });
+
+  it('answers a rule of the domain as the API words it, next to the files', async () => {
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { max_snippet_files: 1 });
+    try {
+      const res = await submit('/-/snippets/new', aliceCookie, [
+        ['title', 'Too many'],
+        ['files[0][file_path]', 'a.txt'],
+        ['files[0][content]', 'a'],
+        ['files[1][file_path]', 'b.txt'],
+        ['files[1][content]', 'b'],
+        ['save', '1'],
+      ]);
+      assert.equal(res.statusCode, 422);
+      assert.match(
+        res.body,
+        /<div class="alert" role="alert"><ul><li>Repository Error creating the snippet - Snippet can&#39;t have more than 1 files<\/li><\/ul><\/div>/,
+      );
+      // At the limit, no button offers another file.
+      assert.doesNotMatch(res.body, /name="add_file"/);
+    } finally {
+      await t.must('PUT', '/application/settings', ROOT_TOKEN, { max_snippet_files: 10 });
+    }
+  });
+
+  it('adds a file row and previews the description without saving, keeping what was typed', async () => {
+    const before = await mySnippets(alice.token);
+    const typed: [string, string][] = [
+      ['title', 'Draft'],
+      ['description', '# Heading\n\n**bold**'],
+      ['files[0][file_path]', 'one.txt'],
+      ['files[0][content]', 'first'],
+    ];
+    const added = await submit('/-/snippets/new', aliceCookie, [...typed, ['add_file', '1']]);
+    assert.equal(added.statusCode, 200);
+    assert.equal(textarea(added.body, 'files[0][content]'), 'first');
+    assert.equal(textarea(added.body, 'files[1][content]'), '');
+    const previewed = await submit('/-/snippets/new', aliceCookie, [...typed, ['preview', '1']]);
+    assert.equal(previewed.statusCode, 200);
+    assert.match(previewed.body, /<section class="preview" aria-label="Description preview"><h2>Preview<\/h2>/);
+    assert.match(previewed.body, /<strong>bold<\/strong>/);
+    assert.deepEqual(await mySnippets(alice.token), before);
+  });
+
+  it('creates a project snippet for a developer; others who may not are told not found', async () => {
+    const url = `/${project.path_with_namespace}/-/snippets/new`;
+    const res = await submit(url, aliceCookie, [
+      ['title', 'Team notes'],
+      ['visibility', 'internal'],
+      ['files[0][file_path]', 'team.md'],
+      ['files[0][content]', '# team'],
+    ]);
+    assert.equal(res.statusCode, 303, res.body);
+    const id = Number(
+      new RegExp(`^/${project.path_with_namespace}/-/snippets/(\\d+)$`).exec(res.headers.location as string)?.[1],
+    );
+    const snippet = await t.must('GET', `/projects/${project.id}/snippets/${id}`, alice.token);
+    assert.equal(snippet.title, 'Team notes');
+    assert.equal(snippet.project_id, project.id);
+    // The project allows internal at most: public is not offered.
+    const form = await page(url, aliceCookie);
+    assert.doesNotMatch(form.body, /value="public"/);
+    // Bob can see the internal project but is no member: no form, and no post goes through.
+    assert.equal((await page(url, bobCookie)).statusCode, 404);
+    const bobToken = hidden((await page('/-/snippets/new', bobCookie)).body, 'authenticity_token')!;
+    const refused = await t.request({
+      method: 'POST',
+      url,
+      token: null,
+      headers: { ...FORM, cookie: bobCookie },
+      payload: new URLSearchParams([
+        ['authenticity_token', bobToken],
+        ['title', 'x'],
+        ['files[0][file_path]', 'x'],
+        ['files[0][content]', 'x'],
+      ]).toString(),
+    });
+    assert.equal(refused.statusCode, 404);
+    assert.deepEqual(await t.must('GET', `/projects/${project.id}/snippets`, ROOT_TOKEN).then((l) => l.length), 1);
+  });
+
+  describe('editing', () => {
+    let id: number;
+    let editUrl: string;
+    before(async () => {
+      const snippet = await t.must('POST', '/snippets', alice.token, {
+        title: 'Editable',
+        visibility: 'private',
+        files: [
+          { file_path: 'keep.txt', content: 'one\ntwo\n' },
+          { file_path: 'old-name.sh', content: 'echo hi\n' },
+          { file_path: 'gone.txt', content: 'bye' },
+        ],
+      });
+      id = snippet.id;
+      editUrl = `/-/snippets/${id}/edit`;
+    });
+
+    it('shows the snippet in the form, as it is', async () => {
+      const res = await page(editUrl, aliceCookie);
+      assert.equal(res.statusCode, 200);
+      assert.equal(textarea(res.body, 'files[0][content]'), 'bye');
+      assert.equal(hidden(res.body, 'files[0][previous_path]'), 'gone.txt');
+      assert.equal(hidden(res.body, 'files[1][previous_path]'), 'keep.txt');
+      assert.equal(textarea(res.body, 'files[1][content]'), 'one\ntwo\n');
+      assert.match(res.body, /<input id="snippet-title" name="title" value="Editable" maxlength="255">/);
+    });
+
+    it('edits one file, renames another, deletes a third and adds one, in one commit', async () => {
+      const res = await submit(editUrl, aliceCookie, [
+        ['base_version', hidden((await page(editUrl, aliceCookie)).body, 'base_version')!],
+        ['title', 'Edited'],
+        ['description', ''],
+        ['visibility', 'private'],
+        ['files[0][previous_path]', 'gone.txt'],
+        ['files[0][file_path]', 'gone.txt'],
+        ['files[0][content]', 'bye'],
+        ['files[0][remove]', '1'],
+        ['files[1][previous_path]', 'keep.txt'],
+        ['files[1][file_path]', 'keep.txt'],
+        ['files[1][content]', 'one\r\nTWO\r\n'],
+        ['files[2][previous_path]', 'old-name.sh'],
+        ['files[2][file_path]', 'new-name.sh'],
+        ['files[2][content]', 'echo hi\r\n'],
+        ['files[3][file_path]', 'added.txt'],
+        ['files[3][content]', 'new'],
+        ['save', '1'],
+      ]);
+      assert.equal(res.statusCode, 303, res.body);
+      assert.equal(res.headers.location, `/-/snippets/${id}`);
+      const snippet = await t.must('GET', `/snippets/${id}`, alice.token);
+      assert.equal(snippet.title, 'Edited');
+      assert.deepEqual(snippet.files.map((f: any) => f.path).sort(), ['added.txt', 'keep.txt', 'new-name.sh']);
+      const raw = (path: string) => t.api('GET', `/snippets/${id}/files/main/${path}/raw`, alice.token);
+      assert.equal((await raw('keep.txt')).body, 'one\nTWO\n');
+      assert.equal((await raw('new-name.sh')).body, 'echo hi\n');
+      assert.equal((await raw('added.txt')).body, 'new');
+      const dir = (await t.gitDir('snippet', id))!;
+      const log = await runGit(['log', '--format=%s', '--name-status', '-M', 'main'], dir);
+      assert.equal(log.code, 0);
+      assert.deepEqual(log.stdout.trim().split('\n').filter(Boolean), [
+        'Update snippet',
+        'A\tadded.txt',
+        'D\tgone.txt',
+        'M\tkeep.txt',
+        'R100\told-name.sh\tnew-name.sh',
+        'Initial commit',
+        'A\tgone.txt',
+        'A\tkeep.txt',
+        'A\told-name.sh',
+      ]);
+    });
+
+    it('refuses a save over a change made since the form was opened, showing both versions, losing nothing', async () => {
+      const opened = await page(editUrl, aliceCookie);
+      const version = hidden(opened.body, 'base_version')!;
+      await t.must('PUT', `/snippets/${id}`, alice.token, {
+        files: [{ action: 'update', file_path: 'added.txt', content: 'their change' }],
+      });
+      const res = await submit(editUrl, aliceCookie, [
+        ['base_version', version],
+        ['title', 'Mine'],
+        ['visibility', 'private'],
+        ['files[0][previous_path]', 'added.txt'],
+        ['files[0][file_path]', 'added.txt'],
+        ['files[0][content]', 'my change'],
+        ['save', '1'],
+      ]);
+      assert.equal(res.statusCode, 409);
+      assert.match(res.body, /This snippet was changed since you opened it\. Nothing was saved\./);
+      assert.match(res.body, /<h2 id="theirs-heading">The snippet as it is now<\/h2>/);
+      assert.match(res.body, /<summary>added\.txt<\/summary>\n<pre class="code"><code>their change<\/code><\/pre>/);
+      assert.equal(textarea(res.body, 'files[0][content]'), 'my change');
+      const raw = await t.api('GET', `/snippets/${id}/files/main/added.txt/raw`, alice.token);
+      assert.equal(raw.body, 'their change');
+      assert.equal((await t.must('GET', `/snippets/${id}`, alice.token)).title, 'Edited');
+      // The refused form carries the version it showed: saving it now is a choice made knowing both.
+      const again = await t.request({
+        method: 'POST',
+        url: editUrl,
+        token: null,
+        headers: { ...FORM, cookie: aliceCookie },
+        payload: new URLSearchParams([
+          ['authenticity_token', hidden(res.body, 'authenticity_token')!],
+          ['base_version', hidden(res.body, 'base_version')!],
+          ['title', 'Mine'],
+          ['visibility', 'private'],
+          ['files[0][previous_path]', 'added.txt'],
+          ['files[0][file_path]', 'added.txt'],
+          ['files[0][content]', 'my change'],
+        ]).toString(),
+      });
+      assert.equal(again.statusCode, 303, again.body);
+      assert.equal((await t.api('GET', `/snippets/${id}/files/main/added.txt/raw`, alice.token)).body, 'my change');
+    });
+
+    it('is neither offered nor open to someone who may not edit', async () => {
+      await t.must('PUT', `/snippets/${id}`, alice.token, { visibility: 'internal' });
+      const shown = await page(`/-/snippets/${id}`, bobCookie);
+      assert.equal(shown.statusCode, 200);
+      assert.doesNotMatch(shown.body, /\/edit"|\/delete"/);
+      assert.equal((await page(editUrl, bobCookie)).statusCode, 404);
+      assert.equal((await page(`/-/snippets/${id}/delete`, bobCookie)).statusCode, 404);
+    });
+  });
+
+  it('deletes after a confirmation, and only with the form token', async () => {
+    const snippet = await t.must('POST', '/snippets', alice.token, {
+      title: 'Doomed',
+      files: [{ file_path: 'd.txt', content: 'd' }],
+    });
+    const url = `/-/snippets/${snippet.id}/delete`;
+    const confirm = await page(url, aliceCookie);
+    assert.equal(confirm.statusCode, 200);
+    assert.match(confirm.body, /Delete <strong>Doomed<\/strong> with all its files and revisions\?/);
+    const forged = await submit(url, aliceCookie, [], { token: 'nope' });
+    assert.equal(forged.statusCode, 422);
+    await t.ok('GET', `/snippets/${snippet.id}`, alice.token, undefined, 200);
+    const res = await submit(url, aliceCookie, []);
+    assert.equal(res.statusCode, 303);
+    assert.equal(res.headers.location, '/dashboard/snippets');
+    await t.fails('GET', `/snippets/${snippet.id}`, alice.token, undefined, 404, { message: '404 Snippet Not Found' });
+  });
+
+  it('takes a form larger than an anonymous body from a signed-in visitor', async () => {
+    const content = 'x'.repeat(1536 * 1024);
+    const res = await submit('/-/snippets/new', aliceCookie, [
+      ['title', 'Large'],
+      ['files[0][file_path]', 'large.txt'],
+      ['files[0][content]', content],
+    ]);
+    assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+    const id = Number(/(\d+)$/.exec(res.headers.location as string)?.[1]);
+    assert.equal((await t.api('GET', `/snippets/${id}/raw`, alice.token)).body.length, content.length);
+  });
+});
