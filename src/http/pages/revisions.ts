@@ -1,9 +1,10 @@
 // A snippet's revisions (beyond GitLab): …/-/snippets/<id>/revisions lists every commit, newest first, with the
 // files each changed; …/-/snippets/<id>/revisions/<commit> shows one commit's diff. For project and personal
-// snippets alike; found as the snippet page finds the snippet, so what it hides is 404 here too.
+// snippets alike; found as the snippet page finds the snippet, so what it hides is hidden here alike.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findSnippetOrPersonalForPage } from '../../domain/snippets/reads.ts';
 import {
+  DIFF_LIMITS,
   type FileDiff,
   REVISIONS_PER_PAGE,
   type RevisionDiff,
@@ -11,7 +12,6 @@ import {
   snippetRevisions,
 } from '../../domain/snippets/history.ts';
 import type { FileChange } from '../../storage/git/history.ts';
-import { DIFF_LIMITS } from '../../domain/snippets/history.ts';
 import { parseRowId } from '../../domain/ids.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
 import { storeOf } from '../request.ts';
@@ -77,7 +77,7 @@ ${r.files.length ? html`<ul class="changes" aria-label="Files changed">${r.files
   );
   const body = html`<h1>Revisions</h1>
 <p class="meta">of <a href="${web}">${snippet.title}</a></p>
-${filesOmitted ? html`<p class="notice">These revisions change too much to list their files here; each revision's page shows them.</p>` : ''}
+${filesOmitted ? html`<p class="notice">The files these revisions changed could not be listed here (too many, or too long to work out); each revision's page shows them.</p>` : ''}
 ${items.length ? html`<ol class="revisions">${items}</ol>` : html`<p class="empty">${page === 1 ? 'This snippet has no revisions.' : 'No revisions on this page.'} </p>`}
 ${pageLinks(
   page > 1 ? { href: `${list}?page=${page - 1}`, label: 'Newer' } : undefined,
