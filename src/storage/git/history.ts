@@ -193,6 +193,9 @@ function parseFileEntries(f: Fields): FileChange[] | null {
   return files;
 }
 
+/** The least time the commits of a page alone are given (readRevisions). */
+const BARE_LOG_MS = 5000;
+
 const FORMAT = '%x1e%H%x00%P%x00%an%x00%ae%x00%at%x00%B';
 const COMMIT_ID = /^[0-9a-f]{40}$/;
 
@@ -231,7 +234,13 @@ export async function readRevisions(
   const parsed = withFiles && !withFiles.cut && parseLog(withFiles.stdout, true);
   if (parsed) return { revisions: parsed, filesOmitted: false };
   // Too much to read, or to work out in time, with every file: the commits alone.
-  const bare = await runGit(dir, ['log', '-z', `--format=${FORMAT}`, ...common], opts.maxBytes, opts.timeoutMs);
+  // The commits alone cost git next to nothing, whatever they changed: they are given at least a few seconds.
+  const bare = await runGit(
+    dir,
+    ['log', '-z', `--format=${FORMAT}`, ...common],
+    opts.maxBytes,
+    Math.max(opts.timeoutMs, BARE_LOG_MS),
+  );
   const revisions = parseLog(bare.stdout, false);
   if (!revisions) throw new Error('git log answered what could not be read');
   return { revisions, filesOmitted: true };
