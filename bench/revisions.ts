@@ -100,6 +100,7 @@ try {
     const diff = await timed(`${list}/${head}`);
     cold.diffCpu.push((cpuWithChildren(server.pid) - cpu) / 1000);
     if (!diff.body.includes('+200</span> <span class="minus">−200')) throw new Error('not a 200-line change');
+    if (!diff.body.includes('<tr class="added">')) throw new Error('the diff is not shown');
     cold.list.push(first.ms);
     cold.diff.push(diff.ms);
   }
