@@ -110,8 +110,10 @@ describe('snippet pages in Chromium', () => {
       ['group', group.web_url],
       ['user', `${server.url}/root`],
       ['explore', `${server.url}/explore/snippets`],
-      ['not-found', `${server.url}/no/such/page`],
+      ['not-found', `${server.url}/no/such/page`, true],
       ['dashboard', `${server.url}/dashboard/snippets`, true],
+      ['new-snippet', `${server.url}/-/snippets/new`, true],
+      ['access-tokens', `${server.url}/-/user_settings/personal_access_tokens`, true],
     ];
   }
 
@@ -207,21 +209,31 @@ describe('snippet pages in Chromium', () => {
     }
   });
 
-  it('signs in, sees a private snippet, signs out and gets 404', async () => {
+  it('a visitor opening a private snippet signs in and is back on it; signed out, is sent to sign in again', async () => {
     const page = await browser.newPage();
-    assert.equal((await page.goto(secret.web_url))?.status(), 404);
-    await signIn(page, 'member', secret.web_url);
+    const signInUrl = `${server.url}/users/sign_in?redirect_to=${encodeURIComponent(new URL(secret.web_url).pathname)}`;
+    assert.equal((await page.goto(secret.web_url))?.status(), 200);
+    assert.equal(page.url(), signInUrl);
+    assert.equal(await page.locator('h1').textContent(), 'Sign in');
+    await page.getByLabel('Username or email').fill('member');
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(secret.web_url);
     assert.equal(await page.locator('h1').textContent(), 'Secret plan');
     await page.screenshot({ path: path.join(ARTIFACTS, 'signed-in-private-snippet.png'), fullPage: true });
+    await page.locator('.user-menu summary').click();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${server.url}/`);
-    assert.equal((await page.goto(secret.web_url))?.status(), 404);
+    await page.goto(secret.web_url);
+    assert.equal(page.url(), signInUrl);
     await page.close();
   });
 
-  it('a snippet the visitor may not see is a 404 page', async () => {
+  it('a snippet a signed-in visitor may not see is a 404 page', async () => {
     const page = await browser.newPage();
-    const res = await page.goto(`${snippet.web_url.replace(/\d+$/, '')}999999`);
+    const missing = `${snippet.web_url.replace(/\d+$/, '')}999999`;
+    await signIn(page, 'member', snippet.web_url);
+    const res = await page.goto(missing);
     assert.equal(res?.status(), 404);
     assert.equal(await page.locator('h1').textContent(), 'Page not found');
     await page.close();

@@ -36,7 +36,9 @@ describe('files on disk are private to the service', () => {
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 
-  // The default start: SQLite in the data directory, whichever database the rest of the run uses.
+  // The default start: SQLite in the data directory, whichever database the rest of the run uses. The tests of
+  // SQLite files run in the SQLite pass only: once per `npm test` is enough.
+  const sqliteFiles = 'SQLite files whatever the pass: runs in the SQLite pass only';
   const serve = (dataDir: string) => {
     const { SNIPPETD_DATABASE_URL: _, ...env } = process.env;
     return spawnServer({
@@ -47,7 +49,8 @@ describe('files on disk are private to the service', () => {
     });
   };
 
-  it('a default start makes the data directory 0700, the database 0600 and the git caches 0700/0600', async () => {
+  it('a default start makes the data directory 0700, the database 0600 and the git caches 0700/0600', async (t) => {
+    if (TEST_DB === 'postgres') return t.skip(sqliteFiles);
     const dataDir = path.join(tmp(), 'data');
     const server = await serve(dataDir);
     try {
@@ -85,7 +88,8 @@ describe('files on disk are private to the service', () => {
     }
   });
 
-  it('tightens a data directory and a database an earlier version left readable to others', async () => {
+  it('tightens a data directory and a database an earlier version left readable to others', async (t) => {
+    if (TEST_DB === 'postgres') return t.skip(sqliteFiles);
     const dataDir = tmp();
     fs.chmodSync(dataDir, 0o755);
     const database = path.join(dataDir, 'snippetd.sqlite3');
@@ -102,7 +106,8 @@ describe('files on disk are private to the service', () => {
     }
   });
 
-  it('backup create writes a file only its owner may read, and restore a database only its owner may read', async () => {
+  it('backup create writes a file only its owner may read, and restore a database only its owner may read', async (t) => {
+    if (TEST_DB === 'postgres') return t.skip(sqliteFiles);
     const dataDir = tmp();
     const databaseUrl = `sqlite:${path.join(dataDir, 'snippetd.sqlite3')}`;
     const env = { ...process.env, SNIPPETD_DATA_DIR: dataDir, SNIPPETD_DATABASE_URL: databaseUrl };

@@ -35,7 +35,11 @@ function serve(dataDir: string, extra: { env?: NodeJS.ProcessEnv; unprivileged?:
   });
 }
 
-describe('serve start-up checks', () => {
+// These starts use their own SQLite file, an unreachable PostgreSQL server or none whatever SNIPPETD_TEST_DB
+// says: once per `npm test` is enough.
+describe('serve start-up checks', {
+  skip: TEST_DB === 'postgres' && 'uses its own SQLite file: runs in the SQLite pass only',
+}, () => {
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-start-checks-'));
     fs.chmodSync(dir, 0o755); // nobody must reach what is inside
