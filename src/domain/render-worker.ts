@@ -3,10 +3,13 @@
 // loop. Each task is one pure function of its input; a task over its time budget is abandoned and this
 // thread is terminated, so nothing here needs to stop itself.
 import os from 'node:os';
-import path from 'node:path';
 import hljs from 'highlight.js';
 import MarkdownIt from 'markdown-it';
 import { escapeHtml } from './escape.ts';
+import { languageOf } from './languages.ts';
+
+// A diff's lines highlighted (pool.run(task, { name: 'highlightDiff' })).
+export { highlightDiff } from './diff-highlight.ts';
 
 // Rendering takes what the event loop leaves: on Linux a thread's nice value is its own, so this lowers this
 // render thread alone, and a server short of CPU still answers its other requests first.
@@ -25,8 +28,6 @@ export type RenderResult = { html: string; language: string | null; sourceHtml?:
 
 /** Highlighted output beyond this is shown plain: markup per token can make a page many times the file. */
 const MAX_RENDERED_HTML = 8 * 1024 * 1024;
-
-const NAMED_LANGUAGES: Record<string, string> = { dockerfile: 'dockerfile', makefile: 'makefile', gemfile: 'ruby' };
 
 const markdown = new MarkdownIt({
   html: false, // raw HTML in Markdown is shown as text, never rendered
@@ -47,13 +48,6 @@ markdown.core.ruler.after('inline', 'task_lists', (state) => {
     token.children.unshift(box);
   }
 });
-
-function languageOf(filePath: string): string | null {
-  const name = path.basename(filePath).toLowerCase();
-  if (NAMED_LANGUAGES[name]) return NAMED_LANGUAGES[name];
-  const ext = path.extname(name).slice(1);
-  return ext && hljs.getLanguage(ext) ? ext : null;
-}
 
 function highlighted(filePath: string, text: string): RenderResult {
   const language = languageOf(filePath);

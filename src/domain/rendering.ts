@@ -8,6 +8,7 @@ import type { Piscina } from 'piscina';
 import { shippedFile } from '../shipped-files.ts';
 import type { RenderResult, RenderTask } from './render-worker.ts';
 import { escapeHtml } from './escape.ts';
+import type { DiffResult, DiffTask } from './diff-highlight.ts';
 
 /**
  * The largest file a page shows (GitLab's blob viewers collapse text beyond 1 MB): a larger one is "too
@@ -26,6 +27,8 @@ let renderBudgetMs = 5000;
 export function setRenderBudget(ms: number): void {
   renderBudgetMs = ms;
 }
+
+export const renderBudget = () => renderBudgetMs;
 
 export type FileView =
   | { kind: 'code'; html: string; language: string | null; renderAbandoned?: boolean }
@@ -68,6 +71,22 @@ async function inWorker(task: RenderTask): Promise<RenderResult | null> {
 }
 
 /**
+ * A file's patch as lines (diff-highlight.ts), highlighted by the file's name; over the budget, or if the
+ * worker fails, the lines plain (escaped in a worker too); null if even that fails.
+ */
+export async function diffLines(filePath: string, hunks: string): Promise<DiffResult | null> {
+  const workers = await renderPool();
+  const run = (highlight: boolean) =>
+    workers
+      .run({ filePath, hunks, highlight } satisfies DiffTask, {
+        name: 'highlightDiff',
+        signal: AbortSignal.timeout(renderBudgetMs),
+      })
+      .catch(() => null) as Promise<DiffResult | null>;
+  return (await run(true)) ?? run(false);
+}
+
+/**
  * Escaped text, in a worker too: escaping a megabyte of markup characters takes a tenth of a second. Only if
  * the worker fails is it escaped here (the text is at most MAX_DISPLAYED_BYTES).
  */
@@ -91,15 +110,19 @@ async function render(filePath: string, content: Buffer): Promise<FileView> {
 }
 
 /**
- * Rendered HTML kept by a key: at most MAX_KEPT entries and MAX_KEPT_BYTES of text, the oldest going first.
+ * Rendered HTML kept by a key: at most MAX_KEPT entries and MAX_KEPT_BYTES of text (unless `limits` say
+ * otherwise), the oldest going first.
  * Any rendering fits (the display limit bounds each one), so a large file is rendered once per node, not
  * once per view: rendering it is the costly part, keeping it is not.
  */
-class Kept<T> {
+export class Kept<T> {
   private readonly entries = new Map<string, { value: T; bytes: number; until: number }>();
   private bytes = 0;
 
-  constructor(private readonly sizeOf: (value: T) => number) {}
+  constructor(
+    private readonly sizeOf: (value: T) => number,
+    private readonly limits = { entries: MAX_KEPT, bytes: MAX_KEPT_BYTES },
+  ) {}
 
   get(key: string): T | undefined {
     const entry = this.entries.get(key);
@@ -114,13 +137,13 @@ class Kept<T> {
   /** `forMs`: how long it is kept at most (by default, until it is pushed out). */
   keep(key: string, value: T, forMs = Number.POSITIVE_INFINITY): T {
     const bytes = this.sizeOf(value) + key.length;
-    if (bytes > MAX_KEPT_BYTES) return value;
+    if (bytes > this.limits.bytes) return value;
     const old = this.entries.get(key);
     if (old) this.bytes -= old.bytes;
     this.entries.set(key, { value, bytes, until: Date.now() + forMs });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
-      if (this.entries.size <= MAX_KEPT && this.bytes <= MAX_KEPT_BYTES) break;
+      if (this.entries.size <= this.limits.entries && this.bytes <= this.limits.bytes) break;
       this.entries.delete(oldest);
       this.bytes -= entry.bytes;
     }
@@ -136,7 +159,7 @@ const MAX_KEPT_BYTES = 128 * 1024 * 1024;
  * Renderings of one key under way, so that many views of a file not rendered yet wait for one rendering
  * instead of each taking a worker for up to the budget.
  */
-class Rendering<T> {
+export class Rendering<T> {
   private readonly underWay = new Map<string, Promise<T>>();
 
   once(key: string, work: () => Promise<T>): Promise<T> {

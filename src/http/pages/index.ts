@@ -7,6 +7,7 @@ import { routeNotFound } from '../../domain/failure.ts';
 import { sendFailurePage, sendPage, STYLESHEET_PATH } from './layout.ts';
 import { html } from '../views/html.ts';
 import { SNIPPET_PAGES } from './snippets.ts';
+import { REVISION_PAGES } from './revisions.ts';
 import { SNIPPET_FORM_PAGES } from './snippet-forms.ts';
 import { ACCESS_TOKEN_PAGES } from './access-tokens.ts';
 import { readPageUser, sessionRoutes } from './sessions.ts';
@@ -43,7 +44,7 @@ const PAGES: PageRoute[] = [
     [/^\/-\/snippets$/, snippetsIndex],
   ]),
   ...forms([...SNIPPET_FORM_PAGES, ...ACCESS_TOKEN_PAGES]),
-  ...gets([...SNIPPET_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES]),
+  ...gets([...SNIPPET_PAGES, ...REVISION_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES]),
 ];
 
 const methodOf = (request: FastifyRequest) => (request.method === 'HEAD' ? 'GET' : request.method);

@@ -121,6 +121,7 @@ by <a href="${base}/${author.username}">${author.name}</a>
 · updated <time datetime="${snippet.updated_at}">${snippet.updated_at.slice(0, 10)}</time></p>
 ${snippet.description ? html`<div class="description markdown">${trusted(await markdownHtml(snippet.description))}</div>` : ''}
 ${where ? html`<p class="meta">in <a href="${base}/${where}">${where}</a></p>` : ''}
+<p class="meta"><a href="${web}/revisions">Revisions</a></p>
 ${clonePanel(snippetHttpRepoUrl(base, where, snippet.id), isReadableByAnyone(ctx, snippet) ? web : null)}
 ${sections}
 </article>
