@@ -7,23 +7,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { ARTIFACTS, axeViolations, launchChromium } from './support.ts';
 
 const TOKEN = 'browser-test-root-token-0123456789';
-const CHROMIUM = process.env.SNIPPETD_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts');
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 describe('revisions pages in Chromium', () => {
   let storage: Awaited<ReturnType<typeof processStorage>>;
@@ -76,7 +65,7 @@ describe('revisions pages in Chromium', () => {
       await api('PUT', `/snippets/${personalSnippet.id}`, {
         files: [{ action: 'update', file_path: 'count.py', content: `n = ${i}\nprint("n is", n)\n` }],
       });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
 
   after(async () => {
@@ -173,14 +162,7 @@ describe('revisions pages in Chromium', () => {
       for (const [name, url] of pages) {
         const page = await context.newPage();
         await page.goto(url);
-        await page.addScriptTag({ path: AXE });
-        const violations = await page.evaluate(async () => {
-          const result = await (window as any).axe.run();
-          return result.violations.map(
-            (v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`,
-          );
-        });
-        assert.deepEqual(violations, [], `${name} (${colorScheme}): ${url}`);
+        assert.deepEqual(await axeViolations(page), [], `${name} (${colorScheme}): ${url}`);
         await page.screenshot({ path: path.join(ARTIFACTS, `page-${name}-${colorScheme}.png`), fullPage: true });
         await page.close();
       }

@@ -1,5 +1,6 @@
 // Writing snippets in real Chromium against a real server process: from the header's "New snippet", a
-// two-file personal snippet; then edit one file and rename the other; delete it after the confirmation; a
+// two-file personal snippet; then edit one file and rename the other, and see both revisions and the
+// edit's diff; delete it after the confirmation; a
 // project snippet from the project's list; a personal access token made on its page and used with the API.
 // What was written is read back through the API. Every new page has no accessibility violation at all
 // (axe-core), light and dark; screenshots go to test-artifacts/.
@@ -131,6 +132,18 @@ describe('snippet forms in Chromium', () => {
     assert.deepEqual(edited.files.map((f: any) => f.path).sort(), ['greet.py', 'notes.txt']);
     assert.equal(await raw(id, 'greet.py'), 'print("hello")\n');
     assert.equal(await raw(id, 'notes.txt'), 'first line\nchanged line\n');
+
+    // Both revisions, newest first; the edit's diff shows the rename as a rename and the changed line.
+    await page.getByRole('link', { name: 'Revisions' }).click();
+    await page.waitForURL(`${server.url}/-/snippets/${id}/revisions`);
+    assert.deepEqual(await page.locator('li.revision h2').allTextContents(), ['Update snippet', 'Initial commit']);
+    await page.getByRole('link', { name: 'Update snippet' }).click();
+    await page.waitForURL(new RegExp(`/-/snippets/${id}/revisions/[0-9a-f]{40}$`));
+    const files = await page.locator('.revision-diff h2').allTextContents();
+    assert.deepEqual(files.sort(), ['hello.py → greet.py', 'notes.txt']);
+    assert.match((await page.locator('.revision-diff').textContent()) ?? '', /changed line/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'form-revision-diff.png'), fullPage: true });
+    await page.goto(`${server.url}/-/snippets/${id}`);
 
     await page.getByRole('link', { name: 'Delete' }).click();
     await page.waitForURL(`${server.url}/-/snippets/${id}/delete`);
