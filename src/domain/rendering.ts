@@ -1,8 +1,9 @@
 // How a file is shown on a page: code highlighted on the server by the language its name says, in numbered
-// lines; Markdown rendered as GitLab does, its HTML cut down to GitLab's allowlist; images shown, binary files offered for download, and a file too large for a
-// page named as such (its Raw and Download links still work). The renderers (render-worker.ts) escape
-// everything they are given, so their output is safe to place in a page; they run in a pool of worker
-// threads within a time budget, so no file, however hostile, holds the event loop.
+// lines; Markdown rendered as GitLab does, its HTML cut down to GitLab's allowlist; images shown, binary
+// files offered for download, and a file too large for a page named as such (its Raw and Download links
+// still work). The renderers (render-worker.ts) escape or sanitize everything they are given, so their
+// output is safe to place in a page; they run in a pool of worker threads within a time budget, so no file,
+// however hostile, holds the event loop.
 import os from 'node:os';
 import type { Piscina } from 'piscina';
 import { shippedFile } from '../shipped-files.ts';
