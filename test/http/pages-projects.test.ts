@@ -116,6 +116,12 @@ describe('project pages', () => {
     const tree = await page(`${pathOf(pub.web_url)}/-/tree/main/ci`);
     assert.equal(tree.statusCode, 200);
     assert.ok(tree.body.includes(`href="${pub.web_url}/-/blob/main/ci/deploy.yml">deploy.yml</a>`));
+    assert.doesNotMatch(tree.body, /class="file readme"/, 'ci/ has no README');
+    const root = await page(`${pathOf(pub.web_url)}/-/tree/main`);
+    assert.match(
+      root.body,
+      /<h2 id="readme-name">README\.md<\/h2><\/header>\n<div class="markdown"><h1><a id="user-content-templates"/,
+    );
     const blob = await page(`${pathOf(pub.web_url)}/-/blob/main/ci/deploy.yml`);
     assert.equal(blob.statusCode, 200);
     assert.match(blob.body, /<span class="hljs-attr">deploy:<\/span>/);

@@ -169,10 +169,14 @@ async function treePage(request: FastifyRequest, reply: FastifyReply, projectPat
   const ctx = await codeProject(request, projectPath);
   const items = await listTree(storeOf(request), ctx, { ref, path: dir, recursive: false });
   const base = baseUrl(request);
+  const nonce = newNonce();
+  // A directory's README below its files, as GitLab shows it.
   const body = html`${projectHeader(base, ctx)}
 <h2>${dir ?? '/'} <span class="meta">on ${ref}</span></h2>
-${treeList(base, ctx, ref, items)}`;
-  return sendPage(reply, 200, `${dir ?? ref} · ${ctx.project.name}`, body);
+${treeList(base, ctx, ref, items)}
+${(await readmeOf(request, ctx, ref, items)) ?? ''}
+${pageScript(nonce)}`;
+  return sendPage(reply, 200, `${dir ?? ref} · ${ctx.project.name}`, body, nonce);
 }
 
 async function blobPage(request: FastifyRequest, reply: FastifyReply, projectPath: string, ref: string, file: string) {
