@@ -20,10 +20,16 @@ try {
 
 export type RenderTask =
   | { op: 'code'; filePath: string; text: string; linePrefix: string }
-  | { op: 'markdown'; text: string }
+  | { op: 'markdown'; text: string; links?: RelativeLinks }
   | { op: 'plain'; text: string; linePrefix?: string };
 
 /** `lines`: how many numbered lines the html holds, when it is code split into lines. */
+/**
+ * Where a repository file's relative links lead, as GitLab's RelativeLinkFilter: links to the files' pages
+ * (`…/-/blob/<ref>/<dir>/`), images to their raw bytes (`…/-/raw/<ref>/<dir>/`). Both end with "/".
+ */
+export type RelativeLinks = { blob: string; raw: string };
+
 export type RenderResult = { html: string; language: string | null; sourceHtml?: string; lines?: number };
 
 /** Highlighted output beyond this is shown plain: markup per token can make a page many times the file. */
@@ -125,7 +131,7 @@ markdown.renderer.rules.image = (tokens, idx, options, env, self) => {
   token.attrSet('alt', self.renderInlineAsText(token.children ?? [], options, env));
   token.attrSet('loading', 'lazy');
   const src = String(token.attrGet('src') ?? '');
-  return `<a href="${escapeHtml(src)}" target="_blank" rel="noopener noreferrer">${self.renderToken(tokens, idx, options)}</a>`;
+  return `<a class="no-attachment-icon" href="${escapeHtml(src)}" target="_blank" rel="noopener noreferrer">${self.renderToken(tokens, idx, options)}</a>`;
 };
 
 /** A number for footnote ids from the text (FNV-1a), the same for the same text. */
@@ -171,7 +177,7 @@ const SANITIZE: sanitizeHtml.IOptions = {
   },
   allowedClasses: {
     '*': ['text-left', 'text-center', 'text-right'],
-    a: ['anchor', 'footnote-backref'],
+    a: ['anchor', 'footnote-backref', 'no-attachment-icon'],
     code: ['language-*'],
     span: ['hljs-*', 'hljs', 'language-*'],
     sup: ['footnote-ref'],
@@ -197,17 +203,24 @@ const SANITIZE: sanitizeHtml.IOptions = {
         ...(attribs.checked !== undefined ? { checked: '' } : {}),
       },
     }),
-    // Links to other sites open apart from the page and are not followed for ranking (ExternalLinkFilter).
-    a: (_tag, attribs) => {
-      const { target: _target, rel: _rel, ...rest } = ownId(attribs);
-      return /^https?:/i.test(attribs.href ?? '')
-        ? { tagName: 'a', attribs: { ...rest, target: '_blank', rel: 'nofollow noreferrer noopener' } }
-        : { tagName: 'a', attribs: rest };
-    },
-    img: (_tag, attribs) => ({ tagName: 'img', attribs: { ...ownId(attribs), loading: 'lazy' } }),
+    a: (_tag, attribs) => linkTag(attribs),
+    img: (_tag, attribs) => imageTag(attribs),
     '*': (tagName, attribs) => ({ tagName, attribs: ownId(attribs) }),
   },
 };
+
+/** Links to other sites open apart from the page and are not followed for ranking (ExternalLinkFilter). */
+function linkTag(attribs: sanitizeHtml.Attributes): sanitizeHtml.Tag {
+  const { target: _target, rel: _rel, ...rest } = ownId(attribs);
+  return /^https?:/i.test(attribs.href ?? '')
+    ? { tagName: 'a', attribs: { ...rest, target: '_blank', rel: 'nofollow noreferrer noopener' } }
+    : { tagName: 'a', attribs: rest };
+}
+
+const imageTag = (attribs: sanitizeHtml.Attributes): sanitizeHtml.Tag => ({
+  tagName: 'img',
+  attribs: { ...ownId(attribs), loading: 'lazy' },
+});
 
 /** Only the renderer's own ids, namespaced, so no user content takes an id the page or its script uses. */
 function ownId(attribs: sanitizeHtml.Attributes): sanitizeHtml.Attributes {
@@ -216,8 +229,41 @@ function ownId(attribs: sanitizeHtml.Attributes): sanitizeHtml.Attributes {
   return rest;
 }
 
+/**
+ * A relative address (`img.png`, `../docs/a.md`) resolved against `base`, as a path on this site; any other
+ * is left as it is.
+ */
+function resolved(url: string, base: string): string {
+  if (url === '' || /^([a-z][a-z0-9+.-]*:|[/#?\\])/i.test(url)) return url;
+  try {
+    const to = new URL(url, base);
+    return to.pathname + to.search + to.hash;
+  } catch {
+    return url;
+  }
+}
+
+/** The sanitizer's options for a repository file, its relative links and images led into the repository. */
+function withRelativeLinks(links: RelativeLinks): sanitizeHtml.IOptions {
+  return {
+    ...SANITIZE,
+    transformTags: {
+      ...SANITIZE.transformTags,
+      // An image's link (the renderer's `no-attachment-icon`) leads to the image itself, as its source does.
+      a: (_tag, attribs) => {
+        if (attribs.href === undefined) return linkTag(attribs);
+        const base = attribs.class?.split(' ').includes('no-attachment-icon') ? links.raw : links.blob;
+        return linkTag({ ...attribs, href: resolved(attribs.href, base) });
+      },
+      img: (_tag, attribs) =>
+        imageTag(attribs.src === undefined ? attribs : { ...attribs, src: resolved(attribs.src, links.raw) }),
+    },
+  };
+}
+
 /** Rendered Markdown cut down to the allowed subset. */
-const safeHtml = (rendered: string) => sanitizeHtml(rendered, SANITIZE);
+const safeHtml = (rendered: string, links?: RelativeLinks) =>
+  sanitizeHtml(rendered, links ? withRelativeLinks(links) : SANITIZE);
 
 function languageOf(filePath: string): string | null {
   const name = path.basename(filePath).toLowerCase();
@@ -277,12 +323,12 @@ function highlighted(filePath: string, text: string, prefix: string): RenderResu
  * references to a long link can make hundreds of megabytes). `sourceHtml`: the text escaped, for the page's
  * Source panel, in the same task.
  */
-function markdownOf(text: string): RenderResult {
+function markdownOf(text: string, links?: RelativeLinks): RenderResult {
   const sourceHtml = escapeHtml(text);
   const html = markdown.render(text, { docId: docId(text) });
   return html.length > MAX_RENDERED_HTML
     ? { html: `<pre class="plain">${sourceHtml}</pre>`, language: null, sourceHtml }
-    : { html: safeHtml(html), language: null, sourceHtml };
+    : { html: safeHtml(html, links), language: null, sourceHtml };
 }
 
 /** Line ids are made of this prefix and a number; it is placed in the page as it is. */
@@ -294,7 +340,7 @@ export default function render(task: RenderTask): RenderResult {
       if (!LINE_PREFIX.test(task.linePrefix)) throw new Error(`bad line prefix ${task.linePrefix}`);
       return highlighted(task.filePath, task.text, task.linePrefix);
     case 'markdown':
-      return markdownOf(task.text);
+      return markdownOf(task.text, task.links);
     case 'plain':
       if (task.linePrefix === undefined) return { html: escapeHtml(task.text), language: null };
       if (!LINE_PREFIX.test(task.linePrefix)) throw new Error(`bad line prefix ${task.linePrefix}`);

@@ -7,7 +7,7 @@
 import os from 'node:os';
 import type { Piscina } from 'piscina';
 import { shippedFile } from '../shipped-files.ts';
-import type { RenderResult, RenderTask } from './render-worker.ts';
+import type { RelativeLinks, RenderResult, RenderTask } from './render-worker.ts';
 import { escapeHtml } from './escape.ts';
 
 /**
@@ -76,13 +76,18 @@ async function plain(text: string, linePrefix?: string): Promise<{ html: string;
   return (await inWorker({ op: 'plain', text, linePrefix })) ?? { html: escapeHtml(text) };
 }
 
-async function render(filePath: string, content: Buffer, linePrefix: string): Promise<FileView> {
+async function render(
+  filePath: string,
+  content: Buffer,
+  linePrefix: string,
+  links: RelativeLinks | undefined,
+): Promise<FileView> {
   if (IMAGE.test(filePath)) return { kind: 'image' };
   if (isBinary(content)) return { kind: 'binary' };
   if (content.length > MAX_DISPLAYED_BYTES) return { kind: 'too_large', limit: MAX_DISPLAYED_BYTES };
   const text = content.toString('utf8');
   if (MARKDOWN.test(filePath)) {
-    const rendered = await inWorker({ op: 'markdown', text });
+    const rendered = await inWorker({ op: 'markdown', text, links });
     if (rendered) return { kind: 'markdown', html: rendered.html, sourceHtml: rendered.sourceHtml! };
     return { kind: 'code', ...(await plain(text)), language: null, renderAbandoned: true };
   }
@@ -161,18 +166,26 @@ const views = new Kept<FileView>(
   (view) => ('html' in view ? view.html.length : 0) + ('sourceHtml' in view ? view.sourceHtml.length : 0),
 );
 const viewRenderings = new Rendering<FileView>();
-const viewKey = (blobId: string, filePath: string, linePrefix: string) => `${blobId}\n${filePath}\n${linePrefix}`;
+const viewKey = (blobId: string, filePath: string, linePrefix: string, links?: RelativeLinks) =>
+  `${blobId}\n${filePath}\n${linePrefix}\n${links?.blob ?? ''}`;
 
 /** The view kept for this blob and name, if one was rendered: a page need not read the file to show it. */
 export const keptView = (blobId: string, filePath: string, linePrefix = 'L'): FileView | undefined =>
   views.get(viewKey(blobId, filePath, linePrefix));
 
-export async function viewOf(blobId: string, filePath: string, content: Buffer, linePrefix = 'L'): Promise<FileView> {
-  const key = viewKey(blobId, filePath, linePrefix);
+/** `links`: where a repository file's relative links lead (a snippet's files have none). */
+export async function viewOf(
+  blobId: string,
+  filePath: string,
+  content: Buffer,
+  linePrefix = 'L',
+  links?: RelativeLinks,
+): Promise<FileView> {
+  const key = viewKey(blobId, filePath, linePrefix, links);
   return (
     views.get(key) ??
     viewRenderings.once(key, async () => {
-      const view = await render(filePath, content, linePrefix);
+      const view = await render(filePath, content, linePrefix, links);
       return views.keep(key, view, 'renderAbandoned' in view && view.renderAbandoned ? ABANDONED_KEPT_MS : undefined);
     })
   );

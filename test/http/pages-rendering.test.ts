@@ -79,7 +79,9 @@ describe('rendered files and Markdown on pages', () => {
     });
 
   before(async () => {
-    t = await createTestApp();
+    // A budget no rendering here reaches, however loaded the machine: the first one starts a render thread,
+    // which loads its modules through tsx, and these pages must be rendered in full, not shown as text.
+    t = await createTestApp({ renderBudgetMs: 60_000 });
     project = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'render', visibility: 'public' });
   });
   after(() => t.close());
@@ -155,8 +157,8 @@ A claim[^1].
     );
     assert.ok(
       md.includes(
-        '<a href="https://example.com/diagram.png" target="_blank" rel="nofollow noreferrer noopener"><img src="https://example.com/diagram.png" alt="a diagram" loading="lazy" /></a> ' +
-          '<a href="diagram.png"><img src="diagram.png" alt="local" loading="lazy" /></a> ' +
+        '<a class="no-attachment-icon" href="https://example.com/diagram.png" target="_blank" rel="nofollow noreferrer noopener"><img src="https://example.com/diagram.png" alt="a diagram" loading="lazy" /></a> ' +
+          '<a class="no-attachment-icon" href="diagram.png"><img src="diagram.png" alt="local" loading="lazy" /></a> ' +
           '<a href="https://docs.example.com" target="_blank" rel="nofollow noreferrer noopener">docs</a> <a href="other.md">other</a>',
       ),
       md,
@@ -284,5 +286,30 @@ A claim[^1].
       initialize_with_readme: true,
     });
     assert.equal((await page(`${pathOf(secret.web_url)}/-/raw/main/README.md`)).statusCode, 404);
+  });
+
+  it("a repository file's relative links lead to the repository's files, its images to their raw bytes", async () => {
+    await t.must(
+      'POST',
+      `/projects/${project.id}/repository/files/${encodeURIComponent('docs/README.md')}`,
+      ROOT_TOKEN,
+      {
+        branch: 'main',
+        content:
+          '# Docs\n\n![shot](img/shot.png) [setup](setup.md) [up](../ci/deploy.yml#L2) [top](#docs) [site](/help) [web](https://example.com)\n',
+        commit_message: 'docs',
+      },
+    );
+    const root = pathOf(project.web_url);
+    const expected =
+      `<p><a class="no-attachment-icon" href="${root}/-/raw/main/docs/img/shot.png"><img src="${root}/-/raw/main/docs/img/shot.png" alt="shot" loading="lazy" /></a> ` +
+      `<a href="${root}/-/blob/main/docs/setup.md">setup</a> <a href="${root}/-/blob/main/ci/deploy.yml#L2">up</a> ` +
+      '<a href="#docs">top</a> <a href="/help">site</a> <a href="https://example.com" target="_blank" rel="nofollow noreferrer noopener">web</a></p>';
+    const blob = await page(`${root}/-/blob/main/docs/README.md`);
+    assert.ok(blob.body.includes(expected), blob.body);
+    // The same README under its directory's files, and the same file in a snippet is left as written.
+    assert.ok((await page(`${root}/-/tree/main/docs`)).body.includes(expected));
+    const s = await snippet([{ file_path: 'README.md', content: '[setup](setup.md)\n' }]);
+    assert.ok((await page(pathOf(s.web_url))).body.includes('<p><a href="setup.md">setup</a></p>'));
   });
 });

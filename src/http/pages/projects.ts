@@ -112,11 +112,24 @@ async function readmeOf(request: FastifyRequest, ctx: ProjectContext, ref: strin
   const name = readmes.find((f) => /\.(md|markdown|mdown|mkd)$/i.test(f.name)) ?? readmes[0];
   if (!name) return null;
   const { info, content } = await readFile(storeOf(request), ctx, ref, name.path);
-  const view = await viewOf(info.blob_id, name.path, content, 'readme-L');
+  const view = await viewOf(
+    info.blob_id,
+    name.path,
+    content,
+    'readme-L',
+    relativeLinks(baseUrl(request), ctx, ref, name.path),
+  );
   const rawUrl = rawFileUrl(baseUrl(request), ctx, ref, name.path);
   return html`<section class="file readme" aria-labelledby="readme-name"><header class="file-header"><h2 id="readme-name">${name.name}</h2></header>
 ${fileView(view, rawUrl, name.name)}
 </section>`;
+}
+
+/** Where the relative links of a file at `file` lead: files' pages, images' raw bytes (render-worker.ts). */
+function relativeLinks(base: string, ctx: ProjectContext, ref: string, file: string) {
+  const dir = file.includes('/') ? `${encodePath(file.slice(0, file.lastIndexOf('/')))}/` : '';
+  const at = (kind: string) => `${base}/${ctx.project.full_path}/-/${kind}/${encodeURIComponent(ref)}/${dir}`;
+  return { blob: at('blob'), raw: at('raw') };
 }
 
 /** A repository file at its raw web path (GitLab's `/-/raw/<ref>/<path>`). */
@@ -182,8 +195,8 @@ ${pageScript(nonce)}`;
 async function blobPage(request: FastifyRequest, reply: FastifyReply, projectPath: string, ref: string, file: string) {
   const ctx = await codeProject(request, projectPath);
   const { info, content } = await readFile(storeOf(request), ctx, ref, file);
-  const view = await viewOf(info.blob_id, file, content);
   const base = baseUrl(request);
+  const view = await viewOf(info.blob_id, file, content, 'L', relativeLinks(base, ctx, ref, file));
   const rawUrl = rawFileUrl(base, ctx, ref, file);
   const copyable = info.size > 0 && (view.kind === 'code' || view.kind === 'markdown');
   const nonce = newNonce();
