@@ -23,13 +23,13 @@ export type RenderTask =
   | { op: 'markdown'; text: string; links?: RelativeLinks }
   | { op: 'plain'; text: string; linePrefix?: string };
 
-/** `lines`: how many numbered lines the html holds, when it is code split into lines. */
 /**
  * Where a repository file's relative links lead, as GitLab's RelativeLinkFilter: links to the files' pages
  * (`…/-/blob/<ref>/<dir>/`), images to their raw bytes (`…/-/raw/<ref>/<dir>/`). Both end with "/".
  */
 export type RelativeLinks = { blob: string; raw: string };
 
+/** `lines`: how many numbered lines the html holds, when it is code split into lines. */
 export type RenderResult = { html: string; language: string | null; sourceHtml?: string; lines?: number };
 
 /** Highlighted output beyond this is shown plain: markup per token can make a page many times the file. */
@@ -78,7 +78,7 @@ markdown.core.ruler.after('inline', 'task_lists', (state) => {
 });
 
 /** GitLab's heading ids (TableOfContentsFilter): lower case, punctuation removed, spaces as dashes. */
-export function headingSlug(text: string): string {
+function headingSlug(text: string): string {
   const slug = text
     .toLowerCase()
     .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, '')
@@ -125,7 +125,7 @@ markdown.renderer.rules.footnote_anchor = (tokens, idx, options, env, self) => {
   return ` <a href="#fnref${id}" class="footnote-backref" aria-label="Back to reference ${meta.id + 1}">\u21a9\uFE0E</a>`;
 };
 
-// Images as GitLab shows them: lazily loaded, each a link to itself, sent no referrer.
+// Images as GitLab shows them: lazily loaded, each inside a link to itself (`no-attachment-icon`, its class).
 markdown.renderer.rules.image = (tokens, idx, options, env, self) => {
   const token = tokens[idx];
   token.attrSet('alt', self.renderInlineAsText(token.children ?? [], options, env));
