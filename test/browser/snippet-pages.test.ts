@@ -58,6 +58,9 @@ describe('snippet pages in Chromium', () => {
       SNIPPETD_DATABASE_URL: storage.databaseUrl,
       SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
       SNIPPETD_LOG_LEVEL: 'warn',
+      // A budget no rendering here reaches on a loaded machine: the first page starts a render thread, which
+      // loads its modules through tsx, and these pages are looked at rendered, not as the plain-text fallback.
+      SNIPPETD_RENDER_BUDGET_MS: '60000',
     });
     const project = await api('POST', '/projects', { name: 'web', visibility: 'public' });
     snippet = await api('POST', `/projects/${project.id}/snippets`, {
