@@ -32,6 +32,9 @@ const external = [
   // beside its files, so it cannot be bundled.
   'highlight.js',
   'markdown-it',
+  'markdown-it-footnote',
+  // CommonJS that requires Node's modules (through postcss), which an ES module bundle cannot do.
+  'sanitize-html',
   'piscina',
   // Data files read from the installed packages.
   'gitignr',

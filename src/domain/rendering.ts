@@ -1,12 +1,13 @@
-// How a file is shown on a page: code highlighted on the server by the language its name says, Markdown
-// rendered without raw HTML, images shown, binary files offered for download, and a file too large for a
-// page named as such (its Raw and Download links still work). The renderers (render-worker.ts) escape
-// everything they are given, so their output is safe to place in a page; they run in a pool of worker
-// threads within a time budget, so no file, however hostile, holds the event loop.
+// How a file is shown on a page: code highlighted on the server by the language its name says, in numbered
+// lines; Markdown rendered as GitLab does, its HTML cut down to GitLab's allowlist; images shown, binary
+// files offered for download, and a file too large for a page named as such (its Raw and Download links
+// still work). The renderers (render-worker.ts) escape or sanitize everything they are given, so their
+// output is safe to place in a page; they run in a pool of worker threads within a time budget, so no file,
+// however hostile, holds the event loop.
 import os from 'node:os';
 import type { Piscina } from 'piscina';
 import { shippedFile } from '../shipped-files.ts';
-import type { RenderResult, RenderTask } from './render-worker.ts';
+import type { RelativeLinks, RenderResult, RenderTask } from './render-worker.ts';
 import { escapeHtml } from './escape.ts';
 import type { DiffResult, DiffTask } from './diff-highlight.ts';
 
@@ -31,7 +32,7 @@ export function setRenderBudget(ms: number): void {
 export const renderBudget = () => renderBudgetMs;
 
 export type FileView =
-  | { kind: 'code'; html: string; language: string | null; renderAbandoned?: boolean }
+  | { kind: 'code'; html: string; language: string | null; lines?: number; renderAbandoned?: boolean }
   | { kind: 'markdown'; html: string; sourceHtml: string }
   | { kind: 'too_large'; limit: number }
   | { kind: 'image' }
@@ -90,23 +91,28 @@ export async function diffLines(filePath: string, hunks: string): Promise<DiffRe
  * Escaped text, in a worker too: escaping a megabyte of markup characters takes a tenth of a second. Only if
  * the worker fails is it escaped here (the text is at most MAX_DISPLAYED_BYTES).
  */
-async function plain(text: string): Promise<string> {
-  return (await inWorker({ op: 'plain', text }))?.html ?? escapeHtml(text);
+async function plain(text: string, linePrefix?: string): Promise<{ html: string; lines?: number }> {
+  return (await inWorker({ op: 'plain', text, linePrefix })) ?? { html: escapeHtml(text) };
 }
 
-async function render(filePath: string, content: Buffer): Promise<FileView> {
+async function render(
+  filePath: string,
+  content: Buffer,
+  linePrefix: string,
+  links: RelativeLinks | undefined,
+): Promise<FileView> {
   if (IMAGE.test(filePath)) return { kind: 'image' };
   if (isBinary(content)) return { kind: 'binary' };
   if (content.length > MAX_DISPLAYED_BYTES) return { kind: 'too_large', limit: MAX_DISPLAYED_BYTES };
   const text = content.toString('utf8');
   if (MARKDOWN.test(filePath)) {
-    const rendered = await inWorker({ op: 'markdown', text });
+    const rendered = await inWorker({ op: 'markdown', text, links });
     if (rendered) return { kind: 'markdown', html: rendered.html, sourceHtml: rendered.sourceHtml! };
-    return { kind: 'code', html: await plain(text), language: null, renderAbandoned: true };
+    return { kind: 'code', ...(await plain(text)), language: null, renderAbandoned: true };
   }
-  const highlighted = await inWorker({ op: 'code', filePath, text });
+  const highlighted = await inWorker({ op: 'code', filePath, text, linePrefix });
   if (highlighted) return { kind: 'code', ...highlighted };
-  return { kind: 'code', html: await plain(text), language: null, renderAbandoned: true };
+  return { kind: 'code', ...(await plain(text, linePrefix)), language: null, renderAbandoned: true };
 }
 
 /**
@@ -173,7 +179,8 @@ export class Rendering<T> {
 }
 
 /**
- * The view of a file, kept by blob id and name: a blob's bytes never change, so it is rendered once, not on
+ * The view of a file, kept by blob id, name and line prefix (its lines' ids: `L` gives `L1`, `L2`, …; a page
+ * showing several files gives each its own): a blob's bytes never change, so it is rendered once, not on
  * every request. A view whose rendering was abandoned is kept for a while too: a file that takes a worker for
  * the whole budget would otherwise take it again on every view; only a while, since the budget counts time
  * waiting for a worker, and a file abandoned while the pool was busy renders on a later view.
@@ -182,18 +189,26 @@ const views = new Kept<FileView>(
   (view) => ('html' in view ? view.html.length : 0) + ('sourceHtml' in view ? view.sourceHtml.length : 0),
 );
 const viewRenderings = new Rendering<FileView>();
-const viewKey = (blobId: string, filePath: string) => `${blobId}\n${filePath}`;
+const viewKey = (blobId: string, filePath: string, linePrefix: string, links?: RelativeLinks) =>
+  `${blobId}\n${filePath}\n${linePrefix}\n${links?.blob ?? ''}`;
 
 /** The view kept for this blob and name, if one was rendered: a page need not read the file to show it. */
-export const keptView = (blobId: string, filePath: string): FileView | undefined =>
-  views.get(viewKey(blobId, filePath));
+export const keptView = (blobId: string, filePath: string, linePrefix = 'L'): FileView | undefined =>
+  views.get(viewKey(blobId, filePath, linePrefix));
 
-export async function viewOf(blobId: string, filePath: string, content: Buffer): Promise<FileView> {
-  const key = viewKey(blobId, filePath);
+/** `links`: where a repository file's relative links lead (a snippet's files have none). */
+export async function viewOf(
+  blobId: string,
+  filePath: string,
+  content: Buffer,
+  linePrefix = 'L',
+  links?: RelativeLinks,
+): Promise<FileView> {
+  const key = viewKey(blobId, filePath, linePrefix, links);
   return (
     views.get(key) ??
     viewRenderings.once(key, async () => {
-      const view = await render(filePath, content);
+      const view = await render(filePath, content, linePrefix, links);
       return views.keep(key, view, 'renderAbandoned' in view && view.renderAbandoned ? ABANDONED_KEPT_MS : undefined);
     })
   );
@@ -213,7 +228,7 @@ export async function markdownHtml(text: string): Promise<string> {
     descriptionRenderings.once(text, async () => {
       const rendered = await inWorker({ op: 'markdown', text });
       if (rendered) return descriptions.keep(text, rendered.html);
-      return descriptions.keep(text, `<pre class="plain">${await plain(text)}</pre>`, ABANDONED_KEPT_MS);
+      return descriptions.keep(text, `<pre class="plain">${(await plain(text)).html}</pre>`, ABANDONED_KEPT_MS);
     })
   );
 }

@@ -183,7 +183,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     const answer = await version(url);
     assert.equal(answer.status, 200);
     assert.equal(answer.body.revision, `snippetd-${pkg.version}`);
-    // A page loads its highlighter and Markdown renderer on first use, from the installed packages, in the
+    // A page loads its highlighter, Markdown renderer and sanitizer on first use, from the installed packages, in the
     // render pool's worker threads (dist/domain/render-worker.js).
     const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
     const project = await fetch(`${url}/api/v4/projects`, {
@@ -193,7 +193,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     }).then((res) => res.json());
     const files = [
       { file_path: 'a.rb', content: 'def answer\n  42\nend\n' },
-      { file_path: 'README.md', content: '# Notes\n\n*kept*\n' },
+      { file_path: 'README.md', content: '# Notes\n\n*kept*\n\n<details><summary>more</summary>x</details>\n' },
     ];
     const created = await fetch(`${url}/api/v4/projects/${project.id}/snippets`, {
       method: 'POST',
@@ -206,6 +206,9 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     const html = await page.text();
     assert.match(html, /<span class="hljs-keyword">def<\/span>/);
     assert.match(html, /<em>kept<\/em>/);
+    // Its HTML through the sanitizer, which the worker loads from the installed packages too.
+    assert.match(html, /<h1><a id="user-content-notes" class="anchor" href="#notes"/);
+    assert.ok(html.includes('<details><summary>more</summary>x</details>'));
     // npx (npm exec) runs the bin through a shell and does not pass SIGTERM on: stop the server itself.
     process.kill(pid, 'SIGTERM');
     assert.equal(await server.exited, 0);

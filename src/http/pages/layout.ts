@@ -15,7 +15,8 @@ const policy = (nonce: string) =>
   [
     "default-src 'none'",
     "style-src 'self'",
-    "img-src 'self' data:",
+    // Images in Markdown load from other sites over https, as GitLab shows them (docs/pages.md, Images).
+    "img-src 'self' data: https:",
     `script-src 'nonce-${nonce}'`,
     "base-uri 'none'",
     "form-action 'self'",
