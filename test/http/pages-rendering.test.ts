@@ -4,7 +4,7 @@
 // repository files' Raw opens the raw file page; copy buttons only where there is text.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { assertHiddenPage, createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const pathOf = (url: string) => new URL(url).pathname;
 
@@ -278,14 +278,16 @@ A claim[^1].
     assert.match(file.headers['content-disposition'] as string, /^inline; filename="deploy.yml"/);
     const download = await page(`${pathOf(raw)}?inline=false`);
     assert.match(download.headers['content-disposition'] as string, /^attachment; filename="deploy.yml"/);
-    assert.equal((await page(`${pathOf(project.web_url)}/-/raw/main/ci/missing.yml`)).statusCode, 404);
+    const missing = `${pathOf(project.web_url)}/-/raw/main/ci/missing.yml`;
+    assertHiddenPage(await page(missing), missing, false);
     // A private project's raw files are as hidden as its pages.
     const secret = await t.must('POST', '/projects', ROOT_TOKEN, {
       name: 'secret-raw',
       visibility: 'private',
       initialize_with_readme: true,
     });
-    assert.equal((await page(`${pathOf(secret.web_url)}/-/raw/main/README.md`)).statusCode, 404);
+    const hidden = `${pathOf(secret.web_url)}/-/raw/main/README.md`;
+    assertHiddenPage(await page(hidden), hidden, false);
   });
 
   it("a repository file's relative links lead to the repository's files, its images to their raw bytes", async () => {
