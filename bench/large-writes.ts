@@ -60,7 +60,7 @@ const server = await spawnServer(
     SNIPPETD_DATA_DIR: storage.dataDir,
     SNIPPETD_DATABASE_URL: storage.databaseUrl,
     SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-    SNIPPETD_LOG_LEVEL: 'warn',
+    SNIPPETD_LOG_LEVEL: process.env.SNIPPETD_LOG_LEVEL ?? 'warn',
   },
   [...profile, values.cli ?? CLI, 'serve', '--port', '0'],
 );
@@ -114,8 +114,13 @@ async function push(round: number) {
   await must(['add', 'random.bin'], dir);
   await must(['commit', '-qm', 'random'], dir);
   const started = performance.now();
-  const push = await whileHostile(server, () => git(['push', '-q', 'origin', 'main'], dir));
-  if (push.answer.code !== 0) throw new Error(`the push failed: ${push.answer.stderr}`);
+  // The pack whole in git's memory: a keep-alive connection closed while git packed (seconds, on a busy
+  // machine) is retried, which a streamed pack cannot be ("unable to rewind rpc post data").
+  const push = await whileHostile(server, () =>
+    git(['-c', `http.postBuffer=${2 * size}`, 'push', '-q', 'origin', 'main'], dir),
+  );
+  if (push.answer.code !== 0)
+    throw new Error(`the push failed: ${push.answer.stderr}\nthe server said: ${server.output().slice(-4000)}`);
   report('push', (performance.now() - started) / 1000, push.calm);
   fs.rmSync(dir, { recursive: true, force: true });
 }

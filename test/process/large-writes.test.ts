@@ -4,12 +4,12 @@
 // the content sent. A write killed part-way leaves no parts behind once the server starts again.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { exited, type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
+import { CLI, exited, type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
 import { processStorage } from '../helper.ts';
 import { assertCalm, MiB, whileHostile } from '../stall.ts';
@@ -124,6 +124,13 @@ describe('large accepted writes: stored without holding the event loop', () => {
     assert.equal(raw.status, 200);
     assert.ok(Buffer.from(await raw.arrayBuffer()).equals(content), 'the API reads the file pushed');
     assert.deepEqual(await leftoverParts(), { uploads: 0, parts: 0 });
+    // snippetd's own fsck joins the parts, inflates them and hashes the body to its id.
+    const fsck = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'fsck'], {
+      cwd: path.join(import.meta.dirname, '..', '..'),
+      env: env(),
+      encoding: 'utf8',
+    });
+    assert.equal(fsck.status, 0, fsck.stdout + fsck.stderr);
   });
 
   it('creates a snippet with a large file through the API without holding the event loop', async () => {
