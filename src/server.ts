@@ -14,6 +14,7 @@ import {
 import { buildApp } from './app.ts';
 import { bootstrapRoot } from './domain/bootstrap.ts';
 import { repairStoredSettings } from './domain/settings.ts';
+import { discardAbandonedUploads } from './storage/git/object-parts.ts';
 import { parseSeedText, type SeedResult } from './domain/seed.ts';
 import { Failure } from './domain/failure.ts';
 import { ephemeralConfig } from './ephemeral.ts';
@@ -54,6 +55,8 @@ export async function openServer(given: Config, options: OpenOptions): Promise<O
     await gitChecked;
     if (await hasSnippetsWithoutRepository(app.store)) throw new ConfigError(MISSING_REPOSITORIES_MESSAGE);
     for (const line of await repairStoredSettings(app.store)) lifecycle.warn(line);
+    const discarded = await discardAbandonedUploads(app.store.kysely);
+    if (discarded) lifecycle.info(`removed the parts of ${discarded} large git object(s) whose write never committed`);
     const boot = await bootstrapRoot(app.store, config);
     if (boot.created && boot.tokenFile) {
       lifecycle.info(`created administrator "root"; its token is in ${boot.tokenFile}`);
