@@ -59,6 +59,9 @@ async function renderPool(): Promise<Piscina> {
     maxThreads: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
     idleTimeout: 60_000,
   });
+  // A thread that fails outside a task (its module cannot load, say) must not end the server, as an 'error'
+  // event nobody hears would: its tasks fail and their files are shown plain; the failure is said on stderr.
+  pool.on('error', (error: Error) => process.emitWarning(`a render thread failed: ${error.message}`));
   return pool;
 }
 
