@@ -1,7 +1,7 @@
 // One page of an ordered query and its total. Totals are not counted past 10,000 rows, so a list never
 // scans a huge table to fill X-Total (GitLab's offset pagination does the same), and not at all when the
 // page's own rows tell it.
-import { type Expression, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import { type Expression, type Kysely, PostgresAdapter, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, Snippet } from './schema.ts';
 
 import { MAX_COUNTED, type PageOf, type PageWindow } from '../../paging.ts';
@@ -30,8 +30,9 @@ export async function fetchPage<Row>(
  * the last of 100,000 snippets). The rows are then fetched by id alone, not through the filter again, which
  * let PostgreSQL read all 10,000 of an author's rows to find the 21 of the first page (11 ms).
  *
- * A page that may need counting (it lies within the first 10,000 rows) is read with its count in one
- * statement: on PostgreSQL a round trip costs about as much as either query.
+ * On PostgreSQL a page that may need counting (it lies within the first 10,000 rows) is read with its count
+ * in one statement: a round trip costs about as much as either query. On SQLite a query is a call, and the
+ * two alone are cheaper than joined (which sorts the page again), so the count runs only when needed.
  */
 export async function fetchNewestPage(
   kysely: Kysely<Database>,
@@ -46,7 +47,7 @@ export async function fetchNewestPage(
   const page = kysely.selectFrom('snippets').selectAll().where('id', 'in', ids);
   let rows: Snippet[];
   let total: number | null | undefined;
-  if (window.offset + window.limit < MAX_COUNTED) {
+  if (kysely.getExecutor().adapter instanceof PostgresAdapter && window.offset + window.limit < MAX_COUNTED) {
     const answer = await kysely
       .selectFrom(countQuery(kysely, filtered).as('counted'))
       .leftJoin(page.as('page'), (join) => join.onTrue())
