@@ -35,9 +35,9 @@ export function sendCompressed(reply: FastifyReply, body: string | Buffer): Fast
 }
 
 /**
- * JSON answers shorter than this go as they are: compressing a single snippet's 1.5 KB took 75-125 µs of
- * CPU, half again what answering it costs, to save one packet; a page of 20 (15 KB) costs 3-12 % more CPU
- * and shrinks to 0.9-1.1 KB (bench/json-compression.ts, bench/RESULTS.md).
+ * JSON answers shorter than this go as they are: compressing a single snippet's 1.5 KB cost 43-81 µs of CPU
+ * a request (101 µs without), to save about 1 KB; a page of 20 (15 KB) costs 5-105 µs more (about 500
+ * without) and shrinks to 1.2 KB (bench/json-compression.ts, bench/RESULTS.md).
  */
 export const JSON_COMPRESSION_THRESHOLD = 4096;
 
