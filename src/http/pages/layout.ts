@@ -5,16 +5,19 @@ import { html, type Html } from '../views/html.ts';
 import { answerFor } from '../plugins/errors.ts';
 import { sendCompressed } from '../plugins/compression.ts';
 import { formTokenField } from './form-token.ts';
+import { editorScriptTag } from './editor.ts';
 
 export const STYLESHEET_PATH = '/-/snippetd/app.css';
 
 /** A nonce for the page's own scripts: the policy runs no other script. */
 export const newNonce = () => crypto.randomBytes(16).toString('base64');
 
-const policy = (nonce: string) =>
+const policy = (nonce: string, editor: boolean) =>
   [
     "default-src 'none'",
-    "style-src 'self'",
+    // The code editor writes its styles into a <style> element it gives the page's nonce (CodeMirror's
+    // cspNonce); other pages allow the stylesheet alone.
+    editor ? `style-src 'self' 'nonce-${nonce}'` : "style-src 'self'",
     // Images in Markdown load from other sites over https, as GitLab shows them (docs/pages.md, Images).
     "img-src 'self' data: https:",
     `script-src 'nonce-${nonce}'`,
@@ -57,7 +60,19 @@ ${nav}
 </details></header>`;
 }
 
-export function sendPage(reply: FastifyReply, status: number, title: string, body: Html, nonce = newNonce()) {
+export interface PageOptions {
+  /** The code editor over the page's `textarea.code-input` fields (editor.ts). */
+  editor?: boolean;
+}
+
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  body: Html,
+  nonce = newNonce(),
+  { editor = false }: PageOptions = {},
+) {
   const document = html`<!doctype html>
 <html lang="en">
 <head>
@@ -66,6 +81,7 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
 <title>${title} · snippetd</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
 <link rel="icon" href="data:,">
+${editor ? editorScriptTag(nonce) : ''}
 </head>
 <body>
 ${topHeader(reply.request)}
@@ -78,7 +94,7 @@ ${body}
   reply
     .code(status)
     .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Content-Security-Policy', policy(nonce))
+    .header('Content-Security-Policy', policy(nonce, editor))
     .header('Referrer-Policy', 'strict-origin-when-cross-origin')
     .header('Cache-Control', 'private, no-store');
   return sendCompressed(reply, document.text);
