@@ -103,13 +103,13 @@ const pageTheme = EditorView.theme({
   '.cm-activeLineGutter': { backgroundColor: 'var(--line)', color: 'var(--fg)' },
 });
 
+// CodeMirror's own parts (selection, search panel) pick their light or dark colours by this.
 const darkScheme = window.matchMedia('(prefers-color-scheme: dark)');
+const schemeOf = () => EditorView.darkTheme.of(darkScheme.matches);
 const schemes = new Set<{ view: EditorView; scheme: Compartment }>();
 darkScheme.addEventListener('change', () => {
   for (const { view, scheme } of schemes) view.dispatch({ effects: scheme.reconfigure(schemeOf()) });
 });
-// CodeMirror's own parts (selection, search panel) pick their light or dark colours by this.
-const schemeOf = () => EditorView.darkTheme.of(darkScheme.matches);
 
 /** The editable element's name and description are the textarea's, so its label still names it. */
 function accessibility(textarea: HTMLTextAreaElement): Record<string, string> {
