@@ -1,10 +1,11 @@
 // The code editor's script (src/http/pages/editor.ts): editor.js and every chunk it imports, compressed,
 // revalidated by ETag, the chunks (named by their hash) kept; nothing else is served under its path. Run
-// from the sources, as here, the route bundles it on first request from the build's own options.
+// from the sources, as here, the route bundles it on first request from the build's own options. The forms
+// load it with their nonce, which their policy alone also allows for styles.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, signInCookie, type TestApp } from '../helper.ts';
 
 const EDITOR = '/-/snippetd/editor';
 
@@ -17,6 +18,14 @@ describe("the code editor's script", () => {
 
   const get = (url: string, headers: Record<string, string> = {}) =>
     t.request({ method: 'GET', url, token: null, headers });
+
+  /** A Content-Security-Policy header by directive: { 'style-src': "'self'", … }. */
+  const directives = (policy: unknown) =>
+    Object.fromEntries(
+      String(policy)
+        .split('; ')
+        .map((d) => [d.split(' ')[0], d.slice(d.indexOf(' ') + 1)]),
+    );
 
   /** The chunks a script imports, statically (`from"./chunk-….js"`) or on demand (`import("./chunk-….js")`). */
   const importsOf = (script: string) => [...script.matchAll(/["'`]\.\/(chunk-[A-Z0-9]+\.js)["'`]/g)].map((m) => m[1]);
@@ -65,6 +74,40 @@ describe("the code editor's script", () => {
       br.rawPayload.length * 2 < entry.rawPayload.length,
       `${br.rawPayload.length} of ${entry.rawPayload.length}`,
     );
+  });
+
+  it('the snippet forms load it with their nonce, allowed for styles on those pages only', async () => {
+    await t.must('POST', '/users', ROOT_TOKEN, {
+      username: 'writer',
+      email: 'writer@example.com',
+      name: 'Writer',
+      password: 'correct horse battery',
+    });
+    const cookie = await signInCookie(t, 'writer', 'correct horse battery');
+    const snippet = await t.must('POST', '/snippets', ROOT_TOKEN, {
+      title: 'Public',
+      visibility: 'public',
+      files: [{ file_path: 'a.rb', content: 'puts 1\n' }],
+    });
+    const form = await t.request({ method: 'GET', url: '/-/snippets/new', token: null, headers: { cookie } });
+    assert.equal(form.statusCode, 200);
+    const nonce = /<script type="module" nonce="([^"]+)" src="\/-\/snippetd\/editor\/editor\.js"><\/script>/.exec(
+      form.body,
+    )?.[1];
+    assert.ok(nonce, 'the form page has no editor script');
+    const formPolicy = directives(form.headers['content-security-policy']);
+    assert.equal(formPolicy['style-src'], `'self' 'nonce-${nonce}'`);
+    assert.equal(formPolicy['script-src'], `'nonce-${nonce}'`);
+
+    const page = await t.request({
+      method: 'GET',
+      url: new URL(snippet.web_url).pathname,
+      token: null,
+      headers: { cookie },
+    });
+    assert.equal(page.statusCode, 200);
+    assert.doesNotMatch(page.body, /editor\.js/);
+    assert.equal(directives(page.headers['content-security-policy'])['style-src'], "'self'");
   });
 
   it('serves nothing else under its path', async () => {
