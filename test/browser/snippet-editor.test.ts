@@ -1,6 +1,7 @@
 // The code editor of the snippet forms in real Chromium against a real server process, under the pages'
 // own policy (no bypass): the editor replaces each file's textarea, takes the language from the file name
-// and follows it when renamed, what is typed is what the API then reads, no policy violation, no serious
+// and follows it when renamed, what is typed is what the API then reads (a round trip of the form, "Add
+// another file", keeps it), no policy violation, no serious
 // accessibility violation (axe-core) light or dark; with JavaScript off the textarea is the editor and the
 // form works the same. Screenshots go to test-artifacts/.
 import { after, before, describe, it } from 'node:test';
@@ -178,6 +179,34 @@ describe('the code editor of the snippet forms in Chromium', () => {
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.waitForURL(new RegExp(`/-/snippets/${id}$`));
     assert.equal(await rawFile(id, 'hello.py'), 'puts "hi"\nputs 2\n# three');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  it('"Add another file" keeps what was typed in the editor; every row gets an editor of its own', async () => {
+    const context = await browser.newContext();
+    const { page, errors } = await signedIn(context);
+    await page.goto(newForm());
+    await page.locator('.cm-editor').waitFor();
+    await page.getByLabel('Title').fill('Two files');
+    await page.getByLabel('File name').fill('one.sh');
+    await content(page).click();
+    await page.keyboard.type('echo one');
+    await page.getByRole('button', { name: 'Add another file' }).click();
+    await page.locator('.cm-editor').nth(1).waitFor();
+    const rows = page.locator('fieldset.snippet-file');
+    assert.equal(await rows.count(), 2);
+    assert.equal(await rows.nth(0).locator('.cm-content').getAttribute('data-language'), 'shell');
+    assert.equal(await rows.nth(0).locator('.cm-content').textContent(), 'echo one');
+    await rows.nth(1).getByLabel('File name').fill('two.json');
+    await rows.nth(1).locator('.cm-content').click();
+    await page.keyboard.type('[2');
+    assert.equal(await rows.nth(1).locator('.cm-content').getAttribute('data-language'), 'json');
+    await page.getByRole('button', { name: 'Create snippet' }).click();
+    await page.waitForURL(/\/-\/snippets\/\d+$/);
+    const id = Number(/(\d+)$/.exec(page.url())![1]);
+    assert.equal(await rawFile(id, 'one.sh'), 'echo one');
+    assert.equal(await rawFile(id, 'two.json'), '[2]');
     assert.deepEqual(errors, []);
     await context.close();
   });
