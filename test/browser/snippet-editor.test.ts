@@ -1,9 +1,9 @@
 // The code editor of the snippet forms in real Chromium against a real server process, under the pages'
 // own policy (no bypass): the editor replaces each file's textarea, takes the language from the file name
 // and follows it when renamed, what is typed is what the API then reads (a round trip of the form, "Add
-// another file", keeps it), no policy violation, no serious
-// accessibility violation (axe-core) light or dark; with JavaScript off the textarea is the editor and the
-// form works the same. Screenshots go to test-artifacts/.
+// another file", keeps it), no policy violation, no serious accessibility violation (axe-core) light or
+// dark; with JavaScript off the textarea is the editor and the form works the same. Screenshots go to
+// test-artifacts/.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
