@@ -2,8 +2,9 @@
 // two-file personal snippet; then edit one file and rename the other, and see both revisions and the
 // edit's diff; delete it after the confirmation; a
 // project snippet from the project's list; a personal access token made on its page and used with the API.
-// What was written is read back through the API. Every new page has no accessibility violation at all
-// (axe-core), light and dark; screenshots go to test-artifacts/.
+// Files are typed into the code editor over each textarea, as a person does (snippet-editor.test.ts tests
+// the editor itself). What was written is read back through the API. Every new page has no accessibility
+// violation at all (axe-core), light and dark; screenshots go to test-artifacts/.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -52,6 +53,8 @@ describe('snippet forms in Chromium', () => {
       await page.screenshot({ path: path.join(ARTIFACTS, `form-${name}-${colorScheme}.png`), fullPage: true });
     }
   }
+  /** Where a person types file `n`: the code editor over its textarea (editor.ts), which the form posts. */
+  const editorOf = (page: Page, n: number) => page.locator(`#file-${n}-content + .cm-editor .cm-content`);
 
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
@@ -95,20 +98,21 @@ describe('snippet forms in Chromium', () => {
     await page.getByLabel('Title').fill('Made in the browser');
     await page.getByLabel('Description (optional, Markdown)').fill('Two *files*');
     await page.getByLabel('File name').fill('hello.py');
-    await page.getByLabel('Content').fill('print("hello")\n');
+    await editorOf(page, 0).fill('print("hello")\n');
     // A title left empty is refused with its message, and nothing typed is lost.
     await page.getByLabel('Title').fill('');
     await page.getByRole('button', { name: 'Create snippet' }).click();
     await page.waitForSelector('#snippet-title-error');
     assert.equal(await page.locator('#snippet-title-error').textContent(), 'title is empty');
-    assert.equal(await page.getByLabel('Content').inputValue(), 'print("hello")\n');
+    assert.equal(await page.locator('#file-0-content').inputValue(), 'print("hello")\n');
+    assert.equal(await editorOf(page, 0).textContent(), 'print("hello")');
     await accessible(page, 'new-refused');
 
     await page.getByLabel('Title').fill('Made in the browser');
     await page.getByRole('button', { name: 'Add another file' }).click();
     await page.waitForSelector('#file-1-path');
     await page.locator('#file-1-path').fill('notes.txt');
-    await page.locator('#file-1-content').fill('first line\nsecond line\n');
+    await editorOf(page, 1).fill('first line\nsecond line\n');
     await page.getByRole('radio', { name: /Internal/ }).check();
     await page.getByRole('button', { name: 'Create snippet' }).click();
     await page.waitForURL(/\/-\/snippets\/\d+$/);
@@ -125,7 +129,7 @@ describe('snippet forms in Chromium', () => {
     await page.waitForURL(`${server.url}/-/snippets/${id}/edit`);
     await accessible(page, 'edit');
     await page.locator('#file-0-path').fill('greet.py');
-    await page.locator('#file-1-content').fill('first line\nchanged line\n');
+    await editorOf(page, 1).fill('first line\nchanged line\n');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.waitForURL(`${server.url}/-/snippets/${id}`);
     const edited = (await api('GET', `/snippets/${id}`)).json;
@@ -164,7 +168,7 @@ describe('snippet forms in Chromium', () => {
     assert.equal(await page.getByRole('radio', { name: /Public/ }).count(), 0);
     await page.getByLabel('Title').fill('Team notes');
     await page.getByLabel('File name').fill('team.md');
-    await page.getByLabel('Content').fill('# Team\n');
+    await editorOf(page, 0).fill('# Team\n');
     await page.getByRole('button', { name: 'Create snippet' }).click();
     await page.waitForURL(new RegExp(`${project.path_with_namespace}/-/snippets/\\d+$`));
     const id = Number(/(\d+)$/.exec(page.url())![1]);
