@@ -69,7 +69,7 @@ function editorFiles(): Promise<Map<string, EditorFile>> {
 export async function serveEditorFile(request: FastifyRequest<{ Params: { file: string } }>, reply: FastifyReply) {
   const { file: name } = request.params;
   const file = (await editorFiles()).get(name);
-  if (!file || !name.endsWith('.js')) throw routeNotFound();
+  if (!file) throw routeNotFound();
   reply
     .header('Content-Type', 'text/javascript; charset=utf-8')
     .header('ETag', file.etag)
