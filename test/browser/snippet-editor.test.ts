@@ -9,22 +9,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { ARTIFACTS, launchChromium } from './support.ts';
 
 const TOKEN = 'editor-test-root-token-0123456789';
 const PASSWORD = 'correct horse battery';
-const CHROMIUM = process.env.SNIPPETD_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts');
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 describe('the code editor of the snippet forms in Chromium', () => {
@@ -69,7 +60,7 @@ describe('the code editor of the snippet forms in Chromium', () => {
     ).json();
     project = await (await api('POST', '/projects', { name: 'notes', visibility: 'public' })).json();
     await api('POST', `/projects/${project.id}/members`, { user_id: writer.id, access_level: 30 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
 
   after(async () => {
@@ -103,7 +94,10 @@ describe('the code editor of the snippet forms in Chromium', () => {
       document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`));
     });
 
-  /** axe-core's violations of any impact on the page as it is, the policy in force. */
+  /**
+   * axe-core's violations of any impact on the page as it is, the policy in force (support.ts's axeViolations
+   * needs it bypassed): the editor's styles are there only because the policy lets them in.
+   */
   async function axeViolations(page: Page): Promise<string[]> {
     // Evaluated by the browser's devtools protocol, which the policy does not govern; a <script> would be refused.
     await page.evaluate(AXE);
