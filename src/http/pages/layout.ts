@@ -114,10 +114,15 @@ const FAILURE_PAGES: Record<number, [heading: string, text: string]> = {
  * who is not signed in is sent to sign in instead of a 404, and back afterwards, as GitLab does: what they
  * asked for may be theirs to see once signed in, and the page tells no one whether it exists.
  */
-export function sendFailurePage(request: FastifyRequest, reply: FastifyReply, error: unknown) {
+export function sendFailurePage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: unknown,
+  { signInFirst = true } = {},
+) {
   const [status, , headers] = answerFor(error);
   if (status >= 500) throw error;
-  if (status === 404 && !request.pageUser && (request.method === 'GET' || request.method === 'HEAD'))
+  if (signInFirst && status === 404 && !request.pageUser && (request.method === 'GET' || request.method === 'HEAD'))
     return reply.redirect(signInPath(request.url), 302);
   // The failure's headers too: a 429's Retry-After says when the page will open again.
   if (headers) reply.headers(headers);
