@@ -10,11 +10,11 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
-import { ARTIFACTS, axeViolations, launchChromium } from './support.ts';
+import { ARTIFACTS, axeViolations, BROWSER_PASS, launchChromium } from './support.ts';
 
 const TOKEN = 'browser-test-root-token-0123456789';
 
-describe('revisions pages in Chromium', () => {
+describe('revisions pages in Chromium', BROWSER_PASS, () => {
   let storage: Awaited<ReturnType<typeof processStorage>>;
   let server: Spawned;
   let browser: Browser;

@@ -12,13 +12,13 @@ import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
-import { ARTIFACTS, launchChromium } from './support.ts';
+import { ARTIFACTS, BROWSER_PASS, launchChromium } from './support.ts';
 
 const TOKEN = 'editor-test-root-token-0123456789';
 const PASSWORD = 'correct horse battery';
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-describe('the code editor of the snippet forms in Chromium', () => {
+describe('the code editor of the snippet forms in Chromium', BROWSER_PASS, () => {
   let storage: Awaited<ReturnType<typeof processStorage>>;
   let server: Spawned;
   let browser: Browser;

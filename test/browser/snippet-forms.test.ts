@@ -12,12 +12,12 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
-import { ARTIFACTS, axeViolations, launchChromium } from './support.ts';
+import { ARTIFACTS, axeViolations, BROWSER_PASS, launchChromium } from './support.ts';
 
 const TOKEN = 'browser-forms-root-token-0123456789';
 const PASSWORD = 'correct horse battery';
 
-describe('snippet forms in Chromium', () => {
+describe('snippet forms in Chromium', BROWSER_PASS, () => {
   let storage: Awaited<ReturnType<typeof processStorage>>;
   let server: Spawned;
   let browser: Browser;

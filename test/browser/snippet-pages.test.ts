@@ -11,11 +11,11 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
-import { ARTIFACTS, axeViolations, launchChromium } from './support.ts';
+import { ARTIFACTS, axeViolations, BROWSER_PASS, launchChromium } from './support.ts';
 
 const TOKEN = 'browser-test-root-token-0123456789';
 
-describe('snippet pages in Chromium', () => {
+describe('snippet pages in Chromium', BROWSER_PASS, () => {
   let storage: Awaited<ReturnType<typeof processStorage>>;
   let server: Spawned;
   let browser: Browser;

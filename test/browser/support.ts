@@ -34,3 +34,9 @@ export async function axeViolations(page: Page, impacts?: string[]): Promise<str
       .map((v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
   }, impacts ?? null);
 }
+
+/**
+ * The Chromium tests run in the SQLite pass only: a page makes the same domain calls as the API, tested over
+ * HTTP on both databases; what a browser adds (scripts, layout, accessibility) does not depend on the database.
+ */
+export const BROWSER_PASS = { skip: process.env.SNIPPETD_TEST_DB === 'postgres' && 'Chromium runs in the SQLite pass' };
