@@ -20,6 +20,8 @@ export async function inProcessApp(opts: { name: string; token: string; database
     await admin.close();
     const url = new URL(opts.databaseUrl);
     url.searchParams.set('options', `-c search_path=${schema}`);
+    // Names its connections, so that a script can find their server processes (bench/process-cpu.ts).
+    url.searchParams.set('application_name', schema);
     databaseUrl = url.toString();
   }
   const config = { ...defaults(dataDir), databaseUrl, logLevel: 'silent' as const, initialRootToken: opts.token };
@@ -35,5 +37,5 @@ export async function inProcessApp(opts: { name: string; token: string; database
       await admin.close();
     }
   };
-  return { app, close };
+  return { app, close, schema: opts.databaseUrl ? schema : null };
 }

@@ -2,13 +2,16 @@
 // in 100 projects, rows inserted directly (a list reads rows, paths and authors, never git). Then, answered in
 // process (app.inject: the server's own work, no sockets), the first, a middle and the last page of
 // GET /snippets/public, GET /snippets/all (a member of 10 projects, an administrator) and GET /snippets for a
-// user with 10,000 snippets, and the explore page; each the p50 of repeated requests. On SQLite a query runs on
-// the event loop, so its time is time every other request waits.
+// user with 10,000 snippets, and the explore page; each the p50 of repeated requests, and the CPU time per
+// request of this process and of the PostgreSQL server processes serving its connections (on a shared
+// machine the times move with everyone else's work; the CPU far less). On SQLite a query runs on the event
+// loop, so its time is time every other request waits.
 //
 //   npx tsx bench/snippet-lists.ts [--repeat 21] [--database-url postgres://postgres@127.0.0.1:5432/test]
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { inProcessApp } from './in-process-app.ts';
+import { cpuMicros } from './process-cpu.ts';
 import { refreshPlannerStatistics } from '../src/storage/db/statistics.ts';
 import type { Visibility } from '../src/storage/db/schema.ts';
 
@@ -23,7 +26,7 @@ const IN_PROJECTS = 100_000;
 const PROLIFIC = 10_000; // the snippets of user 1 among the personal ones
 const TOKEN = 'bench-snippet-lists-token-0123456789';
 
-const { app, close } = await inProcessApp({
+const { app, close, schema } = await inProcessApp({
   name: 'lists',
   token: TOKEN,
   databaseUrl: values['database-url'],
@@ -152,11 +155,22 @@ try {
   const digest = crypto.createHash('sha256').update(userToken).digest('hex');
   await db.updateTable('personal_access_tokens').set({ token_digest: digest }).where('name', '=', 'bench').execute();
 
+  // The server processes of this app's connections (named after its schema by in-process-app.ts).
+  const serverPids = async () =>
+    schema === null
+      ? []
+      : (
+          await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE application_name = ${schema}`.execute(db)
+        ).rows.map((r) => r.pid);
+  const serverCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
   const time = async (url: string, token: string | null) => {
     const headers = token ? { 'private-token': token } : {};
     const times: number[] = [];
     let status = 0;
     let count = 0;
+    const pids = await serverPids();
+    const cpu = process.cpuUsage();
+    const server = serverCpu(pids);
     for (let i = 0; i < REPEAT; i++) {
       const t = performance.now();
       const res = await app.inject({ method: 'GET', url, headers });
@@ -164,8 +178,11 @@ try {
       status = res.statusCode;
       count = url.startsWith('/api/') ? res.json().length : res.body.length;
     }
+    const used = process.cpuUsage(cpu);
+    const nodeCpu = (used.user + used.system) / 1000 / REPEAT;
+    const dbCpu = (serverCpu(pids) - server) / 1000 / REPEAT;
     times.sort((a, b) => a - b);
-    return { p50: times[Math.floor(times.length / 2)], max: times[times.length - 1], status, count };
+    return { p50: times[Math.floor(times.length / 2)], max: times[times.length - 1], status, count, nodeCpu, dbCpu };
   };
   const cases: [string, string, string | null][] = [];
   for (const [name, list, token, items] of [
@@ -185,10 +202,16 @@ try {
   cases.push(['/explore/snippets?before=100000 (anonymous)', '/explore/snippets?before=100000', null]);
   cases.push(['GET /snippets/:id (personal, public)', '/api/v4/snippets/1', null]);
   cases.push(['GET /projects/:id/snippets (member, public project)', '/api/v4/projects/1/snippets', userToken]);
-  console.log('| request | status | items | p50 ms | max ms |\n|---|---|---|---|---|');
+  const db_ = schema === null ? '' : ' | PostgreSQL CPU ms';
+  console.log(
+    `| request | status | items | p50 ms | max ms | Node CPU ms${db_} |\n|---|---|---|---|---|---|${db_ ? '---|' : ''}`,
+  );
   for (const [name, url, token] of cases) {
     const r = await time(url, token);
-    console.log(`| ${name} | ${r.status} | ${r.count} | ${r.p50.toFixed(2)} | ${r.max.toFixed(2)} |`);
+    const dbCpu = schema === null ? '' : ` | ${r.dbCpu.toFixed(2)}`;
+    console.log(
+      `| ${name} | ${r.status} | ${r.count} | ${r.p50.toFixed(2)} | ${r.max.toFixed(2)} | ${r.nodeCpu.toFixed(2)}${dbCpu} |`,
+    );
   }
 } finally {
   await close();

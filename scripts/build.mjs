@@ -4,12 +4,14 @@
 //  2. esbuild bundles each entry (dist/cli.cjs for the command, started by dist/cli.js; dist/index.js for
 //     `import 'snippetd'`; dist/domain/render-worker.js for the render pool's threads) with the packages
 //     it uses. Node loads one file instead of about a thousand: a start takes a third of the time;
-//  3. every file of src/ that is not TypeScript (git hooks, templates, the stylesheet) is copied beside them,
+//  3. the code editor of the snippet forms is bundled for browsers (scripts/editor-bundle.mjs);
+//  4. every file of src/ that is not TypeScript (git hooks, templates, the stylesheet) is copied beside them,
 //     in the same layout, where src/shipped-files.ts finds them.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { editorBundleOptions } from './editor-bundle.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const dist = path.join(root, 'dist');
@@ -32,10 +34,15 @@ const external = [
   // beside its files, so it cannot be bundled.
   'highlight.js',
   'markdown-it',
+  'markdown-it-footnote',
+  // CommonJS that requires Node's modules (through postcss), which an ES module bundle cannot do.
+  'sanitize-html',
   'piscina',
   // Data files read from the installed packages.
   'gitignr',
   '@rexxars/choosealicense-list',
+  // Loaded only when run from the sources, to bundle the code editor (src/http/pages/editor.ts).
+  'esbuild',
   // Loaded only for a route that declares a JSON schema, which none of ours does (src/http/schema-compilers.ts).
   '@fastify/ajv-compiler',
   '@fastify/fast-json-stringify-compiler',
@@ -115,6 +122,9 @@ await build({
   outdir: dist,
   format: 'esm',
 });
+
+// The code editor, for browsers: dist/http/views/editor/, served by src/http/pages/editor.ts.
+await build(editorBundleOptions({ outdir: path.join(dist, 'http/views/editor') }));
 
 // cpSync keeps the mode, so hooks/pre-receive stays executable.
 fs.cpSync(path.join(root, 'src'), dist, {

@@ -18,7 +18,7 @@ import { Failure } from './domain/failure.ts';
 import { registerAuth } from './http/plugins/auth.ts';
 import { registerMalformedStrings } from './http/plugins/malformed-strings.ts';
 import { registerResponseHeaders } from './http/plugins/headers.ts';
-import { registerCompression } from './http/plugins/compression.ts';
+import { registerCompression, registerJsonCompression } from './http/plugins/compression.ts';
 import { baseUrl } from './http/urls.ts';
 import { schemaCompilers } from './http/schema-compilers.ts';
 import { writeJson } from './http/prepared-answer.ts';
@@ -127,6 +127,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   registerMalformedStrings(app);
   registerErrorHandling(app);
   registerResponseHeaders(app);
+  registerJsonCompression(app);
   registerAuth(app, baseUrl);
   registerApiThrottle(app);
   // Before any route: the plugin gives each route its hook as the route is added.

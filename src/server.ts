@@ -16,6 +16,7 @@ import {
 import { buildApp } from './app.ts';
 import { bootstrapRoot } from './domain/bootstrap.ts';
 import { repairStoredSettings } from './domain/settings.ts';
+import { discardAbandonedUploads } from './storage/git/object-parts.ts';
 import { parseSeedText, type SeedResult } from './domain/seed.ts';
 import { Failure } from './domain/failure.ts';
 import { ephemeralConfig } from './ephemeral.ts';
@@ -80,6 +81,9 @@ export async function openServer(given: Config, options: OpenOptions): Promise<O
 async function prepareStore(store: Store, config: Config, lifecycle: Logger): Promise<string | null> {
   if (await hasSnippetsWithoutRepository(store)) throw new ConfigError(MISSING_REPOSITORIES_MESSAGE);
   for (const line of await repairStoredSettings(store)) lifecycle.warn(line);
+  // Only uploads of processes that are gone (pid and host): a worker starting beside others leaves theirs.
+  const discarded = await discardAbandonedUploads(store.kysely);
+  if (discarded) lifecycle.info(`removed the parts of ${discarded} large git object(s) whose write never committed`);
   const boot = await bootstrapRoot(store, config);
   if (boot.created && boot.tokenFile) {
     lifecycle.info(`created administrator "root"; its token is in ${boot.tokenFile}`);

@@ -7,6 +7,7 @@ import zlib from 'node:zlib';
 import type { Store } from '../storage/db/store.ts';
 import { objectId, parseCommit, parseTree, TYPE_OF_PACK_TYPE, tagTarget } from '../storage/git/objects.ts';
 import type { GitRepository } from '../storage/git/repository.ts';
+import { readParts } from '../storage/git/object-parts.ts';
 import { reindexSnippet } from './snippets/repair.ts';
 
 export interface FsckReport {
@@ -52,7 +53,7 @@ async function checkObjects(store: Store, repositoryId: number) {
   const objects = new Map<string, { type: string; body: Buffer }>();
   const rows = await store.kysely
     .selectFrom('git_objects')
-    .select(['oid', 'type', 'size', 'data'])
+    .select(['oid', 'type', 'size', 'data', 'parts'])
     .where('repository_id', '=', repositoryId)
     .execute();
   for (const r of rows) {
@@ -60,7 +61,7 @@ async function checkObjects(store: Store, repositoryId: number) {
     const type = TYPE_OF_PACK_TYPE[r.type];
     let body: Buffer;
     try {
-      body = zlib.inflateSync(r.data);
+      body = zlib.inflateSync(r.parts === null ? r.data : await readParts(store.kysely, r.parts));
     } catch {
       problems.push(`object ${id}: cannot be inflated`);
       continue;

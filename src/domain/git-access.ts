@@ -6,6 +6,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import type { Scope } from './access.ts';
 import { type GitRepository, RefConflict, RefNameClash } from '../storage/git/repository.ts';
+import { discardUploads } from '../storage/git/object-parts.ts';
 import type { ReceivedObject, ReceivedPush, RefUpdate } from '../storage/git/push-hooks.ts';
 import { Failure } from './failure.ts';
 import { findReadableProject, type ProjectContext } from './projects.ts';
@@ -112,6 +113,8 @@ export async function acceptPush(
       ? []
       : (await proposed.listTree(updates[0].new!)).map((e) => ({ path: e.path, blob_id: e.id, size: e.size }));
   try {
+    // Large bodies first, a part a statement, outside the transaction (storage/git/object-parts.ts).
+    await received.uploadLargeBodies(store.kysely);
     await store.transaction(async (tx) => {
       const locked = target.snippetId === null ? null : await tx.snippets.lock(target.snippetId, store.db.dialect);
       if (target.snippetId !== null && !locked) throw new RefConflict('the snippet');
@@ -134,6 +137,9 @@ export async function acceptPush(
     if (error instanceof RefConflict) return 'snippetd: the repository changed during the push; fetch and push again';
     if (error instanceof RefNameClash) return `snippetd: ${error.message}`;
     throw error;
+  } finally {
+    // Those no stored object claimed (a refused or failed push); what cannot go now goes at the next start.
+    await discardUploads(store.kysely, received.uploadIds).catch(() => {});
   }
   return null;
 }

@@ -2,7 +2,8 @@
 // per write, its objects and the branch's compare-and-swap in one transaction.
 import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
-import { ObjectWriter, prepareBlob, type TreeFile } from '../storage/git/objects.ts';
+import { ObjectWriter, type PreparedBlob, prepareBlob, type TreeFile } from '../storage/git/objects.ts';
+import { withUploads } from '../storage/git/object-parts.ts';
 import { type CommitInfo, type GitRepository, RefConflict, RefNameClash } from '../storage/git/repository.ts';
 import { Failure, notFound } from './failure.ts';
 import { hasFileDirectoryClash, isValidGitPath } from './paths.ts';
@@ -50,15 +51,26 @@ export async function writeFile(store: Store, ctx: ProjectContext, w: FileWrite)
     throw new Failure('bad_request', 'Invalid branch name');
   }
   if (!isValidGitPath(w.filePath)) throw new Failure('bad_request', 'Invalid file path');
-  return store.transaction(async (tx) => {
-    // The project first, as its delete locks it: one deleted since it was read is gone, not given a
-    // repository again.
-    if (!(await tx.projects.lock(ctx.project.id, store.db.dialect, 'share'))) throw notFound('Project');
-    return writeFileIn(tx, await ensureProjectRepository(tx, ctx.project), ctx, w);
+  // The blob worked out, and a large one's body written as parts, before the transaction (object-parts.ts).
+  const prepared = w.content ? await prepareBlob(w.content) : null;
+  return withUploads(store.kysely, async (upload) => {
+    if (prepared) prepared.parts = await upload(prepared.deflated);
+    return store.transaction(async (tx) => {
+      // The project first, as its delete locks it: one deleted since it was read is gone, not given a
+      // repository again.
+      if (!(await tx.projects.lock(ctx.project.id, store.db.dialect, 'share'))) throw notFound('Project');
+      return writeFileIn(tx, await ensureProjectRepository(tx, ctx.project), ctx, w, prepared);
+    });
   });
 }
 
-async function writeFileIn(store: Store, repo: GitRepository, ctx: ProjectContext, w: FileWrite): Promise<string> {
+async function writeFileIn(
+  store: Store,
+  repo: GitRepository,
+  ctx: ProjectContext,
+  w: FileWrite,
+  prepared: PreparedBlob | null,
+): Promise<string> {
   const branches = await repo.branches();
   const empty = branches.size === 0;
   const target = branches.get(w.branch) ?? null;
@@ -80,7 +92,7 @@ async function writeFileIn(store: Store, repo: GitRepository, ctx: ProjectContex
     const previous = files.get(w.filePath);
     const mode =
       w.executeFilemode === undefined ? (previous?.mode ?? '100644') : w.executeFilemode ? '100755' : '100644';
-    files.set(w.filePath, { path: w.filePath, blobId: writer.blob(w.content!, await prepareBlob(w.content!)), mode });
+    files.set(w.filePath, { path: w.filePath, blobId: writer.blob(w.content!, prepared), mode });
   }
   // Gitaly's answers when the path and an existing entry would be both a file and a directory.
   if (hasFileDirectoryClash(files.keys())) {

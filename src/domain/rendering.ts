@@ -1,13 +1,15 @@
-// How a file is shown on a page: code highlighted on the server by the language its name says, Markdown
-// rendered without raw HTML, images shown, binary files offered for download, and a file too large for a
-// page named as such (its Raw and Download links still work). The renderers (render-worker.ts) escape
-// everything they are given, so their output is safe to place in a page; they run in a pool of worker
-// threads within a time budget, so no file, however hostile, holds the event loop.
+// How a file is shown on a page: code highlighted on the server by the language its name says, in numbered
+// lines; Markdown rendered as GitLab does, its HTML cut down to GitLab's allowlist; images shown, binary
+// files offered for download, and a file too large for a page named as such (its Raw and Download links
+// still work). The renderers (render-worker.ts) escape or sanitize everything they are given, so their
+// output is safe to place in a page; they run in a pool of worker threads within a time budget, so no file,
+// however hostile, holds the event loop.
 import os from 'node:os';
 import type { Piscina } from 'piscina';
 import { shippedFile } from '../shipped-files.ts';
-import type { RenderResult, RenderTask } from './render-worker.ts';
+import type { RelativeLinks, RenderResult, RenderTask } from './render-worker.ts';
 import { escapeHtml } from './escape.ts';
+import type { DiffResult, DiffTask } from './diff-highlight.ts';
 
 /**
  * The largest file a page shows (GitLab's blob viewers collapse text beyond 1 MB): a larger one is "too
@@ -27,8 +29,10 @@ export function setRenderBudget(ms: number): void {
   renderBudgetMs = ms;
 }
 
+export const renderBudget = () => renderBudgetMs;
+
 export type FileView =
-  | { kind: 'code'; html: string; language: string | null; renderAbandoned?: boolean }
+  | { kind: 'code'; html: string; language: string | null; lines?: number; renderAbandoned?: boolean }
   | { kind: 'markdown'; html: string; sourceHtml: string }
   | { kind: 'too_large'; limit: number }
   | { kind: 'image' }
@@ -55,6 +59,9 @@ async function renderPool(): Promise<Piscina> {
     maxThreads: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
     idleTimeout: 60_000,
   });
+  // A thread that fails outside a task (its module cannot load, say) must not end the server, as an 'error'
+  // event nobody hears would: its tasks fail and their files are shown plain; the failure is said on stderr.
+  pool.on('error', (error: Error) => process.emitWarning(`a render thread failed: ${error.message}`));
   return pool;
 }
 
@@ -68,38 +75,63 @@ async function inWorker(task: RenderTask): Promise<RenderResult | null> {
 }
 
 /**
+ * A file's patch as lines (diff-highlight.ts), highlighted by the file's name; over the budget, or if the
+ * worker fails, the lines plain (escaped in a worker too); null if even that fails.
+ */
+export async function diffLines(filePath: string, hunks: string): Promise<DiffResult | null> {
+  const workers = await renderPool();
+  const run = (highlight: boolean) =>
+    workers
+      .run({ filePath, hunks, highlight } satisfies DiffTask, {
+        name: 'highlightDiff',
+        signal: AbortSignal.timeout(renderBudgetMs),
+      })
+      .catch(() => null) as Promise<DiffResult | null>;
+  return (await run(true)) ?? run(false);
+}
+
+/**
  * Escaped text, in a worker too: escaping a megabyte of markup characters takes a tenth of a second. Only if
  * the worker fails is it escaped here (the text is at most MAX_DISPLAYED_BYTES).
  */
-async function plain(text: string): Promise<string> {
-  return (await inWorker({ op: 'plain', text }))?.html ?? escapeHtml(text);
+async function plain(text: string, linePrefix?: string): Promise<{ html: string; lines?: number }> {
+  return (await inWorker({ op: 'plain', text, linePrefix })) ?? { html: escapeHtml(text) };
 }
 
-async function render(filePath: string, content: Buffer): Promise<FileView> {
+async function render(
+  filePath: string,
+  content: Buffer,
+  linePrefix: string,
+  links: RelativeLinks | undefined,
+): Promise<FileView> {
   if (IMAGE.test(filePath)) return { kind: 'image' };
   if (isBinary(content)) return { kind: 'binary' };
   if (content.length > MAX_DISPLAYED_BYTES) return { kind: 'too_large', limit: MAX_DISPLAYED_BYTES };
   const text = content.toString('utf8');
   if (MARKDOWN.test(filePath)) {
-    const rendered = await inWorker({ op: 'markdown', text });
+    const rendered = await inWorker({ op: 'markdown', text, links });
     if (rendered) return { kind: 'markdown', html: rendered.html, sourceHtml: rendered.sourceHtml! };
-    return { kind: 'code', html: await plain(text), language: null, renderAbandoned: true };
+    return { kind: 'code', ...(await plain(text)), language: null, renderAbandoned: true };
   }
-  const highlighted = await inWorker({ op: 'code', filePath, text });
+  const highlighted = await inWorker({ op: 'code', filePath, text, linePrefix });
   if (highlighted) return { kind: 'code', ...highlighted };
-  return { kind: 'code', html: await plain(text), language: null, renderAbandoned: true };
+  return { kind: 'code', ...(await plain(text, linePrefix)), language: null, renderAbandoned: true };
 }
 
 /**
- * Rendered HTML kept by a key: at most MAX_KEPT entries and MAX_KEPT_BYTES of text, the oldest going first.
+ * Rendered HTML kept by a key: at most MAX_KEPT entries and MAX_KEPT_BYTES of text (unless `limits` say
+ * otherwise), the oldest going first.
  * Any rendering fits (the display limit bounds each one), so a large file is rendered once per node, not
  * once per view: rendering it is the costly part, keeping it is not.
  */
-class Kept<T> {
+export class Kept<T> {
   private readonly entries = new Map<string, { value: T; bytes: number; until: number }>();
   private bytes = 0;
 
-  constructor(private readonly sizeOf: (value: T) => number) {}
+  constructor(
+    private readonly sizeOf: (value: T) => number,
+    private readonly limits = { entries: MAX_KEPT, bytes: MAX_KEPT_BYTES },
+  ) {}
 
   get(key: string): T | undefined {
     const entry = this.entries.get(key);
@@ -114,13 +146,13 @@ class Kept<T> {
   /** `forMs`: how long it is kept at most (by default, until it is pushed out). */
   keep(key: string, value: T, forMs = Number.POSITIVE_INFINITY): T {
     const bytes = this.sizeOf(value) + key.length;
-    if (bytes > MAX_KEPT_BYTES) return value;
+    if (bytes > this.limits.bytes) return value;
     const old = this.entries.get(key);
     if (old) this.bytes -= old.bytes;
     this.entries.set(key, { value, bytes, until: Date.now() + forMs });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
-      if (this.entries.size <= MAX_KEPT && this.bytes <= MAX_KEPT_BYTES) break;
+      if (this.entries.size <= this.limits.entries && this.bytes <= this.limits.bytes) break;
       this.entries.delete(oldest);
       this.bytes -= entry.bytes;
     }
@@ -136,7 +168,7 @@ const MAX_KEPT_BYTES = 128 * 1024 * 1024;
  * Renderings of one key under way, so that many views of a file not rendered yet wait for one rendering
  * instead of each taking a worker for up to the budget.
  */
-class Rendering<T> {
+export class Rendering<T> {
   private readonly underWay = new Map<string, Promise<T>>();
 
   once(key: string, work: () => Promise<T>): Promise<T> {
@@ -150,7 +182,8 @@ class Rendering<T> {
 }
 
 /**
- * The view of a file, kept by blob id and name: a blob's bytes never change, so it is rendered once, not on
+ * The view of a file, kept by blob id, name and line prefix (its lines' ids: `L` gives `L1`, `L2`, …; a page
+ * showing several files gives each its own): a blob's bytes never change, so it is rendered once, not on
  * every request. A view whose rendering was abandoned is kept for a while too: a file that takes a worker for
  * the whole budget would otherwise take it again on every view; only a while, since the budget counts time
  * waiting for a worker, and a file abandoned while the pool was busy renders on a later view.
@@ -159,18 +192,26 @@ const views = new Kept<FileView>(
   (view) => ('html' in view ? view.html.length : 0) + ('sourceHtml' in view ? view.sourceHtml.length : 0),
 );
 const viewRenderings = new Rendering<FileView>();
-const viewKey = (blobId: string, filePath: string) => `${blobId}\n${filePath}`;
+const viewKey = (blobId: string, filePath: string, linePrefix: string, links?: RelativeLinks) =>
+  `${blobId}\n${filePath}\n${linePrefix}\n${links?.blob ?? ''}`;
 
 /** The view kept for this blob and name, if one was rendered: a page need not read the file to show it. */
-export const keptView = (blobId: string, filePath: string): FileView | undefined =>
-  views.get(viewKey(blobId, filePath));
+export const keptView = (blobId: string, filePath: string, linePrefix = 'L'): FileView | undefined =>
+  views.get(viewKey(blobId, filePath, linePrefix));
 
-export async function viewOf(blobId: string, filePath: string, content: Buffer): Promise<FileView> {
-  const key = viewKey(blobId, filePath);
+/** `links`: where a repository file's relative links lead (a snippet's files have none). */
+export async function viewOf(
+  blobId: string,
+  filePath: string,
+  content: Buffer,
+  linePrefix = 'L',
+  links?: RelativeLinks,
+): Promise<FileView> {
+  const key = viewKey(blobId, filePath, linePrefix, links);
   return (
     views.get(key) ??
     viewRenderings.once(key, async () => {
-      const view = await render(filePath, content);
+      const view = await render(filePath, content, linePrefix, links);
       return views.keep(key, view, 'renderAbandoned' in view && view.renderAbandoned ? ABANDONED_KEPT_MS : undefined);
     })
   );
@@ -190,7 +231,7 @@ export async function markdownHtml(text: string): Promise<string> {
     descriptionRenderings.once(text, async () => {
       const rendered = await inWorker({ op: 'markdown', text });
       if (rendered) return descriptions.keep(text, rendered.html);
-      return descriptions.keep(text, `<pre class="plain">${await plain(text)}</pre>`, ABANDONED_KEPT_MS);
+      return descriptions.keep(text, `<pre class="plain">${(await plain(text)).html}</pre>`, ABANDONED_KEPT_MS);
     })
   );
 }

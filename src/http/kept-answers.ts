@@ -7,6 +7,7 @@ import { storeOf } from './request.ts';
 import { baseUrl } from './urls.ts';
 import { urlHasSecret } from '../logging.ts';
 import { prepareJsonAnswer, sendPrepared, type PreparedAnswer } from './prepared-answer.ts';
+import { acceptedEncoding, type ContentEncoding } from './plugins/compression.ts';
 
 /** A 200 answer as a route builds it. */
 export interface Answer {
@@ -51,17 +52,19 @@ export async function sendAnswer(
   dependsOn: DependsOn,
   build: () => Promise<Answer>,
 ): Promise<FastifyReply> {
-  if (!keepable(request)) return sendPrepared(reply, (await prepared(build)).answer);
-  // Caller, Host and URL apart by newlines, which neither a Host header nor a URL can hold.
+  const encoding = acceptedEncoding(request);
+  if (!keepable(request)) return sendPrepared(reply, (await prepared(build, encoding)).answer);
+  // Caller, Host and URL apart by newlines, which neither a Host header nor a URL can hold. Each encoding
+  // is kept apart too, compressed once.
   const caller = request.principal.user?.id ?? 'anonymous';
-  const key = `answer:${caller}:${dependsOn.year ?? ''}\n${baseUrl(request)}\n${request.url}`;
-  const kept = await storeOf(request).memo(key, () => prepared(build), keepRules);
+  const key = `answer:${caller}:${dependsOn.year ?? ''}:${encoding ?? ''}\n${baseUrl(request)}\n${request.url}`;
+  const kept = await storeOf(request).memo(key, () => prepared(build, encoding), keepRules);
   return sendPrepared(reply, kept.answer);
 }
 
-async function prepared(build: () => Promise<Answer>): Promise<KeptAnswer> {
+async function prepared(build: () => Promise<Answer>, encoding: ContentEncoding | null): Promise<KeptAnswer> {
   const { json, headers, source } = await build();
-  return { answer: prepareJsonAnswer(json, headers), source };
+  return { answer: await prepareJsonAnswer(json, headers, encoding), source };
 }
 
 /**

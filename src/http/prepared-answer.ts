@@ -5,6 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { JSON_HEADERS } from './plugins/headers.ts';
+import { type ContentEncoding, compressJson, JSON_COMPRESSION_THRESHOLD } from './plugins/compression.ts';
 
 /** A 200 answer (errors go through Fastify's error handler). */
 export interface PreparedAnswer {
@@ -15,12 +16,23 @@ export interface PreparedAnswer {
   size: number;
 }
 
-/** An answer with our JSON headers, `extra` headers (names lower-cased, as Fastify sends them) and the JSON. */
-export function prepareJsonAnswer(json: string, extra: Record<string, string> = {}): PreparedAnswer {
-  const body = Buffer.from(json);
+/**
+ * An answer with our JSON headers, `extra` headers (names lower-cased, as Fastify sends them) and the JSON,
+ * compressed in `encoding` when it passes the threshold, as plugins/compression.ts compresses the others.
+ */
+export async function prepareJsonAnswer(
+  json: string,
+  extra: Record<string, string> = {},
+  encoding: ContentEncoding | null = null,
+): Promise<PreparedAnswer> {
+  let body: Buffer = Buffer.from(json);
   const headers: string[] = [];
   for (const [name, value] of Object.entries(extra)) headers.push(name.toLowerCase(), value);
   for (const [name, value] of Object.entries(JSON_HEADERS)) headers.push(name, value);
+  if (encoding && body.length >= JSON_COMPRESSION_THRESHOLD) {
+    body = await compressJson(body, encoding);
+    headers.push('content-encoding', encoding, 'vary', 'accept-encoding');
+  }
   headers.push('content-length', String(body.length));
   return { headers, body, size: headers.reduce((sum, h) => sum + h.length, body.length) };
 }

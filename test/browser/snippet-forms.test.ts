@@ -1,30 +1,21 @@
 // Writing snippets in real Chromium against a real server process: from the header's "New snippet", a
-// two-file personal snippet; then edit one file and rename the other; delete it after the confirmation; a
+// two-file personal snippet; then edit one file and rename the other, and see both revisions and the
+// edit's diff; delete it after the confirmation; a
 // project snippet from the project's list; a personal access token made on its page and used with the API.
-// What was written is read back through the API. Every new page has no accessibility violation at all
-// (axe-core), light and dark; screenshots go to test-artifacts/.
+// Files are typed into the code editor over each textarea, as a person does (snippet-editor.test.ts tests
+// the editor itself). What was written is read back through the API. Every new page has no accessibility
+// violation at all (axe-core), light and dark; screenshots go to test-artifacts/.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { ARTIFACTS, axeViolations, launchChromium } from './support.ts';
 
 const TOKEN = 'browser-forms-root-token-0123456789';
 const PASSWORD = 'correct horse battery';
-const CHROMIUM = process.env.SNIPPETD_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts');
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 describe('snippet forms in Chromium', () => {
   let storage: Awaited<ReturnType<typeof processStorage>>;
@@ -58,17 +49,12 @@ describe('snippet forms in Chromium', () => {
   async function accessible(page: Page, name: string) {
     for (const colorScheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme });
-      const violations = await page.evaluate(async () => {
-        const result = await (window as any).axe.run();
-        return result.violations.map(
-          (v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`,
-        );
-      });
-      assert.deepEqual(violations, [], `${name} (${colorScheme}): ${page.url()}`);
+      assert.deepEqual(await axeViolations(page), [], `${name} (${colorScheme}): ${page.url()}`);
       await page.screenshot({ path: path.join(ARTIFACTS, `form-${name}-${colorScheme}.png`), fullPage: true });
     }
   }
-  const withAxe = async (page: Page) => page.addScriptTag({ path: AXE });
+  /** Where a person types file `n`: the code editor over its textarea (editor.ts), which the form posts. */
+  const editorOf = (page: Page, n: number) => page.locator(`#file-${n}-content + .cm-editor .cm-content`);
 
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
@@ -88,7 +74,7 @@ describe('snippet forms in Chromium', () => {
     });
     project = (await api('POST', '/projects', { name: 'team', visibility: 'internal' })).json;
     await api('POST', `/projects/${project.id}/members`, { user_id: alice.json.id, access_level: 30 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     // axe is injected as a script, which the pages' policy rightly refuses: this context bypasses it.
     context = await browser.newContext({ bypassCSP: true, viewport: { width: 1000, height: 900 } });
   });
@@ -107,27 +93,26 @@ describe('snippet forms in Chromium', () => {
     await signIn(page);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'New snippet' }).click();
     await page.waitForURL(`${server.url}/-/snippets/new`);
-    await withAxe(page);
     await accessible(page, 'new');
 
     await page.getByLabel('Title').fill('Made in the browser');
     await page.getByLabel('Description (optional, Markdown)').fill('Two *files*');
     await page.getByLabel('File name').fill('hello.py');
-    await page.getByLabel('Content').fill('print("hello")\n');
+    await editorOf(page, 0).fill('print("hello")\n');
     // A title left empty is refused with its message, and nothing typed is lost.
     await page.getByLabel('Title').fill('');
     await page.getByRole('button', { name: 'Create snippet' }).click();
     await page.waitForSelector('#snippet-title-error');
     assert.equal(await page.locator('#snippet-title-error').textContent(), 'title is empty');
-    assert.equal(await page.getByLabel('Content').inputValue(), 'print("hello")\n');
-    await withAxe(page);
+    assert.equal(await page.locator('#file-0-content').inputValue(), 'print("hello")\n');
+    assert.equal(await editorOf(page, 0).textContent(), 'print("hello")');
     await accessible(page, 'new-refused');
 
     await page.getByLabel('Title').fill('Made in the browser');
     await page.getByRole('button', { name: 'Add another file' }).click();
     await page.waitForSelector('#file-1-path');
     await page.locator('#file-1-path').fill('notes.txt');
-    await page.locator('#file-1-content').fill('first line\nsecond line\n');
+    await editorOf(page, 1).fill('first line\nsecond line\n');
     await page.getByRole('radio', { name: /Internal/ }).check();
     await page.getByRole('button', { name: 'Create snippet' }).click();
     await page.waitForURL(/\/-\/snippets\/\d+$/);
@@ -142,10 +127,9 @@ describe('snippet forms in Chromium', () => {
 
     await page.getByRole('link', { name: 'Edit' }).click();
     await page.waitForURL(`${server.url}/-/snippets/${id}/edit`);
-    await withAxe(page);
     await accessible(page, 'edit');
     await page.locator('#file-0-path').fill('greet.py');
-    await page.locator('#file-1-content').fill('first line\nchanged line\n');
+    await editorOf(page, 1).fill('first line\nchanged line\n');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.waitForURL(`${server.url}/-/snippets/${id}`);
     const edited = (await api('GET', `/snippets/${id}`)).json;
@@ -153,9 +137,20 @@ describe('snippet forms in Chromium', () => {
     assert.equal(await raw(id, 'greet.py'), 'print("hello")\n');
     assert.equal(await raw(id, 'notes.txt'), 'first line\nchanged line\n');
 
+    // Both revisions, newest first; the edit's diff shows the rename as a rename and the changed line.
+    await page.getByRole('link', { name: 'Revisions' }).click();
+    await page.waitForURL(`${server.url}/-/snippets/${id}/revisions`);
+    assert.deepEqual(await page.locator('li.revision h2').allTextContents(), ['Update snippet', 'Initial commit']);
+    await page.getByRole('link', { name: 'Update snippet' }).click();
+    await page.waitForURL(new RegExp(`/-/snippets/${id}/revisions/[0-9a-f]{40}$`));
+    const files = await page.locator('.revision-diff h2').allTextContents();
+    assert.deepEqual(files.sort(), ['hello.py → greet.py', 'notes.txt']);
+    assert.match((await page.locator('.revision-diff').textContent()) ?? '', /changed line/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'form-revision-diff.png'), fullPage: true });
+    await page.goto(`${server.url}/-/snippets/${id}`);
+
     await page.getByRole('link', { name: 'Delete' }).click();
     await page.waitForURL(`${server.url}/-/snippets/${id}/delete`);
-    await withAxe(page);
     await accessible(page, 'delete');
     await page.getByRole('button', { name: 'Delete snippet' }).click();
     await page.waitForURL(`${server.url}/dashboard/snippets`);
@@ -173,7 +168,7 @@ describe('snippet forms in Chromium', () => {
     assert.equal(await page.getByRole('radio', { name: /Public/ }).count(), 0);
     await page.getByLabel('Title').fill('Team notes');
     await page.getByLabel('File name').fill('team.md');
-    await page.getByLabel('Content').fill('# Team\n');
+    await editorOf(page, 0).fill('# Team\n');
     await page.getByRole('button', { name: 'Create snippet' }).click();
     await page.waitForURL(new RegExp(`${project.path_with_namespace}/-/snippets/\\d+$`));
     const id = Number(/(\d+)$/.exec(page.url())![1]);
@@ -188,7 +183,6 @@ describe('snippet forms in Chromium', () => {
     await page.locator('.user-menu summary').click();
     await page.getByRole('link', { name: 'Access tokens' }).click();
     await page.waitForURL(`${server.url}/-/user_settings/personal_access_tokens`);
-    await withAxe(page);
     await accessible(page, 'tokens');
     await page.getByLabel('Token name').fill('laptop');
     await page.getByRole('checkbox', { name: /^read_api/ }).check();
@@ -197,7 +191,6 @@ describe('snippet forms in Chromium', () => {
     const plain = await page.locator('#created-token').inputValue();
     const me = await api('GET', '/user', undefined, plain);
     assert.deepEqual([me.status, me.json.username], [200, 'alice']);
-    await withAxe(page);
     await accessible(page, 'token-created');
     await page.getByRole('button', { name: 'Revoke laptop' }).click();
     await page.waitForURL(`${server.url}/-/user_settings/personal_access_tokens`);

@@ -7,25 +7,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { ARTIFACTS, axeViolations, launchChromium } from './support.ts';
 
 const TOKEN = 'browser-test-root-token-0123456789';
-const CHROMIUM = process.env.SNIPPETD_CHROMIUM ?? '/usr/bin/chromium';
-// As root Chromium needs --no-sandbox; without the rest it reaches for the network and stalls.
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts');
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 describe('snippet pages in Chromium', () => {
   let storage: Awaited<ReturnType<typeof processStorage>>;
@@ -36,6 +24,8 @@ describe('snippet pages in Chromium', () => {
   let secret: any;
   let group: any;
   let groupProject: any;
+  let lines: any;
+  let notes: any;
 
   async function api(method: string, route: string, body: unknown) {
     const res = await fetch(`${server.url}/api/v4${route}`, {
@@ -56,6 +46,9 @@ describe('snippet pages in Chromium', () => {
       SNIPPETD_DATABASE_URL: storage.databaseUrl,
       SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
       SNIPPETD_LOG_LEVEL: 'warn',
+      // A budget no rendering here reaches on a loaded machine: the first page starts a render thread, which
+      // loads its modules through tsx, and these pages are looked at rendered, not as the plain-text fallback.
+      SNIPPETD_RENDER_BUDGET_MS: '60000',
     });
     const project = await api('POST', '/projects', { name: 'web', visibility: 'public' });
     snippet = await api('POST', `/projects/${project.id}/snippets`, {
@@ -65,6 +58,40 @@ describe('snippet pages in Chromium', () => {
       files: [
         { file_path: 'hello.rb', content: 'def hello\n  puts "hello"\nend\n' },
         { file_path: 'NOTES.md', content: '# Notes\n\n| a | b |\n|---|---|\n| 1 | 2 |\n' },
+      ],
+    });
+    lines = await api('POST', `/projects/${project.id}/snippets`, {
+      title: 'Lines',
+      visibility: 'public',
+      files: [{ file_path: 'count.py', content: Array.from({ length: 40 }, (_, i) => `n = ${i + 1}\n`).join('') }],
+    });
+    notes = await api('POST', `/projects/${project.id}/snippets`, {
+      title: 'Rendered Markdown',
+      visibility: 'public',
+      description: 'See the [usage](#usage).',
+      files: [
+        {
+          file_path: 'GUIDE.md',
+          content: `# Guide
+
+## Usage
+
+| Name | Count | Price |
+|:-----|:-----:|------:|
+| tea  | 2     | 3.50  |
+
+- [x] boil the water
+- [ ] pour it[^1]
+
+<details><summary>Why <b>tea</b>?</summary>
+
+Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
+
+</details>
+
+[^1]: Not too hot.
+`,
+        },
       ],
     });
     const member = await api('POST', '/users', {
@@ -87,11 +114,14 @@ describe('snippet pages in Chromium', () => {
       content: 'deploy:\n  script: make deploy\n',
       commit_message: 'Add a CI template',
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     // A page on another origin (localhost, not 127.0.0.1) that embeds the snippet.
     otherOrigin = http.createServer((_req, res) => {
       res.setHeader('Content-Type', 'text/html; charset=utf-8');
-      res.end(`<!doctype html><title>Blog</title><h1>My blog</h1><script src="${snippet.web_url}.js"></script>`);
+      res.end(
+        `<!doctype html><title>Blog</title><h1>My blog</h1><script src="${snippet.web_url}.js"></script>` +
+          `<h2>Again</h2><script src="${snippet.web_url}.js"></script><h2>Notes</h2><script src="${notes.web_url}.js"></script>`,
+      );
     });
     await new Promise<void>((resolve) => otherOrigin.listen(0, '127.0.0.1', resolve));
   });
@@ -102,6 +132,8 @@ describe('snippet pages in Chromium', () => {
       new URL(snippet.web_url).origin + new URL(snippet.web_url).pathname.replace(/\/-\/snippets\/\d+$/, '');
     return [
       ['snippet', snippet.web_url],
+      ['markdown', notes.web_url],
+      ['lines', `${lines.web_url}#L3-5`],
       ['sign-in', `${server.url}/users/sign_in`],
       ['project', projectUrl],
       ['project-snippets', `${projectUrl}/-/snippets`],
@@ -167,6 +199,96 @@ describe('snippet pages in Chromium', () => {
     await context.close();
   });
 
+  it('highlights the line #L10 names and the lines #L10-20 name; a click sets one, a shift-click a range', async () => {
+    const page = await browser.newPage();
+    const background = (n: number) => page.locator(`#L${n}`).evaluate((el) => getComputedStyle(el).backgroundColor);
+    await page.goto(`${lines.web_url}#L10`);
+    const plain = await background(9);
+    const lit = await background(10);
+    assert.notEqual(lit, plain, 'the named line stands out');
+    assert.equal(await background(11), plain);
+    // The line number is drawn, not text: the code's text is the file's.
+    assert.equal(await page.locator('#L10').textContent(), 'n = 10\n');
+    assert.equal(
+      await page.locator('#L10 a.ln').evaluate((a) => getComputedStyle(a, '::before').content),
+      'counter(line)',
+    );
+    assert.ok(((await page.locator('#L10 a.ln').boundingBox())?.width ?? 0) > 10, 'the number takes its room');
+    // A range, opened as a link.
+    await page.goto(`${lines.web_url}#L12-14`);
+    await page.reload();
+    for (const n of [12, 13, 14]) assert.equal(await background(n), lit, `line ${n} of #L12-14`);
+    for (const n of [10, 11, 15]) assert.equal(await background(n), plain, `line ${n} outside #L12-14`);
+    // A click on a number sets the hash; a shift-click on another extends it to a range.
+    await page.locator('#L3 a.ln').click();
+    assert.equal(new URL(page.url()).hash, '#L3');
+    assert.equal(await background(3), lit);
+    assert.equal(await background(12), plain, 'the earlier range is let go');
+    await page.locator('#L6 a.ln').click({ modifiers: ['Shift'] });
+    assert.equal(new URL(page.url()).hash, '#L3-6');
+    for (const n of [3, 4, 5, 6]) assert.equal(await background(n), lit, `line ${n} of the shift-clicked range`);
+    assert.equal(await background(7), plain);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'line-range.png'), fullPage: true });
+    // A repository file's lines too.
+    await page.goto(`${groupProject.web_url}/-/blob/main/ci/deploy.yml#L2`);
+    assert.notEqual(
+      await page.locator('#L2').evaluate((el) => getComputedStyle(el).backgroundColor),
+      await page.locator('#L1').evaluate((el) => getComputedStyle(el).backgroundColor),
+    );
+    await page.close();
+  });
+
+  it('renders Markdown as GitLab: aligned table, task list with labels, details, footnote, heading anchors', async () => {
+    const page = await browser.newPage({ viewport: { width: 1000, height: 400 } });
+    const refused: string[] = [];
+    page.on('console', (m) => m.type() === 'error' && refused.push(m.text()));
+    await page.goto(notes.web_url);
+    const md = page.locator('#file-1 .markdown');
+    const align = (cell: string) => md.locator(cell).evaluate((el) => getComputedStyle(el).textAlign);
+    assert.equal(await align('th:nth-child(1)'), 'left');
+    assert.equal(await align('td:nth-child(2)'), 'center');
+    assert.equal(await align('td:nth-child(3)'), 'right');
+    assert.equal(await page.getByLabel('boil the water').isChecked(), true);
+    assert.equal(await page.getByLabel('pour it').isChecked(), false);
+    assert.equal(await page.getByLabel('pour it').isDisabled(), true);
+    const details = md.locator('details');
+    assert.equal(await details.locator('kbd').isVisible(), false, 'closed until opened');
+    await details.locator('summary').click();
+    assert.equal(await details.locator('kbd').textContent(), 'Enter');
+    assert.equal(await details.locator('kbd').isVisible(), true);
+    // The footnote reference leads to the note, and back.
+    await md.locator('sup.footnote-ref a').click();
+    assert.match(new URL(page.url()).hash, /^#fn-1-\d+$/);
+    assert.equal(
+      await md
+        .locator('.footnotes li:target')
+        .textContent()
+        .then((t) => t?.trim()),
+      'Not too hot. ↩︎',
+    );
+    // A link to a heading by its name reaches its anchor (user-content-usage), as GitLab's script does.
+    await page.locator('.description a', { hasText: 'usage' }).click();
+    assert.equal(new URL(page.url()).hash, '#usage');
+    assert.ok(await page.locator('#user-content-usage').isVisible());
+    const top = await page.locator('#user-content-usage').evaluate((el) => el.getBoundingClientRect().top);
+    assert.ok(Math.abs(top) < 50, `the heading scrolled to the top: ${top}`);
+    assert.deepEqual(refused, []);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'markdown-page.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('copies the clone URL with its button', async () => {
+    const context = await browser.newContext();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.url).origin });
+    const page = await context.newPage();
+    await page.goto(snippet.web_url);
+    await page.getByRole('button', { name: 'Copy clone with https' }).click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), snippet.http_url_to_repo);
+    await page.getByRole('button', { name: 'Copy hello.rb' }).click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'def hello\n  puts "hello"\nend\n');
+    await context.close();
+  });
+
   it('follows Raw to the file as plain text', async () => {
     const page = await browser.newPage();
     await page.goto(snippet.web_url);
@@ -180,7 +302,26 @@ describe('snippet pages in Chromium', () => {
     const page = await browser.newPage();
     await page.goto(`http://localhost:${(otherOrigin.address() as AddressInfo).port}/`);
     assert.equal(await page.locator('.snippetd-embed .hljs-keyword').first().textContent(), 'def');
-    assert.equal(await page.locator('.snippetd-embed-title a').getAttribute('href'), snippet.web_url);
+    assert.equal(await page.locator('.snippetd-embed-title a').first().getAttribute('href'), snippet.web_url);
+    assert.equal(await page.locator('.snippetd-embed').count(), 3);
+    // Three embeds, two of one snippet: no id twice, links within each embed to its own elements.
+    const ids = await page.evaluate(() => [...document.querySelectorAll('[id]')].map((el) => el.id));
+    assert.ok(ids.length > 10);
+    assert.deepEqual(
+      ids.filter((id, i) => ids.indexOf(id) !== i),
+      [],
+    );
+    const dangling = await page.evaluate(() =>
+      [...document.querySelectorAll('.snippetd-embed a[href^="#"]')]
+        .map((a) => a.getAttribute('href')!.slice(1))
+        .filter((id) => !document.getElementById(id)),
+    );
+    assert.deepEqual(dangling, []);
+    // Line numbers lead to the line on the snippet's page.
+    assert.equal(
+      await page.locator('.snippetd-embed').first().locator('a.ln').first().getAttribute('href'),
+      `${snippet.web_url}#file-2-L1`,
+    );
     await page.screenshot({ path: path.join(ARTIFACTS, 'snippet-embed.png'), fullPage: true });
     await page.close();
   });
@@ -194,13 +335,7 @@ describe('snippet pages in Chromium', () => {
         const page = await context.newPage();
         if (signedIn) await signIn(page, 'member', url);
         else await page.goto(url);
-        await page.addScriptTag({ path: AXE });
-        const violations = await page.evaluate(async () => {
-          const result = await (window as any).axe.run();
-          return result.violations
-            .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-            .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
-        });
+        const violations = await axeViolations(page, ['serious', 'critical']);
         assert.deepEqual(violations, [], `${name} (${colorScheme}): ${url}`);
         await page.screenshot({ path: path.join(ARTIFACTS, `page-${name}-${colorScheme}.png`), fullPage: true });
         await page.close();

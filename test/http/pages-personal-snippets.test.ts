@@ -84,7 +84,12 @@ describe('personal snippet pages', () => {
         assert.equal(page.statusCode, 200, where);
         assert.match(page.headers['content-type'] as string, /^text\/html/);
         assert.ok(page.body.includes(`${visibility} &lt;notes&gt;`), `${where}: the title, escaped`);
-        assert.ok(page.body.includes(`<h1>${visibility} heading</h1>`), `${where}: the Markdown file rendered`);
+        assert.ok(
+          page.body.includes(
+            `<h1><a id="user-content-${visibility}-heading" class="anchor" href="#${visibility}-heading" aria-hidden="true" tabindex="-1"></a>${visibility} heading</h1>`,
+          ),
+          `${where}: the Markdown file rendered`,
+        );
         assert.ok(page.body.includes(`/snippets/${s.id}.git`), `${where}: the clone URL`);
         assert.equal(raw.statusCode, 200, where);
         assert.equal(raw.body, `# ${visibility} heading`, where);
@@ -98,7 +103,8 @@ describe('personal snippet pages', () => {
     const embed = await view(`${pathOf(snippets.public.web_url)}.js`);
     assert.equal(embed.statusCode, 200);
     assert.match(embed.headers['content-type'] as string, /^application\/javascript/);
-    assert.ok(embed.body.startsWith('document.write('));
+    assert.ok(embed.body.startsWith('((markup, web) => {\n'));
+    assert.ok(embed.body.includes('document.write('));
     assert.ok(embed.body.includes('public heading'));
     for (const visibility of ['internal', 'private'])
       assert.equal((await view(`${pathOf(snippets[visibility].web_url)}.js`, aliceCookie)).statusCode, 404);

@@ -23,7 +23,7 @@ describe('project pages', () => {
     pub = await t.must('POST', '/projects', ROOT_TOKEN, {
       name: 'templates',
       visibility: 'public',
-      description: 'Team <templates>',
+      description: 'Team <templates> & **tools** <script>alert(1)</script>',
       initialize_with_readme: true,
     });
     priv = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'secret', visibility: 'private' });
@@ -39,8 +39,21 @@ describe('project pages', () => {
     const res = await page(pathOf(pub.web_url));
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
-    assert.match(res.body, /<p class="description">Team &lt;templates&gt;<\/p>/);
-    assert.ok(res.body.includes(`value="${pub.http_url_to_repo}"`));
+    // The description is Markdown as GitLab renders it: an unknown tag and a script are dropped.
+    assert.ok(
+      res.body.includes('<div class="description markdown"><p>Team  &amp; <strong>tools</strong> </p>\n</div>'),
+    );
+    assert.doesNotMatch(res.body, /alert\(1\)/);
+    assert.ok(
+      res.body.includes(
+        `<label for="clone-url">Clone with HTTPS</label><span><input id="clone-url" readonly value="${pub.http_url_to_repo}"> <button type="button" class="copy" data-copy="clone-url" aria-label="Copy clone with https" hidden>Copy</button></span>`,
+      ),
+    );
+    // The README rendered below the files, as GitLab shows it.
+    assert.match(
+      res.body,
+      /<section class="file readme" aria-labelledby="readme-name"><header class="file-header"><h2 id="readme-name">README\.md<\/h2><\/header>\n<div class="markdown"><h1><a id="user-content-templates" class="anchor" href="#templates" aria-hidden="true" tabindex="-1"><\/a>templates<\/h1>/,
+    );
     assert.ok(res.body.includes(`href="${pub.web_url}/-/tree/main/ci">ci/</a>`));
     assert.ok(res.body.includes(`href="${pub.web_url}/-/blob/main/README.md">README.md</a>`));
   });
@@ -107,6 +120,12 @@ describe('project pages', () => {
     const tree = await page(`${pathOf(pub.web_url)}/-/tree/main/ci`);
     assert.equal(tree.statusCode, 200);
     assert.ok(tree.body.includes(`href="${pub.web_url}/-/blob/main/ci/deploy.yml">deploy.yml</a>`));
+    assert.doesNotMatch(tree.body, /class="file readme"/, 'ci/ has no README');
+    const root = await page(`${pathOf(pub.web_url)}/-/tree/main`);
+    assert.match(
+      root.body,
+      /<h2 id="readme-name">README\.md<\/h2><\/header>\n<div class="markdown"><h1><a id="user-content-templates"/,
+    );
     const blob = await page(`${pathOf(pub.web_url)}/-/blob/main/ci/deploy.yml`);
     assert.equal(blob.statusCode, 200);
     assert.match(blob.body, /<span class="hljs-attr">deploy:<\/span>/);
@@ -125,13 +144,14 @@ describe('project pages', () => {
     });
     const blob = await page(`${pathOf(pub.web_url)}/-/blob/main/big.yml`);
     assert.equal(blob.statusCode, 200);
-    const raw = `http://[^"]+/api/v4/projects/${pub.id}/repository/files/big\\.yml/raw\\?ref=main`;
+    const raw = `http://[^"]+/${pub.path_with_namespace}/-/raw/main/big\\.yml`;
     assert.match(
       blob.body,
       new RegExp(
-        `<p class="too-large">This file is too large to display: it is larger than 1 MB\\. You can <a href="${raw}">view it raw</a> or <a href="${raw}" download>download it</a> instead\\.</p>`,
+        `<p class="too-large">This file is too large to display: it is larger than 1 MB\\. You can <a href="${raw}">view it raw</a> or <a href="${raw}\\?inline=false" download>download it</a> instead\\.</p>`,
       ),
     );
+    assert.doesNotMatch(blob.body, /class="copy"/, 'nothing to copy: the page does not hold the text');
     assert.doesNotMatch(blob.body, /key: value/);
   });
 });

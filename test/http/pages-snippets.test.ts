@@ -11,6 +11,16 @@ const gitBlobId = (content: string | Buffer) =>
   execFileSync('git', ['hash-object', '--stdin'], { input: content }).toString().trim();
 const pathOf = (url: string) => new URL(url).pathname;
 
+/** The markup and snippet URL the embed script (`((markup, web) => {…})("…", "…");`) writes with. */
+function embedded(script: string): { markup: string; web: string } {
+  const [markup, web] = JSON.parse(`[${script.slice(script.lastIndexOf('})(') + 3, -3)}]`);
+  return { markup, web };
+}
+
+/** The start of a numbered line (render-worker.ts). */
+const line = (prefix: string, n: number) =>
+  `<span class="line" id="${prefix}${n}"><a class="ln" href="#${prefix}${n}" aria-hidden="true" tabindex="-1"></a>`;
+
 describe('snippet pages', () => {
   let t: TestApp;
   const projects: Record<string, { id: number; path: string }> = {};
@@ -47,12 +57,17 @@ describe('snippet pages', () => {
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
     assert.match(res.body, /<h1>A &lt;b&gt;public&lt;\/b&gt; snippet<\/h1>/);
-    assert.match(res.body, /<p>Some <strong>bold<\/strong> text &lt;script&gt;alert\(1\)&lt;\/script&gt;<\/p>/);
-    assert.doesNotMatch(res.body, /<script>alert|<img src=x/);
+    // Markdown as GitLab renders it: its allowed HTML kept, a script dropped with its text.
+    assert.match(res.body, /<p>Some <strong>bold<\/strong> text <\/p>/);
+    assert.doesNotMatch(res.body, /<script>alert|<img src=x|<img[^>]*onerror/);
     // Code highlighted on the server, Markdown rendered with its table and task list.
     assert.match(res.body, /<span class="hljs-keyword">def<\/span> <span class="hljs-title function_">hello<\/span>/);
     assert.match(res.body, /<table>\s*<thead>\s*<tr>\s*<th>a<\/th>/);
-    assert.match(res.body, /<input type="checkbox" disabled checked> done/);
+    assert.ok(
+      res.body.includes(
+        '<li class="task-list-item"><label class="task-list-item-label"><input type="checkbox" class="task-list-item-checkbox" disabled checked /> done</label></li>',
+      ),
+    );
     assert.deepEqual(
       [...res.body.matchAll(/<h2 id="file-\d+-name">([^<]+)<\/h2>/g)].map((m) => m[1]),
       ['README.md', 'hello.rb', 'page.html'],
@@ -234,10 +249,14 @@ describe('snippet pages', () => {
       ids.filter((m) => m[2] === 'small.md').map((m) => m[1]),
     );
     // The small file beside it is rendered, its source shown escaped.
-    assert.match(page.body, /<h1>Small &lt;b&gt;<\/h1>/);
+    assert.ok(
+      page.body.includes(
+        '<h1><a id="user-content-small-" class="anchor" href="#small-" aria-hidden="true" tabindex="-1"></a>Small <b></b></h1>',
+      ),
+    );
     assert.ok(page.body.includes('<pre><code># Small &lt;b&gt;\n</code></pre></details>'));
     const embed = await t.request({ method: 'GET', url: `${pathOf(s.web_url)}.js`, token: null });
-    assert.ok(JSON.parse(embed.body.slice('document.write('.length, -3)).includes(message));
+    assert.ok(embedded(embed.body).markup.includes(message));
   });
 
   it('Markdown whose rendering would be far larger than the file is shown as its text', async () => {
@@ -261,7 +280,7 @@ describe('snippet pages', () => {
     const first = await page();
     assert.deepEqual(names(first), ['a.rb', 'b.rb']);
     assert.match(first, /old_a/);
-    assert.match(first, /<code class="hljs language-rb">kept_b/);
+    assert.ok(first.includes(`<code class="hljs language-rb">${line('file-2-L', 1)}kept_b`));
     await t.must('PUT', `/projects/${projects.public.id}/snippets/${s.id}`, ROOT_TOKEN, {
       description: 'Now *emphasised*',
       files: [
@@ -274,8 +293,10 @@ describe('snippet pages', () => {
     assert.deepEqual(names(now), ['a.rb', 'b.py', 'c.md']);
     assert.match(now, /new_a/);
     assert.doesNotMatch(now, /old_a/);
-    assert.match(now, /<code class="hljs language-py">kept_b = <span class="hljs-number">2<\/span>/);
-    assert.match(now, /<h1>Added<\/h1>/);
+    assert.ok(
+      now.includes(`<code class="hljs language-py">${line('file-2-L', 1)}kept_b = <span class="hljs-number">2</span>`),
+    );
+    assert.match(now, /<h1><a id="user-content-added" class="anchor" href="#added"[^>]*><\/a>Added<\/h1>/);
     assert.match(now, /<p>Now <em>emphasised<\/em><\/p>/);
     assert.doesNotMatch(now, /<strong>bold<\/strong>/);
   });
@@ -304,11 +325,13 @@ describe('snippet pages', () => {
     const res = await t.request({ method: 'GET', url: `${pathOf(snippet.web_url)}.js`, token: null });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'application/javascript; charset=utf-8');
-    assert.ok(res.body.startsWith('document.write("'));
+    assert.ok(res.body.startsWith('((markup, web) => {\n'));
     assert.doesNotMatch(res.body, /<\/script/i);
-    const written = JSON.parse(res.body.slice('document.write('.length, -3));
-    assert.match(written, /^<div class="snippetd-embed"><style>\.snippetd-embed\{/);
-    assert.match(written, /<span class="hljs-keyword">def<\/span>/);
+    const { markup, web } = embedded(res.body);
+    assert.equal(web, snippet.web_url);
+    assert.match(markup, /^<style>\.snippetd-embed\{/);
+    assert.match(markup, /<span class="hljs-keyword">def<\/span>/);
+    assert.doesNotMatch(markup, /class="copy"/, 'the embed runs no script of ours to copy with');
   });
 
   describe('whatever an anonymous visitor may not see is 404, never 403, on every URL the API hands out', () => {

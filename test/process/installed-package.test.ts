@@ -1,5 +1,5 @@
 // The package as operators get it, on real processes: `npm pack` builds dist/ (the prepare script) and
-// packs only what runs; `npm start` serves from dist/ and stops with it on SIGTERM (no orphan); the tarball
+// packs only what runs (the forms' code editor bundled for browsers among it); `npm start` serves from dist/ and stops with it on SIGTERM (no orphan); the tarball
 // installed in an empty directory gives `npx snippetd serve`, which answers, and `import 'snippetd'`.
 // The package is packed from a copy of the checkout, so this never rebuilds the dist/ other tests may use.
 // better-sqlite3 installs as it does for a user, through its prebuild-install, which takes the binary this
@@ -86,7 +86,8 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     for (const name of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md'])
       fs.copyFileSync(path.join(root, name), path.join(copy, name));
     for (const name of ['src', 'bin']) fs.cpSync(path.join(root, name), path.join(copy, name), { recursive: true });
-    fs.copyFileSync(path.join(root, 'scripts', 'build.mjs'), path.join(copy, 'scripts', 'build.mjs'));
+    for (const name of ['build.mjs', 'editor-bundle.mjs'])
+      fs.copyFileSync(path.join(root, 'scripts', name), path.join(copy, 'scripts', name));
     fs.symlinkSync(fs.realpathSync(path.join(root, 'node_modules')), path.join(copy, 'node_modules'));
     // A prebuilt binary as prebuild-install names and unpacks it (util.js#getDownloadUrl). When the registry
     // has a newer better-sqlite3 than this checkout, the name differs and the install compiles it instead.
@@ -125,6 +126,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
       'dist/storage/git/hooks/pre-receive',
       'dist/storage/git/hooks/pre-receive.cjs',
       'dist/http/views/app.css',
+      'dist/http/views/editor/editor.js',
       'dist/templates-data/dockerfiles/Node.Dockerfile',
     ])
       assert.ok(files.includes(file), `${file} is not in the tarball`);
@@ -183,7 +185,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     const answer = await version(url);
     assert.equal(answer.status, 200);
     assert.equal(answer.body.revision, `snippetd-${pkg.version}`);
-    // A page loads its highlighter and Markdown renderer on first use, from the installed packages, in the
+    // A page loads its highlighter, Markdown renderer and sanitizer on first use, from the installed packages, in the
     // render pool's worker threads (dist/domain/render-worker.js).
     const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
     const project = await fetch(`${url}/api/v4/projects`, {
@@ -193,7 +195,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     }).then((res) => res.json());
     const files = [
       { file_path: 'a.rb', content: 'def answer\n  42\nend\n' },
-      { file_path: 'README.md', content: '# Notes\n\n*kept*\n' },
+      { file_path: 'README.md', content: '# Notes\n\n*kept*\n\n<details><summary>more</summary>x</details>\n' },
     ];
     const created = await fetch(`${url}/api/v4/projects/${project.id}/snippets`, {
       method: 'POST',
@@ -206,6 +208,20 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     const html = await page.text();
     assert.match(html, /<span class="hljs-keyword">def<\/span>/);
     assert.match(html, /<em>kept<\/em>/);
+    // Its HTML through the sanitizer, which the worker loads from the installed packages too.
+    assert.match(html, /<h1><a id="user-content-notes" class="anchor" href="#notes"/);
+    assert.ok(html.includes('<details><summary>more</summary>x</details>'));
+    // The code editor of the forms is served from the bundle the build made, with the chunks it imports:
+    // nothing is bundled at run time (esbuild and CodeMirror are not installed here).
+    const editor = await fetch(`${url}/-/snippetd/editor/editor.js`);
+    assert.equal(editor.status, 200);
+    assert.equal(editor.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    const editorScript = await editor.text();
+    const chunks = [...editorScript.matchAll(/from"\.\/(chunk-[A-Z0-9]+\.js)"/g)].map((m) => m[1]);
+    assert.ok(chunks.length > 0, editorScript.slice(0, 200));
+    for (const chunk of chunks) assert.equal((await fetch(`${url}/-/snippetd/editor/${chunk}`)).status, 200, chunk);
+    assert.equal(fs.existsSync(path.join(app, 'node_modules', 'esbuild')), false);
+    assert.equal(fs.existsSync(path.join(app, 'node_modules', '@codemirror')), false);
     // npx (npm exec) runs the bin through a shell and does not pass SIGTERM on: stop the server itself.
     process.kill(pid, 'SIGTERM');
     assert.equal(await server.exited, 0);

@@ -88,9 +88,13 @@ describe('pages of hostile snippets on a real server', () => {
     assertCalm(embed.calm);
     assert.equal(embed.answer.status, 200);
     assert.equal(embed.answer.type, 'application/javascript; charset=utf-8');
-    const written = /^document\.write\((".*")\);\n$/s.exec(embed.answer.text);
+    // `((markup, web) => { …document.write… })("<markup>", "<web_url>");`
+    const written = /^\(\(markup, web\) => \{\n.*document\.write\(.*\n\}\)\((".*"), (".*")\);\n$/s.exec(
+      embed.answer.text,
+    );
     assert.ok(written, embed.answer.text.slice(0, 300));
     const markup = JSON.parse(written[1]) as string;
+    assert.equal(JSON.parse(written[2]), web);
     assert.match(markup, /This file is too large to display: it is larger than 1 MB\./);
     assert.ok(markup.includes(`<a href="${raw}?inline=false" download>download it</a>`));
   });
@@ -98,13 +102,23 @@ describe('pages of hostile snippets on a real server', () => {
   it('a page with a megabyte of JavaScript is highlighted while sign-in pages go on', async () => {
     // 1,040,000 bytes: just under the display limit, highlighted in a worker thread.
     const line = `const value = "${'x'.repeat(60)}";\n`;
-    const code = `${line.repeat(Math.floor(1_040_000 / line.length) - 1)}// the end\n`;
+    const lines = Math.floor(1_040_000 / line.length);
+    const code = `${line.repeat(lines - 1)}// the end\n`;
     const web = await snippet([{ file_path: 'big.js', content: code }]);
     const { answer, calm } = await whileHostile(server, () => page(web), '/users/sign_in');
     assertCalm(calm);
     assert.equal(answer.status, 200);
-    assert.match(answer.text, /<code class="hljs language-js"><span class="hljs-keyword">const<\/span> value = /);
-    assert.match(answer.text, /<span class="hljs-comment">\/\/ the end<\/span>\n<\/code><\/pre>/);
+    // In numbered lines, the last one the comment.
+    const numbered = (n: number) =>
+      `<span class="line" id="L${n}"><a class="ln" href="#L${n}" aria-hidden="true" tabindex="-1"></a>`;
+    assert.ok(
+      answer.text.includes(
+        `<code class="hljs language-js">${numbered(1)}<span class="hljs-keyword">const</span> value = `,
+      ),
+    );
+    assert.ok(
+      answer.text.includes(`${numbered(lines)}<span class="hljs-comment">// the end</span>\n</span></code></pre>`),
+    );
   });
 
   it('a page with a large Markdown description renders it while other requests go on', async () => {

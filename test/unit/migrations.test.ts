@@ -52,6 +52,7 @@ describe('migrations', () => {
           '0006_snippet_list_index',
           '0007_rate_limit_counters',
           '0008_personal_snippets',
+          '0009_git_object_parts',
         ],
       );
     } finally {
@@ -147,7 +148,7 @@ describe('migrations', () => {
         .execute();
       await k.deleteFrom('snippets').where('id', '=', gone.id).execute();
 
-      assert.deepEqual(await migrateToLatest(db), ['0008_personal_snippets']);
+      assert.deepEqual(await migrateToLatest(db), ['0008_personal_snippets', '0009_git_object_parts']);
       const rows = await k.selectFrom('snippets').select(['id', 'title', 'project_id']).execute();
       assert.deepEqual(rows, [{ id: kept.id, title: 'kept', project_id: project.id }]);
       assert.equal((await k.selectFrom('snippet_files').selectAll().execute()).length, 1);

@@ -1,7 +1,8 @@
 // What every page module shares: who is looking, the shape of a page handler, and list paging.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Viewer } from '../../domain/policy.ts';
-import { html, type Html } from '../views/html.ts';
+import { html, trusted, type Html } from '../views/html.ts';
+import type { FileView } from '../../domain/rendering.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
 
 /**
@@ -41,3 +42,24 @@ export const tooLargeToDisplay = (limit: number, rawUrl: string, downloadUrl: st
 /** Said above a file whose rendering went over its time budget (domain/rendering.ts). */
 export const renderAbandoned = html`<p class="notice">Rendering this file took too long, so it is shown as plain text.</p>
 `;
+
+/**
+ * Code as GitLab's blob viewer shows it: numbered lines (render-worker.ts), the gutter as wide as the last
+ * line's number.
+ */
+export function codeBlock(view: Extract<FileView, { kind: 'code' }>): Html {
+  const numbered = view.lines !== undefined;
+  const digits = numbered ? Math.min(String(view.lines).length, 7) : 0;
+  return html`${view.renderAbandoned ? renderAbandoned : ''}<pre class="code${numbered ? ` numbered digits-${digits}` : ''}"><code class="hljs${view.language ? ` language-${view.language}` : ''}">${trusted(view.html)}</code></pre>`;
+}
+
+/** A button that copies the text of the element with this id (shown by the page's script, scripts.ts). */
+export const copyButton = (targetId: string, label: string) =>
+  html`<button type="button" class="copy" data-copy="${targetId}" aria-label="${label}" hidden>Copy</button>`;
+
+/** A read-only field to copy from, with its copy button. */
+export const copyField = (id: string, label: string, value: string) =>
+  html`<div class="copy-field"><label for="${id}">${label}</label><span><input id="${id}" readonly value="${value}"> ${copyButton(id, `Copy ${label.toLowerCase()}`)}</span></div>`;
+
+/** The clone URL, to copy. */
+export const cloneField = (url: string) => copyField('clone-url', 'Clone with HTTPS', url);

@@ -1,12 +1,14 @@
 // The web face: every path outside the API that is not git is a page. Pages have a router of their own (the
 // PAGES table: methods, a pattern over the path as sent, a handler), reached from the one route for paths
-// of any depth (routes/paths.ts) as git over HTTP is; the sign-in routes and the stylesheet are plain routes.
+// of any depth (routes/paths.ts) as git over HTTP is; the sign-in routes, the stylesheet and the
+// code editor's script are plain routes.
 import fs from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { routeNotFound } from '../../domain/failure.ts';
 import { sendFailurePage, sendPage, STYLESHEET_PATH } from './layout.ts';
 import { html } from '../views/html.ts';
 import { SNIPPET_PAGES } from './snippets.ts';
+import { REVISION_PAGES } from './revisions.ts';
 import { SNIPPET_FORM_PAGES } from './snippet-forms.ts';
 import { ACCESS_TOKEN_PAGES } from './access-tokens.ts';
 import { readPageUser, sessionRoutes } from './sessions.ts';
@@ -15,6 +17,7 @@ import { NAMESPACE_PAGES } from './namespaces.ts';
 import { shippedFile } from '../../shipped-files.ts';
 import { sendCompressed } from '../plugins/compression.ts';
 import type { PageHandler } from './common.ts';
+import { EDITOR_ROUTE, serveEditorFile } from './editor.ts';
 
 /** A page: the methods it answers (GET answers HEAD too), a pattern over the path as sent, its handler. */
 export interface PageRoute {
@@ -43,7 +46,7 @@ const PAGES: PageRoute[] = [
     [/^\/-\/snippets$/, snippetsIndex],
   ]),
   ...forms([...SNIPPET_FORM_PAGES, ...ACCESS_TOKEN_PAGES]),
-  ...gets([...SNIPPET_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES]),
+  ...gets([...SNIPPET_PAGES, ...REVISION_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES]),
 ];
 
 const methodOf = (request: FastifyRequest) => (request.method === 'HEAD' ? 'GET' : request.method);
@@ -91,6 +94,7 @@ export async function pageRoutes(app: FastifyInstance) {
       STYLESHEET,
     ),
   );
+  app.get<{ Params: { file: string } }>(EDITOR_ROUTE, serveEditorFile);
 }
 
 /** The front page: who is signed in, and where to go. */

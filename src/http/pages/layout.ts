@@ -5,17 +5,21 @@ import { html, type Html } from '../views/html.ts';
 import { answerFor } from '../plugins/errors.ts';
 import { sendCompressed } from '../plugins/compression.ts';
 import { formTokenField } from './form-token.ts';
+import { editorScriptTag } from './editor.ts';
 
 export const STYLESHEET_PATH = '/-/snippetd/app.css';
 
 /** A nonce for the page's own scripts: the policy runs no other script. */
 export const newNonce = () => crypto.randomBytes(16).toString('base64');
 
-const policy = (nonce: string) =>
+const policy = (nonce: string, editor: boolean) =>
   [
     "default-src 'none'",
-    "style-src 'self'",
-    "img-src 'self' data:",
+    // The code editor writes its styles into a <style> element it gives the page's nonce (CodeMirror's
+    // cspNonce); other pages allow the stylesheet alone.
+    editor ? `style-src 'self' 'nonce-${nonce}'` : "style-src 'self'",
+    // Images in Markdown load from other sites over https, as GitLab shows them (docs/pages.md, Images).
+    "img-src 'self' data: https:",
     `script-src 'nonce-${nonce}'`,
     "base-uri 'none'",
     "form-action 'self'",
@@ -56,7 +60,19 @@ ${nav}
 </details></header>`;
 }
 
-export function sendPage(reply: FastifyReply, status: number, title: string, body: Html, nonce = newNonce()) {
+export interface PageOptions {
+  /** The code editor over the page's `textarea.code-input` fields (editor.ts). */
+  editor?: boolean;
+}
+
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  body: Html,
+  nonce = newNonce(),
+  { editor = false }: PageOptions = {},
+) {
   const document = html`<!doctype html>
 <html lang="en">
 <head>
@@ -65,6 +81,7 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
 <title>${title} · snippetd</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
 <link rel="icon" href="data:,">
+${editor ? editorScriptTag(nonce) : ''}
 </head>
 <body>
 ${topHeader(reply.request)}
@@ -77,7 +94,7 @@ ${body}
   reply
     .code(status)
     .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Content-Security-Policy', policy(nonce))
+    .header('Content-Security-Policy', policy(nonce, editor))
     .header('Referrer-Policy', 'strict-origin-when-cross-origin')
     .header('Cache-Control', 'private, no-store');
   return sendCompressed(reply, document.text);
@@ -97,10 +114,15 @@ const FAILURE_PAGES: Record<number, [heading: string, text: string]> = {
  * who is not signed in is sent to sign in instead of a 404, and back afterwards, as GitLab does: what they
  * asked for may be theirs to see once signed in, and the page tells no one whether it exists.
  */
-export function sendFailurePage(request: FastifyRequest, reply: FastifyReply, error: unknown) {
+export function sendFailurePage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: unknown,
+  { signInFirst = true } = {},
+) {
   const [status, , headers] = answerFor(error);
   if (status >= 500) throw error;
-  if (status === 404 && !request.pageUser && (request.method === 'GET' || request.method === 'HEAD'))
+  if (signInFirst && status === 404 && !request.pageUser && (request.method === 'GET' || request.method === 'HEAD'))
     return reply.redirect(signInPath(request.url), 302);
   // The failure's headers too: a 429's Retry-After says when the page will open again.
   if (headers) reply.headers(headers);

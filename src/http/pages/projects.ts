@@ -3,22 +3,27 @@
 // template projects live there. The same domain calls as the API; hidden is a 404 page.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
-import { can } from '../../domain/policy.ts';
+import { can, NO_ACCESS } from '../../domain/policy.ts';
 import { findSnippets } from '../../domain/snippets/finder.ts';
 import { Failure, notFound } from '../../domain/failure.ts';
 import { listTree, readFile, type TreeItem } from '../../domain/project-files.ts';
-import { viewOf } from '../../domain/rendering.ts';
+import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import { storeOf } from '../request.ts';
 import { baseUrl, encodePath, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
-import { sendPage } from './layout.ts';
+import { newNonce, sendPage } from './layout.ts';
+import { pageScript } from './scripts.ts';
+import { sendWebRaw } from '../raw.ts';
+import { limitRaw } from '../rate-limits.ts';
 import { groupPage } from './namespaces.ts';
 import {
+  cloneField,
+  codeBlock,
+  copyButton,
   pageLinks,
   pageViewer,
   positiveQueryNumber,
-  renderAbandoned,
   tooLargeToDisplay,
   type PageHandler,
 } from './common.ts';
@@ -75,9 +80,11 @@ async function projectPage(request: FastifyRequest, reply: FastifyReply, project
           throw error;
         })
       : [];
+  const readme = canReadCode && ref ? await readmeOf(request, ctx, ref, files) : null;
+  const nonce = newNonce();
   const body = html`${projectHeader(base, ctx)}
-${ctx.project.description ? html`<p class="description">${ctx.project.description}</p>` : ''}
-${canReadCode ? html`<section class="clone"><label>Clone with HTTPS <input readonly value="${base}/${ctx.project.full_path}.git"></label></section>` : ''}
+${ctx.project.description ? html`<div class="description markdown">${trusted(await markdownHtml(ctx.project.description))}</div>` : ''}
+${canReadCode ? html`<section class="clone">${cloneField(`${base}/${ctx.project.full_path}.git`)}</section>` : ''}
 ${
   snippets
     ? html`<section><h2>Snippets</h2>${snippetList(base, ctx, snippets.rows)}
@@ -90,8 +97,58 @@ ${
         files.length ? treeList(base, ctx, ref, files) : html`<p class="meta">The repository is empty.</p>`
       }</section>`
     : ''
-}`;
-  return sendPage(reply, 200, ctx.project.name, body);
+}
+${readme ?? ''}
+${pageScript(nonce)}`;
+  return sendPage(reply, 200, ctx.project.name, body, nonce);
+}
+
+/** README names GitLab shows below a project's files, Markdown first. */
+const README = /^readme(\.(md|markdown|mdown|mkd|txt|rst|adoc))?$/i;
+
+/** The project's README on `ref`, rendered, when its root has one. */
+async function readmeOf(request: FastifyRequest, ctx: ProjectContext, ref: string, files: TreeItem[]) {
+  const readmes = files.filter((f) => f.type === 'blob' && README.test(f.name));
+  const name = readmes.find((f) => /\.(md|markdown|mdown|mkd)$/i.test(f.name)) ?? readmes[0];
+  if (!name) return null;
+  const { info, content } = await readFile(storeOf(request), ctx, ref, name.path);
+  const view = await viewOf(
+    info.blob_id,
+    name.path,
+    content,
+    'readme-L',
+    relativeLinks(baseUrl(request), ctx, ref, name.path),
+  );
+  const rawUrl = rawFileUrl(baseUrl(request), ctx, ref, name.path);
+  return html`<section class="file readme" aria-labelledby="readme-name"><header class="file-header"><h2 id="readme-name">${name.name}</h2></header>
+${fileView(view, rawUrl, name.name)}
+</section>`;
+}
+
+/** Where the relative links of a file at `file` lead: files' pages, images' raw bytes (render-worker.ts). */
+function relativeLinks(base: string, ctx: ProjectContext, ref: string, file: string) {
+  const dir = file.includes('/') ? `${encodePath(file.slice(0, file.lastIndexOf('/')))}/` : '';
+  const at = (kind: string) => `${base}/${ctx.project.full_path}/-/${kind}/${encodeURIComponent(ref)}/${dir}`;
+  return { blob: at('blob'), raw: at('raw') };
+}
+
+/** A repository file at its raw web path (GitLab's `/-/raw/<ref>/<path>`). */
+const rawFileUrl = (base: string, ctx: ProjectContext, ref: string, file: string) =>
+  `${base}/${ctx.project.full_path}/-/raw/${encodeURIComponent(ref)}/${encodePath(file)}`;
+
+function fileView(view: FileView, rawUrl: string, fileName: string): Html {
+  switch (view.kind) {
+    case 'code':
+      return codeBlock(view);
+    case 'too_large':
+      return tooLargeToDisplay(view.limit, rawUrl, `${rawUrl}?inline=false`);
+    case 'markdown':
+      return html`<div class="markdown">${trusted(view.html)}</div>`;
+    case 'image':
+      return html`<div class="image"><img src="${rawUrl}" alt="${fileName}"></div>`;
+    case 'binary':
+      return html`<p class="binary"><a href="${rawUrl}?inline=false" download>Download ${fileName}</a></p>`;
+  }
 }
 
 async function snippetsPage(request: FastifyRequest, reply: FastifyReply, projectPath: string) {
@@ -127,32 +184,57 @@ async function treePage(request: FastifyRequest, reply: FastifyReply, projectPat
   const ctx = await codeProject(request, projectPath);
   const items = await listTree(storeOf(request), ctx, { ref, path: dir, recursive: false });
   const base = baseUrl(request);
+  const nonce = newNonce();
+  // A directory's README below its files, as GitLab shows it.
   const body = html`${projectHeader(base, ctx)}
 <h2>${dir ?? '/'} <span class="meta">on ${ref}</span></h2>
-${treeList(base, ctx, ref, items)}`;
-  return sendPage(reply, 200, `${dir ?? ref} · ${ctx.project.name}`, body);
+${treeList(base, ctx, ref, items)}
+${(await readmeOf(request, ctx, ref, items)) ?? ''}
+${pageScript(nonce)}`;
+  return sendPage(reply, 200, `${dir ?? ref} · ${ctx.project.name}`, body, nonce);
 }
 
 async function blobPage(request: FastifyRequest, reply: FastifyReply, projectPath: string, ref: string, file: string) {
   const ctx = await codeProject(request, projectPath);
   const { info, content } = await readFile(storeOf(request), ctx, ref, file);
-  const view = await viewOf(info.blob_id, file, content);
   const base = baseUrl(request);
-  const rawUrl = `${base}/api/v4/projects/${ctx.project.id}/repository/files/${encodeURIComponent(file)}/raw?ref=${encodeURIComponent(ref)}`;
-  const shown =
-    view.kind === 'code'
-      ? html`${view.renderAbandoned ? renderAbandoned : ''}<pre class="code"><code class="hljs">${trusted(view.html)}</code></pre>`
-      : view.kind === 'too_large'
-        ? tooLargeToDisplay(view.limit, rawUrl, rawUrl)
-        : view.kind === 'markdown'
-          ? html`<div class="markdown">${trusted(view.html)}</div>`
-          : html`<p class="binary"><a href="${rawUrl}">Download ${info.file_name}</a></p>`;
+  const view = await viewOf(info.blob_id, file, content, 'L', relativeLinks(base, ctx, ref, file));
+  const rawUrl = rawFileUrl(base, ctx, ref, file);
+  const copyable = info.size > 0 && (view.kind === 'code' || view.kind === 'markdown');
+  const nonce = newNonce();
   const body = html`${projectHeader(base, ctx)}
-<section class="file"><header class="file-header"><h2>${file}</h2><span class="meta">on ${ref}</span>
-<nav class="file-actions"><a href="${rawUrl}">Raw</a></nav></header>
-${shown}
-</section>`;
-  return sendPage(reply, 200, `${file} · ${ctx.project.name}`, body);
+<section class="file" id="file-1" aria-labelledby="file-1-name"><header class="file-header"><h2 id="file-1-name">${file}</h2><span class="meta">on ${ref}</span>
+<nav class="file-actions"><a href="${rawUrl}">Raw</a> <a href="${rawUrl}?inline=false" download>Download</a>
+${copyable ? copyButton('file-1', `Copy ${info.file_name}`) : ''}</nav></header>
+${fileView(view, rawUrl, info.file_name)}
+${view.kind === 'markdown' ? html`<details class="source"><summary>Source</summary><pre><code>${trusted(view.sourceHtml)}</code></pre></details>` : ''}
+</section>
+${pageScript(nonce)}`;
+  return sendPage(reply, 200, `${file} · ${ctx.project.name}`, body, nonce);
+}
+
+/**
+ * A repository file's bytes at GitLab's raw web path, inert as the snippets' raw files (raw.ts), counted by
+ * the same raw limits as the API's raw endpoint.
+ */
+async function rawFilePage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  projectPath: string,
+  ref: string,
+  file: string,
+) {
+  const ctx = await codeProject(request, projectPath);
+  const viewer = pageViewer(request);
+  await limitRaw(request, ctx.project.id, file, viewer !== null);
+  const { info, content } = await readFile(storeOf(request), ctx, ref, file);
+  const anyone = can(null, 'download_code', { project: ctx.project, access: NO_ACCESS });
+  return sendWebRaw(
+    request,
+    reply,
+    { path: file, content, blobId: info.blob_id },
+    { public: anyone, immutable: /^[0-9a-f]{40}$/.test(ref) },
+  );
 }
 
 /**
@@ -174,5 +256,6 @@ export const PROJECT_PAGES: [RegExp, PageHandler][] = [
   [/^\/(.+)\/-\/snippets$/, (rq, rp, g) => snippetsPage(rq, rp, g[0])],
   [/^\/(.+)\/-\/tree\/([^/]+)(?:\/(.+))?$/, (rq, rp, g) => treePage(rq, rp, g[0], g[1], g[2])],
   [/^\/(.+)\/-\/blob\/([^/]+)\/(.+)$/, (rq, rp, g) => blobPage(rq, rp, g[0], g[1], g[2])],
+  [/^\/(.+)\/-\/raw\/([^/]+)\/(.+)$/, (rq, rp, g) => rawFilePage(rq, rp, g[0], g[1], g[2])],
   [/^\/([^-][^?]*[^/])$/, (rq, rp, g) => projectOrGroupPage(rq, rp, g[0])],
 ];

@@ -3,7 +3,7 @@
 // confirmation). Each form posts back to its own path; every POST is checked for this session's form token
 // (form-token.ts), then goes through the same validation and domain call as the API, so every rule and
 // message applies. Without JavaScript everything works: adding a file or previewing the description is a
-// round trip that keeps what was typed.
+// round trip that keeps what was typed. With it, each file's content is edited in a code editor (editor.ts).
 import { isUtf8 } from 'node:buffer';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Snippet, User, Visibility } from '../../storage/db/schema.ts';
@@ -248,6 +248,8 @@ async function newSnippet(request: FastifyRequest, reply: FastifyReply, projectP
       status,
       'New snippet',
       snippetForm(request, await formPageOf(request, page, values), values, errors),
+      newNonce(),
+      { editor: true },
     );
   if (request.method === 'GET')
     return show(200, { title: '', description: '', visibility: fallback, files: [emptyRow()] }, {});
@@ -385,6 +387,8 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
       status,
       `Edit ${snippet.title}`,
       snippetForm(request, { ...(await formPageOf(request, page, values)), ...extra }, values, errors),
+      newNonce(),
+      { editor: true },
     );
   if (request.method === 'GET') {
     const values = { title: snippet.title, description: snippet.description ?? '', visibility: snippet.visibility };

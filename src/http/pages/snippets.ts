@@ -12,7 +12,16 @@ import {
   snippetFiles,
 } from '../../domain/snippets/reads.ts';
 import { keptView, markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
-import { pageViewer, renderAbandoned, tooLargeToDisplay, type PageHandler } from './common.ts';
+import {
+  cloneField,
+  codeBlock,
+  copyButton,
+  copyField,
+  pageViewer,
+  tooLargeToDisplay,
+  type PageHandler,
+} from './common.ts';
+import { pageScript } from './scripts.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
 import type { Snippet, User } from '../../storage/db/schema.ts';
 import type { Store } from '../../storage/db/store.ts';
@@ -43,32 +52,42 @@ function fileBody(view: FileView, rawUrl: string, filePath: string): Html {
       return html`<div class="markdown">${trusted(view.html)}</div>
 <details class="source"><summary>Source</summary><pre><code>${trusted(view.sourceHtml)}</code></pre></details>`;
     case 'code':
-      return html`${view.renderAbandoned ? renderAbandoned : ''}<pre class="code"><code class="hljs${view.language ? ` language-${view.language}` : ''}">${trusted(view.html)}</code></pre>`;
+      return codeBlock(view);
   }
 }
+
+/**
+ * The ids of a file's lines: `L10` when the snippet has one file (GitLab's anchors), `file-2-L10` for the
+ * second of several, so that no two lines on the page share an id.
+ */
+const linePrefix = (index: number, count: number) => (count === 1 ? 'L' : `file-${index + 1}-L`);
 
 /** The snippet's files with their views, in git's order. Contents are read only for a view not kept yet. */
 async function fileViews(store: Store, snippet: Snippet) {
   const index = await store.snippets.fileIndex(snippet.id);
-  const kept = index.map((file) => keptView(file.blob_id, file.path));
+  const kept = index.map((file, i) => keptView(file.blob_id, file.path, linePrefix(i, index.length)));
   if (kept.every((view) => view !== undefined)) return index.map((file, i) => ({ ...file, view: kept[i]! }));
   // Paths, blob ids and contents read together, so each view is rendered from the bytes of its own blob.
   const files = await snippetFiles(store, snippet);
   return Promise.all(
-    files.map(async (file) => ({ ...file, view: await viewOf(file.blob_id, file.path, file.content) })),
+    files.map(async (file, i) => ({
+      ...file,
+      view: await viewOf(file.blob_id, file.path, file.content, linePrefix(i, files.length)),
+    })),
   );
 }
 
-async function fileSections(store: Store, snippet: Snippet, web: string): Promise<Html[]> {
+async function fileSections(store: Store, snippet: Snippet, web: string, embed = false): Promise<Html[]> {
   return (await fileViews(store, snippet)).map((file, i) => {
     const rawUrl = snippetFileRawUrl(web, snippet.default_branch, file.path);
-    // A copy button only where the page holds the file's text.
-    const copyable = file.view.kind === 'code' || file.view.kind === 'markdown';
+    // A copy button only where the page holds the file's text, and there is some (not in the embed: it has
+    // no script of ours to run it).
+    const copyable = !embed && file.size > 0 && (file.view.kind === 'code' || file.view.kind === 'markdown');
     return html`<section class="file" id="file-${i + 1}" aria-labelledby="file-${i + 1}-name">
 <header class="file-header">
 <h2 id="file-${i + 1}-name">${file.path}</h2><span class="size">${humanSize(file.size)}</span>
 <nav class="file-actions"><a href="${rawUrl}">Raw</a> <a href="${rawUrl}?inline=false" download>Download</a>
-${copyable ? html`<button type="button" class="copy" data-copy="file-${i + 1}" hidden>Copy</button>` : ''}</nav>
+${copyable ? copyButton(`file-${i + 1}`, `Copy ${file.path}`) : ''}</nav>
 </header>
 ${fileBody(file.view, rawUrl, file.path)}
 </section>`;
@@ -84,13 +103,27 @@ async function embedScript(request: FastifyRequest, reply: FastifyReply, project
   const { ctx, snippet } = await findSnippetOrPersonalForPage(store, null, projectPath, id);
   if (!isReadableByAnyone(ctx, snippet)) throw notFound('Snippet');
   const web = snippetWebUrl(baseUrl(request), ctx ? ctx.project.full_path : null, snippet.id);
-  const markup = html`<div class="snippetd-embed"><style>${trusted(EMBED_STYLE)}</style>
+  const markup = html`<style>${trusted(EMBED_STYLE)}</style>
 <p class="snippetd-embed-title"><a href="${web}">${snippet.title}</a></p>
-${await fileSections(store, snippet, web)}
-</div>`;
+${await fileSections(store, snippet, web, true)}`;
   reply.header('Content-Type', 'application/javascript; charset=utf-8').header('Cache-Control', 'public, max-age=60');
-  return sendCompressed(reply, `document.write(${JSON.stringify(markup.text).replace(/</g, '\\u003c')});\n`);
+  const literal = (text: string) => JSON.stringify(text).replace(/</g, '\\u003c');
+  return sendCompressed(reply, `((markup, web) => {\n${EMBED_SCRIPT}\n})(${literal(markup.text)}, ${literal(web)});\n`);
 }
+
+/**
+ * Writes the embed where its script is, then makes its ids its own: one page may hold several embeds (the
+ * same snippet twice, even), so each id gets a prefix drawn for this one, and links within it follow. Line
+ * numbers lead to the line on the snippet's page.
+ */
+const EMBED_SCRIPT = `const id = 'snippetd-' + Math.random().toString(36).slice(2, 10);
+document.write('<div class="snippetd-embed" id="' + id + '">' + markup + '</div>');
+const root = document.getElementById(id);
+for (const a of root.querySelectorAll('a.ln')) a.href = web + a.getAttribute('href');
+for (const el of root.querySelectorAll('[id]')) el.id = id + '-' + el.id;
+for (const el of root.querySelectorAll('[aria-labelledby]')) el.setAttribute('aria-labelledby', id + '-' + el.getAttribute('aria-labelledby'));
+for (const a of root.querySelectorAll('a.anchor')) a.setAttribute('href', '#' + a.id);
+for (const a of root.querySelectorAll('a[href^="#"]:not(.anchor)')) a.setAttribute('href', '#' + id + '-' + a.getAttribute('href').slice(1));`;
 
 // Scoped to the embed's own elements, so it neither takes nor gives styles to the page around it.
 const EMBED_STYLE = `.snippetd-embed{font:14px/1.45 system-ui,sans-serif;border:1px solid #dcdcde;border-radius:6px;color:#1f1f24;background:#fff}
@@ -100,7 +133,10 @@ const EMBED_STYLE = `.snippetd-embed{font:14px/1.45 system-ui,sans-serif;border:
 .snippetd-embed pre{margin:0;padding:.75rem;overflow-x:auto;font:13px/1.45 ui-monospace,monospace}
 .snippetd-embed .hljs-keyword{color:#a626a4}.snippetd-embed .hljs-string{color:#2a7a2a}
 .snippetd-embed .hljs-number{color:#986801}.snippetd-embed .hljs-comment{color:#6a6a72}
-.snippetd-embed .hljs-title{color:#2856c3}`;
+.snippetd-embed .hljs-title{color:#2856c3}
+.snippetd-embed code{counter-reset:line}.snippetd-embed .line{display:block;counter-increment:line}
+.snippetd-embed .ln{display:inline-block;min-width:3ch;margin-right:1rem;text-align:right;color:#6a6a72;text-decoration:none;user-select:none}
+.snippetd-embed .ln::before{content:counter(line)}.snippetd-embed .line:target{background:#fbf2da}`;
 
 async function snippetPage(request: FastifyRequest, reply: FastifyReply, projectPath: string | null, id: number) {
   const store = storeOf(request);
@@ -121,29 +157,20 @@ by <a href="${base}/${author.username}">${author.name}</a>
 · updated <time datetime="${snippet.updated_at}">${snippet.updated_at.slice(0, 10)}</time></p>
 ${snippet.description ? html`<div class="description markdown">${trusted(await markdownHtml(snippet.description))}</div>` : ''}
 ${where ? html`<p class="meta">in <a href="${base}/${where}">${where}</a></p>` : ''}
+<p class="meta"><a href="${web}/revisions">Revisions</a></p>
 ${clonePanel(snippetHttpRepoUrl(base, where, snippet.id), isReadableByAnyone(ctx, snippet) ? web : null)}
 ${sections}
 </article>
-<script nonce="${nonce}">${trusted(COPY_SCRIPT)}</script>`;
+${pageScript(nonce)}`;
   return sendPage(reply, 200, snippet.title, body, nonce);
 }
 
 function clonePanel(clone: string, embedFrom: string | null): Html {
   return html`<section class="clone">
-<label>Clone with HTTPS <input readonly value="${clone}"></label>
-${embedFrom ? html`<label>Embed <input readonly value="${`<script src="${embedFrom}.js"></script>`}"></label>` : ''}
+${cloneField(clone)}
+${embedFrom ? copyField('embed', 'Embed', `<script src="${embedFrom}.js"></script>`) : ''}
 </section>`;
 }
-
-// Shows the copy buttons (the page works without them) and copies a file's text on click.
-const COPY_SCRIPT = `for (const b of document.querySelectorAll('button.copy')) {
-  b.hidden = false;
-  b.addEventListener('click', () => {
-    const file = '#' + b.dataset.copy;
-    const code = document.querySelector(file + ' .source code') || document.querySelector(file + ' pre code');
-    if (code) navigator.clipboard.writeText(code.textContent).then(() => { b.textContent = 'Copied'; });
-  });
-}`;
 
 async function rawPage(
   request: FastifyRequest,

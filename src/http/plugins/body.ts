@@ -29,7 +29,11 @@ export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number):
       // One thread: large bodies are rare, and each parse holds about three times its body in memory.
       // From source the worker is body-parse-worker.ts (run through tsx, as its parent is); built, .js.
       const worker = import.meta.url.endsWith('.ts') ? 'body-parse-worker.ts' : 'body-parse-worker.js';
-      workers ??= new Piscina({ filename: shippedFile('http', worker), maxThreads: 1 });
+      if (!workers) {
+        workers = new Piscina({ filename: shippedFile('http', worker), maxThreads: 1 });
+        // A thread failing outside a task must not end the server (an 'error' event nobody hears would).
+        workers.on('error', (error: Error) => process.emitWarning(`a body parse thread failed: ${error.message}`));
+      }
       const task: ParseTask = { format, bytes, length };
       return workers.run(task, { transferList: [bytes] });
     };

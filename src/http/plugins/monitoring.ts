@@ -5,7 +5,8 @@
 import net from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Metrics } from '../../metrics.ts';
-import { servePage } from '../pages/index.ts';
+import { sendFailurePage } from '../pages/layout.ts';
+import { notFound } from '../../domain/failure.ts';
 
 export interface MonitoringOptions {
   metrics: Metrics;
@@ -49,11 +50,13 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics): void {
 export function monitoringRoutes(app: FastifyInstance, options: MonitoringOptions): void {
   const { metrics } = options;
   const allowed = allowlist(options.allowlist);
-  // Outside the allow-list these paths are what they would be without these routes, as in GitLab.
+  // Outside the allow-list these paths are a 404 page (GitLab's render_404), never a way to sign in.
   const monitoring =
     (handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) =>
     (request: FastifyRequest, reply: FastifyReply) =>
-      allowed(request.ip) ? handler(request, reply) : servePage(request, reply, request.url.split('?')[0]);
+      allowed(request.ip)
+        ? handler(request, reply)
+        : sendFailurePage(request, reply, notFound(), { signInFirst: false });
 
   // GitLab's BasicHealthCheck: the process answers; nothing else is checked. Outside the list, an empty 404.
   app.get('/-/health', async (request, reply) => {

@@ -1,6 +1,7 @@
 // HTML built from tagged templates: every interpolated value is escaped unless it is already Html (made
-// by this tag or by a renderer that escapes, such as highlight.js and markdown-it with HTML disabled).
-// So user content can only reach a page escaped.
+// by this tag or by a renderer that escapes or sanitizes: highlight.js, markdown-it's output through
+// sanitize-html with GitLab's allowlist, domain/render-worker.ts).
+// So user content can only reach a page escaped or sanitized.
 
 export class Html {
   constructor(readonly text: string) {}

@@ -1,52 +1,99 @@
 // One page of an ordered query and its total. Totals are not counted past 10,000 rows, so a list never
-// scans a huge table to fill X-Total (GitLab's offset pagination does the same).
-import { type Expression, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
-import type { Database } from './schema.ts';
+// scans a huge table to fill X-Total (GitLab's offset pagination does the same), and not at all when the
+// page's own rows tell it.
+import { type Expression, type Kysely, PostgresAdapter, type SelectQueryBuilder, sql } from 'kysely';
+import type { Database, Snippet } from './schema.ts';
 
 import { MAX_COUNTED, type PageOf, type PageWindow } from '../../paging.ts';
 
 export type { PageOf, PageWindow };
 
-/**
- * `key`: the ordered query's unique key column (`snippets.id`), for a deferred join: the offset is walked
- * over the key alone, which an index can answer, and only the page's rows are read. Without it a deep page
- * reads every row it skips (on SQLite, on the event loop: 26 ms for the last of 100,000 snippets).
- */
 export async function fetchPage<Row>(
   kysely: Kysely<Database>,
   query: SelectQueryBuilder<Database, keyof Database, Row>,
   window: PageWindow,
-  key?: string,
 ): Promise<PageOf<Row>> {
-  let rows: Row[];
-  if (key) {
-    const keys = query
-      .clearSelect()
-      .select(sql.ref(key).as('key'))
-      .limit(window.limit + 1)
-      .offset(window.offset);
-    rows = await query.where(sql.ref(key), 'in', keys as never).execute();
-  } else {
-    rows = await query
-      .limit(window.limit + 1)
-      .offset(window.offset)
+  const rows = await query
+    .limit(window.limit + 1)
+    .offset(window.offset)
+    .execute();
+  let total = totalShownBy(window, rows.length);
+  if (total === undefined) total = await countOf(kysely, query.clearOrderBy());
+  return { rows: rows.slice(0, window.limit) as Row[], total, hasMore: rows.length > window.limit };
+}
+
+/**
+ * One page of `filtered` (snippets, nothing selected yet), newest first by id, and its total.
+ *
+ * The offset is walked over the ids alone, which an index answers, and only the page's rows are read (a
+ * deferred join): without it a deep page reads every row it skips (on SQLite, on the event loop: 26 ms for
+ * the last of 100,000 snippets). The rows are then fetched by id alone, not through the filter again, which
+ * let PostgreSQL read all 10,000 of an author's rows to find the 21 of the first page (11 ms).
+ *
+ * On PostgreSQL a page that may need counting (it lies within the first 10,000 rows) is read with its count
+ * in one statement: a round trip costs about as much as either query. On SQLite a query is a call, and the
+ * two alone are cheaper than joined (which sorts the page again), so the count runs only when needed.
+ */
+export async function fetchNewestPage(
+  kysely: Kysely<Database>,
+  filtered: SelectQueryBuilder<Database, 'snippets', object>,
+  window: PageWindow,
+): Promise<PageOf<Snippet>> {
+  const ids = filtered
+    .select('snippets.id')
+    .orderBy('snippets.id', 'desc')
+    .limit(window.limit + 1)
+    .offset(window.offset);
+  const page = kysely.selectFrom('snippets').selectAll().where('id', 'in', ids);
+  let rows: Snippet[];
+  let total: number | null | undefined;
+  if (kysely.getExecutor().adapter instanceof PostgresAdapter && window.offset + window.limit < MAX_COUNTED) {
+    const answer = await kysely
+      .selectFrom(countQuery(kysely, filtered).as('counted'))
+      .leftJoin(page.as('page'), (join) => join.onTrue())
+      .selectAll('page')
+      .select('counted.n as page_total')
+      .orderBy('page.id', 'desc')
       .execute();
+    rows = answer.filter((r) => r.id !== null).map(({ page_total: _, ...row }) => row as Snippet);
+    total = counted(answer[0].page_total);
+  } else {
+    rows = await page.orderBy('id', 'desc').execute();
+    total = totalShownBy(window, rows.length);
+    if (total === undefined) total = await countOf(kysely, filtered);
   }
-  // Counted over a constant, not the rows: the filter alone decides, and an index can answer it.
-  const counted = await kysely
+  return { rows: rows.slice(0, window.limit), total, hasMore: rows.length > window.limit };
+}
+
+/**
+ * The total that a page's own rows prove (`fetched`: up to limit + 1 rows from the offset), or undefined
+ * when only a count can tell: a full page past the first 10,000 rows means more than 10,000, a page that is
+ * not full ends the list.
+ */
+function totalShownBy(window: PageWindow, fetched: number): number | null | undefined {
+  if (fetched > window.limit) return window.offset + fetched > MAX_COUNTED ? null : undefined;
+  if (fetched === 0 && window.offset > 0) return undefined;
+  return window.offset + fetched > MAX_COUNTED ? null : window.offset + fetched;
+}
+
+/** Counted over a constant, not the rows: the filter alone decides, and an index can answer it. */
+function countQuery(kysely: Kysely<Database>, query: SelectQueryBuilder<Database, keyof Database, unknown>) {
+  return kysely
     .selectFrom(
       query
         .clearSelect()
-        .clearOrderBy()
         .select(sql.lit(1).as('one'))
         .limit(MAX_COUNTED + 1)
         .as('t'),
     )
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  const total = Number(counted.n) > MAX_COUNTED ? null : Number(counted.n);
-  return { rows: rows.slice(0, window.limit) as Row[], total, hasMore: rows.length > window.limit };
+    .select((eb) => eb.fn.countAll<number>().as('n'));
 }
+
+async function countOf(kysely: Kysely<Database>, query: SelectQueryBuilder<Database, keyof Database, unknown>) {
+  return counted((await countQuery(kysely, query).executeTakeFirstOrThrow()).n);
+}
+
+const counted = (n: number | string) => (Number(n) > MAX_COUNTED ? null : Number(n));
 
 /** `column` contains `text`, case-insensitively and literally (% and _ in the text match themselves). */
 export function containsText(column: Expression<string | null>, text: string) {

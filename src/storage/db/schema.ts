@@ -124,7 +124,24 @@ export interface GitObjectsTable {
   size: number;
   /** The repository's write count when the object was added (git_repositories.writes). */
   write: number;
-  /** The body deflated, as a pack entry carries it. */
+  /** The body deflated, as a pack entry carries it; empty when `parts` holds it. */
+  data: Buffer;
+  /** A large body's upload: its parts (git_object_parts), joined in order, are the body deflated. */
+  parts: number | null;
+}
+
+export interface GitUploadsTable {
+  id: Generated<number>;
+  /** The node writing it (os.hostname() and its pid): a start of that node removes what it left. */
+  host: string;
+  pid: number;
+  started_at: string;
+}
+
+export interface GitObjectPartsTable {
+  upload_id: number;
+  /** 0, 1, 2, ... in the order the parts are joined. */
+  seq: number;
   data: Buffer;
 }
 
@@ -168,6 +185,8 @@ export interface Database {
   git_repositories: GitRepositoriesTable;
   git_objects: GitObjectsTable;
   git_refs: GitRefsTable;
+  git_uploads: GitUploadsTable;
+  git_object_parts: GitObjectPartsTable;
   user_agent_details: UserAgentDetailsTable;
   sessions: SessionsTable;
   sign_in_failures: SignInFailuresTable;

@@ -9,6 +9,7 @@ import { byPath, type IndexedFile } from './tables/snippets.ts';
 import type { Store } from './store.ts';
 import { GitRepository } from '../git/repository.ts';
 import type { GitObject } from '../git/objects.ts';
+import { withUploads } from '../git/object-parts.ts';
 
 export interface NewSnippet {
   row: Insertable<SnippetsTable>;
@@ -19,13 +20,29 @@ export interface NewSnippet {
 }
 
 export async function insertNewSnippet(store: Store, s: NewSnippet): Promise<Snippet> {
-  return store.transaction(async (tx) => {
-    const snippet = await tx.snippets.insert(s.row);
-    await tx.git.create('snippet', snippet.id, s.repository.branch, s.repository.objects, s.repository.commit);
-    await tx.snippets.syncFiles(snippet.id, [], s.files);
-    if (s.userAgent) await tx.snippets.insertUserAgentDetail({ snippet_id: snippet.id, ...s.userAgent });
-    return snippet;
+  return withUploads(store.kysely, async (upload) => {
+    const objects = await uploadLargeBodies(s.repository.objects, upload);
+    return store.transaction(async (tx) => {
+      const snippet = await tx.snippets.insert(s.row);
+      await tx.git.create('snippet', snippet.id, s.repository.branch, objects, s.repository.commit);
+      await tx.snippets.syncFiles(snippet.id, [], s.files);
+      if (s.userAgent) await tx.snippets.insertUserAgentDetail({ snippet_id: snippet.id, ...s.userAgent });
+      return snippet;
+    });
   });
+}
+
+/** The objects with each large deflated body written as parts first (object-parts.ts), outside the transaction. */
+async function uploadLargeBodies(
+  objects: readonly GitObject[],
+  upload: (deflated: Buffer) => Promise<number | undefined>,
+): Promise<GitObject[]> {
+  const out: GitObject[] = [];
+  for (const o of objects) {
+    const parts = o.deflated && (await upload(o.deflated));
+    out.push(parts ? { id: o.id, type: o.type, body: o.body, parts } : o);
+  }
+  return out;
 }
 
 // --- a change to a snippet -----------------------------------------------------------------------------------
@@ -101,12 +118,15 @@ export async function writeSnippetChange(store: Store, change: SnippetChange): P
   // The row alone (title, description, visibility): one statement, atomic on its own.
   if (!commit) return writeRow(store.kysely);
   if (!from.repository) throw new Error(`snippet ${from.snippet.id} has no repository`);
-  return store.transaction(async (tx) => {
-    const written = await writeRow(tx.kysely);
-    if (!written) return undefined;
-    const repo = from.repository!.on(tx.kysely);
-    await repo.commitToBranch(repo.head, head, commit.id, commit.objects);
-    await tx.snippets.syncFiles(from.snippet.id, from.index, commit.files);
-    return written;
+  return withUploads(store.kysely, async (upload) => {
+    const objects = await uploadLargeBodies(commit.objects, upload);
+    return store.transaction(async (tx) => {
+      const written = await writeRow(tx.kysely);
+      if (!written) return undefined;
+      const repo = from.repository!.on(tx.kysely);
+      await repo.commitToBranch(repo.head, head, commit.id, objects);
+      await tx.snippets.syncFiles(from.snippet.id, from.index, commit.files);
+      return written;
+    });
   });
 }

@@ -13,6 +13,8 @@ export interface GitObject {
   body: Buffer;
   /** The body deflated, when it was deflated already (a large blob, off the event loop: prepareBlob). */
   deflated?: Buffer;
+  /** The upload holding the deflated body as parts, when it was written so already (object-parts.ts). */
+  parts?: number;
 }
 
 export interface TreeFile {
@@ -40,6 +42,8 @@ const OFF_THREAD_BYTES = 1024 * 1024;
 export interface PreparedBlob {
   id: string;
   deflated: Buffer;
+  /** The upload holding `deflated` as parts, once written so (object-parts.ts#withUploads). */
+  parts?: number;
 }
 
 const deflateAsync = promisify(zlib.deflate);
@@ -62,7 +66,7 @@ export async function prepareBlob(content: Buffer): Promise<PreparedBlob | null>
 
 /** Collects the objects of one commit; the repository stores them with its ref move (repository.ts). */
 export class ObjectWriter {
-  private readonly pending = new Map<string, { type: ObjectType; body: Buffer; deflated?: Buffer }>();
+  private readonly pending = new Map<string, { type: ObjectType; body: Buffer; deflated?: Buffer; parts?: number }>();
 
   add(type: ObjectType, body: Buffer): string {
     const id = objectId(type, body);
@@ -74,7 +78,12 @@ export class ObjectWriter {
   blob(content: Buffer, prepared?: PreparedBlob | null): string {
     if (!prepared) return this.add('blob', content);
     if (!this.pending.has(prepared.id))
-      this.pending.set(prepared.id, { type: 'blob', body: content, deflated: prepared.deflated });
+      this.pending.set(prepared.id, {
+        type: 'blob',
+        body: content,
+        deflated: prepared.deflated,
+        parts: prepared.parts,
+      });
     return prepared.id;
   }
 
@@ -115,8 +124,8 @@ export class ObjectWriter {
 
   /** The objects collected so far, each once. */
   objects(): GitObject[] {
-    return [...this.pending].map(([id, { type, body, deflated }]) =>
-      deflated ? { id, type, body, deflated } : { id, type, body },
+    return [...this.pending].map(([id, { type, body, deflated, parts }]) =>
+      parts !== undefined ? { id, type, body, parts } : deflated ? { id, type, body, deflated } : { id, type, body },
     );
   }
 }

@@ -15,7 +15,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { once } from 'node:events';
 import zlib from 'node:zlib';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.ts';
 import { deflateBody, deflateLevel, type ObjectType } from './objects.ts';
+import { PART_BYTES, PartWriter } from './object-parts.ts';
 import type { DeflatedObject, DeflatedSource, PendingObjects, StoredObject } from './repository.ts';
 import { isProcessAlive, pidInName } from '../leftovers.ts';
 import { shippedFile } from '../../shipped-files.ts';
@@ -176,6 +179,8 @@ const STREAM_DEFLATE_BYTES = 64 * 1024;
  */
 export class ReceivedPush implements PendingObjects, DeflatedSource {
   private readonly byId: Map<string, ReceivedObject>;
+  /** The parts written of each large object (uploadLargeBodies), by object id. */
+  private readonly uploads = new Map<string, PartWriter>();
 
   private constructor(
     private readonly git: Git,
@@ -232,15 +237,56 @@ export class ReceivedPush implements PendingObjects, DeflatedSource {
   }
 
   /**
+   * Writes the body of every object from PART_BYTES on as parts, deflated as it streams from git, a part a
+   * statement (object-parts.ts): call before the transaction that stores the push (forEachBatch), and
+   * discard `uploadIds` once it is over. No more than a part of a body is held at once.
+   */
+  async uploadLargeBodies(db: Kysely<Database>): Promise<void> {
+    const large = this.objects.filter((o) => o.size >= PART_BYTES).map((o) => o.id);
+    await catFileBatch(this.git, large, (header) => {
+      const parts = new PartWriter(db);
+      this.uploads.set(header.id, parts);
+      const deflate = zlib.createDeflate({ level: deflateLevel(header.size) });
+      const written = (async () => {
+        for await (const chunk of deflate) await parts.write(chunk as Buffer);
+        await parts.end();
+      })();
+      // A part that cannot be written stops the read of the body (its write below waits on this).
+      written.catch((error) => deflate.destroy(error));
+      return {
+        write: async (piece) => {
+          if (!deflate.write(piece)) await Promise.race([once(deflate, 'drain'), written]);
+        },
+        end: async () => {
+          deflate.end();
+          await written;
+        },
+        abort: () => deflate.destroy(),
+      };
+    });
+  }
+
+  /** The uploads begun by uploadLargeBodies, claimed or not. */
+  get uploadIds(): number[] {
+    return [...this.uploads.values()].flatMap((parts) => (parts.id === null ? [] : [parts.id]));
+  }
+
+  /**
    * Every object, deflated as the database keeps it, in batches handed to `take` one at a time: reading
-   * waits for each batch to be taken, so no more than a batch (and one object) is held at once.
+   * waits for each batch to be taken, so no more than a batch (and one object) is held at once. An object
+   * uploadLargeBodies wrote comes with its parts' upload instead, and is not read again.
    */
   async forEachBatch(take: (batch: DeflatedObject[]) => Promise<void>): Promise<void> {
     let batch: DeflatedObject[] = [];
     let bytes = 0;
+    for (const o of this.objects) {
+      const upload = this.uploads.get(o.id)?.id;
+      if (upload === undefined || upload === null) continue;
+      batch.push({ id: o.id, type: o.type, size: o.size, data: Buffer.alloc(0), parts: upload });
+    }
     await catFileBatch(
       this.git,
-      this.objects.map((o) => o.id),
+      this.objects.filter((o) => !this.uploads.has(o.id)).map((o) => o.id),
       (header) => {
         const keep = async (data: Buffer) => {
           batch.push({ ...header, data });

@@ -16,7 +16,12 @@ import {
   tagTarget,
 } from './objects.ts';
 import type { ObjectCache } from './object-cache.ts';
+import { claimUploads, readParts } from './object-parts.ts';
+import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+
+const inflateAsync = promisify(zlib.inflate);
+const NO_BYTES = Buffer.alloc(0);
 
 export interface TreeEntry {
   mode: string;
@@ -83,7 +88,10 @@ export interface DeflatedObject {
   id: string;
   type: ObjectType;
   size: number;
+  /** Empty when `parts` holds it. */
   data: Buffer;
+  /** The upload holding the deflated body as parts (object-parts.ts). */
+  parts?: number;
 }
 
 /** Objects that come in batches, each handed to `take` before the next is read (a push's, streamed). */
@@ -102,7 +110,7 @@ export const objectRows = (write: number, objects: readonly GitObject[]) =>
     type: PACK_TYPES[o.type],
     size: o.body.length,
     write,
-    data: o.deflated ?? deflateBody(o.body),
+    ...(o.parts !== undefined ? { data: NO_BYTES, parts: o.parts } : { data: o.deflated ?? deflateBody(o.body) }),
   }));
 
 /** Inserts object rows (those the repository has already are left as they are). */
@@ -114,12 +122,20 @@ export async function insertObjects(
 ): Promise<void> {
   await insertObjectRows(
     db,
+    repositoryId,
     objectRows(write, objects).map((row) => ({ repository_id: repositoryId, ...row })),
   );
 }
 
-/** Inserts rows of git_objects, a batch a statement; an object the repository has already is left as it is. */
-async function insertObjectRows(db: Kysely<Database>, rows: Insertable<GitObjectsTable>[]): Promise<void> {
+/**
+ * Inserts rows of git_objects, a batch a statement; an object the repository has already is left as it is.
+ * The uploads of the rows inserted are claimed in the same transaction (object-parts.ts).
+ */
+async function insertObjectRows(
+  db: Kysely<Database>,
+  repositoryId: number,
+  rows: Insertable<GitObjectsTable>[],
+): Promise<void> {
   for (let i = 0; i < rows.length; i += INSERT_BATCH) {
     await db
       .insertInto('git_objects')
@@ -127,7 +143,13 @@ async function insertObjectRows(db: Kysely<Database>, rows: Insertable<GitObject
       .onConflict((c) => c.columns(['repository_id', 'oid']).doNothing())
       .execute();
   }
+  const uploads = rows.flatMap((r) => (r.parts === null || r.parts === undefined ? [] : [r.parts]));
+  await claimUploads(db, repositoryId, uploads);
 }
+
+/** A row's deflated body: its data, or its parts joined. */
+const deflatedOf = (db: Kysely<Database>, row: { data: Buffer; parts: number | null }) =>
+  row.parts === null ? Buffer.from(row.data) : readParts(db, row.parts);
 
 export class GitRepository {
   /**
@@ -185,12 +207,15 @@ export class GitRepository {
     for (let i = 0; i < missing.length; i += INSERT_BATCH) {
       const rows = await this.db
         .selectFrom('git_objects')
-        .select(['oid', 'type', 'data'])
+        .select(['oid', 'type', 'data', 'parts'])
         .where('repository_id', '=', this.id)
         .where('oid', 'in', missing.slice(i, i + INSERT_BATCH).map(oidBytes))
         .execute();
       for (const r of rows) {
-        const object = { type: TYPE_OF_PACK_TYPE[r.type], body: zlib.inflateSync(r.data) };
+        // A large body is inflated in the thread pool, not on the event loop.
+        const body =
+          r.parts === null ? zlib.inflateSync(r.data) : await inflateAsync(await readParts(this.db, r.parts));
+        const object = { type: TYPE_OF_PACK_TYPE[r.type], body };
         const id = Buffer.from(r.oid).toString('hex');
         this.cache.set(this.id, id, object);
         out.set(id, object);
@@ -203,11 +228,16 @@ export class GitRepository {
   async objectsWrittenAfter(write: number) {
     const rows = await this.db
       .selectFrom('git_objects')
-      .select(['oid', 'type', 'size', 'write', 'data'])
+      .select(['oid', 'type', 'size', 'write', 'data', 'parts'])
       .where('repository_id', '=', this.id)
       .where('write', '>', write)
       .execute();
-    return rows.map((r) => ({ ...r, id: Buffer.from(r.oid).toString('hex'), data: Buffer.from(r.data) }));
+    const out = [];
+    for (const r of rows) {
+      const data = await deflatedOf(this.db, r);
+      out.push({ id: Buffer.from(r.oid).toString('hex'), type: r.type, size: r.size, write: r.write, data });
+    }
+    return out;
   }
 
   /** Sizes of blobs by id, read from their rows without inflating them. */
@@ -259,6 +289,7 @@ export class GitRepository {
     await source.forEachBatch((batch) =>
       insertObjectRows(
         this.db,
+        this.id,
         batch.map((o) => ({
           repository_id: this.id,
           oid: oidBytes(o.id),
@@ -266,6 +297,7 @@ export class GitRepository {
           size: o.size,
           write,
           data: o.data,
+          parts: o.parts ?? null,
         })),
       ),
     );

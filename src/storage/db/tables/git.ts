@@ -69,6 +69,12 @@ export function gitRepositoriesTable(db: Kysely<Database>, cache: ObjectCache) {
           .execute()
       ).map((r) => r.id);
       if (!ids.length) return;
+      await db
+        .deleteFrom('git_object_parts')
+        .where('upload_id', 'in', (eb) =>
+          eb.selectFrom('git_objects').select('parts').where('repository_id', 'in', ids).where('parts', 'is not', null),
+        )
+        .execute();
       await db.deleteFrom('git_objects').where('repository_id', 'in', ids).execute();
       await db.deleteFrom('git_refs').where('repository_id', 'in', ids).execute();
     },

@@ -1,7 +1,7 @@
 import { type ExpressionBuilder, type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
-import { containsText, fetchPage, type PageWindow } from '../page.ts';
+import { containsText, fetchNewestPage, type PageWindow } from '../page.ts';
 import { setsNothing } from '../rows.ts';
 import { projectAccessAtLeast } from './members.ts';
 
@@ -123,7 +123,7 @@ export function snippetsTable(db: Kysely<Database>) {
     },
     /** One page of visibleQuery, newest first, with its total. */
     visiblePage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
-      return fetchPage(db, this.visibleQuery(scope, filter).selectAll().orderBy('id', 'desc'), window, 'snippets.id');
+      return fetchNewestPage(db, this.visibleQuery(scope, filter), window);
     },
     /** The newest `limit` of visibleQuery (below `filter.beforeId`), and whether more follow; nothing counted. */
     async visibleNewest(scope: SnippetScope, filter: SnippetListFilter, limit: number) {

@@ -1,0 +1,180 @@
+// A snippet's revisions (beyond GitLab, whose snippets have no history view): every commit of its default
+// branch, newest first, with the files each changed, and one commit's changes as a diff. Written through the
+// API, a page or `git push`, a commit is a commit: git itself reads them from the node's cache repository of
+// the snippet (storage/git/history.ts), brought up to date from the rows first, as a clone is. The caller has
+// found the snippet as the viewer may see it (reads.ts#findSnippetOrPersonalForPage).
+import type { Store } from '../../storage/db/store.ts';
+import type { Snippet } from '../../storage/db/schema.ts';
+import type { ServingCaches } from '../../storage/git/serving-cache.ts';
+import {
+  type DiffLimits,
+  type FilePatch,
+  GitTimeout,
+  readCommitDiff,
+  readRevisions,
+  type Revision,
+} from '../../storage/git/history.ts';
+import type { GitRepository } from '../../storage/git/repository.ts';
+import { notFound } from '../failure.ts';
+import { diffLines, Kept, Rendering, renderBudget } from '../rendering.ts';
+
+export const REVISIONS_PER_PAGE = 20;
+
+/** What one page of revisions may read of git's output before it lists commits without their files. */
+const MAX_LOG_BYTES = 1024 * 1024;
+
+/**
+ * GitLab's diff limits (docs: administration/diff_limits, the defaults): a file's patch over 200 KB is "too
+ * large", and a diff shows at most 1,000 files and 50,000 changed lines. The total bounds what one page holds.
+ */
+export const DIFF_LIMITS: DiffLimits = {
+  filePatchBytes: 200 * 1024,
+  totalPatchBytes: 5 * 1024 * 1024,
+  totalLines: 50_000,
+  files: 1000,
+};
+
+/**
+ * Pages of revisions and diffs kept by commit id: a commit id names its whole history and its changes, so
+ * what was worked out for one never goes stale, and a view after the first costs no git process (about
+ * 5 ms of a page's time, bench/revisions.ts). Views of one not worked out yet wait for one git process.
+ * Keyed by ids alone, each is found only after the snippet's own repository was asked for the commit. What
+ * was cut short by the time budget (which counts waiting) is kept only a while: later it may be worked out.
+ */
+const RETRY_AFTER_MS = 60_000;
+const KEPT_LIMITS = { entries: 1000, bytes: 32 * 1024 * 1024 };
+const keptPages = new Kept<RevisionsPage>((page) => JSON.stringify(page).length, KEPT_LIMITS);
+const pagesUnderWay = new Rendering<RevisionsPage>();
+const keptDiffs = new Kept<RevisionDiff>(
+  (diff) => diff.files.reduce((n, f) => n + (f.rows?.length ?? 0) + 256, 0),
+  KEPT_LIMITS,
+);
+const diffsUnderWay = new Rendering<RevisionDiff>();
+
+async function cacheDir(caches: ServingCaches, repo: GitRepository): Promise<string> {
+  return caches.exclusive(repo.id, () => caches.refresh(repo));
+}
+
+export interface RevisionsPage {
+  revisions: Revision[];
+  /** Whether older revisions follow. */
+  hasMore: boolean;
+  /** Whether the revisions are listed without the files they changed (too many to read for one page). */
+  filesOmitted: boolean;
+}
+
+/** Page `page` (from 1) of the snippet's revisions, newest first. */
+export async function snippetRevisions(
+  store: Store,
+  caches: ServingCaches,
+  snippet: Snippet,
+  page: number,
+): Promise<RevisionsPage> {
+  // A snippet from before repositories (content only) has none: no history.
+  const repo = await store.git.find('snippet', snippet.id);
+  const head = repo && (await repo.readBranch(repo.head));
+  if (!repo || !head) return { revisions: [], hasMore: false, filesOmitted: false };
+  const key = `${head}\n${page}`;
+  return (
+    keptPages.get(key) ??
+    pagesUnderWay.once(key, async () => {
+      const read = await readPage(caches, repo, head, page);
+      return keptPages.keep(key, read, read.filesOmitted ? RETRY_AFTER_MS : undefined);
+    })
+  );
+}
+
+async function readPage(caches: ServingCaches, repo: GitRepository, head: string, page: number) {
+  const dir = await cacheDir(caches, repo);
+  // One more than a page says whether another follows, without counting them all.
+  const { revisions, filesOmitted } = await readRevisions(dir, head, {
+    skip: (page - 1) * REVISIONS_PER_PAGE,
+    limit: REVISIONS_PER_PAGE + 1,
+    maxBytes: MAX_LOG_BYTES,
+    timeoutMs: renderBudget(),
+  });
+  return {
+    revisions: revisions.slice(0, REVISIONS_PER_PAGE),
+    hasMore: revisions.length > REVISIONS_PER_PAGE,
+    filesOmitted,
+  };
+}
+
+export interface FileDiff extends Omit<FilePatch, 'hunks' | 'omitted'> {
+  /** The patch's rows, highlighted (diff-highlight.ts); null when `omitted` says why not (`render_failed`: no worker could). */
+  rows: string | null;
+  omitted: FilePatch['omitted'] | 'render_failed';
+}
+
+export interface RevisionDiff {
+  id: string;
+  /** The first parent, which the diff is against; null for the first commit. */
+  parent: string | null;
+  parents: string[];
+  authorName: string;
+  authorEmail: string;
+  authoredAt: string;
+  message: string;
+  files: FileDiff[];
+  /** Whether the diff went over its limits (DIFF_LIMITS): files are missing or not shown. */
+  cut: boolean;
+  /** Whether git did not work the diff out within the time budget (nothing of it is shown). */
+  timedOut: boolean;
+}
+
+/**
+ * The commit `ref` names in the snippet's repository (404 Commit Not Found when none) with its changes
+ * against its first parent, each file's lines highlighted in the render pool.
+ */
+export async function snippetRevisionDiff(
+  store: Store,
+  caches: ServingCaches,
+  snippet: Snippet,
+  ref: string,
+): Promise<RevisionDiff> {
+  const repo = await store.git.find('snippet', snippet.id);
+  const id = repo && (await repo.resolveCommit(ref));
+  if (!repo || !id) throw notFound('Commit');
+  return (
+    keptDiffs.get(id) ??
+    diffsUnderWay.once(id, async () => {
+      const diff = await workOutDiff(caches, repo, id);
+      const partial = diff.timedOut || diff.files.some((f) => f.omitted === 'render_failed');
+      return keptDiffs.keep(id, diff, partial ? RETRY_AFTER_MS : undefined);
+    })
+  );
+}
+
+async function workOutDiff(caches: ServingCaches, repo: GitRepository, id: string): Promise<RevisionDiff> {
+  const commit = await repo.commit(id);
+  const parent = commit.parents[0] ?? null;
+  const dir = await cacheDir(caches, repo);
+  let patches: { files: FilePatch[]; cut: boolean };
+  let timedOut = false;
+  try {
+    patches = await readCommitDiff(dir, parent, id, DIFF_LIMITS, renderBudget());
+  } catch (error) {
+    if (!(error instanceof GitTimeout)) throw error;
+    patches = { files: [], cut: true };
+    timedOut = true;
+  }
+  const files = await Promise.all(
+    patches.files.map(async ({ hunks, ...file }): Promise<FileDiff> => {
+      if (hunks === null) return { ...file, rows: null };
+      const result = await diffLines(file.path, hunks);
+      return result ? { ...file, rows: result.rows } : { ...file, rows: null, omitted: 'render_failed' };
+    }),
+  );
+  return {
+    id,
+    parent,
+    parents: commit.parents,
+    authorName: commit.author.name,
+    authorEmail: commit.author.email,
+    authoredAt: new Date(commit.author.time * 1000).toISOString(),
+    message: commit.message,
+    files,
+    cut: patches.cut,
+    timedOut,
+  };
+}

@@ -1,0 +1,172 @@
+// A snippet's revisions pages in real Chromium (as test/browser/snippet-pages.test.ts: Debian's chromium through
+// playwright-core, a real server process): from the snippet page to its revisions, to one revision's diff with
+// a rename and highlighted lines, to a file's raw at that revision; both pages, light and dark, with no
+// accessibility violation of any impact (axe-core) and no sideways scrolling on a phone. Screenshots go to
+// test-artifacts/.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { processStorage } from '../helper.ts';
+import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { ARTIFACTS, axeViolations, launchChromium } from './support.ts';
+
+const TOKEN = 'browser-test-root-token-0123456789';
+
+describe('revisions pages in Chromium', () => {
+  let storage: Awaited<ReturnType<typeof processStorage>>;
+  let server: Spawned;
+  let browser: Browser;
+  let projectSnippet: any;
+  let personalSnippet: any;
+
+  async function api(method: string, route: string, body: unknown) {
+    const res = await fetch(`${server.url}/api/v4${route}`, {
+      method,
+      headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    assert.ok(res.status < 300, `${method} ${route}: ${res.status}`);
+    return res.json() as Promise<any>;
+  }
+
+  before(async () => {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    storage = await processStorage('snippetd-browser-revisions-');
+    server = await spawnServer({
+      ...process.env,
+      SNIPPETD_DATA_DIR: storage.dataDir,
+      SNIPPETD_DATABASE_URL: storage.databaseUrl,
+      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
+      SNIPPETD_LOG_LEVEL: 'warn',
+    });
+    const project = await api('POST', '/projects', { name: 'web', visibility: 'public' });
+    projectSnippet = await api('POST', `/projects/${project.id}/snippets`, {
+      title: 'Greeting',
+      visibility: 'public',
+      files: [
+        { file_path: 'hello.rb', content: 'def hello\n  puts "hello"\nend\n' },
+        { file_path: 'notes.txt', content: 'first\nsecond\nthird\n' },
+      ],
+    });
+    await api('PUT', `/projects/${project.id}/snippets/${projectSnippet.id}`, {
+      files: [
+        { action: 'update', file_path: 'hello.rb', content: 'def hello(name)\n  puts "hello #{name}"\nend\n' },
+        { action: 'move', previous_path: 'notes.txt', file_path: 'NOTES.txt', content: 'first\nsecond\nthird\n' },
+      ],
+    });
+    personalSnippet = await api('POST', '/snippets', {
+      title: 'Counter',
+      visibility: 'public',
+      files: [{ file_path: 'count.py', content: 'n = 0\n' }],
+    });
+    for (let i = 1; i <= 24; i++)
+      await api('PUT', `/snippets/${personalSnippet.id}`, {
+        files: [{ action: 'update', file_path: 'count.py', content: `n = ${i}\nprint("n is", n)\n` }],
+      });
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (server && server.child.exitCode === null) {
+      server.child.kill('SIGTERM');
+      await exited(server.child);
+    }
+    await storage?.remove();
+  });
+
+  it('goes from the snippet to its revisions, to a diff with a rename, to a file raw at that revision', async () => {
+    const page = await browser.newPage();
+    const refused: string[] = [];
+    page.on('console', (m) => m.type() === 'error' && refused.push(m.text()));
+    await page.goto(projectSnippet.web_url);
+    await page.getByRole('link', { name: 'Revisions' }).click();
+    await page.waitForURL(`${projectSnippet.web_url}/revisions`);
+    assert.equal(await page.locator('h1').textContent(), 'Revisions');
+    assert.deepEqual(await page.locator('.revision h2').allTextContents(), ['Update snippet', 'Initial commit']);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'revisions-list.png'), fullPage: true });
+
+    await page.locator('.revision h2 a').first().click();
+    await page.waitForURL(new RegExp(`${projectSnippet.web_url}/revisions/[0-9a-f]{40}$`));
+    const sha = page.url().split('/').at(-1)!;
+    assert.equal(await page.locator('h1').textContent(), 'Update snippet');
+    assert.deepEqual(await page.locator('.diff-file h2').allTextContents(), ['notes.txt → NOTES.txt', 'hello.rb']);
+    assert.equal(await page.locator('#diff-1 .notice').textContent(), 'Renamed without changes.');
+    assert.equal(await page.locator('#diff-2 tr.added .hljs-keyword').first().textContent(), 'def');
+    assert.equal(await page.locator('#diff-2 tr.deleted del').first().textContent(), 'def hello');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'revisions-diff.png'), fullPage: true });
+
+    await page.locator('#diff-2 a', { hasText: 'Raw' }).click();
+    await page.waitForURL(`${projectSnippet.web_url}/raw/${sha}/hello.rb`);
+    assert.equal(await page.locator('body').textContent(), 'def hello(name)\n  puts "hello #{name}"\nend\n');
+    assert.deepEqual(refused, []);
+    await page.close();
+  });
+
+  it("pages a personal snippet's revisions with Older and Newer", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${personalSnippet.web_url}/revisions`);
+    assert.equal(await page.locator('.revision').count(), 20);
+    await page.getByRole('link', { name: 'Older' }).click();
+    await page.waitForURL(`${personalSnippet.web_url}/revisions?page=2`);
+    assert.deepEqual(await page.locator('.revision h2').allTextContents(), [
+      'Update snippet',
+      'Update snippet',
+      'Update snippet',
+      'Update snippet',
+      'Initial commit',
+    ]);
+    await page.getByRole('link', { name: 'Newer' }).click();
+    await page.waitForURL(`${personalSnippet.web_url}/revisions?page=1`);
+    assert.equal(await page.locator('.revision').count(), 20);
+    await page.close();
+  });
+
+  /** Both new pages of both kinds of snippet: [name, url]. */
+  async function revisionPages(): Promise<[string, string][]> {
+    const firstRevision = async (web: string) => {
+      const page = await browser.newPage();
+      await page.goto(`${web}/revisions`);
+      const href = (await page.locator('.revision h2 a').first().getAttribute('href'))!;
+      await page.close();
+      return href;
+    };
+    return [
+      ['project-revisions', `${projectSnippet.web_url}/revisions`],
+      ['project-revision', await firstRevision(projectSnippet.web_url)],
+      ['personal-revisions', `${personalSnippet.web_url}/revisions`],
+      ['personal-revision', await firstRevision(personalSnippet.web_url)],
+    ];
+  }
+
+  it('fits both pages on a phone-width screen without sideways scrolling', async () => {
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
+    for (const [name, url] of await revisionPages()) {
+      const page = await context.newPage();
+      await page.goto(url);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `${name}: ${overflow}px wider than the screen`);
+      await page.screenshot({ path: path.join(ARTIFACTS, `page-${name}-phone.png`), fullPage: true });
+      await page.close();
+    }
+    await context.close();
+  });
+
+  it('both pages, light and dark, have no accessibility violations (axe-core)', async () => {
+    const pages = await revisionPages();
+    for (const colorScheme of ['light', 'dark'] as const) {
+      // axe is injected as a script, which the page's policy rightly refuses: this context bypasses it.
+      const context = await browser.newContext({ bypassCSP: true, colorScheme });
+      for (const [name, url] of pages) {
+        const page = await context.newPage();
+        await page.goto(url);
+        assert.deepEqual(await axeViolations(page), [], `${name} (${colorScheme}): ${url}`);
+        await page.screenshot({ path: path.join(ARTIFACTS, `page-${name}-${colorScheme}.png`), fullPage: true });
+        await page.close();
+      }
+      await context.close();
+    }
+  });
+});

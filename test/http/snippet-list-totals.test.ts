@@ -1,0 +1,155 @@
+// The totals of a snippet list around GitLab's 10,000-row limit (docs/gitlab-compatibility.md#pagination):
+// X-Total and X-Total-Pages are exact up to 10,000 snippets and left out beyond, on every page, whether the
+// total is counted or follows from the page itself (storage/db/page.ts). Rows are inserted directly: a list
+// reads rows and paths, never git.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+
+const MAX_COUNTED = 10_000;
+
+describe('snippet list totals around 10,000 rows', () => {
+  let t: TestApp;
+  let author: { id: number; token: string };
+  let newestId: number;
+
+  const page = async (query: string) => {
+    const res = await t.api('GET', `/snippets/public?${query}`, author.token);
+    assert.equal(res.statusCode, 200, res.body);
+    return {
+      ids: (res.json as { id: number }[]).map((s) => s.id),
+      total: res.headers['x-total'],
+      totalPages: res.headers['x-total-pages'],
+      next: res.headers['x-next-page'],
+      prev: res.headers['x-prev-page'],
+      last: /rel="last"/.test(String(res.headers.link)),
+    };
+  };
+  const idsFrom = (from: number, count: number) => Array.from({ length: count }, (_, i) => from - i);
+
+  before(async () => {
+    t = await createTestApp();
+    author = await t.user('prolific');
+    const db = t.app.store.kysely;
+    const now = new Date().toISOString();
+    await db.transaction().execute(async (tx) => {
+      for (let i = 0; i < MAX_COUNTED + 1; i += 500) {
+        const rows = Array.from({ length: Math.min(500, MAX_COUNTED + 1 - i) }, (_, j) => ({
+          project_id: null,
+          author_id: author.id,
+          title: `s${i + j}`,
+          description: null,
+          visibility: 'public' as const,
+          file_name: 'a.txt',
+          content: '',
+          head_commit: null,
+          default_branch: 'main',
+          created_at: now,
+          updated_at: now,
+        }));
+        const ids = await tx.insertInto('snippets').values(rows).returning('id').execute();
+        await tx
+          .insertInto('snippet_files')
+          .values(ids.map(({ id }) => ({ snippet_id: id, path: 'a.txt', blob_id: 'b'.repeat(40), size: 0 })))
+          .execute();
+      }
+    });
+    newestId = (
+      await db
+        .selectFrom('snippets')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .executeTakeFirstOrThrow()
+    ).id as number;
+  });
+  after(() => t.close());
+
+  it('leaves the totals out on every page while there are 10,001, counted or not', async () => {
+    // The first page (counted with its rows), a page ending at the 10,000th row (counted), one past it
+    // whose full page shows more than 10,000, and the last, short page that ends the list at 10,001.
+    assert.deepEqual(await page('per_page=20'), {
+      ids: idsFrom(newestId, 20),
+      total: undefined,
+      totalPages: undefined,
+      next: '2',
+      prev: '',
+      last: false,
+    });
+    assert.deepEqual(await page('per_page=100&page=99'), {
+      ids: idsFrom(newestId - 9800, 100),
+      total: undefined,
+      totalPages: undefined,
+      next: '100',
+      prev: '98',
+      last: false,
+    });
+    assert.deepEqual(await page('per_page=100&page=100'), {
+      ids: idsFrom(newestId - 9900, 100),
+      total: undefined,
+      totalPages: undefined,
+      next: '101',
+      prev: '99',
+      last: false,
+    });
+    assert.deepEqual(await page('per_page=100&page=101'), {
+      ids: [newestId - 10_000],
+      total: undefined,
+      totalPages: undefined,
+      next: '',
+      prev: '100',
+      last: false,
+    });
+    assert.deepEqual(await page('per_page=100&page=102'), {
+      ids: [],
+      total: undefined,
+      totalPages: undefined,
+      next: '',
+      prev: '101',
+      last: false,
+    });
+  });
+
+  it('gives exact totals on every page once there are 10,000', async () => {
+    await t.app.store.snippets.delete(newestId);
+    try {
+      const newest = newestId - 1;
+      assert.deepEqual(await page('per_page=20'), {
+        ids: idsFrom(newest, 20),
+        total: '10000',
+        totalPages: '500',
+        next: '2',
+        prev: '',
+        last: true,
+      });
+      assert.deepEqual(await page('per_page=20&page=500'), {
+        ids: idsFrom(newest - 9980, 20),
+        total: '10000',
+        totalPages: '500',
+        next: '',
+        prev: '499',
+        last: true,
+      });
+      assert.deepEqual(await page('per_page=30&page=334'), {
+        ids: idsFrom(newest - 9990, 10),
+        total: '10000',
+        totalPages: '334',
+        next: '',
+        prev: '333',
+        last: true,
+      });
+      // Past the end: nothing on the page tells the total, so it is counted.
+      assert.deepEqual(await page('per_page=20&page=501'), {
+        ids: [],
+        total: '10000',
+        totalPages: '500',
+        next: '',
+        prev: '',
+        last: true,
+      });
+      // The administrator's list counts the same rows through another filter.
+      const all = await t.api('GET', '/snippets/all?per_page=1', ROOT_TOKEN);
+      assert.equal(all.headers['x-total'], '10000');
+    } finally {
+      newestId -= 1;
+    }
+  });
+});
