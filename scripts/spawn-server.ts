@@ -51,7 +51,8 @@ export function spawnServer(
   const typescript = args.some((arg) => arg.endsWith('.ts'));
   const command = [process.execPath, ...(typescript ? ['--import', 'tsx'] : START_FLAGS), ...args];
   if (cpu !== undefined) command.unshift('taskset', '-c', String(cpu));
-  const child = spawn(command[0], command.slice(1), { env });
+  // One process unless the caller asks for workers: a test's server starts fast and logs one stream.
+  const child = spawn(command[0], command.slice(1), { env: { SNIPPETD_WORKERS: '1', ...env } });
   let out = '';
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {

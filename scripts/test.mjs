@@ -106,6 +106,8 @@ const nodeTest = (db) => {
   const logDir = files.length ? null : fs.mkdtempSync(path.join(os.tmpdir(), `snippetd-test-log-${db}-`));
   const status = run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...tests], {
     SNIPPETD_TEST_DB: db,
+    // Servers the tests start serve from one process (fast to start, one log), unless a test asks for workers.
+    SNIPPETD_WORKERS: '1',
     ...(logDir && { SNIPPETD_TEST_LOG_DIR: logDir }),
   });
   return logDir && secretsLogged(logDir) ? 1 : status;

@@ -26,6 +26,7 @@ import { monitoringRoutes, observeRequests } from './http/plugins/monitoring.ts'
 import { databaseAnswers, gitCacheUsable } from './storage/readiness.ts';
 import { createLogger, requestId } from './logging.ts';
 import { createMetrics } from './metrics.ts';
+import { workersCheck } from './workers.ts';
 import type { Logger } from 'pino';
 import instanceRoutes from './http/routes/instance.ts';
 import userRoutes from './http/routes/users.ts';
@@ -157,7 +158,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   knowAllPaths();
   monitoringRoutes(app, {
     metrics,
-    checks: { db: () => databaseAnswers(db), storage: () => gitCacheUsable(gitCaches.root) },
+    checks: { db: () => databaseAnswers(db), storage: () => gitCacheUsable(gitCaches.root), master: workersCheck() },
     allowlist: config.monitoringAllowlist,
   });
   return app;

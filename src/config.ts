@@ -1,6 +1,7 @@
 // Typed configuration: every setting, its environment variable, its CLI flag, default and limits live
 // here and nowhere else. docs/configuration.md documents the same table for operators.
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -38,6 +39,8 @@ export interface Config {
   ephemeral: boolean;
   /** A seed document (YAML or JSON) applied at start, before the port opens; ephemeral mode only. */
   seedFile: string | null;
+  /** `serve`'s processes sharing the port (cluster.ts); by default one per CPU, as GitLab's Puma. */
+  workers: number;
 }
 
 export class ConfigError extends Error {}
@@ -125,6 +128,7 @@ const SETTINGS: Setting[] = [
   { key: 'akismetApiKey', env: 'SNIPPETD_AKISMET_API_KEY', flag: '--akismet-api-key', parse: (raw) => raw },
   { key: 'ephemeral', env: 'SNIPPETD_EPHEMERAL', flag: '--ephemeral', boolean: true, parse: booleanValue },
   { key: 'seedFile', env: 'SNIPPETD_SEED', flag: '--seed', parse: (raw) => path.resolve(raw) },
+  { key: 'workers', env: 'SNIPPETD_WORKERS', flag: '--workers', parse: integer(1, 256) },
 ];
 
 function booleanValue(raw: string, name: string): boolean {
@@ -190,6 +194,7 @@ export function defaults(dataDir = path.resolve('data')): Config {
     akismetApiKey: '',
     ephemeral: false,
     seedFile: null,
+    workers: os.availableParallelism(),
   };
 }
 
@@ -215,6 +220,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     if (config.ephemeral && given)
       throw new ConfigError(`${given.name} cannot be used with --ephemeral, which keeps nothing`);
   }
+  // An in-memory database lives in one process: ephemeral mode serves from one.
+  const workers = raw.get('workers');
+  if (config.ephemeral && workers && config.workers > 1)
+    throw new ConfigError(
+      `${workers.name} cannot be more than 1 with --ephemeral, whose database is in one process's memory`,
+    );
+  if (config.ephemeral) config.workers = 1;
   const seed = raw.get('seedFile');
   if (seed && !config.ephemeral)
     throw new ConfigError(`${seed.name} needs --ephemeral (a seed is for a fresh database)`);

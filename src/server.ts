@@ -1,6 +1,8 @@
 // Process entry for `snippetd serve`: build the app, bootstrap root on an empty database, listen, and
 // close gracefully on SIGTERM/SIGINT (in-flight requests finish, the database is closed). openServer is
-// the part the programmatic API (api.ts) shares: everything but the signals.
+// the part the programmatic API (api.ts) shares: everything but the signals. With several workers
+// (cluster.ts), the primary prepares the database once and each worker opens a server.
+import cluster from 'node:cluster';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -19,7 +21,10 @@ import { parseSeedText, type SeedResult } from './domain/seed.ts';
 import { Failure } from './domain/failure.ts';
 import { ephemeralConfig } from './ephemeral.ts';
 import { createLogger, lifecycleLogger } from './logging.ts';
-import { checkServeEnvironment, redactDatabaseUrl } from './startup-checks.ts';
+import { checkServeEnvironment, openConfiguredDatabase, redactDatabaseUrl } from './startup-checks.ts';
+import { createStore, type Store } from './storage/db/store.ts';
+import { runPrimary } from './cluster.ts';
+import { announceServing } from './workers.ts';
 
 export interface OpenServer {
   app: FastifyInstance;
@@ -53,16 +58,7 @@ export async function openServer(given: Config, options: OpenOptions): Promise<O
     if (hasLegacyRepositories(config.dataDir)) throw new ConfigError(LEGACY_REPOSITORIES_MESSAGE);
     app = await buildApp(config, logger);
     await gitChecked;
-    if (await hasSnippetsWithoutRepository(app.store)) throw new ConfigError(MISSING_REPOSITORIES_MESSAGE);
-    for (const line of await repairStoredSettings(app.store)) lifecycle.warn(line);
-    const discarded = await discardAbandonedUploads(app.store.kysely);
-    if (discarded) lifecycle.info(`removed the parts of ${discarded} large git object(s) whose write never committed`);
-    const boot = await bootstrapRoot(app.store, config);
-    if (boot.created && boot.tokenFile) {
-      lifecycle.info(`created administrator "root"; its token is in ${boot.tokenFile}`);
-    } else if (boot.created) {
-      lifecycle.info('created administrator "root" with the token from SNIPPETD_INITIAL_ROOT_TOKEN');
-    }
+    const rootToken = await prepareStore(app.store, config, lifecycle);
     let seeded: SeedResult | null = null;
     if (app.ephemeral) {
       const document = seed ?? (config.seedFile ? parseSeedText(readSeedFile(config.seedFile)) : null);
@@ -71,12 +67,43 @@ export async function openServer(given: Config, options: OpenOptions): Promise<O
       });
     }
     const address = await app.listen({ host: config.host, port: config.port });
-    return { app, address, rootToken: boot.token, seeded };
+    return { app, address, rootToken, seeded };
   } catch (error) {
     await app?.close();
     // An ephemeral server that never opened leaves nothing behind (buildApp's close removes it otherwise).
     if (config.ephemeral && !app) fs.rmSync(config.dataDir, { recursive: true, force: true });
     throw error;
+  }
+}
+
+/** What a start does to the database before it serves: refuses one missing repositories, repairs stored
+ * settings, creates root on an empty one (answering its token, then only). */
+async function prepareStore(store: Store, config: Config, lifecycle: Logger): Promise<string | null> {
+  if (await hasSnippetsWithoutRepository(store)) throw new ConfigError(MISSING_REPOSITORIES_MESSAGE);
+  for (const line of await repairStoredSettings(store)) lifecycle.warn(line);
+  // Only uploads of processes that are gone (pid and host): a worker starting beside others leaves theirs.
+  const discarded = await discardAbandonedUploads(store.kysely);
+  if (discarded) lifecycle.info(`removed the parts of ${discarded} large git object(s) whose write never committed`);
+  const boot = await bootstrapRoot(store, config);
+  if (boot.created && boot.tokenFile) {
+    lifecycle.info(`created administrator "root"; its token is in ${boot.tokenFile}`);
+  } else if (boot.created) {
+    lifecycle.info('created administrator "root" with the token from SNIPPETD_INITIAL_ROOT_TOKEN');
+  }
+  return boot.token;
+}
+
+/** The primary's preparation (cluster.ts): the checks and database work of a start, once for all workers. */
+async function prepareOnce(config: Config, lifecycle: Logger): Promise<void> {
+  const gitChecked = checkServeEnvironment(config);
+  gitChecked.catch(() => {});
+  if (hasLegacyRepositories(config.dataDir)) throw new ConfigError(LEGACY_REPOSITORIES_MESSAGE);
+  const db = await openConfiguredDatabase(config);
+  try {
+    await gitChecked;
+    await prepareStore(createStore(db), config, lifecycle);
+  } finally {
+    await db.close();
   }
 }
 
@@ -95,17 +122,31 @@ function seedError(source: string, error: unknown): unknown {
   return new ConfigError(`${source}: ${problems.join('; ')}`);
 }
 
-export async function startServer(config: Config): Promise<FastifyInstance> {
+export async function startServer(config: Config): Promise<void> {
   // One format on stdout: these lines are log lines like every other (scripts/spawn-server.ts and tools
-  // wait for "listening on <url> " in the one that says where the server is).
-  const logger = createLogger(config.logLevel);
+  // wait for "listening on <url> " in the one that says where the server is). Workers write to the same
+  // stdout, each line with the worker's id.
+  const base = createLogger(config.logLevel);
+  const logger = cluster.isWorker ? base.child({ worker: cluster.worker!.id }) : base;
   const lifecycle = lifecycleLogger(logger);
+  const database = config.ephemeral ? 'in memory (ephemeral)' : redactDatabaseUrl(config.databaseUrl);
+  const listening = (address: string, workers: string) =>
+    lifecycle.info(`listening on ${address} (API at ${address}/api/v4, database ${database}${workers})`);
+  if (cluster.isPrimary && config.workers > 1) {
+    await runPrimary(config, {
+      lifecycle,
+      prepare: () => prepareOnce(config, lifecycle),
+      listening: (address) => listening(address, `, ${config.workers} workers`),
+    });
+    return;
+  }
   const { app, address } = await openServer(config, { logger, lifecycle });
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    lifecycle.info(`${signal} received, closing`);
+    // A worker's stop is the primary's, which says so once.
+    if (!cluster.isWorker) lifecycle.info(`${signal} received, closing`);
     app.close().then(
       () => process.exit(0),
       (error) => {
@@ -117,7 +158,6 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   // Logged once the handlers are in place: whoever waits for this line may send SIGTERM at once.
-  const database = config.ephemeral ? 'in memory (ephemeral)' : redactDatabaseUrl(config.databaseUrl);
-  lifecycle.info(`listening on ${address} (API at ${address}/api/v4, database ${database})`);
-  return app;
+  if (cluster.isWorker) announceServing(address);
+  else listening(address, '');
 }

@@ -1,9 +1,10 @@
 // Counters for rate limits (domain/rate-limits.ts), over fixed windows as GitLab's Rack::Attack counts.
-// PostgreSQL: in the database, so that every node counts against the same limit. SQLite: in this process's
-// memory, since a SQLite database has one server; a count in the database would cost a synchronous commit
-// on every raw read.
+// PostgreSQL: in the database, so that every node counts against the same limit. SQLite: in memory, since a
+// SQLite database has one server (a count in the database would cost a synchronous commit on every raw
+// read): this process's, or with several workers the primary's, which each worker asks (workers.ts).
 import { sql } from 'kysely';
 import type { Db } from './db/database.ts';
+import { primaryCounter } from '../workers.ts';
 
 export interface RateCounters {
   /** Counts one request under `key` in the current window of `periodSeconds`; answers the count so far. */
@@ -22,10 +23,12 @@ function windowOf(periodSeconds: number) {
 }
 
 export function rateCounters(db: Db): RateCounters {
-  return db.dialect === 'postgres' ? databaseCounters(db) : memoryCounters();
+  if (db.dialect === 'postgres') return databaseCounters(db);
+  return primaryCounter() ?? memoryCounters();
 }
 
-function memoryCounters(): RateCounters {
+/** Counts in this process's memory: a single server's, or the primary's for its workers (cluster.ts). */
+export function memoryCounters(): RateCounters {
   const counts = new Map<string, { start: number; count: number }>();
   return {
     async hit(key, periodSeconds) {

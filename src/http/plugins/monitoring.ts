@@ -10,8 +10,11 @@ import { notFound } from '../../domain/failure.ts';
 
 export interface MonitoringOptions {
   metrics: Metrics;
-  /** GitLab's readiness checks, each failing by throwing: the database, and this node's git storage. */
-  checks: { db: () => Promise<void>; storage: () => Promise<void> };
+  /**
+   * GitLab's readiness checks, each failing by throwing: the database, this node's git storage and, with
+   * several workers, Puma's master_check: the primary is there and every worker serves (workers.ts).
+   */
+  checks: { db: () => Promise<void>; storage: () => Promise<void>; master: (() => Promise<void>) | null };
   allowlist: string[];
 }
 
@@ -74,6 +77,7 @@ export function monitoringRoutes(app: FastifyInstance, options: MonitoringOption
       const checks = {
         db_check: await check('Db', options.checks.db),
         storage_check: await check('Storage', options.checks.storage),
+        ...(options.checks.master && { master_check: await check('Master', options.checks.master) }),
       };
       const ok = Object.values(checks).every((c) => c.status === 'ok');
       const all = (request.query as Record<string, unknown>).all;

@@ -3,6 +3,8 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import type * as Pg from 'pg';
 import {
+  CompiledQuery,
+  type DatabaseConnection,
   Kysely,
   type LogEvent,
   PostgresDialect,
@@ -16,6 +18,7 @@ import {
 import type { Database } from './schema.ts';
 import { requireFromHere } from '../../shipped-files.ts';
 import { createPrivateFile, makePrivateDir, tightenPrivate } from '../private-files.ts';
+import { primaryWriteLock, type WriteLock } from '../../workers.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -69,8 +72,9 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
     sqlite.close(); // a file that is not a database, say: nothing else would close it
     throw error;
   }
+  const database = withStatementCache(sqlite);
   const kysely = new Kysely<Database>({
-    dialect: new QueuedSqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: new QueuedSqliteDialect({ database }, sqlite, primaryWriteLock()),
     log,
   });
   const epoch = sqliteEpochReader(sqlite, file);
@@ -111,7 +115,7 @@ function sqliteEpochReader(main: SQLite.Database, file: string) {
     read(): number | null {
       if (!main.open || (inMemory && main.inTransaction)) return null;
       if (!query) {
-        connection = inMemory ? main : new SQLite(file, { readonly: true, fileMustExist: true });
+        connection = inMemory ? main : new SQLite(file, { readonly: true, fileMustExist: true, timeout: 5000 });
         query = connection.prepare('SELECT value FROM change_epoch WHERE id = 1').pluck();
         if (!inMemory) dataVersion = connection.prepare('PRAGMA data_version').pluck();
       }
@@ -134,15 +138,33 @@ function sqliteEpochReader(main: SQLite.Database, file: string) {
  * costs N wake-ups, so a backlog grows the work quadratically just as the server falls behind. This driver
  * hands the connection to the longest waiting query instead, one wake-up a release (Kysely's own lock then
  * never has a waiter).
+ *
+ * Transactions begin IMMEDIATE: one that read first and then wrote would fail at once (SQLITE_BUSY, no
+ * waiting) if another process committed in between. With several workers (cluster.ts), a write also takes
+ * the primary's write lock first, waiting asynchronously: SQLite's own wait for another process's write
+ * (busy_timeout) sleeps on the event loop, and a push holds its transaction while it streams objects.
  */
 class QueuedSqliteDriver extends SqliteDriver {
   #lent = false;
   #waiting: (() => void)[] = [];
+  readonly #sqlite: SQLite.Database;
+  readonly #database: SqliteDatabase;
+  readonly #lock: WriteLock | null;
+  /** Whether this connection holds the primary's write lock (for a transaction). */
+  #holding = false;
 
-  override async acquireConnection() {
+  constructor(config: SqliteDialectConfig, sqlite: SQLite.Database, lock: WriteLock | null) {
+    super(config);
+    this.#sqlite = sqlite;
+    this.#database = config.database as SqliteDatabase;
+    this.#lock = lock;
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
     if (this.#lent) await new Promise<void>((resolve) => this.#waiting.push(resolve));
     else this.#lent = true;
-    return super.acquireConnection();
+    const connection = await super.acquireConnection();
+    return this.#lock ? this.#lockingWrites(connection, this.#lock) : connection;
   }
 
   override async releaseConnection() {
@@ -151,16 +173,77 @@ class QueuedSqliteDriver extends SqliteDriver {
     if (next) next();
     else this.#lent = false;
   }
+
+  override async beginTransaction(connection: DatabaseConnection) {
+    if (this.#lock) {
+      await this.#lock.acquire();
+      this.#holding = true;
+    }
+    try {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    } catch (error) {
+      this.#unlock();
+      throw error;
+    }
+  }
+
+  override async commitTransaction(connection: DatabaseConnection) {
+    try {
+      await super.commitTransaction(connection);
+    } finally {
+      if (!this.#sqlite.inTransaction) this.#unlock();
+    }
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection) {
+    try {
+      await super.rollbackTransaction(connection);
+    } finally {
+      this.#unlock();
+    }
+  }
+
+  #unlock() {
+    if (!this.#holding) return;
+    this.#holding = false;
+    this.#lock!.release();
+  }
+
+  /** A writing statement outside a transaction takes the write lock around itself. */
+  #lockingWrites(connection: DatabaseConnection, lock: WriteLock): DatabaseConnection {
+    const sqlite = this.#sqlite;
+    const database = this.#database;
+    const holding = () => this.#holding;
+    return {
+      async executeQuery(query) {
+        // A transaction's statements (its BEGIN IMMEDIATE too) run under the lock it took; the statement is
+        // the statement cache's (preparing costs more than our small queries).
+        if (holding() || sqlite.inTransaction || (database.prepare(query.sql) as unknown as SQLite.Statement).readonly)
+          return connection.executeQuery(query);
+        await lock.acquire();
+        try {
+          return await connection.executeQuery(query);
+        } finally {
+          lock.release();
+        }
+      },
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    };
+  }
 }
 
 class QueuedSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
-  constructor(config: SqliteDialectConfig) {
+  readonly #sqlite: SQLite.Database;
+  readonly #lock: WriteLock | null;
+  constructor(config: SqliteDialectConfig, sqlite: SQLite.Database, lock: WriteLock | null) {
     super(config);
     this.#config = config;
+    this.#sqlite = sqlite;
+    this.#lock = lock;
   }
   override createDriver() {
-    return new QueuedSqliteDriver(this.#config);
+    return new QueuedSqliteDriver(this.#config, this.#sqlite, this.#lock);
   }
 }
 

@@ -1,0 +1,74 @@
+// `serve --workers 1` against `--workers 2` (issue 31): GET a snippet with a token, each server the compiled
+// CLI on a fresh SQLite data directory, alternating rounds with bare Fastify (bench/constant-server.ts) in
+// the same run, the load generator (autocannon, in this process) on the same machine. Prints each round's
+// req/s and the medians' ratios to bare Fastify and to one worker.
+// Usage: npx tsx bench/workers.ts [--rounds 5] [--duration 3] [--connections 20]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { spawnServer, startBenchServer } from '../scripts/spawn-server.ts';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '20' },
+  },
+});
+const TOKEN = 'bench-root-token-0123456789abcdef';
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-workers-'));
+
+async function snippetdWith(workers: number) {
+  process.env.SNIPPETD_WORKERS = String(workers);
+  const server = await startBenchServer({ dataDir: path.join(tmp, `w${workers}`), token: TOKEN });
+  const res = await fetch(`${server.url}/api/v4/snippets`, {
+    method: 'POST',
+    headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      title: 'bench',
+      visibility: 'private',
+      files: [{ file_path: 'a.rb', content: 'puts 1\n' }],
+    }),
+  });
+  const { id } = (await res.json()) as { id: number };
+  return { ...server, target: `${server.url}/api/v4/snippets/${id}` };
+}
+
+const fastify = await spawnServer(process.env, [path.join(import.meta.dirname, 'constant-server.ts')]);
+const one = await snippetdWith(1);
+const two = await snippetdWith(2);
+const targets = {
+  'bare Fastify': { url: `${fastify.url}/constant`, headers: {} },
+  '1 worker': { url: one.target, headers: { 'PRIVATE-TOKEN': TOKEN } },
+  '2 workers': { url: two.target, headers: { 'PRIVATE-TOKEN': TOKEN } },
+};
+const results: Record<string, number[]> = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
+for (let round = 0; round < Number(values.rounds); round++) {
+  for (const [name, { url, headers }] of Object.entries(targets)) {
+    const r = await autocannon({
+      url,
+      headers,
+      connections: Number(values.connections),
+      duration: Number(values.duration),
+    });
+    if (r.non2xx || r.errors) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+    results[name].push(r.requests.average);
+  }
+  console.log(
+    `round ${round + 1}: ${Object.entries(results)
+      .map(([name, list]) => `${name} ${Math.round(list[round])}`)
+      .join(', ')} req/s`,
+  );
+}
+const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+const [bare, w1, w2] = Object.values(results).map(median);
+console.log(
+  `medians: bare Fastify ${Math.round(bare)}, 1 worker ${Math.round(w1)} (${(w1 / bare).toFixed(2)} of bare), ` +
+    `2 workers ${Math.round(w2)} (${(w2 / bare).toFixed(2)} of bare, ${(w2 / w1).toFixed(2)}× one worker) req/s`,
+);
+for (const server of [one, two]) server.stop();
+fastify.child.kill('SIGTERM');
+await new Promise((resolve) => setTimeout(resolve, 1000));
+fs.rmSync(tmp, { recursive: true, force: true });
