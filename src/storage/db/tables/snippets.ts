@@ -31,8 +31,29 @@ export interface SnippetListFilter {
   createdAfter?: string;
   createdBefore?: string;
   titleContains?: string;
+  /** GitLab's Snippet.search: the title, description or (first) file name matches (see TextMatch). */
+  matching?: TextMatch;
+  /** Leave out the snippets of projects whose snippets feature is disabled, which nobody may read. */
+  readableProjectsOnly?: boolean;
   /** Keyset paging: only snippets with smaller ids. */
   beforeId?: number;
+}
+
+/**
+ * A column matches when it contains every term (case-insensitively), or, for `equals`, when it is that text
+ * whatever its case (GitLab's fuzzy_search: ILIKE with and without wildcards).
+ */
+export type TextMatch = { allOf: string[] } | { equals: string };
+
+const SEARCHED_COLUMNS = ['title', 'description', 'file_name'] as const;
+
+function matchesText(column: (typeof SEARCHED_COLUMNS)[number], match: TextMatch) {
+  const ref = sql.ref<string | null>(`snippets.${column}`);
+  if ('equals' in match) return sql<boolean>`lower(coalesce(${ref}, '')) = ${match.equals.toLowerCase()}`;
+  return sql<boolean>`(${sql.join(
+    match.allOf.map((term) => containsText(ref, term)),
+    sql` AND `,
+  )})`;
 }
 
 /** Guest (10) or more in the project or a group above it: members see every snippet of the project. */
@@ -112,18 +133,30 @@ export function snippetsTable(db: Kysely<Database>) {
               : sql<boolean>`CASE WHEN project_id IS NULL THEN ${personal(eb)} ELSE ${inProject(eb)} END`,
         );
       }
+      if (filter.readableProjectsOnly && scope.everything) {
+        // For everyone else the visibility rule above already leaves them out.
+        const disabled = db.selectFrom('projects').select('id').where('snippets_access_level', '=', 'disabled');
+        q = q.where((eb) => eb.or([eb('project_id', 'is', null), eb('project_id', 'not in', disabled)]));
+      }
       if (filter.authorId !== undefined) q = q.where('author_id', '=', filter.authorId);
       if (filter.projectId !== undefined) q = q.where('project_id', '=', filter.projectId);
       if (filter.kind === 'personal') q = q.where('project_id', 'is', null);
       if (filter.createdAfter) q = q.where('created_at', '>=', filter.createdAfter);
       if (filter.createdBefore) q = q.where('created_at', '<=', filter.createdBefore);
       if (filter.titleContains) q = q.where(containsText(sql.ref('title'), filter.titleContains));
+      const matching = filter.matching;
+      if (matching) q = q.where((eb) => eb.or(SEARCHED_COLUMNS.map((column) => matchesText(column, matching))));
       if (filter.beforeId !== undefined) q = q.where('id', '<', filter.beforeId);
       return q;
     },
     /** One page of visibleQuery, newest first, with its total. */
     visiblePage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
       return fetchPage(db, this.visibleQuery(scope, filter).selectAll().orderBy('id', 'desc'), window, 'snippets.id');
+    },
+    /** One page of visibleQuery, the most recently updated first (GitLab's search order), with its total. */
+    visibleRecentlyUpdatedPage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
+      const query = this.visibleQuery(scope, filter).selectAll().orderBy('updated_at', 'desc').orderBy('id', 'desc');
+      return fetchPage(db, query, window, 'snippets.id');
     },
     /** The newest `limit` of visibleQuery (below `filter.beforeId`), and whether more follow; nothing counted. */
     async visibleNewest(scope: SnippetScope, filter: SnippetListFilter, limit: number) {

@@ -1,0 +1,67 @@
+// GitLab's snippet search by title (its `snippet_titles` scope): which searches it refuses to run
+// (Gitlab::Search::AbuseDetection: they find nothing), and how a term becomes a match (Snippet.search,
+// Gitlab::SQL::Pattern#fuzzy_search over title, description and file name). The snippets searched are the
+// finder's: whatever the viewer may see, never anything else.
+import type { Store } from '../../storage/db/store.ts';
+import type { Snippet } from '../../storage/db/schema.ts';
+import type { TextMatch } from '../../storage/db/tables/snippets.ts';
+import type { PageOf, PageWindow } from '../../storage/db/page.ts';
+import type { Viewer } from '../policy.ts';
+import { findSnippetsMatching } from './finder.ts';
+
+/** Words GitLab will not search for on their own. */
+const STOP_WORDS = new Set(
+  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(
+    ' ',
+  ),
+);
+/** A search shorter than this finds nothing (but `*` and the stop words, refused for their own reason). */
+const MIN_TERM_LENGTH = 2;
+/** A word this long finds nothing; a URL may be twice as long. */
+const ABUSIVE_TERM_SIZE = 100;
+/** Words shorter than this are left out of a search; when no word is left, the whole text must equal a column. */
+const MIN_CHARS_FOR_PARTIAL_MATCHING = 3;
+
+const length = (text: string) => [...text].length;
+/** Ruby's String#split with no argument: on runs of whitespace, no empty words. */
+const words = (text: string) => text.split(/\s+/u).filter((w) => w !== '');
+
+/** Gitlab::Search::AbuseDetection on the search term: such a search is answered with nothing found. */
+export function isAbusiveSearch(search: string): boolean {
+  if (STOP_WORDS.has(search)) return true;
+  if (search !== '' && search !== '*' && length(search) < MIN_TERM_LENGTH) return true;
+  return words(search).some((w) => length(w) >= (/^https?:\/\//i.test(w) ? ABUSIVE_TERM_SIZE * 2 : ABUSIVE_TERM_SIZE));
+}
+
+/** A term in double quotes, alone between spaces or the ends, is one word, spaces and all. */
+const QUOTED_TERM = /(?<=^| )"[^"]+"(?= |$)/gu;
+
+/**
+ * Gitlab::SQL::Pattern's fuzzy match of a search: null (everything) for a blank one; else every word of at
+ * least three characters must be in the column, or, when there is none, the whole search must equal it.
+ */
+export function fuzzyTextMatch(search: string): TextMatch | null {
+  const squished = search.trim().replace(/\s+/gu, ' ');
+  if (squished === '') return null;
+  const quoted: string[] = [];
+  const rest = squished.replace(QUOTED_TERM, (term) => {
+    quoted.push(term.slice(1, -1));
+    return '';
+  });
+  const terms = [...words(rest), ...quoted].filter((t) => length(t) >= MIN_CHARS_FOR_PARTIAL_MATCHING);
+  return terms.length ? { allOf: terms } : { equals: squished };
+}
+
+/** One page of the snippets the viewer may see whose title, description or file name match, latest update first. */
+export function searchSnippetTitles(
+  store: Store,
+  viewer: Viewer,
+  search: string,
+  window: PageWindow,
+): Promise<PageOf<Snippet>> {
+  if (isAbusiveSearch(search)) return Promise.resolve({ rows: [], total: 0, hasMore: false });
+  // GitLab redacts every result the viewer may not read: administrators may not read the snippets of a
+  // project whose snippets feature is disabled either.
+  const filter = { matching: fuzzyTextMatch(search) ?? undefined, readableProjectsOnly: true };
+  return findSnippetsMatching(store, viewer, filter, window);
+}
