@@ -8,6 +8,7 @@ import type { TextMatch } from '../../storage/db/tables/snippets.ts';
 import type { PageOf, PageWindow } from '../../storage/db/page.ts';
 import type { Viewer } from '../policy.ts';
 import { findSnippetsMatching } from './finder.ts';
+import { byteOrder } from '../../order.ts';
 
 /** Words GitLab will not search for on their own. */
 const STOP_WORDS = new Set(
@@ -52,16 +53,83 @@ export function fuzzyTextMatch(search: string): TextMatch | null {
   return terms.length ? { allOf: terms } : { equals: squished };
 }
 
+/** Where a search looks: everywhere, in one project, or in a group's projects and its subgroups'. */
+export interface SearchPlace {
+  projectId?: number;
+  groupTraversalIds?: string;
+}
+
+const NOTHING = { rows: [], total: 0, hasMore: false };
+
 /** One page of the snippets the viewer may see whose title, description or file name match, latest update first. */
 export function searchSnippetTitles(
   store: Store,
   viewer: Viewer,
   search: string,
   window: PageWindow,
+  place: SearchPlace = {},
 ): Promise<PageOf<Snippet>> {
-  if (isAbusiveSearch(search)) return Promise.resolve({ rows: [], total: 0, hasMore: false });
+  if (isAbusiveSearch(search)) return Promise.resolve(NOTHING);
   // GitLab redacts every result the viewer may not read: administrators may not read the snippets of a
   // project whose snippets feature is disabled either.
-  const filter = { matching: fuzzyTextMatch(search) ?? undefined, readableProjectsOnly: true };
+  const filter = { matching: fuzzyTextMatch(search) ?? undefined, readableProjectsOnly: true, ...place };
   return findSnippetsMatching(store, viewer, filter, window);
+}
+
+/** At most this many matching lines of a file are shown. */
+export const MAX_LINES_PER_FILE = 10;
+/** A shown line is cut at this many characters. */
+const MAX_LINE_LENGTH = 500;
+
+/** A file of a found snippet whose path or content holds the text, with the lines that hold it (1-based). */
+export interface FileMatch {
+  path: string;
+  lines: { number: number; text: string }[];
+}
+
+export interface BlobResult {
+  snippet: Snippet;
+  matches: FileMatch[];
+}
+
+/** The lines of `content` that hold `needle` (lowercase), up to MAX_LINES_PER_FILE. */
+function matchingLines(content: string, needle: string): FileMatch['lines'] {
+  const out: FileMatch['lines'] = [];
+  const lines = content.split('\n');
+  for (let i = 0; i < lines.length && out.length < MAX_LINES_PER_FILE; i++) {
+    if (lines[i].toLowerCase().includes(needle))
+      out.push({ number: i + 1, text: lines[i].replace(/\r$/, '').slice(0, MAX_LINE_LENGTH) });
+  }
+  return out;
+}
+
+/**
+ * snippetd's content search (scope snippet_blobs): one page of the snippets the viewer may see whose title,
+ * description, a file's path or a file's text holds the search (trimmed, any case; files' paths and text
+ * from three characters), latest update first, each with its matching files and lines. Binary and oversized
+ * files are matched by path only.
+ */
+export async function searchSnippetBlobs(
+  store: Store,
+  viewer: Viewer,
+  search: string,
+  window: PageWindow,
+  place: SearchPlace = {},
+): Promise<PageOf<BlobResult>> {
+  if (isAbusiveSearch(search)) return NOTHING;
+  const text = search.trim();
+  const holding = text === '' ? undefined : text;
+  const page = await findSnippetsMatching(store, viewer, { holding, readableProjectsOnly: true, ...place }, window);
+  const needle = text.toLowerCase();
+  const files =
+    holding !== undefined && length(holding) >= 3 ? await store.snippets.texts.files(page.rows.map((s) => s.id)) : [];
+  const matches = new Map<number, FileMatch[]>();
+  for (const f of files.sort((a, b) => byteOrder(a.path, b.path))) {
+    const lines = matchingLines(f.content, needle);
+    if (!lines.length && !f.path.toLowerCase().includes(needle)) continue;
+    const list = matches.get(f.snippet_id) ?? [];
+    list.push({ path: f.path, lines });
+    matches.set(f.snippet_id, list);
+  }
+  return { ...page, rows: page.rows.map((snippet) => ({ snippet, matches: matches.get(snippet.id) ?? [] })) };
 }

@@ -4,6 +4,8 @@ import { byteOrder } from '../../../order.ts';
 import { containsText, fetchPage, type PageWindow } from '../page.ts';
 import { setsNothing } from '../rows.ts';
 import { projectAccessAtLeast } from './members.ts';
+import { snippetTextTable } from './snippet-text.ts';
+import type { DialectName } from '../database.ts';
 
 /** A file of a snippet's head: its path, its blob and the blob's size (the bytes are in git_objects). */
 export interface IndexedFile {
@@ -33,6 +35,10 @@ export interface SnippetListFilter {
   titleContains?: string;
   /** GitLab's Snippet.search: the title, description or (first) file name matches (see TextMatch). */
   matching?: TextMatch;
+  /** Its title, description, or one of its files' paths or content holds this text (3+ characters), any case. */
+  holding?: string;
+  /** Only snippets of projects in the group with these traversal ids or in groups below it. */
+  groupTraversalIds?: string;
   /** Leave out the snippets of projects whose snippets feature is disabled, which nobody may read. */
   readableProjectsOnly?: boolean;
   /** Keyset paging: only snippets with smaller ids. */
@@ -59,8 +65,10 @@ function matchesText(column: (typeof SEARCHED_COLUMNS)[number], match: TextMatch
 /** Guest (10) or more in the project or a group above it: members see every snippet of the project. */
 const MEMBER = 10;
 
-export function snippetsTable(db: Kysely<Database>) {
+export function snippetsTable(db: Kysely<Database>, dialect: DialectName) {
+  const texts = snippetTextTable(db, dialect);
   return {
+    texts,
     async insert(snippet: Insertable<SnippetsTable>): Promise<Snippet> {
       return db.insertInto('snippets').values(snippet).returningAll().executeTakeFirstOrThrow();
     },
@@ -133,6 +141,27 @@ export function snippetsTable(db: Kysely<Database>) {
               : sql<boolean>`CASE WHEN project_id IS NULL THEN ${personal(eb)} ELSE ${inProject(eb)} END`,
         );
       }
+      const holding = filter.holding;
+      if (holding !== undefined)
+        q = q.where((eb) =>
+          eb.or([
+            containsText(sql.ref('snippets.title'), holding),
+            containsText(sql.ref('snippets.description'), holding),
+            // A trigram index answers three characters or more; shorter texts are looked for in the fields only.
+            ...([...holding].length >= 3 ? [eb('snippets.id', 'in', texts.snippetsHolding(holding))] : []),
+          ]),
+        );
+      const traversal = filter.groupTraversalIds;
+      if (traversal !== undefined) {
+        const inGroup = db
+          .selectFrom('projects as gp')
+          .innerJoin('namespaces as gn', 'gn.id', 'gp.namespace_id')
+          .select('gp.id')
+          .where((eb) =>
+            eb.or([eb('gn.traversal_ids', '=', traversal), eb('gn.traversal_ids', 'like', `${traversal}/%`)]),
+          );
+        q = q.where('project_id', 'in', inGroup);
+      }
       if (filter.readableProjectsOnly && scope.everything) {
         // For everyone else the visibility rule above already leaves them out.
         const disabled = db.selectFrom('projects').select('id').where('snippets_access_level', '=', 'disabled');
@@ -174,6 +203,7 @@ export function snippetsTable(db: Kysely<Database>) {
     },
     async delete(id: number): Promise<void> {
       await db.deleteFrom('snippet_files').where('snippet_id', '=', id).execute();
+      await texts.deleteSnippet(id);
       await db.deleteFrom('user_agent_details').where('snippet_id', '=', id).execute();
       await db.deleteFrom('snippets').where('id', '=', id).execute();
     },
@@ -219,6 +249,7 @@ export function snippetsTable(db: Kysely<Database>) {
           )
           .execute();
       }
+      await texts.sync(snippetId, gone, changed);
     },
     async insertUserAgentDetail(detail: {
       snippet_id: number;
