@@ -4,7 +4,9 @@
 // finder's: whatever the viewer may see, never anything else.
 import type { Store } from '../../storage/db/store.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
-import type { TextMatch } from '../../storage/db/tables/snippets.ts';
+import type { SnippetListFilter, TextMatch } from '../../storage/db/tables/snippets.ts';
+import { findReadableProject } from '../projects.ts';
+import { VISIBILITIES } from '../access.ts';
 import type { PageOf, PageWindow } from '../../storage/db/page.ts';
 import type { Viewer } from '../policy.ts';
 import { findSnippetsMatching } from './finder.ts';
@@ -117,9 +119,19 @@ export async function searchSnippetBlobs(
   place: SearchPlace = {},
 ): Promise<PageOf<BlobResult>> {
   if (isAbusiveSearch(search)) return NOTHING;
-  const text = search.trim();
+  return blobsPage(store, viewer, search.trim(), window, place);
+}
+
+/** The page of content search for `text` (trimmed; '' for none) among the snippets `filter` names. */
+async function blobsPage(
+  store: Store,
+  viewer: Viewer,
+  text: string,
+  window: PageWindow,
+  filter: SnippetListFilter,
+): Promise<PageOf<BlobResult>> {
   const holding = text === '' ? undefined : text;
-  const page = await findSnippetsMatching(store, viewer, { holding, readableProjectsOnly: true, ...place }, window);
+  const page = await findSnippetsMatching(store, viewer, { ...filter, holding, readableProjectsOnly: true }, window);
   const needle = text.toLowerCase();
   const files =
     holding !== undefined && length(holding) >= 3 ? await store.snippets.texts.files(page.rows.map((s) => s.id)) : [];
@@ -132,4 +144,94 @@ export async function searchSnippetBlobs(
     matches.set(f.snippet_id, list);
   }
   return { ...page, rows: page.rows.map((snippet) => ({ snippet, matches: matches.get(snippet.id) ?? [] })) };
+}
+
+// ---- The search page: text with Opengist's filters -------------------------------------------------------
+
+export const PAGE_FILTERS = ['filename', 'extension', 'language', 'author', 'project', 'visibility'] as const;
+export type PageFilter = (typeof PAGE_FILTERS)[number];
+
+export interface PageQuery {
+  text: string;
+  filters: Partial<Record<PageFilter, string>>;
+}
+
+/** `filename:x extension:rb some words`: the filters Opengist knows (the last of each wins), the rest as text. */
+export function parsePageQuery(query: string): PageQuery {
+  const words: string[] = [];
+  const filters: PageQuery['filters'] = {};
+  for (const word of query.split(/\s+/u).filter((w) => w !== '')) {
+    const at = word.indexOf(':');
+    const key = word.slice(0, at).toLowerCase() as PageFilter;
+    if (at > 0 && at < word.length - 1 && PAGE_FILTERS.includes(key)) filters[key] = word.slice(at + 1);
+    else words.push(word);
+  }
+  return { text: words.join(' '), filters };
+}
+
+/** The file extensions of a language named in a `language:` filter (highlight.js's names and common ones). */
+const LANGUAGE_EXTENSIONS: Record<string, string[]> = {
+  bash: ['sh', 'bash'],
+  shell: ['sh', 'bash', 'zsh'],
+  c: ['c', 'h'],
+  cpp: ['cc', 'cpp', 'cxx', 'hh', 'hpp'],
+  csharp: ['cs'],
+  css: ['css'],
+  go: ['go'],
+  html: ['html', 'htm'],
+  java: ['java'],
+  javascript: ['js', 'mjs', 'cjs', 'jsx'],
+  json: ['json'],
+  kotlin: ['kt', 'kts'],
+  markdown: ['md', 'markdown'],
+  php: ['php'],
+  python: ['py'],
+  ruby: ['rb'],
+  rust: ['rs'],
+  sql: ['sql'],
+  swift: ['swift'],
+  typescript: ['ts', 'tsx', 'mts', 'cts'],
+  yaml: ['yml', 'yaml'],
+  dockerfile: ['dockerfile'],
+};
+
+/**
+ * The search page's results: the text searched as snippet_blobs searches it, among the snippets the filters
+ * name (an unknown author, project, visibility or language finds nothing). Nothing without text or filter.
+ */
+export async function searchForPage(
+  store: Store,
+  viewer: Viewer,
+  query: PageQuery,
+  window: PageWindow,
+): Promise<PageOf<BlobResult>> {
+  const { text, filters } = query;
+  if (text === '' && Object.keys(filters).length === 0) return NOTHING;
+  if (text !== '' && isAbusiveSearch(text)) return NOTHING;
+  const filter: SnippetListFilter = {};
+  if (filters.author !== undefined) {
+    const author = await store.users.findByUsername(filters.author);
+    if (!author) return NOTHING;
+    filter.authorId = author.id;
+  }
+  if (filters.project !== undefined) {
+    const project = await findReadableProject(store, viewer, filters.project).catch(() => null);
+    if (!project) return NOTHING;
+    filter.projectId = project.project.id;
+  }
+  if (filters.visibility !== undefined) {
+    const level = VISIBILITIES.find((v) => v === filters.visibility?.toLowerCase());
+    if (!level) return NOTHING;
+    filter.visibility = level;
+  }
+  if (filters.filename !== undefined) filter.filePathContains = filters.filename;
+  const extensions = [...(filters.extension !== undefined ? [filters.extension.replace(/^\./, '').toLowerCase()] : [])];
+  if (filters.language !== undefined) {
+    const known = LANGUAGE_EXTENSIONS[filters.language.toLowerCase()];
+    if (!known) return NOTHING;
+    if (filters.extension !== undefined && !known.includes(extensions[0])) return NOTHING;
+    if (filters.extension === undefined) extensions.push(...known);
+  }
+  if (extensions.length) filter.fileExtensions = extensions;
+  return blobsPage(store, viewer, text, window, filter);
 }

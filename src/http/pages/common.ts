@@ -41,3 +41,9 @@ export const tooLargeToDisplay = (limit: number, rawUrl: string, downloadUrl: st
 /** Said above a file whose rendering went over its time budget (domain/rendering.ts). */
 export const renderAbandoned = html`<p class="notice">Rendering this file took too long, so it is shown as plain text.</p>
 `;
+
+/** The `search` query parameter of a page (a string, else none): the search page's, and its header box's. */
+export function pageSearchText(request: FastifyRequest): string {
+  const value = (request.query as Record<string, unknown>).search;
+  return typeof value === 'string' ? value : '';
+}

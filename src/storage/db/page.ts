@@ -49,7 +49,12 @@ export async function fetchPage<Row>(
 }
 
 /** `column` contains `text`, case-insensitively and literally (% and _ in the text match themselves). */
-export function containsText(column: Expression<string | null>, text: string) {
-  const pattern = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+export function containsText(
+  column: Expression<string | null>,
+  text: string,
+  where: 'anywhere' | 'suffix' = 'anywhere',
+) {
+  const escaped = text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+  const pattern = where === 'suffix' ? `%${escaped}` : `%${escaped}%`;
   return sql<boolean>`lower(coalesce(${column}, '')) LIKE ${pattern} ESCAPE '\\'`;
 }

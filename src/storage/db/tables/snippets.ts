@@ -37,6 +37,12 @@ export interface SnippetListFilter {
   matching?: TextMatch;
   /** Its title, description, or one of its files' paths or content holds this text (3+ characters), any case. */
   holding?: string;
+  /** Only snippets of this visibility. */
+  visibility?: Visibility;
+  /** Only snippets with a file whose path holds this text (any case). */
+  filePathContains?: string;
+  /** Only snippets with a file whose name ends with one of these extensions (without the dot, any case). */
+  fileExtensions?: string[];
   /** Only snippets of projects in the group with these traversal ids or in groups below it. */
   groupTraversalIds?: string;
   /** Leave out the snippets of projects whose snippets feature is disabled, which nobody may read. */
@@ -151,6 +157,20 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName) {
             ...([...holding].length >= 3 ? [eb('snippets.id', 'in', texts.snippetsHolding(holding))] : []),
           ]),
         );
+      if (filter.visibility) q = q.where('snippets.visibility', '=', filter.visibility);
+      const { filePathContains, fileExtensions } = filter;
+      if (filePathContains !== undefined || fileExtensions !== undefined) {
+        let files = db
+          .selectFrom('snippet_files as sf')
+          .select('sf.snippet_id')
+          .where(sql<boolean>`sf.snippet_id = snippets.id`);
+        if (filePathContains !== undefined) files = files.where(containsText(sql.ref('sf.path'), filePathContains));
+        if (fileExtensions !== undefined) {
+          const endings = fileExtensions.map((e) => containsText(sql.ref('sf.path'), `.${e}`, 'suffix'));
+          files = files.where((eb) => (endings.length ? eb.or(endings) : sql<boolean>`1 = 0`));
+        }
+        q = q.where((eb) => eb.exists(files));
+      }
       const traversal = filter.groupTraversalIds;
       if (traversal !== undefined) {
         const inGroup = db
