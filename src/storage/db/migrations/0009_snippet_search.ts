@@ -28,7 +28,26 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     await sql`CREATE INDEX snippet_file_text_content_trgm ON snippet_file_text USING gin (content ${opclass})`.execute(
       db,
     );
+    // The fields search matches, as the storage's containsText spells them (lower(coalesce(…, ''))).
+    for (const column of ['title', 'description', 'file_name'])
+      await sql`CREATE INDEX ${sql.id(`snippets_${column}_trgm`)} ON snippets
+        USING gin ((lower(coalesce(${sql.id(column)}, ''))) ${opclass})`.execute(db);
   } else {
+    // The snippets' own searched fields, indexed from their rows the same way.
+    await sql`CREATE VIRTUAL TABLE snippet_fields_fts USING fts5(title, description, file_name, content='snippets',
+      content_rowid='id', tokenize='trigram')`.execute(db);
+    await sql`INSERT INTO snippet_fields_fts (snippet_fields_fts) VALUES ('rebuild')`.execute(db);
+    await sql`CREATE TRIGGER snippet_fields_insert AFTER INSERT ON snippets BEGIN
+      INSERT INTO snippet_fields_fts (rowid, title, description, file_name)
+      VALUES (new.id, new.title, new.description, new.file_name); END`.execute(db);
+    await sql`CREATE TRIGGER snippet_fields_delete AFTER DELETE ON snippets BEGIN
+      INSERT INTO snippet_fields_fts (snippet_fields_fts, rowid, title, description, file_name)
+      VALUES ('delete', old.id, old.title, old.description, old.file_name); END`.execute(db);
+    await sql`CREATE TRIGGER snippet_fields_update AFTER UPDATE OF title, description, file_name ON snippets BEGIN
+      INSERT INTO snippet_fields_fts (snippet_fields_fts, rowid, title, description, file_name)
+      VALUES ('delete', old.id, old.title, old.description, old.file_name);
+      INSERT INTO snippet_fields_fts (rowid, title, description, file_name)
+      VALUES (new.id, new.title, new.description, new.file_name); END`.execute(db);
     await sql`CREATE VIRTUAL TABLE snippet_file_text_fts USING fts5(path, content, content='snippet_file_text',
       content_rowid='id', tokenize='trigram')`.execute(db);
     await sql`CREATE TRIGGER snippet_file_text_insert AFTER INSERT ON snippet_file_text BEGIN
@@ -41,6 +60,8 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
       VALUES ('delete', old.id, old.path, old.content);
       INSERT INTO snippet_file_text_fts (rowid, path, content) VALUES (new.id, new.path, new.content); END`.execute(db);
   }
+  // Search answers the latest updated first (GitLab's order): a page walks this instead of sorting every match.
+  await db.schema.createIndex('snippets_updated').on('snippets').columns(['updated_at', 'id']).execute();
   await indexStoredSnippets(db);
 }
 

@@ -84,6 +84,13 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
         .select('snippet_id')
         .where(sql<boolean>`(path ILIKE ${pattern} OR content ILIKE ${pattern})`);
     },
+    /**
+     * SQLite only: the ids of snippets whose title, description or file name hold every text (three characters
+     * or more each, any case), maybe not all in one field: a narrowing the exact conditions then check.
+     */
+    snippetsWithFields(texts: string[]) {
+      return sql`SELECT rowid FROM snippet_fields_fts WHERE snippet_fields_fts MATCH ${texts.map(ftsPhrase).join(' AND ')}`;
+    },
     /** The indexed files of some snippets, with their text ('' for binary and oversized ones). */
     async files(snippetIds: number[]) {
       if (!snippetIds.length) return [];

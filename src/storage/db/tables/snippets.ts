@@ -150,12 +150,21 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName) {
       const holding = filter.holding;
       if (holding !== undefined)
         q = q.where((eb) =>
-          eb.or([
-            containsText(sql.ref('snippets.title'), holding),
-            containsText(sql.ref('snippets.description'), holding),
-            // A trigram index answers three characters or more; shorter texts are looked for in the fields only.
-            ...([...holding].length >= 3 ? [eb('snippets.id', 'in', texts.snippetsHolding(holding))] : []),
-          ]),
+          [...holding].length < 3
+            ? // A trigram index answers three characters or more; shorter texts are looked for in the fields only.
+              eb.or([
+                containsText(sql.ref('snippets.title'), holding),
+                containsText(sql.ref('snippets.description'), holding),
+              ])
+            : eb.or([
+                dialect === 'sqlite'
+                  ? sql<boolean>`snippets.id IN (${texts.snippetsWithFields([holding])})`
+                  : eb.or([
+                      containsText(sql.ref('snippets.title'), holding),
+                      containsText(sql.ref('snippets.description'), holding),
+                    ]),
+                eb('snippets.id', 'in', texts.snippetsHolding(holding)),
+              ]),
         );
       if (filter.visibility) q = q.where('snippets.visibility', '=', filter.visibility);
       const { filePathContains, fileExtensions } = filter;
@@ -194,7 +203,12 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName) {
       if (filter.createdBefore) q = q.where('created_at', '<=', filter.createdBefore);
       if (filter.titleContains) q = q.where(containsText(sql.ref('title'), filter.titleContains));
       const matching = filter.matching;
-      if (matching) q = q.where((eb) => eb.or(SEARCHED_COLUMNS.map((column) => matchesText(column, matching))));
+      if (matching) {
+        q = q.where((eb) => eb.or(SEARCHED_COLUMNS.map((column) => matchesText(column, matching))));
+        // SQLite's trigram index narrows the rows first (PostgreSQL's GIN indexes answer the LIKEs themselves).
+        if (dialect === 'sqlite' && 'allOf' in matching)
+          q = q.where(sql<boolean>`snippets.id IN (${texts.snippetsWithFields(matching.allOf)})`);
+      }
       if (filter.beforeId !== undefined) q = q.where('id', '<', filter.beforeId);
       return q;
     },
