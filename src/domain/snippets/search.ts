@@ -62,19 +62,26 @@ export interface SearchPlace {
 }
 
 const NOTHING = { rows: [], total: 0, hasMore: false };
+/** A text in this many indexed snippets or files is searched by walking the snippets, not through the index. */
+const COMMON = 2000;
 
 /** One page of the snippets the viewer may see whose title, description or file name match, latest update first. */
-export function searchSnippetTitles(
+export async function searchSnippetTitles(
   store: Store,
   viewer: Viewer,
   search: string,
   window: PageWindow,
   place: SearchPlace = {},
 ): Promise<PageOf<Snippet>> {
-  if (isAbusiveSearch(search)) return Promise.resolve(NOTHING);
+  if (isAbusiveSearch(search)) return NOTHING;
   // GitLab redacts every result the viewer may not read: administrators may not read the snippets of a
   // project whose snippets feature is disabled either.
-  const filter = { matching: fuzzyTextMatch(search) ?? undefined, readableProjectsOnly: true, ...place };
+  const matching = fuzzyTextMatch(search) ?? undefined;
+  const commonText =
+    matching !== undefined &&
+    'allOf' in matching &&
+    (await store.snippets.texts.isCommon(matching.allOf, COMMON, false));
+  const filter = { matching, commonText, readableProjectsOnly: true, ...place };
   return findSnippetsMatching(store, viewer, filter, window);
 }
 
@@ -131,7 +138,17 @@ async function blobsPage(
   filter: SnippetListFilter,
 ): Promise<PageOf<BlobResult>> {
   const holding = text === '' ? undefined : text;
-  const page = await findSnippetsMatching(store, viewer, { ...filter, holding, readableProjectsOnly: true }, window);
+  const commonText =
+    holding !== undefined &&
+    length(holding) >= 3 &&
+    ((await store.snippets.texts.isCommon([holding], COMMON, true)) ||
+      (await store.snippets.texts.isCommon([holding], COMMON, false)));
+  const page = await findSnippetsMatching(
+    store,
+    viewer,
+    { ...filter, holding, commonText, readableProjectsOnly: true },
+    window,
+  );
   const needle = text.toLowerCase();
   const files =
     holding !== undefined && length(holding) >= 3 ? await store.snippets.texts.files(page.rows.map((s) => s.id)) : [];

@@ -91,6 +91,37 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
     snippetsWithFields(texts: string[]) {
       return sql`SELECT rowid FROM snippet_fields_fts WHERE snippet_fields_fts MATCH ${texts.map(ftsPhrase).join(' AND ')}`;
     },
+    /** The ids of snippets whose title or description holds `text` (three characters or more), any case. */
+    snippetsWithFieldsHolding(text: string) {
+      if (dialect === 'sqlite')
+        return sql`SELECT rowid AS id FROM snippet_fields_fts WHERE snippet_fields_fts MATCH ${`{title description}: ${ftsPhrase(text)}`}`;
+      const pattern = likePattern(text.toLowerCase());
+      return sql`SELECT id FROM snippets WHERE lower(coalesce(title, '')) LIKE ${pattern}
+        OR lower(coalesce(description, '')) LIKE ${pattern}`;
+    },
+    /** The files of the outer query's snippet whose path or text holds `text`, read through the snippet's rows. */
+    filesOfSnippetHolding(text: string) {
+      const pattern = likePattern(text.toLowerCase());
+      return db
+        .selectFrom('snippet_file_text as ft')
+        .select('ft.id')
+        .where(sql<boolean>`ft.snippet_id = snippets.id`)
+        .where(
+          sql<boolean>`(lower(ft.path) LIKE ${pattern} ESCAPE '\\' OR lower(ft.content) LIKE ${pattern} ESCAPE '\\')`,
+        );
+    },
+    /**
+     * Whether `texts` (each three characters or more) are all in at least `many` indexed snippets' fields (or, with
+     * `files`, one of them in that many files): counted through the index, stopping at `many`.
+     */
+    async isCommon(texts: string[], many: number, files: boolean): Promise<boolean> {
+      if (dialect !== 'sqlite') return false;
+      const phrase = texts.map(ftsPhrase).join(' AND ');
+      const table = sql.raw(files ? 'snippet_file_text_fts' : 'snippet_fields_fts');
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${table}
+        WHERE ${table} MATCH ${phrase} LIMIT ${many})`.execute(db);
+      return Number(rows[0].n) >= many;
+    },
     /** The indexed files of some snippets, with their text ('' for binary and oversized ones). */
     async files(snippetIds: number[]) {
       if (!snippetIds.length) return [];

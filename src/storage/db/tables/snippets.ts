@@ -37,6 +37,8 @@ export interface SnippetListFilter {
   matching?: TextMatch;
   /** Its title, description, or one of its files' paths or content holds this text (3+ characters), any case. */
   holding?: string;
+  /** The text of `holding` or `matching` is in many snippets: walk them rather than list them by index. */
+  commonText?: boolean;
   /** Only snippets of this visibility. */
   visibility?: Visibility;
   /** Only snippets with a file whose path holds this text (any case). */
@@ -148,24 +150,24 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName) {
         );
       }
       const holding = filter.holding;
-      if (holding !== undefined)
-        q = q.where((eb) =>
-          [...holding].length < 3
-            ? // A trigram index answers three characters or more; shorter texts are looked for in the fields only.
-              eb.or([
-                containsText(sql.ref('snippets.title'), holding),
-                containsText(sql.ref('snippets.description'), holding),
-              ])
-            : eb.or([
-                dialect === 'sqlite'
-                  ? sql<boolean>`snippets.id IN (${texts.snippetsWithFields([holding])})`
-                  : eb.or([
-                      containsText(sql.ref('snippets.title'), holding),
-                      containsText(sql.ref('snippets.description'), holding),
-                    ]),
-                eb('snippets.id', 'in', texts.snippetsHolding(holding)),
-              ]),
-        );
+      if (holding !== undefined) {
+        const fields = (eb: ExpressionBuilder<Database, 'snippets'>) =>
+          eb.or([
+            containsText(sql.ref('snippets.title'), holding),
+            containsText(sql.ref('snippets.description'), holding),
+          ]);
+        if ([...holding].length < 3) {
+          // A trigram index answers three characters or more; shorter texts are looked for in the fields only.
+          q = q.where(fields);
+        } else if (filter.commonText) {
+          // Most snippets match: walking them latest first fills a page at once; an index would list them all.
+          q = q.where((eb) => eb.or([fields(eb), eb.exists(texts.filesOfSnippetHolding(holding))]));
+        } else {
+          // One list of ids from the indexes, so that each is used (an OR across them keeps a planner from it).
+          q = q.where(sql<boolean>`snippets.id IN (SELECT f.id FROM (${texts.snippetsWithFieldsHolding(holding)}) AS f
+            UNION SELECT t.snippet_id FROM ${texts.snippetsHolding(holding)} AS t)`);
+        }
+      }
       if (filter.visibility) q = q.where('snippets.visibility', '=', filter.visibility);
       const { filePathContains, fileExtensions } = filter;
       if (filePathContains !== undefined || fileExtensions !== undefined) {
@@ -206,7 +208,7 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName) {
       if (matching) {
         q = q.where((eb) => eb.or(SEARCHED_COLUMNS.map((column) => matchesText(column, matching))));
         // SQLite's trigram index narrows the rows first (PostgreSQL's GIN indexes answer the LIKEs themselves).
-        if (dialect === 'sqlite' && 'allOf' in matching)
+        if (dialect === 'sqlite' && 'allOf' in matching && !filter.commonText)
           q = q.where(sql<boolean>`snippets.id IN (${texts.snippetsWithFields(matching.allOf)})`);
       }
       if (filter.beforeId !== undefined) q = q.where('id', '<', filter.beforeId);
