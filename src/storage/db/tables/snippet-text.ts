@@ -115,7 +115,21 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
      * `files`, one of them in that many files): counted through the index, stopping at `many`.
      */
     async isCommon(texts: string[], many: number, files: boolean): Promise<boolean> {
-      if (dialect !== 'sqlite') return false;
+      if (dialect === 'postgres') {
+        const patterns = texts.map((t) => likePattern(t.toLowerCase()));
+        const holds = (column: string) =>
+          sql.join(
+            patterns.map((p) => sql`lower(coalesce(${sql.ref(column)}, '')) LIKE ${p}`),
+            sql` AND `,
+          );
+        const rows = files
+          ? sql`SELECT 1 FROM snippet_file_text WHERE (${holds('path')}) OR (${holds('content')})`
+          : sql`SELECT 1 FROM snippets WHERE (${holds('title')}) OR (${holds('description')}) OR (${holds('file_name')})`;
+        const { rows: counted } = await sql<{
+          n: number;
+        }>`SELECT count(*) AS n FROM (${rows} LIMIT ${many}) AS x`.execute(db);
+        return Number(counted[0].n) >= many;
+      }
       const phrase = texts.map(ftsPhrase).join(' AND ');
       const table = sql.raw(files ? 'snippet_file_text_fts' : 'snippet_fields_fts');
       const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${table}
