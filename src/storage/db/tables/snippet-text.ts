@@ -122,8 +122,14 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
             patterns.map((p) => sql`lower(coalesce(${sql.ref(column)}, '')) LIKE ${p}`),
             sql` AND `,
           );
+        // The files' GIN indexes are on the columns themselves (ILIKE), the fields' on lower(coalesce(…)).
+        const fileHolds = (column: string) =>
+          sql.join(
+            texts.map((t) => sql`${sql.ref(column)} ILIKE ${likePattern(t)}`),
+            sql` AND `,
+          );
         const rows = files
-          ? sql`SELECT 1 FROM snippet_file_text WHERE (${holds('path')}) OR (${holds('content')})`
+          ? sql`SELECT 1 FROM snippet_file_text WHERE (${fileHolds('path')}) OR (${fileHolds('content')})`
           : sql`SELECT 1 FROM snippets WHERE (${holds('title')}) OR (${holds('description')}) OR (${holds('file_name')})`;
         const { rows: counted } = await sql<{
           n: number;
