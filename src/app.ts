@@ -35,6 +35,7 @@ import projectRoutes from './http/routes/projects.ts';
 import memberRoutes from './http/routes/members.ts';
 import projectSnippetRoutes from './http/routes/project-snippets.ts';
 import snippetRoutes from './http/routes/snippets.ts';
+import searchRoutes from './http/routes/search.ts';
 import repositoryFileRoutes from './http/routes/repository-files.ts';
 import projectTemplateRoutes from './http/routes/project-templates.ts';
 import templateRoutes from './http/routes/templates.ts';
@@ -143,6 +144,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
       await api.register(memberRoutes);
       await api.register(projectSnippetRoutes);
       await api.register(snippetRoutes);
+      await api.register(searchRoutes);
       await api.register(repositoryFileRoutes);
       await api.register(projectTemplateRoutes);
       await api.register(templateRoutes);

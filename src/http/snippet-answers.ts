@@ -8,6 +8,7 @@ import type { CreateInput } from '../domain/snippets/create.ts';
 import type { ParamsOf } from './params.ts';
 import type { createSnippetSpec } from './schemas/snippets.ts';
 import { storeOf } from './request.ts';
+import { projectsOf } from '../domain/snippets/finder.ts';
 import { baseUrl, sshHost } from './urls.ts';
 import { snippet as presentSnippet } from './presenters/snippets.ts';
 
@@ -32,6 +33,15 @@ export const requestMeta = (request: FastifyRequest) => ({
 export interface PlacedSnippet {
   snippet: Snippet;
   project: Pick<Project, 'full_path'> | null;
+}
+
+/** Snippets of a list with their projects, for presenting. */
+export async function placeSnippets(request: FastifyRequest, snippets: Snippet[]): Promise<PlacedSnippet[]> {
+  const projects = await projectsOf(storeOf(request), snippets);
+  return snippets.map((snippet) => ({
+    snippet,
+    project: snippet.project_id === null ? null : projects.get(snippet.project_id)!,
+  }));
 }
 
 /** Presents snippets; authors and paths already at hand (on writes) are not looked up again. */

@@ -142,6 +142,7 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
       ['group', group.web_url],
       ['user', `${server.url}/root`],
       ['explore', `${server.url}/explore/snippets`],
+      ['search', `${server.url}/search?search=hello`],
       ['not-found', `${server.url}/no/such/page`, true],
       ['dashboard', `${server.url}/dashboard/snippets`, true],
       ['new-snippet', `${server.url}/-/snippets/new`, true],

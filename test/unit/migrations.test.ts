@@ -53,6 +53,7 @@ describe('migrations', () => {
           '0007_rate_limit_counters',
           '0008_personal_snippets',
           '0009_git_object_parts',
+          '0010_snippet_search',
         ],
       );
     } finally {
@@ -148,7 +149,15 @@ describe('migrations', () => {
         .execute();
       await k.deleteFrom('snippets').where('id', '=', gone.id).execute();
 
-      assert.deepEqual(await migrateToLatest(db), ['0008_personal_snippets', '0009_git_object_parts']);
+      assert.deepEqual(await migrateToLatest(db), [
+        '0008_personal_snippets',
+        '0009_git_object_parts',
+        '0010_snippet_search',
+      ]);
+      // 0010 indexed the stored file: by path, with no text since its blob is not there.
+      assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
+        { snippet_id: kept.id, path: 'a.txt', content: '' },
+      ]);
       const rows = await k.selectFrom('snippets').select(['id', 'title', 'project_id']).execute();
       assert.deepEqual(rows, [{ id: kept.id, title: 'kept', project_id: project.id }]);
       assert.equal((await k.selectFrom('snippet_files').selectAll().execute()).length, 1);

@@ -26,6 +26,16 @@ export function findSnippets(
   return store.snippets.visiblePage(snippetScope(viewer), filter, window);
 }
 
+/** One page of the snippets the viewer may see among those the filter names, the latest updated first (search). */
+export function findSnippetsMatching(
+  store: Store,
+  viewer: Viewer,
+  filter: SnippetListFilter,
+  window: PageWindow,
+): Promise<PageOf<Snippet>> {
+  return store.snippets.visibleRecentlyUpdatedPage(snippetScope(viewer), filter, window);
+}
+
 /** The newest `limit` snippets the viewer may see (below `filter.beforeId`): a page keyed by id, not counted. */
 export function findNewestSnippets(store: Store, viewer: Viewer, filter: SnippetListFilter, limit: number) {
   return store.snippets.visibleNewest(snippetScope(viewer), filter, limit);

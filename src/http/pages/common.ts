@@ -63,3 +63,8 @@ export const copyField = (id: string, label: string, value: string) =>
 
 /** The clone URL, to copy. */
 export const cloneField = (url: string) => copyField('clone-url', 'Clone with HTTPS', url);
+/** The `search` query parameter of a page (a string, else none): the search page's, and its header box's. */
+export function pageSearchText(request: FastifyRequest): string {
+  const value = (request.query as Record<string, unknown>).search;
+  return typeof value === 'string' ? value : '';
+}

@@ -14,6 +14,7 @@ import { ACCESS_TOKEN_PAGES } from './access-tokens.ts';
 import { readPageUser, sessionRoutes } from './sessions.ts';
 import { PROJECT_PAGES } from './projects.ts';
 import { NAMESPACE_PAGES } from './namespaces.ts';
+import { SEARCH_PAGES } from './search.ts';
 import { shippedFile } from '../../shipped-files.ts';
 import { sendCompressed } from '../plugins/compression.ts';
 import type { PageHandler } from './common.ts';
@@ -46,7 +47,7 @@ const PAGES: PageRoute[] = [
     [/^\/-\/snippets$/, snippetsIndex],
   ]),
   ...forms([...SNIPPET_FORM_PAGES, ...ACCESS_TOKEN_PAGES]),
-  ...gets([...SNIPPET_PAGES, ...REVISION_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES]),
+  ...gets([...SNIPPET_PAGES, ...REVISION_PAGES, ...SEARCH_PAGES, ...NAMESPACE_PAGES, ...PROJECT_PAGES]),
 ];
 
 const methodOf = (request: FastifyRequest) => (request.method === 'HEAD' ? 'GET' : request.method);

@@ -6,6 +6,7 @@ import { answerFor } from '../plugins/errors.ts';
 import { sendCompressed } from '../plugins/compression.ts';
 import { formTokenField } from './form-token.ts';
 import { editorScriptTag } from './editor.ts';
+import { pageSearchText } from './common.ts';
 
 export const STYLESHEET_PATH = '/-/snippetd/app.css';
 
@@ -35,6 +36,11 @@ export const signInPath = (returnTo: string) =>
 /** The header: where to go, and who is signed in (with their menu) or a way to sign in. */
 function topHeader(request: FastifyRequest): Html {
   const user = request.pageUser;
+  const onSearch = request.url.split('?')[0] === '/search';
+  const search = html`<form class="header-search" role="search" aria-label="Site search" action="/search" method="get">
+<label for="header-search-text" class="visually-hidden">Search snippets</label>
+<input id="header-search-text" type="search" name="search" placeholder="Search snippets" value="${onSearch ? pageSearchText(request) : ''}">
+</form>`;
   const nav = html`<nav class="main-nav" aria-label="Main">
 <a href="/explore/snippets">Explore</a>${
     user
@@ -46,10 +52,12 @@ function topHeader(request: FastifyRequest): Html {
 </nav>`;
   if (!user) {
     return html`<header class="top"><a href="/" class="brand">snippetd</a>
+${search}
 ${nav}
 <a class="account" href="${signInPath(request.url)}">Sign in</a></header>`;
   }
   return html`<header class="top"><a href="/" class="brand">snippetd</a>
+${search}
 ${nav}
 <details class="account user-menu"><summary>${user.username}</summary>
 <ul>

@@ -10,10 +10,10 @@ import { sendRaw } from '../raw.ts';
 import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
 import { userAgentDetail } from '../presenters/snippets.ts';
-import { createInput, depsOf, type PlacedSnippet, presentSnippets, requestMeta } from '../snippet-answers.ts';
+import { createInput, depsOf, placeSnippets, presentSnippets, requestMeta } from '../snippet-answers.ts';
 import { authorize, NO_ACCESS, type Viewer } from '../../domain/policy.ts';
 import { invalidParams, notFound, recordNotFound } from '../../domain/failure.ts';
-import { findSnippets, projectsOf, type SnippetListFilter } from '../../domain/snippets/finder.ts';
+import { findSnippets, type SnippetListFilter } from '../../domain/snippets/finder.ts';
 import { createSnippet } from '../../domain/snippets/create.ts';
 import { deleteSnippet } from '../../domain/snippets/delete.ts';
 import { findVisibleSnippetById, firstSnippetFile, readSnippetFile, readStateOf } from '../../domain/snippets/reads.ts';
@@ -39,15 +39,7 @@ async function listAnswer(
   const rows = await paginated(request, reply, (window) =>
     findSnippets(store, viewer, { ...filter, createdAfter: created_after, createdBefore: created_before }, window),
   );
-  return presentSnippets(request, await placed(request, rows));
-}
-
-async function placed(request: FastifyRequest, snippets: Snippet[]): Promise<PlacedSnippet[]> {
-  const projects = await projectsOf(storeOf(request), snippets);
-  return snippets.map((snippet) => ({
-    snippet,
-    project: snippet.project_id === null ? null : projects.get(snippet.project_id)!,
-  }));
+  return presentSnippets(request, await placeSnippets(request, rows));
 }
 
 /** The snippet `:id` names, if the caller may see it; else 404 Snippet Not Found. */

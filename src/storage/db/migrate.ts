@@ -15,6 +15,7 @@ import * as m0006 from './migrations/0006_snippet_list_index.ts';
 import * as m0007 from './migrations/0007_rate_limit_counters.ts';
 import * as m0008 from './migrations/0008_personal_snippets.ts';
 import * as m0009 from './migrations/0009_git_object_parts.ts';
+import * as m0010 from './migrations/0010_snippet_search.ts';
 
 type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
@@ -28,6 +29,7 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
   ['0007_rate_limit_counters', m0007],
   ['0008_personal_snippets', m0008],
   ['0009_git_object_parts', m0009],
+  ['0010_snippet_search', m0010],
 ];
 
 /** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */

@@ -96,7 +96,12 @@ async function countOf(kysely: Kysely<Database>, query: SelectQueryBuilder<Datab
 const counted = (n: number | string) => (Number(n) > MAX_COUNTED ? null : Number(n));
 
 /** `column` contains `text`, case-insensitively and literally (% and _ in the text match themselves). */
-export function containsText(column: Expression<string | null>, text: string) {
-  const pattern = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+export function containsText(
+  column: Expression<string | null>,
+  text: string,
+  where: 'anywhere' | 'suffix' = 'anywhere',
+) {
+  const escaped = text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+  const pattern = where === 'suffix' ? `%${escaped}` : `%${escaped}%`;
   return sql<boolean>`lower(coalesce(${column}, '')) LIKE ${pattern} ESCAPE '\\'`;
 }

@@ -99,6 +99,14 @@ export interface SnippetsTable {
   updated_at: string;
 }
 
+/** The search index of a snippet's files (tables/snippet-text.ts): '' as content for binary and large files. */
+export interface SnippetFileTextTable {
+  id: Generated<number>;
+  snippet_id: number;
+  path: string;
+  content: string;
+}
+
 export interface SnippetFilesTable {
   snippet_id: number;
   path: string;
@@ -182,6 +190,7 @@ export interface Database {
   change_epoch: { id: number; value: number };
   snippets: SnippetsTable;
   snippet_files: SnippetFilesTable;
+  snippet_file_text: SnippetFileTextTable;
   git_repositories: GitRepositoriesTable;
   git_objects: GitObjectsTable;
   git_refs: GitRefsTable;

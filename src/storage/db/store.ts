@@ -1,6 +1,6 @@
 // The storage facade the domain uses: one repository per table group over one database.
 import type { Kysely } from 'kysely';
-import type { Db } from './database.ts';
+import type { Db, DialectName } from './database.ts';
 import type { Database } from './schema.ts';
 import type { KeepRules } from './read-cache.ts';
 import { usersTable } from './tables/users.ts';
@@ -14,7 +14,7 @@ import { sessionsTable } from './tables/sessions.ts';
 import { gitRepositoriesTable } from './tables/git.ts';
 import { ObjectCache } from '../git/object-cache.ts';
 
-function repositories(k: Kysely<Database>, objects: ObjectCache) {
+function repositories(k: Kysely<Database>, objects: ObjectCache, dialect: DialectName) {
   return {
     users: usersTable(k),
     tokens: tokensTable(k),
@@ -22,7 +22,7 @@ function repositories(k: Kysely<Database>, objects: ObjectCache) {
     projects: projectsTable(k),
     members: membersTable(k),
     settings: settingsTable(k),
-    snippets: snippetsTable(k),
+    snippets: snippetsTable(k, dialect),
     sessions: sessionsTable(k),
     git: gitRepositoriesTable(k, objects),
   };
@@ -49,7 +49,7 @@ export function createStore(db: Db, k: Kysely<Database> = db.kysely, objects = n
     db,
     kysely: k,
     objects,
-    ...repositories(k, objects),
+    ...repositories(k, objects, db.dialect),
     memo: (_key, load) => load(),
     transaction: (work) => k.transaction().execute((tx) => work(createStore(db, tx, objects))),
   };

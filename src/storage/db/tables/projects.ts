@@ -97,6 +97,7 @@ export function projectsTable(db: Kysely<Database>) {
     async delete(id: number): Promise<void> {
       const snippetIds = db.selectFrom('snippets').select('id').where('project_id', '=', id);
       await db.deleteFrom('snippet_files').where('snippet_id', 'in', snippetIds).execute();
+      await db.deleteFrom('snippet_file_text').where('snippet_id', 'in', snippetIds).execute();
       await db.deleteFrom('user_agent_details').where('snippet_id', 'in', snippetIds).execute();
       await db.deleteFrom('snippets').where('project_id', '=', id).execute();
       await db.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', '=', id).execute();

@@ -1,9 +1,11 @@
 import { type ExpressionBuilder, type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
-import { containsText, fetchNewestPage, type PageWindow } from '../page.ts';
+import { containsText, fetchNewestPage, fetchPage, type PageWindow } from '../page.ts';
 import { setsNothing } from '../rows.ts';
 import { projectAccessAtLeast } from './members.ts';
+import { snippetTextTable } from './snippet-text.ts';
+import type { DialectName } from '../database.ts';
 
 /** A file of a snippet's head: its path, its blob and the blob's size (the bytes are in git_objects). */
 export interface IndexedFile {
@@ -31,15 +33,50 @@ export interface SnippetListFilter {
   createdAfter?: string;
   createdBefore?: string;
   titleContains?: string;
+  /** GitLab's Snippet.search: the title, description or (first) file name matches (see TextMatch). */
+  matching?: TextMatch;
+  /** Its title, description, or one of its files' paths or content holds this text (3+ characters), any case. */
+  holding?: string;
+  /** The text of `holding` or `matching` is in many snippets: walk them rather than list them by index. */
+  commonText?: boolean;
+  /** Only snippets of this visibility. */
+  visibility?: Visibility;
+  /** Only snippets with a file whose path holds this text (any case). */
+  filePathContains?: string;
+  /** Only snippets with a file whose name ends with one of these extensions (without the dot, any case). */
+  fileExtensions?: string[];
+  /** Only snippets of projects in the group with these traversal ids or in groups below it. */
+  groupTraversalIds?: string;
+  /** Leave out the snippets of projects whose snippets feature is disabled, which nobody may read. */
+  readableProjectsOnly?: boolean;
   /** Keyset paging: only snippets with smaller ids. */
   beforeId?: number;
+}
+
+/**
+ * A column matches when it contains every term (case-insensitively), or, for `equals`, when it is that text
+ * whatever its case (GitLab's fuzzy_search: ILIKE with and without wildcards).
+ */
+export type TextMatch = { allOf: string[] } | { equals: string };
+
+const SEARCHED_COLUMNS = ['title', 'description', 'file_name'] as const;
+
+function matchesText(column: (typeof SEARCHED_COLUMNS)[number], match: TextMatch) {
+  const ref = sql.ref<string | null>(`snippets.${column}`);
+  if ('equals' in match) return sql<boolean>`lower(coalesce(${ref}, '')) = ${match.equals.toLowerCase()}`;
+  return sql<boolean>`(${sql.join(
+    match.allOf.map((term) => containsText(ref, term)),
+    sql` AND `,
+  )})`;
 }
 
 /** Guest (10) or more in the project or a group above it: members see every snippet of the project. */
 const MEMBER = 10;
 
-export function snippetsTable(db: Kysely<Database>) {
+export function snippetsTable(db: Kysely<Database>, dialect: DialectName) {
+  const texts = snippetTextTable(db, dialect);
   return {
+    texts,
     async insert(snippet: Insertable<SnippetsTable>): Promise<Snippet> {
       return db.insertInto('snippets').values(snippet).returningAll().executeTakeFirstOrThrow();
     },
@@ -112,18 +149,79 @@ export function snippetsTable(db: Kysely<Database>) {
               : sql<boolean>`CASE WHEN project_id IS NULL THEN ${personal(eb)} ELSE ${inProject(eb)} END`,
         );
       }
+      const holding = filter.holding;
+      if (holding !== undefined) {
+        const fields = (eb: ExpressionBuilder<Database, 'snippets'>) =>
+          eb.or([
+            containsText(sql.ref('snippets.title'), holding),
+            containsText(sql.ref('snippets.description'), holding),
+          ]);
+        if ([...holding].length < 3) {
+          // A trigram index answers three characters or more; shorter texts are looked for in the fields only.
+          q = q.where(fields);
+        } else if (filter.commonText) {
+          // Most snippets match: walking them latest first fills a page at once; an index would list them all.
+          q = q.where((eb) => eb.or([fields(eb), eb.exists(texts.filesOfSnippetHolding(holding))]));
+        } else {
+          // One list of ids from the indexes, so that each is used (an OR across them keeps a planner from it).
+          q = q.where(sql<boolean>`snippets.id IN (SELECT f.id FROM (${texts.snippetsWithFieldsHolding(holding)}) AS f
+            UNION SELECT t.snippet_id FROM ${texts.snippetsHolding(holding)} AS t)`);
+        }
+      }
+      if (filter.visibility) q = q.where('snippets.visibility', '=', filter.visibility);
+      const { filePathContains, fileExtensions } = filter;
+      if (filePathContains !== undefined || fileExtensions !== undefined) {
+        let files = db
+          .selectFrom('snippet_files as sf')
+          .select('sf.snippet_id')
+          .where(sql<boolean>`sf.snippet_id = snippets.id`);
+        if (filePathContains !== undefined) files = files.where(containsText(sql.ref('sf.path'), filePathContains));
+        if (fileExtensions !== undefined) {
+          const endings = fileExtensions.map((e) => containsText(sql.ref('sf.path'), `.${e}`, 'suffix'));
+          files = files.where((eb) => (endings.length ? eb.or(endings) : sql<boolean>`1 = 0`));
+        }
+        q = q.where((eb) => eb.exists(files));
+      }
+      const traversal = filter.groupTraversalIds;
+      if (traversal !== undefined) {
+        const inGroup = db
+          .selectFrom('projects as gp')
+          .innerJoin('namespaces as gn', 'gn.id', 'gp.namespace_id')
+          .select('gp.id')
+          .where((eb) =>
+            eb.or([eb('gn.traversal_ids', '=', traversal), eb('gn.traversal_ids', 'like', `${traversal}/%`)]),
+          );
+        q = q.where('project_id', 'in', inGroup);
+      }
+      if (filter.readableProjectsOnly && scope.everything) {
+        // For everyone else the visibility rule above already leaves them out.
+        const disabled = db.selectFrom('projects').select('id').where('snippets_access_level', '=', 'disabled');
+        q = q.where((eb) => eb.or([eb('project_id', 'is', null), eb('project_id', 'not in', disabled)]));
+      }
       if (filter.authorId !== undefined) q = q.where('author_id', '=', filter.authorId);
       if (filter.projectId !== undefined) q = q.where('project_id', '=', filter.projectId);
       if (filter.kind === 'personal') q = q.where('project_id', 'is', null);
       if (filter.createdAfter) q = q.where('created_at', '>=', filter.createdAfter);
       if (filter.createdBefore) q = q.where('created_at', '<=', filter.createdBefore);
       if (filter.titleContains) q = q.where(containsText(sql.ref('title'), filter.titleContains));
+      const matching = filter.matching;
+      if (matching) {
+        q = q.where((eb) => eb.or(SEARCHED_COLUMNS.map((column) => matchesText(column, matching))));
+        // SQLite's trigram index narrows the rows first (PostgreSQL's GIN indexes answer the LIKEs themselves).
+        if (dialect === 'sqlite' && 'allOf' in matching && !filter.commonText)
+          q = q.where(sql<boolean>`snippets.id IN (${texts.snippetsWithFields(matching.allOf)})`);
+      }
       if (filter.beforeId !== undefined) q = q.where('id', '<', filter.beforeId);
       return q;
     },
     /** One page of visibleQuery, newest first, with its total. */
     visiblePage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
       return fetchNewestPage(db, this.visibleQuery(scope, filter), window);
+    },
+    /** One page of visibleQuery, the most recently updated first (GitLab's search order), with its total. */
+    visibleRecentlyUpdatedPage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
+      const query = this.visibleQuery(scope, filter).selectAll().orderBy('updated_at', 'desc').orderBy('id', 'desc');
+      return fetchPage(db, query, window);
     },
     /** The newest `limit` of visibleQuery (below `filter.beforeId`), and whether more follow; nothing counted. */
     async visibleNewest(scope: SnippetScope, filter: SnippetListFilter, limit: number) {
@@ -141,6 +239,7 @@ export function snippetsTable(db: Kysely<Database>) {
     },
     async delete(id: number): Promise<void> {
       await db.deleteFrom('snippet_files').where('snippet_id', '=', id).execute();
+      await texts.deleteSnippet(id);
       await db.deleteFrom('user_agent_details').where('snippet_id', '=', id).execute();
       await db.deleteFrom('snippets').where('id', '=', id).execute();
     },
@@ -186,6 +285,7 @@ export function snippetsTable(db: Kysely<Database>) {
           )
           .execute();
       }
+      await texts.sync(snippetId, gone, changed);
     },
     async insertUserAgentDetail(detail: {
       snippet_id: number;

@@ -1,0 +1,228 @@
+// Search at scale (issue 32): 100,000 snippets (half personal, half in 100 projects, a third of each level)
+// with 300,000 files of eight lines of code-like text, rows and the search index inserted directly (search
+// reads rows and the index, never git). Then, answered in process (app.inject: the server's own work, no
+// sockets), GitLab's snippet_titles and snippetd's snippet_blobs for a common and a rare term, as an
+// administrator and as a user who sees by level and membership, and the search page; each the p50 and max
+// of repeated requests, with the event loop's longest delay over all of them (on SQLite a query runs on the
+// event loop, so its time is time every other request waits). Bare Fastify answering a constant through
+// app.inject, in the same run, is the floor.
+//
+//   npx tsx bench/search.ts [--repeat 21] [--database-url postgres://postgres@127.0.0.1:5432/test]
+import { parseArgs } from 'node:util';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import crypto from 'node:crypto';
+import Fastify from 'fastify';
+import { sql } from 'kysely';
+import { inProcessApp } from './in-process-app.ts';
+import { refreshPlannerStatistics } from '../src/storage/db/statistics.ts';
+import type { Visibility } from '../src/storage/db/schema.ts';
+
+const { values } = parseArgs({
+  options: { repeat: { type: 'string', default: '21' }, 'database-url': { type: 'string' } },
+});
+const REPEAT = Number(values.repeat);
+const SNIPPETS = 100_000;
+const FILES_PER_SNIPPET = 3;
+const PROJECTS = 100;
+const USERS = 1000;
+const TOKEN = 'bench-search-root-token-0123456789';
+const WORDS = 'alpha beta gamma delta value result index count total buffer stream parse render query'.split(' ');
+/** In one file of two: the common term. In 20 files: the rare one. */
+const COMMON = 'function';
+const RARE = 'xylophone';
+
+function fileText(n: number): string {
+  const lines: string[] = [];
+  for (let l = 0; l < 8; l++) {
+    const a = WORDS[(n * 7 + l * 3) % WORDS.length];
+    const b = WORDS[(n * 13 + l * 5) % WORDS.length];
+    lines.push(`  let ${a}${l} = ${b}(${n % 97}, ${l});`);
+  }
+  if (n % 2 === 0) lines[2] = `${COMMON} ${WORDS[n % WORDS.length]}_${n % 1000}() {`;
+  if (n % 15_000 === 7) lines[5] = `  // the ${RARE} case`;
+  return `${lines.join('\n')}\n`;
+}
+
+const { app, close } = await inProcessApp({
+  name: 'search',
+  token: TOKEN,
+  databaseUrl: values['database-url'],
+  keep: !!process.env.KEEP,
+});
+const db = app.store.kysely;
+try {
+  const now = Date.now();
+  const levels: Visibility[] = ['public', 'internal', 'private'];
+  const started = performance.now();
+  await db.transaction().execute(async (tx) => {
+    const users = Array.from({ length: USERS }, (_, i) => ({
+      username: `user${i}`,
+      email: `user${i}@example.com`,
+      name: `User ${i}`,
+      public_email: null,
+      state: 'active' as const,
+      admin: 0 as const,
+      external: 0 as const,
+      bot: 0 as const,
+      password_digest: null,
+      namespace_id: null,
+      created_at: new Date(now).toISOString(),
+    }));
+    for (let i = 0; i < USERS; i += 250)
+      await tx
+        .insertInto('users')
+        .values(users.slice(i, i + 250))
+        .execute();
+    const group = await tx
+      .insertInto('namespaces')
+      .values({
+        kind: 'group',
+        name: 'g',
+        path: 'g',
+        full_path: 'g',
+        full_name: 'g',
+        parent_id: null,
+        traversal_ids: '0',
+        owner_id: null,
+        visibility: 'public',
+        description: '',
+        file_template_project_id: null,
+        created_at: new Date(now).toISOString(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await tx
+      .updateTable('namespaces')
+      .set({ traversal_ids: String(group.id) })
+      .where('id', '=', group.id)
+      .execute();
+    const projectIds = (
+      await tx
+        .insertInto('projects')
+        .values(
+          Array.from({ length: PROJECTS }, (_, i) => ({
+            namespace_id: group.id,
+            name: `p${i}`,
+            path: `p${i}`,
+            full_path: `g/p${i}`,
+            description: null,
+            visibility: levels[i % 3],
+            default_branch: 'main',
+            snippets_access_level: 'enabled' as const,
+            archived: 0 as const,
+            creator_id: 1,
+            created_at: new Date(now).toISOString(),
+            last_activity_at: new Date(now).toISOString(),
+          })),
+        )
+        .returning('id')
+        .execute()
+    ).map((p) => p.id);
+    const firstUser = (
+      await tx.selectFrom('users').select('id').where('username', '=', 'user0').executeTakeFirstOrThrow()
+    ).id;
+    await tx
+      .insertInto('members')
+      .values(
+        projectIds.slice(0, 10).map((id) => ({
+          source_type: 'Project' as const,
+          source_id: id,
+          user_id: firstUser,
+          access_level: 30,
+          created_at: new Date(now).toISOString(),
+        })),
+      )
+      .execute();
+    for (let i = 0; i < SNIPPETS; i += 500) {
+      const rows = Array.from({ length: 500 }, (_, j) => {
+        const n = i + j;
+        const at = new Date(now - (SNIPPETS - n) * 1000).toISOString();
+        return {
+          project_id: n % 2 === 0 ? null : projectIds[n % PROJECTS],
+          author_id: firstUser + (n % USERS),
+          title: n % 20_000 === 11 ? `the ${RARE} notes ${n}` : `${COMMON} snippet ${n}`,
+          description: null,
+          visibility: levels[n % 3],
+          file_name: 'a.rb',
+          content: '',
+          head_commit: null,
+          default_branch: 'main',
+          created_at: at,
+          updated_at: at,
+        };
+      });
+      const ids = (await tx.insertInto('snippets').values(rows).returning('id').execute()).map((r) => r.id);
+      const files = ids.flatMap((id, j) =>
+        ['a.rb', 'b.py', 'c.js'].slice(0, FILES_PER_SNIPPET).map((path, f) => ({ id, path, n: (i + j) * 3 + f })),
+      );
+      await tx
+        .insertInto('snippet_files')
+        .values(files.map((f) => ({ snippet_id: f.id, path: f.path, blob_id: 'b'.repeat(40), size: 200 })))
+        .execute();
+      await tx
+        .insertInto('snippet_file_text')
+        .values(files.map((f) => ({ snippet_id: f.id, path: f.path, content: fileText(f.n) })))
+        .execute();
+    }
+    const token = await tx.selectFrom('personal_access_tokens').selectAll().executeTakeFirstOrThrow();
+    await tx
+      .insertInto('personal_access_tokens')
+      .values({ ...token, id: undefined, user_id: firstUser, name: 'bench', token_digest: `${token.token_digest}0` })
+      .execute();
+  });
+  if (app.store.db.dialect === 'postgres')
+    await sql`VACUUM ANALYZE snippets, snippet_files, snippet_file_text`.execute(db);
+  else await refreshPlannerStatistics(app.store.db);
+  console.log(`loaded in ${((performance.now() - started) / 1000).toFixed(1)} s (${app.store.db.dialect})`);
+  const userToken = 'bench-search-user0-token-0123456789';
+  const digest = crypto.createHash('sha256').update(userToken).digest('hex');
+  await db.updateTable('personal_access_tokens').set({ token_digest: digest }).where('name', '=', 'bench').execute();
+
+  const bare = Fastify();
+  bare.get('/', async () => ({ ok: true }));
+  await bare.ready();
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  const time = async (inject: (typeof app)['inject'], url: string, token: string | null) => {
+    const headers = token ? { 'private-token': token } : {};
+    const times: number[] = [];
+    let status = 0;
+    let count = 0;
+    let total = '';
+    for (let i = 0; i < REPEAT; i++) {
+      const t = performance.now();
+      const res = await inject({ method: 'GET', url, headers });
+      times.push(performance.now() - t);
+      status = res.statusCode;
+      count = url.startsWith('/api/') ? res.json().length : (res.body.match(/class="search-result"/g) ?? []).length;
+      total = String(res.headers['x-total'] ?? '');
+    }
+    times.sort((a, b) => a - b);
+    return { p50: times[Math.floor(times.length / 2)], max: times[times.length - 1], status, count, total };
+  };
+  const cases: [string, string, string | null][] = [];
+  for (const [who, token] of [
+    ['admin', TOKEN],
+    ['member of 10 projects', userToken],
+  ] as const) {
+    for (const scope of ['snippet_titles', 'snippet_blobs'])
+      for (const term of [COMMON, RARE])
+        cases.push([`GET /search ${scope} "${term}" (${who})`, `/api/v4/search?scope=${scope}&search=${term}`, token]);
+  }
+  cases.push([`/search?search=${COMMON} (anonymous page)`, `/search?search=${COMMON}`, null]);
+  cases.push([`/search?search=${RARE} (anonymous page)`, `/search?search=${RARE}`, null]);
+  const floor = await time(bare.inject.bind(bare) as never, '/', null);
+  console.log(`bare Fastify constant: p50 ${floor.p50.toFixed(2)} ms, max ${floor.max.toFixed(2)} ms`);
+  console.log('| request | status | items | X-Total | p50 ms | max ms |\n|---|---|---|---|---|---|');
+  loop.enable();
+  for (const [name, url, token] of cases) {
+    const r = await time(app.inject.bind(app), url, token);
+    console.log(`| ${name} | ${r.status} | ${r.count} | ${r.total} | ${r.p50.toFixed(2)} | ${r.max.toFixed(2)} |`);
+  }
+  loop.disable();
+  console.log(
+    `event loop: longest delay ${(loop.max / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms`,
+  );
+  await bare.close();
+} finally {
+  await close();
+}

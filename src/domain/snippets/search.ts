@@ -1,0 +1,254 @@
+// GitLab's snippet search by title (its `snippet_titles` scope): which searches it refuses to run
+// (Gitlab::Search::AbuseDetection: they find nothing), and how a term becomes a match (Snippet.search,
+// Gitlab::SQL::Pattern#fuzzy_search over title, description and file name). The snippets searched are the
+// finder's: whatever the viewer may see, never anything else.
+import type { Store } from '../../storage/db/store.ts';
+import type { Snippet } from '../../storage/db/schema.ts';
+import type { SnippetListFilter, TextMatch } from '../../storage/db/tables/snippets.ts';
+import { findReadableProject } from '../projects.ts';
+import { VISIBILITIES } from '../access.ts';
+import type { PageOf, PageWindow } from '../../storage/db/page.ts';
+import type { Viewer } from '../policy.ts';
+import { findSnippetsMatching } from './finder.ts';
+import { byteOrder } from '../../order.ts';
+
+/** Words GitLab will not search for on their own. */
+const STOP_WORDS = new Set(
+  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(
+    ' ',
+  ),
+);
+/** A search shorter than this finds nothing (but `*` and the stop words, refused for their own reason). */
+const MIN_TERM_LENGTH = 2;
+/** A word this long finds nothing; a URL may be twice as long. */
+const ABUSIVE_TERM_SIZE = 100;
+/** Words shorter than this are left out of a search; when no word is left, the whole text must equal a column. */
+const MIN_CHARS_FOR_PARTIAL_MATCHING = 3;
+
+const length = (text: string) => [...text].length;
+/** Ruby's String#split with no argument: on runs of whitespace, no empty words. */
+const words = (text: string) => text.split(/\s+/u).filter((w) => w !== '');
+
+/** Gitlab::Search::AbuseDetection on the search term: such a search is answered with nothing found. */
+export function isAbusiveSearch(search: string): boolean {
+  if (STOP_WORDS.has(search)) return true;
+  if (search !== '' && search !== '*' && length(search) < MIN_TERM_LENGTH) return true;
+  return words(search).some((w) => length(w) >= (/^https?:\/\//i.test(w) ? ABUSIVE_TERM_SIZE * 2 : ABUSIVE_TERM_SIZE));
+}
+
+/** A term in double quotes, alone between spaces or the ends, is one word, spaces and all. */
+const QUOTED_TERM = /(?<=^| )"[^"]+"(?= |$)/gu;
+
+/**
+ * Gitlab::SQL::Pattern's fuzzy match of a search: null (everything) for a blank one; else every word of at
+ * least three characters must be in the column, or, when there is none, the whole search must equal it.
+ */
+export function fuzzyTextMatch(search: string): TextMatch | null {
+  const squished = search.trim().replace(/\s+/gu, ' ');
+  if (squished === '') return null;
+  const quoted: string[] = [];
+  const rest = squished.replace(QUOTED_TERM, (term) => {
+    quoted.push(term.slice(1, -1));
+    return '';
+  });
+  const terms = [...words(rest), ...quoted].filter((t) => length(t) >= MIN_CHARS_FOR_PARTIAL_MATCHING);
+  return terms.length ? { allOf: terms } : { equals: squished };
+}
+
+/** Where a search looks: everywhere, in one project, or in a group's projects and its subgroups'. */
+export interface SearchPlace {
+  projectId?: number;
+  groupTraversalIds?: string;
+}
+
+const NOTHING = { rows: [], total: 0, hasMore: false };
+/** A text in this many indexed snippets or files is searched by walking the snippets, not through the index. */
+const COMMON = 2000;
+
+/** One page of the snippets the viewer may see whose title, description or file name match, latest update first. */
+export async function searchSnippetTitles(
+  store: Store,
+  viewer: Viewer,
+  search: string,
+  window: PageWindow,
+  place: SearchPlace = {},
+): Promise<PageOf<Snippet>> {
+  if (isAbusiveSearch(search)) return NOTHING;
+  // GitLab redacts every result the viewer may not read: administrators may not read the snippets of a
+  // project whose snippets feature is disabled either.
+  const matching = fuzzyTextMatch(search) ?? undefined;
+  const commonText =
+    matching !== undefined &&
+    'allOf' in matching &&
+    (await store.snippets.texts.isCommon(matching.allOf, COMMON, false));
+  const filter = { matching, commonText, readableProjectsOnly: true, ...place };
+  return findSnippetsMatching(store, viewer, filter, window);
+}
+
+/** At most this many matching lines of a file are shown. */
+export const MAX_LINES_PER_FILE = 10;
+/** A shown line is cut at this many characters. */
+const MAX_LINE_LENGTH = 500;
+
+/** A file of a found snippet whose path or content holds the text, with the lines that hold it (1-based). */
+export interface FileMatch {
+  path: string;
+  lines: { number: number; text: string }[];
+}
+
+export interface BlobResult {
+  snippet: Snippet;
+  matches: FileMatch[];
+}
+
+/** The lines of `content` that hold `needle` (lowercase), up to MAX_LINES_PER_FILE. */
+function matchingLines(content: string, needle: string): FileMatch['lines'] {
+  const out: FileMatch['lines'] = [];
+  const lines = content.split('\n');
+  for (let i = 0; i < lines.length && out.length < MAX_LINES_PER_FILE; i++) {
+    if (lines[i].toLowerCase().includes(needle))
+      out.push({ number: i + 1, text: lines[i].replace(/\r$/, '').slice(0, MAX_LINE_LENGTH) });
+  }
+  return out;
+}
+
+/**
+ * snippetd's content search (scope snippet_blobs): one page of the snippets the viewer may see whose title,
+ * description, a file's path or a file's text holds the search (trimmed, any case; files' paths and text
+ * from three characters), latest update first, each with its matching files and lines. Binary and oversized
+ * files are matched by path only.
+ */
+export async function searchSnippetBlobs(
+  store: Store,
+  viewer: Viewer,
+  search: string,
+  window: PageWindow,
+  place: SearchPlace = {},
+): Promise<PageOf<BlobResult>> {
+  if (isAbusiveSearch(search)) return NOTHING;
+  return blobsPage(store, viewer, search.trim(), window, place);
+}
+
+/** The page of content search for `text` (trimmed; '' for none) among the snippets `filter` names. */
+async function blobsPage(
+  store: Store,
+  viewer: Viewer,
+  text: string,
+  window: PageWindow,
+  filter: SnippetListFilter,
+): Promise<PageOf<BlobResult>> {
+  const holding = text === '' ? undefined : text;
+  const commonText =
+    holding !== undefined &&
+    length(holding) >= 3 &&
+    ((await store.snippets.texts.isCommon([holding], COMMON, true)) ||
+      (await store.snippets.texts.isCommon([holding], COMMON, false)));
+  const page = await findSnippetsMatching(
+    store,
+    viewer,
+    { ...filter, holding, commonText, readableProjectsOnly: true },
+    window,
+  );
+  const needle = text.toLowerCase();
+  const files =
+    holding !== undefined && length(holding) >= 3 ? await store.snippets.texts.files(page.rows.map((s) => s.id)) : [];
+  const matches = new Map<number, FileMatch[]>();
+  for (const f of files.sort((a, b) => byteOrder(a.path, b.path))) {
+    const lines = matchingLines(f.content, needle);
+    if (!lines.length && !f.path.toLowerCase().includes(needle)) continue;
+    const list = matches.get(f.snippet_id) ?? [];
+    list.push({ path: f.path, lines });
+    matches.set(f.snippet_id, list);
+  }
+  return { ...page, rows: page.rows.map((snippet) => ({ snippet, matches: matches.get(snippet.id) ?? [] })) };
+}
+
+// ---- The search page: text with Opengist's filters -------------------------------------------------------
+
+export const PAGE_FILTERS = ['filename', 'extension', 'language', 'author', 'project', 'visibility'] as const;
+export type PageFilter = (typeof PAGE_FILTERS)[number];
+
+export interface PageQuery {
+  text: string;
+  filters: Partial<Record<PageFilter, string>>;
+}
+
+/** `filename:x extension:rb some words`: the filters Opengist knows (the last of each wins), the rest as text. */
+export function parsePageQuery(query: string): PageQuery {
+  const words: string[] = [];
+  const filters: PageQuery['filters'] = {};
+  for (const word of query.split(/\s+/u).filter((w) => w !== '')) {
+    const at = word.indexOf(':');
+    const key = word.slice(0, at).toLowerCase() as PageFilter;
+    if (at > 0 && at < word.length - 1 && PAGE_FILTERS.includes(key)) filters[key] = word.slice(at + 1);
+    else words.push(word);
+  }
+  return { text: words.join(' '), filters };
+}
+
+/** The file extensions of a language named in a `language:` filter (highlight.js's names and common ones). */
+const LANGUAGE_EXTENSIONS: Record<string, string[]> = {
+  bash: ['sh', 'bash'],
+  shell: ['sh', 'bash', 'zsh'],
+  c: ['c', 'h'],
+  cpp: ['cc', 'cpp', 'cxx', 'hh', 'hpp'],
+  csharp: ['cs'],
+  css: ['css'],
+  go: ['go'],
+  html: ['html', 'htm'],
+  java: ['java'],
+  javascript: ['js', 'mjs', 'cjs', 'jsx'],
+  json: ['json'],
+  kotlin: ['kt', 'kts'],
+  markdown: ['md', 'markdown'],
+  php: ['php'],
+  python: ['py'],
+  ruby: ['rb'],
+  rust: ['rs'],
+  sql: ['sql'],
+  swift: ['swift'],
+  typescript: ['ts', 'tsx', 'mts', 'cts'],
+  yaml: ['yml', 'yaml'],
+  dockerfile: ['dockerfile'],
+};
+
+/**
+ * The search page's results: the text searched as snippet_blobs searches it, among the snippets the filters
+ * name (an unknown author, project, visibility or language finds nothing). Nothing without text or filter.
+ */
+export async function searchForPage(
+  store: Store,
+  viewer: Viewer,
+  query: PageQuery,
+  window: PageWindow,
+): Promise<PageOf<BlobResult>> {
+  const { text, filters } = query;
+  if (text === '' && Object.keys(filters).length === 0) return NOTHING;
+  if (text !== '' && isAbusiveSearch(text)) return NOTHING;
+  const filter: SnippetListFilter = {};
+  if (filters.author !== undefined) {
+    const author = await store.users.findByUsername(filters.author);
+    if (!author) return NOTHING;
+    filter.authorId = author.id;
+  }
+  if (filters.project !== undefined) {
+    const project = await findReadableProject(store, viewer, filters.project).catch(() => null);
+    if (!project) return NOTHING;
+    filter.projectId = project.project.id;
+  }
+  if (filters.visibility !== undefined) {
+    const level = VISIBILITIES.find((v) => v === filters.visibility?.toLowerCase());
+    if (!level) return NOTHING;
+    filter.visibility = level;
+  }
+  if (filters.filename !== undefined) filter.filePathContains = filters.filename;
+  const extensions = [...(filters.extension !== undefined ? [filters.extension.replace(/^\./, '').toLowerCase()] : [])];
+  if (filters.language !== undefined) {
+    const known = LANGUAGE_EXTENSIONS[filters.language.toLowerCase()];
+    if (!known) return NOTHING;
+    if (filters.extension !== undefined && !known.includes(extensions[0])) return NOTHING;
+    if (filters.extension === undefined) extensions.push(...known);
+  }
+  if (extensions.length) filter.fileExtensions = extensions;
+  return blobsPage(store, viewer, text, window, filter);
+}

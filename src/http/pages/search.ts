@@ -1,0 +1,85 @@
+// The search page (/search?search=…): the header's search box leads here. The text is searched as the API's
+// snippet_blobs searches it (title, description, file names and content), with Opengist's filters
+// (`filename:`, `extension:`, `language:`, `author:`, `project:`, `visibility:`); each result says where the
+// snippet lives and shows its matching lines with the text marked, linked to the file on the snippet's page.
+// Results come from the snippets finder, so they are the ones the visitor may see, signed in or not.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type BlobResult, parsePageQuery, searchForPage } from '../../domain/snippets/search.ts';
+import { projectsOf } from '../../domain/snippets/finder.ts';
+import type { User } from '../../storage/db/schema.ts';
+import { storeOf } from '../request.ts';
+import { baseUrl, snippetWebUrl } from '../urls.ts';
+import { type Html, html } from '../views/html.ts';
+import { sendPage } from './layout.ts';
+import { pageLinks, pageSearchText, pageViewer, positiveQueryNumber, type PageHandler } from './common.ts';
+
+const RESULTS_PER_PAGE = 20;
+
+/** `text` with every occurrence of `needle` (any case) marked. */
+function marked(text: string, needle: string): Html {
+  if (!needle) return html`${text}`;
+  const lower = text.toLowerCase();
+  const parts: Html[] = [];
+  let from = 0;
+  for (let at = lower.indexOf(needle); at !== -1; at = lower.indexOf(needle, from)) {
+    parts.push(html`${text.slice(from, at)}<mark>${text.slice(at, at + needle.length)}</mark>`);
+    from = at + needle.length;
+  }
+  parts.push(html`${text.slice(from)}`);
+  return html`${parts}`;
+}
+
+async function searchPage(request: FastifyRequest, reply: FastifyReply) {
+  const store = storeOf(request);
+  const search = pageSearchText(request);
+  const query = parsePageQuery(search);
+  const page = positiveQueryNumber(request, 'page') ?? 1;
+  const window = { offset: (page - 1) * RESULTS_PER_PAGE, limit: RESULTS_PER_PAGE };
+  const found = await searchForPage(store, pageViewer(request), query, window);
+  const base = baseUrl(request);
+  const snippets = found.rows.map((r) => r.snippet);
+  const projects = await projectsOf(store, snippets);
+  const paths = await store.snippets.paths(snippets.map((s) => s.id));
+  const authors = new Map<number, User | undefined>();
+  for (const id of new Set(snippets.map((s) => s.author_id))) authors.set(id, await store.users.findById(id));
+  const needle = query.text.trim().toLowerCase();
+  const result = ({ snippet, matches }: BlobResult) => {
+    const projectPath = snippet.project_id === null ? null : (projects.get(snippet.project_id)?.full_path ?? null);
+    const web = snippetWebUrl(base, projectPath, snippet.id);
+    const author = authors.get(snippet.author_id);
+    const files = matches.map((m) => {
+      const fileUrl = `${web}#file-${(paths.get(snippet.id) ?? []).indexOf(m.path) + 1}`;
+      return html`<div class="search-file"><a href="${fileUrl}">${marked(m.path, needle)}</a>
+${m.lines.length ? html`<ol class="search-lines">${m.lines.map((l) => html`<li><a href="${fileUrl}-L${l.number}" aria-label="${m.path} line ${l.number}">${l.number}</a> <code>${marked(l.text, needle)}</code></li>`)}</ol>` : ''}</div>`;
+    });
+    return html`<li class="search-result"><h2><a href="${web}">${marked(snippet.title, needle)}</a></h2>
+<p class="meta">${projectPath ?? 'Personal snippet'}${author ? html` · @${author.username}` : ''} <span class="badge">${snippet.visibility}</span></p>
+${snippet.description ? html`<p class="description">${marked(snippet.description, needle)}</p>` : ''}
+${files}</li>`;
+  };
+  const here = (n: number) => `${base}/search?${new URLSearchParams({ search, page: String(n) })}`;
+  const asked = search.trim() !== '';
+  const summary =
+    found.total === null ? 'More than 10,000 snippets' : `${found.total} snippet${found.total === 1 ? '' : 's'}`;
+  const body = html`<h1>Search</h1>
+<form class="search-form" action="${base}/search" method="get">
+<label for="search-page-text">Search snippets</label>
+<input id="search-page-text" type="search" name="search" value="${search}" aria-describedby="search-help">
+<button type="submit">Search</button>
+<p id="search-help" class="meta">Title, description, file names and content. Filters: <code>filename:</code> <code>extension:</code> <code>language:</code> <code>author:</code> <code>project:</code> <code>visibility:</code></p>
+</form>
+${
+  asked
+    ? found.rows.length
+      ? html`<p class="meta" role="status">${summary} found</p><ol class="list search-results">${found.rows.map(result)}</ol>`
+      : html`<p class="empty" role="status">No snippets found.</p>`
+    : ''
+}
+${pageLinks(
+  page > 1 ? { href: here(page - 1), label: 'Previous' } : undefined,
+  found.hasMore ? { href: here(page + 1), label: 'Next' } : undefined,
+)}`;
+  return sendPage(reply, 200, asked ? `${search} · Search` : 'Search', body);
+}
+
+export const SEARCH_PAGES: [RegExp, PageHandler][] = [[/^\/search$/, (rq, rp) => searchPage(rq, rp)]];

@@ -1,0 +1,84 @@
+// GitLab's search API (lib/api/search.rb) for snippets: GET /search, and snippetd's own GET
+// /projects/:id/search and /groups/:id/search for the snippets of a project or of a group's projects.
+// Signed-in callers only (401 before anything else, as GitLab's `before { authenticate! }`), then the
+// parameters (400), then the project or group (404). The snippets found are the finder's, so a result is
+// never one the caller may not read. Answers GitLab's snippet entity, paginated; `snippet_blobs` adds the
+// matching files and lines of each (docs/gitlab-compatibility.md#search).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { currentUser, storeOf } from '../request.ts';
+import { validateRequest } from '../params.ts';
+import { paginated } from '../pagination.ts';
+import { placeSnippets, presentSnippets } from '../snippet-answers.ts';
+import { searchSpec } from '../schemas/search.ts';
+import { searchSnippetBlobs, searchSnippetTitles, type SearchPlace } from '../../domain/snippets/search.ts';
+import { findReadableProject } from '../../domain/projects.ts';
+import { findReadableGroup } from '../../domain/groups.ts';
+import { can } from '../../domain/policy.ts';
+
+/** The search itself, once the place is known; `place` null: a project whose snippets the caller may not use. */
+async function searchAnswer(request: FastifyRequest, reply: FastifyReply, place: SearchPlace | null) {
+  const viewer = currentUser(request);
+  const { search, scope } = validateRequest(searchSpec, request);
+  const store = storeOf(request);
+  // GitLab says which search answered (basic: its database search).
+  reply.header('X-Search-Type', 'basic');
+  if (scope === 'snippet_titles') {
+    const rows = await paginated(request, reply, (window) =>
+      place === null
+        ? Promise.resolve({ rows: [], total: 0, hasMore: false })
+        : searchSnippetTitles(store, viewer, search, window, place),
+    );
+    return presentSnippets(request, await placeSnippets(request, rows));
+  }
+  const found = await paginated(request, reply, (window) =>
+    place === null
+      ? Promise.resolve({ rows: [], total: 0, hasMore: false })
+      : searchSnippetBlobs(store, viewer, search, window, place),
+  );
+  const entities = await presentSnippets(
+    request,
+    await placeSnippets(
+      request,
+      found.map((f) => f.snippet),
+    ),
+  );
+  return entities.map((entity, i) => ({ ...entity, matches: found[i].matches }));
+}
+
+/** 401 and 400 come before the project or group is looked up, as in GitLab. */
+function checkCallerAndParams(request: FastifyRequest) {
+  currentUser(request);
+  validateRequest(searchSpec, request);
+}
+
+const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+
+export default async function searchRoutes(app: FastifyInstance) {
+  /** GET /search — signed in; the snippets the caller may see that match. */
+  app.get('/search', async (request, reply) => {
+    const answer = await searchAnswer(request, reply, {});
+    reply.header('Content-Transfer-Encoding', 'binary');
+    return answer;
+  });
+
+  /** GET /projects/:id/search — signed in; the project's snippets the caller may see that match. */
+  const inProject = async (request: FastifyRequest, reply: FastifyReply) => {
+    checkCallerAndParams(request);
+    const viewer = request.principal.user;
+    const ctx = await findReadableProject(storeOf(request), viewer, idOf(request));
+    // As GitLab answers a scope whose feature the caller may not use in the project: nothing found.
+    const place = can(viewer, 'read_project_snippets', ctx) ? { projectId: ctx.project.id } : null;
+    return searchAnswer(request, reply, place);
+  };
+  app.get('/projects/:id/search', inProject);
+  app.get('/projects/:id/-/search', inProject);
+
+  /** GET /groups/:id/search — signed in; the snippets of the group's projects (subgroups too) that match. */
+  const inGroup = async (request: FastifyRequest, reply: FastifyReply) => {
+    checkCallerAndParams(request);
+    const { group } = await findReadableGroup(storeOf(request), request.principal.user, idOf(request));
+    return searchAnswer(request, reply, { groupTraversalIds: group.traversal_ids });
+  };
+  app.get('/groups/:id/search', inGroup);
+  app.get('/groups/:id/-/search', inGroup);
+}

@@ -1,0 +1,267 @@
+// snippetd's content search (docs/gitlab-compatibility.md#search, beyond GitLab): scope snippet_blobs on
+// GET /search, and both scopes on GET /projects/:id/search and /groups/:id/search. Who finds what comes from
+// the small oracle below (GitLab's SnippetsFinder and policies, written out), independent of src/domain; the
+// index is checked after every kind of write, for binary and oversized files, and rebuilt from the rows as
+// the migration does.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { createTestApp, ROOT_TOKEN, runGit, type TestApp } from '../helper.ts';
+import { indexStoredSnippets } from '../../src/storage/db/migrations/0010_snippet_search.ts';
+
+type Level = 'private' | 'internal' | 'public';
+type Feature = 'enabled' | 'private' | 'disabled';
+const LEVELS: Level[] = ['private', 'internal', 'public'];
+
+interface Viewer {
+  name: string;
+  token: string;
+  id: number;
+  admin?: boolean;
+  external?: boolean;
+  member?: boolean;
+}
+interface ProjectCase {
+  visibility: Level;
+  feature: Feature;
+  id?: number;
+}
+interface Made {
+  id: number;
+  title: string;
+  level: Level;
+  authorId: number;
+  project: ProjectCase | null;
+}
+
+const PROJECTS: ProjectCase[] = [
+  { visibility: 'private', feature: 'enabled' },
+  { visibility: 'internal', feature: 'enabled' },
+  { visibility: 'public', feature: 'enabled' },
+  { visibility: 'public', feature: 'private' },
+  { visibility: 'public', feature: 'disabled' },
+];
+
+/** GitLab's SnippetsFinder and read_snippet, written out: may the viewer find this snippet? */
+function findable(v: Viewer, s: Made): boolean {
+  if (s.project?.feature === 'disabled') return false;
+  if (v.admin) return true;
+  const seesLevel = (level: Level) => level === 'public' || (level === 'internal' && !v.external);
+  if (s.project === null) return s.authorId === v.id || seesLevel(s.level);
+  if (v.member) return true;
+  return seesLevel(s.project.visibility) && s.project.feature === 'enabled' && seesLevel(s.level);
+}
+
+/** Each snippet of the matrix holds the word in its second line, and nowhere else. */
+const CONTENT = 'first line\nthe Zebracorn lives here\nlast line\n';
+
+describe('search API: snippet content (snippet_blobs) and project and group search', () => {
+  let t: TestApp;
+  const viewers: Viewer[] = [];
+  const made: Made[] = [];
+  let alice: { id: number; token: string };
+  let groupId: number;
+
+  const get = (token: string | null, path: string, query: Record<string, string | number>) =>
+    t.api('GET', `${path}?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`, token);
+  const found = async (token: string, term: string, path = '/search', scope = 'snippet_blobs') => {
+    const res = await get(token, path, { scope, search: term, per_page: 100 });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json as { id: number; title: string; matches: unknown }[];
+  };
+  const titles = async (token: string, term: string, path?: string, scope?: string) =>
+    (await found(token, term, path, scope)).map((s) => s.title).sort();
+
+  before(async () => {
+    t = await createTestApp();
+    alice = await t.user('alice');
+    const owner = await t.user('owner');
+    const bob = await t.user('bob');
+    const ext = await t.user('ext', { external: true });
+    const guest = await t.user('guest');
+    const boss = await t.user('boss', { admin: true });
+    viewers.push(
+      { name: 'author', ...alice },
+      { name: 'signed-in non-member', ...bob },
+      { name: 'external user', ...ext, external: true },
+      { name: 'guest of every project', ...guest, member: true },
+      { name: 'admin', ...boss, admin: true },
+    );
+    for (const level of LEVELS) {
+      const title = `personal ${level}`;
+      const files = [{ file_path: 'notes.txt', content: CONTENT }];
+      const s = await t.ok('POST', '/snippets', alice.token, { title, visibility: level, files }, 201);
+      made.push({ id: s.id, title, level, authorId: alice.id, project: null });
+    }
+    const group = await t.must('POST', '/groups', ROOT_TOKEN, { name: 'team', path: 'team', visibility: 'public' });
+    groupId = group.id;
+    let n = 0;
+    for (const p of PROJECTS) {
+      const project = await t.must('POST', '/projects', ROOT_TOKEN, {
+        name: `p${n++}`,
+        visibility: p.visibility,
+        namespace_id: groupId,
+      });
+      p.id = project.id;
+      await t.must('POST', `/projects/${project.id}/members`, ROOT_TOKEN, { user_id: guest.id, access_level: 10 });
+      await t.must('POST', `/projects/${project.id}/members`, ROOT_TOKEN, { user_id: owner.id, access_level: 50 });
+      for (const level of LEVELS) {
+        const title = `${p.visibility} project, snippets ${p.feature}, ${level}`;
+        const files = [{ file_path: 'notes.txt', content: CONTENT }];
+        const s = await t.ok(
+          'POST',
+          `/projects/${project.id}/snippets`,
+          owner.token,
+          { title, visibility: level, files },
+          201,
+        );
+        made.push({ id: s.id, title, level, authorId: owner.id, project: p });
+      }
+      await t.must('PUT', `/projects/${project.id}`, ROOT_TOKEN, { snippets_access_level: p.feature });
+    }
+  });
+  after(() => t.close());
+
+  it('finds by content, for every viewer, exactly the snippets they may read, with the matching lines', async () => {
+    for (const v of viewers) {
+      const results = await found(v.token, 'zebraCORN');
+      const expected = made.filter((s) => findable(v, s)).map((s) => s.title);
+      assert.deepEqual(results.map((s) => s.title).sort(), expected.sort(), v.name);
+      for (const r of results) {
+        assert.deepEqual(r.matches, [{ path: 'notes.txt', lines: [{ number: 2, text: 'the Zebracorn lives here' }] }]);
+        // The rest is the snippet entity the snippet's own endpoint answers.
+        const { matches: _, ...entity } = r as Record<string, unknown>;
+        const self = await t.api('GET', `/snippets/${r.id}`, v.token);
+        assert.equal(self.statusCode, 200, `${v.name} reads ${r.title}`);
+        assert.deepEqual(self.json, entity);
+      }
+      // snippet_titles does not look into the content.
+      assert.deepEqual(await titles(v.token, 'zebracorn', '/search', 'snippet_titles'), [], v.name);
+    }
+  });
+
+  it('keeps the index in step with every write: create, change, rename, delete', async () => {
+    const s = await t.ok(
+      'POST',
+      '/snippets',
+      alice.token,
+      { title: 'fruit', visibility: 'private', files: [{ file_path: 'a.txt', content: 'a kumquat here\n' }] },
+      201,
+    );
+    assert.deepEqual(await titles(alice.token, 'kumquat'), ['fruit']);
+    await t.must('PUT', `/snippets/${s.id}`, alice.token, {
+      files: [{ action: 'update', file_path: 'a.txt', content: 'now a persimmon\n' }],
+    });
+    assert.deepEqual(await titles(alice.token, 'kumquat'), []);
+    assert.deepEqual(await titles(alice.token, 'persimmon'), ['fruit']);
+    await t.must('PUT', `/snippets/${s.id}`, alice.token, {
+      files: [{ action: 'move', previous_path: 'a.txt', file_path: 'tamarind.txt' }],
+    });
+    const [moved] = await found(alice.token, 'tamarind');
+    assert.deepEqual(moved.matches, [{ path: 'tamarind.txt', lines: [] }]);
+    assert.deepEqual(await titles(alice.token, 'persimmon'), ['fruit']);
+    await t.expect('DELETE', `/snippets/${s.id}`, alice.token, undefined, 204);
+    assert.deepEqual(await titles(alice.token, 'persimmon'), []);
+    assert.deepEqual(await titles(alice.token, 'tamarind'), []);
+  });
+
+  it('keeps the index in step with a git push', async () => {
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const host = `127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-search-push-'));
+    try {
+      const s = await t.ok(
+        'POST',
+        '/snippets',
+        alice.token,
+        { title: 'pushed', visibility: 'private', files: [{ file_path: 'a.txt', content: 'a lychee\n' }] },
+        201,
+      );
+      const dir = path.join(work, 'clone');
+      const clone = await runGit(['clone', `http://oauth2:${alice.token}@${host}/snippets/${s.id}.git`, dir]);
+      assert.equal(clone.code, 0, clone.stderr);
+      fs.writeFileSync(path.join(dir, 'a.txt'), 'no fruit\n');
+      fs.writeFileSync(path.join(dir, 'b.txt'), 'x\nthen a rambutan\n');
+      assert.equal((await runGit(['add', '.'], dir)).code, 0);
+      assert.equal((await runGit(['commit', '-m', 'change'], dir)).code, 0);
+      const push = await runGit(['push', 'origin', 'HEAD:main'], dir);
+      assert.equal(push.code, 0, push.stderr);
+      assert.deepEqual(await titles(alice.token, 'lychee'), []);
+      const [hit] = await found(alice.token, 'RAMBUTAN');
+      assert.deepEqual(hit.matches, [{ path: 'b.txt', lines: [{ number: 2, text: 'then a rambutan' }] }]);
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it('indexes binary and oversized files by path only; title and description match too', async () => {
+    const mk = (title: string, files: object[], extra: object = {}) =>
+      t.ok('POST', '/snippets', alice.token, { title, visibility: 'private', files, ...extra }, 201);
+    await mk('binary', [{ file_path: 'blob.bin', content: 'x\u0000 guava inside\n' }]);
+    await mk('large', [{ file_path: 'big.txt', content: `${'y'.repeat(1024 * 1024)}\nguava at the end\n` }]);
+    await mk('small', [{ file_path: 'small.txt', content: 'one guava\n' }]);
+    await mk('described', [{ file_path: 'd.txt', content: 'x' }], { description: 'the GUAVA notes' });
+    await mk('guava title', [{ file_path: 'e.txt', content: 'x' }]);
+    assert.deepEqual(await titles(alice.token, 'guava'), ['described', 'guava title', 'small']);
+    assert.deepEqual(await titles(alice.token, 'blob.bin'), ['binary']);
+    assert.deepEqual(await titles(alice.token, 'big.txt'), ['large']);
+  });
+
+  it('searches within a project or a group, both scopes, with the order of checks of GitLab', async () => {
+    const bob = viewers.find((v) => v.name === 'signed-in non-member')!;
+    const guest = viewers.find((v) => v.member)!;
+    for (const p of PROJECTS) {
+      for (const v of [bob, guest]) {
+        const expected = made.filter((s) => s.project === p && findable(v, s)).map((s) => s.title);
+        const path = `/projects/${p.id}/search`;
+        if (p.visibility === 'private' && !v.member) {
+          await t.fails('GET', `${path}?scope=snippet_blobs&search=zebracorn`, v.token, undefined, 404, {
+            message: '404 Project Not Found',
+          });
+          continue;
+        }
+        assert.deepEqual(await titles(v.token, 'zebracorn', path), expected.sort(), `${v.name} in ${p.id}`);
+        assert.deepEqual(await titles(v.token, 'snippets', `/projects/${p.id}/-/search`, 'snippet_titles'), expected);
+      }
+    }
+    for (const v of viewers) {
+      const expected = made.filter((s) => s.project !== null && findable(v, s)).map((s) => s.title);
+      assert.deepEqual(await titles(v.token, 'zebracorn', `/groups/${groupId}/search`), expected.sort(), v.name);
+    }
+    await t.fails('GET', `/projects/${PROJECTS[0].id}/search`, null, undefined, 401, { message: '401 Unauthorized' });
+    await t.fails('GET', '/projects/99999/search', bob.token, undefined, 400, {
+      error: 'search is missing, scope is missing',
+    });
+    await t.fails('GET', '/projects/99999/search?scope=snippet_blobs&search=x', bob.token, undefined, 404, {
+      message: '404 Project Not Found',
+    });
+    await t.fails('GET', '/groups/99999/search?scope=snippet_blobs&search=x', bob.token, undefined, 404, {
+      message: '404 Group Not Found',
+    });
+  });
+
+  it('rebuilds the index from the rows as the migration does', async () => {
+    const db = t.app.store.kysely;
+    const before = await sql`SELECT snippet_id, path, content FROM snippet_file_text ORDER BY snippet_id, path`.execute(
+      db,
+    );
+    await sql`DELETE FROM snippet_file_text`.execute(db);
+    assert.deepEqual(await titles(alice.token, 'zebracorn'), []);
+    await indexStoredSnippets(db);
+    const rebuilt =
+      await sql`SELECT snippet_id, path, content FROM snippet_file_text ORDER BY snippet_id, path`.execute(db);
+    assert.deepEqual(rebuilt.rows, before.rows);
+    const author = viewers[0];
+    assert.deepEqual(
+      await titles(alice.token, 'zebracorn'),
+      made
+        .filter((s) => findable(author, s))
+        .map((s) => s.title)
+        .sort(),
+    );
+  });
+});
