@@ -79,7 +79,7 @@ describe('search page', () => {
     assert.match(own.body, /<p class="meta" role="status">5 snippets found<\/p>/);
     // The line, escaped, the term marked, linked to the file's line on the snippet's page.
     const ruby =
-      /<li class="search-result"><h2><a href="(http:\/\/[^"]+\/-\/snippets\/\d+)">Ruby hello<\/a><\/h2>\n<p class="meta">Personal snippet · @alice <span class="badge">public<\/span><\/p>\n\n<div class="search-file"><a href="\1#file-1">hello\.rb<\/a>\n<ol class="search-lines"><li><a href="\1#file-1-L2" aria-label="hello\.rb line 2">2<\/a> <code> {2}puts &quot;<mark>Wombat<\/mark> &lt;b&gt;&quot;<\/code><\/li><\/ol><\/div><\/li>/;
+      /<li class="search-result"><h2><a href="(http:\/\/[^"]+\/-\/snippets\/\d+)">Ruby hello<\/a><\/h2>\n<p class="meta">Personal snippet · @alice <span class="badge">public<\/span><\/p>\n\n<div class="search-file"><a href="\1#file-1">hello\.rb<\/a>\n<ol class="search-lines"><li><a href="\1#L2" aria-label="hello\.rb line 2">2<\/a> <code> {2}puts &quot;<mark>Wombat<\/mark> &lt;b&gt;&quot;<\/code><\/li><\/ol><\/div><\/li>/;
     assert.match(own.body, ruby);
     assert.match(own.body, /<p class="meta">zoo · @root|<p class="meta">root\/zoo · @root/);
   });

@@ -270,8 +270,10 @@ describe('three nodes on one PostgreSQL database', {
         const anonymous = await fetch(`${base}/api/v4/projects/${project.id}/snippets/${created.id}/raw`);
         assert.equal(anonymous.status, 404);
         assert.deepEqual(await anonymous.json(), { message: '404 Snippet Not Found' });
+        // Hidden from a visitor, the web raw sends them to sign in, as every hidden page does.
         const webRaw = await fetch(`${base}${rawPath}`, { redirect: 'manual' });
-        assert.equal(webRaw.status, 404);
+        assert.equal(webRaw.status, 302);
+        assert.equal(webRaw.headers.get('location'), `/users/sign_in?redirect_to=${encodeURIComponent(rawPath)}`);
       }),
     );
   });

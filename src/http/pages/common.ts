@@ -68,3 +68,6 @@ export function pageSearchText(request: FastifyRequest): string {
   const value = (request.query as Record<string, unknown>).search;
   return typeof value === 'string' ? value : '';
 }
+
+/** The id prefix of a snippet file's lines on its page: `L10` for a snippet of one file, else `file-2-L10`. */
+export const linePrefix = (index: number, count: number) => (count === 1 ? 'L' : `file-${index + 1}-L`);

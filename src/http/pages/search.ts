@@ -11,7 +11,7 @@ import { storeOf } from '../request.ts';
 import { baseUrl, snippetWebUrl } from '../urls.ts';
 import { type Html, html } from '../views/html.ts';
 import { sendPage } from './layout.ts';
-import { pageLinks, pageSearchText, pageViewer, positiveQueryNumber, type PageHandler } from './common.ts';
+import { pageLinks, pageSearchText, pageViewer, positiveQueryNumber, type PageHandler, linePrefix } from './common.ts';
 
 const RESULTS_PER_PAGE = 20;
 
@@ -48,9 +48,11 @@ async function searchPage(request: FastifyRequest, reply: FastifyReply) {
     const web = snippetWebUrl(base, projectPath, snippet.id);
     const author = authors.get(snippet.author_id);
     const files = matches.map((m) => {
-      const fileUrl = `${web}#file-${(paths.get(snippet.id) ?? []).indexOf(m.path) + 1}`;
+      const all = paths.get(snippet.id) ?? [];
+      const fileUrl = `${web}#file-${all.indexOf(m.path) + 1}`;
+      const lineUrl = (n: number) => `${web}#${linePrefix(all.indexOf(m.path), all.length)}${n}`;
       return html`<div class="search-file"><a href="${fileUrl}">${marked(m.path, needle)}</a>
-${m.lines.length ? html`<ol class="search-lines">${m.lines.map((l) => html`<li><a href="${fileUrl}-L${l.number}" aria-label="${m.path} line ${l.number}">${l.number}</a> <code>${marked(l.text, needle)}</code></li>`)}</ol>` : ''}</div>`;
+${m.lines.length ? html`<ol class="search-lines">${m.lines.map((l) => html`<li><a href="${lineUrl(l.number)}" aria-label="${m.path} line ${l.number}">${l.number}</a> <code>${marked(l.text, needle)}</code></li>`)}</ol>` : ''}</div>`;
     });
     return html`<li class="search-result"><h2><a href="${web}">${marked(snippet.title, needle)}</a></h2>
 <p class="meta">${projectPath ?? 'Personal snippet'}${author ? html` · @${author.username}` : ''} <span class="badge">${snippet.visibility}</span></p>

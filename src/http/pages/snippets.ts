@@ -20,6 +20,7 @@ import {
   pageViewer,
   tooLargeToDisplay,
   type PageHandler,
+  linePrefix,
 } from './common.ts';
 import { pageScript } from './scripts.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
@@ -60,7 +61,6 @@ function fileBody(view: FileView, rawUrl: string, filePath: string): Html {
  * The ids of a file's lines: `L10` when the snippet has one file (GitLab's anchors), `file-2-L10` for the
  * second of several, so that no two lines on the page share an id.
  */
-const linePrefix = (index: number, count: number) => (count === 1 ? 'L' : `file-${index + 1}-L`);
 
 /** The snippet's files with their views, in git's order. Contents are read only for a view not kept yet. */
 async function fileViews(store: Store, snippet: Snippet) {
