@@ -5,25 +5,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { ARTIFACTS, axeViolations, BROWSER_PASS, launchChromium } from './support.ts';
 
 const TOKEN = 'browser-search-root-token-0123456789';
-const CHROMIUM = process.env.SNIPPETD_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts');
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
-describe('search page in Chromium', () => {
+describe('search page in Chromium', BROWSER_PASS, () => {
   let storage: Awaited<ReturnType<typeof processStorage>>;
   let server: Spawned;
   let browser: Browser;
@@ -42,16 +31,9 @@ describe('search page in Chromium', () => {
 
   /** No accessibility violation of any impact on the page as it is now, light and dark. */
   async function accessible(page: Page, name: string) {
-    await page.addScriptTag({ path: AXE });
     for (const colorScheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme });
-      const violations = await page.evaluate(async () => {
-        const result = await (window as any).axe.run();
-        return result.violations.map(
-          (v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`,
-        );
-      });
-      assert.deepEqual(violations, [], `${name} (${colorScheme}): ${page.url()}`);
+      assert.deepEqual(await axeViolations(page), [], `${name} (${colorScheme}): ${page.url()}`);
       await page.screenshot({ path: path.join(ARTIFACTS, `search-${name}-${colorScheme}.png`), fullPage: true });
     }
   }
@@ -85,7 +67,7 @@ describe('search page in Chromium', () => {
       visibility: 'private',
       files: [{ file_path: 'x.txt', content: 'ocelot\n' }],
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     // axe is injected as a script, which the pages' policy rightly refuses: this context bypasses it.
     context = await browser.newContext({ bypassCSP: true, viewport: { width: 1000, height: 900 } });
   });

@@ -52,6 +52,9 @@ export async function restoreBackup(databaseUrl: string, file: string): Promise<
       'SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema()',
     );
     if (rows[0].n > 0) throw new BackupError('the PostgreSQL database is not empty; restore into an empty one');
+    // The search index's operator class comes from pg_trgm, an extension of the database, not of the dumped
+    // schema: the dump names it but does not bring it. Installed as migration 0010 installs it.
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public');
   } finally {
     await client.end();
   }
