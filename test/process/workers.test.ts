@@ -326,8 +326,10 @@ describe(`two workers on one ${TEST_DB} database`, () => {
     // A connection the primary was handing to the worker as it died is lost with it (Node's round-robin
     // hand-off has no reply then): such a request fails after a while, as one the dead worker had taken.
     const lost: string[] = [];
+    // Probes give up soon: a replacement can serve within a few seconds, and a probe lost to the dead worker
+    // must not wait out the window in which readiness fails.
     const probe = (url: string) =>
-      call(server.url, 'GET', url, { token: null, timeoutMs: 3000 }).catch((error) => {
+      call(server.url, 'GET', url, { token: null, timeoutMs: 500 }).catch((error) => {
         lost.push(error.message);
         return undefined;
       });
