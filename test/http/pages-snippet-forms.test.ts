@@ -110,6 +110,11 @@ describe('snippet forms', () => {
       assert.equal(textarea(res.body, 'files[0][content]'), '');
       assert.equal(res.body.match(/name="files\[\d+\]\[file_path\]"/g)?.length, 1);
       assert.match(res.body, /<form method="post" action="\/-\/snippets\/new" class="snippet-form">/);
+      // Private means the author alone for a personal snippet (the project's members for a project one).
+      assert.match(
+        res.body,
+        /value="private"> <strong>Private<\/strong> <span class="hint">Only you can see it\.<\/span>/,
+      );
     } finally {
       await t.must('PUT', '/application/settings', ROOT_TOKEN, {
         restricted_visibility_levels: [],

@@ -47,8 +47,14 @@ interface FormValues {
 /** Messages by field: `title`, `description`, `visibility`, `files` (all files), `files.<row>.path|content`, and `form`. */
 type FieldErrors = Record<string, string[]>;
 
-const VISIBILITY_HINTS: Record<Visibility, string> = {
-  private: 'Only you (and members of the project) can see it.',
+const visibilityHint = (level: Visibility, inProject: boolean) =>
+  level === 'private'
+    ? inProject
+      ? 'Only members of the project can see it.'
+      : 'Only you can see it.'
+    : VISIBILITY_HINTS[level];
+
+const VISIBILITY_HINTS: Record<Exclude<Visibility, 'private'>, string> = {
   internal: 'Any signed-in user but external users can see it.',
   public: 'Anyone can see it, signed in or not.',
 };
@@ -137,6 +143,8 @@ interface FormPage {
   submitLabel: string;
   cancel: string;
   choices: Visibility[];
+  /** A project snippet's form (who "private" leaves in differs). */
+  inProject: boolean;
   maxFiles: number;
   /** The version of the snippet the form edits (update.ts#snippetVersion). */
   baseVersion?: string;
@@ -165,7 +173,7 @@ ${page.preview !== undefined ? html`<section class="preview" aria-label="Descrip
 <legend>Visibility</legend>
 ${page.choices.map(
   (level) =>
-    html`<label class="check"><input type="radio" name="visibility" value="${level}"${level === values.visibility ? trusted(' checked') : ''}> <strong>${level[0].toUpperCase() + level.slice(1)}</strong> <span class="hint">${VISIBILITY_HINTS[level]}</span></label>`,
+    html`<label class="check"><input type="radio" name="visibility" value="${level}"${level === values.visibility ? trusted(' checked') : ''}> <strong>${level[0].toUpperCase() + level.slice(1)}</strong> <span class="hint">${visibilityHint(level, page.inProject)}</span></label>`,
 )}
 ${fieldError(errors, 'visibility', 'snippet-visibility')}
 </fieldset>
@@ -240,6 +248,7 @@ async function newSnippet(request: FastifyRequest, reply: FastifyReply, projectP
     submitLabel: 'Create snippet',
     cancel: snippetsHome(projectPath),
     choices,
+    inProject: ctx !== null,
     maxFiles: settings.max_snippet_files,
   };
   const show = async (status: number, values: FormValues, errors: FieldErrors) =>
@@ -378,6 +387,7 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
     submitLabel: 'Save changes',
     cancel: path,
     choices,
+    inProject: ctx !== null,
     maxFiles: settings.max_snippet_files,
     baseVersion: snippetVersion(snippet),
   };
