@@ -8,15 +8,19 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { processStorage } from '../helper.ts';
-import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
-import { ARTIFACTS, axeViolations, BROWSER_PASS, launchChromium } from './support.ts';
+import {
+  ARTIFACTS,
+  axeViolations,
+  BROWSER_PASS,
+  launchChromium,
+  type BrowserTestServer,
+  startServer,
+} from './support.ts';
 
 const TOKEN = 'browser-test-root-token-0123456789';
 
 describe('revisions pages in Chromium', BROWSER_PASS, () => {
-  let storage: Awaited<ReturnType<typeof processStorage>>;
-  let server: Spawned;
+  let server: BrowserTestServer;
   let browser: Browser;
   let projectSnippet: any;
   let personalSnippet: any;
@@ -33,14 +37,7 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
 
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    storage = await processStorage('snippetd-browser-revisions-');
-    server = await spawnServer({
-      ...process.env,
-      SNIPPETD_DATA_DIR: storage.dataDir,
-      SNIPPETD_DATABASE_URL: storage.databaseUrl,
-      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-      SNIPPETD_LOG_LEVEL: 'warn',
-    });
+    server = await startServer('snippetd-browser-revisions-', TOKEN);
     const project = await api('POST', '/projects', { name: 'web', visibility: 'public' });
     projectSnippet = await api('POST', `/projects/${project.id}/snippets`, {
       title: 'Greeting',
@@ -70,11 +67,7 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
 
   after(async () => {
     await browser?.close();
-    if (server && server.child.exitCode === null) {
-      server.child.kill('SIGTERM');
-      await exited(server.child);
-    }
-    await storage?.remove();
+    await server?.stop();
   });
 
   it('goes from the snippet to its revisions, to a diff with a rename, to a file raw at that revision', async () => {

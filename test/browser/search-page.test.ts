@@ -6,15 +6,19 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { processStorage } from '../helper.ts';
-import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
-import { ARTIFACTS, axeViolations, BROWSER_PASS, launchChromium } from './support.ts';
+import {
+  ARTIFACTS,
+  axeViolations,
+  BROWSER_PASS,
+  launchChromium,
+  type BrowserTestServer,
+  startServer,
+} from './support.ts';
 
 const TOKEN = 'browser-search-root-token-0123456789';
 
 describe('search page in Chromium', BROWSER_PASS, () => {
-  let storage: Awaited<ReturnType<typeof processStorage>>;
-  let server: Spawned;
+  let server: BrowserTestServer;
   let browser: Browser;
   let context: BrowserContext;
   let ruby: any;
@@ -40,14 +44,7 @@ describe('search page in Chromium', BROWSER_PASS, () => {
 
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    storage = await processStorage('snippetd-browser-search-');
-    server = await spawnServer({
-      ...process.env,
-      SNIPPETD_DATA_DIR: storage.dataDir,
-      SNIPPETD_DATABASE_URL: storage.databaseUrl,
-      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-      SNIPPETD_LOG_LEVEL: 'warn',
-    });
+    server = await startServer('snippetd-browser-search-', TOKEN);
     ruby = await api('POST', '/snippets', {
       title: 'Ruby greeting',
       description: 'Says hello to the ocelot.',
@@ -74,11 +71,7 @@ describe('search page in Chromium', BROWSER_PASS, () => {
 
   after(async () => {
     await browser?.close();
-    if (server && server.child.exitCode === null) {
-      server.child.kill('SIGTERM');
-      await exited(server.child);
-    }
-    await storage?.remove();
+    await server?.stop();
   });
 
   it('searches from the header, shows marked lines linked to the snippet, and narrows with a filter', async () => {

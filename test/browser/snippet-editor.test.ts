@@ -10,17 +10,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { processStorage } from '../helper.ts';
-import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
-import { ARTIFACTS, BROWSER_PASS, launchChromium } from './support.ts';
+import { ARTIFACTS, BROWSER_PASS, launchChromium, type BrowserTestServer, startServer } from './support.ts';
 
 const TOKEN = 'editor-test-root-token-0123456789';
 const PASSWORD = 'correct horse battery';
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 describe('the code editor of the snippet forms in Chromium', BROWSER_PASS, () => {
-  let storage: Awaited<ReturnType<typeof processStorage>>;
-  let server: Spawned;
+  let server: BrowserTestServer;
   let browser: Browser;
   let project: any;
 
@@ -42,14 +39,7 @@ describe('the code editor of the snippet forms in Chromium', BROWSER_PASS, () =>
 
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    storage = await processStorage('snippetd-editor-');
-    server = await spawnServer({
-      ...process.env,
-      SNIPPETD_DATA_DIR: storage.dataDir,
-      SNIPPETD_DATABASE_URL: storage.databaseUrl,
-      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-      SNIPPETD_LOG_LEVEL: 'warn',
-    });
+    server = await startServer('snippetd-editor-', TOKEN);
     const writer = await (
       await api('POST', '/users', {
         username: 'writer',
@@ -65,11 +55,7 @@ describe('the code editor of the snippet forms in Chromium', BROWSER_PASS, () =>
 
   after(async () => {
     await browser?.close();
-    if (server && server.child.exitCode === null) {
-      server.child.kill('SIGTERM');
-      await exited(server.child);
-    }
-    await storage?.remove();
+    await server?.stop();
   });
 
   /** A signed-in page whose console errors (Chromium reports every policy violation there) are collected. */

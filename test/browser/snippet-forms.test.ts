@@ -10,16 +10,20 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { processStorage } from '../helper.ts';
-import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
-import { ARTIFACTS, axeViolations, BROWSER_PASS, launchChromium } from './support.ts';
+import {
+  ARTIFACTS,
+  axeViolations,
+  BROWSER_PASS,
+  launchChromium,
+  type BrowserTestServer,
+  startServer,
+} from './support.ts';
 
 const TOKEN = 'browser-forms-root-token-0123456789';
 const PASSWORD = 'correct horse battery';
 
 describe('snippet forms in Chromium', BROWSER_PASS, () => {
-  let storage: Awaited<ReturnType<typeof processStorage>>;
-  let server: Spawned;
+  let server: BrowserTestServer;
   let browser: Browser;
   let context: BrowserContext;
   let project: any;
@@ -58,14 +62,7 @@ describe('snippet forms in Chromium', BROWSER_PASS, () => {
 
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    storage = await processStorage('snippetd-browser-forms-');
-    server = await spawnServer({
-      ...process.env,
-      SNIPPETD_DATA_DIR: storage.dataDir,
-      SNIPPETD_DATABASE_URL: storage.databaseUrl,
-      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-      SNIPPETD_LOG_LEVEL: 'warn',
-    });
+    server = await startServer('snippetd-browser-forms-', TOKEN);
     const alice = await api('POST', '/users', {
       username: 'alice',
       email: 'alice@example.com',
@@ -81,11 +78,7 @@ describe('snippet forms in Chromium', BROWSER_PASS, () => {
 
   after(async () => {
     await browser?.close();
-    if (server && server.child.exitCode === null) {
-      server.child.kill('SIGTERM');
-      await exited(server.child);
-    }
-    await storage?.remove();
+    await server?.stop();
   });
 
   it('creates a two-file personal snippet, edits one file and renames the other, then deletes it', async () => {

@@ -9,15 +9,19 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
-import { processStorage } from '../helper.ts';
-import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
-import { ARTIFACTS, axeViolations, BROWSER_PASS, launchChromium } from './support.ts';
+import {
+  ARTIFACTS,
+  axeViolations,
+  BROWSER_PASS,
+  launchChromium,
+  type BrowserTestServer,
+  startServer,
+} from './support.ts';
 
 const TOKEN = 'browser-test-root-token-0123456789';
 
 describe('snippet pages in Chromium', BROWSER_PASS, () => {
-  let storage: Awaited<ReturnType<typeof processStorage>>;
-  let server: Spawned;
+  let server: BrowserTestServer;
   let browser: Browser;
   let otherOrigin: http.Server;
   let snippet: any;
@@ -39,13 +43,7 @@ describe('snippet pages in Chromium', BROWSER_PASS, () => {
 
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    storage = await processStorage('snippetd-browser-');
-    server = await spawnServer({
-      ...process.env,
-      SNIPPETD_DATA_DIR: storage.dataDir,
-      SNIPPETD_DATABASE_URL: storage.databaseUrl,
-      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-      SNIPPETD_LOG_LEVEL: 'warn',
+    server = await startServer('snippetd-browser-', TOKEN, {
       // A budget no rendering here reaches on a loaded machine: the first page starts a render thread, which
       // loads its modules through tsx, and these pages are looked at rendered, not as the plain-text fallback.
       SNIPPETD_RENDER_BUDGET_MS: '60000',
@@ -162,11 +160,7 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
   after(async () => {
     await browser?.close();
     otherOrigin?.close();
-    if (server && server.child.exitCode === null) {
-      server.child.kill('SIGTERM');
-      await exited(server.child);
-    }
-    await storage?.remove();
+    await server?.stop();
   });
 
   it("opens the web_url: highlighted code, rendered Markdown, and the page's own script runs", async () => {

@@ -1,8 +1,10 @@
-// What the Chromium tests share: Debian's Chromium with the flags it needs here, where screenshots go, and
-// axe-core's verdict on a page.
+// What the Chromium tests share: a server process to look at, Debian's Chromium with the flags it needs here,
+// where screenshots go, and axe-core's verdict on a page.
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { processStorage } from '../helper.ts';
+import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
 
 const CHROMIUM = process.env.SNIPPETD_CHROMIUM ?? '/usr/bin/chromium';
 // As root Chromium needs --no-sandbox; without the rest it reaches for the network and stalls.
@@ -40,3 +42,35 @@ export async function axeViolations(page: Page, impacts?: string[]): Promise<str
  * HTTP on both databases; what a browser adds (scripts, layout, accessibility) does not depend on the database.
  */
 export const BROWSER_PASS = { skip: process.env.SNIPPETD_TEST_DB === 'postgres' && 'Chromium runs in the SQLite pass' };
+
+export type BrowserTestServer = Spawned & { stop: () => Promise<void> };
+
+/** A real server process on storage of its own, `token` root's; `stop` ends it and removes the storage. */
+export async function startServer(
+  prefix: string,
+  token: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<BrowserTestServer> {
+  const storage = await processStorage(prefix);
+  try {
+    const server = await spawnServer({
+      ...process.env,
+      SNIPPETD_DATA_DIR: storage.dataDir,
+      SNIPPETD_DATABASE_URL: storage.databaseUrl,
+      SNIPPETD_INITIAL_ROOT_TOKEN: token,
+      SNIPPETD_LOG_LEVEL: 'warn',
+      ...env,
+    });
+    const stop = async () => {
+      if (server.child.exitCode === null) {
+        server.child.kill('SIGTERM');
+        await exited(server.child);
+      }
+      await storage.remove();
+    };
+    return { ...server, stop };
+  } catch (error) {
+    await storage.remove();
+    throw error;
+  }
+}
