@@ -123,6 +123,14 @@ await build({
   format: 'esm',
 });
 
+// SQLite's checkpoint thread (src/storage/db/wal-checkpoints.ts looks for it at dist/storage/db/checkpoint-worker.js).
+await build({
+  ...common,
+  entryPoints: { 'storage/db/checkpoint-worker': path.join(root, 'src/storage/db/checkpoint-worker.ts') },
+  outdir: dist,
+  format: 'esm',
+});
+
 // The code editor, for browsers: dist/http/views/editor/, served by src/http/pages/editor.ts.
 await build(editorBundleOptions({ outdir: path.join(dist, 'http/views/editor') }));
 

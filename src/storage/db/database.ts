@@ -19,6 +19,7 @@ import type { Database } from './schema.ts';
 import { requireFromHere } from '../../shipped-files.ts';
 import { createPrivateFile, makePrivateDir, tightenPrivate } from '../private-files.ts';
 import { primaryWriteLock, type WriteLock } from '../../workers.ts';
+import { WalCheckpoints } from './wal-checkpoints.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -78,15 +79,29 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
     log,
   });
   const epoch = sqliteEpochReader(sqlite, file);
+  const checkpoints = file === ':memory:' ? null : new WalCheckpoints(path.resolve(file));
+  if (checkpoints) walCheckpoints.set(kysely, checkpoints);
   return {
     kysely,
     dialect: 'sqlite',
     readEpoch: epoch.read,
     close: async () => {
+      await checkpoints?.close();
       epoch.close();
       await kysely.destroy();
     },
   };
+}
+
+const walCheckpoints = new WeakMap<Kysely<Database>, WalCheckpoints>();
+
+/**
+ * Brings a SQLite database's log into its file off the event loop (wal-checkpoints.ts); nothing elsewhere. A
+ * large write calls it as it goes, so that neither a checkpoint nor its commit's sync of the whole log falls
+ * on the event loop.
+ */
+export async function checkpointWal(db: Kysely<Database>): Promise<void> {
+  await walCheckpoints.get(db)?.run();
 }
 
 /** A backstop only (data_version is SQLite's documented answer): at most one query a second, whatever it says. */
