@@ -210,7 +210,7 @@ describe('personal snippets through go-gitlab', { skip }, () => {
     assert.equal(gone.error?.status, 404);
   });
 
-  it("the errors go-gitlab returns: another's private snippet, a missing title, a bad token", async () => {
+  it("the errors go-gitlab returns: another's private snippet, a missing title, content for several files, a bad token", async () => {
     const secret = await must('POST', '/snippets', bob.token, {
       title: 'Bob only',
       visibility: 'private',
@@ -240,6 +240,21 @@ describe('personal snippets through go-gitlab', { skip }, () => {
     assert.deepEqual(missingTitle, { status: 400, body: { error: 'title is missing' } });
     assert.deepEqual(await goCall(alice.token, 'CreateSnippet', untitled), {
       error: { ...missingTitle, message: '{error: title is missing}' },
+    });
+
+    // UpdateSnippet's single-file form on a snippet of several files (GitLab's validate_params_for_multiple_files).
+    const several = await must('POST', '/snippets', alice.token, {
+      title: 'Two files',
+      files: [
+        { file_path: '1.go', content: 'package one\n' },
+        { file_path: '2.go', content: 'package two\n' },
+      ],
+    });
+    const multiple = await goError('PUT', `/snippets/${several.id}`, alice.token, { content: 'one\n' });
+    const sentence = 'To update Snippets with multiple files, you must use the `files` parameter';
+    assert.deepEqual(multiple, { status: 400, body: { message: { error: sentence } } });
+    assert.deepEqual(await goCall(alice.token, 'UpdateSnippet', several.id, { content: 'one\n' }), {
+      error: { ...multiple, message: `{message: {error: ${sentence}}}` },
     });
 
     const unauthorized = await goError('GET', '/snippets', 'not-a-token');

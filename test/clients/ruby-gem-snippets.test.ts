@@ -118,7 +118,7 @@ describe('personal snippets through the Ruby gitlab gem', { skip }, () => {
     assert.equal(raw.text, 'a = 1\n');
   });
 
-  it('edit_user_snippet: title, visibility and file actions; delete_user_snippet', async () => {
+  it('edit_user_snippet: title, visibility, file actions, the single-file form; user agent details; delete', async () => {
     const { id } = await must('POST', '/snippets', alice.token, {
       title: 'To edit',
       visibility: 'private',
@@ -174,7 +174,7 @@ describe('personal snippets through the Ruby gitlab gem', { skip }, () => {
     assert.equal((await api('GET', `/snippets/${id}`, alice.token)).status, 404);
   });
 
-  it("the errors the gem raises: another's private snippet, a missing title, a bad token", async () => {
+  it("the errors the gem raises: another's private snippet, a missing title, content for several files, a bad token", async () => {
     const secret = await must('POST', '/snippets', bob.token, {
       title: 'Bob only',
       visibility: 'private',
@@ -203,6 +203,23 @@ describe('personal snippets through the Ruby gitlab gem', { skip }, () => {
     const missingTitle = await gemError('POST', '/snippets', alice.token, untitled);
     assert.deepEqual([missingTitle.status, missingTitle.body], [400, { error: 'title is missing' }]);
     assert.deepEqual(await gem(alice.token, 'create_user_snippet', untitled), { error: missingTitle });
+
+    // The gem's single-file form on a snippet of several files (GitLab's validate_params_for_multiple_files).
+    const several = await must('POST', '/snippets', alice.token, {
+      title: 'Two files',
+      files: [
+        { file_path: '1.txt', content: '1\n' },
+        { file_path: '2.txt', content: '2\n' },
+      ],
+    });
+    const multiple = await gemError('PUT', `/snippets/${several.id}`, alice.token, { content: 'one\n' });
+    assert.deepEqual(
+      [multiple.status, multiple.body],
+      [400, { message: { error: 'To update Snippets with multiple files, you must use the `files` parameter' } }],
+    );
+    assert.deepEqual(await gem(alice.token, 'edit_user_snippet', several.id, { content: 'one\n' }), {
+      error: multiple,
+    });
 
     // The gem sends a token of 21 characters or more as `Authorization: Bearer`, a shorter one as PRIVATE-TOKEN.
     for (const bad of ['not-a-token', 'not-a-token-but-long-enough-for-bearer']) {
