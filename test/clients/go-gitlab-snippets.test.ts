@@ -92,7 +92,7 @@ describe('personal snippets through go-gitlab', { skip }, () => {
     });
     const text = await res.text();
     const json = res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined;
-    return { status: res.status, text, json };
+    return { status: res.status, headers: res.headers, text, json };
   };
   const must = async (method: string, url: string, token: string, payload?: object) => {
     const res = await api(method, url, token, payload);
@@ -159,6 +159,34 @@ describe('personal snippets through go-gitlab', { skip }, () => {
       (await must('GET', '/snippets/public?per_page=100', bob.token)).map(asGoSees),
     );
     assert.ok(explored.value.some((s: { id: number }) => s.id === created.id));
+
+    // A page of a list: the Response's pagination fields, read from X-Total, X-Page, X-Next-Page, ...
+    for (const title of ['second', 'third']) {
+      await must('POST', '/snippets', alice.token, { title, file_name: 'f', content: title });
+    }
+    const second = await goCall(alice.token, 'ListSnippets', { per_page: 2, page: 2 });
+    const oracle = await api('GET', '/snippets?per_page=2&page=2', alice.token);
+    const header = (name: string) => Number(oracle.headers.get(name) || 0);
+    assert.deepEqual(second, {
+      value: second.value,
+      page: {
+        total_items: header('x-total'),
+        total_pages: header('x-total-pages'),
+        items_per_page: header('x-per-page'),
+        current_page: header('x-page'),
+        next_page: header('x-next-page'),
+        previous_page: header('x-prev-page'),
+      },
+    });
+    assert.deepEqual(second.page, {
+      total_items: 3,
+      total_pages: 2,
+      items_per_page: 2,
+      current_page: 2,
+      next_page: 0,
+      previous_page: 1,
+    });
+    assert.deepEqual(second.value.map(fromGo), oracle.json.map(asGoSees));
 
     const raw = await api('GET', `/snippets/${created.id}/raw`, bob.token);
     assert.deepEqual([raw.status, raw.text], [200, '# go\n']);

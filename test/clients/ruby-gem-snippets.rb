@@ -1,7 +1,8 @@
 # One call of the Ruby gitlab gem (Debian's ruby-gitlab) on personal snippets, for
 # test/clients/ruby-gem-snippets.test.ts:
-#   ruby ruby-gem-snippets.rb ENDPOINT TOKEN METHOD [ARGUMENT ...]
-# Each ARGUMENT is JSON (an id, or a hash of options). Prints {"value": what the gem returned} or, when
+#   ruby ruby-gem-snippets.rb ENDPOINT TOKEN METHOD[.THEN ...] [ARGUMENT ...]
+# Each ARGUMENT is JSON (an id, or a hash of options) for METHOD; each THEN is called on what the one
+# before returned, without arguments (`public_snippets.auto_paginate` follows the Link header). Prints {"value": what the gem returned} or, when
 # the gem raised, {"error": {"class", "status", "body"}}: what a gem user's code gets to see (the body
 # as parsed: the gem's own `response_message` fails on an error of a raw call, which it parses as a Hash).
 require 'gitlab'
@@ -16,7 +17,7 @@ args = args.map { |arg| JSON.parse(arg, symbolize_names: true) }
 def plain(value)
   case value
   when Gitlab::ObjectifiedHash then value.to_h
-  when Gitlab::PaginatedResponse then value.map { |item| plain(item) }
+  when Gitlab::PaginatedResponse, Array then value.map { |item| plain(item) }
   else value
   end
 end
@@ -26,7 +27,9 @@ class Gitlab::Error::ResponseError
 end
 
 begin
-  puts JSON.generate({ value: plain(client.public_send(method, *args)) })
+  first, *rest = method.split('.')
+  value = rest.reduce(client.public_send(first, *args)) { |result, name| result.public_send(name) }
+  puts JSON.generate({ value: plain(value) })
 rescue Gitlab::Error::ResponseError => e
   body = plain(e.response.parsed_response)
   puts JSON.generate({ error: { class: e.class.name, status: e.response_status, body: body } })

@@ -111,6 +111,17 @@ describe('personal snippets through the Ruby gitlab gem', { skip }, () => {
     const pub = await gem(bob.token, 'public_snippets', { per_page: 100 });
     assert.deepEqual(pub, { value: await must('GET', '/snippets/public?per_page=100', bob.token) });
     assert.ok(pub.value.some((s: { id: number }) => s.id === created.id));
+    // One snippet a page: auto_paginate follows the Link header's rel="next" to the end.
+    await must('POST', '/snippets', bob.token, {
+      title: 'Bob public',
+      visibility: 'public',
+      file_name: 'b',
+      content: 'b',
+    });
+    const everyPage = await gem(bob.token, 'public_snippets.auto_paginate', { per_page: 1 });
+    const allPublic = await must('GET', '/snippets/public?per_page=100', bob.token);
+    assert.equal(allPublic.length, 2);
+    assert.deepEqual(everyPage, { value: allPublic });
 
     const raw = await api('GET', `/snippets/${created.id}/raw`, bob.token);
     assert.equal(raw.status, 200);

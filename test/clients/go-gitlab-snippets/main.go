@@ -3,7 +3,8 @@
 //
 //	go-gitlab-snippets BASE_URL TOKEN CALL [ARGUMENT ...]
 //
-// Prints {"value": what the call returned, as go-gitlab decoded it} or, when it returned an error,
+// Prints {"value": what the call returned, as go-gitlab decoded it} (and for a list "page": the Response's
+// pagination fields) or, when it returned an error,
 // {"error": {"status", "message", "body"}}: the *gitlab.ErrorResponse a Go program gets to see.
 package main
 
@@ -26,7 +27,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	value, err := do(client.Snippets, client, call, args)
+	value, page, err := do(client.Snippets, client, call, args)
 	var answer map[string]interface{}
 	var response *gitlab.ErrorResponse
 	switch {
@@ -40,6 +41,9 @@ func main() {
 		fail(err)
 	default:
 		answer = map[string]interface{}{"value": value}
+		if page != nil {
+			answer["page"] = page
+		}
 	}
 	out, err := json.Marshal(answer)
 	if err != nil {
@@ -50,62 +54,79 @@ func main() {
 
 // do makes one call: the SnippetsService's own methods, and, for what 0.73.1 has no method or option for
 // (file actions on update, one file's raw content), the client's NewRequest and Do, as a Go program would.
-func do(snippets *gitlab.SnippetsService, client *gitlab.Client, call string, args []string) (interface{}, error) {
+func do(snippets *gitlab.SnippetsService, client *gitlab.Client, call string, args []string) (interface{}, *page, error) {
 	switch call {
 	case "CreateSnippet":
 		opt := &gitlab.CreateSnippetOptions{}
 		decode(args[0], opt)
 		s, _, err := snippets.CreateSnippet(opt)
-		return s, err
+		return s, nil, err
 	case "GetSnippet":
 		s, _, err := snippets.GetSnippet(id(args[0]))
-		return s, err
+		return s, nil, err
 	case "ListSnippets":
 		opt := &gitlab.ListSnippetsOptions{}
 		decode(args[0], opt)
-		s, _, err := snippets.ListSnippets(opt)
-		return s, err
+		s, resp, err := snippets.ListSnippets(opt)
+		return s, pageOf(resp), err
 	case "ExploreSnippets":
 		opt := &gitlab.ExploreSnippetsOptions{}
 		decode(args[0], opt)
-		s, _, err := snippets.ExploreSnippets(opt)
-		return s, err
+		s, resp, err := snippets.ExploreSnippets(opt)
+		return s, pageOf(resp), err
 	case "SnippetContent":
 		b, _, err := snippets.SnippetContent(id(args[0]))
-		return string(b), err
+		return string(b), nil, err
 	case "UpdateSnippet":
 		opt := &gitlab.UpdateSnippetOptions{}
 		decode(args[1], opt)
 		s, _, err := snippets.UpdateSnippet(id(args[0]), opt)
-		return s, err
+		return s, nil, err
 	case "DeleteSnippet":
 		resp, err := snippets.DeleteSnippet(id(args[0]))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return resp.StatusCode, nil
+		return resp.StatusCode, nil, nil
 	case "UpdateSnippetFiles":
 		var body map[string]interface{}
 		decode(args[1], &body)
 		req, err := client.NewRequest(http.MethodPut, "snippets/"+args[0], body, nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s := new(gitlab.Snippet)
 		_, err = client.Do(req, s)
-		return s, err
+		return s, nil, err
 	case "SnippetFileContent":
 		path := fmt.Sprintf("snippets/%s/files/%s/%s/raw", args[0], url.PathEscape(args[1]), url.PathEscape(args[2]))
 		req, err := client.NewRequest(http.MethodGet, path, nil, nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var b bytes.Buffer
 		_, err = client.Do(req, &b)
-		return b.String(), err
+		return b.String(), nil, err
 	}
 	fail(fmt.Errorf("unknown call %q", call))
-	return nil, nil
+	return nil, nil, nil
+}
+
+// page is what go-gitlab read of a list's pagination headers (X-Total, X-Page, X-Next-Page, ...).
+type page struct {
+	TotalItems   int `json:"total_items"`
+	TotalPages   int `json:"total_pages"`
+	ItemsPerPage int `json:"items_per_page"`
+	CurrentPage  int `json:"current_page"`
+	NextPage     int `json:"next_page"`
+	PreviousPage int `json:"previous_page"`
+}
+
+func pageOf(resp *gitlab.Response) *page {
+	if resp == nil {
+		return nil
+	}
+	return &page{resp.TotalItems, resp.TotalPages, resp.ItemsPerPage, resp.CurrentPage, resp.NextPage, resp.PreviousPage}
 }
 
 func id(arg string) int {
