@@ -100,7 +100,9 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   });
   app.decorate('rateCounters', rateCounters(db));
   app.decorate('externalUrl', config.externalUrl);
-  app.decorate('oidc', relyingPartyOf(config));
+  const oidc = relyingPartyOf(config);
+  app.decorate('oidc', oidc);
+  if (oidc) app.addHook('onReady', async () => oidc.warmUp(app.log));
   app.decorate('dataDir', config.dataDir);
   const gitCaches = new ServingCaches(path.join(config.dataDir, 'cache', 'git'));
   metrics.cache('git_serving', gitCaches.counts);

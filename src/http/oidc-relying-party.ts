@@ -62,6 +62,16 @@ export class RelyingParty {
     return [...new Set([new URL(this.issuer).origin, ...(this.authorizationOrigin ? [this.authorizationOrigin] : [])])];
   }
 
+  /**
+   * Reads the provider's metadata now, without waiting for it: the first sign-in page then already lets its
+   * form reach the authorization endpoint's origin. A failure is logged; the next sign-in tries again.
+   */
+  warmUp(log: { warn: (details: object, message: string) => void }): void {
+    this.configuration().catch((error) =>
+      log.warn({ detail: messageOf(error) }, 'OpenID Connect discovery failed; the next sign-in tries again'),
+    );
+  }
+
   private configuration(): Promise<client.Configuration> {
     this.discovered ??= client
       .discovery(

@@ -161,6 +161,8 @@ describe('signing in with OpenID Connect', () => {
       'sub-mallory': { email: 'mallory@corp.example', preferred_username: 'mallory', groups: ['staff'] },
       'sub-frank': { email: 'frank@corp.example', preferred_username: 'frank', groups: ['staff'] },
       'sub-grace': { email: 'grace@corp.example', name: 'Grace', groups: ['staff'] },
+      'sub-zoe': { email: 'zoe@corp.example', preferred_username: '.Zoë Saldaña@corp', groups: ['staff'] },
+      'sub-admin': { email: 'admin@corp.example', preferred_username: 'admin', groups: ['staff'] },
     });
     t = await createTestApp({
       externalUrl: EXTERNAL_URL,
@@ -297,6 +299,9 @@ describe('signing in with OpenID Connect', () => {
     // Without preferred_username, the email's local part.
     const grace = await signIn('sub-grace');
     assert.equal(await signedInAs(grace.res), 'grace');
+    // Made a valid path: accents dropped, other characters `_`, no leading `.`; a reserved name numbered.
+    assert.equal(await signedInAs((await signIn('sub-zoe')).res), 'Zoe_Saldana_corp');
+    assert.equal(await signedInAs((await signIn('sub-admin')).res), 'admin1');
   });
 
   it('refuses an email address another account has', async () => {
