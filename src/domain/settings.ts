@@ -32,6 +32,11 @@ export interface ApplicationSettings {
   receive_max_input_size: number | null;
   /** snippetd's own: the largest object (a file) a push may bring, inflated, in MiB; 0: no limit. */
   max_file_size: number;
+  /**
+   * Whether the sign-in page takes a password (GitLab's); turned off, it applies once sign-in with OpenID
+   * Connect is on, so an instance without it never locks everyone out of its pages. API tokens are unaffected.
+   */
+  password_authentication_enabled_for_web: boolean;
 }
 
 export const MiB = 1024 * 1024;
@@ -62,6 +67,7 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   // is written (the body, the driver's copy, the database's record), so the default stays well below
   // GitLab.com's 100 MiB: as snippet_size_limit's 50 MB, and GitHub's warning size.
   max_file_size: 50,
+  password_authentication_enabled_for_web: true,
 };
 
 const isVisibility = (v: unknown): v is Visibility => (VISIBILITIES as unknown[]).includes(v);
@@ -104,6 +110,7 @@ const RULES: Record<Key, (value: unknown) => string | null> = {
   // MiB, within GitLab's integer column: git takes the limit in bytes as a 64-bit number.
   receive_max_input_size: (v) => (v === null ? null : atMostInt(v)),
   max_file_size: atMostInt,
+  password_authentication_enabled_for_web: aBoolean,
 };
 
 /**

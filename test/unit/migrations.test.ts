@@ -54,6 +54,7 @@ describe('migrations', () => {
           '0008_personal_snippets',
           '0009_git_object_parts',
           '0010_snippet_search',
+          '0011_identities',
         ],
       );
     } finally {
@@ -153,6 +154,7 @@ describe('migrations', () => {
         '0008_personal_snippets',
         '0009_git_object_parts',
         '0010_snippet_search',
+        '0011_identities',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [

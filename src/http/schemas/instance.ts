@@ -24,4 +24,5 @@ export const updateSettingsSpec = {
   rate_limiting_response_text: { type: 'string', nullable: true },
   receive_max_input_size: { type: 'integer', nullable: true },
   max_file_size: { type: 'integer', nullable: true },
+  password_authentication_enabled_for_web: { type: 'boolean', nullable: true },
 } satisfies ParamSpec;

@@ -11,6 +11,7 @@ import { membersTable } from './tables/members.ts';
 import { settingsTable } from './tables/settings.ts';
 import { snippetsTable } from './tables/snippets.ts';
 import { sessionsTable } from './tables/sessions.ts';
+import { identitiesTable } from './tables/identities.ts';
 import { gitRepositoriesTable } from './tables/git.ts';
 import { ObjectCache } from '../git/object-cache.ts';
 
@@ -24,6 +25,7 @@ function repositories(k: Kysely<Database>, objects: ObjectCache, dialect: Dialec
     settings: settingsTable(k),
     snippets: snippetsTable(k, dialect),
     sessions: sessionsTable(k),
+    identities: identitiesTable(k),
     git: gitRepositoriesTable(k, objects),
   };
 }
