@@ -20,6 +20,10 @@ export interface ApplicationSettings {
   raw_blob_request_limit: number;
   /** Anonymous requests a minute to a project's raw files together (0: no limit). */
   raw_blob_request_limit_unauthenticated: number;
+  /** Searches a minute by one signed-in user (0: no limit). */
+  search_rate_limit: number;
+  /** Searches a minute from one address without signing in (0: no limit): the search page's. */
+  search_rate_limit_unauthenticated: number;
   throttle_authenticated_api_enabled: boolean;
   throttle_authenticated_api_requests_per_period: number;
   throttle_authenticated_api_period_in_seconds: number;
@@ -55,6 +59,8 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   can_create_group: true,
   raw_blob_request_limit: 300,
   raw_blob_request_limit_unauthenticated: 800,
+  search_rate_limit: 30,
+  search_rate_limit_unauthenticated: 10,
   throttle_authenticated_api_enabled: false,
   throttle_authenticated_api_requests_per_period: 7200,
   throttle_authenticated_api_period_in_seconds: 3600,
@@ -99,6 +105,8 @@ const RULES: Record<Key, (value: unknown) => string | null> = {
   can_create_group: aBoolean,
   raw_blob_request_limit: atLeastZero,
   raw_blob_request_limit_unauthenticated: atLeastZero,
+  search_rate_limit: atLeastZero,
+  search_rate_limit_unauthenticated: atLeastZero,
   throttle_authenticated_api_enabled: aBoolean,
   throttle_authenticated_api_requests_per_period: aboveZero,
   throttle_authenticated_api_period_in_seconds: aboveZero,

@@ -123,6 +123,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
       'dist/index.d.ts',
       'dist/domain/render-worker.js',
       'dist/http/body-parse-worker.js',
+      'dist/storage/db/checkpoint-worker.js',
       'dist/storage/git/hooks/pre-receive',
       'dist/storage/git/hooks/pre-receive.cjs',
       'dist/http/views/app.css',

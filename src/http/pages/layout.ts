@@ -128,7 +128,7 @@ export function sendFailurePage(
   request: FastifyRequest,
   reply: FastifyReply,
   error: unknown,
-  { signInFirst = true } = {},
+  { signInFirst = true, text: ownText }: { signInFirst?: boolean; text?: string } = {},
 ) {
   const [status, , headers] = answerFor(error);
   if (status >= 500) throw error;
@@ -136,6 +136,7 @@ export function sendFailurePage(
     return reply.redirect(signInPath(request.url), 302);
   // The failure's headers too: a 429's Retry-After says when the page will open again.
   if (headers) reply.headers(headers);
-  const [heading, text] = FAILURE_PAGES[status] ?? [`Error ${status}`, 'The request could not be completed.'];
+  const [heading, pageText] = FAILURE_PAGES[status] ?? [`Error ${status}`, 'The request could not be completed.'];
+  const text = ownText ?? pageText;
   return sendPage(reply, status, heading, html`<h1>${heading}</h1><p>${text}</p>`);
 }

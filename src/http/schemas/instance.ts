@@ -15,6 +15,8 @@ export const updateSettingsSpec = {
   can_create_group: { type: 'boolean', nullable: true },
   raw_blob_request_limit: { type: 'integer', nullable: true },
   raw_blob_request_limit_unauthenticated: { type: 'integer', nullable: true },
+  search_rate_limit: { type: 'integer', nullable: true },
+  search_rate_limit_unauthenticated: { type: 'integer', nullable: true },
   throttle_authenticated_api_enabled: { type: 'boolean', nullable: true },
   throttle_authenticated_api_requests_per_period: { type: 'integer', nullable: true },
   throttle_authenticated_api_period_in_seconds: { type: 'integer', nullable: true },
