@@ -1,7 +1,7 @@
 import { type ExpressionBuilder, type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
-import { containsText, fetchNewestPage, fetchPage, type PageWindow } from '../page.ts';
+import { containsText, fetchSnippetPage, type PageWindow } from '../page.ts';
 import { setsNothing } from '../rows.ts';
 import { projectAccessAtLeast } from './members.ts';
 import { snippetTextTable } from './snippet-text.ts';
@@ -216,12 +216,11 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName) {
     },
     /** One page of visibleQuery, newest first, with its total. */
     visiblePage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
-      return fetchNewestPage(db, this.visibleQuery(scope, filter), window);
+      return fetchSnippetPage(db, this.visibleQuery(scope, filter), window, 'newest');
     },
     /** One page of visibleQuery, the most recently updated first (GitLab's search order), with its total. */
     visibleRecentlyUpdatedPage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
-      const query = this.visibleQuery(scope, filter).selectAll().orderBy('updated_at', 'desc').orderBy('id', 'desc');
-      return fetchPage(db, query, window);
+      return fetchSnippetPage(db, this.visibleQuery(scope, filter), window, 'updated');
     },
     /** The newest `limit` of visibleQuery (below `filter.beforeId`), and whether more follow; nothing counted. */
     async visibleNewest(scope: SnippetScope, filter: SnippetListFilter, limit: number) {
