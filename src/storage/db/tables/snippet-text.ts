@@ -99,7 +99,12 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
       return sql`SELECT id FROM snippets WHERE lower(coalesce(title, '')) LIKE ${pattern}
         OR lower(coalesce(description, '')) LIKE ${pattern}`;
     },
-    /** The files of the outer query's snippet whose path or text holds `text`, read through the snippet's rows. */
+    /**
+     * The files of the outer query's snippet whose path or text holds `text`, read through the snippet's rows.
+     * On PostgreSQL the OFFSET 0 keeps it a question asked per snippet (after its title, in an OR): without
+     * it the planner may, misjudging a common text as rare, gather every matching file into a hashed set
+     * first (150,000 files to count 10,001 snippets whose titles matched anyway: 340 ms, not 7 ms).
+     */
     filesOfSnippetHolding(text: string) {
       const pattern = likePattern(text.toLowerCase());
       return db
@@ -108,7 +113,8 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
         .where(sql<boolean>`ft.snippet_id = snippets.id`)
         .where(
           sql<boolean>`(lower(ft.path) LIKE ${pattern} ESCAPE '\\' OR lower(ft.content) LIKE ${pattern} ESCAPE '\\')`,
-        );
+        )
+        .$if(dialect === 'postgres', (q) => q.modifyEnd(sql`OFFSET 0`));
     },
     /**
      * Whether `texts` (each three characters or more) are all in at least `many` indexed snippets' fields (or, with

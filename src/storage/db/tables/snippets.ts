@@ -164,8 +164,15 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName) {
           q = q.where((eb) => eb.or([fields(eb), eb.exists(texts.filesOfSnippetHolding(holding))]));
         } else {
           // One list of ids from the indexes, so that each is used (an OR across them keeps a planner from it).
-          q = q.where(sql<boolean>`snippets.id IN (SELECT f.id FROM (${texts.snippetsWithFieldsHolding(holding)}) AS f
-            UNION SELECT t.snippet_id FROM ${texts.snippetsHolding(holding)} AS t)`);
+          const ids = sql`SELECT f.id FROM (${texts.snippetsWithFieldsHolding(holding)}) AS f
+            UNION SELECT t.snippet_id FROM ${texts.snippetsHolding(holding)} AS t`;
+          // PostgreSQL: gathered once into an array, then read by key. As an IN it joined them by hash with
+          // every snippet the viewer may see (a walk of all 100,000: 15-30 ms for 13 found).
+          q = q.where(
+            dialect === 'postgres'
+              ? sql<boolean>`snippets.id = ANY(ARRAY(${ids}))`
+              : sql<boolean>`snippets.id IN (${ids})`,
+          );
         }
       }
       if (filter.visibility) q = q.where('snippets.visibility', '=', filter.visibility);
