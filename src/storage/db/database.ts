@@ -19,12 +19,18 @@ import type { Database } from './schema.ts';
 import { requireFromHere } from '../../shipped-files.ts';
 import { createPrivateFile, makePrivateDir, tightenPrivate } from '../private-files.ts';
 import { primaryWriteLock, type WriteLock } from '../../workers.ts';
+import { sqliteReader } from './sqlite-reader.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
 export interface Db {
   kysely: Kysely<Database>;
   dialect: DialectName;
+  /**
+   * SELECTs off the event loop (sqlite-reader.ts), for the reads that may take long (search); on PostgreSQL
+   * and an in-memory SQLite database the main Kysely, whose queries never hold the event loop or cannot.
+   */
+  reader: Kysely<Database>;
   /** The committed value of the change epoch (migration 0003); null when it cannot be known now. */
   readEpoch(): number | null | Promise<number | null>;
   close(): Promise<void>;
@@ -78,12 +84,15 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
     log,
   });
   const epoch = sqliteEpochReader(sqlite, file);
+  const reader = file === ':memory:' ? kysely : sqliteReader(path.resolve(file));
   return {
     kysely,
     dialect: 'sqlite',
+    reader,
     readEpoch: epoch.read,
     close: async () => {
       epoch.close();
+      if (reader !== kysely) await reader.destroy();
       await kysely.destroy();
     },
   };
@@ -290,7 +299,7 @@ function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
     const { rows } = await pool.query<{ value: string | number }>(epochQuery);
     return rows.length ? Number(rows[0].value) : null;
   };
-  return { kysely, dialect: 'postgres', readEpoch, close: () => kysely.destroy() };
+  return { kysely, dialect: 'postgres', reader: kysely, readEpoch, close: () => kysely.destroy() };
 }
 
 /** SQL texts given a name; later new texts run unnamed (a bound on what each connection keeps prepared). */

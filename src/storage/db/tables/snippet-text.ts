@@ -52,7 +52,8 @@ export async function textRows(db: Kysely<Database>, snippetId: number, files: I
 const ftsPhrase = (text: string) => `"${text.replace(/"/g, '""')}"`;
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
+/** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
+export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
   return {
     /** Replaces the rows of `removed` paths and of `changed` files (whose blobs must be in the repository). */
     async sync(snippetId: number, removed: string[], changed: IndexedFile[]): Promise<void> {
@@ -139,19 +140,19 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
           : sql`SELECT 1 FROM snippets WHERE (${holds('title')}) OR (${holds('description')}) OR (${holds('file_name')})`;
         const { rows: counted } = await sql<{
           n: number;
-        }>`SELECT count(*) AS n FROM (${rows} LIMIT ${many}) AS x`.execute(db);
+        }>`SELECT count(*) AS n FROM (${rows} LIMIT ${many}) AS x`.execute(reads);
         return Number(counted[0].n) >= many;
       }
       const phrase = texts.map(ftsPhrase).join(' AND ');
       const table = sql.raw(files ? 'snippet_file_text_fts' : 'snippet_fields_fts');
       const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${table}
-        WHERE ${table} MATCH ${phrase} LIMIT ${many})`.execute(db);
+        WHERE ${table} MATCH ${phrase} LIMIT ${many})`.execute(reads);
       return Number(rows[0].n) >= many;
     },
     /** The indexed files of some snippets, with their text ('' for binary and oversized ones). */
     async files(snippetIds: number[]) {
       if (!snippetIds.length) return [];
-      return db
+      return reads
         .selectFrom('snippet_file_text')
         .select(['snippet_id', 'path', 'content'])
         .where('snippet_id', 'in', snippetIds)

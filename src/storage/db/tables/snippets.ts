@@ -73,8 +73,9 @@ function matchesText(column: (typeof SEARCHED_COLUMNS)[number], match: TextMatch
 /** Guest (10) or more in the project or a group above it: members see every snippet of the project. */
 const MEMBER = 10;
 
-export function snippetsTable(db: Kysely<Database>, dialect: DialectName) {
-  const texts = snippetTextTable(db, dialect);
+/** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
+export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
+  const texts = snippetTextTable(db, dialect, reads);
   return {
     texts,
     async insert(snippet: Insertable<SnippetsTable>): Promise<Snippet> {
@@ -227,7 +228,7 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName) {
     },
     /** One page of visibleQuery, the most recently updated first (GitLab's search order), with its total. */
     visibleRecentlyUpdatedPage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
-      return fetchSnippetPage(db, this.visibleQuery(scope, filter), window, 'updated');
+      return fetchSnippetPage(reads, this.visibleQuery(scope, filter), window, 'updated');
     },
     /** The newest `limit` of visibleQuery (below `filter.beforeId`), and whether more follow; nothing counted. */
     async visibleNewest(scope: SnippetScope, filter: SnippetListFilter, limit: number) {
