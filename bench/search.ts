@@ -3,14 +3,15 @@
 // reads rows and the index, never git). Then, answered in process (app.inject: the server's own work, no
 // sockets), GitLab's snippet_titles and snippetd's snippet_blobs for a common and a rare term, as an
 // administrator and as a user who sees by level and membership, and the search page; each the p50 and max
-// of repeated requests, with the event loop's longest delay over all of them (on SQLite a query runs on the
-// event loop, so its time is time every other request waits), and the CPU per request of this process and
-// (PostgreSQL) of the server processes of its connections, which others' work on a shared machine moves far
-// less than the times. Bare Fastify answering a constant through app.inject, in the same run, is the floor.
+// of repeated requests, with the event loop's longest delay over all of them. Per request also: how long the
+// event loop was busy (what every other request waits for: a SQLite query run on it counts, one run in a
+// worker thread does not), and the CPU of this process and (PostgreSQL) of the server processes of its
+// connections, which others' work on a shared machine moves far less than the times. Bare Fastify
+// answering a constant through app.inject, in the same run, is the floor.
 //
 //   npx tsx bench/search.ts [--repeat 21] [--database-url postgres://postgres@127.0.0.1:5432/test]
 import { parseArgs } from 'node:util';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import crypto from 'node:crypto';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
@@ -201,6 +202,7 @@ try {
     const pids = await serverPids();
     const cpu = process.cpuUsage();
     const server = serverCpu(pids);
+    const loopUse = performance.eventLoopUtilization();
     for (let i = 0; i < REPEAT; i++) {
       const t = performance.now();
       const res = await inject({ method: 'GET', url, headers });
@@ -209,12 +211,13 @@ try {
       count = url.startsWith('/api/') ? res.json().length : (res.body.match(/class="search-result"/g) ?? []).length;
       total = String(res.headers['x-total'] ?? '');
     }
+    const loopBusy = performance.eventLoopUtilization(loopUse).active / REPEAT;
     const used = process.cpuUsage(cpu);
     const nodeCpu = (used.user + used.system) / 1000 / REPEAT;
     const dbCpu = (serverCpu(pids) - server) / 1000 / REPEAT;
     times.sort((a, b) => a - b);
     const p50 = times[Math.floor(times.length / 2)];
-    return { p50, max: times[times.length - 1], status, count, total, nodeCpu, dbCpu };
+    return { p50, max: times[times.length - 1], status, count, total, nodeCpu, dbCpu, loopBusy };
   };
   const cases: [string, string, string | null][] = [];
   for (const [who, token] of [
@@ -231,14 +234,14 @@ try {
   console.log(`bare Fastify constant: p50 ${floor.p50.toFixed(2)} ms, max ${floor.max.toFixed(2)} ms`);
   const db_ = schema === null ? '' : ' | PostgreSQL CPU ms';
   console.log(
-    `| request | status | items | X-Total | p50 ms | max ms | Node CPU ms${db_} |\n|---|---|---|---|---|---|---|${db_ ? '---|' : ''}`,
+    `| request | status | items | X-Total | p50 ms | max ms | event loop busy ms | Node CPU ms${db_} |\n|---|---|---|---|---|---|---|---|${db_ ? '---|' : ''}`,
   );
   loop.enable();
   for (const [name, url, token] of cases) {
     const r = await time(app.inject.bind(app), url, token);
     const dbCpu = schema === null ? '' : ` | ${r.dbCpu.toFixed(2)}`;
     console.log(
-      `| ${name} | ${r.status} | ${r.count} | ${r.total} | ${r.p50.toFixed(2)} | ${r.max.toFixed(2)} | ${r.nodeCpu.toFixed(2)}${dbCpu} |`,
+      `| ${name} | ${r.status} | ${r.count} | ${r.total} | ${r.p50.toFixed(2)} | ${r.max.toFixed(2)} | ${r.loopBusy.toFixed(2)} | ${r.nodeCpu.toFixed(2)}${dbCpu} |`,
     );
   }
   loop.disable();
