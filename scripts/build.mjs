@@ -131,6 +131,14 @@ await build({
   format: 'esm',
 });
 
+// The SQLite reader's worker (src/storage/db/sqlite-reader.ts looks for it at dist/storage/db/sqlite-read-worker.js).
+await build({
+  ...common,
+  entryPoints: { 'storage/db/sqlite-read-worker': path.join(root, 'src/storage/db/sqlite-read-worker.ts') },
+  outdir: dist,
+  format: 'esm',
+});
+
 // The code editor, for browsers: dist/http/views/editor/, served by src/http/pages/editor.ts.
 await build(editorBundleOptions({ outdir: path.join(dist, 'http/views/editor') }));
 

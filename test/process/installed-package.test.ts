@@ -126,6 +126,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
       'dist/domain/render-worker.js',
       'dist/http/body-parse-worker.js',
       'dist/storage/db/checkpoint-worker.js',
+      'dist/storage/db/sqlite-read-worker.js',
       'dist/storage/git/hooks/pre-receive',
       'dist/storage/git/hooks/pre-receive.cjs',
       'dist/http/views/app.css',
@@ -214,6 +215,13 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     // Its HTML through the sanitizer, which the worker loads from the installed packages too.
     assert.match(html, /<h1><a id="user-content-notes" class="anchor" href="#notes"/);
     assert.ok(html.includes('<details><summary>more</summary>x</details>'));
+    // A search reads in the SQLite reader's worker threads (dist/storage/db/sqlite-read-worker.js).
+    const found = await fetch(`${url}/api/v4/search?scope=snippet_titles&search=page`, { headers });
+    assert.equal(found.status, 200);
+    assert.deepEqual(
+      ((await found.json()) as { title: string }[]).map((s) => s.title),
+      ['page'],
+    );
     // The code editor of the forms is served from the bundle the build made, with the chunks it imports:
     // nothing is bundled at run time (esbuild and CodeMirror are not installed here).
     const editor = await fetch(`${url}/-/snippetd/editor/editor.js`);

@@ -52,7 +52,8 @@ export async function textRows(db: Kysely<Database>, snippetId: number, files: I
 const ftsPhrase = (text: string) => `"${text.replace(/"/g, '""')}"`;
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
+/** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
+export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
   return {
     /** Replaces the rows of `removed` paths and of `changed` files (whose blobs must be in the repository). */
     async sync(snippetId: number, removed: string[], changed: IndexedFile[]): Promise<void> {
@@ -99,7 +100,12 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
       return sql`SELECT id FROM snippets WHERE lower(coalesce(title, '')) LIKE ${pattern}
         OR lower(coalesce(description, '')) LIKE ${pattern}`;
     },
-    /** The files of the outer query's snippet whose path or text holds `text`, read through the snippet's rows. */
+    /**
+     * The files of the outer query's snippet whose path or text holds `text`, read through the snippet's rows.
+     * On PostgreSQL the OFFSET 0 keeps it a question asked per snippet (after its title, in an OR): without
+     * it the planner may, misjudging a common text as rare, gather every matching file into a hashed set
+     * first (150,000 files to count 10,001 snippets whose titles matched anyway: 340 ms, not 7 ms).
+     */
     filesOfSnippetHolding(text: string) {
       const pattern = likePattern(text.toLowerCase());
       return db
@@ -108,7 +114,8 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
         .where(sql<boolean>`ft.snippet_id = snippets.id`)
         .where(
           sql<boolean>`(lower(ft.path) LIKE ${pattern} ESCAPE '\\' OR lower(ft.content) LIKE ${pattern} ESCAPE '\\')`,
-        );
+        )
+        .$if(dialect === 'postgres', (q) => q.modifyEnd(sql`OFFSET 0`));
     },
     /**
      * Whether `texts` (each three characters or more) are all in at least `many` indexed snippets' fields (or, with
@@ -133,19 +140,19 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
           : sql`SELECT 1 FROM snippets WHERE (${holds('title')}) OR (${holds('description')}) OR (${holds('file_name')})`;
         const { rows: counted } = await sql<{
           n: number;
-        }>`SELECT count(*) AS n FROM (${rows} LIMIT ${many}) AS x`.execute(db);
+        }>`SELECT count(*) AS n FROM (${rows} LIMIT ${many}) AS x`.execute(reads);
         return Number(counted[0].n) >= many;
       }
       const phrase = texts.map(ftsPhrase).join(' AND ');
       const table = sql.raw(files ? 'snippet_file_text_fts' : 'snippet_fields_fts');
       const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${table}
-        WHERE ${table} MATCH ${phrase} LIMIT ${many})`.execute(db);
+        WHERE ${table} MATCH ${phrase} LIMIT ${many})`.execute(reads);
       return Number(rows[0].n) >= many;
     },
     /** The indexed files of some snippets, with their text ('' for binary and oversized ones). */
     async files(snippetIds: number[]) {
       if (!snippetIds.length) return [];
-      return db
+      return reads
         .selectFrom('snippet_file_text')
         .select(['snippet_id', 'path', 'content'])
         .where('snippet_id', 'in', snippetIds)
