@@ -2,9 +2,9 @@
 // for anonymous readers, on by default (300 and 800 a minute) and set low here; the API throttles per user
 // and per address, off by default; 429 with Retry-After and GitLab's bodies; health never limited; and on
 // PostgreSQL one count for every node; the search limits per user and per address (30 and 10 a minute).
-import { after, afterEach, before, describe, it } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, TEST_DB, type TestApp } from '../helper.ts';
+import { awayFromMinuteEnd, createTestApp, ROOT_TOKEN, TEST_DB, type TestApp } from '../helper.ts';
 
 const RAW_LIMITED = { message: { error: 'This endpoint has been requested too many times. Try again later.' } };
 
@@ -42,6 +42,8 @@ describe('rate limits', () => {
     snippetId = snippet.id;
     userToken = (await t.user('limited')).token;
   });
+  // Each test's limited requests fall into one window of a minute.
+  beforeEach(() => awayFromMinuteEnd());
   afterEach(() =>
     settings({
       raw_blob_request_limit: 300,
