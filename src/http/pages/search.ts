@@ -32,7 +32,8 @@ function marked(text: string, needle: string): Html {
 }
 
 /** A search across the instance while global_search_snippet_titles_enabled is off (the API's 403). */
-const SEARCH_DISABLED = 'Searching snippets across this instance is turned off. Search within a project with project:<path>.';
+const SEARCH_DISABLED =
+  'Searching snippets across this instance is turned off. Search within a project with project:<path>.';
 
 /** GitLab's words for a search over its limit. */
 const SEARCH_LIMITED = 'This endpoint has been requested too many times. Try again later.';
