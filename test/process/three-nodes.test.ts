@@ -1,4 +1,5 @@
-// Three `snippetd serve` processes on one PostgreSQL schema, each with its own empty data directory, behind a
+// Three `snippetd serve` nodes on one PostgreSQL schema (two of them with two workers each, one a single
+// process), each with its own empty data directory, behind a
 // round-robin HTTP proxy: what one node writes the others read at once; racing API updates and `git push`es
 // through different nodes keep every acknowledged write and refuse the losers whole; each node in turn is
 // killed with -9 in the middle of answering and replaced by a new one, while the others keep serving and
@@ -137,10 +138,14 @@ describe('three nodes on one PostgreSQL database', {
     SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
     SNIPPETD_LOG_LEVEL: 'warn',
   });
-  const startNode = async (name: string) => {
+  /**
+   * A node as operators run it: two workers (`serve`'s default on a machine of two CPUs), or one process;
+   * the tests mix both.
+   */
+  const startNode = async (name: string, workers: 1 | 2) => {
     const dataDir = path.join(tmp, `node-${name}`);
     fs.mkdirSync(dataDir);
-    const node = await spawnServer(env(dataDir));
+    const node = await spawnServer({ ...env(dataDir), SNIPPETD_WORKERS: String(workers) });
     nodes.push(node);
     return { node, dataDir };
   };
@@ -184,8 +189,8 @@ describe('three nodes on one PostgreSQL database', {
     databaseUrl = schema.url;
     drop = schema.drop;
     // The first node migrates the empty schema and creates root; the next two start together on it.
-    const a = await startNode('a');
-    await Promise.all([startNode('b'), startNode('c')]);
+    const a = await startNode('a', 2);
+    await Promise.all([startNode('b', 1), startNode('c', 2)]);
     proxy = await startProxy(nodes.map((n) => n.url));
     const res = await call(a.node.url, 'POST', '/api/v4/projects', { path: 'shared', visibility: 'public' });
     assert.equal(res.status, 201, res.text);
@@ -488,7 +493,7 @@ describe('three nodes on one PostgreSQL database', {
       kills++;
       dying = false;
       // Its replacement: a new process with an empty data directory of its own, taken into the rotation.
-      const { node } = await startNode(`replacement-${k}`);
+      const { node } = await startNode(`replacement-${k}`, k % 2 === 0 ? 2 : 1);
       live.push(node);
       proxy.backends = live.map((n) => n.url);
       await sleep(1000);
@@ -543,7 +548,7 @@ describe('three nodes on one PostgreSQL database', {
   });
 
   it('a node started later still, with an empty data directory, serves every snippet, copying no files', async () => {
-    const { node: d, dataDir } = await startNode('d');
+    const { node: d, dataDir } = await startNode('d', 2);
     for (const id of snippetIds) {
       const [viaD, viaProxy] = await Promise.all([
         call(d.url, 'GET', snippetUrl(id)),
