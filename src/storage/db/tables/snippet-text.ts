@@ -8,6 +8,7 @@ import { type Kysely, sql } from 'kysely';
 import type { DialectName } from '../database.ts';
 import type { Database } from '../schema.ts';
 import type { IndexedFile } from './snippets.ts';
+import { readParts } from '../../git/object-parts.ts';
 
 /** Files larger than this are indexed by path only (GitLab's indexer keeps the same 1 MiB default). */
 export const TEXT_INDEX_MAX_BYTES = 1024 * 1024;
@@ -25,7 +26,7 @@ async function snippetBlobs(db: Kysely<Database>, snippetId: number, ids: string
   const rows = await db
     .selectFrom('git_objects as o')
     .innerJoin('git_repositories as r', 'r.id', 'o.repository_id')
-    .select(['o.oid', 'o.data'])
+    .select(['o.oid', 'o.data', 'o.parts'])
     .where('r.kind', '=', 'snippet')
     .where('r.owner_id', '=', snippetId)
     .where(
@@ -34,7 +35,11 @@ async function snippetBlobs(db: Kysely<Database>, snippetId: number, ids: string
       ids.map((id) => Buffer.from(id, 'hex')),
     )
     .execute();
-  for (const r of rows) out.set(Buffer.from(r.oid).toString('hex'), zlib.inflateSync(r.data));
+  for (const r of rows)
+    out.set(
+      Buffer.from(r.oid).toString('hex'),
+      zlib.inflateSync(r.parts === null ? r.data : await readParts(db, r.parts)),
+    );
   return out;
 }
 
