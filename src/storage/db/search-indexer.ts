@@ -1,0 +1,97 @@
+// Keeps SQLite's search index (search-indexing.ts) up with the queue its triggers fill, off the event loop:
+// a thread of its own (search-index-worker.ts) with its own connection does the work in steps of about
+// STEP_BUDGET_MS, each under the process's write lock (write-lock.ts), so a write of a request waits at most
+// one step, asynchronously. An in-memory database (ephemeral mode) has no second connection: there the steps
+// run on the main connection, between queries, STEP_BUDGET_MS at a time.
+import type SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.ts';
+import { Piscina } from 'piscina';
+import { shippedFile } from '../../shipped-files.ts';
+import type { WriteLock } from '../../workers.ts';
+import { hasQueuedWork, indexStepTransaction } from './search-indexing.ts';
+import type { IndexTask } from './search-index-worker.ts';
+
+/** Work per step (a piece or a merge may overrun it): what a write of a request may wait for. */
+const STEP_BUDGET_MS = 10;
+/** How often an idle indexer looks at the queue (searches read queued rows meanwhile, so none is missed). */
+const IDLE_POLL_MS = 200;
+
+type Step = (peek: boolean) => Promise<{ idle: boolean }>;
+
+export class SearchIndexer {
+  private closed = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private readonly pool: Piscina | null = null;
+  private readonly step: Step;
+
+  constructor(options: { file: string; lock: WriteLock } | { sqlite: SQLite.Database; kysely: Kysely<Database> }) {
+    if ('file' in options) {
+      // From source the worker is search-index-worker.ts (run through tsx, as its parent is); built, .js.
+      const worker = import.meta.url.endsWith('.ts') ? 'search-index-worker.ts' : 'search-index-worker.js';
+      const pool = new Piscina({
+        filename: shippedFile('storage', 'db', worker),
+        minThreads: 0,
+        maxThreads: 1,
+        idleTimeout: 10 * IDLE_POLL_MS,
+      });
+      // A thread failing outside a task must not end the server (an 'error' event nobody hears would).
+      pool.on('error', (error: Error) => process.emitWarning(`the search index thread failed: ${error.message}`));
+      this.pool = pool;
+      const { file, lock } = options;
+      this.step = async (peek) => {
+        const task: IndexTask = { file, peek, budgetMs: STEP_BUDGET_MS };
+        if (peek) return pool.run(task);
+        await lock.acquire();
+        try {
+          return await pool.run(task);
+        } finally {
+          lock.release();
+        }
+      };
+    } else {
+      const { sqlite, kysely } = options;
+      // The connection lent to us alone (QueuedSqliteDriver), then used directly for one step.
+      this.step = (peek) =>
+        kysely
+          .connection()
+          .execute(async () =>
+            peek ? { idle: !hasQueuedWork(sqlite) } : indexStepTransaction(sqlite, STEP_BUDGET_MS),
+          );
+    }
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  private async run(): Promise<void> {
+    let idle = false;
+    while (!this.closed) {
+      try {
+        idle = idle ? (await this.step(true)).idle : (await this.step(false)).idle;
+      } catch (error) {
+        if (this.closed) break;
+        process.emitWarning(`a search index step failed: ${(error as Error).message}`);
+        idle = true;
+      }
+      // Busy: the next step as soon as the event loop has had its turn; idle: a look at the queue later.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, idle ? IDLE_POLL_MS : 0);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wake?.();
+    await this.loop;
+    await this.pool?.destroy();
+  }
+}
