@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { type Config, ConfigError } from './config.ts';
-import { type Db, openDatabase, type QueryObserver, startSearchIndexer } from './storage/db/database.ts';
+import { type Db, openDatabase, type QueryObserver } from './storage/db/database.ts';
 import { migrateToLatest } from './storage/db/migrate.ts';
 import { makePrivateDir, tightenPrivate } from './storage/private-files.ts';
 
@@ -75,7 +75,6 @@ export async function openConfiguredDatabase(config: Config, observe?: QueryObse
       const refused = await privilegesMissing(db);
       if (refused.length) throw new ConfigError(`${named} does not let this role ${refused.join(' or ')}`);
     }
-    startSearchIndexer(db);
     return db;
   } catch (error) {
     await db?.close().catch(() => {});
