@@ -46,6 +46,8 @@ const api = async (method: string, url: string, body?: Uint8Array<ArrayBuffer>) 
   if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : null;
 };
+/** A cheap request that reads the database (the small creates change the rows it reads, so no cache answers). */
+const READING_PROBE = '/api/v4/snippets/public?per_page=1';
 const randomText = (bytes: number) => crypto.randomBytes((bytes / 4) * 3).toString('base64');
 const summary = (calm: Calm) => ({
   loopDelayMaxMs: Math.round(calm.loopDelayMaxMs),
@@ -86,7 +88,28 @@ try {
     const found = await api('GET', `/search?scope=snippet_blobs&search=${encodeURIComponent(needle)}`);
     const searchMs = Math.round(performance.now() - started);
     if (found.length !== 1 || found[0].id !== created.answer.id) throw new Error('the search did not find the snippet');
-    const indexedMs = await indexedAfter(started);
+    // While the thread indexes: small creates (each waits for the write lock a step at most) and cheap reads.
+    const writes: number[] = [];
+    const indexing = await whileHostile(
+      server,
+      async () => {
+        const until = indexedAfter(started);
+        let done = false;
+        until.finally(() => {
+          done = true;
+        });
+        while (!done) {
+          const at = performance.now();
+          const small = { title: 'small', visibility: 'private', files: [{ file_path: 'a.txt', content: 'a' }] };
+          await api('POST', '/snippets', new TextEncoder().encode(JSON.stringify(small)));
+          writes.push(performance.now() - at);
+        }
+        return until;
+      },
+      READING_PROBE,
+    );
+    const indexedMs = indexing.answer;
+    writes.sort((a, b) => a - b);
     started = performance.now();
     const deleted = await whileHostile(server, () => api('DELETE', `/snippets/${created.answer.id}`));
     const deleteSeconds = (performance.now() - started) / 1000;
@@ -98,6 +121,12 @@ try {
         create: { seconds: Number(createSeconds.toFixed(1)), ...summary(created.calm) },
         searchMs,
         indexedMs,
+        whileIndexing: {
+          ...summary(indexing.calm),
+          smallCreates: writes.length,
+          smallCreateP50Ms: Math.round(writes[writes.length >> 1] ?? 0),
+          smallCreateMaxMs: Math.round(writes[writes.length - 1] ?? 0),
+        },
         delete: { seconds: Number(deleteSeconds.toFixed(1)), ...summary(deleted.calm) },
         forgottenMs,
         load: os.loadavg().map((l) => Number(l.toFixed(1))),

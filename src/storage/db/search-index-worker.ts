@@ -14,6 +14,8 @@ function connection(file: string): SQLite.Database {
     sqlite = new SQLite(file, { fileMustExist: true, timeout: 5000 });
     // NORMAL: a step lost to a crash is lost with its queue row's progress, so it is done again, not skipped.
     sqlite.pragma('synchronous = NORMAL');
+    // Not in a step's commit, under the write lock every write waits for: `checkpoint` tasks do it outside.
+    sqlite.pragma('wal_autocheckpoint = 0');
     connections.set(file, sqlite);
   }
   return sqlite;
@@ -21,13 +23,19 @@ function connection(file: string): SQLite.Database {
 
 export interface IndexTask {
   file: string;
-  /** Only say whether work is queued (read without the write lock). */
-  peek?: boolean;
+  /** `peek`: only say whether work is queued; `checkpoint`: bring the log into the database file (neither
+   * writes a row, so neither needs the write lock); `step`: index for about budgetMs. */
+  kind: 'peek' | 'checkpoint' | 'step';
   budgetMs: number;
 }
 
 export default function run(task: IndexTask): { idle: boolean } {
   const sqlite = connection(task.file);
-  if (task.peek) return { idle: !hasQueuedWork(sqlite) };
+  if (task.kind === 'peek') return { idle: !hasQueuedWork(sqlite) };
+  if (task.kind === 'checkpoint') {
+    // PASSIVE: as much as no reader or writer needs, never waiting for one, so that none waits for it either.
+    sqlite.pragma('wal_checkpoint(PASSIVE)');
+    return { idle: true };
+  }
   return indexStepTransaction(sqlite, task.budgetMs);
 }

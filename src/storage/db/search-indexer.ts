@@ -16,6 +16,12 @@ import type { IndexTask } from './search-index-worker.ts';
 const STEP_BUDGET_MS = 10;
 /** How often an idle indexer looks at the queue (searches read queued rows meanwhile, so none is missed). */
 const IDLE_POLL_MS = 200;
+/**
+ * How often a busy indexer checkpoints SQLite's log, outside the write lock: its steps write the log fast
+ * (FTS5 segments), and SQLite would otherwise checkpoint inside some commit when the log passes 1,000 pages,
+ * on the event loop if that commit is the main connection's.
+ */
+const CHECKPOINT_EVERY_MS = 250;
 
 type Step = (peek: boolean) => Promise<{ idle: boolean }>;
 
@@ -40,15 +46,21 @@ export class SearchIndexer {
       pool.on('error', (error: Error) => process.emitWarning(`the search index thread failed: ${error.message}`));
       this.pool = pool;
       const { file, lock } = options;
+      let checkpointedAt = performance.now();
       this.step = async (peek) => {
-        const task: IndexTask = { file, peek, budgetMs: STEP_BUDGET_MS };
-        if (peek) return pool.run(task);
+        if (peek) return pool.run({ file, kind: 'peek', budgetMs: 0 } satisfies IndexTask);
+        let result: { idle: boolean };
         await lock.acquire();
         try {
-          return await pool.run(task);
+          result = await pool.run({ file, kind: 'step', budgetMs: STEP_BUDGET_MS } satisfies IndexTask);
         } finally {
           lock.release();
         }
+        if (result.idle || performance.now() - checkpointedAt >= CHECKPOINT_EVERY_MS) {
+          await pool.run({ file, kind: 'checkpoint', budgetMs: 0 } satisfies IndexTask);
+          checkpointedAt = performance.now();
+        }
+        return result;
       };
     } else {
       const { sqlite, kysely } = options;
