@@ -83,7 +83,7 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
     log,
   });
   const epoch = sqliteEpochReader(sqlite, file);
-  const indexer = new SearchIndexer(inMemory ? { sqlite, kysely } : { file, lock: lock! });
+  const indexer = new SearchIndexer(inMemory ? { sqlite, kysely } : { file, lock: lock!, main: sqlite });
   searchIndexers.set(kysely, indexer);
   return {
     kysely,

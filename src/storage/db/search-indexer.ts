@@ -6,7 +6,7 @@
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { shippedFile } from '../../shipped-files.ts';
 import type { WriteLock } from '../../workers.ts';
 import { hasQueuedWork, indexStepTransaction } from './search-indexing.ts';
@@ -22,67 +22,88 @@ const IDLE_POLL_MS = 200;
  * on the event loop if that commit is the main connection's.
  */
 const CHECKPOINT_EVERY_MS = 250;
+/**
+ * The main connection's own checkpoint threshold while the thread indexes, in pages (SQLite's default is
+ * 1,000): a backstop only. At 1,000 the log, which the thread's steps fill, passed it between two of the
+ * thread's checkpoints, and some request's commit copied the thread's pages on the event loop (loop delays of
+ * 100-330 ms while indexing, 23-32 ms without).
+ */
+const MAIN_CHECKPOINT_PAGES = 10_000;
+/** How often an idle indexer checkpoints what the requests' writes logged, the main connection's threshold being higher. */
+const IDLE_CHECKPOINT_MS = 1000;
 
 type Step = (peek: boolean) => Promise<{ idle: boolean }>;
+type Options =
+  | { file: string; lock: WriteLock; main: SQLite.Database }
+  | { sqlite: SQLite.Database; kysely: Kysely<Database> };
 
 export class SearchIndexer {
   private closed = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
-  private readonly pool: Piscina | null = null;
-  private readonly step: Step;
+  private pool: Piscina | null = null;
 
-  constructor(options: { file: string; lock: WriteLock } | { sqlite: SQLite.Database; kysely: Kysely<Database> }) {
-    if ('file' in options) {
-      // From source the worker is search-index-worker.ts (run through tsx, as its parent is); built, .js.
-      const worker = import.meta.url.endsWith('.ts') ? 'search-index-worker.ts' : 'search-index-worker.js';
-      const pool = new Piscina({
-        filename: shippedFile('storage', 'db', worker),
-        minThreads: 0,
-        maxThreads: 1,
-        idleTimeout: 10 * IDLE_POLL_MS,
-      });
-      // A thread failing outside a task must not end the server (an 'error' event nobody hears would).
-      pool.on('error', (error: Error) => process.emitWarning(`the search index thread failed: ${error.message}`));
-      this.pool = pool;
-      const { file, lock } = options;
-      let checkpointedAt = performance.now();
-      this.step = async (peek) => {
-        if (peek) return pool.run({ file, kind: 'peek', budgetMs: 0 } satisfies IndexTask);
-        let result: { idle: boolean };
-        await lock.acquire();
-        try {
-          result = await pool.run({ file, kind: 'step', budgetMs: STEP_BUDGET_MS } satisfies IndexTask);
-        } finally {
-          lock.release();
-        }
-        if (result.idle || performance.now() - checkpointedAt >= CHECKPOINT_EVERY_MS) {
-          await pool.run({ file, kind: 'checkpoint', budgetMs: 0 } satisfies IndexTask);
-          checkpointedAt = performance.now();
-        }
-        return result;
-      };
-    } else {
+  constructor(private readonly options: Options) {}
+
+  /** Starts the steps; until then nothing is loaded (a command of the CLI opens the database without them). */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  private async steps(): Promise<Step> {
+    const options = this.options;
+    if (!('file' in options)) {
       const { sqlite, kysely } = options;
       // The connection lent to us alone (QueuedSqliteDriver), then used directly for one step.
-      this.step = (peek) =>
+      return (peek) =>
         kysely
           .connection()
           .execute(async () =>
             peek ? { idle: !hasQueuedWork(sqlite) } : indexStepTransaction(sqlite, STEP_BUDGET_MS),
           );
     }
-  }
-
-  start(): void {
-    this.loop ??= this.run();
+    const { Piscina } = await import('piscina');
+    // From source the worker is search-index-worker.ts (run through tsx, as its parent is); built, .js.
+    const worker = import.meta.url.endsWith('.ts') ? 'search-index-worker.ts' : 'search-index-worker.js';
+    const pool = new Piscina({
+      filename: shippedFile('storage', 'db', worker),
+      minThreads: 0,
+      maxThreads: 1,
+      idleTimeout: 10 * IDLE_POLL_MS,
+    });
+    // A thread failing outside a task must not end the server (an 'error' event nobody hears would).
+    pool.on('error', (error: Error) => process.emitWarning(`the search index thread failed: ${error.message}`));
+    this.pool = pool;
+    const { file, lock, main } = options;
+    main.pragma(`wal_autocheckpoint = ${MAIN_CHECKPOINT_PAGES}`);
+    let checkpointedAt = performance.now();
+    const checkpoint = async () => {
+      await pool.run({ file, kind: 'checkpoint', budgetMs: 0 } satisfies IndexTask);
+      checkpointedAt = performance.now();
+    };
+    return async (peek) => {
+      if (peek) {
+        if (performance.now() - checkpointedAt >= IDLE_CHECKPOINT_MS) await checkpoint();
+        return pool.run({ file, kind: 'peek', budgetMs: 0 } satisfies IndexTask);
+      }
+      let result: { idle: boolean };
+      await lock.acquire();
+      try {
+        result = await pool.run({ file, kind: 'step', budgetMs: STEP_BUDGET_MS } satisfies IndexTask);
+      } finally {
+        lock.release();
+      }
+      if (result.idle || performance.now() - checkpointedAt >= CHECKPOINT_EVERY_MS) await checkpoint();
+      return result;
+    };
   }
 
   private async run(): Promise<void> {
+    const step = await this.steps();
     let idle = false;
     while (!this.closed) {
       try {
-        idle = idle ? (await this.step(true)).idle : (await this.step(false)).idle;
+        idle = (await step(idle)).idle;
       } catch (error) {
         if (this.closed) break;
         process.emitWarning(`a search index step failed: ${(error as Error).message}`);
