@@ -7,7 +7,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
-import { exited, type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
+import { spawnSync } from 'node:child_process';
+import { CLI, exited, type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
+import { migrateToLatest } from '../../src/storage/db/migrate.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
 import { processStorage, TEST_DB } from '../helper.ts';
 import { assertCalm, MiB, whileHostile } from '../stall.ts';
@@ -113,5 +115,66 @@ describe('search indexing: large files of random text indexed without holding th
     await assertFound([], 'right after the delete');
     await indexed();
     await assertFound([], 'once the index forgot it');
+  });
+});
+
+describe('snippetd fsck: the search index lag', {
+  skip: TEST_DB === 'postgres' && 'SQLite only: PostgreSQL indexes in the write',
+}, () => {
+  it('says how much the search index has still to take in while no server indexes it', async () => {
+    const storage = await processStorage('snippetd-search-lag-');
+    try {
+      const db = openDatabase(storage.databaseUrl);
+      try {
+        await migrateToLatest(db);
+        const now = new Date().toISOString();
+        const user = await db.kysely
+          .insertInto('users')
+          .values({
+            username: 'u',
+            email: 'u@x',
+            name: 'U',
+            state: 'active',
+            admin: 0,
+            external: 0,
+            bot: 0,
+            created_at: now,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        const snippet = {
+          project_id: null,
+          author_id: user.id,
+          visibility: 'public' as const,
+          file_name: 'a.txt',
+          content: '',
+          default_branch: 'main',
+          created_at: now,
+          updated_at: now,
+        };
+        await db.kysely
+          .insertInto('snippets')
+          .values([
+            { ...snippet, title: 'one', description: 'héllo' },
+            { ...snippet, title: 'two', description: null },
+          ])
+          .execute();
+      } finally {
+        await db.close();
+      }
+      const run = () =>
+        spawnSync(process.execPath, ['--import', 'tsx', CLI, 'fsck'], {
+          env: { ...process.env, SNIPPETD_DATA_DIR: storage.dataDir, SNIPPETD_DATABASE_URL: storage.databaseUrl },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+      // Two snippets' title, description and file name: 3 + 6 + 5 and 3 + 0 + 5 bytes.
+      assert.match(
+        run().stderr,
+        /^snippetd fsck: the search index has 2 sources \(22 bytes of text\) still to take in; a running server does$/m,
+      );
+    } finally {
+      await storage.remove();
+    }
   });
 });

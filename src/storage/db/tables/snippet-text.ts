@@ -193,6 +193,13 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName) {
         FROM ${table} WHERE ${table} MATCH ${phrase} LIMIT ${many})`.execute(db);
       return Number(rows[0].n) >= many;
     },
+    /** SQLite: the sources queued for indexing and their text's size (a server indexes them); null elsewhere. */
+    async indexBacklog(): Promise<{ sources: number; bytes: number } | null> {
+      if (dialect !== 'sqlite') return null;
+      const { rows } = await sql<{ sources: number; bytes: number }>`SELECT count(*) AS sources,
+        coalesce(sum(text_bytes), 0) AS bytes FROM search_index_queue WHERE op = 'index'`.execute(db);
+      return { sources: Number(rows[0].sources), bytes: Number(rows[0].bytes) };
+    },
     /**
      * SQLite: waits (up to QUEUE_WAIT_MAX_MS) while more than QUEUE_SCAN_MAX_BYTES of text is queued for
      * indexing, which every search would read; at once when the indexer keeps up, and on PostgreSQL.
