@@ -1,7 +1,7 @@
 // Issue 28's large accepted writes: one file of random bytes (its stored body as large as the file) pushed to a
 // fresh project, and one large file created through the API (random bytes as base64 text), while cheap
 // requests go on (test/stall.ts): the server's longest event-loop delay, its peak memory and the cheap
-// requests' worst latency. test/process/large-writes.test.ts does the same at 32 and 24 MiB; run this by hand:
+// requests' worst latency; after a push, the first clone too. test/process/large-writes.test.ts does the same at 32 and 24 MiB; run this by hand:
 //
 //   npx tsx bench/large-writes.ts [--size-mib 48] [--db sqlite|postgres] [--rounds 2] [--only push|create]
 //                                 [--cli <a tree's src/cli.ts>] [--cpu-prof <dir>]
@@ -123,6 +123,15 @@ async function push(round: number) {
     throw new Error(`the push failed: ${push.answer.stderr}\nthe server said: ${server.output().slice(-4000)}`);
   report('push', (performance.now() - started) / 1000, push.calm);
   fs.rmSync(dir, { recursive: true, force: true });
+  // The first clone after it: the node's cache of the repository takes the pushed objects from the rows.
+  const cloneStarted = performance.now();
+  const copy = path.join(home, `${name}-copy`);
+  const clone = await whileHostile(server, () =>
+    git(['clone', '-q', `http://oauth2:${TOKEN}@${host}/root/${name}.git`, copy]),
+  );
+  if (clone.answer.code !== 0) throw new Error(`the clone failed: ${clone.answer.stderr}`);
+  report('clone after push', (performance.now() - cloneStarted) / 1000, clone.calm);
+  fs.rmSync(copy, { recursive: true, force: true });
 }
 
 async function create(round: number) {

@@ -123,6 +123,22 @@ await build({
   format: 'esm',
 });
 
+// SQLite's checkpoint thread (src/storage/db/wal-checkpoints.ts looks for it at dist/storage/db/checkpoint-worker.js).
+await build({
+  ...common,
+  entryPoints: { 'storage/db/checkpoint-worker': path.join(root, 'src/storage/db/checkpoint-worker.ts') },
+  outdir: dist,
+  format: 'esm',
+});
+
+// The SQLite reader's worker (src/storage/db/sqlite-reader.ts looks for it at dist/storage/db/sqlite-read-worker.js).
+await build({
+  ...common,
+  entryPoints: { 'storage/db/sqlite-read-worker': path.join(root, 'src/storage/db/sqlite-read-worker.ts') },
+  outdir: dist,
+  format: 'esm',
+});
+
 // SQLite's search index thread (src/storage/db/search-indexer.ts looks for it at
 // dist/storage/db/search-index-worker.js).
 await build({

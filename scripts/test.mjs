@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: type check, format and lint, then the whole suite on SQLite, then again on PostgreSQL.
+// `npm run test:quick`: the HTTP and unit tests on SQLite only, for after each change.
 // A PostgreSQL run that cannot happen is never skipped silently: with CI=true it fails the run; on a
 // developer machine it prints a loud warning and exits non-zero unless SNIPPETD_ALLOW_SKIP_POSTGRES=1.
 import { spawnSync } from 'node:child_process';
@@ -101,9 +102,15 @@ function secretsLogged(dir) {
   return true;
 }
 
-const tests = files.length ? files : findTests(path.join(root, 'test')).sort();
+// --quick: the tier to run after each change, the HTTP and unit tests on SQLite (no type check, lint or log check).
+const quick = args.includes('--quick');
+const tests = files.length
+  ? files
+  : quick
+    ? [...findTests(path.join(root, 'test', 'unit')), ...findTests(path.join(root, 'test', 'http'))].sort()
+    : findTests(path.join(root, 'test')).sort();
 const nodeTest = (db) => {
-  const logDir = files.length ? null : fs.mkdtempSync(path.join(os.tmpdir(), `snippetd-test-log-${db}-`));
+  const logDir = files.length || quick ? null : fs.mkdtempSync(path.join(os.tmpdir(), `snippetd-test-log-${db}-`));
   const status = run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...tests], {
     SNIPPETD_TEST_DB: db,
     // Servers the tests start serve from one process (fast to start, one log), unless a test asks for workers.
@@ -113,7 +120,7 @@ const nodeTest = (db) => {
   return logDir && secretsLogged(logDir) ? 1 : status;
 };
 
-if (!files.length) {
+if (!files.length && !quick) {
   console.log('== type check (tsc --noEmit)');
   if (run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root]) !== 0)
     process.exit(1);
@@ -134,7 +141,7 @@ if (only !== 'postgres') {
   console.log(`== tests on SQLite (${tests.length} files)`);
   failed = nodeTest('sqlite') !== 0 || failed;
 }
-if (only !== 'sqlite') {
+if (only !== 'sqlite' && !quick) {
   if (await postgresReachable()) {
     await dropStaleSchemas();
     console.log(`== tests on PostgreSQL at ${postgresUrl} (${tests.length} files)`);

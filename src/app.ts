@@ -2,6 +2,7 @@
 import path from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.ts';
+import { relyingPartyOf } from './http/oidc-relying-party.ts';
 import { openConfiguredDatabase } from './startup-checks.ts';
 import { createStore } from './storage/db/store.ts';
 import { startSearchIndexer } from './storage/db/database.ts';
@@ -102,6 +103,9 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   });
   app.decorate('rateCounters', rateCounters(db));
   app.decorate('externalUrl', config.externalUrl);
+  const oidc = relyingPartyOf(config);
+  app.decorate('oidc', oidc);
+  if (oidc) app.addHook('onReady', async () => oidc.warmUp(app.log));
   app.decorate('dataDir', config.dataDir);
   const gitCaches = new ServingCaches(path.join(config.dataDir, 'cache', 'git'));
   metrics.cache('git_serving', gitCaches.counts);

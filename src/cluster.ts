@@ -10,6 +10,19 @@ import type { Config } from './config.ts';
 import { memoryCounters } from './storage/rate-counters.ts';
 import type { Question, ToPrimary, ToWorker } from './workers.ts';
 
+/**
+ * Every worker's metrics summed (counters and histograms added, prom-client's own rule for each default metric),
+ * asked of each worker over the IPC channel; prom-client is loaded on the first scrape.
+ */
+async function workersMetrics(): Promise<{ text: string } | { error: string }> {
+  const { AggregatorRegistry } = (await import('prom-client')).default;
+  try {
+    return { text: await new AggregatorRegistry().clusterMetrics() };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
 /** A worker that dies sooner than this after it was forked is replaced only after this long (a crash loop). */
 const RESTART_DELAY_MS = 1000;
 
@@ -43,6 +56,7 @@ export async function runPrimary(config: Config, options: PrimaryOptions): Promi
   };
   const ask = async (worker: Worker, id: number, question: Question) => {
     if (question.kind === 'hit') answer(worker, id, await counters.hit(question.key, question.periodSeconds));
+    else if (question.kind === 'metrics') answer(worker, id, await workersMetrics());
     else lock.acquire(worker, () => answer(worker, id, undefined));
   };
 

@@ -41,6 +41,18 @@ export interface Config {
   seedFile: string | null;
   /** `serve`'s processes sharing the port (cluster.ts); by default one per CPU, as GitLab's Puma. */
   workers: number;
+  /** Sign-in with OpenID Connect (http/oidc-relying-party.ts): the provider's issuer; null = off. */
+  oidcIssuer: string | null;
+  oidcClientId: string | null;
+  oidcClientSecret: string | null;
+  /** The sign-in button's text. */
+  oidcLabel: string;
+  /** Values of the `groups` claim that make a user an administrator; empty: sign-in never changes it. */
+  oidcAdminGroups: string[];
+  /** Values of the `groups` claim that make a user external; empty: sign-in never changes it. */
+  oidcExternalGroups: string[];
+  /** If not empty, only members of one of these groups may sign in with the provider. */
+  oidcAllowedGroups: string[];
 }
 
 export class ConfigError extends Error {}
@@ -77,6 +89,20 @@ function url(raw: string, name: string): string {
     throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * The provider's issuer: https, or plain http on loopback only (a provider on this machine, as tests start
+ * one); elsewhere the codes and tokens of the sign-in would cross the network readable by anyone on the way.
+ */
+function issuerUrl(raw: string, name: string): string {
+  const value = url(raw, name);
+  const { protocol, hostname } = new URL(value);
+  if (protocol === 'http:' && !LOOPBACK_HOSTS.test(hostname))
+    throw new ConfigError(`${name} must be an https URL (plain http only on loopback), got "${raw}"`);
+  return value;
 }
 
 function databaseUrl(raw: string, name: string): string {
@@ -129,6 +155,18 @@ const SETTINGS: Setting[] = [
   { key: 'ephemeral', env: 'SNIPPETD_EPHEMERAL', flag: '--ephemeral', boolean: true, parse: booleanValue },
   { key: 'seedFile', env: 'SNIPPETD_SEED', flag: '--seed', parse: (raw) => path.resolve(raw) },
   { key: 'workers', env: 'SNIPPETD_WORKERS', flag: '--workers', parse: integer(1, 256) },
+  { key: 'oidcIssuer', env: 'SNIPPETD_OIDC_ISSUER', flag: '--oidc-issuer', parse: issuerUrl },
+  { key: 'oidcClientId', env: 'SNIPPETD_OIDC_CLIENT_ID', flag: '--oidc-client-id', parse: (raw) => raw },
+  {
+    key: 'oidcClientSecret',
+    env: 'SNIPPETD_OIDC_CLIENT_SECRET',
+    flag: '--oidc-client-secret',
+    parse: (raw) => raw,
+  },
+  { key: 'oidcLabel', env: 'SNIPPETD_OIDC_LABEL', flag: '--oidc-label', parse: (raw) => raw },
+  { key: 'oidcAdminGroups', env: 'SNIPPETD_OIDC_ADMIN_GROUPS', flag: '--oidc-admin-groups', parse: list },
+  { key: 'oidcExternalGroups', env: 'SNIPPETD_OIDC_EXTERNAL_GROUPS', flag: '--oidc-external-groups', parse: list },
+  { key: 'oidcAllowedGroups', env: 'SNIPPETD_OIDC_ALLOWED_GROUPS', flag: '--oidc-allowed-groups', parse: list },
 ];
 
 function booleanValue(raw: string, name: string): boolean {
@@ -195,6 +233,14 @@ export function defaults(dataDir = path.resolve('data')): Config {
     ephemeral: false,
     seedFile: null,
     workers: os.availableParallelism(),
+    oidcIssuer: null,
+    oidcClientId: null,
+    oidcClientSecret: null,
+    // GitLab's label for an openid_connect provider without one.
+    oidcLabel: 'OpenID Connect',
+    oidcAdminGroups: [],
+    oidcExternalGroups: [],
+    oidcAllowedGroups: [],
   };
 }
 
@@ -230,8 +276,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   const seed = raw.get('seedFile');
   if (seed && !config.ephemeral)
     throw new ConfigError(`${seed.name} needs --ephemeral (a seed is for a fresh database)`);
+  checkOidc(raw);
   return config;
 }
+
+const OIDC_REQUIRED = ['oidcIssuer', 'oidcClientId', 'oidcClientSecret'] as const;
+
+/** OpenID Connect is on with its issuer, client id and secret together, and its other settings need it on. */
+function checkOidc(raw: Map<keyof Config, { value: string; name: string }>): void {
+  const given = OIDC_REQUIRED.filter((key) => raw.has(key));
+  if (given.length && given.length < OIDC_REQUIRED.length) {
+    const missing = OIDC_REQUIRED.filter((key) => !raw.has(key)).map((key) => envOf(key));
+    throw new ConfigError(`${missing.join(' and ')} must be set with ${raw.get(given[0])!.name}`);
+  }
+  if (given.length) return;
+  for (const key of ['oidcLabel', 'oidcAdminGroups', 'oidcExternalGroups', 'oidcAllowedGroups'] as const) {
+    const setting = raw.get(key);
+    if (setting) throw new ConfigError(`${setting.name} needs SNIPPETD_OIDC_ISSUER (sign-in with OpenID Connect)`);
+  }
+}
+
+const envOf = (key: keyof Config) => SETTINGS.find((s) => s.key === key)!.env;
 
 function parseFlags(argv: string[]): Map<string, string> {
   const known = new Set(SETTINGS.map((s) => s.flag));

@@ -9,8 +9,8 @@ import type { LogLevel } from './config.ts';
 import { decode } from './http/rack-params.ts';
 
 // Any query parameter named like a secret: private_token, access_token, job_token, feed_token, token,
-// password, user[password], client_secret ...
-const SECRET_NAME = /token|password|secret/i;
+// password, user[password], client_secret ..., and OAuth's authorization `code` (the OpenID Connect callback).
+const SECRET_NAME = /token|password|secret|^code$/i;
 
 /**
  * Whether a query parameter's name, as sent, names a secret. Read decoded, as the query parser reads it:

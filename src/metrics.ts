@@ -1,7 +1,9 @@
 // What /-/metrics answers, in Prometheus' text format (prom-client). The HTTP side is measured by one
 // plugin (observeRequests in http/plugins/monitoring.ts), database queries by Kysely's `log` option (storage/db/database.ts),
-// caches by the counts they keep themselves (read at scrape time); the domain knows nothing of metrics.
+// caches by the counts they keep themselves (read at scrape time); the domain knows nothing of metrics. With
+// several workers a scrape answers for all of them, summed by the primary.
 import client from 'prom-client';
+import { clusterMetrics, inWorker } from './workers.ts';
 
 /** Counts a cache keeps of itself; read when /-/metrics is asked. */
 export interface CacheCounts {
@@ -28,6 +30,11 @@ export type Metrics = ReturnType<typeof createMetrics>;
 /** The metrics of one app. */
 export function createMetrics() {
   const registry = new client.Registry();
+  if (inWorker()) {
+    // What this worker tells the primary when a scrape asks for all workers' metrics (clusterMetrics).
+    client.AggregatorRegistry.setRegistries([registry, processMetrics()]);
+    new client.AggregatorRegistry();
+  }
   const requests = new client.Counter({
     name: 'snippetd_http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status',
@@ -105,7 +112,10 @@ export function createMetrics() {
       caches.set(name, counts);
     },
     contentType: registry.contentType,
+    /** This process's metrics; with several workers, all of theirs summed. */
     async text(): Promise<string> {
+      const summed = clusterMetrics();
+      if (summed) return summed;
       return (await registry.metrics()) + (await processMetrics().metrics());
     },
   };

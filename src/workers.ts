@@ -10,7 +10,7 @@ export type ToPrimary =
   | { snippetd: 'serving'; address: string }
   | { snippetd: 'ask'; id: number; question: Question }
   | { snippetd: 'unlock' };
-export type Question = { kind: 'hit'; key: string; periodSeconds: number } | { kind: 'lock' };
+export type Question = { kind: 'hit'; key: string; periodSeconds: number } | { kind: 'lock' } | { kind: 'metrics' };
 export type ToWorker =
   | { snippetd: 'workers'; serving: number; wanted: number }
   | { snippetd: 'answer'; id: number; answer: unknown };
@@ -58,6 +58,18 @@ export const inWorker = () => cluster.isWorker;
 export function primaryCounter(): RateCounters | null {
   if (!cluster.isWorker) return null;
   return { hit: (key, periodSeconds) => ask({ kind: 'hit', key, periodSeconds }) };
+}
+
+/**
+ * Every worker's metrics summed by the primary (prom-client's AggregatorRegistry), in a worker; else null. A
+ * scrape reaches one worker of the port's; this answers for all of them. Refused when a worker did not answer.
+ */
+export function clusterMetrics(): Promise<string> | null {
+  if (!cluster.isWorker) return null;
+  return ask<{ text: string } | { error: string }>({ kind: 'metrics' }).then((answer) => {
+    if ('error' in answer) throw new Error(`the workers' metrics could not be gathered: ${answer.error}`);
+    return answer.text;
+  });
 }
 
 /** The workers' one write lock on a SQLite database, held by the primary, in a worker; else null. */

@@ -435,3 +435,14 @@ export function assertHiddenPage(res: Response, url: string, signedIn: boolean):
   assert.equal(res.statusCode, 302, `${path}: ${res.body.slice(0, 200)}`);
   assert.equal(res.headers.location, `/users/sign_in?redirect_to=${encodeURIComponent(path)}`, path);
 }
+
+/**
+ * Waits, when the wall clock is within `marginSeconds` of a minute's end, for the next minute. Rate limits count
+ * in windows of a minute from the minute's start (storage/rate-counters.ts, as GitLab's), so a test whose
+ * requests must fall into one window starts here: a window that ended halfway would let the last one through.
+ */
+export async function awayFromMinuteEnd(marginSeconds = 10): Promise<void> {
+  const intoMinute = (Date.now() / 1000) % 60;
+  if (60 - intoMinute < marginSeconds)
+    await new Promise((resolve) => setTimeout(resolve, (60 - intoMinute) * 1000 + 50));
+}

@@ -46,6 +46,24 @@ export async function checkRawLimits(counters: RateCounters, settings: Applicati
   }
 }
 
+/**
+ * GitLab's search limits: searches a minute per signed-in user (search_rate_limit), else per address
+ * (search_rate_limit_unauthenticated); 0 turns one off.
+ */
+export async function checkSearchLimit(
+  counters: RateCounters,
+  settings: ApplicationSettings,
+  caller: { userId: number | null; address: string },
+) {
+  const [limit, key] =
+    caller.userId !== null
+      ? [settings.search_rate_limit, `search-user:${caller.userId}`]
+      : [settings.search_rate_limit_unauthenticated, `search-address:${caller.address}`];
+  if (limit <= 0) return;
+  const { count, secondsLeft } = await counters.hit(key, 60);
+  if (count > limit) throw new Failure('too_many_requests', '', {}, secondsLeft);
+}
+
 /** GitLab's API throttles: per user when signed in, else per client address; each on only when enabled. */
 export async function checkApiThrottle(
   counters: RateCounters,

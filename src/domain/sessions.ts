@@ -36,10 +36,15 @@ export async function signIn(store: Store, login: string, password: string, now 
   }
   if (user.state !== 'active') return { ok: false, reason: 'blocked' };
   if (failures) await store.sessions.clearFailures(user.id);
+  return { ok: true, token: await startSession(store, user, now), user };
+}
+
+/** A new session for `user`, who has proven who they are; answers its token (the cookie's value). */
+export async function startSession(store: Store, user: User, now = Date.now()): Promise<string> {
   const token = crypto.randomBytes(32).toString('base64url');
   const at = new Date(now).toISOString();
   await store.sessions.insert({ token_digest: digestToken(token), user_id: user.id, created_at: at, last_seen_at: at });
-  return { ok: true, token, user };
+  return token;
 }
 
 /** Which of these users are locked out of signing in now (after MAX_FAILED_ATTEMPTS failures). */

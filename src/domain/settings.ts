@@ -20,6 +20,10 @@ export interface ApplicationSettings {
   raw_blob_request_limit: number;
   /** Anonymous requests a minute to a project's raw files together (0: no limit). */
   raw_blob_request_limit_unauthenticated: number;
+  /** Searches a minute by one signed-in user (0: no limit). */
+  search_rate_limit: number;
+  /** Searches a minute from one address without signing in (0: no limit): the search page's. */
+  search_rate_limit_unauthenticated: number;
   throttle_authenticated_api_enabled: boolean;
   throttle_authenticated_api_requests_per_period: number;
   throttle_authenticated_api_period_in_seconds: number;
@@ -32,6 +36,11 @@ export interface ApplicationSettings {
   receive_max_input_size: number | null;
   /** snippetd's own: the largest object (a file) a push may bring, inflated, in MiB; 0: no limit. */
   max_file_size: number;
+  /**
+   * Whether the sign-in page takes a password (GitLab's); turned off, it applies once sign-in with OpenID
+   * Connect is on, so an instance without it never locks everyone out of its pages. API tokens are unaffected.
+   */
+  password_authentication_enabled_for_web: boolean;
 }
 
 export const MiB = 1024 * 1024;
@@ -50,6 +59,8 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   can_create_group: true,
   raw_blob_request_limit: 300,
   raw_blob_request_limit_unauthenticated: 800,
+  search_rate_limit: 30,
+  search_rate_limit_unauthenticated: 10,
   throttle_authenticated_api_enabled: false,
   throttle_authenticated_api_requests_per_period: 7200,
   throttle_authenticated_api_period_in_seconds: 3600,
@@ -62,6 +73,7 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   // is written (the body, the driver's copy, the database's record), so the default stays well below
   // GitLab.com's 100 MiB: as snippet_size_limit's 50 MB, and GitHub's warning size.
   max_file_size: 50,
+  password_authentication_enabled_for_web: true,
 };
 
 const isVisibility = (v: unknown): v is Visibility => (VISIBILITIES as unknown[]).includes(v);
@@ -93,6 +105,8 @@ const RULES: Record<Key, (value: unknown) => string | null> = {
   can_create_group: aBoolean,
   raw_blob_request_limit: atLeastZero,
   raw_blob_request_limit_unauthenticated: atLeastZero,
+  search_rate_limit: atLeastZero,
+  search_rate_limit_unauthenticated: atLeastZero,
   throttle_authenticated_api_enabled: aBoolean,
   throttle_authenticated_api_requests_per_period: aboveZero,
   throttle_authenticated_api_period_in_seconds: aboveZero,
@@ -104,6 +118,7 @@ const RULES: Record<Key, (value: unknown) => string | null> = {
   // MiB, within GitLab's integer column: git takes the limit in bytes as a 64-bit number.
   receive_max_input_size: (v) => (v === null ? null : atMostInt(v)),
   max_file_size: atMostInt,
+  password_authentication_enabled_for_web: aBoolean,
 };
 
 /**

@@ -65,7 +65,15 @@ function validateUserFields(input: Partial<NewUserInput>): void {
   if (Object.keys(errors).length) throw invalidFields(errors);
 }
 
-export async function createUser(store: Store, input: NewUserInput): Promise<User> {
+/** An identity at an OpenID Connect provider that signs the new user in (domain/oidc-sign-in.ts). */
+export interface NewIdentity {
+  provider: string;
+  issuer: string;
+  extern_uid: string;
+}
+
+/** Creates the user, their personal namespace and, given one, the identity that signs them in, all or none. */
+export async function createUser(store: Store, input: NewUserInput, identity?: NewIdentity): Promise<User> {
   validateUserFields(input);
   if ((await store.users.findByUsername(input.username)) || (await store.namespaces.findByFullPath(input.username))) {
     throw conflict(USERNAME_TAKEN);
@@ -105,6 +113,7 @@ export async function createUser(store: Store, input: NewUserInput): Promise<Use
         null,
         tx.kysely,
       );
+      if (identity) await tx.identities.insert({ ...identity, user_id: user.id, created_at: now });
       return tx.users.update(user.id, { namespace_id: ns.id });
     });
   } catch (error) {

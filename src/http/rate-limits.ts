@@ -2,7 +2,7 @@
 // throttles, off by default), and each raw file, after it was found readable and before it is read (the
 // raw limits). Health and metrics are not under /api, so they are never limited.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { checkApiThrottle, checkRawLimits } from '../domain/rate-limits.ts';
+import { checkApiThrottle, checkRawLimits, checkSearchLimit } from '../domain/rate-limits.ts';
 import { getSettings } from '../domain/settings.ts';
 import type { RateCounters } from '../storage/rate-counters.ts';
 import { storeOf } from './request.ts';
@@ -31,4 +31,13 @@ export function registerApiThrottle(app: FastifyInstance): void {
 export async function limitRaw(request: FastifyRequest, projectId: number | null, path: string, signedIn: boolean) {
   const settings = await getSettings(storeOf(request));
   await checkRawLimits(request.server.rateCounters, settings, { projectId, path, signedIn });
+}
+
+/** The search limits for the caller (the API's searches and the search page's). */
+export async function limitSearch(request: FastifyRequest) {
+  const settings = await getSettings(storeOf(request));
+  await checkSearchLimit(request.server.rateCounters, settings, {
+    userId: request.principal.user?.id ?? null,
+    address: request.ip,
+  });
 }

@@ -22,6 +22,12 @@ describe('search page', () => {
 
   before(async () => {
     t = await createTestApp();
+    // These pages search more often than GitLab's limits allow a minute; the limits have their own tests
+    // (rate-limits.test.ts).
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, {
+      search_rate_limit: 0,
+      search_rate_limit_unauthenticated: 0,
+    });
     for (const username of ['alice', 'bob'])
       await t.must('POST', '/users', ROOT_TOKEN, {
         username,

@@ -4,7 +4,7 @@
 // SnippetsFinder, independent of src/domain/policy.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { awayFromMinuteEnd, createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 type Level = 'private' | 'internal' | 'public';
 const LEVELS: Level[] = ['private', 'internal', 'public'];
@@ -413,6 +413,7 @@ describe('personal snippets', () => {
       await t.fails('POST', '/snippets', erin.token, { title: 'many', files: three }, 400, {
         message: { error: "Repository Error creating the snippet - Snippet can't have more than 2 files" },
       });
+      await awayFromMinuteEnd(); // the limited requests below fall into one window of a minute
       await set({ raw_blob_request_limit: 2 });
       const raw = `/snippets/${byDefault.id}/raw`;
       await t.ok('GET', raw, erin.token, undefined, 200);

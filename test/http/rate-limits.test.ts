@@ -1,10 +1,10 @@
 // GitLab's rate limits with its settings (issue 17): the raw limits, per project and file and per project
 // for anonymous readers, on by default (300 and 800 a minute) and set low here; the API throttles per user
 // and per address, off by default; 429 with Retry-After and GitLab's bodies; health never limited; and on
-// PostgreSQL one count for every node.
-import { after, afterEach, before, describe, it } from 'node:test';
+// PostgreSQL one count for every node; the search limits per user and per address (30 and 10 a minute).
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, TEST_DB, type TestApp } from '../helper.ts';
+import { awayFromMinuteEnd, createTestApp, ROOT_TOKEN, TEST_DB, type TestApp } from '../helper.ts';
 
 const RAW_LIMITED = { message: { error: 'This endpoint has been requested too many times. Try again later.' } };
 
@@ -42,6 +42,8 @@ describe('rate limits', () => {
     snippetId = snippet.id;
     userToken = (await t.user('limited')).token;
   });
+  // Each test's limited requests fall into one window of a minute.
+  beforeEach(() => awayFromMinuteEnd());
   afterEach(() =>
     settings({
       raw_blob_request_limit: 300,
@@ -49,6 +51,8 @@ describe('rate limits', () => {
       throttle_authenticated_api_enabled: false,
       throttle_unauthenticated_api_enabled: false,
       rate_limiting_response_text: null,
+      search_rate_limit: 30,
+      search_rate_limit_unauthenticated: 10,
     }),
   );
   after(() => t.close());
@@ -177,6 +181,52 @@ describe('rate limits', () => {
       RAW_LIMITED,
     );
     await t.expect('GET', `/projects/${projectId}/snippets/${snippetId}/raw`, userToken, undefined, 200);
+  });
+
+  it('search: GitLab’s defaults, 30 a minute per user and 10 per address for the search page', async () => {
+    const s = await t.ok('GET', '/application/settings', ROOT_TOKEN, undefined, 200);
+    assert.deepEqual([s.search_rate_limit, s.search_rate_limit_unauthenticated], [30, 10]);
+  });
+
+  it('search: a limit per user over every search endpoint, before the parameters and the project; 0 turns it off', async () => {
+    await settings({ search_rate_limit: 3 });
+    const search = (url: string, status: number) => t.expect('GET', url, userToken, undefined, status);
+    await search('/search?scope=snippet_titles&search=abc', 200);
+    await search(`/projects/${projectId}/search?scope=snippet_titles&search=abc`, 200);
+    await search('/groups/999999/search?scope=snippet_titles&search=abc', 404);
+    // Counted before the parameters are checked and before the project is looked up, as GitLab's `before`.
+    await t.fails('GET', '/search?scope=nope', userToken, undefined, 429, RAW_LIMITED);
+    await t.fails(
+      'GET',
+      '/projects/999999/search?scope=snippet_titles&search=abc',
+      userToken,
+      undefined,
+      429,
+      RAW_LIMITED,
+    );
+    const refused = await search('/search?scope=snippet_titles&search=abc', 429);
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    // The count is the user's, whatever the search; another user has one of its own; anonymous callers are
+    // refused for who they are first.
+    await search('/search?scope=snippet_titles&search=xyz', 429);
+    await t.expect('GET', '/search?scope=snippet_titles&search=abc', ROOT_TOKEN, undefined, 200);
+    await t.expect('GET', '/search?scope=snippet_titles&search=abc', null, undefined, 401);
+    await settings({ search_rate_limit: 0 });
+    for (let i = 0; i < 5; i++) await search('/search?scope=snippet_titles&search=abc', 200);
+  });
+
+  it('search: the search page counts per address without signing in, only when there is a search', async () => {
+    await settings({ search_rate_limit_unauthenticated: 2 });
+    const page = (url: string) => t.app.inject({ method: 'GET', url });
+    assert.equal((await page('/search')).statusCode, 200);
+    assert.equal((await page('/search')).statusCode, 200);
+    assert.equal((await page('/search')).statusCode, 200);
+    assert.equal((await page('/search?search=readme')).statusCode, 200);
+    assert.equal((await page('/search?search=readme')).statusCode, 200);
+    const refused = await page('/search?search=readme');
+    assert.equal(refused.statusCode, 429);
+    assert.match(refused.headers['content-type'] as string, /^text\/html/);
+    assert.match(refused.body, /requested too many times/);
   });
 
   it('API throttle per user: 429 with Rack::Attack’s text and Retry-After; other users and anonymous go on', async () => {

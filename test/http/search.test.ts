@@ -225,6 +225,29 @@ describe('search API: snippet_titles', () => {
     assert.deepEqual([...page1.json, ...res.json], all.json.slice(0, 4));
   });
 
+  it('pages the latest updated first when that is not the order they were made in', async () => {
+    const make = async (title: string) =>
+      (await t.ok('POST', '/snippets', alice.token, { title, visibility: 'public', files: files() }, 201)) as {
+        id: number;
+      };
+    const oldest = await make('walrus one');
+    const middle = await make('walrus two');
+    const newest = await make('walrus three');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await t.must('PUT', `/snippets/${oldest.id}`, alice.token, { title: 'walrus one, edited' });
+    const expected = [oldest.id, newest.id, middle.id];
+    for (const scope of ['snippet_titles', 'snippet_blobs']) {
+      const pages = [];
+      for (const page of [1, 2]) {
+        const res = await search(alice.token, { scope, search: 'walrus', per_page: 2, page });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.headers['x-total'], '3', scope);
+        pages.push((res.json as { id: number }[]).map((s) => s.id));
+      }
+      assert.deepEqual(pages, [expected.slice(0, 2), expected.slice(2)], scope);
+    }
+  });
+
   it('sees a write, a rename and a delete in the very next search', async () => {
     const s = await t.ok(
       'POST',

@@ -79,6 +79,27 @@ describe('project snippet raw endpoints', () => {
       assertRaw(await raw(`${s.id}/raw`), 'puts "first"\n', 'text/plain; charset=utf-8', disposition('inline', 'a.rb'));
     });
 
+    it('keeps every character of a long text, a surrogate pair on the line where it is encoded in pieces', async () => {
+      // Over a mebi-character, content is encoded to UTF-8 a piece at a time (src/domain/utf8.ts); the pair sits
+      // across the first piece's end, where cutting it would leave two U+FFFD.
+      const content = `${'a'.repeat((1 << 20) - 1)}😀${'é'.repeat(1000)}`;
+      const s = await create({ files: [f('long.txt', content)] });
+      const res = await raw(`${s.id}/raw`);
+      assert.equal(res.body, content);
+      assert.equal(Number(res.headers['content-length']), Buffer.byteLength(content));
+      const updated = `😀${content}`;
+      await t.ok(
+        'PUT',
+        `/projects/${proj.id}/snippets/${s.id}`,
+        alice.token,
+        {
+          files: [{ action: 'update', file_path: 'long.txt', content: updated }],
+        },
+        200,
+      );
+      assert.equal((await raw(`${s.id}/raw`)).body, updated);
+    });
+
     it('serves SVG and binary content as attachments, and a non-ASCII name transliterated and percent-encoded', async () => {
       const svg = '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"></svg>';
       assertRaw(

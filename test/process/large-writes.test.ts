@@ -100,7 +100,7 @@ describe('large accepted writes: stored without holding the event loop', () => {
     fs.rmSync(home, { recursive: true, force: true });
   });
 
-  it('takes a push of a large file of random bytes without holding the event loop, and clones it whole', async () => {
+  it('takes a push of a large file of random bytes and serves its first clone without holding the event loop', async () => {
     const project = await api('POST', '/projects', { path: 'pushed', initialize_with_readme: true });
     const dir = path.join(home, 'pushed');
     await ok(['clone', '-q', remote('root/pushed'), dir]);
@@ -114,8 +114,14 @@ describe('large accepted writes: stored without holding the event loop', () => {
     const head = await ok(['rev-parse', 'HEAD'], dir);
     const commits = await api('GET', `/projects/${project.id}/repository/commits?ref_name=main&per_page=1`);
     assert.equal(commits[0].id, head);
+    // The first clone after the push brings the node's cache of the repository up to date: the new objects'
+    // pack is written a piece at a time, never the object whole on the event loop.
     const copy = path.join(home, 'pushed-copy');
-    await ok(['clone', '-q', remote('root/pushed'), copy]);
+    const { answer: clone, calm: cloneCalm } = await whileHostile(server, () =>
+      git(['clone', '-q', remote('root/pushed'), copy]),
+    );
+    assert.equal(clone.code, 0, clone.stderr);
+    assertCalm(cloneCalm);
     assert.equal(await ok(['fsck', '--strict', '--no-dangling'], copy), '');
     assert.ok(fs.readFileSync(path.join(copy, 'random.bin')).equals(content), 'the clone has the file pushed');
     const raw = await fetch(`${server.url}/api/v4/projects/${project.id}/repository/files/random.bin/raw?ref=main`, {

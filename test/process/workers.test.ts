@@ -3,14 +3,15 @@
 // pushes through both keep every acknowledged write and refuse the losers whole (on SQLite the workers share
 // one file); a rate limit counts the requests of both; root's token is made and told once; a worker killed
 // with -9 is replaced while the port keeps answering, and /-/readiness fails until both serve again;
-// SIGTERM lets a request in flight finish before everything exits. Ephemeral mode keeps one process.
+// SIGTERM lets a request in flight finish before everything exits; /-/metrics sums both workers. Ephemeral mode
+// keeps one process.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { TEST_DB, postgresSchemaUrl, runGit } from '../helper.ts';
+import { awayFromMinuteEnd, TEST_DB, postgresSchemaUrl, runGit } from '../helper.ts';
 import { CLI, exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
 
 /** Root's token, as the first start made it (the first test reads it); what requests send unless told. */
@@ -294,6 +295,7 @@ describe(`two workers on one ${TEST_DB} database`, () => {
     });
     assert.equal(created.status, 201, created.text);
     // Within one window (a minute): the limit's requests pass, whichever worker answers, the next is refused.
+    await awayFromMinuteEnd();
     const statuses: number[] = [];
     const workers = new Set<number>();
     for (let i = 0; i <= limit; i++) {
@@ -315,6 +317,34 @@ describe(`two workers on one ${TEST_DB} database`, () => {
       body: { raw_blob_request_limit: 0 },
     });
     assert.equal(off.status, 200, off.text);
+  });
+
+  it('a scrape of /-/metrics answers for both workers: their counts summed, whichever worker it reaches', async () => {
+    const versionRequests = async () => {
+      const scrape = await call(server.url, 'GET', '/-/metrics', { token: null });
+      assert.equal(scrape.status, 200, scrape.text);
+      const line = scrape.text
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('snippetd_http_requests_total{') &&
+            l.includes('route="/api/v4/version"') &&
+            l.includes('status="200"'),
+        );
+      return { count: line ? Number(line.split(' ').pop()) : 0, worker: await workerOf(server, scrape.id) };
+    };
+    const before = await versionRequests();
+    const answeredBy = new Set<number>();
+    for (let i = 0; i < 10; i++) {
+      const version = await call(server.url, 'GET', '/api/v4/version');
+      assert.equal(version.status, 200);
+      answeredBy.add(await workerOf(server, version.id));
+    }
+    assert.deepEqual([...answeredBy].sort(), [1, 2]);
+    // Scraped on each worker in turn (each scrape a new connection): the same sum from both.
+    const scrapes = [await versionRequests(), await versionRequests(), await versionRequests()];
+    assert.deepEqual(new Set(scrapes.map((s) => s.worker)).size, 2);
+    for (const scrape of scrapes) assert.equal(scrape.count, before.count + 10);
   });
 
   it('a worker killed with -9 is replaced while the port keeps answering; readiness fails until both serve', async () => {

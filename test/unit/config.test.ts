@@ -56,4 +56,56 @@ describe('configuration', () => {
       );
     }
   });
+
+  it('reads sign-in with OpenID Connect: https issuer, or http on loopback only; id and secret with it', () => {
+    const oidc = { SNIPPETD_OIDC_CLIENT_ID: 'snippetd', SNIPPETD_OIDC_CLIENT_SECRET: 's3cret' };
+    const off = loadConfig({}, []);
+    assert.deepEqual(
+      [
+        off.oidcIssuer,
+        off.oidcClientId,
+        off.oidcClientSecret,
+        off.oidcLabel,
+        off.oidcAdminGroups,
+        off.oidcAllowedGroups,
+      ],
+      [null, null, null, 'OpenID Connect', [], []],
+    );
+    const on = loadConfig(
+      {
+        ...oidc,
+        SNIPPETD_OIDC_ISSUER: 'https://id.example.com/realms/corp/',
+        SNIPPETD_OIDC_LABEL: 'Corp SSO',
+        SNIPPETD_OIDC_ADMIN_GROUPS: 'admins, ops',
+        SNIPPETD_OIDC_EXTERNAL_GROUPS: 'contractors',
+        SNIPPETD_OIDC_ALLOWED_GROUPS: 'staff,contractors',
+      },
+      [],
+    );
+    assert.equal(on.oidcIssuer, 'https://id.example.com/realms/corp');
+    assert.equal(on.oidcLabel, 'Corp SSO');
+    assert.deepEqual(on.oidcAdminGroups, ['admins', 'ops']);
+    assert.deepEqual(on.oidcExternalGroups, ['contractors']);
+    assert.deepEqual(on.oidcAllowedGroups, ['staff', 'contractors']);
+    for (const loopback of ['http://127.0.0.1:8081', 'http://localhost:9000/x', 'http://[::1]:5556'])
+      assert.equal(loadConfig({ ...oidc, SNIPPETD_OIDC_ISSUER: loopback }, []).oidcIssuer, loopback);
+    for (const remote of ['http://id.example.com', 'http://10.0.0.1', 'http://127.example.com'])
+      assert.throws(
+        () => loadConfig({ ...oidc, SNIPPETD_OIDC_ISSUER: remote }, []),
+        /^Error: SNIPPETD_OIDC_ISSUER must be an https URL \(plain http only on loopback\)/,
+        remote,
+      );
+    assert.throws(
+      () => loadConfig({ SNIPPETD_OIDC_ISSUER: 'https://id.example.com' }, []),
+      /^Error: SNIPPETD_OIDC_CLIENT_ID and SNIPPETD_OIDC_CLIENT_SECRET must be set with SNIPPETD_OIDC_ISSUER$/,
+    );
+    assert.throws(
+      () => loadConfig({ ...oidc }, []),
+      /^Error: SNIPPETD_OIDC_ISSUER must be set with SNIPPETD_OIDC_CLIENT_ID$/,
+    );
+    assert.throws(
+      () => loadConfig({ SNIPPETD_OIDC_ADMIN_GROUPS: 'admins' }, []),
+      /^Error: SNIPPETD_OIDC_ADMIN_GROUPS needs SNIPPETD_OIDC_ISSUER/,
+    );
+  });
 });

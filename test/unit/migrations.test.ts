@@ -59,7 +59,8 @@ describe('migrations', () => {
           '0008_personal_snippets',
           '0009_git_object_parts',
           '0010_snippet_search',
-          '0011_search_index_queue',
+          '0011_identities',
+          '0012_search_index_queue',
         ],
       );
     } finally {
@@ -159,7 +160,8 @@ describe('migrations', () => {
         '0008_personal_snippets',
         '0009_git_object_parts',
         '0010_snippet_search',
-        '0011_search_index_queue',
+        '0011_identities',
+        '0012_search_index_queue',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
@@ -186,10 +188,10 @@ describe('migrations', () => {
       await storage.remove();
     }
   });
-  it("0011 queues every stored snippet and file for SQLite's search index, which its indexer then fills and empties", {
+  it("0012 queues every stored snippet and file for SQLite's search index, which its indexer then fills and empties", {
     skip: TEST_DB === 'postgres' && 'SQLite only: PostgreSQL keeps its pg_trgm indexes of 0010',
   }, async () => {
-    const storage = await processStorage('snippetd-migrate-0011-');
+    const storage = await processStorage('snippetd-migrate-0012-');
     const db = openDatabase(storage.databaseUrl);
     try {
       const k = db.kysely as any;
@@ -250,7 +252,7 @@ describe('migrations', () => {
         .returning('id')
         .executeTakeFirstOrThrow();
 
-      assert.deepEqual(await migrateToLatest(db), ['0011_search_index_queue']);
+      assert.deepEqual(await migrateToLatest(db), ['0011_identities', '0012_search_index_queue']);
       const queue = () =>
         k.selectFrom('search_index_queue').select(['op', 'kind', 'source_id']).orderBy('id').execute();
       assert.deepEqual(await queue(), [

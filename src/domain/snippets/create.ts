@@ -11,6 +11,7 @@ import { type ApplicationSettings, getSettings } from '../settings.ts';
 import { nowIso } from '../tokens.ts';
 import { applyActions, FileActionError } from './files.ts';
 import { checkAttributes, MISSING_CONTENT } from './limits.ts';
+import { utf8Bytes } from '../utf8.ts';
 import { type Meta, type SnippetDeps, buildCommit, rejectSpam, repositoryError, restrictedError } from './commits.ts';
 
 /**
@@ -53,7 +54,7 @@ export async function createSnippet(
   let duplicate = false;
   for (const f of input.files) {
     if (files.has(f.file_path)) duplicate = true;
-    files.set(f.file_path, Buffer.from(f.content));
+    files.set(f.file_path, await utf8Bytes(f.content));
   }
   checkAttributes(
     {

@@ -17,6 +17,7 @@ import { checkAttributes } from './limits.ts';
 import { byteOrder } from '../../order.ts';
 import { type Meta, type SnippetDeps, buildCommit, rejectSpam, repositoryError, restrictedError } from './commits.ts';
 import { withContents } from './reads.ts';
+import { utf8Bytes } from '../utf8.ts';
 
 export const INVALID_ACTIONS = 'Snippet actions have invalid data';
 export const MULTIPLE_FILES = 'To update Snippets with multiple files, you must use the `files` parameter';
@@ -144,10 +145,13 @@ async function changeOf(
     return { from: state, row, commit: null };
   }
   if (!state.repository) throw new Error(`snippet ${snippet.id} has no repository`);
+  const encoded: FileAction[] = [];
+  for (const a of actions)
+    encoded.push(typeof a.content === 'string' ? { ...a, content: await utf8Bytes(a.content) } : a);
   const current = await withContents(state.repository, index);
   let next: Map<string, Buffer>;
   try {
-    next = applyActions(new Map(current.map((f) => [f.path, f.content])), actions, settings.max_snippet_files);
+    next = applyActions(new Map(current.map((f) => [f.path, f.content])), encoded, settings.max_snippet_files);
   } catch (error) {
     throw repositoryError('updating', error, settings);
   }

@@ -12,6 +12,7 @@ import { REVISION_PAGES } from './revisions.ts';
 import { SNIPPET_FORM_PAGES } from './snippet-forms.ts';
 import { ACCESS_TOKEN_PAGES } from './access-tokens.ts';
 import { readPageUser, sessionRoutes } from './sessions.ts';
+import { oidcRoutes } from './oidc.ts';
 import { PROJECT_PAGES } from './projects.ts';
 import { NAMESPACE_PAGES } from './namespaces.ts';
 import { SEARCH_PAGES } from './search.ts';
@@ -89,6 +90,7 @@ export async function servePage(request: FastifyRequest, reply: FastifyReply, ra
 
 export async function pageRoutes(app: FastifyInstance) {
   await app.register(sessionRoutes);
+  await app.register(oidcRoutes);
   app.get(STYLESHEET_PATH, (_request, reply) =>
     sendCompressed(
       reply.header('Content-Type', 'text/css; charset=utf-8').header('Cache-Control', 'public, max-age=3600'),

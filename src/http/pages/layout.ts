@@ -13,7 +13,7 @@ export const STYLESHEET_PATH = '/-/snippetd/app.css';
 /** A nonce for the page's own scripts: the policy runs no other script. */
 export const newNonce = () => crypto.randomBytes(16).toString('base64');
 
-const policy = (nonce: string, editor: boolean) =>
+const policy = (nonce: string, editor: boolean, formActions: string[]) =>
   [
     "default-src 'none'",
     // The code editor writes its styles into a <style> element it gives the page's nonce (CodeMirror's
@@ -23,7 +23,7 @@ const policy = (nonce: string, editor: boolean) =>
     "img-src 'self' data: https:",
     `script-src 'nonce-${nonce}'`,
     "base-uri 'none'",
-    "form-action 'self'",
+    ["form-action 'self'", ...formActions].join(' '),
     "frame-ancestors 'self'",
   ].join('; ');
 
@@ -71,6 +71,8 @@ ${nav}
 export interface PageOptions {
   /** The code editor over the page's `textarea.code-input` fields (editor.ts). */
   editor?: boolean;
+  /** Origins beyond this site that a form's POST may lead to (the sign-in page's provider, oidc.ts). */
+  formActions?: string[];
 }
 
 export function sendPage(
@@ -79,7 +81,7 @@ export function sendPage(
   title: string,
   body: Html,
   nonce = newNonce(),
-  { editor = false }: PageOptions = {},
+  { editor = false, formActions = [] }: PageOptions = {},
 ) {
   const document = html`<!doctype html>
 <html lang="en">
@@ -102,7 +104,7 @@ ${body}
   reply
     .code(status)
     .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Content-Security-Policy', policy(nonce, editor))
+    .header('Content-Security-Policy', policy(nonce, editor, formActions))
     .header('Referrer-Policy', 'strict-origin-when-cross-origin')
     .header('Cache-Control', 'private, no-store');
   return sendCompressed(reply, document.text);
@@ -126,7 +128,7 @@ export function sendFailurePage(
   request: FastifyRequest,
   reply: FastifyReply,
   error: unknown,
-  { signInFirst = true } = {},
+  { signInFirst = true, text: ownText }: { signInFirst?: boolean; text?: string } = {},
 ) {
   const [status, , headers] = answerFor(error);
   if (status >= 500) throw error;
@@ -134,6 +136,7 @@ export function sendFailurePage(
     return reply.redirect(signInPath(request.url), 302);
   // The failure's headers too: a 429's Retry-After says when the page will open again.
   if (headers) reply.headers(headers);
-  const [heading, text] = FAILURE_PAGES[status] ?? [`Error ${status}`, 'The request could not be completed.'];
+  const [heading, pageText] = FAILURE_PAGES[status] ?? [`Error ${status}`, 'The request could not be completed.'];
+  const text = ownText ?? pageText;
   return sendPage(reply, status, heading, html`<h1>${heading}</h1><p>${text}</p>`);
 }

@@ -5,12 +5,13 @@
 // Results come from the snippets finder, so they are the ones the visitor may see, signed in or not.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type BlobResult, parsePageQuery, searchForPage } from '../../domain/snippets/search.ts';
+import { limitSearch } from '../rate-limits.ts';
 import { projectsOf } from '../../domain/snippets/finder.ts';
 import type { User } from '../../storage/db/schema.ts';
 import { storeOf } from '../request.ts';
 import { baseUrl, snippetWebUrl } from '../urls.ts';
 import { type Html, html } from '../views/html.ts';
-import { sendPage } from './layout.ts';
+import { sendFailurePage, sendPage } from './layout.ts';
 import { pageLinks, pageSearchText, pageViewer, positiveQueryNumber, type PageHandler, linePrefix } from './common.ts';
 
 const RESULTS_PER_PAGE = 20;
@@ -29,9 +30,20 @@ function marked(text: string, needle: string): Html {
   return html`${parts}`;
 }
 
+/** GitLab's words for a search over its limit. */
+const SEARCH_LIMITED = 'This endpoint has been requested too many times. Try again later.';
+
 async function searchPage(request: FastifyRequest, reply: FastifyReply) {
   const store = storeOf(request);
   const search = pageSearchText(request);
+  // As GitLab's search page: only a search counts against the limit, not the empty form.
+  if (search.trim() !== '') {
+    try {
+      await limitSearch(request);
+    } catch (error) {
+      return sendFailurePage(request, reply, error, { text: SEARCH_LIMITED });
+    }
+  }
   const query = parsePageQuery(search);
   const page = positiveQueryNumber(request, 'page') ?? 1;
   const window = { offset: (page - 1) * RESULTS_PER_PAGE, limit: RESULTS_PER_PAGE };

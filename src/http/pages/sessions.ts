@@ -6,12 +6,16 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../storage/db/schema.ts';
 import { sessionUser, signIn, signOut } from '../../domain/sessions.ts';
+import { getSettings } from '../../domain/settings.ts';
 import { html } from '../views/html.ts';
 import { sendFailurePage, sendPage } from './layout.ts';
 import { checkFormPost } from './form-token.ts';
+import { OIDC_START_PATH } from '../oidc-relying-party.ts';
 
 const SESSION_COOKIE = '_snippetd_session';
+/** The sign-in forms' token: one value, sent to the password form's path and to the provider button's. */
 const FORM_COOKIE = '_snippetd_sign_in';
+const FORM_COOKIE_PATHS = ['/users/sign_in', OIDC_START_PATH];
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,7 +26,7 @@ declare module 'fastify' {
   }
 }
 
-function cookies(request: FastifyRequest): Record<string, string> {
+export function cookies(request: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
   for (const part of (request.headers.cookie ?? '').split(';')) {
     const at = part.indexOf('=');
@@ -31,7 +35,7 @@ function cookies(request: FastifyRequest): Record<string, string> {
   return out;
 }
 
-const secure = (request: FastifyRequest) => (request.server.externalUrl?.startsWith('https:') ? '; Secure' : '');
+export const secure = (request: FastifyRequest) => (request.server.externalUrl?.startsWith('https:') ? '; Secure' : '');
 
 /** The signed-in user of this request's session cookie, or null. */
 export async function readPageUser(request: FastifyRequest): Promise<User | null> {
@@ -46,7 +50,7 @@ export async function readPageUser(request: FastifyRequest): Promise<User | null
  * nor one a page would redirect to another origin once decoded (`/%2Fhost`, `/%5Chost`), nor one with a
  * control character (browsers drop a tab from a Location: `/\t/host` is `//host`).
  */
-const safeReturnPath = (value: unknown) =>
+export const safeReturnPath = (value: unknown) =>
   typeof value === 'string' && /^\/(?![/\\]|%2f|%5c)/i.test(value) && !hasControlCharacter(value) ? value : '/';
 
 /**
@@ -55,7 +59,7 @@ const safeReturnPath = (value: unknown) =>
  * encode it; escapes already in it stay. Node refuses a header holding characters past Latin-1 (a 500),
  * and one past ASCII would reach the browser as bytes it reads as another path.
  */
-const locationOf = (returnPath: string) =>
+export const locationOf = (returnPath: string) =>
   returnPath.replace(/[^\x21-\x7e]|["<>`{}]/gu, (c) =>
     [...Buffer.from(c)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
   );
@@ -68,9 +72,39 @@ const MESSAGES = {
   locked: 'Invalid login or password.',
   blocked: 'Your account has been blocked. Contact your administrator.',
   expired: 'The form expired. Please sign in again.',
+  passwordOff: 'Signing in with a password is turned off. Sign in with your identity provider.',
 } as const;
 
-function signInForm(
+/**
+ * Whether the sign-in page takes passwords: GitLab's password_authentication_enabled_for_web, which turns
+ * them off only once there is another way in (OpenID Connect), so no setting locks everyone out.
+ */
+async function passwordSignInAllowed(request: FastifyRequest): Promise<boolean> {
+  if (!request.server.oidc) return true;
+  return (await getSettings(request.server.store)).password_authentication_enabled_for_web;
+}
+
+/** The session cookie for a new session, and the sign-in forms' token cookies cleared. */
+export const signedInCookies = (request: FastifyRequest, token: string) => [
+  `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax${secure(request)}`,
+  ...FORM_COOKIE_PATHS.map((path) => `${FORM_COOKIE}=; Path=${path}; Max-Age=0`),
+];
+
+/** The session token this request's cookie carries, live or not. */
+export const sessionCookieOf = (request: FastifyRequest): string | undefined => cookies(request)[SESSION_COOKIE];
+
+/** Whether the POSTed form carries the token of a sign-in page this browser was shown. */
+export function signInFormTokenMatches(request: FastifyRequest): boolean {
+  const form = (request.body ?? {}) as Record<string, unknown>;
+  const expected = Buffer.from(cookies(request)[FORM_COOKIE] ?? '');
+  const given = Buffer.from(typeof form.authenticity_token === 'string' ? form.authenticity_token : '');
+  // Compared as bytes: a token with characters of several bytes has another length there (timingSafeEqual
+  // throws on unequal lengths).
+  return expected.length > 0 && expected.length === given.length && crypto.timingSafeEqual(expected, given);
+}
+
+/** The sign-in page: the password form (unless turned off) and the provider's button (when configured). */
+export async function signInForm(
   request: FastifyRequest,
   reply: FastifyReply,
   status: number,
@@ -78,21 +112,36 @@ function signInForm(
   message?: string,
   login = '',
 ) {
+  const oidc = request.server.oidc;
   const formToken = crypto.randomBytes(24).toString('base64url');
   reply.header(
     'Set-Cookie',
-    `${FORM_COOKIE}=${formToken}; Path=/users/sign_in; HttpOnly; SameSite=Strict${secure(request)}`,
+    (oidc ? FORM_COOKIE_PATHS : FORM_COOKIE_PATHS.slice(0, 1)).map(
+      (path) => `${FORM_COOKIE}=${formToken}; Path=${path}; HttpOnly; SameSite=Strict${secure(request)}`,
+    ),
   );
-  const body = html`<h1>Sign in</h1>
-${message ? html`<p class="alert" role="alert">${message}</p>` : ''}
-<form method="post" action="/users/sign_in" class="sign-in">
+  const passwordForm = (await passwordSignInAllowed(request))
+    ? html`<form method="post" action="/users/sign_in" class="sign-in">
 <input type="hidden" name="authenticity_token" value="${formToken}">
 <input type="hidden" name="redirect_to" value="${returnTo}">
 <label>Username or email <input name="login" value="${login}" autocomplete="username" required></label>
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
 <button type="submit">Sign in</button>
-</form>`;
-  return sendPage(reply, status, 'Sign in', body);
+</form>`
+    : '';
+  // GitLab's provider button: a POST with the form's token, so no other site can start a sign-in.
+  const providerForm = oidc
+    ? html`<form method="post" action="${OIDC_START_PATH}" class="sign-in-provider">
+<input type="hidden" name="authenticity_token" value="${formToken}">
+<input type="hidden" name="redirect_to" value="${returnTo}">
+<button type="submit">Sign in with ${oidc.label}</button>
+</form>`
+    : '';
+  const body = html`<h1>Sign in</h1>
+${message ? html`<p class="alert" role="alert">${message}</p>` : ''}
+${passwordForm}
+${providerForm}`;
+  return sendPage(reply, status, 'Sign in', body, undefined, { formActions: oidc?.formActionOrigins() });
 }
 
 export async function sessionRoutes(app: FastifyInstance) {
@@ -107,20 +156,12 @@ export async function sessionRoutes(app: FastifyInstance) {
   app.post('/users/sign_in', async (request, reply) => {
     const form = (request.body ?? {}) as Record<string, unknown>;
     const returnTo = safeReturnPath(form.redirect_to);
-    const expected = Buffer.from(cookies(request)[FORM_COOKIE] ?? '');
-    const given = Buffer.from(typeof form.authenticity_token === 'string' ? form.authenticity_token : '');
-    // Compared as bytes: a token with characters of several bytes has another length there (timingSafeEqual
-    // throws on unequal lengths).
-    const matches = expected.length > 0 && expected.length === given.length && crypto.timingSafeEqual(expected, given);
-    if (!matches) return signInForm(request, reply, 422, returnTo, MESSAGES.expired);
+    if (!signInFormTokenMatches(request)) return signInForm(request, reply, 422, returnTo, MESSAGES.expired);
+    // GitLab's 403 for a password sign-in while password authentication for the web is off.
+    if (!(await passwordSignInAllowed(request))) return signInForm(request, reply, 403, returnTo, MESSAGES.passwordOff);
     const result = await signIn(request.server.store, String(form.login ?? ''), String(form.password ?? ''));
     if (!result.ok) return signInForm(request, reply, 401, returnTo, MESSAGES[result.reason], String(form.login ?? ''));
-    return reply
-      .header('Set-Cookie', [
-        `${SESSION_COOKIE}=${result.token}; Path=/; HttpOnly; SameSite=Lax${secure(request)}`,
-        `${FORM_COOKIE}=; Path=/users/sign_in; Max-Age=0`,
-      ])
-      .redirect(locationOf(returnTo), 303);
+    return reply.header('Set-Cookie', signedInCookies(request, result.token)).redirect(locationOf(returnTo), 303);
   });
 
   // Signing out is a form of the signed-in pages like any other: another site cannot sign a visitor out.

@@ -1,15 +1,16 @@
 // GitLab's search API (lib/api/search.rb) for snippets: GET /search, and snippetd's own GET
 // /projects/:id/search and /groups/:id/search for the snippets of a project or of a group's projects.
-// Signed-in callers only (401 before anything else, as GitLab's `before { authenticate! }`), then the
-// parameters (400), then the project or group (404). The snippets found are the finder's, so a result is
-// never one the caller may not read. Answers GitLab's snippet entity, paginated; `snippet_blobs` adds the
-// matching files and lines of each (docs/gitlab-compatibility.md#search).
+// Signed-in callers only (401 before anything else, as GitLab's `before { authenticate! }`), then GitLab's
+// search_rate_limit (429), then the parameters (400), then the project or group (404). The snippets found
+// are the finder's, so a result is never one the caller may not read. Answers GitLab's snippet entity,
+// paginated; `snippet_blobs` adds the matching files and lines of each (docs/gitlab-compatibility.md#search).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { paginated } from '../pagination.ts';
 import { placeSnippets, presentSnippets } from '../snippet-answers.ts';
 import { searchSpec } from '../schemas/search.ts';
+import { limitSearch } from '../rate-limits.ts';
 import { searchSnippetBlobs, searchSnippetTitles, type SearchPlace } from '../../domain/snippets/search.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { findReadableGroup } from '../../domain/groups.ts';
@@ -45,9 +46,13 @@ async function searchAnswer(request: FastifyRequest, reply: FastifyReply, place:
   return entities.map((entity, i) => ({ ...entity, matches: found[i].matches }));
 }
 
-/** 401 and 400 come before the project or group is looked up, as in GitLab. */
-function checkCallerAndParams(request: FastifyRequest) {
+/**
+ * What GitLab checks before its search endpoints run: the caller (401), then the search limit (429), then the
+ * parameters (400), all before the project or group is looked up.
+ */
+async function checkCallerAndParams(request: FastifyRequest) {
   currentUser(request);
+  await limitSearch(request);
   validateRequest(searchSpec, request);
 }
 
@@ -56,6 +61,7 @@ const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 export default async function searchRoutes(app: FastifyInstance) {
   /** GET /search — signed in; the snippets the caller may see that match. */
   app.get('/search', async (request, reply) => {
+    await checkCallerAndParams(request);
     const answer = await searchAnswer(request, reply, {});
     reply.header('Content-Transfer-Encoding', 'binary');
     return answer;
@@ -63,7 +69,7 @@ export default async function searchRoutes(app: FastifyInstance) {
 
   /** GET /projects/:id/search — signed in; the project's snippets the caller may see that match. */
   const inProject = async (request: FastifyRequest, reply: FastifyReply) => {
-    checkCallerAndParams(request);
+    await checkCallerAndParams(request);
     const viewer = request.principal.user;
     const ctx = await findReadableProject(storeOf(request), viewer, idOf(request));
     // As GitLab answers a scope whose feature the caller may not use in the project: nothing found.
@@ -75,7 +81,7 @@ export default async function searchRoutes(app: FastifyInstance) {
 
   /** GET /groups/:id/search — signed in; the snippets of the group's projects (subgroups too) that match. */
   const inGroup = async (request: FastifyRequest, reply: FastifyReply) => {
-    checkCallerAndParams(request);
+    await checkCallerAndParams(request);
     const { group } = await findReadableGroup(storeOf(request), request.principal.user, idOf(request));
     return searchAnswer(request, reply, { groupTraversalIds: group.traversal_ids });
   };

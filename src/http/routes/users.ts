@@ -12,22 +12,27 @@ import { createToken } from '../../domain/tokens.ts';
 import { lockedUsers } from '../../domain/sessions.ts';
 import { badRequest, recordNotFound, unauthorized } from '../../domain/failure.ts';
 import type { Scope } from '../../domain/access.ts';
-import type { Token, User } from '../../storage/db/schema.ts';
+import type { Identity, Token, User } from '../../storage/db/schema.ts';
 import { authorize, can } from '../../domain/policy.ts';
 
 const STATE_ACTIONS = ['block', 'unblock', 'deactivate', 'activate'] as const;
 
 export default async function userRoutes(app: FastifyInstance) {
-  const present = (viewer: User | null, user: User, base: string, locked: Set<number>) =>
+  const present = (viewer: User | null, user: User, base: string, locked: Set<number>, identities: Identity[]) =>
     can(viewer, 'read_user_private', { user_id: user.id })
-      ? userFull(user, base, locked.has(user.id))
+      ? userFull(
+          user,
+          base,
+          locked.has(user.id),
+          identities.filter((i) => i.user_id === user.id),
+        )
       : userPublic(user, base, locked.has(user.id));
 
   /** GET /user — the caller; 401 anonymous. Tokens with read_user suffice. */
   app.get('/user', { config: { scopes: ['read_user'] } }, async (request) => {
     const user = currentUser(request);
     const locked = await lockedUsers(storeOf(request), [user.id]);
-    return userFull(user, baseUrl(request), locked.has(user.id));
+    return userFull(user, baseUrl(request), locked.has(user.id), await storeOf(request).identities.forUsers([user.id]));
   });
 
   /** GET /users?username= — signed in; 401 anonymous. */
@@ -36,18 +41,24 @@ export default async function userRoutes(app: FastifyInstance) {
     const p = validateRequest(spec.listUsersSpec, request);
     const store = storeOf(request);
     const rows = await paginated(request, reply, (window) => store.users.listPage(p, window));
-    const locked = await lockedUsers(
-      store,
-      rows.map((u) => u.id),
+    const ids = rows.map((u) => u.id);
+    const locked = await lockedUsers(store, ids);
+    // Only those the viewer may see in full show identities: no lookup for a list of public profiles.
+    const identities = await store.identities.forUsers(
+      ids.filter((id) => can(viewer, 'read_user_private', { user_id: id })),
     );
-    return rows.map((u) => present(viewer, u, baseUrl(request), locked));
+    return rows.map((u) => present(viewer, u, baseUrl(request), locked, identities));
   });
 
   /** GET /users/:id — public profile (full for admins and oneself); 404 User Not Found. */
   app.get('/users/:id', { config: { scopes: ['read_user'] } }, async (request) => {
     const { id } = validateRequest(spec.idSpec, request);
-    const user = await findUser(storeOf(request), id);
-    return present(request.principal.user, user, baseUrl(request), await lockedUsers(storeOf(request), [user.id]));
+    const store = storeOf(request);
+    const user = await findUser(store, id);
+    const identities = can(request.principal.user, 'read_user_private', { user_id: user.id })
+      ? await store.identities.forUsers([user.id])
+      : [];
+    return present(request.principal.user, user, baseUrl(request), await lockedUsers(store, [user.id]), identities);
   });
 
   /** POST /users — admins; 400 invalid params, 409 duplicate username or email. */
@@ -66,7 +77,12 @@ export default async function userRoutes(app: FastifyInstance) {
     authorize(currentUser(request), 'admin_all_resources', null);
     const store = storeOf(request);
     const user = await updateUser(store, await findUser(store, p.id), p);
-    return userFull(user, baseUrl(request), (await lockedUsers(store, [user.id])).has(user.id));
+    return userFull(
+      user,
+      baseUrl(request),
+      (await lockedUsers(store, [user.id])).has(user.id),
+      await store.identities.forUsers([user.id]),
+    );
   });
 
   /** POST /users/:id/{block,unblock,deactivate,activate} — admins; 201 true, 403 for a refused transition. */

@@ -15,6 +15,8 @@ export const updateSettingsSpec = {
   can_create_group: { type: 'boolean', nullable: true },
   raw_blob_request_limit: { type: 'integer', nullable: true },
   raw_blob_request_limit_unauthenticated: { type: 'integer', nullable: true },
+  search_rate_limit: { type: 'integer', nullable: true },
+  search_rate_limit_unauthenticated: { type: 'integer', nullable: true },
   throttle_authenticated_api_enabled: { type: 'boolean', nullable: true },
   throttle_authenticated_api_requests_per_period: { type: 'integer', nullable: true },
   throttle_authenticated_api_period_in_seconds: { type: 'integer', nullable: true },
@@ -24,4 +26,5 @@ export const updateSettingsSpec = {
   rate_limiting_response_text: { type: 'string', nullable: true },
   receive_max_input_size: { type: 'integer', nullable: true },
   max_file_size: { type: 'integer', nullable: true },
+  password_authentication_enabled_for_web: { type: 'boolean', nullable: true },
 } satisfies ParamSpec;

@@ -19,6 +19,8 @@ import type { Database } from './schema.ts';
 import { requireFromHere } from '../../shipped-files.ts';
 import { createPrivateFile, makePrivateDir, tightenPrivate } from '../private-files.ts';
 import { primaryWriteLock, type WriteLock } from '../../workers.ts';
+import { WalCheckpoints } from './wal-checkpoints.ts';
+import { sqliteReader } from './sqlite-reader.ts';
 import { processWriteLock } from './write-lock.ts';
 import { SearchIndexer } from './search-indexer.ts';
 
@@ -27,6 +29,11 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Db {
   kysely: Kysely<Database>;
   dialect: DialectName;
+  /**
+   * SELECTs off the event loop (sqlite-reader.ts), for the reads that may take long (search); on PostgreSQL
+   * and an in-memory SQLite database the main Kysely, whose queries never hold the event loop or cannot.
+   */
+  reader: Kysely<Database>;
   /** The committed value of the change epoch (migration 0003); null when it cannot be known now. */
   readEpoch(): number | null | Promise<number | null>;
   close(): Promise<void>;
@@ -83,18 +90,35 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
     log,
   });
   const epoch = sqliteEpochReader(sqlite, file);
+  const checkpoints = inMemory ? null : new WalCheckpoints(path.resolve(file));
+  if (checkpoints) walCheckpoints.set(kysely, checkpoints);
+  const reader = inMemory ? kysely : sqliteReader(path.resolve(file));
   const indexer = new SearchIndexer(inMemory ? { sqlite, kysely } : { file, lock: lock!, main: sqlite });
   searchIndexers.set(kysely, indexer);
   return {
     kysely,
     dialect: 'sqlite',
+    reader,
     readEpoch: epoch.read,
     close: async () => {
       await indexer.close();
+      await checkpoints?.close();
       epoch.close();
+      if (reader !== kysely) await reader.destroy();
       await kysely.destroy();
     },
   };
+}
+
+const walCheckpoints = new WeakMap<Kysely<Database>, WalCheckpoints>();
+
+/**
+ * Brings a SQLite database's log into its file off the event loop (wal-checkpoints.ts); nothing elsewhere. A
+ * large write calls it as it goes, so that neither a checkpoint nor its commit's sync of the whole log falls
+ * on the event loop.
+ */
+export async function checkpointWal(db: Kysely<Database>): Promise<void> {
+  await walCheckpoints.get(db)?.run();
 }
 
 const searchIndexers = new WeakMap<Kysely<Database>, SearchIndexer>();
@@ -291,6 +315,12 @@ export function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 
 function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
   const pool = new (postgresDriver().Pool)({ connectionString: url, max: 10 });
+  // No JIT compilation: it starts on a plan's estimated cost, and a count over 10,001 rows of a large table
+  // costs enough, so a query of a few milliseconds spent 20-40 ms compiling itself (our queries are short).
+  // Queued on the new connection before any query of ours.
+  pool.on('connect', (client) => {
+    client.query('SET jit = off').catch(() => {});
+  });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log });
   // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
   // A time limit: read requests wait for this query, so one that hangs must fail them, not stall them all.
@@ -303,21 +333,30 @@ function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
     const { rows } = await pool.query<{ value: string | number }>(epochQuery);
     return rows.length ? Number(rows[0].value) : null;
   };
-  return { kysely, dialect: 'postgres', readEpoch, close: () => kysely.destroy() };
+  return { kysely, dialect: 'postgres', reader: kysely, readEpoch, close: () => kysely.destroy() };
 }
 
 /** SQL texts given a name; later new texts run unnamed (a bound on what each connection keeps prepared). */
 const MAX_NAMED_STATEMENTS = 1000;
 
 /**
+ * A text matched with LIKE against a value: how many rows hold it decides the plan (an index for a rare text,
+ * a walk that stops early for a common one), and a named statement's generic plan, made without the value,
+ * guesses (it read 100,000 index entries to count 10,001 snippets of a common word: 59 ms, not 10 ms).
+ */
+const PLAN_DEPENDS_ON_VALUE = /\bI?LIKE \$\d/i;
+
+/**
  * PostgreSQL parses and plans an unnamed statement on every run, which costs more than running our small
  * queries (a join by key here: 0.20 ms unnamed, 0.07 ms named), and a write runs a dozen. Like SQLite's
  * statement cache above: our SQL texts are parameterised and few, so each gets a name and every pooled
- * connection prepares it once (the driver remembers which it has).
+ * connection prepares it once (the driver remembers which it has). Searches run unnamed, planned for their
+ * text each time (PLAN_DEPENDS_ON_VALUE).
  */
 function withNamedStatements(pool: Pg.Pool): PostgresPool {
   const names = new Map<string, string>();
   const nameOf = (text: string) => {
+    if (PLAN_DEPENDS_ON_VALUE.test(text)) return undefined;
     let name = names.get(text);
     if (name === undefined && names.size < MAX_NAMED_STATEMENTS) {
       name = `snippetd_${names.size}`;

@@ -180,6 +180,17 @@ export interface SignInFailuresTable {
   locked_until: string | null;
 }
 
+export interface IdentitiesTable {
+  id: Generated<number>;
+  user_id: number;
+  /** GitLab's provider name: `openid_connect`. */
+  provider: string;
+  issuer: string;
+  /** The provider's subject (`sub`). */
+  extern_uid: string;
+  created_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   personal_access_tokens: PersonalAccessTokensTable;
@@ -199,9 +210,11 @@ export interface Database {
   user_agent_details: UserAgentDetailsTable;
   sessions: SessionsTable;
   sign_in_failures: SignInFailuresTable;
+  identities: IdentitiesTable;
 }
 
 export type User = Selectable<UsersTable>;
+export type Identity = Selectable<IdentitiesTable>;
 export type NewUser = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type Token = Selectable<PersonalAccessTokensTable>;

@@ -23,14 +23,12 @@ const IDLE_POLL_MS = 200;
  */
 const CHECKPOINT_EVERY_MS = 250;
 /**
- * The main connection's own checkpoint threshold while the thread indexes, in pages (SQLite's default is
- * 1,000): a backstop only. At 1,000 the log, which the thread's steps fill, passed it between two of the
- * thread's checkpoints, and some request's commit copied the thread's pages on the event loop (loop delays of
- * 100-330 ms while indexing, 23-32 ms without).
+ * The main connection's own checkpoint threshold once the indexer runs, in pages (SQLite's default is 1,000):
+ * a backstop only, below which this thread's and wal-checkpoints.ts's (every second) keep the log. At 1,000
+ * the log, which the thread's steps fill fast, passed it between two checkpoints, and some request's commit
+ * copied the thread's pages on the event loop (loop delays of 100-330 ms while indexing, 23-45 ms without).
  */
 const MAIN_CHECKPOINT_PAGES = 10_000;
-/** How often an idle indexer checkpoints what the requests' writes logged, the main connection's threshold being higher. */
-const IDLE_CHECKPOINT_MS = 1000;
 
 type Step = (peek: boolean) => Promise<{ idle: boolean }>;
 type Options =
@@ -82,10 +80,7 @@ export class SearchIndexer {
       checkpointedAt = performance.now();
     };
     return async (peek) => {
-      if (peek) {
-        if (performance.now() - checkpointedAt >= IDLE_CHECKPOINT_MS) await checkpoint();
-        return pool.run({ file, kind: 'peek', budgetMs: 0 } satisfies IndexTask);
-      }
+      if (peek) return pool.run({ file, kind: 'peek', budgetMs: 0 } satisfies IndexTask);
       let result: { idle: boolean };
       await lock.acquire();
       try {

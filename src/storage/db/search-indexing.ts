@@ -1,4 +1,4 @@
-// SQLite's search index, kept off the write transactions (migration 0011). A write's triggers only queue
+// SQLite's search index, kept off the write transactions (migration 0012). A write's triggers only queue
 // work in search_index_queue (cheap); `indexStep` does that work a little at a time, each call one short
 // transaction on a connection of its own (search-index-worker.ts, in a thread; the main connection for an
 // in-memory database). FTS5 with the trigram tokenizer costs per distinct trigram: a 1 MiB file of random

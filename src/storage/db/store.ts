@@ -11,10 +11,12 @@ import { membersTable } from './tables/members.ts';
 import { settingsTable } from './tables/settings.ts';
 import { snippetsTable } from './tables/snippets.ts';
 import { sessionsTable } from './tables/sessions.ts';
+import { identitiesTable } from './tables/identities.ts';
 import { gitRepositoriesTable } from './tables/git.ts';
 import { ObjectCache } from '../git/object-cache.ts';
 
-function repositories(k: Kysely<Database>, objects: ObjectCache, dialect: DialectName) {
+/** `reads`: where long reads go (Db.reader), or `k` itself within a transaction, whose reads must see its writes. */
+function repositories(k: Kysely<Database>, objects: ObjectCache, dialect: DialectName, reads: Kysely<Database>) {
   return {
     users: usersTable(k),
     tokens: tokensTable(k),
@@ -22,8 +24,9 @@ function repositories(k: Kysely<Database>, objects: ObjectCache, dialect: Dialec
     projects: projectsTable(k),
     members: membersTable(k),
     settings: settingsTable(k),
-    snippets: snippetsTable(k, dialect),
+    snippets: snippetsTable(k, dialect, reads),
     sessions: sessionsTable(k),
+    identities: identitiesTable(k),
     git: gitRepositoriesTable(k, objects),
   };
 }
@@ -49,7 +52,7 @@ export function createStore(db: Db, k: Kysely<Database> = db.kysely, objects = n
     db,
     kysely: k,
     objects,
-    ...repositories(k, objects, db.dialect),
+    ...repositories(k, objects, db.dialect, k === db.kysely ? db.reader : k),
     memo: (_key, load) => load(),
     transaction: (work) => k.transaction().execute((tx) => work(createStore(db, tx, objects))),
   };

@@ -13,6 +13,7 @@
 import os from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Kysely, SqliteAdapter, sql } from 'kysely';
+import { checkpointWal } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { isProcessAlive } from '../leftovers.ts';
 
@@ -22,6 +23,8 @@ import { isProcessAlive } from '../leftovers.ts';
  * a 1 MiB one 32 ms (at most 130), a 32 MiB row 830 ms.
  */
 export const PART_BYTES = 256 * 1024;
+/** Parts between two checkpoints: 2 MiB, well under the 1,000 pages at which SQLite checkpoints on its own. */
+const CHECKPOINT_PARTS = 8;
 /** An upload left by a node that may still be running (another host) is removed only this long after it began. */
 const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;
 
@@ -46,6 +49,7 @@ export class PartWriter {
 
   async end(): Promise<number> {
     if (this.pendingBytes > 0 || this.id === null) await this.flush(this.pendingBytes);
+    await checkpointWal(this.db).catch(() => {});
     return this.id!;
   }
 
@@ -69,6 +73,9 @@ export class PartWriter {
         await sql`PRAGMA synchronous = FULL`.execute(connection);
       }
     });
+    // Every few parts the log goes into the database file off the event loop, and is synced there: neither an
+    // automatic checkpoint nor the sync of the commit that names the parts holds the event loop for all of them.
+    if (this.seq % CHECKPOINT_PARTS === 0) await checkpointWal(this.db).catch(() => {});
     await nextTurn();
   }
 }
@@ -183,6 +190,12 @@ export async function withUploads<T>(
 /** A large object's deflated body, its parts joined (a part a statement). */
 export async function readParts(db: Kysely<Database>, upload: number): Promise<Buffer> {
   const parts: Buffer[] = [];
+  for await (const part of partsOf(db, upload)) parts.push(part);
+  return Buffer.concat(parts);
+}
+
+/** A large object's deflated body, a part at a time (a part a statement). */
+export async function* partsOf(db: Kysely<Database>, upload: number): AsyncGenerator<Buffer> {
   for (let seq = 0; ; seq++) {
     const part = await db
       .selectFrom('git_object_parts')
@@ -190,9 +203,8 @@ export async function readParts(db: Kysely<Database>, upload: number): Promise<B
       .where('upload_id', '=', upload)
       .where('seq', '=', seq)
       .executeTakeFirst();
-    if (!part) break;
-    parts.push(part.data);
+    if (!part) return;
+    yield part.data;
     await nextTurn();
   }
-  return Buffer.concat(parts);
 }

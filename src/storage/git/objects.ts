@@ -1,5 +1,5 @@
 // Git objects made in-process in git's own formats (an object id is the SHA-1 of "<type> <size>\0<body>"),
-// their parsing, and packs built from stored rows. Spawning git costs ~4 ms a process here: writes and reads
+// and their parsing (packs for serving: pack-file.ts). Spawning git costs ~4 ms a process here: writes and reads
 // never do; only serving clone and push runs git.
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
@@ -141,68 +141,6 @@ export function deflateBody(body: Buffer): Buffer {
 /** Large bodies are deflated fast rather than small. */
 export const deflateLevel = (size: number) =>
   size > 1 << 20 ? zlib.constants.Z_BEST_SPEED : zlib.constants.Z_DEFAULT_COMPRESSION;
-
-/** A pack (git's format v2) and its index from objects already deflated: a cache repository's objects. */
-export function buildPack(objects: { id: string; type: number; size: number; data: Buffer }[]): {
-  name: string;
-  pack: Buffer;
-  index: Buffer;
-} {
-  const header = Buffer.alloc(12);
-  header.write('PACK', 0, 'latin1');
-  header.writeUInt32BE(2, 4);
-  header.writeUInt32BE(objects.length, 8);
-  const parts: Buffer[] = [header];
-  let offset = 12;
-  const entries: { id: string; offset: number; crc: number }[] = [];
-  for (const o of objects) {
-    const head = packObjectHeader(o.type, o.size);
-    entries.push({ id: o.id, offset, crc: zlib.crc32(o.data, zlib.crc32(head)) });
-    parts.push(head, o.data);
-    offset += head.length + o.data.length;
-  }
-  const hash = crypto.createHash('sha1');
-  for (const part of parts) hash.update(part);
-  const packSha = hash.digest();
-  parts.push(packSha);
-  return { name: `pack-${packSha.toString('hex')}`, pack: Buffer.concat(parts), index: packIndex(entries, packSha) };
-}
-
-/** Type and size as a pack entry header: 3 type bits, then the size in 4 + 7n bits, little-endian groups. */
-function packObjectHeader(type: number, size: number): Buffer {
-  const bytes = [((type & 7) << 4) | (size & 15)];
-  let rest = Math.floor(size / 16);
-  while (rest > 0) {
-    bytes[bytes.length - 1] |= 0x80;
-    bytes.push(rest & 0x7f);
-    rest = Math.floor(rest / 128);
-  }
-  return Buffer.from(bytes);
-}
-
-/** Pack index v2: fan-out table, sorted ids, CRC-32s, 31-bit offsets, then the pack and index checksums. */
-function packIndex(entries: { id: string; offset: number; crc: number }[], packSha: Buffer): Buffer {
-  const sorted = [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const n = sorted.length;
-  const buf = Buffer.alloc(8 + 256 * 4 + n * 28 + 20);
-  buf.writeUInt32BE(0xff744f63, 0);
-  buf.writeUInt32BE(2, 4);
-  // fan-out[b]: how many ids start with a byte <= b.
-  const counts = new Array<number>(256).fill(0);
-  for (const e of sorted) counts[Number.parseInt(e.id.slice(0, 2), 16)]++;
-  let running = 0;
-  for (let b = 0; b < 256; b++) {
-    running += counts[b];
-    buf.writeUInt32BE(running, 8 + b * 4);
-  }
-  let at = 8 + 1024;
-  for (const e of sorted) at += Buffer.from(e.id, 'hex').copy(buf, at);
-  for (const e of sorted) at = buf.writeUInt32BE(e.crc >>> 0, at);
-  for (const e of sorted) at = buf.writeUInt32BE(e.offset, at);
-  packSha.copy(buf, at);
-  const body = buf.subarray(0, at + 20);
-  return Buffer.concat([body, crypto.createHash('sha1').update(body).digest()]);
-}
 
 /** Git refuses '<', '>' and newlines inside identities; GitLab strips them the same way. */
 function cleanIdentity(value: string): string {

@@ -16,7 +16,7 @@ import {
   tagTarget,
 } from './objects.ts';
 import type { ObjectCache } from './object-cache.ts';
-import { claimUploads, readParts } from './object-parts.ts';
+import { claimUploads, partsOf, readParts } from './object-parts.ts';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 
@@ -64,6 +64,8 @@ const FULL_ID = /^[0-9a-f]{40}$/;
 const SHORT_ID = /^[0-9a-f]{4,39}$/;
 /** Rows per INSERT: well under SQLite's limit of bound parameters. */
 const INSERT_BATCH = 500;
+/** Inflated bytes of small bodies read in one statement (their rows hold them deflated, so at most this). */
+const BODY_BATCH_BYTES = 4 << 20;
 
 export const oidBytes = (id: string) => Buffer.from(id, 'hex');
 const typeOfMode = (mode: string): TreeEntry['type'] =>
@@ -147,9 +149,14 @@ async function insertObjectRows(
   await claimUploads(db, repositoryId, uploads);
 }
 
-/** A row's deflated body: its data, or its parts joined. */
-const deflatedOf = (db: Kysely<Database>, row: { data: Buffer; parts: number | null }) =>
-  row.parts === null ? Buffer.from(row.data) : readParts(db, row.parts);
+/** An object as its row describes it, without its body: `parts` names the upload holding a large one. */
+export interface ObjectRow {
+  id: string;
+  type: number;
+  size: number;
+  write: number;
+  parts: number | null;
+}
 
 export class GitRepository {
   /**
@@ -224,20 +231,52 @@ export class GitRepository {
     return out;
   }
 
-  /** Every object added by a write after the `write`th, as stored (see serving-cache.ts). */
-  async objectsWrittenAfter(write: number) {
+  /** Every object added by a write after the `write`th, without its body (see serving-cache.ts). */
+  async objectsWrittenAfter(write: number): Promise<ObjectRow[]> {
     const rows = await this.db
       .selectFrom('git_objects')
-      .select(['oid', 'type', 'size', 'write', 'data', 'parts'])
+      .select(['oid', 'type', 'size', 'write', 'parts'])
       .where('repository_id', '=', this.id)
       .where('write', '>', write)
       .execute();
-    const out = [];
-    for (const r of rows) {
-      const data = await deflatedOf(this.db, r);
-      out.push({ id: Buffer.from(r.oid).toString('hex'), type: r.type, size: r.size, write: r.write, data });
+    return rows.map((r) => ({
+      id: Buffer.from(r.oid).toString('hex'),
+      type: r.type,
+      size: r.size,
+      write: r.write,
+      parts: r.parts,
+    }));
+  }
+
+  /**
+   * The stored (deflated) bodies of `objects`, in their order, a piece at a time: small bodies read a batch
+   * of rows at a time, a large one a part at a time, so that no more than a batch is in memory.
+   */
+  async *deflatedBodies(objects: readonly ObjectRow[]): AsyncGenerator<{ object: ObjectRow; piece: Buffer }> {
+    for (let start = 0; start < objects.length; ) {
+      let end = start;
+      for (let bytes = 0; end < objects.length && end - start < INSERT_BATCH && bytes < BODY_BATCH_BYTES; end++)
+        if (objects[end].parts === null) bytes += objects[end].size;
+      const batch = objects.slice(start, end);
+      const small = batch.filter((o) => o.parts === null).map((o) => oidBytes(o.id));
+      const rows = small.length
+        ? await this.db
+            .selectFrom('git_objects')
+            .select(['oid', 'data'])
+            .where('repository_id', '=', this.id)
+            .where('oid', 'in', small)
+            .execute()
+        : [];
+      const data = new Map(rows.map((r) => [Buffer.from(r.oid).toString('hex'), Buffer.from(r.data)]));
+      for (const object of batch) {
+        if (object.parts === null) {
+          const piece = data.get(object.id);
+          if (!piece) throw new Error(`object ${object.id} of repository ${this.id} is gone`);
+          yield { object, piece };
+        } else for await (const piece of partsOf(this.db, object.parts)) yield { object, piece };
+      }
+      start = end;
     }
-    return out;
   }
 
   /** Sizes of blobs by id, read from their rows without inflating them. */

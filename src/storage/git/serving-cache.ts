@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { buildPack } from './objects.ts';
-import type { GitRepository } from './repository.ts';
+import { PackFileWriter } from './pack-file.ts';
+import type { GitRepository, ObjectRow } from './repository.ts';
 import { isProcessAlive, pidInName } from '../leftovers.ts';
 import { makePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../private-files.ts';
 
@@ -92,23 +92,13 @@ export class ServingCaches {
     // Refs first: every object a ref read now names was committed with it, so the query after sees it.
     const refs = await repo.refs();
     const objects = await repo.objectsWrittenAfter(this.lastWrite.get(repo.id) ?? 0);
-    let last = this.lastWrite.get(repo.id) ?? 0;
-    let batch: typeof objects = [];
-    let bytes = 0;
-    for (const o of objects) {
-      last = Math.max(last, o.write);
-      batch.push(o);
-      bytes += o.data.length;
-      if (bytes >= MAX_PACK_BYTES) {
-        writePack(dir, batch);
-        batch = [];
-        bytes = 0;
-      }
-    }
-    if (batch.length) writePack(dir, batch);
+    if (objects.length) await writePacks(dir, repo, objects);
     writeRefs(dir, refs);
     replaceFile(path.join(dir, 'HEAD'), `ref: refs/heads/${repo.head}\n`);
-    this.lastWrite.set(repo.id, last);
+    this.lastWrite.set(
+      repo.id,
+      objects.reduce((last, o) => Math.max(last, o.write), this.lastWrite.get(repo.id) ?? 0),
+    );
     return dir;
   }
 }
@@ -119,12 +109,30 @@ function replaceFile(file: string, data: string | Buffer): void {
   fs.renameSync(tmp, file);
 }
 
-function writePack(dir: string, objects: Parameters<typeof buildPack>[0]): void {
-  const { name, pack, index } = buildPack(objects);
-  const base = path.join(dir, 'objects', 'pack', name);
-  // The index last: git finds packs by their index.
-  replaceFile(`${base}.pack`, pack);
-  replaceFile(`${base}.idx`, index);
+/** `objects` as packs (each under MAX_PACK_BYTES, give or take an object), their bodies streamed from the rows. */
+async function writePacks(dir: string, repo: GitRepository, objects: ObjectRow[]): Promise<void> {
+  const packDir = path.join(dir, 'objects', 'pack');
+  let start = 0;
+  while (start < objects.length) {
+    // A pack's header counts its objects: those whose inflated sizes (over what they store) add up to the limit.
+    let end = start;
+    for (let bytes = 0; end < objects.length && (end === start || bytes < MAX_PACK_BYTES); end++)
+      bytes += objects[end].size;
+    const pack = await PackFileWriter.begin(packDir, end - start);
+    try {
+      let current: ObjectRow | null = null;
+      for await (const { object, piece } of repo.deflatedBodies(objects.slice(start, end))) {
+        if (object !== current) await pack.object(object.id, object.type, object.size);
+        current = object;
+        await pack.body(piece);
+      }
+      await pack.finish();
+    } catch (error) {
+      await pack.abandon();
+      throw error;
+    }
+    start = end;
+  }
 }
 
 /**

@@ -1,0 +1,67 @@
+// Before/after of SQLite search on one database, robust to a busy machine: the requests of bench/search.ts
+// answered in process by the app of a source tree (a worktree of an older commit, or this one) over the
+// SQLite data bench/search.ts kept (KEEP=1 prints its data directory); run it once per tree, in turn. Per
+// request, after a warm-up: the p50, how long the event loop was busy (what every other request waits for: a
+// query run on it counts, one in a worker thread does not) and the CPU of the whole process (its threads
+// included); then the event loop's delay over the run.
+//
+//   npx tsx bench/search-ab.ts <source tree> <kept data directory> [--repeat 21]
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { repeat: { type: 'string', default: '21' } },
+});
+const [tree, dir] = positionals.map((p) => path.resolve(p));
+const REPEAT = Number(values.repeat);
+// bench/search.ts's tokens and terms.
+const ADMIN = 'bench-search-root-token-0123456789';
+const MEMBER = 'bench-search-user0-token-0123456789';
+
+const { buildApp } = await import(path.join(tree, 'src/app.ts'));
+const { defaults } = await import(path.join(tree, 'src/config.ts'));
+const app = await buildApp({
+  ...defaults(dir),
+  databaseUrl: `sqlite:${path.join(dir, 'snippetd.sqlite3')}`,
+  logLevel: 'silent',
+});
+const cases: [string, string, string | null][] = [];
+for (const [who, token] of [
+  ['admin', ADMIN],
+  ['member', MEMBER],
+] as const)
+  for (const scope of ['snippet_titles', 'snippet_blobs'])
+    for (const term of ['function', 'xylophone'])
+      cases.push([`${scope} ${term} (${who})`, `/api/v4/search?scope=${scope}&search=${term}`, token]);
+cases.push(['page function', '/search?search=function', null]);
+cases.push(['page xylophone', '/search?search=xylophone', null]);
+const get = (url: string, token: string | null) =>
+  app.inject({ method: 'GET', url, headers: token ? { 'private-token': token } : {} });
+for (const [, url, token] of cases) await get(url, token);
+
+const loop = monitorEventLoopDelay({ resolution: 1 });
+loop.enable();
+console.log('| request | p50 ms | event loop busy ms | CPU ms |\n|---|---|---|---|');
+for (const [name, url, token] of cases) {
+  const times: number[] = [];
+  const busy = performance.eventLoopUtilization();
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < REPEAT; i++) {
+    const t = performance.now();
+    await get(url, token);
+    times.push(performance.now() - t);
+  }
+  const loopBusy = performance.eventLoopUtilization(busy).active / REPEAT;
+  const used = process.cpuUsage(cpu);
+  times.sort((a, b) => a - b);
+  const p50 = times[times.length >> 1];
+  const cpuMs = (used.user + used.system) / 1000 / REPEAT;
+  console.log(`| ${name} | ${p50.toFixed(2)} | ${loopBusy.toFixed(2)} | ${cpuMs.toFixed(2)} |`);
+}
+loop.disable();
+console.log(
+  `event loop: longest delay ${(loop.max / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms`,
+);
+await app.close();

@@ -1,0 +1,143 @@
+// What signing in with an OpenID Connect provider means for snippetd's users, once the provider's answer
+// has been verified (http/oidc-relying-party.ts). The identity (issuer and `sub`, GitLab's extern_uid) is
+// the link: a user whose email or username changed at the provider is still the same user, and an
+// existing account is never taken over by a matching username or email. The first sign-in creates the
+// user; every sign-in sets admin and external from the `groups` claim (where groups are configured for
+// them), as GitLab's OmniAuth admin_groups and external_groups do.
+import type { Store } from '../storage/db/store.ts';
+import type { User } from '../storage/db/schema.ts';
+import { Failure } from './failure.ts';
+import { pathError } from './paths.ts';
+import { startSession } from './sessions.ts';
+import { createUser, EMAIL_TAKEN, USERNAME_TAKEN } from './users.ts';
+
+/** GitLab's name for the provider, in the users API's `identities`. */
+export const OIDC_PROVIDER = 'openid_connect';
+
+/** The claims snippetd reads (the ID token's and userinfo's together, for one `sub`). */
+export interface OidcClaims {
+  sub: string;
+  email?: unknown;
+  preferred_username?: unknown;
+  name?: unknown;
+  groups?: unknown;
+}
+
+export interface OidcGroupRules {
+  adminGroups: string[];
+  externalGroups: string[];
+  /** Not empty: only members of one of these may sign in. */
+  allowedGroups: string[];
+}
+
+export type OidcRefusal = 'not_allowed' | 'blocked' | 'no_email' | 'email_taken';
+
+export type OidcSignIn = { ok: true; token: string; user: User; created: boolean } | { ok: false; reason: OidcRefusal };
+
+/** Names tried after the first one is taken: name1, name2 … (GitLab's Uniquify). */
+const MAX_USERNAME_TRIES = 100;
+
+const text = (value: unknown) => (typeof value === 'string' ? value.trim() : '');
+
+/** The `groups` claim as a list of names: an array of strings, or one string. */
+export function groupsOf(claims: OidcClaims): string[] {
+  if (typeof claims.groups === 'string') return [claims.groups];
+  return Array.isArray(claims.groups) ? claims.groups.filter((g): g is string => typeof g === 'string') : [];
+}
+
+const inAny = (groups: string[], wanted: string[]) => wanted.some((g) => groups.includes(g));
+
+/** admin and external as the groups say, for the rules that are configured; others stay as they are. */
+function roleChanges(groups: string[], rules: OidcGroupRules): { admin?: 0 | 1; external?: 0 | 1 } {
+  return {
+    ...(rules.adminGroups.length && { admin: inAny(groups, rules.adminGroups) ? 1 : 0 }),
+    ...(rules.externalGroups.length && { external: inAny(groups, rules.externalGroups) ? 1 : 0 }),
+  };
+}
+
+/**
+ * A username from the claims, in GitLab's path format: `preferred_username`, else the email's local part,
+ * other characters turned into `_`, never starting or ending with what a path may not.
+ */
+export function usernameFrom(claims: OidcClaims): string {
+  const raw = text(claims.preferred_username) || text(claims.email).split('@')[0];
+  const cleaned = raw
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^a-zA-Z0-9_.-]+/g, '_')
+    .replace(/^[-.]+/, '')
+    .replace(/(\.git|\.atom|[.])+$/i, '')
+    .slice(0, 200);
+  return cleaned || 'user';
+}
+
+/** The signed-in user of this verified identity: found by its link, or created; with a new session. */
+export async function signInWithOidc(
+  store: Store,
+  issuer: string,
+  claims: OidcClaims,
+  rules: OidcGroupRules,
+  now = Date.now(),
+): Promise<OidcSignIn> {
+  const groups = groupsOf(claims);
+  if (rules.allowedGroups.length && !inAny(groups, rules.allowedGroups)) return { ok: false, reason: 'not_allowed' };
+  let created = false;
+  let user = await linkedUser(store, issuer, claims.sub);
+  if (!user) {
+    const made = await createLinkedUser(store, issuer, claims, roleChanges(groups, rules));
+    if (!made.ok) return made;
+    ({ user, created } = made);
+  }
+  if (user.state !== 'active') return { ok: false, reason: 'blocked' };
+  const changes = roleChanges(groups, rules);
+  const current = user;
+  if (Object.entries(changes).some(([key, value]) => current[key as keyof typeof changes] !== value))
+    user = await store.users.update(user.id, changes);
+  return { ok: true, token: await startSession(store, user, now), user, created };
+}
+
+async function linkedUser(store: Store, issuer: string, sub: string): Promise<User | undefined> {
+  const identity = await store.identities.find(issuer, sub);
+  return identity && store.users.findById(identity.user_id);
+}
+
+/**
+ * A new user for this identity under the first free username. Another sign-in of the same identity at the
+ * same moment may win the race: its user is the one, found through the link.
+ */
+async function createLinkedUser(
+  store: Store,
+  issuer: string,
+  claims: OidcClaims,
+  roles: { admin?: 0 | 1; external?: 0 | 1 },
+): Promise<{ ok: true; user: User; created: boolean } | { ok: false; reason: OidcRefusal }> {
+  const email = text(claims.email);
+  if (!email) return { ok: false, reason: 'no_email' };
+  if (await store.users.findByEmail(email)) return { ok: false, reason: 'email_taken' };
+  const base = usernameFrom(claims);
+  for (let n = 0; n <= MAX_USERNAME_TRIES; n++) {
+    const username = n === 0 ? base : `${base}${n}`;
+    if (pathError(username, true)) continue;
+    try {
+      const user = await createUser(
+        store,
+        {
+          username,
+          email,
+          name: text(claims.name) || username,
+          admin: roles.admin === 1,
+          external: roles.external === 1,
+        },
+        { provider: OIDC_PROVIDER, issuer, extern_uid: claims.sub },
+      );
+      return { ok: true, user, created: true };
+    } catch (error) {
+      if (!(error instanceof Failure) || error.reason !== 'conflict') throw error;
+      const winner = await linkedUser(store, issuer, claims.sub);
+      if (winner) return { ok: true, user: winner, created: false };
+      if (error.detail === EMAIL_TAKEN) return { ok: false, reason: 'email_taken' };
+      if (error.detail !== USERNAME_TAKEN) throw error;
+    }
+  }
+  throw new Error(`no free username from ${base} after ${MAX_USERNAME_TRIES} tries`);
+}
