@@ -20,6 +20,8 @@ export interface ApplicationSettings {
   raw_blob_request_limit: number;
   /** Anonymous requests a minute to a project's raw files together (0: no limit). */
   raw_blob_request_limit_unauthenticated: number;
+  /** Whether searching snippets across the instance is on (GitLab: the snippet_titles scope of global search). */
+  global_search_snippet_titles_enabled: boolean;
   /** Searches a minute by one signed-in user (0: no limit). */
   search_rate_limit: number;
   /** Searches a minute from one address without signing in (0: no limit): the search page's. */
@@ -59,6 +61,7 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   can_create_group: true,
   raw_blob_request_limit: 300,
   raw_blob_request_limit_unauthenticated: 800,
+  global_search_snippet_titles_enabled: true,
   search_rate_limit: 30,
   search_rate_limit_unauthenticated: 10,
   throttle_authenticated_api_enabled: false,
@@ -105,6 +108,7 @@ const RULES: Record<Key, (value: unknown) => string | null> = {
   can_create_group: aBoolean,
   raw_blob_request_limit: atLeastZero,
   raw_blob_request_limit_unauthenticated: atLeastZero,
+  global_search_snippet_titles_enabled: aBoolean,
   search_rate_limit: atLeastZero,
   search_rate_limit_unauthenticated: atLeastZero,
   throttle_authenticated_api_enabled: aBoolean,

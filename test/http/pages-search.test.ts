@@ -134,6 +134,20 @@ describe('search page', () => {
     );
   });
 
+  it('says so while searching across the instance is off (403); a project: search goes on', async () => {
+    const setting = (on: boolean) =>
+      t.must('PUT', '/application/settings', ROOT_TOKEN, { global_search_snippet_titles_enabled: on });
+    await setting(false);
+    try {
+      const refused = await page('search=wombat', aliceCookie);
+      assert.equal(refused.statusCode, 403);
+      assert.match(refused.body, /<p>Searching snippets across this instance is turned off\. Search within a project/);
+      assert.deepEqual(titles((await page('search=project%3Aroot%2Fzoo', aliceCookie)).body), ['Zoo keeper']);
+    } finally {
+      await setting(true);
+    }
+  });
+
   it('shows only the form without a search', async () => {
     const res = await page('');
     assert.equal(res.statusCode, 200);

@@ -139,6 +139,32 @@ describe('search API: snippet_titles', () => {
     await bad('?search[]=needle&scope=snippet_titles', 'search is invalid');
   });
 
+  it('answers 403 to a search across the instance while global_search_snippet_titles_enabled is off', async () => {
+    const setting = (on: boolean) =>
+      t.must('PUT', '/application/settings', ROOT_TOKEN, { global_search_snippet_titles_enabled: on });
+    assert.equal((await t.must('GET', '/application/settings', ROOT_TOKEN)).global_search_snippet_titles_enabled, true);
+    await setting(false);
+    try {
+      const disabled = { message: '403 Forbidden - Global Search is disabled for this scope' };
+      for (const scope of ['snippet_titles', 'snippet_blobs'])
+        await t.fails('GET', `/search?scope=${scope}&search=needle`, alice.token, undefined, 403, disabled);
+      // The parameters first, as Grape validates before the endpoint runs.
+      await t.fails('GET', '/search?scope=snippet_titles', alice.token, undefined, 400, { error: 'search is missing' });
+      // Within a project the search goes on.
+      const inProject = made.find((m) => m.project?.visibility === 'public' && m.level === 'public')!;
+      const { project_id } = await t.must('GET', `/snippets/${inProject.id}`, alice.token);
+      const found = await t.api(
+        'GET',
+        `/projects/${project_id}/search?scope=snippet_titles&search=needle`,
+        owner.token,
+      );
+      assert.equal(found.statusCode, 200, found.body);
+    } finally {
+      await setting(true);
+    }
+    assert.deepEqual(await titlesFound(viewers[0], 'haystack'), ['haystack']);
+  });
+
   it('finds, for every viewer, exactly the matching snippets the finder lets them see', async () => {
     for (const v of viewers) {
       const expected = made.filter((s) => s.title.includes('needle') && findable(v, s)).map((s) => s.title);

@@ -44,6 +44,8 @@ function serve(command: string, args: string[], cwd: string, dataDir: string) {
       SNIPPETD_DATABASE_URL: '',
       SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
       SNIPPETD_LOG_LEVEL: 'info',
+      // One process, whatever the machine's CPUs (the lines below are a single server's), as the suite's servers.
+      SNIPPETD_WORKERS: '1',
     }),
   });
   children.push(child);

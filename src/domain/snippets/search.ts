@@ -11,6 +11,8 @@ import type { PageOf, PageWindow } from '../../storage/db/page.ts';
 import type { Viewer } from '../policy.ts';
 import { findSnippetsMatching } from './finder.ts';
 import { byteOrder } from '../../order.ts';
+import { forbidden } from '../failure.ts';
+import { getSettings } from '../settings.ts';
 
 /** Words GitLab will not search for on their own. */
 const STOP_WORDS = new Set(
@@ -62,6 +64,15 @@ export interface SearchPlace {
 }
 
 const NOTHING = { rows: [], total: 0, hasMore: false };
+
+/** GitLab's answer to a search across the instance when global_search_snippet_titles_enabled is off. */
+export const GLOBAL_SEARCH_DISABLED = 'Global Search is disabled for this scope';
+
+/** 403 for a search across the instance (no project, no group) while the setting turns it off. */
+async function checkGlobalSearch(store: Store, place: SearchPlace): Promise<void> {
+  if (place.projectId !== undefined || place.groupTraversalIds !== undefined) return;
+  if (!(await getSettings(store)).global_search_snippet_titles_enabled) throw forbidden(GLOBAL_SEARCH_DISABLED);
+}
 /** A text in this many indexed snippets or files is searched by walking the snippets, not through the index. */
 const COMMON = 2000;
 
@@ -73,6 +84,7 @@ export async function searchSnippetTitles(
   window: PageWindow,
   place: SearchPlace = {},
 ): Promise<PageOf<Snippet>> {
+  await checkGlobalSearch(store, place);
   if (isAbusiveSearch(search)) return NOTHING;
   // GitLab redacts every result the viewer may not read: administrators may not read the snippets of a
   // project whose snippets feature is disabled either.
@@ -126,6 +138,7 @@ export async function searchSnippetBlobs(
   window: PageWindow,
   place: SearchPlace = {},
 ): Promise<PageOf<BlobResult>> {
+  await checkGlobalSearch(store, place);
   if (isAbusiveSearch(search)) return NOTHING;
   return blobsPage(store, viewer, search.trim(), window, place);
 }
@@ -226,6 +239,8 @@ export async function searchForPage(
 ): Promise<PageOf<BlobResult>> {
   const { text, filters } = query;
   if (text === '' && Object.keys(filters).length === 0) return NOTHING;
+  // A project filter searches within one project; anything else searches the instance.
+  if (filters.project === undefined) await checkGlobalSearch(store, {});
   if (text !== '' && isAbusiveSearch(text)) return NOTHING;
   const filter: SnippetListFilter = {};
   if (filters.author !== undefined) {

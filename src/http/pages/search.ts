@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type BlobResult, parsePageQuery, searchForPage } from '../../domain/snippets/search.ts';
 import { limitSearch } from '../rate-limits.ts';
+import { Failure } from '../../domain/failure.ts';
 import { projectsOf } from '../../domain/snippets/finder.ts';
 import type { User } from '../../storage/db/schema.ts';
 import { storeOf } from '../request.ts';
@@ -30,6 +31,10 @@ function marked(text: string, needle: string): Html {
   return html`${parts}`;
 }
 
+/** A search across the instance while global_search_snippet_titles_enabled is off (the API's 403). */
+const SEARCH_DISABLED =
+  'Searching snippets across this instance is turned off. Search within a project with project:<path>.';
+
 /** GitLab's words for a search over its limit. */
 const SEARCH_LIMITED = 'This endpoint has been requested too many times. Try again later.';
 
@@ -47,7 +52,13 @@ async function searchPage(request: FastifyRequest, reply: FastifyReply) {
   const query = parsePageQuery(search);
   const page = positiveQueryNumber(request, 'page') ?? 1;
   const window = { offset: (page - 1) * RESULTS_PER_PAGE, limit: RESULTS_PER_PAGE };
-  const found = await searchForPage(store, pageViewer(request), query, window);
+  let found: Awaited<ReturnType<typeof searchForPage>>;
+  try {
+    found = await searchForPage(store, pageViewer(request), query, window);
+  } catch (error) {
+    if (!(error instanceof Failure && error.reason === 'forbidden')) throw error;
+    return sendFailurePage(request, reply, error, { text: SEARCH_DISABLED });
+  }
   const base = baseUrl(request);
   const snippets = found.rows.map((r) => r.snippet);
   const projects = await projectsOf(store, snippets);

@@ -15,6 +15,7 @@ export const updateSettingsSpec = {
   can_create_group: { type: 'boolean', nullable: true },
   raw_blob_request_limit: { type: 'integer', nullable: true },
   raw_blob_request_limit_unauthenticated: { type: 'integer', nullable: true },
+  global_search_snippet_titles_enabled: { type: 'boolean', nullable: true },
   search_rate_limit: { type: 'integer', nullable: true },
   search_rate_limit_unauthenticated: { type: 'integer', nullable: true },
   throttle_authenticated_api_enabled: { type: 'boolean', nullable: true },
