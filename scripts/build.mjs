@@ -139,6 +139,15 @@ await build({
   format: 'esm',
 });
 
+// SQLite's search index thread (src/storage/db/search-indexer.ts looks for it at
+// dist/storage/db/search-index-worker.js).
+await build({
+  ...common,
+  entryPoints: { 'storage/db/search-index-worker': path.join(root, 'src/storage/db/search-index-worker.ts') },
+  outdir: dist,
+  format: 'esm',
+});
+
 // The code editor, for browsers: dist/http/views/editor/, served by src/http/pages/editor.ts.
 await build(editorBundleOptions({ outdir: path.join(dist, 'http/views/editor') }));
 

@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { relyingPartyOf } from './http/oidc-relying-party.ts';
 import { openConfiguredDatabase } from './startup-checks.ts';
 import { createStore } from './storage/db/store.ts';
+import { startSearchIndexer } from './storage/db/database.ts';
 import { ServingCaches } from './storage/git/serving-cache.ts';
 import { rateCounters } from './storage/rate-counters.ts';
 import { registerApiThrottle } from './http/rate-limits.ts';
@@ -56,6 +57,8 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   const metrics = createMetrics();
   setRenderBudget(config.renderBudgetMs);
   const db = await openConfiguredDatabase(config, metrics.query);
+  // A serving process keeps SQLite's search index (a command of the CLI leaves it to the server).
+  startSearchIndexer(db);
   const store = createStore(db);
   const readCache = new ReadCache(db.readEpoch);
   metrics.cache('read', readCache.counts);

@@ -263,6 +263,12 @@ async function main(argv: string[]): Promise<void> {
     console.log(
       `snippetd fsck: ${report.checked} repositories checked, ${report.problems.length} problems, ${report.repaired} snippets repaired, ${report.dangling.length} dangling objects`,
     );
+    // Not a problem: a lag, which stdout's summary leaves out.
+    const backlog = report.searchIndexBacklog;
+    if (backlog?.sources)
+      console.error(
+        `snippetd fsck: the search index has ${backlog.sources} sources (${backlog.bytes} bytes of text) still to take in; a running server does`,
+      );
     if (report.problems.length && report.repaired === 0) process.exitCode = 1;
   } else {
     const file = parsed.args[0];

@@ -16,10 +16,18 @@ export interface FsckReport {
   /** Objects no ref reaches (git's "dangling"): reported, not a problem. */
   dangling: string[];
   repaired: number;
+  /** SQLite: what its search index has still to take in (a server's thread does); null elsewhere. */
+  searchIndexBacklog: { sources: number; bytes: number } | null;
 }
 
 export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
-  const report: FsckReport = { checked: 0, problems: [], dangling: [], repaired: 0 };
+  const report: FsckReport = {
+    checked: 0,
+    problems: [],
+    dangling: [],
+    repaired: 0,
+    searchIndexBacklog: await store.snippets.texts.indexBacklog(),
+  };
   const snippetIds = new Set((await store.kysely.selectFrom('snippets').select('id').execute()).map((r) => r.id));
   const projectIds = new Set((await store.kysely.selectFrom('projects').select('id').execute()).map((r) => r.id));
   for (const row of await store.git.all()) {

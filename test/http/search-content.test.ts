@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, ROOT_TOKEN, runGit, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, runGit, TEST_DB, type TestApp } from '../helper.ts';
 import { indexStoredSnippets } from '../../src/storage/db/migrations/0010_snippet_search.ts';
 
 type Level = 'private' | 'internal' | 'public';
@@ -167,6 +167,59 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
     await t.expect('DELETE', `/snippets/${s.id}`, alice.token, undefined, 204);
     assert.deepEqual(await titles(alice.token, 'persimmon'), []);
     assert.deepEqual(await titles(alice.token, 'tamarind'), []);
+  });
+
+  it("answers the same before and after SQLite's indexer took a write (long texts, an edited description)", async () => {
+    const db = t.app.store.kysely;
+    /** SQLite indexes off the write (search-indexing.ts): until its queue is empty; PostgreSQL at once. */
+    const indexed = async () => {
+      if (TEST_DB !== 'sqlite') return;
+      for (
+        let i = 0;
+        (await sql<{ n: number }>`SELECT count(*) AS n FROM search_index_queue`.execute(db)).rows[0].n;
+        i++
+      ) {
+        assert.ok(i < 600, 'the indexer empties its queue within a minute');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    /** Each text (beyond the first 8 KiB piece of a long one, and longer than an FTS phrase) in `expected`. */
+    const expectFound = async (expected: Record<string, string[]>) => {
+      for (const [text, found] of Object.entries(expected))
+        assert.deepEqual(await titles(alice.token, text), found, text);
+      await indexed();
+      for (const [text, found] of Object.entries(expected))
+        assert.deepEqual(await titles(alice.token, text), found, `${text}, indexed`);
+    };
+    // Each text is searched twice a step: more than search_rate_limit's 30 a minute, which this is not about.
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_rate_limit: 0 });
+    try {
+      const long = (word: string) => `${'lorem ipsum '.repeat(1000)}${word}${' dolor'.repeat(20)}`;
+      const longWord = `guava${'-x'.repeat(40)}-end`;
+      await indexed();
+      const s = await t.ok(
+        'POST',
+        '/snippets',
+        alice.token,
+        {
+          title: 'orchard',
+          description: long('feijoa'),
+          visibility: 'private',
+          files: [{ file_path: 'a.txt', content: long(`lychee ${longWord}`) }],
+        },
+        201,
+      );
+      await expectFound({ feijoa: ['orchard'], lychee: ['orchard'], [longWord]: ['orchard'], [`${longWord}!`]: [] });
+      await t.must('PUT', `/snippets/${s.id}`, alice.token, {
+        description: long('rambutan'),
+        files: [{ action: 'update', file_path: 'a.txt', content: long('durian') }],
+      });
+      await expectFound({ feijoa: [], rambutan: ['orchard'], lychee: [], [longWord]: [], durian: ['orchard'] });
+      await t.expect('DELETE', `/snippets/${s.id}`, alice.token, undefined, 204);
+      await expectFound({ rambutan: [], durian: [] });
+    } finally {
+      await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_rate_limit: 30 });
+    }
   });
 
   it('keeps the index in step with a git push', async () => {

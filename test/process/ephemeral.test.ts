@@ -184,6 +184,36 @@ describe('serve --ephemeral', { skip }, () => {
     await call(u, 'POST', '/-/snippetd/reset', ROOT);
   });
 
+  it('reset: search finds what is stored after it, never what the reset took away', async () => {
+    const u = server.url;
+    const create = (content: string) =>
+      call(
+        u,
+        'POST',
+        '/api/v4/projects/2/snippets',
+        ALICE,
+        JSON.stringify({ title: 'search', files: [{ file_path: 'a.txt', content }] }),
+      );
+    const search = async (text: string) =>
+      (await call(u, 'GET', `/api/v4/search?scope=snippet_blobs&search=${text}`, ROOT)).json.map(
+        (s: { id: number }) => s.id,
+      );
+    // Past the first 8 KiB piece of SQLite's index (search-indexing.ts), which a shorter file's would replace.
+    const before = await create(`${'x'.repeat(20_000)} zebrabefore`);
+    assert.equal(before.status, 201, before.text);
+    const indexerTurn = () => new Promise((resolve) => setTimeout(resolve, 1500));
+    await indexerTurn();
+    assert.deepEqual(await search('zebrabefore'), [before.json.id]);
+    await call(u, 'POST', '/-/snippetd/reset', ROOT);
+    const after = await create('zebraafter');
+    assert.equal(after.json.id, before.json.id, 'the reset gives the id again');
+    assert.deepEqual(await search('zebrabefore'), []);
+    await indexerTurn();
+    assert.deepEqual(await search('zebrabefore'), []);
+    assert.deepEqual(await search('zebraafter'), [after.json.id]);
+    await call(u, 'POST', '/-/snippetd/reset', ROOT);
+  });
+
   it('reset: a clone shows the seeded repository, even after pushes made the cache newer', async () => {
     const u = server.url;
     const remote = `${u.replace('http://', `http://root:${ROOT}@`)}/acme/tools/snippets/1.git`;

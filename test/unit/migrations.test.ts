@@ -16,6 +16,11 @@ import * as m0004 from '../../src/storage/db/migrations/0004_sessions.ts';
 import * as m0005 from '../../src/storage/db/migrations/0005_git_rows.ts';
 import * as m0006 from '../../src/storage/db/migrations/0006_snippet_list_index.ts';
 import * as m0007 from '../../src/storage/db/migrations/0007_rate_limit_counters.ts';
+import * as m0008 from '../../src/storage/db/migrations/0008_personal_snippets.ts';
+import * as m0009 from '../../src/storage/db/migrations/0009_git_object_parts.ts';
+import * as m0010 from '../../src/storage/db/migrations/0010_snippet_search.ts';
+import { startSearchIndexer } from '../../src/storage/db/database.ts';
+import { TEST_DB } from '../helper.ts';
 
 const run = promisify(execFile);
 
@@ -55,6 +60,7 @@ describe('migrations', () => {
           '0009_git_object_parts',
           '0010_snippet_search',
           '0011_identities',
+          '0012_search_index_queue',
         ],
       );
     } finally {
@@ -155,6 +161,7 @@ describe('migrations', () => {
         '0009_git_object_parts',
         '0010_snippet_search',
         '0011_identities',
+        '0012_search_index_queue',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
@@ -176,6 +183,110 @@ describe('migrations', () => {
       );
       await k.deleteFrom('snippets').where('id', '=', kept.id).execute();
       assert.equal((await k.selectFrom('snippet_files').selectAll().execute()).length, 0);
+    } finally {
+      await db.close();
+      await storage.remove();
+    }
+  });
+  it("0012 queues every stored snippet and file for SQLite's search index, which its indexer then fills and empties", {
+    skip: TEST_DB === 'postgres' && 'SQLite only: PostgreSQL keeps its pg_trgm indexes of 0010',
+  }, async () => {
+    const storage = await processStorage('snippetd-migrate-0012-');
+    const db = openDatabase(storage.databaseUrl);
+    try {
+      const k = db.kysely as any;
+      await sql`CREATE TABLE snippetd_migrations (name text PRIMARY KEY, applied_at text NOT NULL)`.execute(k);
+      const earlier = { m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0010 };
+      const names = [
+        '0001_initial',
+        '0002_snippet_file_content',
+        '0003_change_epoch',
+        '0004_sessions',
+        '0005_git_rows',
+        '0006_snippet_list_index',
+        '0007_rate_limit_counters',
+        '0008_personal_snippets',
+        '0009_git_object_parts',
+        '0010_snippet_search',
+      ];
+      for (const [i, m] of Object.values(earlier).entries()) {
+        await m.up(k, db.dialect);
+        await k.insertInto('snippetd_migrations').values({ name: names[i], applied_at: 'then' }).execute();
+      }
+      const now = '2026-01-01T00:00:00.000Z';
+      const user = await k
+        .insertInto('users')
+        .values({
+          username: 'u',
+          email: 'u@x',
+          name: 'U',
+          state: 'active',
+          admin: 0,
+          external: 0,
+          bot: 0,
+          created_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      // Texts of several pieces (8 KiB each), the words looked for in the last one.
+      const description = `${'d'.repeat(20_000)} zebradescription`;
+      const content = `${'c'.repeat(30_000)} zebracontent`;
+      const snippet = await k
+        .insertInto('snippets')
+        .values({
+          project_id: null,
+          author_id: user.id,
+          title: 'zebratitle',
+          description,
+          visibility: 'public',
+          file_name: 'a.txt',
+          content: '',
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const file = await k
+        .insertInto('snippet_file_text')
+        .values({ snippet_id: snippet.id, path: 'zebrapath.txt', content })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+
+      assert.deepEqual(await migrateToLatest(db), ['0011_identities', '0012_search_index_queue']);
+      const queue = () =>
+        k.selectFrom('search_index_queue').select(['op', 'kind', 'source_id']).orderBy('id').execute();
+      assert.deepEqual(await queue(), [
+        { op: 'index', kind: 'fields', source_id: snippet.id },
+        { op: 'index', kind: 'file', source_id: file.id },
+      ]);
+      const emptied = async () => {
+        for (let i = 0; (await queue()).length; i++) {
+          assert.ok(i < 600, 'the indexer empties its queue within a minute');
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      };
+      /** The sources (ids) whose pieces in `table` hold `phrase`. */
+      const found = async (table: string, phrase: string) =>
+        (
+          await sql<{ id: number }>`SELECT DISTINCT rowid / 1024 AS id FROM ${sql.id(table)}
+            WHERE ${sql.id(table)} MATCH ${`"${phrase}"`}`.execute(k)
+        ).rows.map((r) => r.id);
+      startSearchIndexer(db);
+      await emptied();
+      for (const word of ['zebratitle', 'zebradescription'])
+        assert.deepEqual(await found('snippet_fields_fts', word), [snippet.id]);
+      for (const word of ['zebrapath', 'zebracontent'])
+        assert.deepEqual(await found('snippet_file_text_fts', word), [file.id]);
+      assert.deepEqual(await k.selectFrom('search_index_pieces').selectAll().orderBy('kind').execute(), [
+        { kind: 'fields', source_id: snippet.id, pieces: 3 },
+        { kind: 'file', source_id: file.id, pieces: 4 },
+      ]);
+
+      await k.deleteFrom('snippets').where('id', '=', snippet.id).execute();
+      await emptied();
+      assert.deepEqual(await found('snippet_fields_fts', 'zebra'), []);
+      assert.deepEqual(await found('snippet_file_text_fts', 'zebra'), []);
+      assert.deepEqual(await k.selectFrom('search_index_pieces').selectAll().execute(), []);
     } finally {
       await db.close();
       await storage.remove();

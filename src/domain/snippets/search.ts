@@ -89,6 +89,7 @@ export async function searchSnippetTitles(
   // GitLab redacts every result the viewer may not read: administrators may not read the snippets of a
   // project whose snippets feature is disabled either.
   const matching = fuzzyTextMatch(search) ?? undefined;
+  if (matching !== undefined) await store.snippets.texts.awaitIndexBacklog();
   const commonText =
     matching !== undefined &&
     'allOf' in matching &&
@@ -151,6 +152,7 @@ async function blobsPage(
   filter: SnippetListFilter,
 ): Promise<PageOf<BlobResult>> {
   const holding = text === '' ? undefined : text;
+  if (holding !== undefined) await store.snippets.texts.awaitIndexBacklog();
   const commonText =
     holding !== undefined &&
     length(holding) >= 3 &&

@@ -21,6 +21,8 @@ import { createPrivateFile, makePrivateDir, tightenPrivate } from '../private-fi
 import { primaryWriteLock, type WriteLock } from '../../workers.ts';
 import { WalCheckpoints } from './wal-checkpoints.ts';
 import { sqliteReader } from './sqlite-reader.ts';
+import { processWriteLock } from './write-lock.ts';
+import { SearchIndexer } from './search-indexer.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -80,20 +82,26 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
     throw error;
   }
   const database = withStatementCache(sqlite);
+  const inMemory = file === ':memory:';
+  // A file has a second writer, the search indexer's thread: the main connection's writes take the lock too.
+  const lock = inMemory ? primaryWriteLock() : processWriteLock(file, primaryWriteLock());
   const kysely = new Kysely<Database>({
-    dialect: new QueuedSqliteDialect({ database }, sqlite, primaryWriteLock()),
+    dialect: new QueuedSqliteDialect({ database }, sqlite, lock),
     log,
   });
   const epoch = sqliteEpochReader(sqlite, file);
-  const checkpoints = file === ':memory:' ? null : new WalCheckpoints(path.resolve(file));
+  const checkpoints = inMemory ? null : new WalCheckpoints(path.resolve(file));
   if (checkpoints) walCheckpoints.set(kysely, checkpoints);
-  const reader = file === ':memory:' ? kysely : sqliteReader(path.resolve(file));
+  const reader = inMemory ? kysely : sqliteReader(path.resolve(file));
+  const indexer = new SearchIndexer(inMemory ? { sqlite, kysely } : { file, lock: lock!, main: sqlite });
+  searchIndexers.set(kysely, indexer);
   return {
     kysely,
     dialect: 'sqlite',
     reader,
     readEpoch: epoch.read,
     close: async () => {
+      await indexer.close();
       await checkpoints?.close();
       epoch.close();
       if (reader !== kysely) await reader.destroy();
@@ -111,6 +119,16 @@ const walCheckpoints = new WeakMap<Kysely<Database>, WalCheckpoints>();
  */
 export async function checkpointWal(db: Kysely<Database>): Promise<void> {
   await walCheckpoints.get(db)?.run();
+}
+
+const searchIndexers = new WeakMap<Kysely<Database>, SearchIndexer>();
+
+/**
+ * Starts keeping SQLite's search index up with the writes (search-indexer.ts), once the migrations made
+ * its tables; nothing on PostgreSQL, whose indexes are kept by the writes themselves.
+ */
+export function startSearchIndexer(db: Db): void {
+  searchIndexers.get(db.kysely)?.start();
 }
 
 /** A backstop only (data_version is SQLite's documented answer): at most one query a second, whatever it says. */
@@ -164,9 +182,10 @@ function sqliteEpochReader(main: SQLite.Database, file: string) {
  * never has a waiter).
  *
  * Transactions begin IMMEDIATE: one that read first and then wrote would fail at once (SQLITE_BUSY, no
- * waiting) if another process committed in between. With several workers (cluster.ts), a write also takes
- * the primary's write lock first, waiting asynchronously: SQLite's own wait for another process's write
- * (busy_timeout) sleeps on the event loop, and a push holds its transaction while it streams objects.
+ * waiting) if another process committed in between. A write also takes the write lock first (write-lock.ts:
+ * this process's search indexer, and with several workers (cluster.ts) the primary's), waiting
+ * asynchronously: SQLite's own wait for another connection's write (busy_timeout) sleeps on the event loop,
+ * and a push holds its transaction while it streams objects.
  */
 class QueuedSqliteDriver extends SqliteDriver {
   #lent = false;

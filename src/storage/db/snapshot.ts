@@ -9,13 +9,19 @@ const KEPT_AS_IS = new Set(['change_epoch']);
 /** SQLite's next id per table: restored too, so the ids after a reset are the ids after the start. */
 const SEQUENCES = 'sqlite_sequence';
 
+/**
+ * SQLite's search index (search-indexing.ts) says what its FTS tables hold, which a restore leaves as they
+ * are: it follows the rows through their triggers instead, as the FTS tables do.
+ */
+const SEARCH_INDEX = new Set(['search_index_queue', 'search_index_pieces']);
+
 async function tablesOf(db: Db): Promise<string[]> {
   // Plain tables only: a full-text index (virtual, with its shadow tables) follows its rows through their
   // triggers as they are deleted and copied back.
   const { rows } = await sql<{ name: string }>`
     SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'
     ORDER BY name`.execute(db.kysely);
-  return rows.map((r) => r.name).filter((name) => !KEPT_AS_IS.has(name));
+  return rows.map((r) => r.name).filter((name) => !KEPT_AS_IS.has(name) && !SEARCH_INDEX.has(name));
 }
 
 const schemaName = (name: string) => {

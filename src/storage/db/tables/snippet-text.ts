@@ -1,13 +1,17 @@
 // The search index of snippets' files: one row per file of a snippet's head with its path and, for a text
 // file within the size limit, its content (else ''). It is written by the snippets table's syncFiles and
-// delete, so in the transaction of every write, push and delete. Searching it: SQLite keeps an FTS5 index with
-// the trigram tokenizer over the rows (snippet_file_text_fts, kept by triggers), PostgreSQL pg_trgm GIN
-// indexes; both answer a case-insensitive substring of three characters or more without reading every row.
+// delete, so in the transaction of every write, push and delete. Searching it: SQLite keeps FTS5 indexes with
+// the trigram tokenizer over pieces of the rows and of the snippets' fields (snippet_file_text_fts,
+// snippet_fields_fts), filled off the event loop from a queue (search-indexing.ts, migration 0012);
+// PostgreSQL pg_trgm GIN indexes; both answer a case-insensitive substring of three characters or more
+// without reading every row. On SQLite a source still queued is a candidate of every search, checked exactly.
 import zlib from 'node:zlib';
 import { type Kysely, sql } from 'kysely';
 import type { DialectName } from '../database.ts';
 import type { Database } from '../schema.ts';
 import type { IndexedFile } from './snippets.ts';
+import { MAX_PIECES, phraseText } from '../search-indexing.ts';
+import { readParts } from '../../git/object-parts.ts';
 
 /** Files larger than this are indexed by path only (GitLab's indexer keeps the same 1 MiB default). */
 export const TEXT_INDEX_MAX_BYTES = 1024 * 1024;
@@ -25,7 +29,7 @@ async function snippetBlobs(db: Kysely<Database>, snippetId: number, ids: string
   const rows = await db
     .selectFrom('git_objects as o')
     .innerJoin('git_repositories as r', 'r.id', 'o.repository_id')
-    .select(['o.oid', 'o.data'])
+    .select(['o.oid', 'o.data', 'o.parts'])
     .where('r.kind', '=', 'snippet')
     .where('r.owner_id', '=', snippetId)
     .where(
@@ -34,7 +38,12 @@ async function snippetBlobs(db: Kysely<Database>, snippetId: number, ids: string
       ids.map((id) => Buffer.from(id, 'hex')),
     )
     .execute();
-  for (const r of rows) out.set(Buffer.from(r.oid).toString('hex'), zlib.inflateSync(r.data));
+  // A body from PART_BYTES deflated on is kept in parts (a 1 MiB file of random text is).
+  for (const r of rows)
+    out.set(
+      Buffer.from(r.oid).toString('hex'),
+      zlib.inflateSync(r.parts === null ? r.data : await readParts(db, r.parts)),
+    );
   return out;
 }
 
@@ -48,9 +57,26 @@ export async function textRows(db: Kysely<Database>, snippetId: number, files: I
   });
 }
 
-/** An FTS5 phrase: the text in double quotes, its own quotes doubled. */
-const ftsPhrase = (text: string) => `"${text.replace(/"/g, '""')}"`;
+/** An FTS5 phrase: the text in double quotes, its own quotes doubled (a long text's start: a candidate set). */
+const ftsPhrase = (text: string) => `"${phraseText(text).phrase.replace(/"/g, '""')}"`;
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/** The source (snippet_file_text or snippet) of an FTS row, a piece of it (search-indexing.ts). */
+const SOURCE_OF_PIECE = sql.raw(`rowid / ${MAX_PIECES}`);
+/**
+ * Sources with work queued (to index, or old pieces to delete: a snippet's edited description, an id an
+ * ephemeral reset gave again): the index may not say what they hold now, so they are candidates of every
+ * search, checked exactly, and their pieces are not taken at their word.
+ */
+const queued = (kind: 'file' | 'fields') => sql`SELECT source_id FROM search_index_queue WHERE kind = ${kind}`;
+
+/**
+ * A search waits while the queued text is above this (the indexer works through it meanwhile): it reads the
+ * queued sources' text with LIKE, about 2 ms a MiB here, so at most some 30 ms a query (in the SQLite
+ * reader's thread, Db.reader, not on the event loop).
+ */
+export const QUEUE_SCAN_MAX_BYTES = 16 * 1024 * 1024;
+/** A search waits at most this long, then reads the whole queue: slower, but its answer stays exact. */
+const QUEUE_WAIT_MAX_MS = 10_000;
 
 /** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
 export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
@@ -76,8 +102,19 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
     /** The ids of snippets with a file whose path or content holds `text` (three characters or more), any case. */
     snippetsHolding(text: string) {
       if (dialect === 'sqlite') {
-        const rowids = sql`SELECT rowid FROM snippet_file_text_fts WHERE snippet_file_text_fts MATCH ${ftsPhrase(text)}`;
-        return db.selectFrom('snippet_file_text').select('snippet_id').where(sql<boolean>`id IN (${rowids})`);
+        // The FTS phrase is exact up to MAX_PHRASE_UNITS; a longer text, and the queued rows, are checked here.
+        const pattern = likePattern(text.toLowerCase());
+        const holds = (f: string) =>
+          sql<boolean>`(lower(${sql.ref(`${f}.path`)}) LIKE ${pattern} ESCAPE '\\'
+            OR lower(${sql.ref(`${f}.content`)}) LIKE ${pattern} ESCAPE '\\')`;
+        const indexed = sql`SELECT ${SOURCE_OF_PIECE} FROM snippet_file_text_fts
+          WHERE snippet_file_text_fts MATCH ${ftsPhrase(text)}`;
+        const q = db.selectFrom('snippet_file_text as f').select('f.snippet_id');
+        if (phraseText(text).truncated)
+          return q.where(sql<boolean>`f.id IN (${indexed} UNION ALL ${queued('file')})`).where(holds('f'));
+        return q.where(sql<boolean>`f.id IN (${indexed} EXCEPT ${queued('file')} UNION ALL SELECT qf.id
+          FROM search_index_queue q JOIN snippet_file_text qf ON qf.id = q.source_id AND q.kind = 'file'
+          AND ${holds('qf')})`);
       }
       const pattern = likePattern(text);
       return db
@@ -90,12 +127,26 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
      * or more each, any case), maybe not all in one field: a narrowing the exact conditions then check.
      */
     snippetsWithFields(texts: string[]) {
-      return sql`SELECT rowid FROM snippet_fields_fts WHERE snippet_fields_fts MATCH ${texts.map(ftsPhrase).join(' AND ')}`;
+      // Each text in some piece of the snippet's (its description's pieces are rows of their own).
+      const each = texts.map(
+        (t) => sql`SELECT ${SOURCE_OF_PIECE} FROM snippet_fields_fts WHERE snippet_fields_fts MATCH ${ftsPhrase(t)}`,
+      );
+      return sql`${sql.join(each, sql` INTERSECT `)} UNION ${queued('fields')}`;
     },
     /** The ids of snippets whose title or description holds `text` (three characters or more), any case. */
     snippetsWithFieldsHolding(text: string) {
-      if (dialect === 'sqlite')
-        return sql`SELECT rowid AS id FROM snippet_fields_fts WHERE snippet_fields_fts MATCH ${`{title description}: ${ftsPhrase(text)}`}`;
+      if (dialect === 'sqlite') {
+        // As snippetsHolding: exact up to MAX_PHRASE_UNITS, else and for queued snippets checked here.
+        const escaped = likePattern(text.toLowerCase());
+        const holds = sql`(lower(coalesce(s.title, '')) LIKE ${escaped} ESCAPE '\\'
+          OR lower(coalesce(s.description, '')) LIKE ${escaped} ESCAPE '\\')`;
+        const indexed = sql`SELECT ${SOURCE_OF_PIECE} AS id FROM snippet_fields_fts
+          WHERE snippet_fields_fts MATCH ${`{title description}: ${ftsPhrase(text)}`}`;
+        return phraseText(text).truncated
+          ? sql`SELECT s.id FROM snippets s WHERE s.id IN (${indexed} UNION ALL ${queued('fields')}) AND ${holds}`
+          : sql`${indexed} EXCEPT ${queued('fields')} UNION ALL SELECT s.id FROM search_index_queue q
+            JOIN snippets s ON s.id = q.source_id AND q.kind = 'fields' AND ${holds}`;
+      }
       const pattern = likePattern(text.toLowerCase());
       return sql`SELECT id FROM snippets WHERE lower(coalesce(title, '')) LIKE ${pattern}
         OR lower(coalesce(description, '')) LIKE ${pattern}`;
@@ -143,11 +194,33 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
         }>`SELECT count(*) AS n FROM (${rows} LIMIT ${many}) AS x`.execute(reads);
         return Number(counted[0].n) >= many;
       }
+      // Rows are pieces: their sources are counted (texts in different pieces of one source are not: a guess).
       const phrase = texts.map(ftsPhrase).join(' AND ');
       const table = sql.raw(files ? 'snippet_file_text_fts' : 'snippet_fields_fts');
-      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${table}
-        WHERE ${table} MATCH ${phrase} LIMIT ${many})`.execute(reads);
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT DISTINCT ${SOURCE_OF_PIECE}
+        FROM ${table} WHERE ${table} MATCH ${phrase} LIMIT ${many})`.execute(reads);
       return Number(rows[0].n) >= many;
+    },
+    /** SQLite: the sources queued for indexing and their text's size (a server indexes them); null elsewhere. */
+    async indexBacklog(): Promise<{ sources: number; bytes: number } | null> {
+      if (dialect !== 'sqlite') return null;
+      const { rows } = await sql<{ sources: number; bytes: number }>`SELECT count(*) AS sources,
+        coalesce(sum(text_bytes), 0) AS bytes FROM search_index_queue WHERE op = 'index'`.execute(reads);
+      return { sources: Number(rows[0].sources), bytes: Number(rows[0].bytes) };
+    },
+    /**
+     * SQLite: waits (up to QUEUE_WAIT_MAX_MS) while more than QUEUE_SCAN_MAX_BYTES of text is queued for
+     * indexing, which every search would read; at once when the indexer keeps up, and on PostgreSQL.
+     */
+    async awaitIndexBacklog(): Promise<void> {
+      if (dialect !== 'sqlite') return;
+      const waitUntil = performance.now() + QUEUE_WAIT_MAX_MS;
+      for (;;) {
+        const { rows } = await sql<{ n: number }>`SELECT coalesce(sum(text_bytes), 0) AS n FROM search_index_queue
+          WHERE op = 'index'`.execute(reads);
+        if (Number(rows[0].n) <= QUEUE_SCAN_MAX_BYTES || performance.now() >= waitUntil) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     },
     /** The indexed files of some snippets, with their text ('' for binary and oversized ones). */
     async files(snippetIds: number[]) {

@@ -1,0 +1,41 @@
+// SQLite's search indexing (search-indexing.ts), in a worker thread of search-indexer.ts: FTS5 inserts and
+// merges hold their thread for milliseconds to seconds, never the event loop. Each task is one short
+// transaction, run while the main thread holds the process's write lock. Run through tsx from src/; built as
+// storage/db/search-index-worker.js (scripts/build.mjs).
+import SQLite from 'better-sqlite3';
+import { hasQueuedWork, indexStepTransaction } from './search-indexing.ts';
+
+/** A connection of this thread's own per database file, kept between tasks. */
+const connections = new Map<string, SQLite.Database>();
+
+function connection(file: string): SQLite.Database {
+  let sqlite = connections.get(file);
+  if (!sqlite) {
+    sqlite = new SQLite(file, { fileMustExist: true, timeout: 5000 });
+    // NORMAL: a step lost to a crash is lost with its queue row's progress, so it is done again, not skipped.
+    sqlite.pragma('synchronous = NORMAL');
+    // Not in a step's commit, under the write lock every write waits for: `checkpoint` tasks do it outside.
+    sqlite.pragma('wal_autocheckpoint = 0');
+    connections.set(file, sqlite);
+  }
+  return sqlite;
+}
+
+export interface IndexTask {
+  file: string;
+  /** `peek`: only say whether work is queued; `checkpoint`: bring the log into the database file (neither
+   * writes a row, so neither needs the write lock); `step`: index for about budgetMs. */
+  kind: 'peek' | 'checkpoint' | 'step';
+  budgetMs: number;
+}
+
+export default function run(task: IndexTask): { idle: boolean } {
+  const sqlite = connection(task.file);
+  if (task.kind === 'peek') return { idle: !hasQueuedWork(sqlite) };
+  if (task.kind === 'checkpoint') {
+    // PASSIVE: as much as no reader or writer needs, never waiting for one, so that none waits for it either.
+    sqlite.pragma('wal_checkpoint(PASSIVE)');
+    return { idle: true };
+  }
+  return indexStepTransaction(sqlite, task.budgetMs);
+}

@@ -1,0 +1,125 @@
+// Keeps SQLite's search index (search-indexing.ts) up with the queue its triggers fill, off the event loop:
+// a thread of its own (search-index-worker.ts) with its own connection does the work in steps of about
+// STEP_BUDGET_MS, each under the process's write lock (write-lock.ts), so a write of a request waits at most
+// one step, asynchronously. An in-memory database (ephemeral mode) has no second connection: there the steps
+// run on the main connection, between queries, STEP_BUDGET_MS at a time.
+import type SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.ts';
+import type { Piscina } from 'piscina';
+import { shippedFile } from '../../shipped-files.ts';
+import type { WriteLock } from '../../workers.ts';
+import { hasQueuedWork, indexStepTransaction } from './search-indexing.ts';
+import type { IndexTask } from './search-index-worker.ts';
+
+/** Work per step (a piece or a merge may overrun it): what a write of a request may wait for. */
+const STEP_BUDGET_MS = 10;
+/** How often an idle indexer looks at the queue (searches read queued rows meanwhile, so none is missed). */
+const IDLE_POLL_MS = 200;
+/**
+ * How often a busy indexer checkpoints SQLite's log, outside the write lock: its steps write the log fast
+ * (FTS5 segments), and SQLite would otherwise checkpoint inside some commit when the log passes 1,000 pages,
+ * on the event loop if that commit is the main connection's.
+ */
+const CHECKPOINT_EVERY_MS = 250;
+/**
+ * The main connection's own checkpoint threshold once the indexer runs, in pages (SQLite's default is 1,000):
+ * a backstop only, below which this thread's and wal-checkpoints.ts's (every second) keep the log. At 1,000
+ * the log, which the thread's steps fill fast, passed it between two checkpoints, and some request's commit
+ * copied the thread's pages on the event loop (loop delays of 100-330 ms while indexing, 23-45 ms without).
+ */
+const MAIN_CHECKPOINT_PAGES = 10_000;
+
+type Step = (peek: boolean) => Promise<{ idle: boolean }>;
+type Options =
+  | { file: string; lock: WriteLock; main: SQLite.Database }
+  | { sqlite: SQLite.Database; kysely: Kysely<Database> };
+
+export class SearchIndexer {
+  private closed = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private pool: Piscina | null = null;
+
+  constructor(private readonly options: Options) {}
+
+  /** Starts the steps; until then nothing is loaded (a command of the CLI opens the database without them). */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  private async steps(): Promise<Step> {
+    const options = this.options;
+    if (!('file' in options)) {
+      const { sqlite, kysely } = options;
+      // The connection lent to us alone (QueuedSqliteDriver), then used directly for one step.
+      return (peek) =>
+        kysely
+          .connection()
+          .execute(async () =>
+            peek ? { idle: !hasQueuedWork(sqlite) } : indexStepTransaction(sqlite, STEP_BUDGET_MS),
+          );
+    }
+    const { Piscina } = await import('piscina');
+    // From source the worker is search-index-worker.ts (run through tsx, as its parent is); built, .js.
+    const worker = import.meta.url.endsWith('.ts') ? 'search-index-worker.ts' : 'search-index-worker.js';
+    const pool = new Piscina({
+      filename: shippedFile('storage', 'db', worker),
+      minThreads: 0,
+      maxThreads: 1,
+      idleTimeout: 10 * IDLE_POLL_MS,
+    });
+    // A thread failing outside a task must not end the server (an 'error' event nobody hears would).
+    pool.on('error', (error: Error) => process.emitWarning(`the search index thread failed: ${error.message}`));
+    this.pool = pool;
+    const { file, lock, main } = options;
+    main.pragma(`wal_autocheckpoint = ${MAIN_CHECKPOINT_PAGES}`);
+    let checkpointedAt = performance.now();
+    const checkpoint = async () => {
+      await pool.run({ file, kind: 'checkpoint', budgetMs: 0 } satisfies IndexTask);
+      checkpointedAt = performance.now();
+    };
+    return async (peek) => {
+      if (peek) return pool.run({ file, kind: 'peek', budgetMs: 0 } satisfies IndexTask);
+      let result: { idle: boolean };
+      await lock.acquire();
+      try {
+        result = await pool.run({ file, kind: 'step', budgetMs: STEP_BUDGET_MS } satisfies IndexTask);
+      } finally {
+        lock.release();
+      }
+      if (result.idle || performance.now() - checkpointedAt >= CHECKPOINT_EVERY_MS) await checkpoint();
+      return result;
+    };
+  }
+
+  private async run(): Promise<void> {
+    const step = await this.steps();
+    let idle = false;
+    while (!this.closed) {
+      try {
+        idle = (await step(idle)).idle;
+      } catch (error) {
+        if (this.closed) break;
+        process.emitWarning(`a search index step failed: ${(error as Error).message}`);
+        idle = true;
+      }
+      // Busy: the next step as soon as the event loop has had its turn; idle: a look at the queue later.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, idle ? IDLE_POLL_MS : 0);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wake?.();
+    await this.loop;
+    await this.pool?.destroy();
+  }
+}

@@ -1,0 +1,180 @@
+// SQLite's search index, kept off the write transactions (migration 0012). A write's triggers only queue
+// work in search_index_queue (cheap); `indexStep` does that work a little at a time, each call one short
+// transaction on a connection of its own (search-index-worker.ts, in a thread; the main connection for an
+// in-memory database). FTS5 with the trigram tokenizer costs per distinct trigram: a 1 MiB file of random
+// text took 2.4 s in one insert, so the text goes in as pieces of PIECE_UNITS, and the segment merges FTS5
+// would run inside some insert (460 ms seen) are run here in small explicit steps instead (automerge is off).
+//
+// Both FTS tables are contentless: a row is a piece, its rowid the source's id times MAX_PIECES plus the
+// piece's number (sources: snippet_file_text rows for snippet_file_text_fts, snippets for snippet_fields_fts).
+// Consecutive pieces overlap by OVERLAP_UNITS, and searches look for at most MAX_PHRASE_UNITS of their text,
+// so any occurrence of what they look for lies whole in one piece.
+import type SQLite from 'better-sqlite3';
+
+/** UTF-16 code units in a piece (8 KiB of ASCII): one insert of random text then takes a few milliseconds. */
+export const PIECE_UNITS = 8192;
+/** A search's FTS phrase is at most this long; longer texts are checked exactly on the candidates it finds. */
+export const MAX_PHRASE_UNITS = 64;
+/** Pieces start this far apart: any MAX_PHRASE_UNITS window lies whole in one (one unit spare for a surrogate). */
+const STEP_UNITS = PIECE_UNITS - MAX_PHRASE_UNITS - 1;
+/** Pieces a source may have in its rowid range; a longer text's last piece takes the rest (never at 1 MiB). */
+export const MAX_PIECES = 1024;
+/** Pages of merge work per merge command: a few milliseconds each. */
+const MERGE_PAGES = 16;
+
+export type SourceKind = 'file' | 'fields';
+export const FTS_TABLE: Record<SourceKind, string> = { file: 'snippet_file_text_fts', fields: 'snippet_fields_fts' };
+
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+/** A boundary moved back off the middle of a surrogate pair. */
+const boundary = (text: string, at: number) =>
+  at > 0 && at < text.length && isLowSurrogate(text.charCodeAt(at)) ? at - 1 : Math.min(at, text.length);
+
+export function pieceCount(text: string): number {
+  const n = text.length <= PIECE_UNITS ? 1 : 1 + Math.ceil((text.length - PIECE_UNITS) / STEP_UNITS);
+  return Math.min(n, MAX_PIECES);
+}
+
+/** The text of piece `k` of `count`. */
+export function pieceOf(text: string, k: number, count: number): string {
+  const start = boundary(text, k * STEP_UNITS);
+  const end = k === count - 1 ? text.length : boundary(text, k * STEP_UNITS + PIECE_UNITS);
+  return text.slice(start, end);
+}
+
+/** What a search asks FTS5 for: at most MAX_PHRASE_UNITS of the text, never half a surrogate pair. */
+export function phraseText(text: string): { phrase: string; truncated: boolean } {
+  if (text.length <= MAX_PHRASE_UNITS) return { phrase: text, truncated: false };
+  return { phrase: text.slice(0, boundary(text, MAX_PHRASE_UNITS)), truncated: true };
+}
+
+interface QueuedWork {
+  id: number;
+  op: 'index' | 'delete';
+  kind: SourceKind;
+  source_id: number;
+  next_piece: number;
+}
+
+/** The columns of piece `k` of a source, in its FTS table's column order (title, file name and path: piece 0). */
+function sourcePieces(sqlite: SQLite.Database, kind: SourceKind, id: number) {
+  if (kind === 'file') {
+    const row = sqlite.prepare('SELECT path, content FROM snippet_file_text WHERE id = ?').get(id) as
+      | { path: string; content: string }
+      | undefined;
+    if (!row) return null;
+    const count = pieceCount(row.content);
+    return { count, columns: (k: number) => [k === 0 ? row.path : null, pieceOf(row.content, k, count)] };
+  }
+  const row = sqlite.prepare('SELECT title, description, file_name FROM snippets WHERE id = ?').get(id) as
+    | { title: string | null; description: string | null; file_name: string | null }
+    | undefined;
+  if (!row) return null;
+  const description = row.description ?? '';
+  const count = pieceCount(description);
+  return {
+    count,
+    columns: (k: number) => [
+      k === 0 ? row.title : null,
+      pieceOf(description, k, count),
+      k === 0 ? row.file_name : null,
+    ],
+  };
+}
+
+function indexedPieces(sqlite: SQLite.Database, kind: SourceKind, id: number): number {
+  const row = sqlite.prepare('SELECT pieces FROM search_index_pieces WHERE kind = ? AND source_id = ?').get(kind, id) as
+    | { pieces: number }
+    | undefined;
+  return row?.pieces ?? 0;
+}
+
+function setIndexedPieces(sqlite: SQLite.Database, kind: SourceKind, id: number, pieces: number) {
+  if (pieces === 0) sqlite.prepare('DELETE FROM search_index_pieces WHERE kind = ? AND source_id = ?').run(kind, id);
+  else
+    sqlite
+      .prepare(`INSERT INTO search_index_pieces (kind, source_id, pieces) VALUES (?, ?, ?)
+        ON CONFLICT (kind, source_id) DO UPDATE SET pieces = excluded.pieces`)
+      .run(kind, id, pieces);
+}
+
+/** Adds pieces of the queued source to its FTS table until `deadline`; true when the source is done. */
+function indexSome(sqlite: SQLite.Database, work: QueuedWork, deadline: number): boolean {
+  const source = sourcePieces(sqlite, work.kind, work.source_id);
+  if (!source) return true; // deleted since: its delete follows in the queue
+  const table = FTS_TABLE[work.kind];
+  const columns = work.kind === 'file' ? 'path, content' : 'title, description, file_name';
+  const insert = sqlite.prepare(
+    `INSERT OR REPLACE INTO ${table} (rowid, ${columns}) VALUES (?, ${work.kind === 'file' ? '?, ?' : '?, ?, ?'})`,
+  );
+  let k = work.next_piece;
+  while (k < source.count) {
+    insert.run(work.source_id * MAX_PIECES + k, ...source.columns(k));
+    k++;
+    if (performance.now() >= deadline) break;
+  }
+  setIndexedPieces(sqlite, work.kind, work.source_id, Math.max(k, indexedPieces(sqlite, work.kind, work.source_id)));
+  if (k < source.count) {
+    sqlite.prepare('UPDATE search_index_queue SET next_piece = ? WHERE id = ?').run(k, work.id);
+    return false;
+  }
+  return true;
+}
+
+/** Deletes the source's pieces from its FTS table, the last first, until `deadline`; true when none is left. */
+function deleteSome(sqlite: SQLite.Database, work: QueuedWork, deadline: number): boolean {
+  let pieces = indexedPieces(sqlite, work.kind, work.source_id);
+  const remove = sqlite.prepare(`DELETE FROM ${FTS_TABLE[work.kind]} WHERE rowid = ?`);
+  while (pieces > 0) {
+    pieces--;
+    remove.run(work.source_id * MAX_PIECES + pieces);
+    if (performance.now() >= deadline) break;
+  }
+  setIndexedPieces(sqlite, work.kind, work.source_id, pieces);
+  return pieces === 0;
+}
+
+/** One merge command on an FTS table; whether it merged anything. */
+function mergeStep(sqlite: SQLite.Database, table: string): boolean {
+  const changes = sqlite.prepare('SELECT total_changes() AS n').pluck();
+  const before = changes.get() as number;
+  sqlite.prepare(`INSERT INTO ${table} (${table}, rank) VALUES ('merge', ?)`).run(MERGE_PAGES);
+  return (changes.get() as number) - before > 1;
+}
+
+/**
+ * Queued work and merges for about `budgetMs` (a piece or a merge command may overrun it by a few
+ * milliseconds), in the caller's transaction. Answers whether anything is left to do.
+ */
+export function indexStep(sqlite: SQLite.Database, budgetMs: number): { idle: boolean } {
+  const deadline = performance.now() + budgetMs;
+  const head = sqlite.prepare('SELECT id, op, kind, source_id, next_piece FROM search_index_queue ORDER BY id LIMIT 1');
+  let queued = false;
+  for (;;) {
+    const work = head.get() as QueuedWork | undefined;
+    if (!work) break;
+    queued = true;
+    const done = work.op === 'index' ? indexSome(sqlite, work, deadline) : deleteSome(sqlite, work, deadline);
+    if (done) sqlite.prepare('DELETE FROM search_index_queue WHERE id = ?').run(work.id);
+    if (performance.now() >= deadline) return { idle: false };
+  }
+  // Merges after the pieces (and between steps while pieces keep coming), so that segments never pile up.
+  let merged = false;
+  for (const table of Object.values(FTS_TABLE)) {
+    while (mergeStep(sqlite, table)) {
+      merged = true;
+      if (performance.now() >= deadline) return { idle: false };
+    }
+  }
+  return { idle: !queued && !merged };
+}
+
+/** Runs `indexStep` in a transaction of its own on `sqlite`. */
+export function indexStepTransaction(sqlite: SQLite.Database, budgetMs: number): { idle: boolean } {
+  return sqlite.transaction(() => indexStep(sqlite, budgetMs)).immediate();
+}
+
+/** Whether anything is queued (read without the write lock, to know whether to take it). */
+export function hasQueuedWork(sqlite: SQLite.Database): boolean {
+  return sqlite.prepare('SELECT EXISTS (SELECT 1 FROM search_index_queue) AS queued').pluck().get() === 1;
+}

@@ -1,0 +1,182 @@
+// Search indexing never stalls the server (issues 28 and 32): FTS5 takes seconds for a large file of random
+// text (it costs per distinct trigram), which on SQLite ran in the write's transaction on the event loop.
+// A snippet with several such files and such a description is created, then deleted, by a real process while
+// cheap requests go on (test/stall.ts); a search right after each finds exactly what is stored (the rows the
+// indexer has not reached yet included), and again once the indexer is done (SQLite: its queue is empty).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import { spawnSync } from 'node:child_process';
+import { CLI, exited, type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
+import { migrateToLatest } from '../../src/storage/db/migrate.ts';
+import { openDatabase } from '../../src/storage/db/database.ts';
+import { processStorage, TEST_DB } from '../helper.ts';
+import { assertCalm, MiB, whileHostile } from '../stall.ts';
+
+const TOKEN = 'glpat-search-indexing-root-token';
+const FILES = 4;
+/** Base64 of random bytes: 1 MiB, the most the index takes of a file, with the most distinct trigrams. */
+const randomText = (bytes: number) => crypto.randomBytes((bytes / 4) * 3).toString('base64');
+
+describe('search indexing: large files of random text indexed without holding the event loop', () => {
+  let server: Spawned;
+  let storage: Awaited<ReturnType<typeof processStorage>>;
+  const files = Array.from({ length: FILES }, (_, i) => ({ file_path: `random-${i}.txt`, content: randomText(MiB) }));
+  const description = randomText(MiB - 4096);
+
+  const request = async (method: string, url: string, body?: unknown) => {
+    const res = await fetch(`${server.url}/api/v4${url}`, {
+      method,
+      headers: { 'private-token': TOKEN, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    assert.ok(
+      res.status < 300,
+      `${method} ${url}: ${res.status} ${text.slice(0, 300)} ${server.output().slice(-2000)}`,
+    );
+    return text ? JSON.parse(text) : null;
+  };
+  /** The ids of the snippets found, and for blobs each one's files that matched. */
+  const searchBlobs = async (text: string) => {
+    const found = await request('GET', `/search?scope=snippet_blobs&per_page=100&search=${encodeURIComponent(text)}`);
+    return found.map((s: { id: number; matches?: { path: string }[] }) => s.id);
+  };
+  const searchTitles = async (text: string) => {
+    const found = await request('GET', `/search?scope=snippet_titles&per_page=100&search=${encodeURIComponent(text)}`);
+    return found.map((s: { id: number }) => s.id);
+  };
+  /** Texts from the middle of each file and of the description: short (one FTS phrase) and long (its start). */
+  const needles = () => {
+    const middle = (text: string, length: number) => text.slice(text.length / 2, text.length / 2 + length);
+    return {
+      files: files.flatMap((f) => [middle(f.content, 30), middle(f.content, 90)]),
+      description: [middle(description, 30), middle(description, 90)],
+    };
+  };
+  /** Whether every text is found in exactly `ids`, by content search and (the description's) by title search. */
+  const assertFound = async (ids: number[], when: string) => {
+    const { files: inFiles, description: inDescription } = needles();
+    for (const text of [...inFiles, ...inDescription])
+      assert.deepEqual(await searchBlobs(text), ids, `snippet_blobs ${when}: ${text}`);
+    for (const text of inDescription)
+      assert.deepEqual(await searchTitles(text), ids, `snippet_titles ${when}: ${text}`);
+    // A text in no file (one character changed, whatever its case) is found nowhere: the candidates are checked.
+    const changed = `${inFiles[1].slice(0, 45)}${inFiles[1][45] === '0' ? '1' : '0'}${inFiles[1].slice(46)}`;
+    assert.deepEqual(await searchBlobs(changed), [], `a text in no file, ${when}`);
+  };
+  /** SQLite: until the indexer's queue is empty (PostgreSQL's indexes are written with the rows). */
+  const indexed = async () => {
+    if (TEST_DB !== 'sqlite') return;
+    const db = openDatabase(storage.databaseUrl);
+    try {
+      const until = Date.now() + 300_000;
+      for (;;) {
+        const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM search_index_queue`.execute(db.kysely);
+        if (rows[0].n === 0) return;
+        assert.ok(Date.now() < until, `the search index still has ${rows[0].n} sources queued`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    } finally {
+      await db.close();
+    }
+  };
+
+  before(async () => {
+    storage = await processStorage('snippetd-search-indexing-');
+    server = await spawnServer({
+      ...process.env,
+      SNIPPETD_DATA_DIR: storage.dataDir,
+      SNIPPETD_DATABASE_URL: storage.databaseUrl,
+      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
+      SNIPPETD_LOG_LEVEL: 'warn',
+    });
+  });
+  after(async () => {
+    server?.child.kill('SIGTERM');
+    if (server) await exited(server.child);
+    await storage?.remove();
+  });
+
+  it('creates and deletes a snippet of large random files calmly, and search finds exactly what is stored', async (t) => {
+    // Dozens of searches: more than search_rate_limit's 30 a minute, which this is not about.
+    await request('PUT', '/application/settings', { search_rate_limit: 0 });
+    const { answer: snippet, calm } = await whileHostile(server, () =>
+      request('POST', '/snippets', { title: 'random', visibility: 'public', description, files }),
+    );
+    t.diagnostic(`create: ${JSON.stringify(calm)}`);
+    assertCalm(calm);
+    await assertFound([snippet.id], 'right after the create');
+    await indexed();
+    await assertFound([snippet.id], 'once indexed');
+
+    const { calm: deleting } = await whileHostile(server, () => request('DELETE', `/snippets/${snippet.id}`));
+    t.diagnostic(`delete: ${JSON.stringify(deleting)}`);
+    assertCalm(deleting);
+    await assertFound([], 'right after the delete');
+    await indexed();
+    await assertFound([], 'once the index forgot it');
+  });
+});
+
+describe('snippetd fsck: the search index lag', {
+  skip: TEST_DB === 'postgres' && 'SQLite only: PostgreSQL indexes in the write',
+}, () => {
+  it('says how much the search index has still to take in while no server indexes it', async () => {
+    const storage = await processStorage('snippetd-search-lag-');
+    try {
+      const db = openDatabase(storage.databaseUrl);
+      try {
+        await migrateToLatest(db);
+        const now = new Date().toISOString();
+        const user = await db.kysely
+          .insertInto('users')
+          .values({
+            username: 'u',
+            email: 'u@x',
+            name: 'U',
+            state: 'active',
+            admin: 0,
+            external: 0,
+            bot: 0,
+            created_at: now,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        const snippet = {
+          project_id: null,
+          author_id: user.id,
+          visibility: 'public' as const,
+          file_name: 'a.txt',
+          content: '',
+          default_branch: 'main',
+          created_at: now,
+          updated_at: now,
+        };
+        await db.kysely
+          .insertInto('snippets')
+          .values([
+            { ...snippet, title: 'one', description: 'héllo' },
+            { ...snippet, title: 'two', description: null },
+          ])
+          .execute();
+      } finally {
+        await db.close();
+      }
+      const run = () =>
+        spawnSync(process.execPath, ['--import', 'tsx', CLI, 'fsck'], {
+          env: { ...process.env, SNIPPETD_DATA_DIR: storage.dataDir, SNIPPETD_DATABASE_URL: storage.databaseUrl },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+      // Two snippets' title, description and file name: 3 + 6 + 5 and 3 + 0 + 5 bytes.
+      assert.match(
+        run().stderr,
+        /^snippetd fsck: the search index has 2 sources \(22 bytes of text\) still to take in; a running server does$/m,
+      );
+    } finally {
+      await storage.remove();
+    }
+  });
+});
