@@ -83,14 +83,17 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
   }
   const database = withStatementCache(sqlite);
   const inMemory = file === ':memory:';
+  const checkpoints = inMemory ? null : new WalCheckpoints(path.resolve(file));
   // A file has a second writer, the search indexer's thread: the main connection's writes take the lock too.
-  const lock = inMemory ? primaryWriteLock() : processWriteLock(file, primaryWriteLock());
+  // Each write's end tells the checkpoints there is something to checkpoint.
+  const lock = checkpoints
+    ? afterEachWrite(processWriteLock(file, primaryWriteLock()), checkpoints)
+    : primaryWriteLock();
   const kysely = new Kysely<Database>({
     dialect: new QueuedSqliteDialect({ database }, sqlite, lock),
     log,
   });
   const epoch = sqliteEpochReader(sqlite, file);
-  const checkpoints = inMemory ? null : new WalCheckpoints(path.resolve(file));
   if (checkpoints) walCheckpoints.set(kysely, checkpoints);
   const reader = inMemory ? kysely : sqliteReader(path.resolve(file));
   const indexer = new SearchIndexer(inMemory ? { sqlite, kysely } : { file, lock: lock!, main: sqlite });
@@ -111,6 +114,15 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
 }
 
 const walCheckpoints = new WeakMap<Kysely<Database>, WalCheckpoints>();
+
+/** `lock`, telling `checkpoints` of every write when it releases the lock. */
+const afterEachWrite = (lock: WriteLock, checkpoints: WalCheckpoints): WriteLock => ({
+  acquire: () => lock.acquire(),
+  release: () => {
+    lock.release();
+    checkpoints.written();
+  },
+});
 
 /**
  * Brings a SQLite database's log into its file off the event loop (wal-checkpoints.ts); nothing elsewhere. A

@@ -3,7 +3,7 @@
 // transaction, run while the main thread holds the process's write lock. Run through tsx from src/; built as
 // storage/db/search-index-worker.js (scripts/build.mjs).
 import SQLite from 'better-sqlite3';
-import { hasQueuedWork, indexStepTransaction } from './search-indexing.ts';
+import { indexStepTransaction } from './search-indexing.ts';
 
 /** A connection of this thread's own per database file, kept between tasks. */
 const connections = new Map<string, SQLite.Database>();
@@ -23,15 +23,14 @@ function connection(file: string): SQLite.Database {
 
 export interface IndexTask {
   file: string;
-  /** `peek`: only say whether work is queued; `checkpoint`: bring the log into the database file (neither
-   * writes a row, so neither needs the write lock); `step`: index for about budgetMs. */
-  kind: 'peek' | 'checkpoint' | 'step';
+  /** `checkpoint`: bring the log into the database file (it writes no row, so it needs no write lock);
+   * `step`: index for about budgetMs. */
+  kind: 'checkpoint' | 'step';
   budgetMs: number;
 }
 
 export default function run(task: IndexTask): { idle: boolean } {
   const sqlite = connection(task.file);
-  if (task.kind === 'peek') return { idle: !hasQueuedWork(sqlite) };
   if (task.kind === 'checkpoint') {
     // PASSIVE: as much as no reader or writer needs, never waiting for one, so that none waits for it either.
     sqlite.pragma('wal_checkpoint(PASSIVE)');

@@ -80,7 +80,10 @@ export class SearchIndexer {
       checkpointedAt = performance.now();
     };
     return async (peek) => {
-      if (peek) return pool.run({ file, kind: 'peek', budgetMs: 0 } satisfies IndexTask);
+      // An idle indexer looks at the queue on the main connection (one indexed row read), so that its thread
+      // ends with piscina's idle timeout and gives its memory back. A transaction of the main connection's
+      // under way may show rows it has not committed: a step then finds nothing, and says idle.
+      if (peek) return { idle: !hasQueuedWork(main) };
       let result: { idle: boolean };
       await lock.acquire();
       try {
