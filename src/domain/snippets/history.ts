@@ -1,6 +1,8 @@
 // A snippet's revisions (beyond GitLab, whose snippets have no history view): every commit of its default
 // branch, newest first, with the files each changed, and one commit's changes as a diff. Written through the
-// API, a page or `git push`, a commit is a commit: git itself reads them from the node's cache repository of
+// API, a page or `git push`, a commit is a commit. A page of revisions is read from the rows (the commits
+// walked as `git log` walks them, each one's files from storage/git/changes.ts); what only git can tell (a
+// rename by similarity, a large change) and every diff, git itself reads from the node's cache repository of
 // the snippet (storage/git/history.ts), brought up to date from the rows first, as a clone is. The caller has
 // found the snippet as the viewer may see it (reads.ts#findSnippetOrPersonalForPage).
 import type { Store } from '../../storage/db/store.ts';
@@ -8,6 +10,7 @@ import type { Snippet } from '../../storage/db/schema.ts';
 import type { ServingCaches } from '../../storage/git/serving-cache.ts';
 import {
   type DiffLimits,
+  type FileChange,
   type FilePatch,
   GitTimeout,
   readCommitDiff,
@@ -15,6 +18,7 @@ import {
   type Revision,
 } from '../../storage/git/history.ts';
 import type { GitRepository } from '../../storage/git/repository.ts';
+import { changesFromRows } from '../../storage/git/changes.ts';
 import { notFound } from '../failure.ts';
 import { diffLines, Kept, Rendering, renderBudget } from '../rendering.ts';
 
@@ -50,6 +54,16 @@ const keptDiffs = new Kept<RevisionDiff>(
   KEPT_LIMITS,
 );
 const diffsUnderWay = new Rendering<RevisionDiff>();
+/**
+ * The files each commit changed, by commit id, as rows or git worked them out: a new commit's page of
+ * revisions then works out one commit's files, not twenty (a page by its head is new after every commit).
+ */
+const keptChanges = new Kept<FileChange[]>((files) => 64 + files.length * 160, {
+  entries: 20_000,
+  bytes: 8 * 1024 * 1024,
+});
+/** Pages from this one on are read by git (one process skips the commits): the rows would be walked commit by commit. */
+const ROWS_PAGES = 10;
 
 async function cacheDir(caches: ServingCaches, repo: GitRepository): Promise<string> {
   return caches.exclusive(repo.id, () => caches.refresh(repo));
@@ -78,10 +92,33 @@ export async function snippetRevisions(
   return (
     keptPages.get(key) ??
     pagesUnderWay.once(key, async () => {
-      const read = await readPage(caches, repo, head, page);
+      const read =
+        (page <= ROWS_PAGES && (await pageFromRows(repo, head, page))) || (await readPage(caches, repo, head, page));
       return keptPages.keep(key, read, read.filesOmitted ? RETRY_AFTER_MS : undefined);
     })
   );
+}
+
+/** The page from the rows, or null when one of its commits' files only git can tell. */
+async function pageFromRows(repo: GitRepository, head: string, page: number): Promise<RevisionsPage | null> {
+  // One more than a page says whether another follows, without counting them all.
+  const commits = await repo.log(head, { skip: (page - 1) * REVISIONS_PER_PAGE, limit: REVISIONS_PER_PAGE + 1 });
+  const revisions: Revision[] = [];
+  for (const c of commits.slice(0, REVISIONS_PER_PAGE)) {
+    const files = keptChanges.get(c.id) ?? (await changesFromRows(repo, c.id));
+    if (!files) return null;
+    keptChanges.keep(c.id, files);
+    revisions.push({
+      id: c.id,
+      parents: c.parents,
+      authorName: c.authorName,
+      authorEmail: c.authorEmail,
+      authoredAt: new Date(c.authoredAt).toISOString(),
+      message: c.message,
+      files,
+    });
+  }
+  return { revisions, hasMore: commits.length > REVISIONS_PER_PAGE, filesOmitted: false };
 }
 
 async function readPage(caches: ServingCaches, repo: GitRepository, head: string, page: number) {
@@ -93,6 +130,7 @@ async function readPage(caches: ServingCaches, repo: GitRepository, head: string
     maxBytes: MAX_LOG_BYTES,
     timeoutMs: renderBudget(),
   });
+  if (!filesOmitted) for (const r of revisions) keptChanges.keep(r.id, r.files);
   return {
     revisions: revisions.slice(0, REVISIONS_PER_PAGE),
     hasMore: revisions.length > REVISIONS_PER_PAGE,
