@@ -501,6 +501,66 @@ describe('snippet revisions pages', () => {
     assert.deepEqual(await listedChanges(snippet.web_url), expected);
   });
 
+  it("works a new commit's diff out after the update, for a snippet whose diffs are looked at", async () => {
+    /** The node's git cache repositories brought up to date (hit) and built (miss), from /-/metrics. */
+    const serving = async () => {
+      const metrics = (await t.request({ method: 'GET', url: '/-/metrics', token: null })).body;
+      const count = (result: string) =>
+        Number(
+          new RegExp(`^snippetd_cache_requests_total\\{cache="git_serving",result="${result}"\\} (\\d+)$`, 'm').exec(
+            metrics,
+          )?.[1] ?? 0,
+        );
+      return { hits: count('hit'), misses: count('miss') };
+    };
+    const update = (id: number, content: string) =>
+      t.must('PUT', `/snippets/${id}`, aliceToken, { files: [{ action: 'update', file_path: 'w.js', content }] });
+    const watched = await t.must('POST', '/snippets', aliceToken, {
+      title: 'watched',
+      visibility: 'public',
+      files: [{ file_path: 'w.js', content: 'let a = 0;\n' }],
+    });
+    const web = watched.web_url as string;
+    await update(watched.id, 'let a = 1;\n');
+    const [first] = await gitLog(watched.id);
+    await page(`${web}/revisions/${first}`);
+    const before = await serving();
+    await update(watched.id, 'let a = 2;\n');
+    // Worked out in the background: git reads it from the node's cache repository, brought up to date.
+    for (let waited = 0; (await serving()).hits === before.hits; waited += 20) {
+      assert.ok(waited < 10_000, 'the new commit was not worked out');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const prepared = await serving();
+    const [top] = listed(await page(`${web}/revisions`));
+    const second = top.href.slice(`${web}/revisions/`.length);
+    assert.deepEqual(shownFiles(await page(top.href)), [
+      {
+        header: 'w.js modified +1 −1',
+        raw: `${web}/raw/${second}/w.js`,
+        rows: [
+          ['', '', 'hunk', '@@ -1 +1 @@'],
+          ['1', '', 'deleted', 'let a = 1;'],
+          ['', '1', 'added', 'let a = 2;'],
+        ],
+      },
+    ]);
+    // Its first view, and the list's, found what they show without git.
+    assert.deepEqual(await serving(), prepared);
+    assert.equal((await gitLog(watched.id))[0], second);
+
+    // A snippet whose diffs nobody looked at costs its updates nothing: no cache repository is made for it.
+    const unwatched = await t.must('POST', '/snippets', aliceToken, {
+      title: 'unwatched',
+      visibility: 'public',
+      files: [{ file_path: 'w.js', content: 'let b = 0;\n' }],
+    });
+    const quiet = await serving();
+    await update(unwatched.id, 'let b = 1;\n');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(await serving(), quiet);
+  });
+
   it('bounds a large change: a file whose patch is over 200 KB is said to be too large to display', async () => {
     const big = Array.from({ length: 30_000 }, (_, i) => `line ${i}\n`).join('');
     const snippet = await t.must('POST', '/snippets', aliceToken, {
