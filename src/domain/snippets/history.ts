@@ -88,6 +88,10 @@ export async function snippetRevisions(
   const repo = await store.git.find('snippet', snippet.id);
   const head = repo && (await repo.readBranch(repo.head));
   if (!repo || !head) return { revisions: [], hasMore: false, filesOmitted: false };
+  return pageOf(caches, repo, head, page);
+}
+
+async function pageOf(caches: ServingCaches, repo: GitRepository, head: string, page: number) {
   const key = `${head}\n${page}`;
   return (
     keptPages.get(key) ??
@@ -191,16 +195,18 @@ async function diffOf(caches: ServingCaches, repo: GitRepository, id: string): P
 const MAX_WAITING = 16;
 
 /**
- * Works out a new commit's diff (git, then the highlighting in the render pool) right after the update that
- * made it, so that its first view finds it kept: a diff costs a git process and its highlighting (for 200
- * changed lines of JavaScript, about 35 ms of CPU: bench/revisions.ts), far over a page's 20 ms. Only for a
+ * Works out a new commit's first page of revisions (from the rows) and its diff (git, then the highlighting
+ * in the render pool) right after the update that made it, so that their first views find them kept: a diff
+ * costs a git process and its highlighting (for 200 changed lines of JavaScript, about 35 ms of CPU:
+ * bench/revisions.ts), far over a page's 20 ms. Only for a
  * snippet whose cache repository this node has (someone looked at a diff of it, or cloned it, since the node
  * started): a snippet nobody looks at costs its writes nothing, and none gets a cache repository for it.
  * One at a time, in the background; a preparation that fails is left to the first view.
  */
 export class RevisionPreparer {
   private readonly waiting: { snippetId: number; commit: string }[] = [];
-  private running: Promise<void> | null = null;
+  private running: Promise<void> = Promise.resolve();
+  private draining = false;
   private closed = false;
 
   constructor(
@@ -212,9 +218,9 @@ export class RevisionPreparer {
     if (this.closed) return;
     this.waiting.push({ snippetId, commit });
     if (this.waiting.length > MAX_WAITING) this.waiting.shift();
-    this.running ??= this.drain().finally(() => {
-      this.running = null;
-    });
+    if (this.draining) return;
+    this.draining = true;
+    this.running = this.drain();
   }
 
   /** Stops taking commits and waits for the one under way. */
@@ -225,13 +231,20 @@ export class RevisionPreparer {
   }
 
   private async drain(): Promise<void> {
-    for (let next = this.waiting.shift(); next && !this.closed; next = this.waiting.shift()) {
-      try {
-        const repo = await this.store.git.find('snippet', next.snippetId);
-        if (repo && this.caches.has(repo.id)) await diffOf(this.caches, repo, next.commit);
-      } catch {
-        // The first view works it out again, and answers what went wrong.
+    try {
+      for (let next = this.waiting.shift(); next && !this.closed; next = this.waiting.shift()) {
+        try {
+          const repo = await this.store.git.find('snippet', next.snippetId);
+          if (!repo || !this.caches.has(repo.id)) continue;
+          await pageOf(this.caches, repo, next.commit, 1);
+          await diffOf(this.caches, repo, next.commit);
+        } catch {
+          // The first view works it out again, and answers what went wrong.
+        }
       }
+    } finally {
+      // In the same turn as the loop's last look at `waiting`: a commit added after it starts a new drain.
+      this.draining = false;
     }
   }
 }
