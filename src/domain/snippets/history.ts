@@ -109,9 +109,12 @@ async function pageFromRows(repo: GitRepository, head: string, page: number): Pr
   const commits = await repo.log(head, { skip: (page - 1) * REVISIONS_PER_PAGE, limit: REVISIONS_PER_PAGE + 1 });
   const revisions: Revision[] = [];
   for (const c of commits.slice(0, REVISIONS_PER_PAGE)) {
-    const files = keptChanges.get(c.id) ?? (await changesFromRows(repo, c.id));
-    if (!files) return null;
-    keptChanges.keep(c.id, files);
+    let files = keptChanges.get(c.id);
+    if (!files) {
+      const read = await changesFromRows(repo, c.id);
+      if (!read) return null;
+      files = keptChanges.keep(c.id, read);
+    }
     revisions.push({
       id: c.id,
       parents: c.parents,
@@ -198,10 +201,10 @@ const MAX_WAITING = 16;
  * Works out a new commit's first page of revisions (from the rows) and its diff (git, then the highlighting
  * in the render pool) right after the update that made it, so that their first views find them kept: a diff
  * costs a git process and its highlighting (for 200 changed lines of JavaScript, about 35 ms of CPU:
- * bench/revisions.ts), far over a page's 20 ms. Only for a
- * snippet whose cache repository this node has (someone looked at a diff of it, or cloned it, since the node
- * started): a snippet nobody looks at costs its writes nothing, and none gets a cache repository for it.
- * One at a time, in the background; a preparation that fails is left to the first view.
+ * bench/revisions.ts), far over a page's 20 ms. Only for a snippet whose cache repository this node has
+ * (someone looked at a diff of it, or cloned it, since the node started): a snippet nobody looks at costs its
+ * writes nothing, and none gets a cache repository for it. One at a time, in the background; a preparation
+ * that fails is left to the first view.
  */
 export class RevisionPreparer {
   private readonly waiting: { snippetId: number; commit: string }[] = [];
