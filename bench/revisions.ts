@@ -137,10 +137,33 @@ try {
     console.log(`- revisions page: ${summary(v.list)} (the first ${ms(v.list[0])})`);
     console.log(`- diff page: ${summary(v.diff)} (the first ${ms(v.diff[0])})`);
     console.log(
-      `- CPU of the server (its threads) and its git processes (10 ms ticks), mean of all but the first: revisions page ${mean(v.listCpu)} ms, diff page ${mean(v.diffCpu)} ms, the write ${mean(v.writeCpu)} ms (first: ${v.listCpu[0]}, ${v.diffCpu[0]}, ${v.writeCpu[0]} ms)`,
+      `- CPU of the server (its threads) and its git processes (10 ms ticks), mean of all but the first: revisions page ${mean(v.listCpu)} ms, diff page ${mean(v.diffCpu)} ms, the write ${mean(v.writeCpu)} ms (first: ${ms(v.listCpu[0])}, ${ms(v.diffCpu[0])}, ${ms(v.writeCpu[0])} ms)`,
     );
   }
-  console.log('');
+  // A snippet whose diffs nobody looked at: nothing is prepared after its writes, so its revisions page after
+  // a new commit is worked out at that view, from the rows (or by git where they cannot tell).
+  const other = await api(server.url, 'POST', `/projects/${project.id}/snippets`, {
+    title: 'Nobody looks at its diffs',
+    visibility: 'public',
+    files: [{ file_path: 'values.js', content: fileAt(0) }],
+  });
+  for (let n = 1; n < 30; n++)
+    await api(server.url, 'PUT', `/projects/${project.id}/snippets/${other.id}`, {
+      files: [{ action: 'update', file_path: 'values.js', content: fileAt(n) }],
+    });
+  await timed(`${other.web_url}/revisions`);
+  const unwatched = { list: [] as number[], cpu: [] as number[] };
+  for (let round = 0; round < Number(values.cold); round++) {
+    await api(server.url, 'PUT', `/projects/${project.id}/snippets/${other.id}`, {
+      files: [{ action: 'update', file_path: 'values.js', content: fileAt(29, `rewrite ${round}`) }],
+    });
+    const cpu = cpuWithChildren(server.pid);
+    unwatched.list.push((await timed(`${other.web_url}/revisions`)).ms);
+    unwatched.cpu.push((cpuWithChildren(server.pid) - cpu) / 1000);
+  }
+  console.log(
+    `\nNot seen before, right after each of ${values.cold} new 200-line changes of a snippet whose diffs nobody looked at (30 commits before): revisions page ${summary(unwatched.list)}, CPU mean ${ms(unwatched.cpu.reduce((a, b) => a + b, 0) / unwatched.cpu.length)} ms\n`,
+  );
   const total = commits + changes;
   const lastPage = Math.ceil(total / 20);
   const rows: [string, string][] = [
