@@ -1,11 +1,12 @@
 // Load script for the revisions pages (issue 30): a public project snippet with 1,000 commits made through the
-// API, each changing one line of a 400-line JavaScript file. Then, --cold times, a 200-line change (lines
-// 100-299 replaced: +200 -200) and right after it the revisions page and that commit's diff page, neither
-// seen before (git works them out: the first time a page or diff is asked, as after every new commit). Then
+// API, each changing one line of a 400-line JavaScript file. Then, --cold times each, a 200-line change (lines
+// 100-299 replaced: +200 -200) and the revisions page and that commit's diff page, neither seen before: right
+// after the write, and --settle ms after it (a diff is worked out after the write that made it, when its
+// snippet's diffs are looked at: domain/snippets/history.ts#RevisionPreparer), alternately. Then
 // the same pages seen before (the first page, the last one, the diff) and the snippet page for comparison,
 // one request at a time (wall time, p50 / p90 / max), then under autocannon against the bare Fastify route
 // of bench/constant-server.ts answering the same bytes, with the server's CPU per request.
-// Usage: npx tsx bench/revisions.ts [--commits 1000] [--cold 10] [--requests 50] [--duration 5]
+// Usage: npx tsx bench/revisions.ts [--commits 1000] [--cold 10] [--settle 1000] [--requests 50] [--duration 5]
 //        [--connections 4] [--database-url URL]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,16 +16,28 @@ import autocannon from 'autocannon';
 import { spawnServer, startBenchServer } from '../scripts/spawn-server.ts';
 import { cpuMicros } from './process-cpu.ts';
 
-/** CPU time of process `pid` and of its children it has waited for (the git processes), in microseconds. */
+/**
+ * CPU time of process `pid` (each thread's, in nanoseconds: the render pool's workers are threads) and of its
+ * children it has waited for (the git processes, in 10 ms ticks: Linux counts them no finer), in microseconds.
+ */
 function cpuWithChildren(pid: number): number {
+  let nanos = 0;
+  for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      nanos += Number(fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1e6) / 100;
+  return nanos / 1000 + ((Number(fields[13]) + Number(fields[14])) * 1e6) / 100;
 }
 
 const { values } = parseArgs({
   options: {
     commits: { type: 'string', default: '1000' },
     cold: { type: 'string', default: '10' },
+    settle: { type: 'string', default: '1000' },
     requests: { type: 'string', default: '50' },
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '4' },
@@ -86,35 +99,72 @@ try {
   console.log(`${commits} commits made through the API in ${((performance.now() - made) / 1000).toFixed(1)} s`);
 
   const list = `${snippet.web_url}/revisions`;
-  const cold = { list: [] as number[], diff: [] as number[], listCpu: [] as number[], diffCpu: [] as number[] };
+  type Views = { list: number[]; diff: number[]; listCpu: number[]; diffCpu: number[]; writeCpu: number[] };
+  const views = (): Views => ({ list: [], diff: [], listCpu: [], diffCpu: [], writeCpu: [] });
+  const cold = { now: views(), settled: views() };
   let head = '';
-  for (let round = 0; round < Number(values.cold); round++) {
+  let changes = 0;
+  // Alternately: the pages right after the write, and --settle ms after it.
+  for (let round = 0; round < 2 * Number(values.cold); round++) {
+    const into = round % 2 ? cold.settled : cold.now;
+    let cpu = cpuWithChildren(server.pid);
     await api(server.url, 'PUT', `/projects/${project.id}/snippets/${snippet.id}`, {
       files: [{ action: 'update', file_path: 'values.js', content: fileAt(commits - 1, `rewrite ${round}`) }],
     });
-    let cpu = cpuWithChildren(server.pid);
+    changes++;
+    if (round % 2) await new Promise((resolve) => setTimeout(resolve, Number(values.settle)));
+    into.writeCpu.push((cpuWithChildren(server.pid) - cpu) / 1000);
+    cpu = cpuWithChildren(server.pid);
     const first = await timed(list);
-    cold.listCpu.push((cpuWithChildren(server.pid) - cpu) / 1000);
+    into.listCpu.push((cpuWithChildren(server.pid) - cpu) / 1000);
     [, head] = /href="[^"]*\/revisions\/([0-9a-f]{40})"/.exec(first.body)!;
     cpu = cpuWithChildren(server.pid);
     const diff = await timed(`${list}/${head}`);
-    cold.diffCpu.push((cpuWithChildren(server.pid) - cpu) / 1000);
+    into.diffCpu.push((cpuWithChildren(server.pid) - cpu) / 1000);
     if (!diff.body.includes('+200</span> <span class="minus">−200')) throw new Error('not a 200-line change');
     if (!diff.body.includes('<tr class="added">')) throw new Error('the diff is not shown');
-    cold.list.push(first.ms);
-    cold.diff.push(diff.ms);
+    into.list.push(first.ms);
+    into.diff.push(diff.ms);
   }
-  const summary = (xs: number[]) =>
-    `p50 ${ms(quantile(xs, 0.5))}, max ${ms(Math.max(...xs))} ms (the first ${ms(xs[0])}: it built the node's cache repository, or started the render pool)`;
-  console.log(`\nNot seen before, after each of ${values.cold} new 200-line changes:`);
-  console.log(`- revisions page: ${summary(cold.list)}`);
-  console.log(`- diff page: ${summary(cold.diff)}`);
+  const summary = (xs: number[]) => `p50 ${ms(quantile(xs, 0.5))}, max ${ms(Math.max(...xs))} ms`;
   // The first round also built the cache repository and started the render pool: the others, alone.
   const mean = (xs: number[]) => ms(xs.slice(1).reduce((a, b) => a + b, 0) / (xs.length - 1));
+  for (const [when, v] of [
+    ['right after each of', cold.now],
+    [`${values.settle} ms after each of`, cold.settled],
+  ] as const) {
+    console.log(`\nNot seen before, ${when} ${values.cold} new 200-line changes (wall):`);
+    console.log(`- revisions page: ${summary(v.list)} (the first ${ms(v.list[0])})`);
+    console.log(`- diff page: ${summary(v.diff)} (the first ${ms(v.diff[0])})`);
+    console.log(
+      `- CPU of the server (its threads) and its git processes (10 ms ticks), mean of all but the first: revisions page ${mean(v.listCpu)} ms, diff page ${mean(v.diffCpu)} ms, the write ${mean(v.writeCpu)} ms (first: ${ms(v.listCpu[0])}, ${ms(v.diffCpu[0])}, ${ms(v.writeCpu[0])} ms)`,
+    );
+  }
+  // A snippet whose diffs nobody looked at: nothing is prepared after its writes, so its revisions page after
+  // a new commit is worked out at that view, from the rows (or by git where they cannot tell).
+  const other = await api(server.url, 'POST', `/projects/${project.id}/snippets`, {
+    title: 'Nobody looks at its diffs',
+    visibility: 'public',
+    files: [{ file_path: 'values.js', content: fileAt(0) }],
+  });
+  for (let n = 1; n < 30; n++)
+    await api(server.url, 'PUT', `/projects/${project.id}/snippets/${other.id}`, {
+      files: [{ action: 'update', file_path: 'values.js', content: fileAt(n) }],
+    });
+  await timed(`${other.web_url}/revisions`);
+  const unwatched = { list: [] as number[], cpu: [] as number[] };
+  for (let round = 0; round < Number(values.cold); round++) {
+    await api(server.url, 'PUT', `/projects/${project.id}/snippets/${other.id}`, {
+      files: [{ action: 'update', file_path: 'values.js', content: fileAt(29, `rewrite ${round}`) }],
+    });
+    const cpu = cpuWithChildren(server.pid);
+    unwatched.list.push((await timed(`${other.web_url}/revisions`)).ms);
+    unwatched.cpu.push((cpuWithChildren(server.pid) - cpu) / 1000);
+  }
   console.log(
-    `- CPU of the server and its git processes, mean of all but the first (10 ms ticks): revisions page ${mean(cold.listCpu)} ms, diff page ${mean(cold.diffCpu)} ms (first: ${cold.listCpu[0]}, ${cold.diffCpu[0]} ms)\n`,
+    `\nNot seen before, right after each of ${values.cold} new 200-line changes of a snippet whose diffs nobody looked at (30 commits before): revisions page ${summary(unwatched.list)}, CPU mean ${ms(unwatched.cpu.reduce((a, b) => a + b, 0) / unwatched.cpu.length)} ms\n`,
   );
-  const total = commits + Number(values.cold);
+  const total = commits + changes;
   const lastPage = Math.ceil(total / 20);
   const rows: [string, string][] = [
     [`revisions, first page of ${total} commits`, list],

@@ -48,6 +48,7 @@ import fs from 'node:fs';
 import { pageRoutes } from './http/pages/index.ts';
 import { acceptEverything, akismetChecker } from './domain/spam.ts';
 import { setRenderBudget } from './domain/rendering.ts';
+import { RevisionPreparer } from './domain/snippets/history.ts';
 
 // GitLab paths (group%2Fsub%2Fproject, nested file paths) are far longer than Fastify's default 100.
 const ROUTER_OPTIONS = { maxParamLength: 4096 };
@@ -115,6 +116,9 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     failed: (error) => app.log.error({ err: error }, 'a git push failed'),
   });
   app.decorate('gitNode', { caches: gitCaches, pushHooks, maxBodyBytes: config.maxGitBodyBytes });
+  // Before the caches go: a diff being prepared writes to its cache repository.
+  const revisions = new RevisionPreparer(store, gitCaches);
+  app.addHook('onClose', () => revisions.close());
   app.addHook('onClose', async () => {
     await pushHooks.close();
     gitCaches.close();
@@ -124,6 +128,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   app.decorate('ephemeral', config.ephemeral ? new EphemeralControls(store, gitCaches) : null);
   app.decorate('snippetDeps', {
     store,
+    committed: (snippetId: number, commit: string) => revisions.prepare(snippetId, commit),
     spam: config.akismetUrl
       ? akismetChecker(config.akismetUrl, config.akismetApiKey, config.externalUrl ?? 'http://localhost')
       : acceptEverything,

@@ -383,6 +383,184 @@ describe('snippet revisions pages', () => {
     assert.deepEqual(bin.rawPayload, Buffer.from([0, 1, 2, 3, 0, 255]));
   });
 
+  it("lists each commit's files as git itself lists them: counts, renames, modes, directories, merges", async () => {
+    /** Each commit's files as the list words them, from `git log --raw --numstat -M` in the snippet's repository. */
+    const gitChanges = async (snippetId: number) => {
+      const dir = (await t.gitDir('snippet', snippetId))!;
+      const log = await runGit([
+        '--git-dir',
+        dir,
+        'log',
+        '--format=%x01%H',
+        '--raw',
+        '--numstat',
+        '-M',
+        '--diff-merges=first-parent',
+        'HEAD',
+      ]);
+      const kinds: Record<string, string> = {
+        A: 'added',
+        M: 'modified',
+        D: 'deleted',
+        R: 'renamed',
+        T: 'type changed',
+      };
+      return log.stdout
+        .split('\x01')
+        .slice(1)
+        .map((entry) => {
+          const lines = entry.trim().split('\n').filter(Boolean);
+          const raw = lines.filter((l) => l.startsWith(':'));
+          const stats = lines.slice(1 + raw.length);
+          return {
+            id: lines[0],
+            changes: raw.map((line, i) => {
+              const [meta, ...paths] = line.split('\t');
+              const status = meta.split(' ')[4];
+              const [added, deleted] = stats[i].split('\t');
+              const similarity =
+                status[0] === 'R' && Number(status.slice(1)) < 100 ? ` (${Number(status.slice(1))}% similar)` : '';
+              const name = paths.length === 2 ? `${paths[0]} → ${paths[1]}` : paths[0];
+              const counts = added === '-' ? 'binary' : `+${added} −${deleted}`;
+              return `${kinds[status[0]]}${similarity} ${name} ${counts}`;
+            }),
+          };
+        });
+    };
+    const listedChanges = async (web: string) =>
+      listed(await page(`${web}/revisions`)).map((r) => ({
+        id: r.href.slice(`${web}/revisions/`.length),
+        changes: r.changes,
+      }));
+
+    // A block rewritten around a blank line that has many matches: git counts that line as changed (its
+    // xdiff discards it), where a minimal diff would keep it.
+    const pairs = Array.from({ length: 40 }, (_, i) => [`c${i}`, '']).flat();
+    const rewritten = (p: string) => [
+      ...pairs.slice(0, 40),
+      ...[1, 2, 3, 4, 5].map((i) => `${p}${i}`),
+      '',
+      ...[6, 7, 8, 9, 10].map((i) => `${p}${i}`),
+      ...pairs.slice(40),
+    ];
+    const snippet = await t.must('POST', '/snippets', aliceToken, {
+      title: 'as git lists',
+      visibility: 'public',
+      files: [
+        { file_path: 'block.txt', content: `${rewritten('u').join('\n')}\n` },
+        { file_path: 'tail.txt', content: 'one\ntwo' },
+        { file_path: 'keep.txt', content: 'kept\n' },
+      ],
+    });
+    await t.must('PUT', `/snippets/${snippet.id}`, aliceToken, {
+      files: [
+        { action: 'update', file_path: 'block.txt', content: `${rewritten('v').join('\n')}\n` },
+        { action: 'update', file_path: 'tail.txt', content: 'one\ntwo\n' },
+        { action: 'move', previous_path: 'keep.txt', file_path: 'dir/kept.txt', content: 'kept\n' },
+        { action: 'create', file_path: 'bin.dat', content: 'a\u0000b' },
+      ],
+    });
+    const dir = path.join(work, 'as-git-lists');
+    const clone = await runGit(['clone', `http://oauth2:${aliceToken}@${host}/snippets/${snippet.id}.git`, dir]);
+    assert.equal(clone.code, 0, clone.stderr);
+    const commit = async (message: string) => {
+      await runGit(['add', '-A'], dir);
+      assert.equal((await runGit(['commit', '-m', message], dir)).code, 0);
+    };
+    // A mode change alone, an empty file, a file in a directory, and a copy of a file (no rename).
+    fs.chmodSync(path.join(dir, 'tail.txt'), 0o755);
+    fs.writeFileSync(path.join(dir, 'empty.txt'), '');
+    fs.mkdirSync(path.join(dir, 'dir', 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'dir', 'sub', 'deep.txt'), 'deep\n');
+    fs.writeFileSync(path.join(dir, 'dir', 'copy.txt'), 'kept\n');
+    await commit('Modes and directories');
+    // An exact rename with its mode, a deletion, the binary file changed.
+    assert.equal((await runGit(['mv', 'tail.txt', 'dir/tail.sh'], dir)).code, 0);
+    fs.rmSync(path.join(dir, 'empty.txt'));
+    fs.writeFileSync(path.join(dir, 'bin.dat'), Buffer.from([1, 0, 2]));
+    await commit('Renamed and deleted');
+    // A branch merged back: the merge lists its changes against its first parent.
+    assert.equal((await runGit(['checkout', '-q', '-b', 'side', 'HEAD~1'], dir)).code, 0);
+    fs.writeFileSync(path.join(dir, 'side.txt'), 'side\n');
+    await commit('On the side');
+    assert.equal((await runGit(['checkout', '-q', 'main'], dir)).code, 0);
+    const merge = await runGit(['merge', '--no-ff', '-m', 'Merge side', 'side'], dir);
+    assert.equal(merge.code, 0, merge.stderr);
+    const push = await runGit(['push', 'origin', 'HEAD:main'], dir);
+    assert.equal(push.code, 0, push.stderr);
+
+    const expected = await gitChanges(snippet.id);
+    assert.equal(expected.length, 6);
+    // The oracle says what the rows must match: the rewrite counted as git's xdiff counts it.
+    assert.deepEqual(expected.at(-2)!.changes, [
+      'added bin.dat binary',
+      'modified block.txt +11 −11',
+      'renamed keep.txt → dir/kept.txt +0 −0',
+      'modified tail.txt +1 −1',
+    ]);
+    assert.deepEqual(await listedChanges(snippet.web_url), expected);
+  });
+
+  it("works a new commit's diff out after the update, for a snippet whose diffs are looked at", async () => {
+    /** The node's git cache repositories brought up to date (hit) and built (miss), from /-/metrics. */
+    const serving = async () => {
+      const metrics = (await t.request({ method: 'GET', url: '/-/metrics', token: null })).body;
+      const count = (result: string) =>
+        Number(
+          new RegExp(`^snippetd_cache_requests_total\\{cache="git_serving",result="${result}"\\} (\\d+)$`, 'm').exec(
+            metrics,
+          )?.[1] ?? 0,
+        );
+      return { hits: count('hit'), misses: count('miss') };
+    };
+    const update = (id: number, content: string) =>
+      t.must('PUT', `/snippets/${id}`, aliceToken, { files: [{ action: 'update', file_path: 'w.js', content }] });
+    const watched = await t.must('POST', '/snippets', aliceToken, {
+      title: 'watched',
+      visibility: 'public',
+      files: [{ file_path: 'w.js', content: 'let a = 0;\n' }],
+    });
+    const web = watched.web_url as string;
+    await update(watched.id, 'let a = 1;\n');
+    const [first] = await gitLog(watched.id);
+    await page(`${web}/revisions/${first}`);
+    const before = await serving();
+    await update(watched.id, 'let a = 2;\n');
+    // Worked out in the background: git reads it from the node's cache repository, brought up to date.
+    for (let waited = 0; (await serving()).hits === before.hits; waited += 20) {
+      assert.ok(waited < 10_000, 'the new commit was not worked out');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const prepared = await serving();
+    const [top] = listed(await page(`${web}/revisions`));
+    const second = top.href.slice(`${web}/revisions/`.length);
+    assert.deepEqual(shownFiles(await page(top.href)), [
+      {
+        header: 'w.js modified +1 −1',
+        raw: `${web}/raw/${second}/w.js`,
+        rows: [
+          ['', '', 'hunk', '@@ -1 +1 @@'],
+          ['1', '', 'deleted', 'let a = 1;'],
+          ['', '1', 'added', 'let a = 2;'],
+        ],
+      },
+    ]);
+    // Its first view, and the list's, found what they show without git.
+    assert.deepEqual(await serving(), prepared);
+    assert.equal((await gitLog(watched.id))[0], second);
+
+    // A snippet whose diffs nobody looked at costs its updates nothing: no cache repository is made for it.
+    const unwatched = await t.must('POST', '/snippets', aliceToken, {
+      title: 'unwatched',
+      visibility: 'public',
+      files: [{ file_path: 'w.js', content: 'let b = 0;\n' }],
+    });
+    const quiet = await serving();
+    await update(unwatched.id, 'let b = 1;\n');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(await serving(), quiet);
+  });
+
   it('bounds a large change: a file whose patch is over 200 KB is said to be too large to display', async () => {
     const big = Array.from({ length: 30_000 }, (_, i) => `line ${i}\n`).join('');
     const snippet = await t.must('POST', '/snippets', aliceToken, {

@@ -199,6 +199,58 @@ describe('snippet forms', () => {
     assert.deepEqual(await mySnippets(alice.token), before);
   });
 
+  it('refuses a visibility the API does not know, with its message next to the field, on new and edit', async () => {
+    // The oracle: the API's own answer to the same value (Grape's values check).
+    const message = 'visibility does not have a valid value';
+    await t.fails(
+      'POST',
+      '/snippets',
+      alice.token,
+      { title: 'x', visibility: 'secret', files: [{ file_path: 'a.txt', content: 'a' }] },
+      400,
+      { error: message },
+    );
+    const field = new RegExp(
+      `<fieldset class="visibility" aria-invalid="true" aria-describedby="snippet-visibility-error">[\\s\\S]*<p class="field-error" id="snippet-visibility-error">${message}</p>`,
+    );
+
+    const before = await mySnippets(alice.token);
+    const created = await submit('/-/snippets/new', aliceCookie, [
+      ['title', 'Secret?'],
+      ['visibility', 'secret'],
+      ['files[0][file_path]', 'a.txt'],
+      ['files[0][content]', 'kept'],
+      ['save', '1'],
+    ]);
+    assert.equal(created.statusCode, 422);
+    assert.match(created.body, field);
+    // No level is shown chosen: the refused value was none of them.
+    assert.doesNotMatch(created.body, /name="visibility" value="\w+" checked/);
+    assert.equal(textarea(created.body, 'files[0][content]'), 'kept');
+    assert.deepEqual(await mySnippets(alice.token), before);
+
+    const snippet = await t.must('POST', '/snippets', alice.token, {
+      title: 'Stays private',
+      visibility: 'private',
+      files: [{ file_path: 'a.txt', content: 'a' }],
+    });
+    const editUrl = `/-/snippets/${snippet.id}/edit`;
+    const edited = await submit(editUrl, aliceCookie, [
+      ['base_version', hidden((await page(editUrl, aliceCookie)).body, 'base_version')!],
+      ['title', 'Renamed'],
+      ['visibility', 'secret'],
+      ['files[0][previous_path]', 'a.txt'],
+      ['files[0][file_path]', 'a.txt'],
+      ['files[0][content]', 'a'],
+      ['save', '1'],
+    ]);
+    assert.equal(edited.statusCode, 422);
+    assert.match(edited.body, field);
+    const after = await t.must('GET', `/snippets/${snippet.id}`, alice.token);
+    assert.equal(after.title, 'Stays private');
+    assert.equal(after.visibility, 'private');
+  });
+
   it('answers a rule of the domain as the API words it, next to the files', async () => {
     await t.must('PUT', '/application/settings', ROOT_TOKEN, { max_snippet_files: 1 });
     try {

@@ -17,6 +17,8 @@ export interface SnippetDeps {
    */
   store: Store;
   spam: SpamChecker;
+  /** Told of each commit an update stored, once committed (history.ts#RevisionPreparer). */
+  committed?: (snippetId: number, commit: string) => void;
 }
 
 export function restrictedError(level: Visibility): Failure {

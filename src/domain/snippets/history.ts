@@ -1,6 +1,8 @@
 // A snippet's revisions (beyond GitLab, whose snippets have no history view): every commit of its default
 // branch, newest first, with the files each changed, and one commit's changes as a diff. Written through the
-// API, a page or `git push`, a commit is a commit: git itself reads them from the node's cache repository of
+// API, a page or `git push`, a commit is a commit. A page of revisions is read from the rows (the commits
+// walked as `git log` walks them, each one's files from storage/git/changes.ts); what only git can tell (a
+// rename by similarity, a large change) and every diff, git itself reads from the node's cache repository of
 // the snippet (storage/git/history.ts), brought up to date from the rows first, as a clone is. The caller has
 // found the snippet as the viewer may see it (reads.ts#findSnippetOrPersonalForPage).
 import type { Store } from '../../storage/db/store.ts';
@@ -8,6 +10,7 @@ import type { Snippet } from '../../storage/db/schema.ts';
 import type { ServingCaches } from '../../storage/git/serving-cache.ts';
 import {
   type DiffLimits,
+  type FileChange,
   type FilePatch,
   GitTimeout,
   readCommitDiff,
@@ -15,6 +18,7 @@ import {
   type Revision,
 } from '../../storage/git/history.ts';
 import type { GitRepository } from '../../storage/git/repository.ts';
+import { changesFromRows } from '../../storage/git/changes.ts';
 import { notFound } from '../failure.ts';
 import { diffLines, Kept, Rendering, renderBudget } from '../rendering.ts';
 
@@ -50,6 +54,16 @@ const keptDiffs = new Kept<RevisionDiff>(
   KEPT_LIMITS,
 );
 const diffsUnderWay = new Rendering<RevisionDiff>();
+/**
+ * The files each commit changed, by commit id, as rows or git worked them out: a new commit's page of
+ * revisions then works out one commit's files, not twenty (a page by its head is new after every commit).
+ */
+const keptChanges = new Kept<FileChange[]>((files) => 64 + files.length * 160, {
+  entries: 20_000,
+  bytes: 8 * 1024 * 1024,
+});
+/** Pages from this one on are read by git (one process skips the commits): the rows would be walked commit by commit. */
+const ROWS_PAGES = 10;
 
 async function cacheDir(caches: ServingCaches, repo: GitRepository): Promise<string> {
   return caches.exclusive(repo.id, () => caches.refresh(repo));
@@ -74,14 +88,44 @@ export async function snippetRevisions(
   const repo = await store.git.find('snippet', snippet.id);
   const head = repo && (await repo.readBranch(repo.head));
   if (!repo || !head) return { revisions: [], hasMore: false, filesOmitted: false };
+  return pageOf(caches, repo, head, page);
+}
+
+async function pageOf(caches: ServingCaches, repo: GitRepository, head: string, page: number) {
   const key = `${head}\n${page}`;
   return (
     keptPages.get(key) ??
     pagesUnderWay.once(key, async () => {
-      const read = await readPage(caches, repo, head, page);
+      const read =
+        (page <= ROWS_PAGES && (await pageFromRows(repo, head, page))) || (await readPage(caches, repo, head, page));
       return keptPages.keep(key, read, read.filesOmitted ? RETRY_AFTER_MS : undefined);
     })
   );
+}
+
+/** The page from the rows, or null when one of its commits' files only git can tell. */
+async function pageFromRows(repo: GitRepository, head: string, page: number): Promise<RevisionsPage | null> {
+  // One more than a page says whether another follows, without counting them all.
+  const commits = await repo.log(head, { skip: (page - 1) * REVISIONS_PER_PAGE, limit: REVISIONS_PER_PAGE + 1 });
+  const revisions: Revision[] = [];
+  for (const c of commits.slice(0, REVISIONS_PER_PAGE)) {
+    let files = keptChanges.get(c.id);
+    if (!files) {
+      const read = await changesFromRows(repo, c.id);
+      if (!read) return null;
+      files = keptChanges.keep(c.id, read);
+    }
+    revisions.push({
+      id: c.id,
+      parents: c.parents,
+      authorName: c.authorName,
+      authorEmail: c.authorEmail,
+      authoredAt: new Date(c.authoredAt).toISOString(),
+      message: c.message,
+      files,
+    });
+  }
+  return { revisions, hasMore: commits.length > REVISIONS_PER_PAGE, filesOmitted: false };
 }
 
 async function readPage(caches: ServingCaches, repo: GitRepository, head: string, page: number) {
@@ -93,6 +137,7 @@ async function readPage(caches: ServingCaches, repo: GitRepository, head: string
     maxBytes: MAX_LOG_BYTES,
     timeoutMs: renderBudget(),
   });
+  if (!filesOmitted) for (const r of revisions) keptChanges.keep(r.id, r.files);
   return {
     revisions: revisions.slice(0, REVISIONS_PER_PAGE),
     hasMore: revisions.length > REVISIONS_PER_PAGE,
@@ -135,6 +180,10 @@ export async function snippetRevisionDiff(
   const repo = await store.git.find('snippet', snippet.id);
   const id = repo && (await repo.resolveCommit(ref));
   if (!repo || !id) throw notFound('Commit');
+  return diffOf(caches, repo, id);
+}
+
+async function diffOf(caches: ServingCaches, repo: GitRepository, id: string): Promise<RevisionDiff> {
   return (
     keptDiffs.get(id) ??
     diffsUnderWay.once(id, async () => {
@@ -143,6 +192,64 @@ export async function snippetRevisionDiff(
       return keptDiffs.keep(id, diff, partial ? RETRY_AFTER_MS : undefined);
     })
   );
+}
+
+/** Commits waiting to be prepared at most: past it, the oldest are left to their first view. */
+const MAX_WAITING = 16;
+
+/**
+ * Works out a new commit's first page of revisions (from the rows) and its diff (git, then the highlighting
+ * in the render pool) right after the update that made it, so that their first views find them kept: a diff
+ * costs a git process and its highlighting (for 200 changed lines of JavaScript, about 35 ms of CPU:
+ * bench/revisions.ts), far over a page's 20 ms. Only for a snippet whose cache repository this node has
+ * (someone looked at a diff of it, or cloned it, since the node started): a snippet nobody looks at costs its
+ * writes nothing, and none gets a cache repository for it. One at a time, in the background; a preparation
+ * that fails is left to the first view.
+ */
+export class RevisionPreparer {
+  private readonly waiting: { snippetId: number; commit: string }[] = [];
+  private running: Promise<void> = Promise.resolve();
+  private draining = false;
+  private closed = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly caches: ServingCaches,
+  ) {}
+
+  prepare(snippetId: number, commit: string): void {
+    if (this.closed) return;
+    this.waiting.push({ snippetId, commit });
+    if (this.waiting.length > MAX_WAITING) this.waiting.shift();
+    if (this.draining) return;
+    this.draining = true;
+    this.running = this.drain();
+  }
+
+  /** Stops taking commits and waits for the one under way. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.waiting.length = 0;
+    await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (let next = this.waiting.shift(); next && !this.closed; next = this.waiting.shift()) {
+        try {
+          const repo = await this.store.git.find('snippet', next.snippetId);
+          if (!repo || !this.caches.has(repo.id)) continue;
+          await pageOf(this.caches, repo, next.commit, 1);
+          await diffOf(this.caches, repo, next.commit);
+        } catch {
+          // The first view works it out again, and answers what went wrong.
+        }
+      }
+    } finally {
+      // In the same turn as the loop's last look at `waiting`: a commit added after it starts a new drain.
+      this.draining = false;
+    }
+  }
 }
 
 async function workOutDiff(caches: ServingCaches, repo: GitRepository, id: string): Promise<RevisionDiff> {

@@ -90,7 +90,10 @@ export async function updateSnippet(
       const written = await writeSnippetChange(deps.store, change);
       if (!written) continue;
       // Once committed, kept in this node's object cache: the next update reads these files back.
-      if (change.commit) state.repository!.remember(change.commit.objects);
+      if (change.commit) {
+        state.repository!.remember(change.commit.objects);
+        deps.committed?.(id, change.commit.id);
+      }
       const index = change.commit?.files ?? state.index;
       return { snippet: written, paths: index.map((f) => f.path).sort(byteOrder) };
     }

@@ -65,7 +65,11 @@ function editorFiles(): Promise<Map<string, EditorFile>> {
   return files;
 }
 
-/** GET /-/snippetd/editor/:file — editor.js, revalidated hourly as the stylesheet; chunks, named by their hash, kept. */
+/**
+ * GET /-/snippetd/editor/:file — editor.js revalidated on every use (a 304 by its ETag), so a browser never runs
+ * an editor.js from before an upgrade that imports chunks the new bundle no longer has; the chunks, named by
+ * their hash, kept a year.
+ */
 export async function serveEditorFile(request: FastifyRequest<{ Params: { file: string } }>, reply: FastifyReply) {
   const { file: name } = request.params;
   const file = (await editorFiles()).get(name);
@@ -73,7 +77,7 @@ export async function serveEditorFile(request: FastifyRequest<{ Params: { file: 
   reply
     .header('Content-Type', 'text/javascript; charset=utf-8')
     .header('ETag', file.etag)
-    .header('Cache-Control', name === 'editor.js' ? 'public, max-age=3600' : 'public, max-age=31536000, immutable');
+    .header('Cache-Control', name === 'editor.js' ? 'public, no-cache' : 'public, max-age=31536000, immutable');
   const known = request.headers['if-none-match'];
   if (typeof known === 'string' && known.split(',').some((tag) => tag.trim() === file.etag))
     return reply.code(304).send();

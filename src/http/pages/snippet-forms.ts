@@ -40,7 +40,8 @@ interface FileRow {
 interface FormValues {
   title: string;
   description: string;
-  visibility: Visibility;
+  /** As sent: a value the API does not know is refused by its parameter check, as the API refuses it. */
+  visibility: string;
   files: FileRow[];
 }
 
@@ -85,11 +86,11 @@ function rowsOf(fields: Record<string, unknown>): FileRow[] {
 
 function valuesOf(request: FastifyRequest, fallback: Visibility): FormValues {
   const fields = formFields(request);
-  const visibility = text(fields.visibility) as Visibility;
   return {
     title: text(fields.title),
     description: text(fields.description),
-    visibility: ['private', 'internal', 'public'].includes(visibility) ? visibility : fallback,
+    // A form without the field (no level chosen) keeps the default, or the snippet's own level.
+    visibility: fields.visibility === undefined ? fallback : text(fields.visibility),
     files: rowsOf(fields),
   };
 }
@@ -430,8 +431,12 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
     const state = await readStateOf(storeOf(request), snippet);
     if (!state) throw notFound('Snippet');
     const input = validate(
-      { title: createSnippetSpec.title, description: createSnippetSpec.description },
-      { title: values.title, description: values.description || null },
+      {
+        title: createSnippetSpec.title,
+        description: createSnippetSpec.description,
+        visibility: createSnippetSpec.visibility,
+      },
+      { title: values.title, description: values.description || null, visibility: values.visibility },
     );
     await updateSnippet(
       depsOf(request),
@@ -439,7 +444,6 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
       state,
       {
         ...input,
-        visibility: values.visibility,
         files: actions.length ? actions : undefined,
         baseVersion,
       },

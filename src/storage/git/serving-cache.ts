@@ -56,6 +56,11 @@ export class ServingCaches {
     return `${repositoryId}.git`;
   }
 
+  /** Whether this node has the repository's cache (it served git or a diff for it since it started). */
+  has(repositoryId: number): boolean {
+    return fs.existsSync(path.join(this.dirOf(repositoryId), 'HEAD'));
+  }
+
   dirOf(repositoryId: number): string {
     return path.join(this.root, this.relativePath(repositoryId));
   }
