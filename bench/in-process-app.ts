@@ -37,5 +37,5 @@ export async function inProcessApp(opts: { name: string; token: string; database
       await admin.close();
     }
   };
-  return { app, close, schema: opts.databaseUrl ? schema : null };
+  return { app, close, dataDir, schema: opts.databaseUrl ? schema : null };
 }

@@ -12,13 +12,12 @@
 //   npx tsx bench/search.ts [--repeat 21] [--database-url postgres://postgres@127.0.0.1:5432/test]
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import crypto from 'node:crypto';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
+import { insertUserToken, insertUsersAndProjects, LEVELS } from './bulk-load.ts';
 import { inProcessApp } from './in-process-app.ts';
 import { cpuMicros } from './process-cpu.ts';
 import { refreshPlannerStatistics } from '../src/storage/db/statistics.ts';
-import type { Visibility } from '../src/storage/db/schema.ts';
 
 const { values } = parseArgs({
   options: { repeat: { type: 'string', default: '21' }, 'database-url': { type: 'string' } },
@@ -62,87 +61,14 @@ try {
     payload: { search_rate_limit: 0, search_rate_limit_unauthenticated: 0 },
   });
   const now = Date.now();
-  const levels: Visibility[] = ['public', 'internal', 'private'];
   const started = performance.now();
-  await db.transaction().execute(async (tx) => {
-    const users = Array.from({ length: USERS }, (_, i) => ({
-      username: `user${i}`,
-      email: `user${i}@example.com`,
-      name: `User ${i}`,
-      public_email: null,
-      state: 'active' as const,
-      admin: 0 as const,
-      external: 0 as const,
-      bot: 0 as const,
-      password_digest: null,
-      namespace_id: null,
-      created_at: new Date(now).toISOString(),
-    }));
-    for (let i = 0; i < USERS; i += 250)
-      await tx
-        .insertInto('users')
-        .values(users.slice(i, i + 250))
-        .execute();
-    const group = await tx
-      .insertInto('namespaces')
-      .values({
-        kind: 'group',
-        name: 'g',
-        path: 'g',
-        full_path: 'g',
-        full_name: 'g',
-        parent_id: null,
-        traversal_ids: '0',
-        owner_id: null,
-        visibility: 'public',
-        description: '',
-        file_template_project_id: null,
-        created_at: new Date(now).toISOString(),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await tx
-      .updateTable('namespaces')
-      .set({ traversal_ids: String(group.id) })
-      .where('id', '=', group.id)
-      .execute();
-    const projectIds = (
-      await tx
-        .insertInto('projects')
-        .values(
-          Array.from({ length: PROJECTS }, (_, i) => ({
-            namespace_id: group.id,
-            name: `p${i}`,
-            path: `p${i}`,
-            full_path: `g/p${i}`,
-            description: null,
-            visibility: levels[i % 3],
-            default_branch: 'main',
-            snippets_access_level: 'enabled' as const,
-            archived: 0 as const,
-            creator_id: 1,
-            created_at: new Date(now).toISOString(),
-            last_activity_at: new Date(now).toISOString(),
-          })),
-        )
-        .returning('id')
-        .execute()
-    ).map((p) => p.id);
-    const firstUser = (
-      await tx.selectFrom('users').select('id').where('username', '=', 'user0').executeTakeFirstOrThrow()
-    ).id;
-    await tx
-      .insertInto('members')
-      .values(
-        projectIds.slice(0, 10).map((id) => ({
-          source_type: 'Project' as const,
-          source_id: id,
-          user_id: firstUser,
-          access_level: 30,
-          created_at: new Date(now).toISOString(),
-        })),
-      )
-      .execute();
+  const firstUser = await db.transaction().execute(async (tx) => {
+    const { firstUser, projectIds } = await insertUsersAndProjects(tx, {
+      users: USERS,
+      projects: PROJECTS,
+      memberOf: 10,
+      now: new Date(now).toISOString(),
+    });
     for (let i = 0; i < SNIPPETS; i += 500) {
       const rows = Array.from({ length: 500 }, (_, j) => {
         const n = i + j;
@@ -152,7 +78,7 @@ try {
           author_id: firstUser + (n % USERS),
           title: n % 20_000 === 11 ? `the ${RARE} notes ${n}` : `${COMMON} snippet ${n}`,
           description: null,
-          visibility: levels[n % 3],
+          visibility: LEVELS[n % 3],
           file_name: 'a.rb',
           content: '',
           head_commit: null,
@@ -174,11 +100,7 @@ try {
         .values(files.map((f) => ({ snippet_id: f.id, path: f.path, content: fileText(f.n) })))
         .execute();
     }
-    const token = await tx.selectFrom('personal_access_tokens').selectAll().executeTakeFirstOrThrow();
-    await tx
-      .insertInto('personal_access_tokens')
-      .values({ ...token, id: undefined, user_id: firstUser, name: 'bench', token_digest: `${token.token_digest}0` })
-      .execute();
+    return firstUser;
   });
   if (app.store.db.dialect === 'postgres')
     await sql`VACUUM ANALYZE snippets, snippet_files, snippet_file_text`.execute(db);
@@ -192,8 +114,7 @@ try {
     console.log(`indexed in ${((performance.now() - indexing) / 1000).toFixed(1)} s`);
   }
   const userToken = 'bench-search-user0-token-0123456789';
-  const digest = crypto.createHash('sha256').update(userToken).digest('hex');
-  await db.updateTable('personal_access_tokens').set({ token_digest: digest }).where('name', '=', 'bench').execute();
+  await insertUserToken(db, firstUser, userToken);
 
   const bare = Fastify();
   bare.get('/', async () => ({ ok: true }));

@@ -10,10 +10,10 @@
 //   npx tsx bench/snippet-lists.ts [--repeat 21] [--database-url postgres://postgres@127.0.0.1:5432/test]
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
+import { insertUserToken, insertUsersAndProjects, LEVELS } from './bulk-load.ts';
 import { inProcessApp } from './in-process-app.ts';
 import { cpuMicros } from './process-cpu.ts';
 import { refreshPlannerStatistics } from '../src/storage/db/statistics.ts';
-import type { Visibility } from '../src/storage/db/schema.ts';
 
 const { values } = parseArgs({
   options: { repeat: { type: 'string', default: '21' }, 'database-url': { type: 'string' } },
@@ -35,81 +35,15 @@ const { app, close, schema } = await inProcessApp({
 const db = app.store.kysely;
 try {
   const now = new Date().toISOString();
-  const levels: Visibility[] = ['public', 'internal', 'private'];
   const started = performance.now();
-  await db.transaction().execute(async (tx) => {
-    const users = Array.from({ length: USERS }, (_, i) => ({
-      username: `user${i}`,
-      email: `user${i}@example.com`,
-      name: `User ${i}`,
-      public_email: null,
-      state: 'active' as const,
-      admin: 0 as const,
-      external: 0 as const,
-      bot: 0 as const,
-      password_digest: null,
-      namespace_id: null,
-      created_at: now,
-    }));
-    for (let i = 0; i < USERS; i += 250)
-      await tx
-        .insertInto('users')
-        .values(users.slice(i, i + 250))
-        .execute();
-    const group = await tx
-      .insertInto('namespaces')
-      .values({
-        kind: 'group',
-        name: 'g',
-        path: 'g',
-        full_path: 'g',
-        full_name: 'g',
-        parent_id: null,
-        traversal_ids: '0',
-        owner_id: null,
-        visibility: 'public',
-        description: '',
-        file_template_project_id: null,
-        created_at: now,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await tx
-      .updateTable('namespaces')
-      .set({ traversal_ids: String(group.id) })
-      .where('id', '=', group.id)
-      .execute();
-    const projects = Array.from({ length: PROJECTS }, (_, i) => ({
-      namespace_id: group.id,
-      name: `p${i}`,
-      path: `p${i}`,
-      full_path: `g/p${i}`,
-      description: null,
-      visibility: levels[i % 3],
-      default_branch: 'main',
-      snippets_access_level: 'enabled' as const,
-      archived: 0 as const,
-      creator_id: 1,
-      created_at: now,
-      last_activity_at: now,
-    }));
-    const projectIds = (await tx.insertInto('projects').values(projects).returning('id').execute()).map((p) => p.id);
-    const firstUser = (
-      await tx.selectFrom('users').select('id').where('username', '=', 'user0').executeTakeFirstOrThrow()
-    ).id;
+  const firstUser = await db.transaction().execute(async (tx) => {
     // user0 is a member of 10 projects, private ones among them.
-    await tx
-      .insertInto('members')
-      .values(
-        projectIds.slice(0, 10).map((id) => ({
-          source_type: 'Project' as const,
-          source_id: id,
-          user_id: firstUser,
-          access_level: 30,
-          created_at: now,
-        })),
-      )
-      .execute();
+    const { firstUser, projectIds } = await insertUsersAndProjects(tx, {
+      users: USERS,
+      projects: PROJECTS,
+      memberOf: 10,
+      now,
+    });
     // Interleaved, as they would be made: each 1,000 ids hold personal and project snippets.
     const total = PERSONAL + IN_PROJECTS;
     for (let i = 0; i < total; i += 500) {
@@ -122,7 +56,7 @@ try {
           author_id: personal && k < PROLIFIC ? firstUser : firstUser + (k % USERS),
           title: `snippet ${n}`,
           description: null,
-          visibility: levels[n % 3],
+          visibility: LEVELS[n % 3],
           file_name: 'a.rb',
           content: '',
           head_commit: null,
@@ -137,11 +71,7 @@ try {
         .values(ids.map(({ id }) => ({ snippet_id: id, path: 'a.rb', blob_id: 'b'.repeat(40), size: 10 })))
         .execute();
     }
-    const token = await tx.selectFrom('personal_access_tokens').selectAll().executeTakeFirstOrThrow();
-    await tx
-      .insertInto('personal_access_tokens')
-      .values({ ...token, id: undefined, user_id: firstUser, name: 'bench', token_digest: `${token.token_digest}0` })
-      .execute();
+    return firstUser;
   });
   // As autovacuum leaves a table that has settled: PostgreSQL reads an index alone only for pages VACUUM
   // has marked all-visible.
@@ -149,11 +79,8 @@ try {
   else await refreshPlannerStatistics(app.store.db);
   console.log(`loaded in ${((performance.now() - started) / 1000).toFixed(1)} s (${app.store.db.dialect})`);
 
-  // user0's token: the same digest scheme, another value (see the row copied above); found by its digest.
-  const crypto = await import('node:crypto');
   const userToken = 'bench-snippet-lists-user0-token-01';
-  const digest = crypto.createHash('sha256').update(userToken).digest('hex');
-  await db.updateTable('personal_access_tokens').set({ token_digest: digest }).where('name', '=', 'bench').execute();
+  await insertUserToken(db, firstUser, userToken);
 
   // The server processes of this app's connections (named after its schema by in-process-app.ts).
   const serverPids = async () =>

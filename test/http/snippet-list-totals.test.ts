@@ -152,4 +152,23 @@ describe('snippet list totals around 10,000 rows', () => {
       newestId -= 1;
     }
   });
+
+  it('shows a deep page as it is after the write just before it', async () => {
+    // A page past the first thousand rows is read on another connection on SQLite (storage/db/tables/
+    // snippets.ts): it must see what the request before it committed.
+    const before = await page('per_page=100&page=11');
+    assert.deepEqual(before.ids, idsFrom(newestId - 1000, 100));
+    const created = await t.ok(
+      'POST',
+      '/snippets',
+      author.token,
+      { title: 'newest', visibility: 'public', files: [{ file_path: 'n.txt', content: 'n' }] },
+      201,
+    );
+    assert.ok(created.id > newestId);
+    const after = await page('per_page=100&page=11');
+    assert.deepEqual(after.ids, [newestId - 999, ...idsFrom(newestId - 1000, 99)]);
+    await t.expect('DELETE', `/snippets/${created.id}`, author.token, undefined, 204);
+    assert.deepEqual((await page('per_page=100&page=11')).ids, before.ids);
+  });
 });
