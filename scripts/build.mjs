@@ -123,14 +123,6 @@ await build({
   format: 'esm',
 });
 
-// SQLite's checkpoint thread (src/storage/db/wal-checkpoints.ts looks for it at dist/storage/db/checkpoint-worker.js).
-await build({
-  ...common,
-  entryPoints: { 'storage/db/checkpoint-worker': path.join(root, 'src/storage/db/checkpoint-worker.ts') },
-  outdir: dist,
-  format: 'esm',
-});
-
 // The SQLite reader's worker (src/storage/db/sqlite-reader.ts looks for it at dist/storage/db/sqlite-read-worker.js).
 await build({
   ...common,
@@ -139,11 +131,11 @@ await build({
   format: 'esm',
 });
 
-// SQLite's search index thread (src/storage/db/search-indexer.ts looks for it at
-// dist/storage/db/search-index-worker.js).
+// SQLite's background thread: search indexing and checkpoints (src/storage/db/sqlite-background.ts looks for it
+// at dist/storage/db/sqlite-background-worker.js).
 await build({
   ...common,
-  entryPoints: { 'storage/db/search-index-worker': path.join(root, 'src/storage/db/search-index-worker.ts') },
+  entryPoints: { 'storage/db/sqlite-background-worker': path.join(root, 'src/storage/db/sqlite-background-worker.ts') },
   outdir: dist,
   format: 'esm',
 });

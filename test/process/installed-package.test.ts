@@ -127,7 +127,7 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
       'dist/index.d.ts',
       'dist/domain/render-worker.js',
       'dist/http/body-parse-worker.js',
-      'dist/storage/db/checkpoint-worker.js',
+      'dist/storage/db/sqlite-background-worker.js',
       'dist/storage/db/sqlite-read-worker.js',
       'dist/storage/git/hooks/pre-receive',
       'dist/storage/git/hooks/pre-receive.cjs',

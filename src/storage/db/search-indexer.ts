@@ -1,16 +1,14 @@
 // Keeps SQLite's search index (search-indexing.ts) up with the queue its triggers fill, off the event loop:
-// a thread of its own (search-index-worker.ts) with its own connection does the work in steps of about
+// SQLite's background thread (sqlite-background.ts) with its own connection does the work in steps of about
 // STEP_BUDGET_MS, each under the process's write lock (write-lock.ts), so a write of a request waits at most
 // one step, asynchronously. An in-memory database (ephemeral mode) has no second connection: there the steps
 // run on the main connection, between queries, STEP_BUDGET_MS at a time.
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
-import type { Piscina } from 'piscina';
-import { shippedFile } from '../../shipped-files.ts';
 import type { WriteLock } from '../../workers.ts';
 import { hasQueuedWork, indexStepTransaction } from './search-indexing.ts';
-import type { IndexTask } from './search-index-worker.ts';
+import { sqliteBackground } from './sqlite-background.ts';
 
 /** Work per step (a piece or a merge may overrun it): what a write of a request may wait for. */
 const STEP_BUDGET_MS = 10;
@@ -39,7 +37,7 @@ export class SearchIndexer {
   private closed = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
-  private pool: Piscina | null = null;
+  private thread: ReturnType<typeof sqliteBackground> | null = null;
 
   constructor(private readonly options: Options) {}
 
@@ -60,23 +58,13 @@ export class SearchIndexer {
             peek ? { idle: !hasQueuedWork(sqlite) } : indexStepTransaction(sqlite, STEP_BUDGET_MS),
           );
     }
-    const { Piscina } = await import('piscina');
-    // From source the worker is search-index-worker.ts (run through tsx, as its parent is); built, .js.
-    const worker = import.meta.url.endsWith('.ts') ? 'search-index-worker.ts' : 'search-index-worker.js';
-    const pool = new Piscina({
-      filename: shippedFile('storage', 'db', worker),
-      minThreads: 0,
-      maxThreads: 1,
-      idleTimeout: 10 * IDLE_POLL_MS,
-    });
-    // A thread failing outside a task must not end the server (an 'error' event nobody hears would).
-    pool.on('error', (error: Error) => process.emitWarning(`the search index thread failed: ${error.message}`));
-    this.pool = pool;
+    const thread = sqliteBackground();
+    this.thread = thread;
     const { file, lock, main } = options;
     main.pragma(`wal_autocheckpoint = ${MAIN_CHECKPOINT_PAGES}`);
     let checkpointedAt = performance.now();
     const checkpoint = async () => {
-      await pool.run({ file, kind: 'checkpoint', budgetMs: 0 } satisfies IndexTask);
+      await thread.run({ file, kind: 'checkpoint', budgetMs: 0 });
       checkpointedAt = performance.now();
     };
     return async (peek) => {
@@ -87,7 +75,7 @@ export class SearchIndexer {
       let result: { idle: boolean };
       await lock.acquire();
       try {
-        result = await pool.run({ file, kind: 'step', budgetMs: STEP_BUDGET_MS } satisfies IndexTask);
+        result = await thread.run({ file, kind: 'step', budgetMs: STEP_BUDGET_MS });
       } finally {
         lock.release();
       }
@@ -123,6 +111,6 @@ export class SearchIndexer {
     this.closed = true;
     this.wake?.();
     await this.loop;
-    await this.pool?.destroy();
+    await this.thread?.release();
   }
 }

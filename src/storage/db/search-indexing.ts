@@ -1,6 +1,6 @@
 // SQLite's search index, kept off the write transactions (migration 0012). A write's triggers only queue
 // work in search_index_queue (cheap); `indexStep` does that work a little at a time, each call one short
-// transaction on a connection of its own (search-index-worker.ts, in a thread; the main connection for an
+// transaction on a connection of its own (sqlite-background-worker.ts, in a thread; the main connection for an
 // in-memory database). FTS5 with the trigram tokenizer costs per distinct trigram: a 1 MiB file of random
 // text took 2.4 s in one insert, so the text goes in as pieces of PIECE_UNITS, and the segment merges FTS5
 // would run inside some insert (460 ms seen) are run here in small explicit steps instead (automerge is off).

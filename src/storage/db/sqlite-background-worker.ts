@@ -1,7 +1,7 @@
-// SQLite's search indexing (search-indexing.ts), in a worker thread of search-indexer.ts: FTS5 inserts and
-// merges hold their thread for milliseconds to seconds, never the event loop. Each task is one short
-// transaction, run while the main thread holds the process's write lock. Run through tsx from src/; built as
-// storage/db/search-index-worker.js (scripts/build.mjs).
+// SQLite's background work (sqlite-background.ts): the search index's steps (search-indexing.ts; FTS5 inserts
+// and merges hold their thread for milliseconds to seconds, never the event loop), each one short transaction
+// run while the main thread holds the process's write lock, and checkpoints of the log. Run through tsx from
+// src/; built as storage/db/sqlite-background-worker.js (scripts/build.mjs).
 import SQLite from 'better-sqlite3';
 import { indexStepTransaction } from './search-indexing.ts';
 
@@ -21,7 +21,7 @@ function connection(file: string): SQLite.Database {
   return sqlite;
 }
 
-export interface IndexTask {
+export interface BackgroundTask {
   file: string;
   /** `checkpoint`: bring the log into the database file (it writes no row, so it needs no write lock);
    * `step`: index for about budgetMs. */
@@ -29,7 +29,7 @@ export interface IndexTask {
   budgetMs: number;
 }
 
-export default function run(task: IndexTask): { idle: boolean } {
+export default function run(task: BackgroundTask): { idle: boolean } {
   const sqlite = connection(task.file);
   if (task.kind === 'checkpoint') {
     // PASSIVE: as much as no reader or writer needs, never waiting for one, so that none waits for it either.

@@ -1,0 +1,46 @@
+// SQLite's background work in one thread per process (sqlite-background-worker.ts): the search indexer's steps
+// (search-indexer.ts) and the log's checkpoints (wal-checkpoints.ts), for every database file the process has
+// open. One thread, started by the first task and ended when idle for a while: a thread costs its own memory
+// (about 20 MB run from source, 10 MB built), and two of them took a server's page test past its 512 MB.
+import { Piscina } from 'piscina';
+import { shippedFile } from '../../shipped-files.ts';
+import type { BackgroundTask } from './sqlite-background-worker.ts';
+
+const IDLE_MS = 5000;
+
+let pool: Piscina | null = null;
+let users = 0;
+
+/** A user of the thread: `run` a task; `release` when done (the last release ends the thread). */
+export function sqliteBackground(): {
+  run: (task: BackgroundTask) => Promise<{ idle: boolean }>;
+  release: () => Promise<void>;
+} {
+  users++;
+  let released = false;
+  return {
+    run(task) {
+      if (!pool) {
+        // From source the worker is sqlite-background-worker.ts (run through tsx, as its parent is); built, .js.
+        const worker = import.meta.url.endsWith('.ts') ? 'sqlite-background-worker.ts' : 'sqlite-background-worker.js';
+        pool = new Piscina({
+          filename: shippedFile('storage', 'db', worker),
+          minThreads: 0,
+          maxThreads: 1,
+          idleTimeout: IDLE_MS,
+        });
+        // A thread failing outside a task must not end the server (an 'error' event nobody hears would).
+        pool.on('error', (error: Error) => process.emitWarning(`SQLite's background thread failed: ${error.message}`));
+      }
+      return pool.run(task);
+    },
+    async release() {
+      if (released) return;
+      released = true;
+      if (--users > 0 || !pool) return;
+      const ending = pool;
+      pool = null;
+      await ending.destroy();
+    },
+  };
+}
