@@ -141,6 +141,7 @@ describe('search page', () => {
     try {
       const refused = await page('search=wombat', aliceCookie);
       assert.equal(refused.statusCode, 403);
+      assert.match(refused.body, /<h1>Access denied<\/h1>/);
       assert.match(refused.body, /<p>Searching snippets across this instance is turned off\. Search within a project/);
       assert.deepEqual(titles((await page('search=project%3Aroot%2Fzoo', aliceCookie)).body), ['Zoo keeper']);
     } finally {
