@@ -79,7 +79,8 @@ export async function runPrimary(config: Config, options: PrimaryOptions): Promi
     const age = Date.now() - (forkedAt.get(worker) ?? 0);
     forkedAt.delete(worker);
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      // The status stop() set: a start that failed exits non-zero, a SIGTERM 0.
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(process.exitCode ?? 0);
       return;
     }
     if (!started) {

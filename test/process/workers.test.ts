@@ -438,3 +438,26 @@ describe('ephemeral mode keeps one process', { skip: TEST_DB === 'postgres' && '
     });
   });
 });
+
+describe('a cluster that cannot start', { skip: TEST_DB === 'postgres' && 'no database of its own' }, () => {
+  it('exits non-zero when its workers cannot listen (the port taken), as one process does', async () => {
+    const taken = http.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as import('node:net').AddressInfo;
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-workers-taken-'));
+    try {
+      const env = { ...process.env, SNIPPETD_DATA_DIR: dataDir, SNIPPETD_DATABASE_URL: '', SNIPPETD_WORKERS: '2' };
+      await assert.rejects(
+        spawnServer(env, [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port)]),
+        (error: Error) => {
+          assert.match(error.message, /^exited [1-9]\d*:/, error.message);
+          assert.match(error.message, /exited before it served/);
+          return true;
+        },
+      );
+    } finally {
+      taken.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
