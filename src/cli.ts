@@ -286,11 +286,13 @@ function progressBar(done: number, total: number): string {
 }
 
 main(process.argv.slice(2)).catch(async (error) => {
-  const { BackupError } = await import('./storage/db/backup.ts');
   if (error instanceof UsageError) {
     console.error(`snippetd: ${error.message}`);
     process.exit(2);
-  } else if (error instanceof ConfigError || error instanceof BackupError) {
+  }
+  // Loaded only now: a wrong command line never loads the database's modules.
+  const { BackupError } = await import('./storage/db/backup.ts');
+  if (error instanceof ConfigError || error instanceof BackupError) {
     console.error(`snippetd: ${error.message}`);
   } else if (error instanceof Failure) {
     console.error(

@@ -86,9 +86,8 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
   const checkpoints = inMemory ? null : new WalCheckpoints(path.resolve(file));
   // A file has a second writer, the search indexer's thread: the main connection's writes take the lock too.
   // Each write's end tells the checkpoints there is something to checkpoint.
-  const lock = checkpoints
-    ? afterEachWrite(processWriteLock(file, primaryWriteLock()), checkpoints)
-    : primaryWriteLock();
+  const fileLock = checkpoints ? processWriteLock(file, primaryWriteLock()) : null;
+  const lock = fileLock && checkpoints ? afterEachWrite(fileLock, checkpoints) : primaryWriteLock();
   const kysely = new Kysely<Database>({
     dialect: new QueuedSqliteDialect({ database }, sqlite, lock),
     log,
@@ -96,7 +95,8 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
   const epoch = sqliteEpochReader(sqlite, file);
   if (checkpoints) walCheckpoints.set(kysely, checkpoints);
   const reader = inMemory ? kysely : sqliteReader(path.resolve(file));
-  const indexer = new SearchIndexer(inMemory ? { sqlite, kysely } : { file, lock: lock!, main: sqlite });
+  // The bare lock for the indexer: it checkpoints its own writes.
+  const indexer = new SearchIndexer(fileLock ? { file, lock: fileLock, main: sqlite } : { sqlite, kysely });
   searchIndexers.set(kysely, indexer);
   return {
     kysely,

@@ -15,7 +15,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
-import type { Piscina } from 'piscina';
+import { Piscina } from 'piscina';
 import { shippedFile } from '../../shipped-files.ts';
 import type { Database } from './schema.ts';
 import type { ReadTask } from './sqlite-read-worker.ts';
@@ -43,12 +43,11 @@ class WorkerReadDriver implements Driver {
   async init(): Promise<void> {}
 
   /** Started on the first read, so a server that never searches starts no thread. */
-  async #workers(): Promise<Piscina> {
+  #workers(): Piscina {
     if (this.#pool) return this.#pool;
-    const { Piscina } = await import('piscina');
     // From source the worker is sqlite-read-worker.ts (run through tsx, as its parent is); built, .js.
     const worker = import.meta.url.endsWith('.ts') ? 'sqlite-read-worker.ts' : 'sqlite-read-worker.js';
-    this.#pool ??= new Piscina({
+    this.#pool = new Piscina({
       filename: shippedFile('storage', 'db', worker),
       minThreads: 1,
       // Threads beyond the event loop's own core, at most 2: each holds a connection and its statements.
@@ -64,7 +63,7 @@ class WorkerReadDriver implements Driver {
     return {
       executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
         const task: ReadTask = { file: this.#file, sql: query.sql, parameters: [...query.parameters] };
-        return { rows: (await (await this.#workers()).run(task)) as R[] };
+        return { rows: (await this.#workers().run(task)) as R[] };
       },
       streamQuery: () => {
         throw new Error('the SQLite reader does not stream');
