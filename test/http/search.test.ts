@@ -227,6 +227,13 @@ describe('search API: snippet_titles', () => {
     const url = `https://example.com/${'n'.repeat(120)}`;
     assert.deepEqual((await search(alice.token, { scope: 'snippet_titles', search: url })).json, []);
     assert.equal((await search(alice.token, { scope: 'snippet_titles', search: url })).headers['x-total'], '0');
+    // Past GitLab's limits without Elasticsearch, 64 words or 4,096 characters: nothing, not a 500.
+    const many = Array.from({ length: 500 }, (_, k) => `w${String(k).padStart(3, '0')}`).join(' ');
+    for (const term of [many, `needle ${'x'.repeat(4100)}`]) {
+      const res = await search(alice.token, { scope: 'snippet_titles', search: term });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json, []);
+    }
   });
 
   it("pages with GitLab's headers and says it is a basic search", async () => {

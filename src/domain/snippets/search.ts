@@ -31,9 +31,18 @@ const length = (text: string) => [...text].length;
 /** Ruby's String#split with no argument: on runs of whitespace, no empty words. */
 const words = (text: string) => text.split(/\s+/u).filter((w) => w !== '');
 
+/**
+ * GitLab's limits on a search without Elasticsearch (SearchController's NON_ES_SEARCH_TERM_LIMIT and _CHAR_LIMIT):
+ * past them a search is refused; here, as an abusive one, with nothing found. Each word is a condition of the
+ * query, and SQLite refuses a query of many hundreds.
+ */
+const MAX_SEARCH_TERMS = 64;
+const MAX_SEARCH_CHARS = 4096;
+
 /** Gitlab::Search::AbuseDetection on the search term: such a search is answered with nothing found. */
 export function isAbusiveSearch(search: string): boolean {
   if (STOP_WORDS.has(search)) return true;
+  if (length(search) > MAX_SEARCH_CHARS || words(search).length > MAX_SEARCH_TERMS) return true;
   if (search !== '' && search !== '*' && length(search) < MIN_TERM_LENGTH) return true;
   return words(search).some((w) => length(w) >= (/^https?:\/\//i.test(w) ? ABUSIVE_TERM_SIZE * 2 : ABUSIVE_TERM_SIZE));
 }

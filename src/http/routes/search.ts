@@ -17,9 +17,13 @@ import { findReadableGroup } from '../../domain/groups.ts';
 import { can } from '../../domain/policy.ts';
 
 /** The search itself, once the place is known; `place` null: a project whose snippets the caller may not use. */
-async function searchAnswer(request: FastifyRequest, reply: FastifyReply, place: SearchPlace | null) {
+async function searchAnswer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { search, scope }: SearchParams,
+  place: SearchPlace | null,
+) {
   const viewer = currentUser(request);
-  const { search, scope } = validateRequest(searchSpec, request);
   const store = storeOf(request);
   // GitLab says which search answered (basic: its database search).
   reply.header('X-Search-Type', 'basic');
@@ -53,37 +57,39 @@ async function searchAnswer(request: FastifyRequest, reply: FastifyReply, place:
 async function checkCallerAndParams(request: FastifyRequest) {
   currentUser(request);
   await limitSearch(request);
-  validateRequest(searchSpec, request);
+  return validateRequest(searchSpec, request);
 }
+
+type SearchParams = Awaited<ReturnType<typeof checkCallerAndParams>>;
 
 const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
 export default async function searchRoutes(app: FastifyInstance) {
   /** GET /search — signed in; the snippets the caller may see that match. */
   app.get('/search', async (request, reply) => {
-    await checkCallerAndParams(request);
-    const answer = await searchAnswer(request, reply, {});
+    const params = await checkCallerAndParams(request);
+    const answer = await searchAnswer(request, reply, params, {});
     reply.header('Content-Transfer-Encoding', 'binary');
     return answer;
   });
 
   /** GET /projects/:id/search — signed in; the project's snippets the caller may see that match. */
   const inProject = async (request: FastifyRequest, reply: FastifyReply) => {
-    await checkCallerAndParams(request);
+    const params = await checkCallerAndParams(request);
     const viewer = request.principal.user;
     const ctx = await findReadableProject(storeOf(request), viewer, idOf(request));
     // As GitLab answers a scope whose feature the caller may not use in the project: nothing found.
     const place = can(viewer, 'read_project_snippets', ctx) ? { projectId: ctx.project.id } : null;
-    return searchAnswer(request, reply, place);
+    return searchAnswer(request, reply, params, place);
   };
   app.get('/projects/:id/search', inProject);
   app.get('/projects/:id/-/search', inProject);
 
   /** GET /groups/:id/search — signed in; the snippets of the group's projects (subgroups too) that match. */
   const inGroup = async (request: FastifyRequest, reply: FastifyReply) => {
-    await checkCallerAndParams(request);
+    const params = await checkCallerAndParams(request);
     const { group } = await findReadableGroup(storeOf(request), request.principal.user, idOf(request));
-    return searchAnswer(request, reply, { groupTraversalIds: group.traversal_ids });
+    return searchAnswer(request, reply, params, { groupTraversalIds: group.traversal_ids });
   };
   app.get('/groups/:id/search', inGroup);
   app.get('/groups/:id/-/search', inGroup);
