@@ -30,7 +30,7 @@ export interface OidcGroupRules {
   allowedGroups: string[];
 }
 
-export type OidcRefusal = 'not_allowed' | 'blocked' | 'no_email' | 'email_taken';
+export type OidcRefusal = 'not_allowed' | 'blocked' | 'no_email' | 'email_taken' | 'invalid_claims';
 
 export type OidcSignIn = { ok: true; token: string; user: User; created: boolean } | { ok: false; reason: OidcRefusal };
 
@@ -132,6 +132,9 @@ async function createLinkedUser(
       );
       return { ok: true, user, created: true };
     } catch (error) {
+      // Claims a user here cannot have (an email that is not one, a name too long): the provider's, not ours.
+      if (error instanceof Failure && error.reason === 'bad_request_fields')
+        return { ok: false, reason: 'invalid_claims' };
       if (!(error instanceof Failure) || error.reason !== 'conflict') throw error;
       const winner = await linkedUser(store, issuer, claims.sub);
       if (winner) return { ok: true, user: winner, created: false };

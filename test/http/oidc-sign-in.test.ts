@@ -158,6 +158,7 @@ describe('signing in with OpenID Connect', () => {
       'sub-dave': { email: 'dave@corp.example', preferred_username: 'dave', groups: ['contractors'] },
       'sub-eve': { email: 'eve@corp.example', preferred_username: 'eve', groups: ['visitors'] },
       'sub-taken-email': { email: 'bob@example.com', preferred_username: 'bobby', groups: ['staff'] },
+      'sub-bad-email': { email: 'not an email', preferred_username: 'odd', groups: ['staff'] },
       'sub-mallory': { email: 'mallory@corp.example', preferred_username: 'mallory', groups: ['staff'] },
       'sub-frank': { email: 'frank@corp.example', preferred_username: 'frank', groups: ['staff'] },
       'sub-grace': { email: 'grace@corp.example', name: 'Grace', groups: ['staff'] },
@@ -306,6 +307,14 @@ describe('signing in with OpenID Connect', () => {
 
   it('refuses an email address another account has', async () => {
     await assertRefused(() => signIn('sub-taken-email'), 403, /An account with your email address already exists here/);
+  });
+
+  it('refuses claims an account here cannot have (an email that is not one) with the page, not JSON', async () => {
+    await assertRefused(
+      () => signIn('sub-bad-email'),
+      403,
+      /gave an email address or name an account here cannot have/,
+    );
   });
 
   it('a new session replaces the one the browser had', async () => {

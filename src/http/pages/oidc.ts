@@ -39,6 +39,7 @@ const REFUSALS: Record<OidcRefusal | 'state' | OidcFailure['kind'], [status: num
   not_allowed: [403, 'Your account at the identity provider is not in a group allowed to sign in here.'],
   blocked: [403, 'Your account has been blocked. Contact your administrator.'],
   no_email: [403, 'The identity provider did not give an email address, which an account here needs.'],
+  invalid_claims: [403, 'The identity provider gave an email address or name an account here cannot have.'],
   email_taken: [
     403,
     'An account with your email address already exists here. Ask an administrator to link it, or sign in to it.',
