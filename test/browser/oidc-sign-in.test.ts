@@ -45,7 +45,7 @@ describe('signing in with OpenID Connect in Chromium', BROWSER_PASS, () => {
   });
 
   it('the button leads through the provider and back to the page asked for, signed in', async () => {
-    const context = await browser.newContext({ bypassCSP: false });
+    const context = await browser.newContext();
     try {
       const page = await context.newPage();
       const blocked: string[] = [];
@@ -68,7 +68,7 @@ describe('signing in with OpenID Connect in Chromium', BROWSER_PASS, () => {
 
   it('the sign-in page with the provider button has no accessibility violation, light and dark', async () => {
     // axe is injected as a script, which the page's policy rightly refuses.
-    const context = await browser.newContext({ bypassCSP: true });
+    const context = await browser.newContext();
     try {
       const page = await context.newPage();
       await page.goto(`${server.url}/users/sign_in`);

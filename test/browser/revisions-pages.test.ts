@@ -151,7 +151,7 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
     const pages = await revisionPages();
     for (const colorScheme of ['light', 'dark'] as const) {
       // axe is injected as a script, which the page's policy rightly refuses: this context bypasses it.
-      const context = await browser.newContext({ bypassCSP: true, colorScheme });
+      const context = await browser.newContext({ colorScheme });
       for (const [name, url] of pages) {
         const page = await context.newPage();
         await page.goto(url);

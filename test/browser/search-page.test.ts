@@ -66,7 +66,7 @@ describe('search page in Chromium', BROWSER_PASS, () => {
     });
     browser = await launchChromium();
     // axe is injected as a script, which the pages' policy rightly refuses: this context bypasses it.
-    context = await browser.newContext({ bypassCSP: true, viewport: { width: 1000, height: 900 } });
+    context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
   });
 
   after(async () => {

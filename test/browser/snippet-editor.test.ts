@@ -8,13 +8,18 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ARTIFACTS, BROWSER_PASS, launchChromium, type BrowserTestServer, startServer } from './support.ts';
+import {
+  ARTIFACTS,
+  axeViolations,
+  BROWSER_PASS,
+  launchChromium,
+  type BrowserTestServer,
+  startServer,
+} from './support.ts';
 
 const TOKEN = 'editor-test-root-token-0123456789';
 const PASSWORD = 'correct horse battery';
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 describe('the code editor of the snippet forms in Chromium', BROWSER_PASS, () => {
   let server: BrowserTestServer;
@@ -79,21 +84,6 @@ describe('the code editor of the snippet forms in Chromium', BROWSER_PASS, () =>
       (window as any).policyViolations = seen;
       document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`));
     });
-
-  /**
-   * axe-core's violations of any impact on the page as it is, the policy in force (support.ts's axeViolations
-   * needs it bypassed): the editor's styles are there only because the policy lets them in.
-   */
-  async function axeViolations(page: Page): Promise<string[]> {
-    // Evaluated by the browser's devtools protocol, which the policy does not govern; a <script> would be refused.
-    await page.evaluate(AXE);
-    return page.evaluate(async () => {
-      const result = await (window as any).axe.run();
-      return result.violations.map(
-        (v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`,
-      );
-    });
-  }
 
   const newForm = () => `${project.web_url}/-/snippets/new`;
   const content = (page: Page) => page.getByRole('textbox', { name: 'Content' });

@@ -73,7 +73,7 @@ describe('snippet forms in Chromium', BROWSER_PASS, () => {
     await api('POST', `/projects/${project.id}/members`, { user_id: alice.json.id, access_level: 30 });
     browser = await launchChromium();
     // axe is injected as a script, which the pages' policy rightly refuses: this context bypasses it.
-    context = await browser.newContext({ bypassCSP: true, viewport: { width: 1000, height: 900 } });
+    context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
   });
 
   after(async () => {

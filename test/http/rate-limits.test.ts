@@ -57,7 +57,7 @@ describe('rate limits', () => {
   );
   after(() => t.close());
 
-  it('GitLab’s defaults: raw limits on, API throttles off', async () => {
+  it('GitLab’s defaults: raw limits on, API throttles off, search limits on (30 and 10 a minute)', async () => {
     const s = await t.ok('GET', '/application/settings', ROOT_TOKEN, undefined, 200);
     assert.deepEqual(
       [
@@ -70,8 +70,10 @@ describe('rate limits', () => {
         s.throttle_unauthenticated_api_requests_per_period,
         s.throttle_unauthenticated_api_period_in_seconds,
         s.rate_limiting_response_text,
+        s.search_rate_limit,
+        s.search_rate_limit_unauthenticated,
       ],
-      [300, 800, false, 7200, 3600, false, 3600, 3600, null],
+      [300, 800, false, 7200, 3600, false, 3600, 3600, null, 30, 10],
     );
     await t.fails('PUT', '/application/settings', ROOT_TOKEN, { raw_blob_request_limit: -1 }, 400, {
       message: { raw_blob_request_limit: ['must be greater than or equal to 0'] },
@@ -181,11 +183,6 @@ describe('rate limits', () => {
       RAW_LIMITED,
     );
     await t.expect('GET', `/projects/${projectId}/snippets/${snippetId}/raw`, userToken, undefined, 200);
-  });
-
-  it('search: GitLab’s defaults, 30 a minute per user and 10 per address for the search page', async () => {
-    const s = await t.ok('GET', '/application/settings', ROOT_TOKEN, undefined, 200);
-    assert.deepEqual([s.search_rate_limit, s.search_rate_limit_unauthenticated], [30, 10]);
   });
 
   it('search: a limit per user over every search endpoint, before the parameters and the project; 0 turns it off', async () => {

@@ -57,11 +57,6 @@ function fileBody(view: FileView, rawUrl: string, filePath: string): Html {
   }
 }
 
-/**
- * The ids of a file's lines: `L10` when the snippet has one file (GitLab's anchors), `file-2-L10` for the
- * second of several, so that no two lines on the page share an id.
- */
-
 /** The snippet's files with their views, in git's order. Contents are read only for a view not kept yet. */
 async function fileViews(store: Store, snippet: Snippet) {
   const index = await store.snippets.fileIndex(snippet.id);
