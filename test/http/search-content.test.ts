@@ -144,6 +144,34 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
     }
   });
 
+  it("lists a found snippet's matching files only, each with its first 10 matching lines, as they read", async () => {
+    const lines = [
+      'okapi at the start, okapi again',
+      `okapi ${'x'.repeat(600)}`,
+      ...Array.from({ length: 20 }, (_, i) => (i % 2 ? `line ${i}` : `an OKAPI on line ${i}`)),
+    ];
+    const files = [
+      { file_path: 'a.txt', content: `${lines.join('\r\n')}\r\n` },
+      { file_path: 'b.txt', content: 'nothing here\n' },
+      { file_path: 'İstanbul okapi.txt', content: 'İİ okapi\nİ\nokapi İ\n' },
+    ];
+    const s = await t.ok('POST', '/snippets', alice.token, { title: 'animals', visibility: 'private', files }, 201);
+    const [hit] = (await found(alice.token, 'okapi')).filter((r) => r.id === s.id);
+    // In git's order of paths, the file without it not listed; a line once however often it holds it, without
+    // its CR, cut at 500 characters; the first 10 such lines.
+    const shown = [1, 2, 3, 5, 7, 9, 11, 13, 15, 17].map((n) => ({ number: n, text: lines[n - 1].slice(0, 500) }));
+    assert.deepEqual(hit.matches, [
+      { path: 'a.txt', lines: shown },
+      {
+        path: 'İstanbul okapi.txt',
+        lines: [
+          { number: 1, text: 'İİ okapi' },
+          { number: 3, text: 'okapi İ' },
+        ],
+      },
+    ]);
+  });
+
   it('keeps the index in step with every write: create, change, rename, delete', async () => {
     const s = await t.ok(
       'POST',

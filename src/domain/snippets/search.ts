@@ -123,8 +123,30 @@ export interface BlobResult {
   matches: FileMatch[];
 }
 
-/** The lines of `content` that hold `needle` (lowercase), up to MAX_LINES_PER_FILE. */
+/**
+ * The lines of `content` that hold `needle` (lowercase), up to MAX_LINES_PER_FILE: found with indexOf and no
+ * further than the last one shown, not by splitting a file of up to a mebibyte into all its lines.
+ */
 function matchingLines(content: string, needle: string): FileMatch['lines'] {
+  const lower = content.toLowerCase();
+  // Lowercasing that changes a length (İ) would shift positions: then line by line.
+  if (lower.length !== content.length) return matchingLinesOneByOne(content, needle);
+  const out: FileMatch['lines'] = [];
+  let number = 1;
+  let counted = 0;
+  for (let at = lower.indexOf(needle); at !== -1 && out.length < MAX_LINES_PER_FILE; ) {
+    const start = content.lastIndexOf('\n', at) + 1;
+    const newline = content.indexOf('\n', at);
+    const end = newline === -1 ? content.length : newline;
+    for (let i = content.indexOf('\n', counted); i !== -1 && i < start; i = content.indexOf('\n', i + 1)) number++;
+    counted = start;
+    out.push({ number, text: content.slice(start, end).replace(/\r$/, '').slice(0, MAX_LINE_LENGTH) });
+    at = newline === -1 ? -1 : lower.indexOf(needle, end + 1);
+  }
+  return out;
+}
+
+function matchingLinesOneByOne(content: string, needle: string): FileMatch['lines'] {
   const out: FileMatch['lines'] = [];
   const lines = content.split('\n');
   for (let i = 0; i < lines.length && out.length < MAX_LINES_PER_FILE; i++) {
@@ -175,7 +197,12 @@ async function blobsPage(
   );
   const needle = text.toLowerCase();
   const files =
-    holding !== undefined && length(holding) >= 3 ? await store.snippets.texts.files(page.rows.map((s) => s.id)) : [];
+    holding !== undefined && length(holding) >= 3
+      ? await store.snippets.texts.filesHolding(
+          page.rows.map((s) => s.id),
+          holding,
+        )
+      : [];
   const matches = new Map<number, FileMatch[]>();
   for (const f of files.sort((a, b) => byteOrder(a.path, b.path))) {
     const lines = matchingLines(f.content, needle);

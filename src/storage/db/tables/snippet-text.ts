@@ -222,13 +222,18 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     },
-    /** The indexed files of some snippets, with their text ('' for binary and oversized ones). */
-    async files(snippetIds: number[]) {
+    /**
+     * The files of some snippets whose path or text holds `text` (any case), with their text: only those, so a
+     * page of results reads the files it shows, not every file of its snippets.
+     */
+    async filesHolding(snippetIds: number[], text: string) {
       if (!snippetIds.length) return [];
+      const pattern = likePattern(text.toLowerCase());
       return reads
         .selectFrom('snippet_file_text')
         .select(['snippet_id', 'path', 'content'])
         .where('snippet_id', 'in', snippetIds)
+        .where(sql<boolean>`(lower(path) LIKE ${pattern} ESCAPE '\\' OR lower(content) LIKE ${pattern} ESCAPE '\\')`)
         .execute();
     },
   };
