@@ -136,22 +136,41 @@ export interface FileRead {
   content: string;
 }
 
-/** The blob at `filePath` in `ref`: 404 Commit Not Found for an unknown ref, 404 File Not Found for a missing file. */
-export async function readFile(
-  store: Store,
-  ctx: ProjectContext,
-  ref: string | undefined,
-  filePath: string,
-): Promise<{ info: Omit<FileRead, 'content'>; content: Buffer }> {
+/** The tree entry at `filePath` in `ref`: 404 Commit Not Found for an unknown ref, 404 File Not Found for a missing file. */
+async function locateFile(store: Store, ctx: ProjectContext, ref: string, filePath: string) {
   const repo = await projectRepository(store, ctx.project);
-  ref ??= defaultRef(ctx);
   const commit = repo && (await repo.resolveCommit(ref));
   if (!repo || !commit) throw notFound('Commit');
   const entry = (await repo.listTree(commit, { path: parentDir(filePath), recursive: false })).find(
     (e) => e.path === filePath && e.type === 'blob',
   );
   if (!entry) throw notFound('File');
-  const content = (await repo.readBlobs([entry.id])).get(entry.id)!;
+  return { repo, commit, entry, content: (await repo.readBlobs([entry.id])).get(entry.id)! };
+}
+
+/**
+ * A file's blob id and bytes at `ref` (the default branch when none), without what the files API adds (its
+ * last commit, a walk of history, and a hash of its bytes): what pages show.
+ */
+export async function readFileBlob(
+  store: Store,
+  ctx: ProjectContext,
+  ref: string | undefined,
+  filePath: string,
+): Promise<{ blobId: string; content: Buffer }> {
+  const { entry, content } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
+  return { blobId: entry.id, content };
+}
+
+/** The file as the files API answers it, with its last commit and the hash of its bytes. */
+export async function readFile(
+  store: Store,
+  ctx: ProjectContext,
+  ref: string | undefined,
+  filePath: string,
+): Promise<{ info: Omit<FileRead, 'content'>; content: Buffer }> {
+  ref ??= defaultRef(ctx);
+  const { repo, commit, entry, content } = await locateFile(store, ctx, ref, filePath);
   const [last] = await repo.log(commit, { skip: 0, limit: 1, path: filePath });
   return {
     content,

@@ -6,7 +6,7 @@ import { findReadableProject, type ProjectContext } from '../../domain/projects.
 import { can, NO_ACCESS } from '../../domain/policy.ts';
 import { findSnippets } from '../../domain/snippets/finder.ts';
 import { Failure, notFound } from '../../domain/failure.ts';
-import { listTree, readFile, type TreeItem } from '../../domain/project-files.ts';
+import { listTree, readFileBlob, type TreeItem } from '../../domain/project-files.ts';
 import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import { storeOf } from '../request.ts';
@@ -111,9 +111,9 @@ async function readmeOf(request: FastifyRequest, ctx: ProjectContext, ref: strin
   const readmes = files.filter((f) => f.type === 'blob' && README.test(f.name));
   const name = readmes.find((f) => /\.(md|markdown|mdown|mkd)$/i.test(f.name)) ?? readmes[0];
   if (!name) return null;
-  const { info, content } = await readFile(storeOf(request), ctx, ref, name.path);
+  const { blobId, content } = await readFileBlob(storeOf(request), ctx, ref, name.path);
   const view = await viewOf(
-    info.blob_id,
+    blobId,
     name.path,
     content,
     'readme-L',
@@ -196,17 +196,18 @@ ${pageScript(nonce)}`;
 
 async function blobPage(request: FastifyRequest, reply: FastifyReply, projectPath: string, ref: string, file: string) {
   const ctx = await codeProject(request, projectPath);
-  const { info, content } = await readFile(storeOf(request), ctx, ref, file);
+  const { blobId, content } = await readFileBlob(storeOf(request), ctx, ref, file);
   const base = baseUrl(request);
-  const view = await viewOf(info.blob_id, file, content, 'L', relativeLinks(base, ctx, ref, file));
+  const view = await viewOf(blobId, file, content, 'L', relativeLinks(base, ctx, ref, file));
   const rawUrl = rawFileUrl(base, ctx, ref, file);
-  const copyable = info.size > 0 && (view.kind === 'code' || view.kind === 'markdown');
+  const fileName = file.split('/').pop()!;
+  const copyable = content.length > 0 && (view.kind === 'code' || view.kind === 'markdown');
   const nonce = newNonce();
   const body = html`${projectHeader(base, ctx)}
 <section class="file" id="file-1" aria-labelledby="file-1-name"><header class="file-header"><h2 id="file-1-name">${file}</h2><span class="meta">on ${ref}</span>
 <nav class="file-actions"><a href="${rawUrl}">Raw</a> <a href="${rawUrl}?inline=false" download>Download</a>
-${copyable ? copyButton('file-1', `Copy ${info.file_name}`) : ''}</nav></header>
-${fileView(view, rawUrl, info.file_name)}
+${copyable ? copyButton('file-1', `Copy ${fileName}`) : ''}</nav></header>
+${fileView(view, rawUrl, fileName)}
 ${view.kind === 'markdown' ? html`<details class="source"><summary>Source</summary><pre><code>${trusted(view.sourceHtml)}</code></pre></details>` : ''}
 </section>
 ${pageScript(nonce)}`;
@@ -227,12 +228,12 @@ async function rawFilePage(
   const ctx = await codeProject(request, projectPath);
   const viewer = pageViewer(request);
   await limitRaw(request, ctx.project.id, file, viewer !== null);
-  const { info, content } = await readFile(storeOf(request), ctx, ref, file);
+  const { blobId, content } = await readFileBlob(storeOf(request), ctx, ref, file);
   const anyone = can(null, 'download_code', { project: ctx.project, access: NO_ACCESS });
   return sendWebRaw(
     request,
     reply,
-    { path: file, content, blobId: info.blob_id },
+    { path: file, content, blobId },
     { public: anyone, immutable: /^[0-9a-f]{40}$/.test(ref) },
   );
 }
