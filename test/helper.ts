@@ -12,6 +12,8 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../src/storage/db/schema.ts';
 import { createLogger } from '../src/logging.ts';
 import { importDirectory } from '../src/storage/git/import.ts';
 import { buildApp } from '../src/app.ts';
@@ -420,6 +422,33 @@ export function runGit(args: string[], cwd?: string): Promise<GitRun> {
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
 }
+
+/**
+ * Until SQLite's search indexer has emptied its queue (storage/db/search-indexing.ts), within `ms`: what a test
+ * of the index's own state waits for (searches answer the same before). PostgreSQL indexes with the rows.
+ */
+export async function untilSearchIndexed(db: Kysely<Database>, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM search_index_queue`.execute(db);
+    if (Number(rows[0].n) === 0) return;
+    assert.ok(Date.now() < deadline, `the search index still has ${rows[0].n} sources queued`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** runGit that must succeed: its output, trimmed. */
+export async function mustGit(args: string[], cwd?: string): Promise<string> {
+  const r = await runGit(args, cwd);
+  assert.equal(r.code, 0, `git ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/** What a refused push prints: the client saw the branch move first, or the server's compare-and-swap lost. */
+export const REFUSED_PUSH =
+  /! \[rejected\] +main -> main \((fetch first|non-fast-forward)\)|remote: snippetd: the repository changed during the push; fetch and push again\s[\s\S]*! \[remote rejected\] main -> main \(pre-receive hook declined\)/;
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A page the visitor may not see, as GitLab answers it: a 404 page to someone signed in; a visitor who is not

@@ -14,6 +14,7 @@ import {
   BROWSER_PASS,
   launchChromium,
   type BrowserTestServer,
+  mustApi,
   startServer,
 } from './support.ts';
 
@@ -25,15 +26,7 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
   let projectSnippet: any;
   let personalSnippet: any;
 
-  async function api(method: string, route: string, body: unknown) {
-    const res = await fetch(`${server.url}/api/v4${route}`, {
-      method,
-      headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    assert.ok(res.status < 300, `${method} ${route}: ${res.status}`);
-    return res.json() as Promise<any>;
-  }
+  const api = (method: string, route: string, body: unknown) => mustApi(server, TOKEN, method, route, body);
 
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });

@@ -12,6 +12,7 @@ import {
   BROWSER_PASS,
   launchChromium,
   type BrowserTestServer,
+  mustApi,
   startServer,
 } from './support.ts';
 
@@ -23,15 +24,7 @@ describe('search page in Chromium', BROWSER_PASS, () => {
   let context: BrowserContext;
   let ruby: any;
 
-  async function api(method: string, route: string, body: unknown) {
-    const res = await fetch(`${server.url}/api/v4${route}`, {
-      method,
-      headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    assert.ok(res.status < 300, `${method} ${route}: ${res.status}`);
-    return res.json() as Promise<any>;
-  }
+  const api = (method: string, route: string, body: unknown) => mustApi(server, TOKEN, method, route, body);
 
   /** No accessibility violation of any impact on the page as it is now, light and dark. */
   async function accessible(page: Page, name: string) {

@@ -39,6 +39,17 @@ export async function axeViolations(page: Page, impacts?: string[]): Promise<str
   }, impacts ?? null);
 }
 
+/** A request to `server`'s API as `token` that must succeed (under 300): its JSON answer. */
+export async function mustApi(server: { url: string }, token: string, method: string, route: string, body?: unknown) {
+  const res = await fetch(`${server.url}/api/v4${route}`, {
+    method,
+    headers: { 'PRIVATE-TOKEN': token, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (res.status >= 300) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<any>;
+}
+
 /**
  * The Chromium tests run in the SQLite pass only: a page makes the same domain calls as the API, tested over
  * HTTP on both databases; what a browser adds (scripts, layout, accessibility) does not depend on the database.

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, ROOT_TOKEN, runGit, TEST_DB, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, runGit, TEST_DB, type TestApp, untilSearchIndexed } from '../helper.ts';
 import { indexStoredSnippets } from '../../src/storage/db/migrations/0010_snippet_search.ts';
 
 type Level = 'private' | 'internal' | 'public';
@@ -200,17 +200,7 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
   it("answers the same before and after SQLite's indexer took a write (long texts, an edited description)", async () => {
     const db = t.app.store.kysely;
     /** SQLite indexes off the write (search-indexing.ts): until its queue is empty; PostgreSQL at once. */
-    const indexed = async () => {
-      if (TEST_DB !== 'sqlite') return;
-      for (
-        let i = 0;
-        (await sql<{ n: number }>`SELECT count(*) AS n FROM search_index_queue`.execute(db)).rows[0].n;
-        i++
-      ) {
-        assert.ok(i < 600, 'the indexer empties its queue within a minute');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    };
+    const indexed = () => (TEST_DB === 'sqlite' ? untilSearchIndexed(db) : Promise.resolve());
     /** Each text (beyond the first 8 KiB piece of a long one, and longer than an FTS phrase) in `expected`. */
     const expectFound = async (expected: Record<string, string[]>) => {
       for (const [text, found] of Object.entries(expected))

@@ -6,12 +6,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { sql } from 'kysely';
 import { spawnSync } from 'node:child_process';
 import { CLI, exited, type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
 import { migrateToLatest } from '../../src/storage/db/migrate.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
-import { processStorage, TEST_DB } from '../helper.ts';
+import { processStorage, TEST_DB, untilSearchIndexed } from '../helper.ts';
 import { assertCalm, MiB, whileHostile } from '../stall.ts';
 
 const TOKEN = 'glpat-search-indexing-root-token';
@@ -71,13 +70,7 @@ describe('search indexing: large files of random text indexed without holding th
     if (TEST_DB !== 'sqlite') return;
     const db = openDatabase(storage.databaseUrl);
     try {
-      const until = Date.now() + 300_000;
-      for (;;) {
-        const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM search_index_queue`.execute(db.kysely);
-        if (rows[0].n === 0) return;
-        assert.ok(Date.now() < until, `the search index still has ${rows[0].n} sources queued`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      await untilSearchIndexed(db.kysely, 300_000);
     } finally {
       await db.close();
     }

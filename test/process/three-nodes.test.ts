@@ -12,7 +12,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { TEST_DB, postgresSchemaUrl, runGit } from '../helper.ts';
+import { TEST_DB, postgresSchemaUrl, runGit, mustGit, REFUSED_PUSH, sleep } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
 
 const TOKEN = 'three-nodes-root-token-0123456789';
@@ -105,18 +105,6 @@ const hostless = (value: unknown) =>
   );
 
 const git = runGit;
-
-async function mustGit(args: string[], cwd?: string): Promise<string> {
-  const r = await git(args, cwd);
-  assert.equal(r.code, 0, `git ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout.trim();
-}
-
-/** What a refused push prints: the client saw the branch move first, or the server's compare-and-swap lost. */
-const REFUSED_PUSH =
-  /! \[rejected\] +main -> main \((fetch first|non-fast-forward)\)|remote: snippetd: the repository changed during the push; fetch and push again\s[\s\S]*! \[remote rejected\] main -> main \(pre-receive hook declined\)/;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('three nodes on one PostgreSQL database', {
   skip: TEST_DB === 'postgres' ? false : 'needs PostgreSQL: several nodes share one database',

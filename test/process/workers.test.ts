@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { awayFromMinuteEnd, TEST_DB, postgresSchemaUrl, runGit } from '../helper.ts';
+import { awayFromMinuteEnd, TEST_DB, postgresSchemaUrl, runGit, mustGit, REFUSED_PUSH, sleep } from '../helper.ts';
 import { CLI, exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
 
 /** Root's token, as the first start made it (the first test reads it); what requests send unless told. */
@@ -74,8 +74,6 @@ function call(
   });
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** The JSON log lines a server printed so far. */
 const logLines = (server: Spawned) =>
   server
@@ -107,16 +105,6 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
     await sleep(50);
   }
 }
-
-async function mustGit(args: string[], cwd?: string): Promise<string> {
-  const r = await runGit(args, cwd);
-  assert.equal(r.code, 0, `git ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout.trim();
-}
-
-/** What a refused push prints: the client saw the branch move first, or the server's compare-and-swap lost. */
-const REFUSED_PUSH =
-  /! \[rejected\] +main -> main \((fetch first|non-fast-forward)\)|remote: snippetd: the repository changed during the push; fetch and push again\s[\s\S]*! \[remote rejected\] main -> main \(pre-receive hook declined\)/;
 
 describe(`two workers on one ${TEST_DB} database`, () => {
   let tmp: string;
