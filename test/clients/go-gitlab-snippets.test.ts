@@ -198,6 +198,26 @@ describe('personal snippets through go-gitlab', { skip }, () => {
     });
   });
 
+  // glab is not packaged for Debian 12 nor on the npm registry, so it cannot run here; `glab snippet create
+  // --personal -t T [-d D] [-v V] file…` makes exactly this go-gitlab call (gitlab-org/cli,
+  // internal/commands/snippet/create: title, a description even when empty, visibility, the files), then
+  // prints the answer's web_url for the person to open.
+  it("glab snippet create --personal's call: an empty description kept empty, the web_url a page", async () => {
+    const { value: created } = await goCall(alice.token, 'CreateSnippet', {
+      title: 'From glab',
+      description: '',
+      visibility: 'public',
+      files: [{ file_path: 'script.py', content: 'print(1)\n' }],
+    });
+    const shown = await must('GET', `/snippets/${created.id}`, alice.token);
+    assert.deepEqual(fromGo(created), asGoSees(shown));
+    assert.deepEqual([shown.description, shown.project_id], ['', null]);
+    assert.equal(created.web_url, `${baseURL.replace('/api/v4', '')}/-/snippets/${created.id}`);
+    const page = await fetch(created.web_url);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<h1[^>]*>From glab<\/h1>/);
+  });
+
   it('UpdateSnippet: title, visibility, the single-file form, file actions; DeleteSnippet', async () => {
     const { value: single } = await goCall(alice.token, 'CreateSnippet', {
       title: 'One file',
