@@ -15,6 +15,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startSnippetd } from '../src/api.ts';
 import type { SeedDocument } from '../src/domain/seed.ts';
+import { childrenOf } from './process-cpu.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '10' }, installed: { type: 'string' } } });
 const runs = Number(values.runs);
@@ -80,13 +81,6 @@ async function timeToFirst200(command: string[], url: (port: number) => string, 
   }
 }
 
-function childrenOf(pid: number): number[] {
-  try {
-    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 /** The deepest process under `pid` (npx → sh → node): the one listening. */
 const serverPid = (pid: number): number => {
   const kids = childrenOf(pid);

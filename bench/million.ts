@@ -1,8 +1,8 @@
 // A million snippets (issue 31): N snippets (half personal, half in 100 projects, a third of each level; 1,000
 // authors, user0 the author of one personal snippet in 25 and a member of 10 projects) loaded directly into
 // the storage's tables in big transactions, as a create leaves them: the snippet row, its file's row (path,
-// blob id, size, bytes) and its text in the search index, with a made-up head commit and no git objects.
-// Lists and GET read no git; raw does, so raw is measured on a snippet created through the API. Then,
+// blob id, size) and its text in the search index, and its repository (the blob, tree and commit made as the
+// create path makes them, and its branch). Raw is measured on a snippet created through the API too. Then,
 // answered in process (app.inject: the server's own work, no sockets), each list's first, middle and last
 // page, GET and raw of a snippet and create, and GET, raw and create on a fresh store of 1,000 snippets in the
 // same run; bare Fastify answering a constant is the floor. Each: p50 and p95 of repeated requests (after one
@@ -25,6 +25,8 @@ import { inProcessApp } from './in-process-app.ts';
 import { cpuMicros } from './process-cpu.ts';
 import type { SnippetsTable } from '../src/storage/db/schema.ts';
 import { refreshPlannerStatistics } from '../src/storage/db/statistics.ts';
+import { ObjectWriter } from '../src/storage/git/objects.ts';
+import { FIRST_WRITE, objectRows } from '../src/storage/git/repository.ts';
 
 const { values } = parseArgs({
   options: {
@@ -59,6 +61,21 @@ interface Loaded {
   middleId: number;
 }
 
+/** A one-file snippet's first commit, its objects made as the create path makes them (domain/snippets/commits.ts). */
+function initialCommit(path: string, text: string, authorId: number, at: string) {
+  const writer = new ObjectWriter();
+  const blob = writer.blob(Buffer.from(text));
+  const time = Math.floor(Date.parse(at) / 1000);
+  const author = { name: `User ${authorId}`, email: `user${authorId}@example.com`, time };
+  const commit = writer.commit({
+    tree: writer.tree([{ path, blobId: blob }]),
+    parent: null,
+    author,
+    message: 'Initial commit',
+  });
+  return { path, text, blob, commit, objects: writer.objects() };
+}
+
 async function load({ app }: App, total: number): Promise<Loaded> {
   const db = app.store.kysely;
   const now = Date.now();
@@ -73,6 +90,7 @@ async function load({ app }: App, total: number): Promise<Loaded> {
     await db.transaction().execute(async (tx) => {
       for (let i = start; i < Math.min(start + PER_TRANSACTION, total); i += BATCH) {
         const rows: Insertable<SnippetsTable>[] = [];
+        const commits: ReturnType<typeof initialCommit>[] = [];
         for (let n = i; n < Math.min(i + BATCH, total); n++) {
           // Interleaved, as they would be made: personal and project snippets alternate.
           const personal = n % 2 === 0;
@@ -86,6 +104,8 @@ async function load({ app }: App, total: number): Promise<Loaded> {
           const open = visibility !== 'private' && (personal || LEVELS[(k % PROJECTS) % 3] !== 'private');
           if (open || (personal ? author === firstUser : k % PROJECTS < 10)) counts.seenByUser0++;
           const at = new Date(now - (total - n) * 1000).toISOString();
+          const commit = initialCommit(`file${n % 50}.rb`, `puts "snippet ${n}: ${n % 97} bottles"\n`, author, at);
+          commits.push(commit);
           rows.push({
             project_id: projectId,
             author_id: author,
@@ -94,7 +114,7 @@ async function load({ app }: App, total: number): Promise<Loaded> {
             visibility,
             file_name: `file${n % 50}.rb`,
             content: '',
-            head_commit: (n + 1).toString(16).padStart(40, 'c'),
+            head_commit: commit.commit,
             default_branch: 'main',
             created_at: at,
             updated_at: at,
@@ -102,25 +122,44 @@ async function load({ app }: App, total: number): Promise<Loaded> {
         }
         const ids = (await tx.insertInto('snippets').values(rows).returning('id').execute()).map((r) => r.id);
         if (!middleId && i + BATCH >= total / 2) middleId = ids[ids.length - 1];
-        const files = ids.map((id, j) => {
-          const text = `puts "snippet ${i + j}: ${(i + j) % 97} bottles"\n`;
-          return { snippet_id: id, path: rows[j].file_name, text };
-        });
         await tx
           .insertInto('snippet_files')
           .values(
-            files.map((f, j) => ({
-              snippet_id: f.snippet_id,
-              path: f.path,
-              blob_id: (i + j + 1).toString(16).padStart(40, 'b'),
-              size: Buffer.byteLength(f.text),
-              content: Buffer.from(f.text),
+            ids.map((id, j) => ({
+              snippet_id: id,
+              path: commits[j].path,
+              blob_id: commits[j].blob,
+              size: Buffer.byteLength(commits[j].text),
             })),
           )
           .execute();
         await tx
           .insertInto('snippet_file_text')
-          .values(files.map((f) => ({ snippet_id: f.snippet_id, path: f.path, content: f.text })))
+          .values(ids.map((id, j) => ({ snippet_id: id, path: commits[j].path, content: commits[j].text })))
+          .execute();
+        // Each snippet's repository as the create path leaves it: its three objects and its branch.
+        const repositories = await tx
+          .insertInto('git_repositories')
+          .values(ids.map((id) => ({ kind: 'snippet' as const, owner_id: id, head: 'main', writes: FIRST_WRITE })))
+          .returning('id')
+          .execute();
+        await tx
+          .insertInto('git_objects')
+          .values(
+            repositories.flatMap(({ id }, j) =>
+              objectRows(FIRST_WRITE, commits[j].objects).map((row) => ({ repository_id: id, ...row })),
+            ),
+          )
+          .execute();
+        await tx
+          .insertInto('git_refs')
+          .values(
+            repositories.map(({ id }, j) => ({
+              repository_id: id,
+              name: 'refs/heads/main',
+              oid: Buffer.from(commits[j].commit, 'hex'),
+            })),
+          )
           .execute();
       }
     });
@@ -158,6 +197,9 @@ async function sqliteSize({ app }: App, dataDir: string) {
     const parts = await sql<{ name: string; bytes: number }>`SELECT name, sum(pgsize) AS bytes FROM dbstat
       GROUP BY name ORDER BY bytes DESC LIMIT 12`.execute(db);
     console.log(`  largest: ${parts.rows.map((r) => `${r.name} ${mib(r.bytes)}`).join(', ')}`);
+    const free = await sql<{ n: number }>`PRAGMA freelist_count`.execute(db);
+    const pageSize = await sql<{ page_size: number }>`PRAGMA page_size`.execute(db);
+    console.log(`  free pages (kept for reuse): ${mib(Object.values(free.rows[0])[0] * pageSize.rows[0].page_size)}`);
   } catch {
     // dbstat is an optional part of SQLite.
   }
@@ -271,6 +313,10 @@ async function singleSnippetCases(stores: { app: App; label: string; loadedId: n
         { url: `/api/v4/snippets/${loadedId}`, token: ROOT_TOKEN },
       ],
       [
+        `GET /snippets/:id/raw (loaded row ${loadedId}, ${label})`,
+        { url: `/api/v4/snippets/${loadedId}/raw`, token: ROOT_TOKEN },
+      ],
+      [
         `POST /snippets (${label})`,
         { method: 'POST', url: '/api/v4/snippets', token: USER_TOKEN, body: newSnippet },
         Number(values.creates),
@@ -312,8 +358,17 @@ try {
   console.log(
     `loaded ${SNIPPETS} snippets in ${((performance.now() - started) / 1000).toFixed(1)} s (${big.app.store.db.dialect}): ${JSON.stringify(loaded)}`,
   );
-  if (big.schema === null) await sqliteSize(big, big.dataDir);
-  else {
+  if (big.schema === null) {
+    // The search index is built by the server's indexer thread from the queue the load's triggers filled.
+    started = performance.now();
+    for (let left = await big.app.store.snippets.texts.indexBacklog(); left?.sources; ) {
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      left = await big.app.store.snippets.texts.indexBacklog();
+      process.stdout.write(`  ${left?.sources} texts still to index\r`);
+    }
+    console.log(`indexed for search in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    await sqliteSize(big, big.dataDir);
+  } else {
     const size = await sql<{ bytes: string }>`SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c
       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${big.schema} AND c.relkind = 'r'`.execute(
       big.app.store.kysely,

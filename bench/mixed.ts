@@ -7,7 +7,9 @@
 // close the report. Each row also says what the server saw in its phase (from /-/metrics): its longest
 // event-loop block, and its statements slower than 10 ms. A bad p99 with neither was made outside the
 // server's code (the host, the kernel, the load generator); one with them, inside.
-// Usage: npx tsx bench/mixed.ts [--rate 3000] [--duration 10] [--rounds 1] [--database-url URL] [--profile DIR]
+// With --workers N (N > 1) the server runs N workers on every core (not pinned), the load generator among
+// them, and its CPU is its primary's and workers' together.
+// Usage: npx tsx bench/mixed.ts [--rate 3000] [--duration 10] [--rounds 1] [--workers 1] [--database-url URL] [--profile DIR]
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -15,7 +17,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { compiledCli, spawnServer, withoutRateLimits } from '../scripts/spawn-server.ts';
 import { closeConnections, pacedLoad, percentile, request } from './paced-load.ts';
-import { cpuMicros } from './process-cpu.ts';
+import { treeCpuMicros } from './process-cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -24,6 +26,7 @@ const { values } = parseArgs({
     'database-url': { type: 'string' },
     profile: { type: 'string' },
     rounds: { type: 'string', default: '1' },
+    workers: { type: 'string', default: '1' },
   },
 });
 const RATE = Number(values.rate);
@@ -68,7 +71,7 @@ async function phase(base: URL, projectId: number, ids: number[], withWrites: bo
   const readLatencies: number[] = [];
   const updateLatencies: number[] = [];
   const seenBefore = await serverSide(base);
-  const serverBefore = cpuMicros(serverPid);
+  const serverBefore = treeCpuMicros(serverPid);
   const clientBefore = process.cpuUsage();
   const latencies = await pacedLoad(
     RATE,
@@ -97,7 +100,7 @@ async function phase(base: URL, projectId: number, ids: number[], withWrites: bo
     blockedMs: seenAfter.blockedMs,
     slowStatements: seenAfter.slowStatements - seenBefore.slowStatements,
     // Each process's CPU as a share of one core over the phase: near 100 % the process set the pace.
-    serverBusy: (cpuMicros(serverPid) - serverBefore) / (DURATION_S * 1e6),
+    serverBusy: (treeCpuMicros(serverPid) - serverBefore) / (DURATION_S * 1e6),
     clientBusy: (client.user + client.system) / (DURATION_S * 1e6),
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
@@ -118,7 +121,12 @@ async function main() {
     ...(values['database-url'] && { SNIPPETD_DATABASE_URL: values['database-url'] }),
   };
   const profile = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] : [];
-  const server = await spawnServer(env, [...profile, compiledCli(), 'serve', '--port', '0'], 1);
+  const workers = Number(values.workers);
+  const server = await spawnServer(
+    { ...env, SNIPPETD_WORKERS: String(workers) },
+    [...profile, compiledCli(), 'serve', '--port', '0'],
+    workers === 1 ? 1 : undefined,
+  );
   await withoutRateLimits(server.url, TOKEN);
   const base = new URL(server.url);
   try {

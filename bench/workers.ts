@@ -1,12 +1,16 @@
 // `serve --workers 1` against `--workers 2` (issue 31): GET a snippet with a token, each server the compiled
 // CLI on a fresh SQLite data directory, alternating rounds with bare Fastify (bench/constant-server.ts) in
-// the same run, the load generator (autocannon, in this process) on the same machine. Prints each round's
-// req/s and the medians' ratios to bare Fastify and to one worker.
-// Usage: npx tsx bench/workers.ts [--rounds 5] [--duration 3] [--connections 20]
+// the same run, the same load generator for all three on the same machine. Prints each round's req/s and the
+// medians' ratios to bare Fastify and to one worker.
+// The load generator is wrk (Debian's package, C, one thread) unless `--generator autocannon`: autocannon
+// runs in this Node.js process and takes most of a core at these rates, so on a 2-core machine it leaves a
+// second worker little to run on.
+// Usage: npx tsx bench/workers.ts [--rounds 5] [--duration 3] [--connections 20] [--generator wrk|autocannon]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { execFile } from 'node:child_process';
+import { parseArgs, promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { spawnServer, startBenchServer } from '../scripts/spawn-server.ts';
 
@@ -15,8 +19,30 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '3' },
     connections: { type: 'string', default: '20' },
+    generator: { type: 'string', default: 'wrk' },
   },
 });
+
+/** Requests a second over `duration` seconds, every answer checked to be a 2xx. */
+async function load(url: string, headers: Record<string, string>): Promise<number> {
+  const connections = Number(values.connections);
+  const duration = Number(values.duration);
+  if (values.generator === 'autocannon') {
+    const r = await autocannon({ url, headers, connections, duration });
+    if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+    return r.requests.average;
+  }
+  const header = Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
+  const { stdout: out } = await promisify(execFile)('wrk', [
+    '-t1',
+    `-c${connections}`,
+    `-d${duration}s`,
+    ...header,
+    url,
+  ]);
+  if (/Non-2xx or 3xx responses|Socket errors/.test(out)) throw new Error(`${url}: ${out}`);
+  return Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+}
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-workers-'));
 
@@ -47,14 +73,7 @@ const targets = {
 const results: Record<string, number[]> = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
 for (let round = 0; round < Number(values.rounds); round++) {
   for (const [name, { url, headers }] of Object.entries(targets)) {
-    const r = await autocannon({
-      url,
-      headers,
-      connections: Number(values.connections),
-      duration: Number(values.duration),
-    });
-    if (r.non2xx || r.errors) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-    results[name].push(r.requests.average);
+    results[name].push(await load(url, headers));
   }
   console.log(
     `round ${round + 1}: ${Object.entries(results)
