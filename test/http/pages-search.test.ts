@@ -90,6 +90,23 @@ describe('search page', () => {
     assert.match(own.body, /<p class="meta">zoo · @root|<p class="meta">root\/zoo · @root/);
   });
 
+  it('marks the term where lowercasing lengthens a character before it (İ is two code units in lowercase)', async () => {
+    await t.ok(
+      'POST',
+      '/snippets',
+      aliceToken,
+      {
+        title: 'İİ Kestrel',
+        visibility: 'public',
+        files: [{ file_path: 'k.txt', content: 'İİİ kestrel İ KESTREL\n' }],
+      },
+      201,
+    );
+    const res = await page('search=kestrel');
+    assert.match(res.body, /<h2><a href="[^"]+">İİ <mark>Kestrel<\/mark><\/a><\/h2>/);
+    assert.match(res.body, /<code>İİİ <mark>kestrel<\/mark> İ <mark>KESTREL<\/mark><\/code>/);
+  });
+
   it("narrows by Opengist's filters; an unknown author, project, visibility or language finds nothing", async () => {
     const found = async (q: string) =>
       titles((await page(new URLSearchParams({ search: q }).toString(), aliceCookie)).body).sort();

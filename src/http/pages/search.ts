@@ -17,18 +17,42 @@ import { pageLinks, pageSearchText, pageViewer, positiveQueryNumber, type PageHa
 
 const RESULTS_PER_PAGE = 20;
 
-/** `text` with every occurrence of `needle` (any case) marked. */
+/** `text` with every occurrence of `needle` (lowercase) marked, as `text.toLowerCase()` holds it. */
 function marked(text: string, needle: string): Html {
   if (!needle) return html`${text}`;
-  const lower = text.toLowerCase();
+  const { lower, start, end } = lowercased(text);
   const parts: Html[] = [];
   let from = 0;
-  for (let at = lower.indexOf(needle); at !== -1; at = lower.indexOf(needle, from)) {
-    parts.push(html`${text.slice(from, at)}<mark>${text.slice(at, at + needle.length)}</mark>`);
-    from = at + needle.length;
+  for (let at = lower.indexOf(needle); at !== -1; at = lower.indexOf(needle, at + needle.length)) {
+    // A match that begins inside a character the previous one ended in is part of that mark already.
+    if (start[at] < from) continue;
+    const to = end[at + needle.length - 1];
+    parts.push(html`${text.slice(from, start[at])}<mark>${text.slice(start[at], to)}</mark>`);
+    from = to;
   }
   parts.push(html`${text.slice(from)}`);
   return html`${parts}`;
+}
+
+/**
+ * `text` lowercased, and for each of its code units where the character it came from starts and ends in
+ * `text`: lowercasing may lengthen a character (İ becomes i and a combining dot), shifting what follows.
+ */
+function lowercased(text: string): { lower: string; start: number[]; end: number[] } {
+  const start: number[] = [];
+  const end: number[] = [];
+  let lower = '';
+  let at = 0;
+  for (const char of text) {
+    const low = char.toLowerCase();
+    lower += low;
+    for (let k = 0; k < low.length; k++) {
+      start.push(at);
+      end.push(at + char.length);
+    }
+    at += char.length;
+  }
+  return { lower, start, end };
 }
 
 /** A search across the instance while global_search_snippet_titles_enabled is off (the API's 403). */
