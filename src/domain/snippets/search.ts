@@ -184,15 +184,15 @@ async function blobsPage(
 ): Promise<PageOf<BlobResult>> {
   const holding = text === '' ? undefined : text;
   if (holding !== undefined) await store.snippets.texts.awaitIndexBacklog();
-  const commonText =
-    holding !== undefined &&
-    length(holding) >= 3 &&
-    ((await store.snippets.texts.isCommon([holding], COMMON, true)) ||
-      (await store.snippets.texts.isCommon([holding], COMMON, false)));
   const page = await findSnippetsMatching(
     store,
     viewer,
-    { ...filter, holding, commonText, readableProjectsOnly: true },
+    {
+      ...filter,
+      holding,
+      ...(holding !== undefined && (await store.snippets.texts.howToFindHolding(holding, COMMON))),
+      readableProjectsOnly: true,
+    },
     window,
   );
   const needle = text.toLowerCase();

@@ -78,6 +78,14 @@ export const QUEUE_SCAN_MAX_BYTES = 16 * 1024 * 1024;
 /** A search waits at most this long, then reads the whole queue: slower, but its answer stays exact. */
 const QUEUE_WAIT_MAX_MS = 10_000;
 
+/**
+ * PostgreSQL: a text in up to this many files and snippets is found by the ids gathered through the trigram
+ * indexes (idsHolding), a more common one by walking the snippets latest first. Gathering costs some
+ * microseconds a file (each candidate's text is checked), the walk's count some a snippet until it has
+ * counted 10,001 (at 100,000 snippets it walks them all below that): here they cost alike at about 20,000.
+ */
+const GATHERED = 20_000;
+
 /** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
 export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
   return {
@@ -200,6 +208,40 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
       const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT DISTINCT ${SOURCE_OF_PIECE}
         FROM ${table} WHERE ${table} MATCH ${phrase} LIMIT ${many})`.execute(reads);
       return Number(rows[0].n) >= many;
+    },
+    /**
+     * How the snippets holding `text` are best found: walking them latest first (`commonText`: the text is in
+     * `common` indexed files or snippets' fields, on SQLite), through the indexes, or (PostgreSQL) by the ids
+     * gathered through them first when it is in up to GATHERED files and snippets.
+     */
+    async howToFindHolding(text: string, common: number): Promise<{ commonText?: boolean; holdingIds?: number[] }> {
+      if ([...text].length < 3) return {};
+      if (dialect === 'postgres') {
+        const holdingIds = await this.idsHolding(text, GATHERED);
+        return holdingIds === null ? { commonText: true } : { holdingIds };
+      }
+      return {
+        commonText: (await this.isCommon([text], common, true)) || (await this.isCommon([text], common, false)),
+      };
+    },
+    /**
+     * PostgreSQL: the ids of the snippets whose title, description, or a file's path or text holds `text` (three
+     * characters or more, any case), gathered once through the trigram indexes (snippetsHolding and
+     * snippetsWithFieldsHolding); null when more than `many` rows hold it, or the planner's statistics say so
+     * (then nothing is read). Checking each candidate's text costs some microseconds, so a text in a few
+     * thousand files is cheaper gathered than found by walking the snippets, whose count then walks them all.
+     */
+    async idsHolding(text: string, many: number): Promise<number[] | null> {
+      const files = sql`SELECT f.snippet_id FROM ${this.snippetsHolding(text)} AS f`;
+      const fields = this.snippetsWithFieldsHolding(text);
+      const { rows: plan } = await sql<{
+        'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }];
+      }>`EXPLAIN (FORMAT JSON) ${files} UNION ALL ${fields}`.execute(reads);
+      if (plan[0]['QUERY PLAN'][0].Plan['Plan Rows'] > many) return null;
+      const { rows } = await sql<{ files: number[]; fields: number[] }>`SELECT
+        ARRAY(${files} LIMIT ${many + 1}) AS files, ARRAY(${fields} LIMIT ${many + 1}) AS fields`.execute(reads);
+      if (rows[0].files.length > many || rows[0].fields.length > many) return null;
+      return [...new Set([...rows[0].files, ...rows[0].fields])];
     },
     /** SQLite: the sources queued for indexing and their text's size (a server indexes them); null elsewhere. */
     async indexBacklog(): Promise<{ sources: number; bytes: number } | null> {
