@@ -4,13 +4,15 @@
 // database's URL and the schema then); run it once per tree, in turn. Per
 // request, after a warm-up: the p50, how long the event loop was busy (what every other request waits for: a
 // query run on it counts, one in a worker thread does not) and the CPU of the whole process (its threads
-// included); then the event loop's delay over the run.
+// included, and on PostgreSQL the server processes of its connections); then the event loop's delay over the run.
 //
 //   npx tsx bench/search-ab.ts <source tree> <kept data directory> [--repeat 21]
 //   npx tsx bench/search-ab.ts <source tree> <kept data directory> --database-url postgres://…/db --schema bench_search_…
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { sql } from 'kysely';
+import { cpuMicros } from './process-cpu.ts';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -34,6 +36,8 @@ let databaseUrl = `sqlite:${path.join(dir, 'snippetd.sqlite3')}`;
 if (values['database-url']) {
   const url = new URL(values['database-url']);
   url.searchParams.set('options', `-c search_path=${values.schema}`);
+  // Names its connections, so that their server processes' CPU is counted too.
+  url.searchParams.set('application_name', `search-ab-${process.pid}`);
   databaseUrl = url.toString();
 }
 const app = await buildApp({ ...defaults(dir), databaseUrl, logLevel: 'silent' });
@@ -53,14 +57,23 @@ for (const term of TERMS) cases.push([`page ${term}`, `/search?search=${encodeUR
 const get = (url: string, token: string | null) =>
   app.inject({ method: 'GET', url, headers: token ? { 'private-token': token } : {} });
 for (const [, url, token] of cases) await get(url, token);
+const serverPids = values['database-url']
+  ? (
+      await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+        WHERE application_name = ${`search-ab-${process.pid}`}`.execute(app.store.kysely)
+    ).rows.map((r) => r.pid)
+  : [];
+const serverCpu = () => serverPids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
+const db = serverPids.length ? ' PostgreSQL CPU ms |' : '';
 
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
-console.log('| request | p50 ms | event loop busy ms | CPU ms |\n|---|---|---|---|');
+console.log(`| request | p50 ms | event loop busy ms | CPU ms |${db}\n|---|---|---|---|${db ? '---|' : ''}`);
 for (const [name, url, token] of cases) {
   const times: number[] = [];
   const busy = performance.eventLoopUtilization();
   const cpu = process.cpuUsage();
+  const server = serverCpu();
   for (let i = 0; i < REPEAT; i++) {
     const t = performance.now();
     await get(url, token);
@@ -71,7 +84,8 @@ for (const [name, url, token] of cases) {
   times.sort((a, b) => a - b);
   const p50 = times[times.length >> 1];
   const cpuMs = (used.user + used.system) / 1000 / REPEAT;
-  console.log(`| ${name} | ${p50.toFixed(2)} | ${loopBusy.toFixed(2)} | ${cpuMs.toFixed(2)} |`);
+  const dbMs = db ? ` ${((serverCpu() - server) / 1000 / REPEAT).toFixed(2)} |` : '';
+  console.log(`| ${name} | ${p50.toFixed(2)} | ${loopBusy.toFixed(2)} | ${cpuMs.toFixed(2)} |${dbMs}`);
 }
 loop.disable();
 console.log(

@@ -100,9 +100,7 @@ export async function searchSnippetTitles(
   const matching = fuzzyTextMatch(search) ?? undefined;
   if (matching !== undefined) await store.snippets.texts.awaitIndexBacklog();
   const commonText =
-    matching !== undefined &&
-    'allOf' in matching &&
-    (await store.snippets.texts.isCommon(matching.allOf, COMMON, false));
+    matching !== undefined && 'allOf' in matching && (await store.snippets.texts.isCommon(matching.allOf, COMMON));
   const filter = { matching, commonText, readableProjectsOnly: true, ...place };
   return findSnippetsMatching(store, viewer, filter, window);
 }
@@ -190,7 +188,7 @@ async function blobsPage(
     {
       ...filter,
       holding,
-      ...(holding !== undefined && (await store.snippets.texts.howToFindHolding(holding, COMMON))),
+      ...(holding !== undefined && (await store.snippets.texts.howToFindHolding(holding))),
       readableProjectsOnly: true,
     },
     window,

@@ -39,7 +39,7 @@ export interface SnippetListFilter {
   holding?: string;
   /** The text of `holding` or `matching` is in many snippets: walk them rather than list them by index. */
   commonText?: boolean;
-  /** PostgreSQL: the ids of the snippets holding `holding`, gathered beforehand (texts.idsHolding). */
+  /** The ids of the snippets holding `holding` (3+ characters, not `commonText`), gathered by texts.howToFindHolding. */
   holdingIds?: number[];
   /** Only snippets of this visibility. */
   visibility?: Visibility;
@@ -168,17 +168,17 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
         } else if (filter.commonText) {
           // Most snippets match: walking them latest first fills a page at once; an index would list them all.
           q = q.where((eb) => eb.or([fields(eb), eb.exists(texts.filesOfSnippetHolding(holding))]));
-        } else if (filter.holdingIds) {
-          // Read by key. An array the planner does not look into: a constant one it would estimate element by
-          // element; as an IN it joined the ids by hash with every snippet the viewer may see (a walk of all
-          // 100,000: 15-30 ms for 13 found).
-          q = q.where(sql<boolean>`snippets.id = ANY(ARRAY(SELECT unnest(${filter.holdingIds}::int[])))`);
         } else {
-          // SQLite: one list of ids from the indexes, so that each is used (an OR across them keeps a planner
-          // from it). PostgreSQL gathers them first (holdingIds).
-          const ids = sql`SELECT f.id FROM (${texts.snippetsWithFieldsHolding(holding)}) AS f
-            UNION SELECT t.snippet_id FROM ${texts.snippetsHolding(holding)} AS t`;
-          q = q.where(sql<boolean>`snippets.id IN (${ids})`);
+          const ids = filter.holdingIds;
+          if (!ids) throw new Error('a text of three characters or more is looked for with texts.howToFindHolding');
+          // Read by key. PostgreSQL: an array the planner does not look into (a constant one it would estimate
+          // element by element); as an IN it joined the ids by hash with every snippet the viewer may see (a walk
+          // of all 100,000: 15-30 ms for 13 found).
+          q = q.where(
+            dialect === 'postgres'
+              ? sql<boolean>`snippets.id = ANY(ARRAY(SELECT unnest(${ids}::int[])))`
+              : sql<boolean>`snippets.id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
+          );
         }
       }
       if (filter.visibility) q = q.where('snippets.visibility', '=', filter.visibility);
