@@ -82,7 +82,7 @@ async function checkGlobalSearch(store: Store, place: SearchPlace): Promise<void
   if (place.projectId !== undefined || place.groupTraversalIds !== undefined) return;
   if (!(await getSettings(store)).global_search_snippet_titles_enabled) throw forbidden(GLOBAL_SEARCH_DISABLED);
 }
-/** A text in this many indexed snippets or files is searched by walking the snippets, not through the index. */
+/** A title search's text in this many snippets' fields is searched by walking the snippets, not through the index. */
 const COMMON = 2000;
 
 /** One page of the snippets the viewer may see whose title, description or file name match, latest update first. */
