@@ -1,7 +1,7 @@
 // Search at scale (issue 32): 100,000 snippets (half personal, half in 100 projects, a third of each level)
 // with 300,000 files of eight lines of code-like text, rows and the search index inserted directly (search
 // reads rows and the index, never git). Then, answered in process (app.inject: the server's own work, no
-// sockets), GitLab's snippet_titles and snippetd's snippet_blobs for a common and a rare term, as an
+// sockets), GitLab's snippet_titles and snippetd's snippet_blobs for a common, a middle and a rare term, as an
 // administrator and as a user who sees by level and membership, and the search page; each the p50 and max
 // of repeated requests, with the event loop's longest delay over all of them. Per request also: how long the
 // event loop was busy (what every other request waits for: a SQLite query run on it counts, one run in a
@@ -29,9 +29,10 @@ const PROJECTS = 100;
 const USERS = 1000;
 const TOKEN = 'bench-search-root-token-0123456789';
 const WORDS = 'alpha beta gamma delta value result index count total buffer stream parse render query'.split(' ');
-/** In one file of two: the common term. In 20 files: the rare one. */
+/** In one file of two: the common term. In 20 files: the rare one. In 3,093 files (`(n % 97, `): a middle one. */
 const COMMON = 'function';
 const RARE = 'xylophone';
+const MIDDLE = '(42,';
 
 function fileText(n: number): string {
   const lines: string[] = [];
@@ -160,10 +161,15 @@ try {
     ['member of 10 projects', userToken],
   ] as const) {
     for (const scope of ['snippet_titles', 'snippet_blobs'])
-      for (const term of [COMMON, RARE])
-        cases.push([`GET /search ${scope} "${term}" (${who})`, `/api/v4/search?scope=${scope}&search=${term}`, token]);
+      for (const term of [COMMON, MIDDLE, RARE])
+        cases.push([
+          `GET /search ${scope} "${term}" (${who})`,
+          `/api/v4/search?scope=${scope}&search=${encodeURIComponent(term)}`,
+          token,
+        ]);
   }
   cases.push([`/search?search=${COMMON} (anonymous page)`, `/search?search=${COMMON}`, null]);
+  cases.push([`/search?search=${MIDDLE} (anonymous page)`, `/search?search=${encodeURIComponent(MIDDLE)}`, null]);
   cases.push([`/search?search=${RARE} (anonymous page)`, `/search?search=${RARE}`, null]);
   const floor = await time(bare.inject.bind(bare) as never, '/', null);
   console.log(`bare Fastify constant: p50 ${floor.p50.toFixed(2)} ms, max ${floor.max.toFixed(2)} ms`);

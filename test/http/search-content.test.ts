@@ -144,6 +144,27 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
     }
   });
 
+  it('pages and counts what each viewer finds, the latest updated first', async () => {
+    for (const v of viewers) {
+      // Made in turn, so the latest updated first is the newest first.
+      const expected = made
+        .filter((s) => findable(v, s))
+        .map((s) => s.id)
+        .sort((a, b) => b - a);
+      const seen: number[] = [];
+      for (let page = 1; ; page++) {
+        const res = await get(v.token, '/search', { scope: 'snippet_blobs', search: 'zebraCORN', per_page: 4, page });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.headers['x-total'], String(expected.length), `${v.name}, page ${page}`);
+        assert.equal(res.headers['x-total-pages'], String(Math.ceil(expected.length / 4)), v.name);
+        seen.push(...(res.json as { id: number }[]).map((s) => s.id));
+        if (res.headers['x-next-page'] === '') break;
+        assert.equal(res.headers['x-next-page'], String(page + 1), v.name);
+      }
+      assert.deepEqual(seen, expected, v.name);
+    }
+  });
+
   it("lists a found snippet's matching files only, each with its first 10 matching lines, as they read", async () => {
     const lines = [
       'okapi at the start, okapi again',

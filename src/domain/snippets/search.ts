@@ -82,7 +82,7 @@ async function checkGlobalSearch(store: Store, place: SearchPlace): Promise<void
   if (place.projectId !== undefined || place.groupTraversalIds !== undefined) return;
   if (!(await getSettings(store)).global_search_snippet_titles_enabled) throw forbidden(GLOBAL_SEARCH_DISABLED);
 }
-/** A text in this many indexed snippets or files is searched by walking the snippets, not through the index. */
+/** A title search's text in this many snippets' fields is searched by walking the snippets, not through the index. */
 const COMMON = 2000;
 
 /** One page of the snippets the viewer may see whose title, description or file name match, latest update first. */
@@ -100,9 +100,7 @@ export async function searchSnippetTitles(
   const matching = fuzzyTextMatch(search) ?? undefined;
   if (matching !== undefined) await store.snippets.texts.awaitIndexBacklog();
   const commonText =
-    matching !== undefined &&
-    'allOf' in matching &&
-    (await store.snippets.texts.isCommon(matching.allOf, COMMON, false));
+    matching !== undefined && 'allOf' in matching && (await store.snippets.texts.isCommon(matching.allOf, COMMON));
   const filter = { matching, commonText, readableProjectsOnly: true, ...place };
   return findSnippetsMatching(store, viewer, filter, window);
 }
@@ -184,15 +182,15 @@ async function blobsPage(
 ): Promise<PageOf<BlobResult>> {
   const holding = text === '' ? undefined : text;
   if (holding !== undefined) await store.snippets.texts.awaitIndexBacklog();
-  const commonText =
-    holding !== undefined &&
-    length(holding) >= 3 &&
-    ((await store.snippets.texts.isCommon([holding], COMMON, true)) ||
-      (await store.snippets.texts.isCommon([holding], COMMON, false)));
   const page = await findSnippetsMatching(
     store,
     viewer,
-    { ...filter, holding, commonText, readableProjectsOnly: true },
+    {
+      ...filter,
+      holding,
+      ...(holding !== undefined && (await store.snippets.texts.howToFindHolding(holding))),
+      readableProjectsOnly: true,
+    },
     window,
   );
   const needle = text.toLowerCase();

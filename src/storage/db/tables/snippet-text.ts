@@ -78,8 +78,34 @@ export const QUEUE_SCAN_MAX_BYTES = 16 * 1024 * 1024;
 /** A search waits at most this long, then reads the whole queue: slower, but its answer stays exact. */
 const QUEUE_WAIT_MAX_MS = 10_000;
 
+/**
+ * A text in up to this many files and snippets is found by the ids gathered through the indexes (idsHolding),
+ * a more common one by walking the snippets latest first. Gathering costs some microseconds a file (on
+ * PostgreSQL each candidate's text is checked), the walk's count some a snippet until it has counted 10,001
+ * (at 100,000 snippets it walks them all below that): they cost alike at about 20,000 here.
+ */
+const GATHERED = 20_000;
+
 /** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
 export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
+  /**
+   * SQLite: how many sources of `table` (an FTS index) hold all `texts`, counted up to `upTo`. Rows are pieces:
+   * their sources are counted (texts in different pieces of one source are not: a guess), or with `pieces`
+   * the pieces themselves, at most too many and cheaper (counting 20,001 sources of a common word took 10 ms,
+   * its pieces 5).
+   */
+  const ftsCount = async (
+    texts: string[],
+    upTo: number,
+    table: 'snippet_file_text_fts' | 'snippet_fields_fts',
+    pieces = false,
+  ) => {
+    const phrase = texts.map(ftsPhrase).join(' AND ');
+    const counted = pieces ? sql`1` : sql`DISTINCT ${SOURCE_OF_PIECE}`;
+    const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT ${counted}
+      FROM ${sql.table(table)} WHERE ${sql.table(table)} MATCH ${phrase} LIMIT ${upTo})`.execute(reads);
+    return Number(rows[0].n);
+  };
   return {
     /** Replaces the rows of `removed` paths and of `changed` files (whose blobs must be in the repository). */
     async sync(snippetId: number, removed: string[], changed: IndexedFile[]): Promise<void> {
@@ -169,10 +195,10 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
         .$if(dialect === 'postgres', (q) => q.modifyEnd(sql`OFFSET 0`));
     },
     /**
-     * Whether `texts` (each three characters or more) are all in at least `many` indexed snippets' fields (or, with
-     * `files`, one of them in that many files): counted through the index, stopping at `many`.
+     * Whether `texts` (each three characters or more) are all in at least `many` indexed snippets' fields:
+     * counted through the index, stopping at `many`.
      */
-    async isCommon(texts: string[], many: number, files: boolean): Promise<boolean> {
+    async isCommon(texts: string[], many: number): Promise<boolean> {
       if (dialect === 'postgres') {
         const patterns = texts.map((t) => likePattern(t.toLowerCase()));
         const holds = (column: string) =>
@@ -180,26 +206,50 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
             patterns.map((p) => sql`lower(coalesce(${sql.ref(column)}, '')) LIKE ${p}`),
             sql` AND `,
           );
-        // The files' GIN indexes are on the columns themselves (ILIKE), the fields' on lower(coalesce(…)).
-        const fileHolds = (column: string) =>
-          sql.join(
-            texts.map((t) => sql`${sql.ref(column)} ILIKE ${likePattern(t)}`),
-            sql` AND `,
-          );
-        const rows = files
-          ? sql`SELECT 1 FROM snippet_file_text WHERE (${fileHolds('path')}) OR (${fileHolds('content')})`
-          : sql`SELECT 1 FROM snippets WHERE (${holds('title')}) OR (${holds('description')}) OR (${holds('file_name')})`;
+        const rows = sql`SELECT 1 FROM snippets WHERE (${holds('title')}) OR (${holds('description')})
+          OR (${holds('file_name')})`;
         const { rows: counted } = await sql<{
           n: number;
         }>`SELECT count(*) AS n FROM (${rows} LIMIT ${many}) AS x`.execute(reads);
         return Number(counted[0].n) >= many;
       }
-      // Rows are pieces: their sources are counted (texts in different pieces of one source are not: a guess).
-      const phrase = texts.map(ftsPhrase).join(' AND ');
-      const table = sql.raw(files ? 'snippet_file_text_fts' : 'snippet_fields_fts');
-      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT DISTINCT ${SOURCE_OF_PIECE}
-        FROM ${table} WHERE ${table} MATCH ${phrase} LIMIT ${many})`.execute(reads);
-      return Number(rows[0].n) >= many;
+      return (await ftsCount(texts, many, 'snippet_fields_fts')) >= many;
+    },
+    /**
+     * How the snippets holding `text` are found: by their ids, gathered once through the indexes when it is in
+     * up to GATHERED files and snippets, else (`commonText`) by walking the snippets latest first.
+     */
+    async howToFindHolding(text: string): Promise<{ commonText?: boolean; holdingIds?: number[] }> {
+      if ([...text].length < 3) return {};
+      const holdingIds = await this.idsHolding(text, GATHERED);
+      return holdingIds === null ? { commonText: true } : { holdingIds };
+    },
+    /**
+     * The ids of the snippets whose title, description, or a file's path or text holds `text` (three characters
+     * or more, any case), gathered through the indexes (snippetsHolding and snippetsWithFieldsHolding); null
+     * when more than `many` files or snippets hold it, as counted through SQLite's index or estimated by
+     * PostgreSQL's planner (then nothing is gathered).
+     */
+    async idsHolding(text: string, many: number): Promise<number[] | null> {
+      const files = sql`SELECT f.snippet_id AS id FROM ${this.snippetsHolding(text)} AS f`;
+      // A subquery: SQLite's compound (EXCEPT, UNION ALL) would otherwise take in the files' ids too.
+      const fields = sql`SELECT g.id FROM (${this.snippetsWithFieldsHolding(text)}) AS g`;
+      if (dialect === 'sqlite') {
+        // Pieces are counted, and the fields' index holds the file names too: counts above the truth at worst.
+        if ((await ftsCount([text], many + 1, 'snippet_file_text_fts', true)) > many) return null;
+        if ((await ftsCount([text], many + 1, 'snippet_fields_fts', true)) > many) return null;
+        const { rows } = await sql<{ id: number }>`${files} UNION ${fields}`.execute(reads);
+        return rows.map((r) => r.id);
+      }
+      // Counting them would check each candidate's text (some microseconds each): the planner's estimate first.
+      const { rows: plan } = await sql<{
+        'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }];
+      }>`EXPLAIN (FORMAT JSON) ${files} UNION ALL ${fields}`.execute(reads);
+      if (plan[0]['QUERY PLAN'][0].Plan['Plan Rows'] > many) return null;
+      const { rows } = await sql<{ files: number[]; fields: number[] }>`SELECT
+        ARRAY(${files} LIMIT ${many + 1}) AS files, ARRAY(${fields} LIMIT ${many + 1}) AS fields`.execute(reads);
+      if (rows[0].files.length > many || rows[0].fields.length > many) return null;
+      return [...new Set([...rows[0].files, ...rows[0].fields])];
     },
     /** SQLite: the sources queued for indexing and their text's size (a server indexes them); null elsewhere. */
     async indexBacklog(): Promise<{ sources: number; bytes: number } | null> {
