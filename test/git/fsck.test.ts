@@ -318,4 +318,17 @@ describe('snippetd fsck: the search index', () => {
     assert.equal(again.code, 0, again.stdout + again.stderr);
     assert.equal(Number(summary(again.stdout)?.[2]), 0, again.stdout);
   });
+
+  it('after the limit is raised, lists the files whose text it now takes, and --repair indexes them', async () => {
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 1024 });
+    const r = await fsckCli(t);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.deepEqual(r.stdout.trim().split('\n').slice(0, -1), [
+      `snippet ${snippet.id}: big.txt: its text is not in the search index`,
+    ]);
+    assert.equal((await fsckCli(t, ['--repair'])).code, 0);
+    await indexed();
+    assert.deepEqual(await titles('kumquat'), ['indexed']);
+    assert.equal((await fsckCli(t)).code, 0);
+  });
 });
