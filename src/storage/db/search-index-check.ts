@@ -83,7 +83,7 @@ export async function fullTextDifference(db: Kysely<Database>, id: number, row: 
 
 /**
  * Removes everything of the source from its FTS table and queues it to be indexed again when it still
- * exists (`row`), as a write would: the indexer (a server's thread, or this process's) takes it in.
+ * exists (`row`), as a write would: a server's indexer takes it in.
  */
 export async function requeueSource(db: Kysely<Database>, kind: SourceKind, id: number, row: SourceRow | null) {
   for (const { piece } of await storedPieces(db, kind, id))
