@@ -57,7 +57,7 @@ const COMMANDS: Command[] = [
     name: 'fsck',
     args: 0,
     usage: 'fsck [--repair]',
-    about: "check every repository's rows and every snippet's index of files",
+    about: "check every repository's rows, every snippet's index of files and the search index",
     options: { repair: flag },
   },
   {
@@ -261,7 +261,7 @@ async function main(argv: string[]): Promise<void> {
     const report = await withStore(config, (store) => fsck(store, opt.repair === true));
     for (const line of [...report.problems, ...report.dangling]) console.log(line);
     console.log(
-      `snippetd fsck: ${report.checked} repositories checked, ${report.problems.length} problems, ${report.repaired} snippets repaired, ${report.dangling.length} dangling objects`,
+      `snippetd fsck: ${report.checked} repositories checked, ${report.problems.length} problems, ${report.repaired} snippets repaired, ${report.dangling.length} dangling objects, ${report.searchIndexLeftoversRemoved} search index leftovers removed`,
     );
     // Not a problem: a lag, which stdout's summary leaves out.
     const backlog = report.searchIndexBacklog;
@@ -269,7 +269,8 @@ async function main(argv: string[]): Promise<void> {
       console.error(
         `snippetd fsck: the search index has ${backlog.sources} sources (${backlog.bytes} bytes of text) still to take in; a running server does`,
       );
-    if (report.problems.length && report.repaired === 0) process.exitCode = 1;
+    if (report.problems.length && report.repaired === 0 && report.searchIndexLeftoversRemoved === 0)
+      process.exitCode = 1;
   } else {
     const file = parsed.args[0];
     const { createBackup, restoreBackup } = await import('./storage/db/backup.ts');

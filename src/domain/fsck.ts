@@ -3,12 +3,26 @@
 // type), every repository's owner present, and each snippet's index of files and head against its branch.
 // Objects no ref reaches are listed as dangling, as git lists them: a deleted branch leaves them, and they
 // are not a fault. --repair rebuilds a snippet's index from its branch.
+//
+// Then the search index against the rows, under the limit in force (search_indexed_file_size_limit_kb):
+// each snippet's rows of snippet_file_text against its files (one for each, holding the file's text, or ''
+// for a binary file or one over the limit), and on SQLite the full-text index against those rows and the
+// snippets' fields (storage/db/search-index-check.ts); what SQLite's indexer has still to do is not a fault.
+// --repair writes a snippet's rows again (and so queues them for SQLite's indexer) and removes what is
+// left of sources gone. Snippets are walked a batch at a time, a snippet's search check in one transaction.
 import zlib from 'node:zlib';
 import type { Store } from '../storage/db/store.ts';
 import { objectId, parseCommit, parseTree, TYPE_OF_PACK_TYPE, tagTarget } from '../storage/git/objects.ts';
 import type { GitRepository } from '../storage/git/repository.ts';
 import { readParts } from '../storage/git/object-parts.ts';
 import { reindexSnippet } from './snippets/repair.ts';
+import { getSettings, indexedFileMaxBytes } from './settings.ts';
+import { textRows } from '../storage/db/tables/snippet-text.ts';
+import { fullTextDifference, goneSources, requeueSource } from '../storage/db/search-index-check.ts';
+import type { SourceKind } from '../storage/db/search-indexing.ts';
+
+/** Snippets read at a time. */
+const SNIPPET_BATCH = 100;
 
 export interface FsckReport {
   checked: number;
@@ -16,6 +30,8 @@ export interface FsckReport {
   /** Objects no ref reaches (git's "dangling"): reported, not a problem. */
   dangling: string[];
   repaired: number;
+  /** Full-text index entries of files and snippets gone, removed by --repair (SQLite). */
+  searchIndexLeftoversRemoved: number;
   /** SQLite: what its search index has still to take in (a server's thread does); null elsewhere. */
   searchIndexBacklog: { sources: number; bytes: number } | null;
 }
@@ -26,6 +42,7 @@ export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
     problems: [],
     dangling: [],
     repaired: 0,
+    searchIndexLeftoversRemoved: 0,
     searchIndexBacklog: await store.snippets.texts.indexBacklog(),
   };
   const snippetIds = new Set((await store.kysely.selectFrom('snippets').select('id').execute()).map((r) => r.id));
@@ -39,20 +56,116 @@ export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
     for (const line of checked.problems) report.problems.push(`${name}: ${line}`);
     for (const line of checked.dangling) report.dangling.push(`${name}: ${line}`);
   }
-  for (const snippet of await store.kysely.selectFrom('snippets').selectAll().orderBy('id').execute()) {
-    const repo = await store.git.find('snippet', snippet.id);
-    if (!repo) {
-      report.problems.push(`snippet ${snippet.id}: repository missing`);
-      continue;
-    }
-    const differences = await indexDifferences(store, repo, snippet);
-    for (const d of differences) report.problems.push(`snippet ${snippet.id}: ${d}`);
-    if (repair && differences.length) {
-      await store.transaction((tx) => reindexSnippet(tx, snippet.id));
-      report.repaired++;
+  const maxBytes = indexedFileMaxBytes(await getSettings(store));
+  for (let after = 0; ; ) {
+    const snippets = await store.kysely
+      .selectFrom('snippets')
+      .select(['id', 'default_branch', 'head_commit'])
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(SNIPPET_BATCH)
+      .execute();
+    if (!snippets.length) break;
+    after = snippets[snippets.length - 1].id;
+    for (const snippet of snippets) {
+      let repaired = false;
+      const repo = await store.git.find('snippet', snippet.id);
+      if (!repo) report.problems.push(`snippet ${snippet.id}: repository missing`);
+      else {
+        const differences = await indexDifferences(store, repo, snippet);
+        for (const d of differences) report.problems.push(`snippet ${snippet.id}: ${d}`);
+        if (repair && differences.length) {
+          await store.transaction((tx) => reindexSnippet(tx, snippet.id));
+          repaired = true;
+        }
+      }
+      const searchDifferences = await store.transaction((tx) =>
+        searchIndexDifferences(tx, snippet.id, maxBytes, repair),
+      );
+      for (const d of searchDifferences) report.problems.push(`snippet ${snippet.id}: ${d}`);
+      if (repaired || (repair && searchDifferences.length)) report.repaired++;
     }
   }
+  if (store.db.dialect === 'sqlite')
+    for (const kind of ['file', 'fields'] as const) await searchIndexLeftovers(store, kind, repair, report);
   return report;
+}
+
+/**
+ * How the snippet's rows in the search index differ from its files, and on SQLite its full-text index from
+ * those rows and its fields; with `repair`, made to agree. Call in a transaction.
+ */
+async function searchIndexDifferences(tx: Store, snippetId: number, maxBytes: number, repair: boolean) {
+  const snippet = await tx.snippets.lock(snippetId, tx.db.dialect);
+  if (!snippet) return [];
+  const files = await tx.snippets.fileIndex(snippetId);
+  const expected = new Map(
+    (await textRows(tx.kysely, snippetId, files, maxBytes)).map((r, i) => [r.path, { ...r, file: files[i] }]),
+  );
+  const rows = await tx.kysely
+    .selectFrom('snippet_file_text')
+    .select(['id', 'path', 'content'])
+    .where('snippet_id', '=', snippetId)
+    .execute();
+  const differences: string[] = [];
+  const removed: string[] = [];
+  const rewritten: typeof files = [];
+  const sqlite = tx.db.dialect === 'sqlite';
+  for (const row of rows) {
+    const want = expected.get(row.path);
+    if (!want) {
+      differences.push(`${row.path}: in the search index, not a file of the snippet`);
+      removed.push(row.path);
+    } else if (row.content !== want.content) {
+      differences.push(
+        want.file.size > maxBytes && row.content !== ''
+          ? `${row.path}: its text is in the search index, over the limit of ${maxBytes / 1024} KiB`
+          : row.content === ''
+            ? `${row.path}: its text is not in the search index`
+            : `${row.path}: the search index holds other text than the file`,
+      );
+      rewritten.push(want.file);
+    } else if (sqlite) {
+      const fullText = await fullTextDifference(tx.kysely, row.id, { kind: 'file', ...row });
+      if (fullText) {
+        differences.push(`${row.path}: ${fullText}`);
+        if (repair) await requeueSource(tx.kysely, 'file', row.id, { kind: 'file', ...row });
+      }
+    }
+  }
+  const indexed = new Set(rows.map((r) => r.path));
+  for (const file of files)
+    if (!indexed.has(file.path)) {
+      differences.push(`${file.path}: not in the search index`);
+      rewritten.push(file);
+    }
+  if (sqlite) {
+    const fields = { kind: 'fields' as const, ...snippet };
+    const fullText = await fullTextDifference(tx.kysely, snippetId, fields);
+    if (fullText) {
+      differences.push(`title, description and file name: ${fullText}`);
+      if (repair) await requeueSource(tx.kysely, 'fields', snippetId, fields);
+    }
+  }
+  if (repair && (removed.length || rewritten.length))
+    await tx.snippets.texts.sync(snippetId, removed, rewritten, maxBytes);
+  return differences;
+}
+
+/** SQLite: full-text index entries of files or snippets gone, a line each; with `repair`, removed. */
+async function searchIndexLeftovers(store: Store, kind: SourceKind, repair: boolean, report: FsckReport) {
+  const what = kind === 'file' ? 'a file of a snippet' : 'a snippet';
+  for (let after = 0; ; ) {
+    const { gone, next } = await store.transaction(async (tx) => {
+      const batch = await goneSources(tx.kysely, kind, after);
+      if (repair) for (const id of batch.gone) await requeueSource(tx.kysely, kind, id, null);
+      return batch;
+    });
+    for (const id of gone) report.problems.push(`search index: full-text entries of ${what} gone (${kind} ${id})`);
+    if (repair) report.searchIndexLeftoversRemoved += gone.length;
+    if (next === null) return;
+    after = next;
+  }
 }
 
 /** Every stored object sound, every ref and everything reachable present; what nothing reaches is dangling. */

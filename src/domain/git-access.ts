@@ -15,7 +15,7 @@ import { isValidGitPath } from './paths.ts';
 import { accessDeniedReason, can, NO_ACCESS } from './policy.ts';
 import { findVisiblePersonalSnippet, findVisibleSnippet } from './snippets/reads.ts';
 import { humanSize } from './snippets/limits.ts';
-import { type ApplicationSettings, getSettings, MiB } from './settings.ts';
+import { type ApplicationSettings, getSettings, indexedFileMaxBytes, MiB } from './settings.ts';
 import { nowIso } from './tokens.ts';
 import { parseRowId } from './ids.ts';
 
@@ -125,7 +125,12 @@ export async function acceptPush(
       await repo.storeDeflated(received);
       for (const u of updates) await repo.moveRef(u.ref, u.old, u.new);
       if (locked) {
-        await tx.snippets.syncFiles(locked.id, await tx.snippets.fileIndex(locked.id), files);
+        await tx.snippets.syncFiles(
+          locked.id,
+          await tx.snippets.fileIndex(locked.id),
+          files,
+          indexedFileMaxBytes(settings),
+        );
         await tx.snippets.update(locked.id, {
           head_commit: updates[0].new,
           updated_at: nowIso(),

@@ -5,6 +5,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { Visibility } from '../storage/db/schema.ts';
 import { VISIBILITIES, VISIBILITY_LEVEL } from './access.ts';
 import { invalidParams, invalidFields } from './failure.ts';
+import { TEXT_INDEX_MAX_BYTES } from '../storage/db/tables/snippet-text.ts';
 
 export interface ApplicationSettings {
   default_branch_name: string;
@@ -38,6 +39,12 @@ export interface ApplicationSettings {
   receive_max_input_size: number | null;
   /** snippetd's own: the largest object (a file) a push may bring, inflated, in MiB; 0: no limit. */
   max_file_size: number;
+  /**
+   * snippetd's own: the largest file whose text is searched, in KiB (as GitLab's
+   * elasticsearch_indexed_file_size_limit_kb); a larger one is found by its path only. Applies to files
+   * written after a change; `snippetd fsck --repair` brings the files already stored in line.
+   */
+  search_indexed_file_size_limit_kb: number;
   /**
    * Whether the sign-in page takes a password (GitLab's); turned off, it applies once sign-in with OpenID
    * Connect is on, so an instance without it never locks everyone out of its pages. API tokens are unaffected.
@@ -76,8 +83,19 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   // is written (the body, the driver's copy, the database's record), so the default stays well below
   // GitLab.com's 100 MiB: as snippet_size_limit's 50 MB, and GitHub's warning size.
   max_file_size: 50,
+  search_indexed_file_size_limit_kb: TEXT_INDEX_MAX_BYTES / 1024,
   password_authentication_enabled_for_web: true,
 };
+
+/**
+ * The indexed file size limit's ceiling: a search reads the text of the files it finds, and SQLite's indexer
+ * takes a file's text in at most MAX_PIECES pieces (search-indexing.ts), about 8 MiB, beyond which the last
+ * piece grows with the file.
+ */
+const MAX_INDEXED_FILE_SIZE_KB = 8192;
+
+/** The largest file (in bytes) whose text the search index takes. */
+export const indexedFileMaxBytes = (settings: ApplicationSettings) => settings.search_indexed_file_size_limit_kb * 1024;
 
 const isVisibility = (v: unknown): v is Visibility => (VISIBILITIES as unknown[]).includes(v);
 const isWholeNumber = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
@@ -122,6 +140,9 @@ const RULES: Record<Key, (value: unknown) => string | null> = {
   // MiB, within GitLab's integer column: git takes the limit in bytes as a 64-bit number.
   receive_max_input_size: (v) => (v === null ? null : atMostInt(v)),
   max_file_size: atMostInt,
+  search_indexed_file_size_limit_kb: (v) =>
+    aboveZero(v) ??
+    ((v as number) > MAX_INDEXED_FILE_SIZE_KB ? `must be less than or equal to ${MAX_INDEXED_FILE_SIZE_KB}` : null),
   password_authentication_enabled_for_web: aBoolean,
 };
 

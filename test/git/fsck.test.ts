@@ -8,7 +8,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { sql } from 'kysely';
+import { createTestApp, ROOT_TOKEN, TEST_DB, type TestApp, untilSearchIndexed } from '../helper.ts';
 
 const CLI = path.resolve('src/cli.ts');
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-fsck-home-'));
@@ -190,5 +191,144 @@ describe('snippetd fsck', () => {
     assert.equal(Number(m2[2]), 0, again.stdout);
     assert.equal(Number(m2[3]), 0);
     assert.equal(git(repo, ['rev-parse', 'refs/heads/main']), newHead, 'repair never moves the repository');
+  });
+});
+
+// The search index against the rows: files of a snippet whose rows in snippet_file_text were changed,
+// removed or added behind the application's back, a file whose text the limit in force now excludes, and on
+// SQLite the full-text index's pieces (one deleted, one of a snippet that does not exist): each listed, exit 1;
+// --repair makes search answer from the files again, and fsck is clean.
+describe('snippetd fsck: the search index', () => {
+  let t: TestApp;
+  let snippet: any;
+  const db = () => t.app.store.kysely;
+  /** SQLite's indexer off the write: until its queue is empty; PostgreSQL indexes in the write. */
+  const indexed = () => (TEST_DB === 'sqlite' ? untilSearchIndexed(db()) : Promise.resolve());
+  const titles = async (term: string) =>
+    (await t.ok('GET', `/search?scope=snippet_blobs&search=${term}`, ROOT_TOKEN, undefined, 200))
+      .map((s: any) => s.title)
+      .sort();
+  const fileRowId = async (path: string) =>
+    (
+      await db()
+        .selectFrom('snippet_file_text')
+        .select('id')
+        .where('snippet_id', '=', snippet.id)
+        .where('path', '=', path)
+        .executeTakeFirstOrThrow()
+    ).id;
+
+  before(async () => {
+    t = await createTestApp();
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_rate_limit: 0 });
+    snippet = await t.ok(
+      'POST',
+      '/snippets',
+      ROOT_TOKEN,
+      {
+        title: 'indexed',
+        visibility: 'public',
+        files: [
+          { file_path: 'big.txt', content: `${'big '.repeat(600)}kumquat\n` },
+          { file_path: 'gone.txt', content: 'a tamarillo\n' },
+          { file_path: 'same.txt', content: 'a jabuticaba\n' },
+          { file_path: 'tampered.txt', content: 'a cherimoya\n' },
+        ],
+      },
+      201,
+    );
+    await t.ok(
+      'POST',
+      '/snippets',
+      ROOT_TOKEN,
+      { title: 'bystander', visibility: 'public', files: [{ file_path: 'b.txt', content: 'a pitaya\n' }] },
+      201,
+    );
+    await indexed();
+  });
+
+  after(() => t?.close());
+
+  it('finds nothing to say of a healthy index', async () => {
+    const r = await fsckCli(t);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(Number(summary(r.stdout)?.[2]), 0, r.stdout);
+  });
+
+  it('lists each difference of the index from the rows and the limit in force, and exits 1', async () => {
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 2 });
+    await sql`UPDATE snippet_file_text SET content = 'a durian' WHERE id = ${await fileRowId('tampered.txt')}`.execute(
+      db(),
+    );
+    await sql`DELETE FROM snippet_file_text WHERE id = ${await fileRowId('gone.txt')}`.execute(db());
+    await sql`INSERT INTO snippet_file_text (snippet_id, path, content)
+      VALUES (${snippet.id}, 'ghost.txt', 'a ghostly mangosteen')`.execute(db());
+    await indexed();
+    if (TEST_DB === 'sqlite') {
+      // One piece of a file's full-text index gone, and pieces of a snippet that never was.
+      await sql`DELETE FROM snippet_file_text_fts WHERE rowid = ${(await fileRowId('same.txt')) * 1024}`.execute(db());
+      await sql`INSERT INTO snippet_fields_fts (rowid, title, description, file_name)
+        VALUES (${999_999 * 1024}, 'a phantom', '', 'p.txt')`.execute(db());
+    }
+    // The index as it stands answers wrongly.
+    assert.deepEqual(await titles('durian'), ['indexed']);
+    assert.deepEqual(await titles('mangosteen'), ['indexed']);
+    assert.deepEqual(await titles('tamarillo'), []);
+    assert.deepEqual(await titles('kumquat'), ['indexed']);
+
+    const r = await fsckCli(t);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    const expected = [
+      `snippet ${snippet.id}: big.txt: its text is in the search index, over the limit of 2 KiB`,
+      `snippet ${snippet.id}: tampered.txt: the search index holds other text than the file`,
+      `snippet ${snippet.id}: ghost.txt: in the search index, not a file of the snippet`,
+      `snippet ${snippet.id}: gone.txt: not in the search index`,
+    ];
+    if (TEST_DB === 'sqlite')
+      expected.push(
+        `snippet ${snippet.id}: same.txt: full-text index: missing pieces 0 of 1`,
+        'search index: full-text entries of a snippet gone (fields 999999)',
+      );
+    for (const line of expected) assert.ok(lines.includes(line), `${line}\n${r.stdout}`);
+    assert.equal(Number(summary(r.stdout)?.[2]), expected.length, r.stdout);
+    assert.equal(lines.length, expected.length + 1, r.stdout);
+  });
+
+  it('--repair makes the index say what the files hold under the limit in force; fsck is clean again', async () => {
+    const r = await fsckCli(t, ['--repair']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(Number(summary(r.stdout)?.[3]), 1, r.stdout);
+    await indexed();
+    assert.deepEqual(await titles('durian'), []);
+    assert.deepEqual(await titles('mangosteen'), []);
+    assert.deepEqual(await titles('cherimoya'), ['indexed']);
+    assert.deepEqual(await titles('tamarillo'), ['indexed']);
+    assert.deepEqual(await titles('jabuticaba'), ['indexed']);
+    assert.deepEqual(await titles('kumquat'), [], 'over the limit now: found by its path only');
+    assert.deepEqual(await titles('big.txt'), ['indexed']);
+    assert.deepEqual(await titles('pitaya'), ['bystander']);
+    if (TEST_DB === 'sqlite') {
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM snippet_fields_fts_docsize
+        WHERE id = ${999_999 * 1024}`.execute(db());
+      assert.equal(Number(rows[0].n), 0);
+    }
+
+    const again = await fsckCli(t);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    assert.equal(Number(summary(again.stdout)?.[2]), 0, again.stdout);
+  });
+
+  it('after the limit is raised, lists the files whose text it now takes, and --repair indexes them', async () => {
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 1024 });
+    const r = await fsckCli(t);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.deepEqual(r.stdout.trim().split('\n').slice(0, -1), [
+      `snippet ${snippet.id}: big.txt: its text is not in the search index`,
+    ]);
+    assert.equal((await fsckCli(t, ['--repair'])).code, 0);
+    await indexed();
+    assert.deepEqual(await titles('kumquat'), ['indexed']);
+    assert.equal((await fsckCli(t)).code, 0);
   });
 });

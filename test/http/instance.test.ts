@@ -13,6 +13,7 @@ const DEFAULTS = {
   max_snippet_files: 10,
   receive_max_input_size: null,
   max_file_size: 50,
+  search_indexed_file_size_limit_kb: 1024,
 };
 const pick = (body: Record<string, unknown>) => Object.fromEntries(Object.keys(DEFAULTS).map((k) => [k, body[k]]));
 
@@ -94,6 +95,7 @@ describe('application settings', () => {
       max_snippet_files: 3,
       receive_max_input_size: 20,
       max_file_size: 10,
+      search_indexed_file_size_limit_kb: 64,
     };
     const res = await put(changes);
     assert.equal(res.statusCode, 200);
@@ -229,6 +231,25 @@ describe('application settings: null and wrong types never break later requests'
     ['receive_max_input_size', 'big', 400, isInvalid('receive_max_input_size')],
     ['max_file_size', null, 400, { message: { max_file_size: ['is not a number'] } }],
     ['max_file_size', -1, 400, { message: { max_file_size: ['must be greater than or equal to 0'] } }],
+    [
+      'search_indexed_file_size_limit_kb',
+      null,
+      400,
+      { message: { search_indexed_file_size_limit_kb: ['is not a number'] } },
+    ],
+    [
+      'search_indexed_file_size_limit_kb',
+      0,
+      400,
+      { message: { search_indexed_file_size_limit_kb: ['must be greater than 0'] } },
+    ],
+    [
+      'search_indexed_file_size_limit_kb',
+      8193,
+      400,
+      { message: { search_indexed_file_size_limit_kb: ['must be less than or equal to 8192'] } },
+    ],
+    ['search_indexed_file_size_limit_kb', 8192, 200, 8192],
   ];
 
   for (const [name, sent, status, answer] of CASES) {

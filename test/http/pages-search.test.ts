@@ -166,6 +166,33 @@ describe('search page', () => {
     }
   });
 
+  it('says which files are searched by name only, after search_indexed_file_size_limit_kb', async () => {
+    const help = async () => /<p id="search-help" class="meta">([^<]*)/.exec((await page('')).body)?.[1];
+    assert.equal(
+      await help(),
+      'Title, description, file names and content (a binary file, or one over 1 MB, by its name only). Filters: ',
+    );
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 256 });
+    try {
+      assert.match((await help()) ?? '', /a binary file, or one over 256 KB, by its name only/);
+      await t.ok(
+        'POST',
+        '/snippets',
+        aliceToken,
+        {
+          title: 'Big',
+          visibility: 'public',
+          files: [{ file_path: 'big.txt', content: `${'x'.repeat(300_000)} okapi` }],
+        },
+        201,
+      );
+      assert.deepEqual(titles((await page('search=okapi', aliceCookie)).body), []);
+      assert.deepEqual(titles((await page('search=big.txt', aliceCookie)).body), ['Big']);
+    } finally {
+      await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 1024 });
+    }
+  });
+
   it('shows only the form without a search', async () => {
     const res = await page('');
     assert.equal(res.statusCode, 200);

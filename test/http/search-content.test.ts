@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, ROOT_TOKEN, runGit, TEST_DB, type TestApp, untilSearchIndexed } from '../helper.ts';
+import { createTestApp, mustGit, ROOT_TOKEN, runGit, TEST_DB, type TestApp, untilSearchIndexed } from '../helper.ts';
 import { indexStoredSnippets } from '../../src/storage/db/migrations/0010_snippet_search.ts';
 
 type Level = 'private' | 'internal' | 'public';
@@ -286,6 +286,73 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
       const [hit] = await found(alice.token, 'RAMBUTAN');
       assert.deepEqual(hit.matches, [{ path: 'b.txt', lines: [{ number: 2, text: 'then a rambutan' }] }]);
     } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it('takes the text of files up to search_indexed_file_size_limit_kb, as a create, an update and a push write them', async () => {
+    if (!t.app.server.listening) await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const host = `127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-search-limit-'));
+    /** 2,000 bytes: over a limit of 1 KiB, within the default 1 MiB. */
+    const sized = (word: string) => `${'z '.repeat(990)}${word}\n`.padEnd(2000, '.');
+    const made: number[] = [];
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_rate_limit: 0 });
+    try {
+      const kept = await t.ok(
+        'POST',
+        '/snippets',
+        alice.token,
+        { title: 'kept', visibility: 'private', files: [{ file_path: 'k.txt', content: sized('quince') }] },
+        201,
+      );
+      made.push(kept.id);
+      assert.deepEqual(await titles(alice.token, 'quince'), ['kept']);
+      await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 1 });
+      const capped = await t.ok(
+        'POST',
+        '/snippets',
+        alice.token,
+        {
+          title: 'capped',
+          visibility: 'private',
+          files: [
+            { file_path: 'c.txt', content: sized('quince') },
+            { file_path: 'small.txt', content: 'a small medlar\n' },
+          ],
+        },
+        201,
+      );
+      made.push(capped.id);
+      // Written before the change: kept's text stays searched until it is written again (or fsck --repair).
+      assert.deepEqual(await titles(alice.token, 'quince'), ['kept']);
+      assert.deepEqual(await titles(alice.token, 'c.txt'), ['capped']);
+      assert.deepEqual(await titles(alice.token, 'medlar'), ['capped']);
+      await t.must('PUT', `/snippets/${kept.id}`, alice.token, {
+        files: [{ action: 'update', file_path: 'k.txt', content: sized('loquat') }],
+      });
+      assert.deepEqual(await titles(alice.token, 'quince'), []);
+      assert.deepEqual(await titles(alice.token, 'loquat'), []);
+      assert.deepEqual(await titles(alice.token, 'k.txt'), ['kept']);
+
+      const dir = path.join(work, 'clone');
+      await mustGit(['clone', `http://oauth2:${alice.token}@${host}/snippets/${capped.id}.git`, dir]);
+      fs.writeFileSync(path.join(dir, 'p.txt'), sized('sapodilla'));
+      fs.writeFileSync(path.join(dir, 'q.txt'), 'a small sapodilla\n'.padEnd(1024, '.'));
+      await mustGit(['add', '.'], dir);
+      await mustGit(['commit', '-m', 'over and within the limit'], dir);
+      await mustGit(['push', 'origin', 'HEAD:main'], dir);
+      const [hit] = await found(alice.token, 'sapodilla');
+      assert.equal(hit.title, 'capped');
+      assert.deepEqual(hit.matches, [{ path: 'q.txt', lines: [{ number: 1, text: 'a small sapodilla' }] }]);
+      assert.deepEqual(await titles(alice.token, 'p.txt'), ['capped']);
+    } finally {
+      await t.must('PUT', '/application/settings', ROOT_TOKEN, {
+        search_rate_limit: 30,
+        search_indexed_file_size_limit_kb: 1024,
+      });
+      // Their rows follow the limit of their writes, not the default a rebuild (a later test) follows.
+      for (const id of made) await t.expect('DELETE', `/snippets/${id}`, alice.token, undefined, 204);
       fs.rmSync(work, { recursive: true, force: true });
     }
   });

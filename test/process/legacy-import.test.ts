@@ -392,7 +392,7 @@ describe('importing the repositories of an earlier version', () => {
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.equal(
       r.stdout,
-      'snippetd fsck: 3 repositories checked, 0 problems, 0 snippets repaired, 0 dangling objects\n',
+      'snippetd fsck: 3 repositories checked, 0 problems, 0 snippets repaired, 0 dangling objects, 0 search index leftovers removed\n',
     );
   });
 });

@@ -7,7 +7,7 @@ import { notFound } from '../failure.ts';
 import { isForeignKeyViolation } from '../../storage/db/database.ts';
 import { isVisibilityRestricted } from '../policy.ts';
 import type { ProjectContext } from '../projects.ts';
-import { type ApplicationSettings, getSettings } from '../settings.ts';
+import { type ApplicationSettings, getSettings, indexedFileMaxBytes } from '../settings.ts';
 import { nowIso } from '../tokens.ts';
 import { applyActions, FileActionError } from './files.ts';
 import { checkAttributes, MISSING_CONTENT } from './limits.ts';
@@ -107,6 +107,7 @@ export async function createSnippet(
     },
     repository: { branch, commit, objects },
     files: indexed,
+    indexedFileMaxBytes: indexedFileMaxBytes(settings),
     userAgent: meta.userAgent.trim() ? { user_agent: meta.userAgent, ip_address: meta.ip, created_at: now } : null,
   });
   // The project deleted while the snippet was being created: as if it had been gone already.

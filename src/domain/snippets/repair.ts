@@ -3,6 +3,7 @@ import type { Store } from '../../storage/db/store.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import { snippetRepository } from '../git-repositories.ts';
 import { commitFiles } from './commits.ts';
+import { getSettings, indexedFileMaxBytes } from '../settings.ts';
 
 /**
  * Makes the snippet's row and index of files say what its branch holds; call inside a transaction. For fsck
@@ -15,7 +16,12 @@ export async function reindexSnippet(tx: Store, snippetId: number): Promise<void
   const head = await repo.readBranch(locked.default_branch);
   if (!head) return;
   const files = (await repo.listTree(head)).map((e) => ({ path: e.path, blob_id: e.id, size: e.size }));
-  await tx.snippets.syncFiles(snippetId, await tx.snippets.fileIndex(snippetId), files);
+  await tx.snippets.syncFiles(
+    snippetId,
+    await tx.snippets.fileIndex(snippetId),
+    files,
+    indexedFileMaxBytes(await getSettings(tx)),
+  );
   if (head !== locked.head_commit)
     await tx.snippets.update(snippetId, { head_commit: head, file_name: files[0]?.path ?? locked.file_name });
 }
@@ -28,7 +34,12 @@ export async function recreateSnippetRepository(tx: Store, snippet: Snippet, fil
   const author = (await tx.users.findById(snippet.author_id))!;
   const repo = await tx.git.ensure('snippet', snippet.id, snippet.default_branch);
   const { commit, indexed } = await commitFiles(repo, null, files, author, 'Recovered from the database');
-  await tx.snippets.syncFiles(snippet.id, await tx.snippets.fileIndex(snippet.id), indexed);
+  await tx.snippets.syncFiles(
+    snippet.id,
+    await tx.snippets.fileIndex(snippet.id),
+    indexed,
+    indexedFileMaxBytes(await getSettings(tx)),
+  );
   await tx.snippets.update(snippet.id, { head_commit: commit });
 }
 

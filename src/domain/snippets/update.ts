@@ -10,7 +10,7 @@ import {
 import { RefConflict } from '../../storage/git/repository.ts';
 import { conflict, Failure, notFound, serviceError } from '../failure.ts';
 import { isVisibilityRestricted } from '../policy.ts';
-import { getSettings, type ApplicationSettings } from '../settings.ts';
+import { getSettings, indexedFileMaxBytes, type ApplicationSettings } from '../settings.ts';
 import { nowIso } from '../tokens.ts';
 import { applyActions, FileActionError, isValidAction, type FileAction } from './files.ts';
 import { checkAttributes } from './limits.ts';
@@ -165,6 +165,6 @@ async function changeOf(
   return {
     from: state,
     row: { ...row, head_commit: commit, file_name: first.file_path || first.previous_path || snippet.file_name },
-    commit: { id: commit, objects, files: indexed },
+    commit: { id: commit, objects, files: indexed, indexedFileMaxBytes: indexedFileMaxBytes(settings) },
   };
 }

@@ -7,6 +7,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type BlobResult, parsePageQuery, searchForPage } from '../../domain/snippets/search.ts';
 import { limitSearch } from '../rate-limits.ts';
 import { Failure } from '../../domain/failure.ts';
+import { getSettings, indexedFileMaxBytes } from '../../domain/settings.ts';
+import { humanSize } from '../../domain/snippets/limits.ts';
 import { projectsOf } from '../../domain/snippets/finder.ts';
 import type { User } from '../../storage/db/schema.ts';
 import { storeOf } from '../request.ts';
@@ -115,7 +117,7 @@ ${files}</li>`;
 <label for="search-page-text">Search snippets</label>
 <input id="search-page-text" type="search" name="search" value="${search}" aria-describedby="search-help">
 <button type="submit">Search</button>
-<p id="search-help" class="meta">Title, description, file names and content. Filters: <code>filename:</code> <code>extension:</code> <code>language:</code> <code>author:</code> <code>project:</code> <code>visibility:</code></p>
+<p id="search-help" class="meta">Title, description, file names and content (a binary file, or one over ${humanSize(indexedFileMaxBytes(await getSettings(store)))}, by its name only). Filters: <code>filename:</code> <code>extension:</code> <code>language:</code> <code>author:</code> <code>project:</code> <code>visibility:</code></p>
 </form>
 ${
   asked

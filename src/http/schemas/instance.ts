@@ -27,5 +27,6 @@ export const updateSettingsSpec = {
   rate_limiting_response_text: { type: 'string', nullable: true },
   receive_max_input_size: { type: 'integer', nullable: true },
   max_file_size: { type: 'integer', nullable: true },
+  search_indexed_file_size_limit_kb: { type: 'integer', nullable: true },
   password_authentication_enabled_for_web: { type: 'boolean', nullable: true },
 } satisfies ParamSpec;

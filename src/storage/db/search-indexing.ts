@@ -56,30 +56,36 @@ interface QueuedWork {
   next_piece: number;
 }
 
-/** The columns of piece `k` of a source, in its FTS table's column order (title, file name and path: piece 0). */
-function sourcePieces(sqlite: SQLite.Database, kind: SourceKind, id: number) {
-  if (kind === 'file') {
-    const row = sqlite.prepare('SELECT path, content FROM snippet_file_text WHERE id = ?').get(id) as
-      | { path: string; content: string }
-      | undefined;
-    if (!row) return null;
+/** A source's row: a snippet_file_text row's path and content, or a snippet's title, description and file name. */
+export type SourceRow =
+  | { kind: 'file'; path: string; content: string }
+  | { kind: 'fields'; title: string | null; description: string | null; file_name: string | null };
+
+/** A source's pieces: how many, and the columns of piece `k` in its FTS table's column order (piece 0 has the short ones). */
+export function sourcePieces(row: SourceRow): { count: number; columns: (k: number) => (string | null)[] } {
+  if (row.kind === 'file') {
     const count = pieceCount(row.content);
-    return { count, columns: (k: number) => [k === 0 ? row.path : null, pieceOf(row.content, k, count)] };
+    return { count, columns: (k) => [k === 0 ? row.path : null, pieceOf(row.content, k, count)] };
   }
-  const row = sqlite.prepare('SELECT title, description, file_name FROM snippets WHERE id = ?').get(id) as
-    | { title: string | null; description: string | null; file_name: string | null }
-    | undefined;
-  if (!row) return null;
   const description = row.description ?? '';
   const count = pieceCount(description);
   return {
     count,
-    columns: (k: number) => [
-      k === 0 ? row.title : null,
-      pieceOf(description, k, count),
-      k === 0 ? row.file_name : null,
-    ],
+    columns: (k) => [k === 0 ? row.title : null, pieceOf(description, k, count), k === 0 ? row.file_name : null],
   };
+}
+
+/** The pieces of the source with that id as it is stored; null when it is gone. */
+function storedSourcePieces(sqlite: SQLite.Database, kind: SourceKind, id: number) {
+  const row =
+    kind === 'file'
+      ? (sqlite.prepare('SELECT path, content FROM snippet_file_text WHERE id = ?').get(id) as
+          | { path: string; content: string }
+          | undefined)
+      : (sqlite.prepare('SELECT title, description, file_name FROM snippets WHERE id = ?').get(id) as
+          | { title: string | null; description: string | null; file_name: string | null }
+          | undefined);
+  return row ? sourcePieces({ kind, ...row } as SourceRow) : null;
 }
 
 function indexedPieces(sqlite: SQLite.Database, kind: SourceKind, id: number): number {
@@ -100,7 +106,7 @@ function setIndexedPieces(sqlite: SQLite.Database, kind: SourceKind, id: number,
 
 /** Adds pieces of the queued source to its FTS table until `deadline`; true when the source is done. */
 function indexSome(sqlite: SQLite.Database, work: QueuedWork, deadline: number): boolean {
-  const source = sourcePieces(sqlite, work.kind, work.source_id);
+  const source = storedSourcePieces(sqlite, work.kind, work.source_id);
   if (!source) return true; // deleted since: its delete follows in the queue
   const table = FTS_TABLE[work.kind];
   const columns = work.kind === 'file' ? 'path, content' : 'title, description, file_name';

@@ -16,6 +16,8 @@ export interface NewSnippet {
   /** Its repository: HEAD names `branch`, which points at `commit`; `objects` are the commit's. */
   repository: { branch: string; commit: string; objects: readonly GitObject[] };
   files: IndexedFile[];
+  /** The largest file whose text the search index takes (the instance's setting). */
+  indexedFileMaxBytes: number;
   userAgent: { user_agent: string; ip_address: string; created_at: string } | null;
 }
 
@@ -25,7 +27,7 @@ export async function insertNewSnippet(store: Store, s: NewSnippet): Promise<Sni
     return store.transaction(async (tx) => {
       const snippet = await tx.snippets.insert(s.row);
       await tx.git.create('snippet', snippet.id, s.repository.branch, objects, s.repository.commit);
-      await tx.snippets.syncFiles(snippet.id, [], s.files);
+      await tx.snippets.syncFiles(snippet.id, [], s.files, s.indexedFileMaxBytes);
       if (s.userAgent) await tx.snippets.insertUserAgentDetail({ snippet_id: snippet.id, ...s.userAgent });
       return snippet;
     });
@@ -95,8 +97,11 @@ export async function readSnippetState(
 export interface SnippetChange {
   from: SnippetState;
   row: Updateable<SnippetsTable>;
-  /** The commit on top of the head, with the index of its files; HEAD's branch moves to it. */
-  commit: { id: string; objects: readonly GitObject[]; files: IndexedFile[] } | null;
+  /**
+   * The commit on top of the head, with the index of its files and the largest file whose text the search
+   * index takes (the instance's setting); HEAD's branch moves to it.
+   */
+  commit: { id: string; objects: readonly GitObject[]; files: IndexedFile[]; indexedFileMaxBytes: number } | null;
 }
 
 /**
@@ -125,7 +130,7 @@ export async function writeSnippetChange(store: Store, change: SnippetChange): P
       if (!written) return undefined;
       const repo = from.repository!.on(tx.kysely);
       await repo.commitToBranch(repo.head, head, commit.id, objects);
-      await tx.snippets.syncFiles(from.snippet.id, from.index, commit.files);
+      await tx.snippets.syncFiles(from.snippet.id, from.index, commit.files, commit.indexedFileMaxBytes);
       return written;
     });
   });

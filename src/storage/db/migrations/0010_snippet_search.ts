@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DialectName } from '../database.ts';
-import { textRows } from '../tables/snippet-text.ts';
+import { TEXT_INDEX_MAX_BYTES, textRows } from '../tables/snippet-text.ts';
 
 // The search index of snippets' files (tables/snippet-text.ts): a row per file with its path and text, and an
 // index answering substrings: SQLite's FTS5 with the trigram tokenizer, kept from the rows by triggers;
@@ -106,7 +106,7 @@ export async function indexStoredSnippets(db: Kysely<any>): Promise<void> {
       if (own.length)
         await db
           .insertInto('snippet_file_text')
-          .values(await textRows(db, id, own))
+          .values(await textRows(db, id, own, TEXT_INDEX_MAX_BYTES))
           .execute();
     }
     done += ids.length;

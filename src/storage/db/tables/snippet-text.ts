@@ -13,12 +13,15 @@ import type { IndexedFile } from './snippets.ts';
 import { MAX_PIECES, phraseText } from '../search-indexing.ts';
 import { readParts } from '../../git/object-parts.ts';
 
-/** Files larger than this are indexed by path only (GitLab's indexer keeps the same 1 MiB default). */
+/**
+ * The default of the largest file whose text is indexed (the setting search_indexed_file_size_limit_kb; GitLab's
+ * indexer keeps the same 1 MiB default); a larger one is indexed by path only.
+ */
 export const TEXT_INDEX_MAX_BYTES = 1024 * 1024;
 
-/** A file's text as the index keeps it: '' for a binary file (git's rule: a NUL byte) or an oversized one. */
-export function indexedText(content: Buffer): string {
-  if (content.length > TEXT_INDEX_MAX_BYTES || content.includes(0)) return '';
+/** A file's text as the index keeps it: '' for a binary file (git's rule: a NUL byte) or one over `maxBytes`. */
+export function indexedText(content: Buffer, maxBytes: number): string {
+  if (content.length > maxBytes || content.includes(0)) return '';
   return content.toString('utf8');
 }
 
@@ -47,13 +50,13 @@ async function snippetBlobs(db: Kysely<Database>, snippetId: number, ids: string
   return out;
 }
 
-/** Rows for files, their content read only when it may be indexed. */
-export async function textRows(db: Kysely<Database>, snippetId: number, files: IndexedFile[]) {
-  const small = files.filter((f) => f.size <= TEXT_INDEX_MAX_BYTES).map((f) => f.blob_id);
+/** Rows for files, their content read only when it may be indexed (files up to `maxBytes`). */
+export async function textRows(db: Kysely<Database>, snippetId: number, files: IndexedFile[], maxBytes: number) {
+  const small = files.filter((f) => f.size <= maxBytes).map((f) => f.blob_id);
   const blobs = await snippetBlobs(db, snippetId, [...new Set(small)]);
   return files.map((f) => {
     const blob = blobs.get(f.blob_id);
-    return { snippet_id: snippetId, path: f.path, content: blob ? indexedText(blob) : '' };
+    return { snippet_id: snippetId, path: f.path, content: blob ? indexedText(blob, maxBytes) : '' };
   });
 }
 
@@ -107,8 +110,11 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
     return Number(rows[0].n);
   };
   return {
-    /** Replaces the rows of `removed` paths and of `changed` files (whose blobs must be in the repository). */
-    async sync(snippetId: number, removed: string[], changed: IndexedFile[]): Promise<void> {
+    /**
+     * Replaces the rows of `removed` paths and of `changed` files (whose blobs must be in the repository), the
+     * text of files up to `maxBytes`.
+     */
+    async sync(snippetId: number, removed: string[], changed: IndexedFile[], maxBytes: number): Promise<void> {
       const paths = [...removed, ...changed.map((f) => f.path)];
       if (paths.length)
         await db
@@ -119,7 +125,7 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
       if (changed.length)
         await db
           .insertInto('snippet_file_text')
-          .values(await textRows(db, snippetId, changed))
+          .values(await textRows(db, snippetId, changed, maxBytes))
           .execute();
     },
     async deleteSnippet(snippetId: number): Promise<void> {

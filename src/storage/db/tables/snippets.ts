@@ -282,8 +282,16 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
         .execute();
       return rows.sort(byPath);
     },
-    /** Replaces the index of the head's files: unchanged ones stay, removed ones go, new and changed ones are written. */
-    async syncFiles(snippetId: number, before: IndexedFile[], after: IndexedFile[]): Promise<void> {
+    /**
+     * Replaces the index of the head's files: unchanged ones stay, removed ones go, new and changed ones are
+     * written, their text searched when they are within `indexedFileMaxBytes` (the instance's setting).
+     */
+    async syncFiles(
+      snippetId: number,
+      before: IndexedFile[],
+      after: IndexedFile[],
+      indexedFileMaxBytes: number,
+    ): Promise<void> {
       const old = new Map(before.map((f) => [f.path, f.blob_id]));
       const next = new Set(after.map((f) => f.path));
       const gone = before.filter((f) => !next.has(f.path)).map((f) => f.path);
@@ -302,7 +310,7 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
           )
           .execute();
       }
-      await texts.sync(snippetId, gone, changed);
+      await texts.sync(snippetId, gone, changed, indexedFileMaxBytes);
     },
     async insertUserAgentDetail(detail: {
       snippet_id: number;
