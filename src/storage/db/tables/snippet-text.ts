@@ -5,6 +5,7 @@
 // snippet_fields_fts), filled off the event loop from a queue (search-indexing.ts, migration 0012);
 // PostgreSQL pg_trgm GIN indexes; both answer a case-insensitive substring of three characters or more
 // without reading every row. On SQLite a source still queued is a candidate of every search, checked exactly.
+import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { type Kysely, sql } from 'kysely';
 import type { DialectName } from '../database.ts';
@@ -25,6 +26,8 @@ export function indexedText(content: Buffer, maxBytes: number): string {
   return content.toString('utf8');
 }
 
+const inflateAsync = promisify(zlib.inflate);
+
 /** The inflated blobs of a snippet's repository, by id (they are written before the index in a transaction). */
 async function snippetBlobs(db: Kysely<Database>, snippetId: number, ids: string[]): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
@@ -41,11 +44,12 @@ async function snippetBlobs(db: Kysely<Database>, snippetId: number, ids: string
       ids.map((id) => Buffer.from(id, 'hex')),
     )
     .execute();
-  // A body from PART_BYTES deflated on is kept in parts (a 1 MiB file of random text is).
+  // A body from PART_BYTES deflated on is kept in parts (a 1 MiB file of random text is), and inflated in
+  // Node's thread pool: up to the indexed-size setting (8 MiB) a file, several files a write.
   for (const r of rows)
     out.set(
       Buffer.from(r.oid).toString('hex'),
-      zlib.inflateSync(r.parts === null ? r.data : await readParts(db, r.parts)),
+      r.parts === null ? zlib.inflateSync(r.data) : await inflateAsync(await readParts(db, r.parts)),
     );
   return out;
 }
