@@ -7,6 +7,7 @@ import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { paginated } from '../pagination.ts';
 import { sendRaw } from '../raw.ts';
+import { sendJson } from '../prepared-answer.ts';
 import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
 import { userAgentDetail } from '../presenters/snippets.ts';
@@ -87,9 +88,9 @@ export default async function snippetRoutes(app: FastifyInstance) {
   );
 
   /** GET /snippets/:id — anyone who may see it. */
-  app.get('/snippets/:id', async (request) => {
+  app.get('/snippets/:id', async (request, reply) => {
     const { snippet, ctx } = await visibleSnippet(request);
-    return (await presentSnippets(request, [{ snippet, project: ctx?.project ?? null }]))[0];
+    return sendJson(request, reply, (await presentSnippets(request, [{ snippet, project: ctx?.project ?? null }]))[0]);
   });
 
   /** POST /snippets — signed-in users but external ones (401, 403); 201. */
