@@ -85,6 +85,14 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
   const pathsOfOne = compiledOnce(db, 1, (id: number) =>
     db.selectFrom('snippet_files').select(['snippet_id', 'path']).where('snippet_id', '=', id),
   );
+  // The paths in the same statement as the row: a statement costs more than the little it reads here.
+  // PostgreSQL's driver parses json into the list; SQLite answers its text.
+  const pathsJson = sql<string[] | string>`(select ${
+    dialect === 'postgres' ? sql`coalesce(json_agg(path), '[]'::json)` : sql`json_group_array(path)`
+  } from snippet_files where snippet_id = snippets.id)`;
+  const byIdWithPaths = compiledOnce(db, 1, (id: number) =>
+    db.selectFrom('snippets').selectAll().select(pathsJson.as('file_paths')).where('id', '=', id),
+  );
   const filesOf = compiledOnce(db, 1, (id: number) =>
     db.selectFrom('snippet_files').select(['path', 'blob_id', 'size']).where('snippet_id', '=', id),
   );
@@ -95,6 +103,14 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
     },
     async findById(id: number): Promise<Snippet | undefined> {
       return (await byId(id))[0];
+    },
+    /** The snippet with the paths of its head's files, in git's order (as `paths` answers them). */
+    async findWithPaths(id: number): Promise<{ snippet: Snippet; paths: string[] } | undefined> {
+      const [row] = await byIdWithPaths(id);
+      if (!row) return undefined;
+      const { file_paths, ...snippet } = row;
+      const paths: string[] = typeof file_paths === 'string' ? JSON.parse(file_paths) : file_paths;
+      return { snippet, paths: paths.sort(byteOrder) };
     },
     /** The snippet of that project, or the personal snippet when `projectId` is null. */
     async findInProject(projectId: number | null, id: number): Promise<Snippet | undefined> {
