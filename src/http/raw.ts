@@ -1,6 +1,7 @@
 // Raw file answers (docs/gitlab-compatibility.md#snippet-raw, Workhorse's content headers): the type
 // sniffed from the bytes, inline for text, images, video and PDF, attachment for SVG and everything else,
 // and headers that keep a browser from running anything served this way.
+import { isUtf8 } from 'node:buffer';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 interface Sniffed {
@@ -24,13 +25,7 @@ const startsWith = (buf: Buffer, bytes: number[], offset = 0) =>
 
 function isUtf8Text(buf: Buffer): boolean {
   const head = buf.subarray(0, 8192);
-  if (head.includes(0)) return false;
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(head.length < buf.length ? trimPartial(head) : head);
-    return true;
-  } catch {
-    return false;
-  }
+  return !head.includes(0) && isUtf8(head.length < buf.length ? trimPartial(head) : head);
 }
 
 /** Drops a UTF-8 sequence cut off at the end of a sample. */

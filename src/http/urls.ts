@@ -11,9 +11,14 @@ export function baseUrl(request: FastifyRequest): string {
   return request.server.externalUrl ?? `${request.protocol}://${request.host}`;
 }
 
+/** The last base URL sshHost parsed and its host: nearly every request has the same base, and parsing it is not free. */
+let lastParsed = { base: '', host: '' };
+
 /** The host part used in ssh_url_to_repo (git@host:path.git). */
 export function sshHost(request: FastifyRequest): string {
-  return new URL(baseUrl(request)).hostname;
+  const base = baseUrl(request);
+  if (base !== lastParsed.base) lastParsed = { base, host: new URL(base).hostname };
+  return lastParsed.host;
 }
 
 /** A repository path as a URL path: each segment encoded, the slashes kept. */

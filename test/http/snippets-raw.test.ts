@@ -183,7 +183,14 @@ describe('project snippet raw endpoints', () => {
     it('serves a PNG inline as image/png and a binary blob as an octet-stream attachment', async () => {
       const blob = await git(s.id, ['hash-object', '-w', '--stdin'], PNG);
       const bin = await git(s.id, ['hash-object', '-w', '--stdin'], Buffer.from([0, 159, 146, 150, 255, 0, 1]));
-      const tree = await git(s.id, ['mktree'], `100644 blob ${blob}\tpic.png\n100644 blob ${bin}\tblob.dat\n`);
+      // No NUL byte: only its invalid UTF-8 tells it from text.
+      const latin1 = Buffer.from('caf\xe9 cr\xe8me\n', 'latin1');
+      const notUtf8 = await git(s.id, ['hash-object', '-w', '--stdin'], latin1);
+      const tree = await git(
+        s.id,
+        ['mktree'],
+        `100644 blob ${blob}\tpic.png\n100644 blob ${bin}\tblob.dat\n100644 blob ${notUtf8}\tlatin1.txt\n`,
+      );
       const commit = await git(s.id, ['commit-tree', tree, '-p', head, '-m', 'images']);
       await git(s.id, ['update-ref', 'refs/heads/img', commit]);
       assertRaw(await raw(`${s.id}/files/img/pic.png/raw`), PNG, 'image/png', disposition('inline', 'pic.png'));
@@ -192,6 +199,12 @@ describe('project snippet raw endpoints', () => {
         Buffer.from([0, 159, 146, 150, 255, 0, 1]),
         'application/octet-stream',
         disposition('attachment', 'blob.dat'),
+      );
+      assertRaw(
+        await raw(`${s.id}/files/${commit}/latin1.txt/raw`),
+        latin1,
+        'application/octet-stream',
+        disposition('attachment', 'latin1.txt'),
       );
     });
 

@@ -51,7 +51,22 @@ export async function findVisibleSnippetById(
   id: number,
 ): Promise<{ snippet: Snippet; ctx: ProjectContext | null } | undefined> {
   const snippet = await store.snippets.findById(id);
-  if (!snippet) return undefined;
+  return snippet && visibleWithProject(store, viewer, snippet);
+}
+
+/** The same with the paths of its files (git's order), read in the same statement, for presenting it. */
+export async function findVisibleSnippetWithPaths(store: Store, viewer: Viewer, id: number) {
+  const found = await store.snippets.findWithPaths(id);
+  const visible = found && (await visibleWithProject(store, viewer, found.snippet));
+  return visible && { ...visible, paths: found.paths };
+}
+
+/** The snippet with its project, if the viewer may see it. */
+async function visibleWithProject(
+  store: Store,
+  viewer: Viewer,
+  snippet: Snippet,
+): Promise<{ snippet: Snippet; ctx: ProjectContext | null } | undefined> {
   if (snippet.project_id === null) return mayReadPersonal(viewer, snippet) ? { snippet, ctx: null } : undefined;
   const ctx = await findReadableProject(store, viewer, String(snippet.project_id)).catch((error) => {
     if (error instanceof Failure) return undefined;

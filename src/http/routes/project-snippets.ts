@@ -6,6 +6,7 @@ import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { paginated } from '../pagination.ts';
 import { sendRaw } from '../raw.ts';
+import { sendJson } from '../prepared-answer.ts';
 import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
 import { userAgentDetail } from '../presenters/snippets.ts';
@@ -68,12 +69,12 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   });
 
   /** GET /projects/:id/snippets/:snippet_id — anyone who may see it; 404 {"message":"404 Not found"}. */
-  app.get('/projects/:id/snippets/:snippet_id', async (request) => {
+  app.get('/projects/:id/snippets/:snippet_id', async (request, reply) => {
     const ctx = await snippetProject(request);
     const { snippet_id } = validateRequest(spec.snippetIdSpec, request);
     const snippet = await findVisibleSnippet(storeOf(request), request.principal.user, ctx, snippet_id);
     if (!snippet) throw recordNotFound();
-    return (await present(request, ctx, [snippet]))[0];
+    return sendJson(request, reply, (await present(request, ctx, [snippet]))[0]);
   });
 
   /** POST /projects/:id/snippets — reporters+ and admins (401 anonymous, 403 others or archived); 201. */

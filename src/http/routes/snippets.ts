@@ -7,6 +7,7 @@ import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { paginated } from '../pagination.ts';
 import { sendRaw } from '../raw.ts';
+import { sendJson } from '../prepared-answer.ts';
 import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
 import { userAgentDetail } from '../presenters/snippets.ts';
@@ -16,7 +17,13 @@ import { invalidParams, notFound, recordNotFound } from '../../domain/failure.ts
 import { findSnippets, type SnippetListFilter } from '../../domain/snippets/finder.ts';
 import { createSnippet } from '../../domain/snippets/create.ts';
 import { deleteSnippet } from '../../domain/snippets/delete.ts';
-import { findVisibleSnippetById, firstSnippetFile, readSnippetFile, readStateOf } from '../../domain/snippets/reads.ts';
+import {
+  findVisibleSnippetById,
+  findVisibleSnippetWithPaths,
+  firstSnippetFile,
+  readSnippetFile,
+  readStateOf,
+} from '../../domain/snippets/reads.ts';
 import { updateSnippet } from '../../domain/snippets/update.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import { byteOrder } from '../../order.ts';
@@ -87,9 +94,13 @@ export default async function snippetRoutes(app: FastifyInstance) {
   );
 
   /** GET /snippets/:id — anyone who may see it. */
-  app.get('/snippets/:id', async (request) => {
-    const { snippet, ctx } = await visibleSnippet(request);
-    return (await presentSnippets(request, [{ snippet, project: ctx?.project ?? null }]))[0];
+  app.get('/snippets/:id', async (request, reply) => {
+    const { id } = validateRequest(spec.personalSnippetIdSpec, request);
+    const found = await findVisibleSnippetWithPaths(storeOf(request), request.principal.user, id);
+    if (!found) throw notFound('Snippet');
+    const { snippet, ctx, paths } = found;
+    const placed = [{ snippet, project: ctx?.project ?? null }];
+    return sendJson(request, reply, (await presentSnippets(request, placed, new Map([[snippet.id, paths]])))[0]);
   });
 
   /** POST /snippets — signed-in users but external ones (401, 403); 201. */

@@ -215,15 +215,21 @@ class QueuedSqliteDriver extends SqliteDriver {
     this.#lock = lock;
   }
 
+  /** The one connection as lent out: made on the first loan, which takes Kysely's own lock and keeps it. */
+  #connection: DatabaseConnection | null = null;
+
   override async acquireConnection(): Promise<DatabaseConnection> {
     if (this.#lent) await new Promise<void>((resolve) => this.#waiting.push(resolve));
     else this.#lent = true;
-    const connection = await super.acquireConnection();
-    return this.#lock ? this.#lockingWrites(connection, this.#lock) : connection;
+    if (!this.#connection) {
+      const connection = await super.acquireConnection();
+      this.#connection = this.#lock ? this.#lockingWrites(connection, this.#lock) : connection;
+    }
+    return this.#connection;
   }
 
+  /** Kysely's lock stays taken: the queue above lends the connection, one query at a time. */
   override async releaseConnection() {
-    await super.releaseConnection();
     const next = this.#waiting.shift();
     if (next) next();
     else this.#lent = false;

@@ -4,18 +4,18 @@ import type { Database } from '../schema.ts';
 import { FIRST_WRITE, GitRepository, insertObjects, oidBytes } from '../../git/repository.ts';
 import type { GitObject } from '../../git/objects.ts';
 import type { ObjectCache } from '../../git/object-cache.ts';
+import { compiledOnce } from '../compiled-once.ts';
 
 export type RepositoryKind = 'project' | 'snippet';
 
 export function gitRepositoriesTable(db: Kysely<Database>, cache: ObjectCache) {
+  // Every read of a snippet's files starts here.
+  const byOwner = compiledOnce(db, 2, (kind: RepositoryKind, ownerId: number) =>
+    db.selectFrom('git_repositories').selectAll().where('kind', '=', kind).where('owner_id', '=', ownerId),
+  );
   return {
     async find(kind: RepositoryKind, ownerId: number): Promise<GitRepository | null> {
-      const row = await db
-        .selectFrom('git_repositories')
-        .selectAll()
-        .where('kind', '=', kind)
-        .where('owner_id', '=', ownerId)
-        .executeTakeFirst();
+      const [row] = await byOwner(kind, ownerId);
       return row ? new GitRepository(db, row, cache) : null;
     },
     /** The repository, created empty with HEAD naming `head` when there is none yet. */

@@ -6,6 +6,7 @@ import { setsNothing } from '../rows.ts';
 import { projectAccessAtLeast } from './members.ts';
 import { snippetTextTable } from './snippet-text.ts';
 import type { DialectName } from '../database.ts';
+import { compiledOnce } from '../compiled-once.ts';
 
 /** A file of a snippet's head: its path, its blob and the blob's size (the bytes are in git_objects). */
 export interface IndexedFile {
@@ -81,13 +82,37 @@ const MEMBER = 10;
 /** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
 export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
   const texts = snippetTextTable(db, dialect, reads);
+  // The lookups every GET of a snippet or of its raw file makes.
+  const byId = compiledOnce(db, 1, (id: number) => db.selectFrom('snippets').selectAll().where('id', '=', id));
+  const pathsOfOne = compiledOnce(db, 1, (id: number) =>
+    db.selectFrom('snippet_files').select(['snippet_id', 'path']).where('snippet_id', '=', id),
+  );
+  // The paths in the same statement as the row: a statement costs more than the little it reads here.
+  // PostgreSQL's driver parses json into the list; SQLite answers its text.
+  const pathsJson = sql<string[] | string>`(select ${
+    dialect === 'postgres' ? sql`coalesce(json_agg(path), '[]'::json)` : sql`json_group_array(path)`
+  } from snippet_files where snippet_id = snippets.id)`;
+  const byIdWithPaths = compiledOnce(db, 1, (id: number) =>
+    db.selectFrom('snippets').selectAll().select(pathsJson.as('file_paths')).where('id', '=', id),
+  );
+  const filesOf = compiledOnce(db, 1, (id: number) =>
+    db.selectFrom('snippet_files').select(['path', 'blob_id', 'size']).where('snippet_id', '=', id),
+  );
   return {
     texts,
     async insert(snippet: Insertable<SnippetsTable>): Promise<Snippet> {
       return db.insertInto('snippets').values(snippet).returningAll().executeTakeFirstOrThrow();
     },
     async findById(id: number): Promise<Snippet | undefined> {
-      return db.selectFrom('snippets').selectAll().where('id', '=', id).executeTakeFirst();
+      return (await byId(id))[0];
+    },
+    /** The snippet with the paths of its head's files, in git's order (as `paths` answers them). */
+    async findWithPaths(id: number): Promise<{ snippet: Snippet; paths: string[] } | undefined> {
+      const [row] = await byIdWithPaths(id);
+      if (!row) return undefined;
+      const { file_paths, ...snippet } = row;
+      const paths: string[] = typeof file_paths === 'string' ? JSON.parse(file_paths) : file_paths;
+      return { snippet, paths: paths.sort(byteOrder) };
     },
     /** The snippet of that project, or the personal snippet when `projectId` is null. */
     async findInProject(projectId: number | null, id: number): Promise<Snippet | undefined> {
@@ -264,23 +289,21 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
     async paths(snippetIds: number[]): Promise<Map<number, string[]>> {
       const out = new Map<number, string[]>(snippetIds.map((id) => [id, []]));
       if (!snippetIds.length) return out;
-      const rows = await db
-        .selectFrom('snippet_files')
-        .select(['snippet_id', 'path'])
-        .where('snippet_id', 'in', snippetIds)
-        .execute();
+      const rows =
+        snippetIds.length === 1
+          ? await pathsOfOne(snippetIds[0])
+          : await db
+              .selectFrom('snippet_files')
+              .select(['snippet_id', 'path'])
+              .where('snippet_id', 'in', snippetIds)
+              .execute();
       rows.sort(byPath);
       for (const r of rows) out.get(r.snippet_id)!.push(r.path);
       return out;
     },
     /** The files of the snippet's head, in git's order. */
     async fileIndex(snippetId: number): Promise<IndexedFile[]> {
-      const rows = await db
-        .selectFrom('snippet_files')
-        .select(['path', 'blob_id', 'size'])
-        .where('snippet_id', '=', snippetId)
-        .execute();
-      return rows.sort(byPath);
+      return (await filesOf(snippetId)).sort(byPath);
     },
     /**
      * Replaces the index of the head's files: unchanged ones stay, removed ones go, new and changed ones are
