@@ -81,4 +81,18 @@ describe('signing in with OpenID Connect in Chromium', BROWSER_PASS, () => {
       await context.close();
     }
   });
+
+  it('the sign-in page with the provider button fits a phone-width screen', async () => {
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${server.url}/users/sign_in`);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `${overflow}px wider than the screen`);
+      assert.equal(await page.getByRole('button', { name: 'Sign in with Company SSO' }).isVisible(), true);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'oidc-sign-in-phone.png'), fullPage: true });
+    } finally {
+      await context.close();
+    }
+  });
 });
