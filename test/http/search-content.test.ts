@@ -193,6 +193,24 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
     ]);
   });
 
+  it('lists the lines of files more than one read of a page holds (3 files of 6 MiB, read 16 Mi characters at a time)', async () => {
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 8192 });
+    try {
+      const big = (n: number) => `${'filler line\n'.repeat(6 * 1024 * 87)}the narwhal of file ${n}\n`;
+      const files = [3, 1, 2].map((n) => ({ file_path: `n${n}.txt`, content: big(n) }));
+      const s = await t.ok('POST', '/snippets', alice.token, { title: 'big', visibility: 'private', files }, 201);
+      const [hit] = (await found(alice.token, 'narwhal')).filter((r) => r.id === s.id);
+      const line = 6 * 1024 * 87 + 1;
+      assert.deepEqual(
+        hit.matches,
+        [1, 2, 3].map((n) => ({ path: `n${n}.txt`, lines: [{ number: line, text: `the narwhal of file ${n}` }] })),
+      );
+      await t.ok('DELETE', `/snippets/${s.id}`, alice.token, undefined, 204);
+    } finally {
+      await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 1024 });
+    }
+  });
+
   it('keeps the index in step with every write: create, change, rename, delete', async () => {
     const s = await t.ok(
       'POST',

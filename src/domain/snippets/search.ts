@@ -172,6 +172,27 @@ export async function searchSnippetBlobs(
   return blobsPage(store, viewer, search.trim(), window, place);
 }
 
+/**
+ * The text read at once for a page's matching lines, in characters: a page's snippets may hold hundreds of
+ * files of up to the indexed size each, read a batch at a time so that one search's memory stays bounded.
+ */
+const TEXT_BATCH_CHARS = 16 * 1024 * 1024;
+
+/** `files` in order, in batches of at most TEXT_BATCH_CHARS (a larger file alone). */
+function batchesOf<F extends { length: number }>(files: F[]): F[][] {
+  const batches: F[][] = [];
+  let chars = Number.POSITIVE_INFINITY;
+  for (const file of files) {
+    if (chars + Number(file.length) > TEXT_BATCH_CHARS) {
+      batches.push([]);
+      chars = 0;
+    }
+    batches[batches.length - 1].push(file);
+    chars += Number(file.length);
+  }
+  return batches;
+}
+
 /** The page of content search for `text` (trimmed; '' for none) among the snippets `filter` names. */
 async function blobsPage(
   store: Store,
@@ -194,7 +215,7 @@ async function blobsPage(
     window,
   );
   const needle = text.toLowerCase();
-  const files =
+  const found =
     holding !== undefined && length(holding) >= 3
       ? await store.snippets.texts.filesHolding(
           page.rows.map((s) => s.id),
@@ -202,12 +223,15 @@ async function blobsPage(
         )
       : [];
   const matches = new Map<number, FileMatch[]>();
-  for (const f of files.sort((a, b) => byteOrder(a.path, b.path))) {
-    const lines = matchingLines(f.content, needle);
-    if (!lines.length && !f.path.toLowerCase().includes(needle)) continue;
-    const list = matches.get(f.snippet_id) ?? [];
-    list.push({ path: f.path, lines });
-    matches.set(f.snippet_id, list);
+  for (const batch of batchesOf(found.sort((a, b) => byteOrder(a.path, b.path)))) {
+    const texts = new Map((await store.snippets.texts.textsOf(batch)).map((f) => [`${f.snippet_id}/${f.path}`, f]));
+    for (const { snippet_id, path } of batch) {
+      const lines = matchingLines(texts.get(`${snippet_id}/${path}`)?.content ?? '', needle);
+      if (!lines.length && !path.toLowerCase().includes(needle)) continue;
+      const list = matches.get(snippet_id) ?? [];
+      list.push({ path, lines });
+      matches.set(snippet_id, list);
+    }
   }
   return { ...page, rows: page.rows.map((snippet) => ({ snippet, matches: matches.get(snippet.id) ?? [] })) };
 }

@@ -286,14 +286,24 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
      * The files of some snippets whose path or text holds `text` (any case), with their text: only those, so a
      * page of results reads the files it shows, not every file of its snippets.
      */
+    /** The indexed files of `snippetIds` whose path or text holds `text` (any case), with their text's length. */
     async filesHolding(snippetIds: number[], text: string) {
       if (!snippetIds.length) return [];
       const pattern = likePattern(text.toLowerCase());
       return reads
         .selectFrom('snippet_file_text')
-        .select(['snippet_id', 'path', 'content'])
+        .select(['snippet_id', 'path', sql<number>`length(content)`.as('length')])
         .where('snippet_id', 'in', snippetIds)
         .where(sql<boolean>`(lower(path) LIKE ${pattern} ESCAPE '\\' OR lower(content) LIKE ${pattern} ESCAPE '\\')`)
+        .execute();
+    },
+    /** The indexed text of `files`. */
+    async textsOf(files: { snippet_id: number; path: string }[]) {
+      if (!files.length) return [];
+      return reads
+        .selectFrom('snippet_file_text')
+        .select(['snippet_id', 'path', 'content'])
+        .where((eb) => eb.or(files.map((f) => eb.and([eb('snippet_id', '=', f.snippet_id), eb('path', '=', f.path)]))))
         .execute();
     },
   };
