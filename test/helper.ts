@@ -423,6 +423,52 @@ export function runGit(args: string[], cwd?: string): Promise<GitRun> {
   });
 }
 
+const CHANGE_KINDS: Record<string, string> = {
+  A: 'added',
+  M: 'modified',
+  D: 'deleted',
+  R: 'renamed',
+  T: 'type changed',
+};
+
+/**
+ * The oracle of the revisions list: each commit of the repository at `gitDir` (newest first) with its files as
+ * the list words them, from `git log --raw --numstat -M` (a merge by its first parent).
+ */
+export async function gitLogChanges(gitDir: string): Promise<{ id: string; changes: string[] }[]> {
+  const log = await runGit([
+    '--git-dir',
+    gitDir,
+    'log',
+    '--format=%x01%H',
+    '--raw',
+    '--numstat',
+    '-M',
+    '--diff-merges=first-parent',
+    'HEAD',
+  ]);
+  return log.stdout
+    .split('\x01')
+    .slice(1)
+    .map((entry) => {
+      const lines = entry.trim().split('\n').filter(Boolean);
+      const raw = lines.filter((l) => l.startsWith(':'));
+      const stats = lines.slice(1 + raw.length);
+      return {
+        id: lines[0],
+        changes: raw.map((line, i) => {
+          const [meta, ...paths] = line.split('\t');
+          const status = meta.split(' ')[4];
+          const [added, deleted] = stats[i].split('\t');
+          const similar = Number(status.slice(1));
+          const similarity = status[0] === 'R' && similar < 100 ? ` (${similar}% similar)` : '';
+          const name = paths.length === 2 ? `${paths[0]} → ${paths[1]}` : paths[0];
+          return `${CHANGE_KINDS[status[0]]}${similarity} ${name} ${added === '-' ? 'binary' : `+${added} −${deleted}`}`;
+        }),
+      };
+    });
+}
+
 /**
  * Until SQLite's search indexer has emptied its queue (storage/db/search-indexing.ts), within `ms`: what a test
  * of the index's own state waits for (searches answer the same before). PostgreSQL indexes with the rows.

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, ROOT_TOKEN, runGit, signInCookie, type TestApp } from '../helper.ts';
+import { createTestApp, gitLogChanges, ROOT_TOKEN, runGit, signInCookie, type TestApp } from '../helper.ts';
 
 const PASSWORD = 'correct horse battery';
 const pathOf = (url: string) => new URL(url).pathname + new URL(url).search;
@@ -384,49 +384,7 @@ describe('snippet revisions pages', () => {
   });
 
   it("lists each commit's files as git itself lists them: counts, renames, modes, directories, merges", async () => {
-    /** Each commit's files as the list words them, from `git log --raw --numstat -M` in the snippet's repository. */
-    const gitChanges = async (snippetId: number) => {
-      const dir = (await t.gitDir('snippet', snippetId))!;
-      const log = await runGit([
-        '--git-dir',
-        dir,
-        'log',
-        '--format=%x01%H',
-        '--raw',
-        '--numstat',
-        '-M',
-        '--diff-merges=first-parent',
-        'HEAD',
-      ]);
-      const kinds: Record<string, string> = {
-        A: 'added',
-        M: 'modified',
-        D: 'deleted',
-        R: 'renamed',
-        T: 'type changed',
-      };
-      return log.stdout
-        .split('\x01')
-        .slice(1)
-        .map((entry) => {
-          const lines = entry.trim().split('\n').filter(Boolean);
-          const raw = lines.filter((l) => l.startsWith(':'));
-          const stats = lines.slice(1 + raw.length);
-          return {
-            id: lines[0],
-            changes: raw.map((line, i) => {
-              const [meta, ...paths] = line.split('\t');
-              const status = meta.split(' ')[4];
-              const [added, deleted] = stats[i].split('\t');
-              const similarity =
-                status[0] === 'R' && Number(status.slice(1)) < 100 ? ` (${Number(status.slice(1))}% similar)` : '';
-              const name = paths.length === 2 ? `${paths[0]} → ${paths[1]}` : paths[0];
-              const counts = added === '-' ? 'binary' : `+${added} −${deleted}`;
-              return `${kinds[status[0]]}${similarity} ${name} ${counts}`;
-            }),
-          };
-        });
-    };
+    const gitChanges = async (snippetId: number) => gitLogChanges((await t.gitDir('snippet', snippetId))!);
     const listedChanges = async (web: string) =>
       listed(await page(`${web}/revisions`)).map((r) => ({
         id: r.href.slice(`${web}/revisions/`.length),

@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createTestApp, ROOT_TOKEN, runGit, type TestApp } from '../helper.ts';
+import { createTestApp, gitLogChanges, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const LINES = ['', '', '}', '{', '  return x;', 'a', 'b'];
 // Blank lines (which recur enough for git to discard one among unmatched lines), lines that recur, and lines
@@ -46,8 +46,6 @@ function applyEdits(lines: string[], edits: { at: number; remove: number; insert
   return out;
 }
 
-const KINDS: Record<string, string> = { A: 'added', M: 'modified', D: 'deleted', R: 'renamed', T: 'type changed' };
-
 describe("revisions pages list each commit's files as git does", () => {
   let t: TestApp;
   before(async () => {
@@ -55,31 +53,7 @@ describe("revisions pages list each commit's files as git does", () => {
   });
   after(() => t.close());
 
-  /** Each commit's files as the list words them, from git in the snippet's repository, newest first. */
-  async function gitChanges(snippetId: number) {
-    const dir = (await t.gitDir('snippet', snippetId))!;
-    const log = await runGit(['--git-dir', dir, 'log', '--format=%x01%H', '--raw', '--numstat', '-M', 'HEAD']);
-    return log.stdout
-      .split('\x01')
-      .slice(1)
-      .map((entry) => {
-        const lines = entry.trim().split('\n').filter(Boolean);
-        const raw = lines.filter((l) => l.startsWith(':'));
-        const stats = lines.slice(1 + raw.length);
-        return {
-          id: lines[0],
-          changes: raw.map((line, i) => {
-            const [meta, ...paths] = line.split('\t');
-            const status = meta.split(' ')[4];
-            const [added, deleted] = stats[i].split('\t');
-            const similar = Number(status.slice(1));
-            const similarity = status[0] === 'R' && similar < 100 ? ` (${similar}% similar)` : '';
-            const name = paths.length === 2 ? `${paths[0]} → ${paths[1]}` : paths[0];
-            return `${KINDS[status[0]]}${similarity} ${name} ${added === '-' ? 'binary' : `+${added} −${deleted}`}`;
-          }),
-        };
-      });
-  }
+  const gitChanges = async (snippetId: number) => gitLogChanges((await t.gitDir('snippet', snippetId))!);
 
   const textOf = (markup: string) =>
     markup
