@@ -469,6 +469,24 @@ export async function gitLogChanges(gitDir: string): Promise<{ id: string; chang
     });
 }
 
+/** A user row written straight into a database, for tests of migrations and of storage below the domain. */
+export async function insertUserRow(kysely: Kysely<Database>, createdAt: string): Promise<{ id: number }> {
+  return kysely
+    .insertInto('users')
+    .values({
+      username: 'u',
+      email: 'u@x',
+      name: 'U',
+      state: 'active',
+      admin: 0,
+      external: 0,
+      bot: 0,
+      created_at: createdAt,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}
+
 /**
  * Until SQLite's search indexer has emptied its queue (storage/db/search-indexing.ts), within `ms`: what a test
  * of the index's own state waits for (searches answer the same before). PostgreSQL indexes with the rows.

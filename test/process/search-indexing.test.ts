@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { CLI, exited, type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
 import { migrateToLatest } from '../../src/storage/db/migrate.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
-import { processStorage, TEST_DB, untilSearchIndexed } from '../helper.ts';
+import { insertUserRow, processStorage, TEST_DB, untilSearchIndexed } from '../helper.ts';
 import { assertCalm, MiB, whileHostile } from '../stall.ts';
 
 const TOKEN = 'glpat-search-indexing-root-token';
@@ -123,20 +123,7 @@ describe('snippetd fsck: the search index lag', {
       try {
         await migrateToLatest(db);
         const now = new Date().toISOString();
-        const user = await db.kysely
-          .insertInto('users')
-          .values({
-            username: 'u',
-            email: 'u@x',
-            name: 'U',
-            state: 'active',
-            admin: 0,
-            external: 0,
-            bot: 0,
-            created_at: now,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
+        const user = await insertUserRow(db.kysely, now);
         const snippet = {
           project_id: null,
           author_id: user.id,

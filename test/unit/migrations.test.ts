@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { openDatabase } from '../../src/storage/db/database.ts';
-import { processStorage } from '../helper.ts';
+import { insertUserRow, processStorage, TEST_DB } from '../helper.ts';
 import { CLI } from '../../scripts/spawn-server.ts';
 import { sql } from 'kysely';
 import { migrateToLatest } from '../../src/storage/db/migrate.ts';
@@ -20,7 +20,6 @@ import * as m0008 from '../../src/storage/db/migrations/0008_personal_snippets.t
 import * as m0009 from '../../src/storage/db/migrations/0009_git_object_parts.ts';
 import * as m0010 from '../../src/storage/db/migrations/0010_snippet_search.ts';
 import { startSearchIndexer } from '../../src/storage/db/database.ts';
-import { TEST_DB } from '../helper.ts';
 
 const run = promisify(execFile);
 
@@ -89,20 +88,7 @@ describe('migrations', () => {
         await k.insertInto('snippetd_migrations').values({ name, applied_at: 'then' }).execute();
       }
       const now = '2026-01-01T00:00:00.000Z';
-      const user = await k
-        .insertInto('users')
-        .values({
-          username: 'u',
-          email: 'u@x',
-          name: 'U',
-          state: 'active',
-          admin: 0,
-          external: 0,
-          bot: 0,
-          created_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const user = await insertUserRow(k, now);
       const ns = await k
         .insertInto('namespaces')
         .values({
@@ -214,20 +200,7 @@ describe('migrations', () => {
         await k.insertInto('snippetd_migrations').values({ name: names[i], applied_at: 'then' }).execute();
       }
       const now = '2026-01-01T00:00:00.000Z';
-      const user = await k
-        .insertInto('users')
-        .values({
-          username: 'u',
-          email: 'u@x',
-          name: 'U',
-          state: 'active',
-          admin: 0,
-          external: 0,
-          bot: 0,
-          created_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const user = await insertUserRow(k, now);
       // Texts of several pieces (8 KiB each), the words looked for in the last one.
       const description = `${'d'.repeat(20_000)} zebradescription`;
       const content = `${'c'.repeat(30_000)} zebracontent`;
