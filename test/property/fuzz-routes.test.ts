@@ -53,7 +53,7 @@ describe('generated requests to every route', { timeout: 600_000 }, () => {
         const problem = problemWith(req, answer);
         if (problem) throw new Error(`${req.method} ${req.path}: ${problem}`);
       }),
-      { numRuns: REQUESTS, seed, endOnFailure: false },
+      { numRuns: REQUESTS, seed, endOnFailure: false, includeErrorInReport: true },
     );
     // Anonymous: the run may have blocked root or revoked its token, as a client may.
     const alive = await send(port, { method: 'GET', path: '/api/v4/templates/licenses/mit', headers: {} });
