@@ -72,13 +72,7 @@ export class SearchIndexer {
       // ends with piscina's idle timeout and gives its memory back. A transaction of the main connection's
       // under way may show rows it has not committed: a step then finds nothing, and says idle.
       if (peek) return { idle: !hasQueuedWork(main) };
-      let result: { idle: boolean };
-      await lock.acquire();
-      try {
-        result = await thread.run({ file, kind: 'step', budgetMs: STEP_BUDGET_MS });
-      } finally {
-        lock.release();
-      }
+      const result = await thread.run({ file, kind: 'step', budgetMs: STEP_BUDGET_MS }, lock);
       if (result.idle || performance.now() - checkpointedAt >= CHECKPOINT_EVERY_MS) await checkpoint();
       return result;
     };
