@@ -60,6 +60,7 @@ describe('migrations', () => {
           '0010_snippet_search',
           '0011_identities',
           '0012_search_index_queue',
+          '0013_content_marks_index',
         ],
       );
     } finally {
@@ -148,6 +149,7 @@ describe('migrations', () => {
         '0010_snippet_search',
         '0011_identities',
         '0012_search_index_queue',
+        '0013_content_marks_index',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
@@ -225,7 +227,11 @@ describe('migrations', () => {
         .returning('id')
         .executeTakeFirstOrThrow();
 
-      assert.deepEqual(await migrateToLatest(db), ['0011_identities', '0012_search_index_queue']);
+      assert.deepEqual(await migrateToLatest(db), [
+        '0011_identities',
+        '0012_search_index_queue',
+        '0013_content_marks_index',
+      ]);
       const queue = () =>
         k.selectFrom('search_index_queue').select(['op', 'kind', 'source_id']).orderBy('id').execute();
       assert.deepEqual(await queue(), [

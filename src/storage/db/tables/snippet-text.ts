@@ -7,7 +7,7 @@
 // without reading every row. On SQLite a source still queued is a candidate of every search, checked exactly.
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DialectName } from '../database.ts';
 import type { Database } from '../schema.ts';
 import type { IndexedFile } from './snippets.ts';
@@ -63,6 +63,22 @@ export async function textRows(db: Kysely<Database>, snippetId: number, files: I
     return { snippet_id: snippetId, path: f.path, content: blob ? indexedText(blob, maxBytes) : '' };
   });
 }
+
+/**
+ * PostgreSQL: ASCII punctuation and the letters it is kept as in a file's marked text (migration 0013), so that
+ * pg_trgm, which takes only letters and digits into trigrams, makes trigrams across it: `beta(4` is looked
+ * for as `betaq4`, not by `beta` and `4`. Letters code seldom puts beside the most common marks; a change
+ * needs the column made again.
+ */
+const MARKS = '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~';
+const MARK_LETTERS = 'bdghcmpqxuljfznwkrysiaoetbvdghmp';
+const literal = (text: string) => sql.raw(`'${text.replace(/'/g, "''")}'`);
+/**
+ * `text` lowercased with its marks as letters, in SQL: the marked text a file's is searched in. A searched text
+ * is marked by the same SQL, so that both are lowercased alike; then no LIKE wildcard or escape is left in it.
+ */
+export const MARKED_TEXT = (text: RawBuilder<unknown> | ReturnType<typeof sql.ref>) =>
+  sql<string>`translate(lower(${text}), ${literal(MARKS)}, ${literal(MARK_LETTERS)})`;
 
 /** An FTS5 phrase: the text in double quotes, its own quotes doubled (a long text's start: a candidate set). */
 const ftsPhrase = (text: string) => `"${phraseText(text).phrase.replace(/"/g, '""')}"`;
@@ -152,11 +168,15 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
           FROM search_index_queue q JOIN snippet_file_text qf ON qf.id = q.source_id AND q.kind = 'file'
           AND ${holds('qf')})`);
       }
+      // The marked text narrows through its index; ILIKE on the text itself decides.
       const pattern = likePattern(text);
+      const markedPattern = sql`'%' || ${MARKED_TEXT(sql`${text}::text`)} || '%'`;
       return db
         .selectFrom('snippet_file_text')
         .select('snippet_id')
-        .where(sql<boolean>`(path ILIKE ${pattern} OR content ILIKE ${pattern})`);
+        .where(
+          sql<boolean>`(path ILIKE ${pattern} OR (marked_text LIKE ${markedPattern} AND content ILIKE ${pattern}))`,
+        );
     },
     /**
      * SQLite only: the ids of snippets whose title, description or file name hold every text (three characters
@@ -283,10 +303,9 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
       }
     },
     /**
-     * The files of some snippets whose path or text holds `text` (any case), with their text: only those, so a
-     * page of results reads the files it shows, not every file of its snippets.
+     * The indexed files of `snippetIds` whose path or text holds `text` (any case), with their text's length:
+     * only those, so a page of results reads the files it shows, not every file of its snippets.
      */
-    /** The indexed files of `snippetIds` whose path or text holds `text` (any case), with their text's length. */
     async filesHolding(snippetIds: number[], text: string) {
       if (!snippetIds.length) return [];
       const pattern = likePattern(text.toLowerCase());
