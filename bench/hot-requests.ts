@@ -1,5 +1,6 @@
 // Issue 31's "less work per request": one worker of the compiled CLI against bare Fastify
-// (bench/constant-server.ts) in the same run, for GET a snippet (token), a list of 20, raw, a file's raw
+// (bench/constant-server.ts) in the same run, for GET a snippet (token), a list of 20, raw, a file's raw,
+// the same GET and raw of a project snippet (issue 29: a personal snippet's as fast as a project snippet's)
 // and a template. Given two trees (each built: `node scripts/build.mjs` there), it alternates before and
 // after with bare Fastify round by round. Servers run on CPU 1 and autocannon on CPU 0. Besides req/s it
 // reports each server's CPU per request (/proc), which other work on a shared machine moves far less; the
@@ -54,17 +55,39 @@ async function snippetd(tree: string, name: string) {
     if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`);
     id = ((await res.json()) as { id: number }).id;
   }
-  return { server, id };
+  // The same snippet in a project, for a personal snippet's GET and raw against a project snippet's.
+  const post = async (url: string, body: object) => {
+    const res = await fetch(`${server.url}${url}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    if (res.status !== 201) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { id: number }).id;
+  };
+  const projectId = await post('/api/v4/projects', { name: 'bench', visibility: 'private' });
+  const projectSnippetId = await post(`/api/v4/projects/${projectId}/snippets`, {
+    title: 'bench',
+    description: 'a snippet',
+    visibility: 'private',
+    files: [{ file_path: 'a.rb', content: 'puts 1\n'.repeat(20) }],
+  });
+  return { server, id, projectId, projectSnippetId };
 }
 
 const trees = positionals.map((tree, i) => [positionals.length === 1 ? 'snippetd' : ['before', 'after'][i], tree]);
 const fastify = await spawnServer(process.env, [path.join(import.meta.dirname, 'constant-server.ts')], SERVER_CPU);
 const servers = await Promise.all(trees.map(async ([name, tree]) => ({ name, ...(await snippetd(tree, name)) })));
-const routes: [string, (id: number) => string][] = [
-  ['GET /snippets/:id (token)', (id) => `/api/v4/snippets/${id}`],
+type Ids = { id: number; projectId: number; projectSnippetId: number };
+const routes: [string, (ids: Ids) => string][] = [
+  ['GET /snippets/:id (token)', ({ id }) => `/api/v4/snippets/${id}`],
   ['GET /snippets?per_page=20 (token)', () => '/api/v4/snippets?per_page=20'],
-  ['GET /snippets/:id/raw (token)', (id) => `/api/v4/snippets/${id}/raw`],
-  ['GET /snippets/:id/files/main/a.rb/raw (token)', (id) => `/api/v4/snippets/${id}/files/main/a.rb/raw`],
+  ['GET /snippets/:id/raw (token)', ({ id }) => `/api/v4/snippets/${id}/raw`],
+  ['GET /snippets/:id/files/main/a.rb/raw (token)', ({ id }) => `/api/v4/snippets/${id}/files/main/a.rb/raw`],
+  [
+    'GET /projects/:id/snippets/:id (token)',
+    ({ projectId, projectSnippetId }) => `/api/v4/projects/${projectId}/snippets/${projectSnippetId}`,
+  ],
+  [
+    'GET /projects/:id/snippets/:id/raw (token)',
+    ({ projectId, projectSnippetId }) => `/api/v4/projects/${projectId}/snippets/${projectSnippetId}/raw`,
+  ],
   ['GET /templates/licenses/mit', () => '/api/v4/templates/licenses/mit'],
 ];
 
@@ -93,7 +116,7 @@ for (const [name, route] of routes) {
   const targets = [
     { url: `${fastify.url}/constant`, headers: {}, child: fastify },
     ...servers.map((s) => ({
-      url: `${s.server.url}${route(s.id)}`,
+      url: `${s.server.url}${route(s)}`,
       headers: { 'PRIVATE-TOKEN': TOKEN },
       child: s.server,
     })),

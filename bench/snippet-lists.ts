@@ -10,8 +10,14 @@
 // Each request is first sent --warmup times unmeasured, as a running server has sent it before: the first
 // answers of a kind pay V8's compilation (on background threads this process's CPU counts) and cold caches.
 //
-//   npx tsx bench/snippet-lists.ts [--repeat 21] [--warmup 20] [--database-url postgres://postgres@127.0.0.1:5432/test]
-import { parseArgs } from 'node:util';
+// With --over-http SECONDS, each request is also sent over a socket from another process for that long (wrk,
+// one connection, one request at a time), which measures what a client waits for without app.inject's own
+// work in this process: its p50 is the last column.
+//
+//   npx tsx bench/snippet-lists.ts [--repeat 21] [--warmup 20] [--over-http 3] [--database-url postgres://postgres@127.0.0.1:5432/test]
+import { execFile } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { parseArgs, promisify } from 'node:util';
 import { sql } from 'kysely';
 import { insertUserToken, insertUsersAndProjects, LEVELS } from './bulk-load.ts';
 import { inProcessApp } from './in-process-app.ts';
@@ -22,11 +28,20 @@ const { values } = parseArgs({
   options: {
     repeat: { type: 'string', default: '21' },
     warmup: { type: 'string', default: '20' },
+    'over-http': { type: 'string' },
     'database-url': { type: 'string' },
   },
 });
 const REPEAT = Number(values.repeat);
 const WARMUP = Number(values.warmup);
+const OVER_HTTP_S = values['over-http'] ? Number(values['over-http']) : null;
+
+/** wrk's p50 latency in ms, from its --latency distribution (`50%  812.00us`, `2.31ms`, `1.02s`). */
+function wrkMedian(output: string): number {
+  const m = /^\s*50%\s+([\d.]+)(us|ms|s)\b/m.exec(output);
+  if (!m) throw new Error(`no p50 in wrk's output:\n${output}`);
+  return Number(m[1]) * { us: 0.001, ms: 1, s: 1000 }[m[2] as 'us' | 'ms' | 's'];
+}
 const USERS = 1000;
 const PERSONAL = 100_000;
 const PROJECTS = 100;
@@ -98,6 +113,19 @@ try {
           await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE application_name = ${schema}`.execute(db)
         ).rows.map((r) => r.pid);
   const serverCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
+  const origin = OVER_HTTP_S
+    ? await app
+        .listen({ host: '127.0.0.1', port: 0 })
+        .then(() => `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`)
+    : null;
+  /** p50 ms of `url` sent over HTTP by wrk (asynchronously: this process serves it meanwhile). */
+  const overHttp = async (url: string, token: string | null) => {
+    const header = token ? ['-H', `PRIVATE-TOKEN: ${token}`] : [];
+    const args = ['-t1', '-c1', `-d${OVER_HTTP_S}s`, '--latency', ...header, `${origin}${url}`];
+    const { stdout } = await promisify(execFile)('wrk', args);
+    if (/Non-2xx/.test(stdout)) throw new Error(`wrk saw errors for ${url}:\n${stdout}`);
+    return wrkMedian(stdout);
+  };
   const time = async (url: string, token: string | null) => {
     const headers = token ? { 'private-token': token } : {};
     const times: number[] = [];
@@ -118,7 +146,16 @@ try {
     const nodeCpu = (used.user + used.system) / 1000 / REPEAT;
     const dbCpu = (serverCpu(pids) - server) / 1000 / REPEAT;
     times.sort((a, b) => a - b);
-    return { p50: times[Math.floor(times.length / 2)], max: times[times.length - 1], status, count, nodeCpu, dbCpu };
+    const http = origin ? await overHttp(url, token) : null;
+    return {
+      p50: times[Math.floor(times.length / 2)],
+      max: times[times.length - 1],
+      status,
+      count,
+      nodeCpu,
+      dbCpu,
+      http,
+    };
   };
   const cases: [string, string, string | null][] = [];
   for (const [name, list, token, items] of [
@@ -139,14 +176,15 @@ try {
   cases.push(['GET /snippets/:id (personal, public)', '/api/v4/snippets/1', null]);
   cases.push(['GET /projects/:id/snippets (member, public project)', '/api/v4/projects/1/snippets', userToken]);
   const db_ = schema === null ? '' : ' | PostgreSQL CPU ms';
-  console.log(
-    `| request | status | items | p50 ms | max ms | Node CPU ms${db_} |\n|---|---|---|---|---|---|${db_ ? '---|' : ''}`,
-  );
+  const http_ = OVER_HTTP_S ? ' | p50 ms over HTTP (wrk, 1 connection)' : '';
+  const columns = 6 + (db_ ? 1 : 0) + (http_ ? 1 : 0);
+  console.log(`| request | status | items | p50 ms | max ms | Node CPU ms${db_}${http_} |\n|${'---|'.repeat(columns)}`);
   for (const [name, url, token] of cases) {
     const r = await time(url, token);
     const dbCpu = schema === null ? '' : ` | ${r.dbCpu.toFixed(2)}`;
+    const http = r.http === null ? '' : ` | ${r.http.toFixed(2)}`;
     console.log(
-      `| ${name} | ${r.status} | ${r.count} | ${r.p50.toFixed(2)} | ${r.max.toFixed(2)} | ${r.nodeCpu.toFixed(2)}${dbCpu} |`,
+      `| ${name} | ${r.status} | ${r.count} | ${r.p50.toFixed(2)} | ${r.max.toFixed(2)} | ${r.nodeCpu.toFixed(2)}${dbCpu}${http} |`,
     );
   }
 } finally {

@@ -8,7 +8,7 @@ import type { CreateInput } from '../domain/snippets/create.ts';
 import type { ParamsOf } from './params.ts';
 import type { createSnippetSpec } from './schemas/snippets.ts';
 import { storeOf } from './request.ts';
-import { projectsOf } from '../domain/snippets/finder.ts';
+import { type ListedSnippet, projectsOf } from '../domain/snippets/finder.ts';
 import { baseUrl, sshHost } from './urls.ts';
 import { snippet as presentSnippet } from './presenters/snippets.ts';
 
@@ -44,7 +44,11 @@ export async function placeSnippets(request: FastifyRequest, snippets: Snippet[]
   }));
 }
 
-/** Presents snippets; authors and paths already at hand (on writes) are not looked up again. */
+/** Whether every snippet came with its paths, as a list's page reads them on PostgreSQL (storage/db/page.ts). */
+const allListed = (snippets: ListedSnippet[]): snippets is (Snippet & { paths: string[] })[] =>
+  snippets.every((s) => s.paths !== undefined);
+
+/** Presents snippets; authors and paths already at hand (on writes, in a list's page) are not looked up again. */
 export async function presentSnippets(
   request: FastifyRequest,
   placed: PlacedSnippet[],
@@ -52,7 +56,11 @@ export async function presentSnippets(
 ) {
   const store = storeOf(request);
   const snippets = placed.map((p) => p.snippet);
-  const paths = knownPaths ?? (await store.snippets.paths(snippets.map((s) => s.id)));
+  const paths =
+    knownPaths ??
+    (allListed(snippets)
+      ? new Map(snippets.map((s) => [s.id, s.paths]))
+      : await store.snippets.paths(snippets.map((s) => s.id)));
   const authors = new Map<number, User>();
   const caller = request.principal.user;
   if (caller) authors.set(caller.id, caller);

@@ -339,16 +339,26 @@ describe('personal snippets', () => {
           201,
         );
     await t.must('PUT', `/projects/${open.id}`, ROOT_TOKEN, { snippets_access_level: 'private' });
+    // Files sent out of git's order: a list presents them in that order, as the single read does.
+    const files = ['b.txt', 'a/c.txt', 'a.txt', 'a-b.txt'].map((file_path) => ({ file_path, content: file_path }));
+    await t.ok(
+      'POST',
+      `/projects/${hidden.id}/snippets`,
+      owner.token,
+      { title: 'files', visibility: 'public', files },
+      201,
+    );
+    await t.ok('POST', '/snippets', owner.token, { title: 'files', visibility: 'public', files }, 201);
     const everyone = { ...actors, member: { name: 'member', token: member.token, id: member.id } };
     const allIds: number[] = (await t.ok('GET', '/snippets/all?per_page=100', ROOT_TOKEN, undefined, 200)).map(
       (s: { id: number }) => s.id,
     );
     for (const a of Object.values(everyone)) {
       if (a.token === null) continue;
-      const listed = new Set<number>();
+      const listed = new Map<number, { files: unknown }>();
       for (let page = 1; ; page++) {
         const res = await t.expect('GET', `/snippets/all?per_page=50&page=${page}`, a.token, undefined, 200);
-        for (const s of res.json) listed.add(s.id);
+        for (const s of res.json) listed.set(s.id, s);
         if (!res.headers['x-next-page']) break;
       }
       for (const id of allIds) {
@@ -358,6 +368,7 @@ describe('personal snippets', () => {
           single.statusCode === 200,
           `${a.name}: snippet ${id} listed ${listed.has(id)}, read ${single.statusCode}`,
         );
+        if (single.statusCode === 200) assert.deepEqual(listed.get(id)!.files, single.json.files, `${a.name}: ${id}`);
       }
     }
   });

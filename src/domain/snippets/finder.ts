@@ -5,10 +5,10 @@
 import type { Store } from '../../storage/db/store.ts';
 import type { Project, Snippet } from '../../storage/db/schema.ts';
 import type { SnippetListFilter, SnippetScope } from '../../storage/db/tables/snippets.ts';
-import type { PageOf, PageWindow } from '../../storage/db/page.ts';
+import type { ListedSnippet, PageOf, PageWindow } from '../../storage/db/page.ts';
 import { can, NO_ACCESS, visibleSnippetLevels, type Viewer } from '../policy.ts';
 
-export type { SnippetListFilter };
+export type { ListedSnippet, SnippetListFilter };
 
 /** The viewer as the list query needs it: administrators see everything, others by level and membership. */
 export function snippetScope(viewer: Viewer): SnippetScope {
@@ -22,7 +22,7 @@ export function findSnippets(
   viewer: Viewer,
   filter: SnippetListFilter,
   window: PageWindow,
-): Promise<PageOf<Snippet>> {
+): Promise<PageOf<ListedSnippet>> {
   return store.snippets.visiblePage(snippetScope(viewer), filter, window);
 }
 
@@ -32,7 +32,7 @@ export function findSnippetsMatching(
   viewer: Viewer,
   filter: SnippetListFilter,
   window: PageWindow,
-): Promise<PageOf<Snippet>> {
+): Promise<PageOf<ListedSnippet>> {
   return store.snippets.visibleRecentlyUpdatedPage(snippetScope(viewer), filter, window);
 }
 

@@ -3,6 +3,7 @@
 // page's own rows tell it.
 import { type Expression, type Kysely, PostgresAdapter, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, Snippet } from './schema.ts';
+import { byteOrder } from '../../order.ts';
 
 import { MAX_COUNTED, type PageOf, type PageWindow } from '../../paging.ts';
 
@@ -26,6 +27,22 @@ export async function fetchPage<Row>(
 export type SnippetOrder = 'newest' | 'updated';
 
 /**
+ * A snippet of a list, on PostgreSQL with the paths of its files in git's order: the page's statement reads
+ * them, where their own statement was another round trip a list (0.3-0.5 ms of its 3-5). On SQLite a query
+ * is a call, and the paths' own query costs less than reading them with each row (a list's CPU 360 → 466 µs).
+ */
+export type ListedSnippet = Snippet & { paths?: string[] };
+
+const isPostgres = (kysely: Kysely<Database>) => kysely.getExecutor().adapter instanceof PostgresAdapter;
+const PATHS = sql<string[]>`ARRAY(SELECT f.path FROM snippet_files f WHERE f.snippet_id = snippets.id)`;
+
+/** A page row with its paths, if read, in git's order. */
+function listed(row: ListedSnippet): ListedSnippet {
+  row.paths?.sort(byteOrder);
+  return row;
+}
+
+/**
  * One page of `filtered` (snippets, nothing selected yet) in `order`, and its total.
  *
  * The offset is walked over the ids alone, which an index answers, and only the page's rows are read (a
@@ -47,17 +64,21 @@ export async function fetchSnippetPage(
   window: PageWindow,
   order: SnippetOrder,
   byKey = false,
-): Promise<PageOf<Snippet>> {
+): Promise<PageOf<ListedSnippet>> {
   const ordered = <Q extends SelectQueryBuilder<Database, 'snippets', object>>(q: Q): Q =>
     (order === 'updated' ? q.orderBy('snippets.updated_at', 'desc') : q).orderBy('snippets.id', 'desc') as Q;
   const ids = ordered(filtered.select('snippets.id'))
     .limit(window.limit + 1)
     .offset(window.offset);
-  const page = kysely.selectFrom('snippets').selectAll().where('id', 'in', ids);
-  let rows: Snippet[];
+  const page = kysely
+    .selectFrom('snippets')
+    .selectAll()
+    .$if(isPostgres(kysely), (q) => q.select(PATHS.as('paths')))
+    .where('id', 'in', ids);
+  let rows: ListedSnippet[];
   let total: number | null | undefined;
   const countable = window.offset + window.limit < MAX_COUNTED;
-  if (countable && (byKey || kysely.getExecutor().adapter instanceof PostgresAdapter)) {
+  if (countable && (byKey || isPostgres(kysely))) {
     const answer = byKey
       ? await readOnceForPage(kysely, ordered(filtered.select(['snippets.id', 'snippets.updated_at'])), window, order)
       : await kysely
@@ -68,10 +89,10 @@ export async function fetchSnippetPage(
           .$if(order === 'updated', (q) => q.orderBy('page.updated_at', 'desc'))
           .orderBy('page.id', 'desc')
           .execute();
-    rows = answer.filter((r) => r.id !== null).map(({ page_total: _, ...row }) => row as Snippet);
+    rows = answer.filter((r) => r.id !== null).map(({ page_total: _, ...row }) => listed(row as ListedSnippet));
     total = counted(answer[0].page_total);
   } else {
-    rows = await ordered(page).execute();
+    rows = (await ordered(page).execute()).map(listed);
     total = totalShownBy(window, rows.length);
     if (total === undefined) total = await countOf(kysely, filtered);
   }
@@ -90,10 +111,10 @@ async function readOnceForPage(
 ) {
   const by = (table: string) =>
     sql.raw(order === 'updated' ? `${table}.updated_at DESC, ${table}.id DESC` : `${table}.id DESC`);
-  const { rows } = await sql<Partial<Snippet> & { page_total: number | string }>`WITH matched AS MATERIALIZED
+  const { rows } = await sql<Partial<ListedSnippet> & { page_total: number | string }>`WITH matched AS MATERIALIZED
     (SELECT * FROM ${ordered.limit(MAX_COUNTED + 1)} AS m)
     SELECT page.*, counted.n AS page_total FROM (SELECT count(*) AS n FROM matched) AS counted
-    LEFT JOIN (SELECT * FROM snippets WHERE id IN (SELECT matched.id FROM matched ORDER BY ${by('matched')}
+    LEFT JOIN (SELECT *${isPostgres(kysely) ? sql`, ${PATHS} AS paths` : sql``} FROM snippets WHERE id IN (SELECT matched.id FROM matched ORDER BY ${by('matched')}
       LIMIT ${window.limit + 1} OFFSET ${window.offset})) AS page ON true
     ORDER BY ${by('page')}`.execute(kysely);
   return rows;
