@@ -65,20 +65,36 @@ export async function textRows(db: Kysely<Database>, snippetId: number, files: I
 }
 
 /**
- * PostgreSQL: ASCII punctuation and the letters it is kept as in a file's marked text (migration 0013), so that
- * pg_trgm, which takes only letters and digits into trigrams, makes trigrams across it: `beta(4` is looked
- * for as `betaq4`, not by `beta` and `4`. Letters code seldom puts beside the most common marks; a change
- * needs the column made again.
+ * PostgreSQL: ASCII punctuation and the capital letters it is kept as in a file's marked text (migration 0013),
+ * which is otherwise lowercased, so that pg_trgm, which takes only letters and digits into trigrams, makes
+ * trigrams across it: `beta(4` is looked for as `betaQ4`, not by `beta` and `4`. A lowercased text holds no
+ * capital, so a capital there is a mark, and a mark with a letter of its own is told apart exactly: a
+ * searched text without SHARED_MARKS is found by LIKE on the marked text alone (byte by byte, where ILIKE
+ * lowercases each candidate's whole text again). 26 letters for 32 marks: those of SHARED_MARKS share one
+ * with another, and a text holding one is checked with ILIKE too. A change needs the column made again.
  */
 const MARKS = '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~';
-const MARK_LETTERS = 'bdghcmpqxuljfznwkrysiaoetbvdghmp';
+const MARK_LETTERS = 'BDHHCCPQXULJFZNWKRYSBAOATEVEGIMI';
+const SHARED_MARKS = /[!?#$%&@\\^`|~]/;
 const literal = (text: string) => sql.raw(`'${text.replace(/'/g, "''")}'`);
 /**
- * `text` lowercased with its marks as letters, in SQL: the marked text a file's is searched in. A searched text
- * is marked by the same SQL, so that both are lowercased alike; then no LIKE wildcard or escape is left in it.
+ * `text` lowercased with its marks as capitals, in SQL: the marked text a file's is searched in. A searched
+ * text is marked by the same SQL, so that both are lowercased alike; then no LIKE wildcard or escape is left.
  */
 export const MARKED_TEXT = (text: RawBuilder<unknown> | ReturnType<typeof sql.ref>) =>
   sql<string>`translate(lower(${text}), ${literal(MARKS)}, ${literal(MARK_LETTERS)})`;
+
+/**
+ * PostgreSQL: whether the indexed text in `table` (an alias, or '' for snippet_file_text itself) holds `text`,
+ * any case: through the marked text, and ILIKE when the marked text alone cannot tell.
+ */
+function markedTextHolds(table: string, text: string) {
+  const column = (name: string) => sql.ref(table ? `${table}.${name}` : name);
+  const marked = sql<boolean>`${column('marked_text')} LIKE '%' || ${MARKED_TEXT(sql`${text}::text`)} || '%'`;
+  return SHARED_MARKS.test(text)
+    ? sql<boolean>`(${marked} AND ${column('content')} ILIKE ${likePattern(text)})`
+    : marked;
+}
 
 /** An FTS5 phrase: the text in double quotes, its own quotes doubled (a long text's start: a candidate set). */
 const ftsPhrase = (text: string) => `"${phraseText(text).phrase.replace(/"/g, '""')}"`;
@@ -104,10 +120,12 @@ const QUEUE_WAIT_MAX_MS = 10_000;
 /**
  * A text in up to this many files and snippets is found by the ids gathered through the indexes (idsHolding),
  * a more common one by walking the snippets latest first. Gathering costs some microseconds a file (on
- * PostgreSQL each candidate's text is checked), the walk's count some a snippet until it has counted 10,001
- * (at 100,000 snippets it walks them all below that): they cost alike at about 20,000 here.
+ * PostgreSQL each candidate is checked with LIKE on its marked text), the walk's count some a snippet until it
+ * has counted 10,001 (at 100,000 snippets it walks them all below that): they cost alike at about 20,000
+ * files on SQLite, and on PostgreSQL, since a candidate's check is a LIKE, at about twice that (`beta(4`, in
+ * 19,442 files and estimated above 20,000 with the snippets' fields: walked 265 ms, gathered 70).
  */
-const GATHERED = 20_000;
+const GATHERED = { sqlite: 20_000, postgres: 40_000 };
 
 /** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
 export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
@@ -168,15 +186,10 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
           FROM search_index_queue q JOIN snippet_file_text qf ON qf.id = q.source_id AND q.kind = 'file'
           AND ${holds('qf')})`);
       }
-      // The marked text narrows through its index; ILIKE on the text itself decides.
-      const pattern = likePattern(text);
-      const markedPattern = sql`'%' || ${MARKED_TEXT(sql`${text}::text`)} || '%'`;
       return db
         .selectFrom('snippet_file_text')
         .select('snippet_id')
-        .where(
-          sql<boolean>`(path ILIKE ${pattern} OR (marked_text LIKE ${markedPattern} AND content ILIKE ${pattern}))`,
-        );
+        .where(sql<boolean>`(path ILIKE ${likePattern(text)} OR ${markedTextHolds('', text)})`);
     },
     /**
      * SQLite only: the ids of snippets whose title, description or file name hold every text (three characters
@@ -220,7 +233,9 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
         .select('ft.id')
         .where(sql<boolean>`ft.snippet_id = snippets.id`)
         .where(
-          sql<boolean>`(lower(ft.path) LIKE ${pattern} ESCAPE '\\' OR lower(ft.content) LIKE ${pattern} ESCAPE '\\')`,
+          dialect === 'postgres'
+            ? sql<boolean>`(lower(ft.path) LIKE ${pattern} ESCAPE '\\' OR ${markedTextHolds('ft', text)})`
+            : sql<boolean>`(lower(ft.path) LIKE ${pattern} ESCAPE '\\' OR lower(ft.content) LIKE ${pattern} ESCAPE '\\')`,
         )
         .$if(dialect === 'postgres', (q) => q.modifyEnd(sql`OFFSET 0`));
     },
@@ -251,7 +266,7 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
      */
     async howToFindHolding(text: string): Promise<{ commonText?: boolean; holdingIds?: number[] }> {
       if ([...text].length < 3) return {};
-      const holdingIds = await this.idsHolding(text, GATHERED);
+      const holdingIds = await this.idsHolding(text, GATHERED[dialect]);
       return holdingIds === null ? { commonText: true } : { holdingIds };
     },
     /**
@@ -313,7 +328,11 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
         .selectFrom('snippet_file_text')
         .select(['snippet_id', 'path', sql<number>`length(content)`.as('length')])
         .where('snippet_id', 'in', snippetIds)
-        .where(sql<boolean>`(lower(path) LIKE ${pattern} ESCAPE '\\' OR lower(content) LIKE ${pattern} ESCAPE '\\')`)
+        .where(
+          dialect === 'postgres'
+            ? sql<boolean>`(lower(path) LIKE ${pattern} ESCAPE '\\' OR ${markedTextHolds('', text)})`
+            : sql<boolean>`(lower(path) LIKE ${pattern} ESCAPE '\\' OR lower(content) LIKE ${pattern} ESCAPE '\\')`,
+        )
         .execute();
     },
     /** The indexed text of `files`. */
