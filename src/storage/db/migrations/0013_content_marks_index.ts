@@ -5,9 +5,9 @@ import { MARKED_TEXT } from '../tables/snippet-text.ts';
 // PostgreSQL only: pg_trgm takes only letters and digits into its trigrams, so a searched text such as
 // `beta(4` was looked for by the trigrams of `beta` and `4`, which most files hold: each of 235,000
 // candidates was read and checked with ILIKE (0.5-1 s a search). Each file's text is now also kept lowercased
-// with its ASCII punctuation as letters (tables/snippet-text.ts, MARKED_TEXT), and that is what the trigram
-// index holds: trigrams span the punctuation, and a candidate is checked with a plain LIKE on the kept copy
-// (computing the copy for each candidate instead cost 70 µs a file). ILIKE on the text itself still decides.
+// with its ASCII punctuation as capital letters (tables/snippet-text.ts, MARKED_TEXT), and that is what the
+// trigram index holds: trigrams span the punctuation, and a candidate is checked with a plain LIKE on the kept
+// copy (computing the copy for each candidate instead cost 70 µs a file).
 export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   if (dialect !== 'postgres') return;
   const { rows } = await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e
