@@ -1,7 +1,7 @@
 import { type ExpressionBuilder, type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
-import { containsText, fetchSnippetPage, type PageWindow } from '../page.ts';
+import { containsText, fetchSnippetPage, type PageWindow, pathsInGitOrder, SNIPPET_PATHS } from '../page.ts';
 import { setsNothing } from '../rows.ts';
 import { projectAccessAtLeast } from './members.ts';
 import { snippetTextTable } from './snippet-text.ts';
@@ -87,13 +87,8 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
   const pathsOfOne = compiledOnce(db, 1, (id: number) =>
     db.selectFrom('snippet_files').select(['snippet_id', 'path']).where('snippet_id', '=', id),
   );
-  // The paths in the same statement as the row: a statement costs more than the little it reads here.
-  // PostgreSQL's driver parses json into the list; SQLite answers its text.
-  const pathsJson = sql<string[] | string>`(select ${
-    dialect === 'postgres' ? sql`coalesce(json_agg(path), '[]'::json)` : sql`json_group_array(path)`
-  } from snippet_files where snippet_id = snippets.id)`;
   const byIdWithPaths = compiledOnce(db, 1, (id: number) =>
-    db.selectFrom('snippets').selectAll().select(pathsJson.as('file_paths')).where('id', '=', id),
+    db.selectFrom('snippets').selectAll().select(SNIPPET_PATHS[dialect].as('file_paths')).where('id', '=', id),
   );
   const filesOf = compiledOnce(db, 1, (id: number) =>
     db.selectFrom('snippet_files').select(['path', 'blob_id', 'size']).where('snippet_id', '=', id),
@@ -111,8 +106,7 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
       const [row] = await byIdWithPaths(id);
       if (!row) return undefined;
       const { file_paths, ...snippet } = row;
-      const paths: string[] = typeof file_paths === 'string' ? JSON.parse(file_paths) : file_paths;
-      return { snippet, paths: paths.sort(byteOrder) };
+      return { snippet, paths: pathsInGitOrder(file_paths) };
     },
     /** The snippet of that project, or the personal snippet when `projectId` is null. */
     async findInProject(projectId: number | null, id: number): Promise<Snippet | undefined> {
