@@ -147,6 +147,18 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
       FROM ${sql.table(table)} WHERE ${sql.table(table)} MATCH ${phrase} LIMIT ${upTo})`.execute(reads);
     return Number(rows[0].n);
   };
+  /**
+   * Whether the file row in `table` (an alias, or '' for snippet_file_text itself) holds `text` (any case) in its
+   * path or its indexed text, read row by row (PostgreSQL through the marked text).
+   */
+  const fileHolds = (table: string, text: string) => {
+    const column = (name: string) => sql.ref(table ? `${table}.${name}` : name);
+    const pattern = likePattern(text.toLowerCase());
+    const inPath = sql<boolean>`lower(${column('path')}) LIKE ${pattern} ESCAPE '\\'`;
+    return dialect === 'postgres'
+      ? sql<boolean>`(${inPath} OR ${markedTextHolds(table, text)})`
+      : sql<boolean>`(${inPath} OR lower(${column('content')}) LIKE ${pattern} ESCAPE '\\')`;
+  };
   return {
     /**
      * Replaces the rows of `removed` paths and of `changed` files (whose blobs must be in the repository), the
@@ -173,18 +185,14 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
     snippetsHolding(text: string) {
       if (dialect === 'sqlite') {
         // The FTS phrase is exact up to MAX_PHRASE_UNITS; a longer text, and the queued rows, are checked here.
-        const pattern = likePattern(text.toLowerCase());
-        const holds = (f: string) =>
-          sql<boolean>`(lower(${sql.ref(`${f}.path`)}) LIKE ${pattern} ESCAPE '\\'
-            OR lower(${sql.ref(`${f}.content`)}) LIKE ${pattern} ESCAPE '\\')`;
         const indexed = sql`SELECT ${SOURCE_OF_PIECE} FROM snippet_file_text_fts
           WHERE snippet_file_text_fts MATCH ${ftsPhrase(text)}`;
         const q = db.selectFrom('snippet_file_text as f').select('f.snippet_id');
         if (phraseText(text).truncated)
-          return q.where(sql<boolean>`f.id IN (${indexed} UNION ALL ${queued('file')})`).where(holds('f'));
+          return q.where(sql<boolean>`f.id IN (${indexed} UNION ALL ${queued('file')})`).where(fileHolds('f', text));
         return q.where(sql<boolean>`f.id IN (${indexed} EXCEPT ${queued('file')} UNION ALL SELECT qf.id
           FROM search_index_queue q JOIN snippet_file_text qf ON qf.id = q.source_id AND q.kind = 'file'
-          AND ${holds('qf')})`);
+          AND ${fileHolds('qf', text)})`);
       }
       return db
         .selectFrom('snippet_file_text')
@@ -227,16 +235,11 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
      * first (150,000 files to count 10,001 snippets whose titles matched anyway: 340 ms, not 7 ms).
      */
     filesOfSnippetHolding(text: string) {
-      const pattern = likePattern(text.toLowerCase());
       return db
         .selectFrom('snippet_file_text as ft')
         .select('ft.id')
         .where(sql<boolean>`ft.snippet_id = snippets.id`)
-        .where(
-          dialect === 'postgres'
-            ? sql<boolean>`(lower(ft.path) LIKE ${pattern} ESCAPE '\\' OR ${markedTextHolds('ft', text)})`
-            : sql<boolean>`(lower(ft.path) LIKE ${pattern} ESCAPE '\\' OR lower(ft.content) LIKE ${pattern} ESCAPE '\\')`,
-        )
+        .where(fileHolds('ft', text))
         .$if(dialect === 'postgres', (q) => q.modifyEnd(sql`OFFSET 0`));
     },
     /**
@@ -323,16 +326,11 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
      */
     async filesHolding(snippetIds: number[], text: string) {
       if (!snippetIds.length) return [];
-      const pattern = likePattern(text.toLowerCase());
       return reads
         .selectFrom('snippet_file_text')
         .select(['snippet_id', 'path', sql<number>`length(content)`.as('length')])
         .where('snippet_id', 'in', snippetIds)
-        .where(
-          dialect === 'postgres'
-            ? sql<boolean>`(lower(path) LIKE ${pattern} ESCAPE '\\' OR ${markedTextHolds('', text)})`
-            : sql<boolean>`(lower(path) LIKE ${pattern} ESCAPE '\\' OR lower(content) LIKE ${pattern} ESCAPE '\\')`,
-        )
+        .where(fileHolds('', text))
         .execute();
     },
     /** The indexed text of `files`. */
