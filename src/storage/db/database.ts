@@ -218,9 +218,21 @@ class QueuedSqliteDriver extends SqliteDriver {
   /** The one connection as lent out: made on the first loan, which takes Kysely's own lock and keeps it. */
   #connection: DatabaseConnection | null = null;
 
+  /** Waits for the connection: behind every query waiting, or (`first`) before them. */
+  async #take(first: boolean): Promise<void> {
+    if (!this.#lent) this.#lent = true;
+    else await new Promise<void>((resolve) => (first ? this.#waiting.unshift(resolve) : this.#waiting.push(resolve)));
+  }
+
+  /** Lends the connection to the query that has waited longest. */
+  #handOn(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#lent = false;
+  }
+
   override async acquireConnection(): Promise<DatabaseConnection> {
-    if (this.#lent) await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    else this.#lent = true;
+    await this.#take(false);
     if (!this.#connection) {
       const connection = await super.acquireConnection();
       this.#connection = this.#lock ? this.#lockingWrites(connection, this.#lock) : connection;
@@ -230,9 +242,7 @@ class QueuedSqliteDriver extends SqliteDriver {
 
   /** Kysely's lock stays taken: the queue above lends the connection, one query at a time. */
   override async releaseConnection() {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#lent = false;
+    this.#handOn();
   }
 
   /**
@@ -241,12 +251,11 @@ class QueuedSqliteDriver extends SqliteDriver {
    * steps hold it, and the reads queued behind it waited that long too (a paced mixed load's p99 70-300 ms).
    */
   async #acquireLockLending(lock: WriteLock): Promise<void> {
-    this.releaseConnection();
+    this.#handOn();
     try {
       await lock.acquire();
     } finally {
-      if (this.#lent) await new Promise<void>((resolve) => this.#waiting.unshift(resolve));
-      else this.#lent = true;
+      await this.#take(true);
     }
   }
 
