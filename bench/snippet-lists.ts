@@ -15,9 +15,9 @@
 // work in this process: its p50 is the last column.
 //
 //   npx tsx bench/snippet-lists.ts [--repeat 21] [--warmup 20] [--over-http 3] [--database-url postgres://postgres@127.0.0.1:5432/test]
-import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { runWrk } from './wrk.ts';
 import { sql } from 'kysely';
 import { insertUserToken, insertUsersAndProjects, LEVELS } from './bulk-load.ts';
 import { inProcessApp } from './in-process-app.ts';
@@ -36,12 +36,6 @@ const REPEAT = Number(values.repeat);
 const WARMUP = Number(values.warmup);
 const OVER_HTTP_S = values['over-http'] ? Number(values['over-http']) : null;
 
-/** wrk's p50 latency in ms, from its --latency distribution (`50%  812.00us`, `2.31ms`, `1.02s`). */
-function wrkMedian(output: string): number {
-  const m = /^\s*50%\s+([\d.]+)(us|ms|s)\b/m.exec(output);
-  if (!m) throw new Error(`no p50 in wrk's output:\n${output}`);
-  return Number(m[1]) * { us: 0.001, ms: 1, s: 1000 }[m[2] as 'us' | 'ms' | 's'];
-}
 const USERS = 1000;
 const PERSONAL = 100_000;
 const PROJECTS = 100;
@@ -119,13 +113,15 @@ try {
         .then(() => `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`)
     : null;
   /** p50 ms of `url` sent over HTTP by wrk (asynchronously: this process serves it meanwhile). */
-  const overHttp = async (url: string, token: string | null) => {
-    const header = token ? ['-H', `PRIVATE-TOKEN: ${token}`] : [];
-    const args = ['-t1', '-c1', `-d${OVER_HTTP_S}s`, '--latency', ...header, `${origin}${url}`];
-    const { stdout } = await promisify(execFile)('wrk', args);
-    if (/Non-2xx/.test(stdout)) throw new Error(`wrk saw errors for ${url}:\n${stdout}`);
-    return wrkMedian(stdout);
-  };
+  const overHttp = async (url: string, token: string | null) =>
+    (
+      await runWrk({
+        url: `${origin}${url}`,
+        headers: token ? { 'PRIVATE-TOKEN': token } : {},
+        connections: 1,
+        seconds: OVER_HTTP_S!,
+      })
+    ).medianMs;
   const time = async (url: string, token: string | null) => {
     const headers = token ? { 'private-token': token } : {};
     const times: number[] = [];

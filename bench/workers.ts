@@ -9,8 +9,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFile } from 'node:child_process';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { runWrk } from './wrk.ts';
 import autocannon from 'autocannon';
 import { spawnServer, startBenchServer } from '../scripts/spawn-server.ts';
 
@@ -32,16 +32,7 @@ async function load(url: string, headers: Record<string, string>): Promise<numbe
     if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
     return r.requests.average;
   }
-  const header = Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
-  const { stdout: out } = await promisify(execFile)('wrk', [
-    '-t1',
-    `-c${connections}`,
-    `-d${duration}s`,
-    ...header,
-    url,
-  ]);
-  if (/Non-2xx or 3xx responses|Socket errors/.test(out)) throw new Error(`${url}: ${out}`);
-  return Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  return (await runWrk({ url, headers, connections, seconds: duration })).requestsPerSecond;
 }
 const TOKEN = 'bench-root-token-0123456789abcdef';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-workers-'));

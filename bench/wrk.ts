@@ -1,0 +1,23 @@
+// wrk (Debian's package, C, one thread) run from a load script: its requests a second and its median latency,
+// failing on any non-2xx answer or socket error. Asynchronous, so a server in the calling process answers meanwhile.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+export async function runWrk(opts: {
+  url: string;
+  headers?: Record<string, string>;
+  connections: number;
+  seconds: number;
+}): Promise<{ requestsPerSecond: number; medianMs: number }> {
+  const header = Object.entries(opts.headers ?? {}).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
+  const args = ['-t1', `-c${opts.connections}`, `-d${opts.seconds}s`, '--latency', ...header, opts.url];
+  const { stdout } = await promisify(execFile)('wrk', args);
+  if (/Non-2xx or 3xx responses|Socket errors/.test(stdout)) throw new Error(`${opts.url}: ${stdout}`);
+  // The --latency distribution: `50%  812.00us`, `2.31ms`, `1.02s`.
+  const median = /^\s*50%\s+([\d.]+)(us|ms|s)\b/m.exec(stdout);
+  if (!median) throw new Error(`no median in wrk's output:\n${stdout}`);
+  return {
+    requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
+    medianMs: Number(median[1]) * { us: 0.001, ms: 1, s: 1000 }[median[2] as 'us' | 'ms' | 's'],
+  };
+}
