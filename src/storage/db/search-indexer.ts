@@ -80,7 +80,8 @@ export class SearchIndexer {
 
   private async run(): Promise<void> {
     const step = await this.steps();
-    let idle = false;
+    // A look at the queue first: the thread starts only when there is work for it.
+    let idle = true;
     while (!this.closed) {
       try {
         idle = (await step(idle)).idle;

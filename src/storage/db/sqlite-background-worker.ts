@@ -21,15 +21,19 @@ function connection(file: string): SQLite.Database {
   return sqlite;
 }
 
-export interface BackgroundTask {
-  file: string;
-  /** `checkpoint`: bring the log into the database file (it writes no row, so it needs no write lock);
-   * `step`: index for about budgetMs. */
-  kind: 'checkpoint' | 'step';
-  budgetMs: number;
-}
+export type BackgroundTask =
+  | {
+      file: string;
+      /** `checkpoint`: bring the log into the database file (it writes no row, so it needs no write lock);
+       * `step`: index for about budgetMs. */
+      kind: 'checkpoint' | 'step';
+      budgetMs: number;
+    }
+  /** Nothing: answered once the thread has started. */
+  | { kind: 'ready' };
 
 export default function run(task: BackgroundTask): { idle: boolean } {
+  if (task.kind === 'ready') return { idle: true };
   const sqlite = connection(task.file);
   if (task.kind === 'checkpoint') {
     // PASSIVE: as much as no reader or writer needs, never waiting for one, so that none waits for it either.

@@ -29,10 +29,11 @@ export function sqliteBackground(): {
   return {
     run(task, lock) {
       const result = turn.then(async () => {
-        if (!lock) return threadPool().run(task);
+        const thread = await onlineThread();
+        if (!lock) return thread.run(task);
         await lock.acquire();
         try {
-          return await threadPool().run(task);
+          return await thread.run(task);
         } finally {
           lock.release();
         }
@@ -49,6 +50,16 @@ export function sqliteBackground(): {
       await ending.destroy();
     },
   };
+}
+
+/**
+ * The pool with its thread running: a thread that starts loads its code first (about 50 ms built, 250 ms
+ * from source), which a task holding the write lock would make every write wait for.
+ */
+async function onlineThread(): Promise<Piscina> {
+  const started = threadPool();
+  if (started.threads.length === 0) await started.run({ kind: 'ready' } satisfies BackgroundTask);
+  return started;
 }
 
 /** The thread's pool, made on first use and again after the last user released it. */
