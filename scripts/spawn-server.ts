@@ -1,13 +1,20 @@
 // Starts an entry point (by default `snippetd serve` on a free port) as its own process and resolves once it
-// prints "listening on <url> ". Shared by the process tests, which run the source through tsx, and the load
-// scripts, which run the compiled CLI as operators do.
+// prints "listening on <url> ". Shared by the process tests and the load scripts, which run the compiled CLI
+// as operators do.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const CLI = path.join(ROOT, 'src', 'cli.ts');
+/**
+ * The CLI the process tests run: under `npm test`, which builds once before its passes
+ * (SNIPPETD_TEST_BUILT=1), the compiled one operators run, which starts on a fifth of the CPU (from the
+ * source through tsx, each of a pass's hundred-odd starts cost about 0.95 s of CPU); a test file run on
+ * its own runs the source, so that it never runs a stale build.
+ */
+export const CLI =
+  process.env.SNIPPETD_TEST_BUILT === '1' ? path.join(ROOT, 'dist', 'cli.js') : path.join(ROOT, 'src', 'cli.ts');
 
 let built = false;
 /**
@@ -38,6 +45,15 @@ export interface Spawned {
   output: () => string;
 }
 
+/** Node's arguments that run `entry` (a `.ts` file through tsx, a compiled one with `npm start`'s flags). */
+const nodeArgs = (entry: string) => (entry.endsWith('.ts') ? ['--import', 'tsx'] : START_FLAGS);
+
+/** The command and arguments that run the CLI with `args` (for spawn, spawnSync and execFile). */
+export const cliCommand = (...args: string[]): [string, string[]] => [
+  process.execPath,
+  [...nodeArgs(CLI), CLI, ...args],
+];
+
 /**
  * A `.ts` file among `args` runs through tsx; otherwise plain node runs them, with `npm start`'s flags.
  * `cpu`: run the process on that CPU alone (Linux `taskset`), as the load scripts do to keep client and
@@ -48,8 +64,8 @@ export function spawnServer(
   args: string[] = [CLI, 'serve', '--port', '0'],
   cpu?: number,
 ): Promise<Spawned> {
-  const typescript = args.some((arg) => arg.endsWith('.ts'));
-  const command = [process.execPath, ...(typescript ? ['--import', 'tsx'] : START_FLAGS), ...args];
+  const entry = args.find((arg) => arg.endsWith('.ts')) ?? '.js';
+  const command = [process.execPath, ...nodeArgs(entry), ...args];
   if (cpu !== undefined) command.unshift('taskset', '-c', String(cpu));
   // One process unless the caller asks for workers: a test's server starts fast and logs one stream.
   const child = spawn(command[0], command.slice(1), { env: { SNIPPETD_WORKERS: '1', ...env } });

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { processStorage, TEST_DB } from './helper.ts';
-import { CLI, exited, spawnServer } from '../scripts/spawn-server.ts';
+import { cliCommand, exited, spawnServer } from '../scripts/spawn-server.ts';
 
 function cliEnv(dataDir: string, databaseUrl: string, extra: Record<string, string> = {}) {
   return {
@@ -21,7 +21,7 @@ function cliEnv(dataDir: string, databaseUrl: string, extra: Record<string, stri
 }
 
 function runCli(args: string[], env: NodeJS.ProcessEnv) {
-  return spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { env, encoding: 'utf8' });
+  return spawnSync(...cliCommand(...args), { env, encoding: 'utf8' });
 }
 
 const serve = (env: NodeJS.ProcessEnv) => spawnServer(env);

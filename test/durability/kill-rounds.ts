@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { runGit as git } from '../helper.ts';
-import { CLI, type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
+import { type Spawned, spawnServer, cliCommand } from '../../scripts/spawn-server.ts';
 
 const TOKEN = 'durability-root-token-0123456789';
 const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
@@ -308,9 +308,9 @@ export async function killLoop(options: KillLoopOptions): Promise<KillLoopTotals
     }
 
     // Every object and ref in the database is sound and reachable; the snippets take new writes.
-    const fsck = await run(process.execPath, ['--import', 'tsx', CLI, 'fsck'], { env }).catch(
-      (error: { stdout?: string; stderr?: string }) => ({ stdout: `${error.stdout}${error.stderr}` }),
-    );
+    const fsck = await run(...cliCommand('fsck'), { env }).catch((error: { stdout?: string; stderr?: string }) => ({
+      stdout: `${error.stdout}${error.stderr}`,
+    }));
     if (!/0 problems/.test(fsck.stdout)) problem('other', `snippetd fsck: ${fsck.stdout}`);
     const live = tracked.find((e) => e.kind === 'api')!;
     const afterwards = await fetch(`${snippetsUrl(server)}/${live.id}`, {

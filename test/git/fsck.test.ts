@@ -10,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { createTestApp, ROOT_TOKEN, TEST_DB, type TestApp, untilSearchIndexed } from '../helper.ts';
+import { cliCommand } from '../../scripts/spawn-server.ts';
 
-const CLI = path.resolve('src/cli.ts');
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-fsck-home-'));
 const GIT_ENV = {
   PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -45,7 +45,7 @@ function fsckCli(t: TestApp, args: string[] = []): Promise<{ code: number | null
     SNIPPETD_LOG_LEVEL: 'warn',
   };
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'fsck', ...args], { env, timeout: 30_000 });
+    const child = spawn(...cliCommand('fsck', ...args), { env, timeout: 30_000 });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
+import { type Spawned, spawnServer, cliCommand } from '../../scripts/spawn-server.ts';
 import { processStorage } from '../helper.ts';
 import { assertCalm, MiB, whileHostile } from '../stall.ts';
 
@@ -87,7 +87,7 @@ describe('push limits: memory and time bounded whatever the push', () => {
     (await must('GET', `/projects/${id}/repository/commits?ref_name=main&per_page=1`))[0].id as string;
   /** The server's own dangling objects (snippetd fsck): a refused push must leave none. */
   const fsckDangling = async () => {
-    const r = await run(process.execPath, ['--import', 'tsx', CLI, 'fsck'], {
+    const r = await run(...cliCommand('fsck'), {
       cwd: path.join(import.meta.dirname, '..', '..'),
       env: { ...process.env, SNIPPETD_DATA_DIR: storage.dataDir, SNIPPETD_DATABASE_URL: storage.databaseUrl },
     });

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
-import { CLI } from '../../scripts/spawn-server.ts';
+import { cliCommand } from '../../scripts/spawn-server.ts';
 import { ReadCache } from '../../src/storage/db/read-cache.ts';
 
 const NOT_FOUND_PROJECT = { message: '404 Project Not Found' };
@@ -169,20 +169,7 @@ describe('cached lookups are never served stale', () => {
     assert.deepEqual(missing.json, { message: "404 User with ID or username 'from-cli' Not Found" });
 
     const cli = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        CLI,
-        'users',
-        'create',
-        '--username',
-        'from-cli',
-        '--email',
-        'cli@example.com',
-        '--name',
-        'From CLI',
-      ],
+      ...cliCommand('users', 'create', '--username', 'from-cli', '--email', 'cli@example.com', '--name', 'From CLI'),
       {
         env: {
           ...process.env,

@@ -12,10 +12,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { POSTGRES_URL, postgresSchemaUrl, TEST_DB } from '../helper.ts';
-import { spawnServer } from '../../scripts/spawn-server.ts';
+import { spawnServer, cliCommand } from '../../scripts/spawn-server.ts';
 
 const run = promisify(execFile);
-const CLI = path.resolve('src/cli.ts');
 const TOKEN = 'backup-drill-root-token-0123456789';
 const headers = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
 
@@ -73,8 +72,7 @@ describe('backup and restore while writes go on', () => {
     SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
     SNIPPETD_LOG_LEVEL: 'warn',
   });
-  const cli = (databaseUrl: string, args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', CLI, ...args], { env: envFor(databaseUrl) });
+  const cli = (databaseUrl: string, args: string[]) => run(...cliCommand(...args), { env: envFor(databaseUrl) });
 
   it('restores every write acknowledged before the backup started', async () => {
     const server = await spawnServer(envFor(sourceUrl));

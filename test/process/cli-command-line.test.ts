@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI } from '../../scripts/spawn-server.ts';
+import { cliCommand } from '../../scripts/spawn-server.ts';
 import pkg from '../../package.json' with { type: 'json' };
 
 let dataDir: string;
@@ -15,7 +15,7 @@ let env: NodeJS.ProcessEnv;
 
 // A command that wrongly started the server would run until this timeout and fail with status null.
 const run = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
-  spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  spawnSync(...cliCommand(...args), {
     env: { ...env, ...extra },
     encoding: 'utf8',
     timeout: 30_000,

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { CLI, exited, spawnServer, type Spawned, cliCommand } from '../../scripts/spawn-server.ts';
 import { runGit } from '../helper.ts';
 import YAML from 'yaml';
 
@@ -91,7 +91,7 @@ async function call(base: string, method: string, url: string, token: string | n
 }
 
 function cli(args: string[], extra: NodeJS.ProcessEnv = {}) {
-  return spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  return spawnSync(...cliCommand(...args), {
     env: env(extra),
     encoding: 'utf8',
     timeout: 30_000,

@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, exited, type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
+import { exited, type Spawned, spawnServer, cliCommand } from '../../scripts/spawn-server.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
 import { processStorage } from '../helper.ts';
 import { assertCalm, MiB, whileHostile } from '../stall.ts';
@@ -131,7 +131,7 @@ describe('large accepted writes: stored without holding the event loop', () => {
     assert.ok(Buffer.from(await raw.arrayBuffer()).equals(content), 'the API reads the file pushed');
     assert.deepEqual(await leftoverParts(), { uploads: 0, parts: 0 });
     // snippetd's own fsck joins the parts, inflates them and hashes the body to its id.
-    const fsck = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'fsck'], {
+    const fsck = spawnSync(...cliCommand('fsck'), {
       cwd: path.join(import.meta.dirname, '..', '..'),
       env: env(),
       encoding: 'utf8',

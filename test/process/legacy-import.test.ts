@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { createTestApp, processStorage, ROOT_TOKEN, TEST_DB, type TestApp } from '../helper.ts';
-import { CLI, exited, spawnServer } from '../../scripts/spawn-server.ts';
+import { exited, spawnServer, cliCommand } from '../../scripts/spawn-server.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
 
 const headers = { 'PRIVATE-TOKEN': ROOT_TOKEN };
@@ -82,7 +82,7 @@ describe('importing the repositories of an earlier version', () => {
     SNIPPETD_LOG_LEVEL: 'warn',
   });
   const cli = (...args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { env: env(), encoding: 'utf8', timeout: 60_000 });
+    spawnSync(...cliCommand(...args), { env: env(), encoding: 'utf8', timeout: 60_000 });
   const legacyDir = () => path.join(dataDir, 'repositories');
   const importedDirs = () => fs.readdirSync(dataDir).filter((name) => name.startsWith('repositories.imported-'));
 
@@ -438,7 +438,7 @@ describe('importing an earlier version whose snippet repository is missing from 
       SNIPPETD_INITIAL_ROOT_TOKEN: ROOT_TOKEN,
       SNIPPETD_LOG_LEVEL: 'warn',
     };
-    const serve = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0'], {
+    const serve = spawnSync(...cliCommand('serve', '--port', '0'), {
       env,
       encoding: 'utf8',
     });
@@ -447,7 +447,7 @@ describe('importing an earlier version whose snippet repository is missing from 
       serve.stderr,
       'snippetd: the database holds snippets of an earlier version without their repositories; run `snippetd migrate` to rebuild them\n',
     );
-    const migrate = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'migrate'], { env, encoding: 'utf8' });
+    const migrate = spawnSync(...cliCommand('migrate'), { env, encoding: 'utf8' });
     assert.equal(migrate.status, 0, migrate.stderr);
     assert.equal(
       migrate.stdout,

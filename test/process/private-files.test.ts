@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { POSTGRES_URL, postgresSchemaUrl, TEST_DB } from '../helper.ts';
-import { CLI, exited, spawnServer } from '../../scripts/spawn-server.ts';
+import { exited, spawnServer, cliCommand } from '../../scripts/spawn-server.ts';
 
 const run = promisify(execFile);
 const TOKEN = 'private-files-root-token-0123456789';
@@ -112,13 +112,13 @@ describe('files on disk are private to the service', () => {
     const databaseUrl = `sqlite:${path.join(dataDir, 'snippetd.sqlite3')}`;
     const env = { ...process.env, SNIPPETD_DATA_DIR: dataDir, SNIPPETD_DATABASE_URL: databaseUrl };
     const user = ['users', 'create', '--username', 'u', '--email', 'u@example.com', '--name', 'U'];
-    await run(process.execPath, ['--import', 'tsx', CLI, ...user], { env });
+    await run(...cliCommand(...user), { env });
     const backup = path.join(tmp(), 'snippetd.backup');
-    await run(process.execPath, ['--import', 'tsx', CLI, 'backup', 'create', backup], { env });
+    await run(...cliCommand('backup', 'create', backup), { env });
     assert.equal(modeOf(backup), 0o600);
     assert.ok(fs.statSync(backup).size > 0);
     const restored = path.join(tmp(), 'new', 'restored.sqlite3');
-    await run(process.execPath, ['--import', 'tsx', CLI, 'backup', 'restore', backup], {
+    await run(...cliCommand('backup', 'restore', backup), {
       env: { ...env, SNIPPETD_DATABASE_URL: `sqlite:${restored}` },
     });
     assert.equal(modeOf(path.dirname(restored)), 0o700);
@@ -155,9 +155,9 @@ for a in "$@"; do case "$a" in --file=*) printf 'dump' > "\${a#--file=}";; esac;
         SNIPPETD_DATABASE_URL: url.toString(),
       };
       const backup = path.join(tmp(), 'snippetd.backup');
-      await run(process.execPath, ['--import', 'tsx', CLI, 'backup', 'create', backup], { env });
+      await run(...cliCommand('backup', 'create', backup), { env });
       assert.equal(modeOf(backup), 0o600);
-      await run(process.execPath, ['--import', 'tsx', CLI, 'backup', 'restore', backup], { env });
+      await run(...cliCommand('backup', 'restore', backup), { env });
       for (const tool of ['pg_dump', 'pg_restore']) {
         const args = fs.readFileSync(path.join(seen, `${tool}.args`), 'utf8');
         assert.ok(!args.includes(password), `${tool} was given the password in its arguments: ${args}`);

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { CLI, exited, type Spawned, spawnServer } from '../../scripts/spawn-server.ts';
+import { exited, type Spawned, spawnServer, cliCommand } from '../../scripts/spawn-server.ts';
 import { migrateToLatest } from '../../src/storage/db/migrate.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
 import { insertUserRow, processStorage, TEST_DB, untilSearchIndexed } from '../helper.ts';
@@ -145,7 +145,7 @@ describe('snippetd fsck: the search index lag', {
         await db.close();
       }
       const run = () =>
-        spawnSync(process.execPath, ['--import', 'tsx', CLI, 'fsck'], {
+        spawnSync(...cliCommand('fsck'), {
           env: { ...process.env, SNIPPETD_DATA_DIR: storage.dataDir, SNIPPETD_DATABASE_URL: storage.databaseUrl },
           encoding: 'utf8',
           timeout: 60_000,

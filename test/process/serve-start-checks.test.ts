@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { CLI } from '../../scripts/spawn-server.ts';
+import { cliCommand } from '../../scripts/spawn-server.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
 import { migrateToLatest } from '../../src/storage/db/migrate.ts';
 import { POSTGRES_URL, postgresSchemaUrl, TEST_DB } from '../helper.ts';
@@ -20,7 +20,7 @@ const NOBODY = 65534;
 let dir: string;
 
 function serve(dataDir: string, extra: { env?: NodeJS.ProcessEnv; unprivileged?: boolean } = {}) {
-  return spawnSync(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0'], {
+  return spawnSync(...cliCommand('serve', '--port', '0'), {
     env: {
       ...process.env,
       SNIPPETD_DATA_DIR: dataDir,
@@ -105,7 +105,7 @@ describe('serve start-up checks', {
     fs.writeFileSync(stale, '');
     after(() => fs.rmSync(stale, { force: true }));
     if (asRoot) fs.chownSync(dataDir, NOBODY, NOBODY);
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0'], {
+    const child = spawn(...cliCommand('serve', '--port', '0'), {
       env: { ...process.env, SNIPPETD_DATA_DIR: dataDir, SNIPPETD_DATABASE_URL: '', SNIPPETD_LOG_LEVEL: 'warn' },
       ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
     });

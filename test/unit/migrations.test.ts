@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { openDatabase } from '../../src/storage/db/database.ts';
 import { insertUserRow, processStorage, TEST_DB } from '../helper.ts';
-import { CLI } from '../../scripts/spawn-server.ts';
+import { cliCommand } from '../../scripts/spawn-server.ts';
 import { sql } from 'kysely';
 import { migrateToLatest } from '../../src/storage/db/migrate.ts';
 import * as m0001 from '../../src/storage/db/migrations/0001_initial.ts';
@@ -34,9 +34,7 @@ describe('migrations', () => {
 
   it('applies each migration once when four processes migrate at the same moment', async () => {
     const env = { ...process.env, SNIPPETD_DATA_DIR: dir, SNIPPETD_DATABASE_URL: url };
-    const results = await Promise.all(
-      Array.from({ length: 4 }, () => run(process.execPath, ['--import', 'tsx', CLI, 'migrate'], { env })),
-    );
+    const results = await Promise.all(Array.from({ length: 4 }, () => run(...cliCommand('migrate'), { env })));
     for (const r of results) assert.equal(r.stdout.trim(), 'snippetd: database is at the latest migration');
     const db = openDatabase(url);
     try {
