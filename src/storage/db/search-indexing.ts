@@ -155,24 +155,22 @@ function mergeStep(sqlite: SQLite.Database, table: string): boolean {
 export function indexStep(sqlite: SQLite.Database, budgetMs: number): { idle: boolean } {
   const deadline = performance.now() + budgetMs;
   const head = sqlite.prepare('SELECT id, op, kind, source_id, next_piece FROM search_index_queue ORDER BY id LIMIT 1');
-  let queued = false;
   for (;;) {
     const work = head.get() as QueuedWork | undefined;
     if (!work) break;
-    queued = true;
     const done = work.op === 'index' ? indexSome(sqlite, work, deadline) : deleteSome(sqlite, work, deadline);
     if (done) sqlite.prepare('DELETE FROM search_index_queue WHERE id = ?').run(work.id);
     if (performance.now() >= deadline) return { idle: false };
   }
   // Merges after the pieces (and between steps while pieces keep coming), so that segments never pile up.
-  let merged = false;
   for (const table of Object.values(FTS_TABLE)) {
     while (mergeStep(sqlite, table)) {
-      merged = true;
       if (performance.now() >= deadline) return { idle: false };
     }
   }
-  return { idle: !queued && !merged };
+  // The queue is empty: the next step waits for the next look at it, so that what a stream of writes queues
+  // meanwhile is indexed together, not one write at a time, each step taking the write lock from the next.
+  return { idle: true };
 }
 
 /** Runs `indexStep` in a transaction of its own on `sqlite`. */
