@@ -138,8 +138,8 @@ function grouped(files) {
 }
 
 /**
- * Started first, longest last in this list: the files that take the longest (the installed package about
- * 100 s, its installs on Node.js 22 and 24; the snippet pages in Chromium 50 s) end the run alone when they start late.
+ * The files that take the longest, started first (the last named first): the installed package (about 100 s,
+ * its installs on Node.js 22 and 24) and the snippet pages in Chromium (50 s) end a pass alone if they start late.
  */
 const LONGEST = ['snippet-pages.test.ts', 'installed-package.test.ts'];
 

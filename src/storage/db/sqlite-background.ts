@@ -53,8 +53,8 @@ export function sqliteBackground(): {
 }
 
 /**
- * The pool with its thread running: a thread that starts loads its code first (about 50 ms built, 250 ms
- * from source), which a task holding the write lock would make every write wait for.
+ * The pool with its thread running: a thread that starts loads its code first (from the source through tsx,
+ * writes waited 170-350 ms for it), which a task holding the write lock would make every write wait for.
  */
 async function onlineThread(): Promise<Piscina> {
   const started = threadPool();
