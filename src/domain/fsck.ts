@@ -148,7 +148,7 @@ async function searchIndexDifferences(tx: Store, snippetId: number, maxBytes: nu
     }
   }
   if (repair && (removed.length || rewritten.length))
-    await tx.snippets.texts.sync(snippetId, removed, rewritten, maxBytes);
+    await tx.snippets.texts.sync(snippetId, [...removed, ...rewritten.map((f) => f.path)], rewritten, maxBytes);
   return differences;
 }
 

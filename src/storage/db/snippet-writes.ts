@@ -27,12 +27,16 @@ export async function insertNewSnippet(store: Store, s: NewSnippet): Promise<Sni
     return store.transaction(async (tx) => {
       const snippet = await tx.snippets.insert(s.row);
       await tx.git.create('snippet', snippet.id, s.repository.branch, objects, s.repository.commit);
-      await tx.snippets.syncFiles(snippet.id, [], s.files, s.indexedFileMaxBytes);
+      await tx.snippets.syncFiles(snippet.id, [], s.files, s.indexedFileMaxBytes, blobBodies(s.repository.objects));
       if (s.userAgent) await tx.snippets.insertUserAgentDetail({ snippet_id: snippet.id, ...s.userAgent });
       return snippet;
     });
   });
 }
+
+/** The contents of the blobs among `objects`, by id: the search index's text is taken from them, not read back. */
+const blobBodies = (objects: readonly GitObject[]) =>
+  new Map(objects.filter((o) => o.type === 'blob').map((o) => [o.id, o.body]));
 
 /** The objects with each large deflated body written as parts first (object-parts.ts), outside the transaction. */
 async function uploadLargeBodies(
@@ -130,7 +134,13 @@ export async function writeSnippetChange(store: Store, change: SnippetChange): P
       if (!written) return undefined;
       const repo = from.repository!.on(tx.kysely);
       await repo.commitToBranch(repo.head, head, commit.id, objects);
-      await tx.snippets.syncFiles(from.snippet.id, from.index, commit.files, commit.indexedFileMaxBytes);
+      await tx.snippets.syncFiles(
+        from.snippet.id,
+        from.index,
+        commit.files,
+        commit.indexedFileMaxBytes,
+        blobBodies(commit.objects),
+      );
       return written;
     });
   });

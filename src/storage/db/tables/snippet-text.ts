@@ -54,12 +54,21 @@ async function snippetBlobs(db: Kysely<Database>, snippetId: number, ids: string
   return out;
 }
 
-/** Rows for files, their content read only when it may be indexed (files up to `maxBytes`). */
-export async function textRows(db: Kysely<Database>, snippetId: number, files: IndexedFile[], maxBytes: number) {
-  const small = files.filter((f) => f.size <= maxBytes).map((f) => f.blob_id);
+/**
+ * Rows for files, their content read only when it may be indexed (files up to `maxBytes`): from `bodies` (blob
+ * id → content), the blobs a write has in hand, else from the repository's rows.
+ */
+export async function textRows(
+  db: Kysely<Database>,
+  snippetId: number,
+  files: IndexedFile[],
+  maxBytes: number,
+  bodies: ReadonlyMap<string, Buffer> = new Map(),
+) {
+  const small = files.filter((f) => f.size <= maxBytes && !bodies.has(f.blob_id)).map((f) => f.blob_id);
   const blobs = await snippetBlobs(db, snippetId, [...new Set(small)]);
   return files.map((f) => {
-    const blob = blobs.get(f.blob_id);
+    const blob = bodies.get(f.blob_id) ?? blobs.get(f.blob_id);
     return { snippet_id: snippetId, path: f.path, content: blob ? indexedText(blob, maxBytes) : '' };
   });
 }
@@ -161,21 +170,26 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
   };
   return {
     /**
-     * Replaces the rows of `removed` paths and of `changed` files (whose blobs must be in the repository), the
-     * text of files up to `maxBytes`.
+     * Deletes the rows of `stale` paths and writes rows for `changed` files (whose blobs are in `bodies` or in
+     * the repository), the text of files up to `maxBytes`. A path of `changed` with a row must be in `stale`.
      */
-    async sync(snippetId: number, removed: string[], changed: IndexedFile[], maxBytes: number): Promise<void> {
-      const paths = [...removed, ...changed.map((f) => f.path)];
-      if (paths.length)
+    async sync(
+      snippetId: number,
+      stale: string[],
+      changed: IndexedFile[],
+      maxBytes: number,
+      bodies?: ReadonlyMap<string, Buffer>,
+    ): Promise<void> {
+      if (stale.length)
         await db
           .deleteFrom('snippet_file_text')
           .where('snippet_id', '=', snippetId)
-          .where('path', 'in', paths)
+          .where('path', 'in', stale)
           .execute();
       if (changed.length)
         await db
           .insertInto('snippet_file_text')
-          .values(await textRows(db, snippetId, changed, maxBytes))
+          .values(await textRows(db, snippetId, changed, maxBytes, bodies))
           .execute();
     },
     async deleteSnippet(snippetId: number): Promise<void> {

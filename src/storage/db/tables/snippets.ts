@@ -302,12 +302,14 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
     /**
      * Replaces the index of the head's files: unchanged ones stay, removed ones go, new and changed ones are
      * written, their text searched when they are within `indexedFileMaxBytes` (the instance's setting).
+     * `bodies`: the new blobs a write has in hand (blob id → content), which are then not read back.
      */
     async syncFiles(
       snippetId: number,
       before: IndexedFile[],
       after: IndexedFile[],
       indexedFileMaxBytes: number,
+      bodies?: ReadonlyMap<string, Buffer>,
     ): Promise<void> {
       const old = new Map(before.map((f) => [f.path, f.blob_id]));
       const next = new Set(after.map((f) => f.path));
@@ -327,7 +329,9 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
           )
           .execute();
       }
-      await texts.sync(snippetId, gone, changed, indexedFileMaxBytes);
+      // Only paths the snippet had have text rows to delete (none for a new snippet).
+      const replaced = changed.filter((f) => old.has(f.path)).map((f) => f.path);
+      await texts.sync(snippetId, [...gone, ...replaced], changed, indexedFileMaxBytes, bodies);
     },
     async insertUserAgentDetail(detail: {
       snippet_id: number;
