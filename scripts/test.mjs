@@ -126,6 +126,7 @@ function grouped(files) {
   const shared = files.filter((f) => IN_PROCESS.some((dir) => f.startsWith(dir)) && fs.existsSync(path.join(root, f)));
   if (shared.length < 2) return files;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-test-groups-'));
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   const groups = Array.from({ length: GROUPS }, (_, i) => path.join(dir, `in-process-tests-${i + 1}.test.mjs`));
   groups.forEach((group, i) => {
     const imports = shared
