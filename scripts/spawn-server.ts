@@ -45,13 +45,13 @@ export interface Spawned {
   output: () => string;
 }
 
-/** Node's arguments that run `entry` (a `.ts` file through tsx, a compiled one with `npm start`'s flags). */
-const nodeArgs = (entry: string) => (entry.endsWith('.ts') ? ['--import', 'tsx'] : START_FLAGS);
+/** Node's arguments that run the source (through tsx) or the compiled CLI (with `npm start`'s flags). */
+const nodeArgs = (typescript: boolean) => (typescript ? ['--import', 'tsx'] : START_FLAGS);
 
 /** The command and arguments that run the CLI with `args` (for spawn, spawnSync and execFile). */
 export const cliCommand = (...args: string[]): [string, string[]] => [
   process.execPath,
-  [...nodeArgs(CLI), CLI, ...args],
+  [...nodeArgs(CLI.endsWith('.ts')), CLI, ...args],
 ];
 
 /**
@@ -64,8 +64,7 @@ export function spawnServer(
   args: string[] = [CLI, 'serve', '--port', '0'],
   cpu?: number,
 ): Promise<Spawned> {
-  const entry = args.find((arg) => arg.endsWith('.ts')) ?? '.js';
-  const command = [process.execPath, ...nodeArgs(entry), ...args];
+  const command = [process.execPath, ...nodeArgs(args.some((arg) => arg.endsWith('.ts'))), ...args];
   if (cpu !== undefined) command.unshift('taskset', '-c', String(cpu));
   // One process unless the caller asks for workers: a test's server starts fast and logs one stream.
   const child = spawn(command[0], command.slice(1), { env: { SNIPPETD_WORKERS: '1', ...env } });

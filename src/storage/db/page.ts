@@ -50,9 +50,10 @@ export type ListedSnippet = Snippet & { paths?: string[] };
 
 const isPostgres = (kysely: Kysely<Database>) => kysely.getExecutor().adapter instanceof PostgresAdapter;
 
-/** A page row with its paths, if read, as a list in git's order. */
-function listed({ paths, ...row }: Snippet & { paths?: string[] | string }): ListedSnippet {
-  return paths === undefined ? row : { ...row, paths: pathsInGitOrder(paths) };
+/** A page row with its paths, if read, as a list in git's order (the row is the driver's own: changed, not copied). */
+function listed(row: Snippet & { paths?: string[] | string }): ListedSnippet {
+  if (row.paths !== undefined) row.paths = pathsInGitOrder(row.paths);
+  return row as ListedSnippet;
 }
 
 /**

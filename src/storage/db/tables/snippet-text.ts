@@ -93,12 +93,15 @@ const literal = (text: string) => sql.raw(`'${text.replace(/'/g, "''")}'`);
 export const MARKED_TEXT = (text: RawBuilder<unknown> | ReturnType<typeof sql.ref>) =>
   sql<string>`translate(lower(${text}), ${literal(MARKS)}, ${literal(MARK_LETTERS)})`;
 
+/** A column of `table` (an alias, or '' for snippet_file_text itself). */
+const columnOf = (table: string) => (name: string) => sql.ref(table ? `${table}.${name}` : name);
+
 /**
  * PostgreSQL: whether the indexed text in `table` (an alias, or '' for snippet_file_text itself) holds `text`,
  * any case: through the marked text, and ILIKE when the marked text alone cannot tell.
  */
 function markedTextHolds(table: string, text: string) {
-  const column = (name: string) => sql.ref(table ? `${table}.${name}` : name);
+  const column = columnOf(table);
   const marked = sql<boolean>`${column('marked_text')} LIKE '%' || ${MARKED_TEXT(sql`${text}::text`)} || '%'`;
   return SHARED_MARKS.test(text)
     ? sql<boolean>`(${marked} AND ${column('content')} ILIKE ${likePattern(text)})`
@@ -161,7 +164,7 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
    * path or its indexed text, read row by row (PostgreSQL through the marked text).
    */
   const fileHolds = (table: string, text: string) => {
-    const column = (name: string) => sql.ref(table ? `${table}.${name}` : name);
+    const column = columnOf(table);
     const pattern = likePattern(text.toLowerCase());
     const inPath = sql<boolean>`lower(${column('path')}) LIKE ${pattern} ESCAPE '\\'`;
     return dialect === 'postgres'
