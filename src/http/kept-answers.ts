@@ -1,13 +1,15 @@
-// The one place whole answers are kept (the template routes'). A route checks its parameters first,
-// then calls sendAnswer with what its answer depends on and a function that builds it (authorise, one
-// domain call, present). While the database is unchanged, asking again for the same answer costs one
-// lookup: the read cache (storage/db/read-cache.ts) holds it and drops it when the database changes.
+// The one place whole answers are kept (the template routes', a snippet's and the snippet lists'). A route
+// checks its parameters first, then calls sendAnswer with what its answer depends on and a function that
+// builds it (authorise, one domain call, present). While the database is unchanged, asking again for the
+// same answer costs one lookup: the read cache (storage/db/read-cache.ts) holds it and drops it when the
+// database changes. Why: the lookups, the policy and presenting were most of a hot read's work (issue 31).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { storeOf } from './request.ts';
 import { baseUrl } from './urls.ts';
 import { urlHasSecret } from '../logging.ts';
-import { prepareJsonAnswer, sendPrepared, type PreparedAnswer } from './prepared-answer.ts';
-import { acceptedEncoding, type ContentEncoding } from './plugins/compression.ts';
+import { prepareJsonAnswer, prepareRawAnswer, sendPrepared, type PreparedAnswer } from './prepared-answer.ts';
+import { acceptedEncoding } from './plugins/compression.ts';
+import { limitRaw } from './rate-limits.ts';
 
 /** A 200 answer as a route builds it. */
 export interface Answer {
@@ -15,10 +17,11 @@ export interface Answer {
   /** Headers besides our JSON headers (a list page's pagination headers). */
   headers?: Record<string, string>;
   /**
-   * What decided it: 'builtin', data shipped with snippetd and the database, so it is kept until the
-   * database changes; 'git', a repository too, so it is never kept (a commit changes no database row).
+   * What decided it: 'builtin', data shipped with snippetd and the database, or 'database' alone (a
+   * snippet's rows and git objects, found through its branch's row), so it is kept until the database
+   * changes; 'git', a template project's repository, which is never kept.
    */
-  source: 'builtin' | 'git';
+  source: 'builtin' | 'database' | 'git';
 }
 
 /**
@@ -30,12 +33,32 @@ export interface DependsOn {
   year: number | null;
 }
 
+/** An answer that depends on nothing besides its source, the caller and the URL. */
+export const NOTHING_MORE: DependsOn = { year: null };
+
+/**
+ * A raw file's 200 answer as a route builds it: the route counts it against the raw limits before it reads
+ * the file (http/rate-limits.ts, limitRaw), and a kept answer is counted under `limit` each time it is sent.
+ */
+export interface RawAnswer {
+  raw: { path: string | null; content: Buffer };
+  limit: { projectId: number | null; path: string };
+  source: 'database';
+}
+
 interface KeptAnswer {
   answer: PreparedAnswer;
   source: Answer['source'];
+  limit?: RawAnswer['limit'];
 }
 
-const keepRules = { keep: (k: KeptAnswer) => k.source === 'builtin', bytes: (k: KeptAnswer) => k.answer.size };
+/** Larger answers are sent without being kept: a raw file can be as large as a snippet may be. */
+const MAX_KEPT_ANSWER_BYTES = 1024 * 1024;
+
+const keepRules = {
+  keep: (k: KeptAnswer) => k.source !== 'git' && k.answer.size <= MAX_KEPT_ANSWER_BYTES,
+  bytes: (k: KeptAnswer) => k.answer.size,
+};
 
 /** URLs longer than this are answered without keeping anything (their `Link` headers repeat them). */
 const MAX_KEPT_URL_LENGTH = 2048;
@@ -53,18 +76,49 @@ export async function sendAnswer(
   build: () => Promise<Answer>,
 ): Promise<FastifyReply> {
   const encoding = acceptedEncoding(request);
-  if (!keepable(request)) return sendPrepared(reply, (await prepared(build, encoding)).answer);
-  // Caller, Host and URL apart by newlines, which neither a Host header nor a URL can hold. Each encoding
-  // is kept apart too, compressed once.
-  const caller = request.principal.user?.id ?? 'anonymous';
-  const key = `answer:${caller}:${dependsOn.year ?? ''}:${encoding ?? ''}\n${baseUrl(request)}\n${request.url}`;
-  const kept = await storeOf(request).memo(key, () => prepared(build, encoding), keepRules);
+  const { kept } = await keptOrBuilt(request, `${dependsOn.year ?? ''}:${encoding ?? ''}`, async () => {
+    const { json, headers, source } = await build();
+    return { answer: await prepareJsonAnswer(json, headers, encoding), source };
+  });
   return sendPrepared(reply, kept.answer);
 }
 
-async function prepared(build: () => Promise<Answer>, encoding: ContentEncoding | null): Promise<KeptAnswer> {
-  const { json, headers, source } = await build();
-  return { answer: await prepareJsonAnswer(json, headers, encoding), source };
+/** sendAnswer for a raw file (never compressed); a kept one is counted against the raw limits again. */
+export async function sendRawAnswer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  build: () => Promise<RawAnswer>,
+): Promise<FastifyReply> {
+  const { kept, built } = await keptOrBuilt(request, 'raw', async () => {
+    const { raw, limit, source } = await build();
+    return { answer: prepareRawAnswer(raw.path, raw.content), source, limit };
+  });
+  if (!built && kept.limit)
+    await limitRaw(request, kept.limit.projectId, kept.limit.path, request.principal.user !== null);
+  return sendPrepared(reply, kept.answer);
+}
+
+/** The answer kept for the caller, `variant` and URL, else `build`'s; `built` says which. */
+async function keptOrBuilt(
+  request: FastifyRequest,
+  variant: string,
+  build: () => Promise<KeptAnswer>,
+): Promise<{ kept: KeptAnswer; built: boolean }> {
+  if (!keepable(request)) return { kept: await build(), built: true };
+  // Caller, Host and URL apart by newlines, which neither a Host header nor a URL can hold. Each encoding
+  // is kept apart too, compressed once.
+  const caller = request.principal.user?.id ?? 'anonymous';
+  const key = `answer:${caller}:${variant}\n${baseUrl(request)}\n${request.url}`;
+  let built = false;
+  const kept = await storeOf(request).memo(
+    key,
+    () => {
+      built = true;
+      return build();
+    },
+    keepRules,
+  );
+  return { kept, built };
 }
 
 /**

@@ -134,10 +134,19 @@ export async function paginated<Row>(
   reply: FastifyReply,
   fetch: (window: PageWindow) => Promise<PageOf<Row>>,
 ): Promise<Row[]> {
-  const page = parsePage(request);
-  const { rows, total, hasMore } = await fetch({ offset: page.offset, limit: page.perPage });
-  setPageHeaders(request, reply, page, total, hasMore);
+  const { rows, headers } = await pageOf(request, parsePage(request), fetch);
+  reply.headers(headers);
   return rows;
+}
+
+/** One page from storage and GitLab's headers for it. */
+export async function pageOf<Row>(
+  request: FastifyRequest,
+  page: Page,
+  fetch: (window: PageWindow) => Promise<PageOf<Row>>,
+): Promise<{ rows: Row[]; headers: Record<string, string> }> {
+  const { rows, total, hasMore } = await fetch({ offset: page.offset, limit: page.perPage });
+  return { rows, headers: pageHeaders(request, page, total, hasMore) };
 }
 
 /** One page of an in-memory list and its headers. */

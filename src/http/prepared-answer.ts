@@ -1,16 +1,12 @@
-// JSON answers written straight to the socket: status, every header and the body bytes, built once so
-// that they can be kept whole (kept-answers.ts). They skip Fastify's reply pipeline, so its onSend hooks
-// do not run for them: they carry every header those hooks would add (JSON_HEADERS, the same list the
-// hook in plugins/headers.ts sets).
+// JSON and raw file answers written straight to the socket: status, every header and the body bytes, built
+// once so that they can be kept whole (kept-answers.ts). They skip Fastify's reply pipeline, so its onSend
+// hooks do not run for them: they carry every header those hooks would add (JSON_HEADERS and
+// SECURITY_HEADERS, the lists the hook in plugins/headers.ts sets).
 import type { ServerResponse } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { JSON_HEADERS } from './plugins/headers.ts';
-import {
-  acceptedEncoding,
-  type ContentEncoding,
-  compressJson,
-  JSON_COMPRESSION_THRESHOLD,
-} from './plugins/compression.ts';
+import type { FastifyReply } from 'fastify';
+import { JSON_HEADERS, SECURITY_HEADERS } from './plugins/headers.ts';
+import { rawHeaders } from './raw.ts';
+import { type ContentEncoding, compressJson, JSON_COMPRESSION_THRESHOLD } from './plugins/compression.ts';
 
 /** A 200 answer (errors go through Fastify's error handler). */
 export interface PreparedAnswer {
@@ -38,6 +34,16 @@ export async function prepareJsonAnswer(
     body = await compressJson(body, encoding);
     headers.push('content-encoding', encoding, 'vary', 'accept-encoding');
   }
+  return withLength(headers, body);
+}
+
+/** A raw file's answer, with the headers http/raw.ts gives it (never compressed, as through Fastify). */
+export function prepareRawAnswer(filePath: string | null, content: Buffer): PreparedAnswer {
+  const headers = Object.entries({ ...rawHeaders(filePath, content), ...SECURITY_HEADERS }).flat();
+  return withLength(headers, content);
+}
+
+function withLength(headers: string[], body: Buffer): PreparedAnswer {
   headers.push('content-length', String(body.length));
   return { headers, body, size: headers.reduce((sum, h) => sum + h.length, body.length) };
 }
@@ -48,14 +54,6 @@ export function sendPrepared(reply: FastifyReply, answer: PreparedAnswer): Fasti
   reply.raw.writeHead(200, answer.headers);
   reply.raw.end(answer.body);
   return reply;
-}
-
-/**
- * A 200 JSON answer of a hot read (GET of one snippet), with the headers and compression the onSend hooks
- * would give it: Fastify's reply pipeline (serializer, hooks, header object) was a tenth of such a request.
- */
-export async function sendJson(request: FastifyRequest, reply: FastifyReply, value: unknown): Promise<FastifyReply> {
-  return sendPrepared(reply, await prepareJsonAnswer(JSON.stringify(value), {}, acceptedEncoding(request)));
 }
 
 const JSON_HEADER_LIST = Object.entries(JSON_HEADERS).flat();

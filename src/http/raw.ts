@@ -70,14 +70,20 @@ export function contentDisposition(kind: 'inline' | 'attachment', filePath: stri
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
-export function sendRaw(reply: FastifyReply, filePath: string, content: Buffer): FastifyReply {
+/** The headers of a raw file's API answer; a snippet without files answers its legacy content, untyped. */
+export function rawHeaders(filePath: string | null, content: Buffer): Record<string, string> {
+  if (filePath === null) return { 'content-type': 'text/plain', 'content-disposition': 'attachment' };
   const { type, inline } = sniff(content);
-  return reply
-    .header('Content-Type', type)
-    .header('Content-Disposition', contentDisposition(inline ? 'inline' : 'attachment', filePath))
-    .header('Content-Security-Policy', "default-src 'none'; sandbox")
-    .header('Cache-Control', 'no-cache')
-    .send(content);
+  return {
+    'content-type': type,
+    'content-disposition': contentDisposition(inline ? 'inline' : 'attachment', filePath),
+    'content-security-policy': "default-src 'none'; sandbox",
+    'cache-control': 'no-cache',
+  };
+}
+
+export function sendRaw(reply: FastifyReply, filePath: string, content: Buffer): FastifyReply {
+  return reply.headers(rawHeaders(filePath, content)).send(content);
 }
 
 /**

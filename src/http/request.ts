@@ -45,9 +45,9 @@ export const isReadRequest = (request: FastifyRequest) => request.method === 'GE
 
 /**
  * Whether the request's lookups go through the read cache, refreshed when it starts: reads, and the writes
- * whose route says so. Such a route must change none of the tables the cache holds (the snippet routes
- * write snippets and their repositories), so it never reads back a cached copy of what it changed; its
- * writes themselves go through the store, uncached.
+ * whose route says so. Such a route must look up through it nothing it changes (the snippet routes look up
+ * their caller, project and settings, and write snippets and their repositories), so it never reads back a
+ * cached copy of what it changed; its writes themselves go through the store, uncached.
  */
 export const usesReadCache = (request: FastifyRequest) =>
   isReadRequest(request) || request.routeOptions.config?.cachedLookups === true;

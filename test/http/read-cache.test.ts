@@ -192,10 +192,13 @@ describe('cached lookups are never served stale', () => {
 const refreshed = (cache: ReadCache) =>
   new Promise<void>((resolve, reject) => cache.refresh((error) => (error ? reject(error) : resolve())));
 
+/** Epochs with this access epoch, the content epoch at 1 unless given. */
+const at = (access: number, content = 1) => ({ access, content });
+
 describe('ReadCache', () => {
   it('reads the epoch once for the requests of one event-loop turn, after all of them arrived', async () => {
     let reads = 0;
-    const cache = new ReadCache(() => ++reads);
+    const cache = new ReadCache(() => at(++reads));
     const turn = [refreshed(cache), refreshed(cache), refreshed(cache)];
     assert.equal(reads, 0, 'not read before the turn ends');
     await Promise.all(turn);
@@ -205,8 +208,8 @@ describe('ReadCache', () => {
   });
 
   it('while a read is under way, requests arriving wait for the next read, started when it ends', async () => {
-    const pending: ((epoch: number) => void)[] = [];
-    const cache = new ReadCache(() => new Promise<number>((resolve) => pending.push(resolve)));
+    const pending: ((epochs: ReturnType<typeof at>) => void)[] = [];
+    const cache = new ReadCache(() => new Promise((resolve) => pending.push(resolve)));
     const first = refreshed(cache);
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(pending.length, 1, 'the first read is under way');
@@ -215,12 +218,12 @@ describe('ReadCache', () => {
     void Promise.all(later).then(() => (laterDone = true));
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(pending.length, 1, 'no second read while the first is under way');
-    pending[0](1);
+    pending[0](at(1));
     await first;
     assert.equal(laterDone, false, 'a read that began before they arrived does not answer them');
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(pending.length, 2, 'their read starts once the first ended');
-    pending[1](1);
+    pending[1](at(1));
     await Promise.all(later);
   });
 
@@ -239,7 +242,7 @@ describe('ReadCache', () => {
 
   it('keeps nothing that finished loading after the epoch moved, and drops everything when it moves', async () => {
     let epoch = 1;
-    const cache = new ReadCache(() => epoch);
+    const cache = new ReadCache(() => at(epoch));
     await refreshed(cache);
     let release!: (v: string) => void;
     const slow = cache.get('k', () => new Promise<string>((resolve) => (release = resolve)));
@@ -254,8 +257,32 @@ describe('ReadCache', () => {
     assert.equal(await cache.get('k', async () => 'newest'), 'newest');
   });
 
+  it('a move of the content epoch drops the answers but not the lookups; a move of the access epoch both', async () => {
+    let epochs = at(1, 1);
+    const cache = new ReadCache(() => epochs);
+    await refreshed(cache);
+    await cache.get('lookup', async () => 'lookup 1');
+    await cache.answer('answer', async () => 'answer 1');
+    epochs = at(1, 2);
+    await refreshed(cache);
+    assert.equal(await cache.get('lookup', async () => 'lookup 2'), 'lookup 1');
+    assert.equal(await cache.answer('answer', async () => 'answer 2'), 'answer 2');
+    epochs = at(2, 2);
+    await refreshed(cache);
+    assert.equal(await cache.get('lookup', async () => 'lookup 3'), 'lookup 3');
+    assert.equal(await cache.answer('answer', async () => 'answer 3'), 'answer 3');
+    // An answer loading while only the content epoch moves is not kept either.
+    let release!: (v: string) => void;
+    const slow = cache.answer('slow', () => new Promise<string>((resolve) => (release = resolve)));
+    epochs = at(2, 3);
+    await refreshed(cache);
+    release('old');
+    assert.equal(await slow, 'old');
+    assert.equal(await cache.answer('slow', async () => 'new'), 'new');
+  });
+
   it('keeps a value only when its rules allow, and drops everything past the byte budget', async () => {
-    const cache = new ReadCache(() => 1);
+    const cache = new ReadCache(() => at(1));
     await refreshed(cache);
     const notKept = { keep: (v: string) => v !== 'from git' };
     assert.equal(await cache.get('g', async () => 'from git', notKept), 'from git');
@@ -278,7 +305,7 @@ describe('ReadCache', () => {
   });
 
   it('hands out frozen values, so a request cannot change what the next one reads', async () => {
-    const cache = new ReadCache(() => 1);
+    const cache = new ReadCache(() => at(1));
     await refreshed(cache);
     const value = await cache.get('k', async () => ({ project: { id: 1 } }));
     assert.throws(() => {

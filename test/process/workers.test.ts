@@ -192,6 +192,22 @@ describe(`two workers on one ${TEST_DB} database`, () => {
       }
     }
     assert.deepEqual([...seen].sort(), [1, 2], 'both workers answered');
+    // A push through one worker: both answer what it changed, each having kept its answers from before.
+    const dir = path.join(tmp, `clone-${clones++}`);
+    await mustGit(['clone', '-q', created.json.http_url_to_repo.replace('://', `://root:${rootToken}@`), dir]);
+    fs.writeFileSync(path.join(dir, 'a.txt'), 'pushed\n');
+    fs.writeFileSync(path.join(dir, 'b.txt'), 'new\n');
+    await mustGit(['add', '.'], dir);
+    await mustGit(['commit', '-q', '-m', 'pushed'], dir);
+    await mustGit(['push', '-q', 'origin', 'main'], dir);
+    for (let i = 0; i < 4; i++) {
+      const [snippet, raw] = [await call(server.url, 'GET', url), await call(server.url, 'GET', `${url}/raw`)];
+      assert.deepEqual(
+        snippet.json.files.map((f: { path: string }) => f.path),
+        ['a.txt', 'b.txt'],
+      );
+      assert.equal(raw.text, 'pushed\n');
+    }
     const hidden = await call(server.url, 'PUT', url, { body: { visibility: 'private' } });
     assert.equal(hidden.status, 200, hidden.text);
     for (let i = 0; i < 4; i++) {

@@ -10,10 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { type Db, openDatabase } from '../../src/storage/db/database.ts';
+import { type Db, EPOCHS_SQL, type Epochs, openDatabase } from '../../src/storage/db/database.ts';
 import { migrateToLatest } from '../../src/storage/db/migrate.ts';
+import { insertUserRow } from '../helper.ts';
 
-const EPOCH_SQL = 'SELECT value FROM change_epoch WHERE id = 1';
+/** The access epoch moved on by `n` commits to the access tables. */
+const plus = (epochs: unknown, n: number) => ({ ...(epochs as Epochs), access: (epochs as Epochs).access + n });
 
 /** Counts the epoch queries run by any connection of this process. */
 function countEpochQueries() {
@@ -23,7 +25,7 @@ function countEpochQueries() {
   const original = proto.get;
   const counter = { runs: 0, restore: () => (proto.get = original) };
   proto.get = function (this: SQLite.Statement, ...args: unknown[]) {
-    if (this.source === EPOCH_SQL) counter.runs++;
+    if (this.source === EPOCHS_SQL) counter.runs++;
     return original.apply(this, args);
   };
   return counter;
@@ -74,7 +76,8 @@ describe('SQLite epoch reader', { skip }, () => {
   it('queries on the first call, then not while nothing is committed (reads change nothing)', async () => {
     const first = read();
     assert.equal(first.queried, 1);
-    assert.equal(typeof first.epoch, 'number');
+    assert.equal(typeof (first.epoch as Epochs).access, 'number');
+    assert.equal(typeof (first.epoch as Epochs).content, 'number');
     assert.deepEqual(read(), { epoch: first.epoch, queried: 0 });
     await db.kysely.selectFrom('application_settings').selectAll().execute();
     other.prepare('SELECT count(*) FROM users').get();
@@ -85,16 +88,42 @@ describe('SQLite epoch reader', { skip }, () => {
     for (let i = 0; i < 10; i++) {
       const { epoch } = read();
       await setSetting(db, `own-${i}`);
-      assert.deepEqual(read(), { epoch: (epoch as number) + 1, queried: 1 }, `commit ${i}`);
-      assert.deepEqual(read(), { epoch: (epoch as number) + 1, queried: 0 });
+      assert.deepEqual(read(), { epoch: plus(epoch, 1), queried: 1 }, `commit ${i}`);
+      assert.deepEqual(read(), { epoch: plus(epoch, 1), queried: 0 });
     }
+  });
+
+  it('a commit to a snippet table moves the content epoch alone, one to an access table the access epoch', async () => {
+    const now = '2026-01-01T00:00:00.000Z';
+    const { epoch } = read();
+    const author = await insertUserRow(db.kysely, now);
+    const withUser = read();
+    assert.deepEqual(withUser, { epoch: plus(epoch, 1), queried: 1 });
+    await db.kysely
+      .insertInto('snippets')
+      .values({
+        author_id: author.id,
+        project_id: null,
+        title: 'epoch',
+        description: null,
+        visibility: 'private',
+        file_name: '',
+        content: '',
+        head_commit: null,
+        default_branch: 'main',
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    const { access, content } = withUser.epoch as Epochs;
+    assert.deepEqual(read(), { epoch: { access, content: content + 1 }, queried: 1 });
   });
 
   it('sees a commit of another connection in this process', () => {
     const { epoch } = read();
     other.prepare("UPDATE application_settings SET value = 'other' WHERE key = 'epoch-test'").run();
-    assert.deepEqual(read(), { epoch: (epoch as number) + 1, queried: 1 });
-    assert.deepEqual(read(), { epoch: (epoch as number) + 1, queried: 0 });
+    assert.deepEqual(read(), { epoch: plus(epoch, 1), queried: 1 });
+    assert.deepEqual(read(), { epoch: plus(epoch, 1), queried: 0 });
   });
 
   it('sees a commit of another process', () => {
@@ -102,14 +131,14 @@ describe('SQLite epoch reader', { skip }, () => {
     const script = `const D = require('better-sqlite3'); const d = new D(${JSON.stringify(file)}); d.prepare("UPDATE application_settings SET value = 'process' WHERE key = 'epoch-test'").run(); d.close();`;
     const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
     assert.equal(child.status, 0, child.stderr);
-    assert.deepEqual(read(), { epoch: (epoch as number) + 1, queried: 1 });
+    assert.deepEqual(read(), { epoch: plus(epoch, 1), queried: 1 });
   });
 
   it('sees a commit after a checkpoint restarted the WAL from its start', async () => {
     other.pragma('wal_checkpoint(TRUNCATE)');
     const { epoch } = read();
     await setSetting(db, 'after-checkpoint');
-    assert.deepEqual(read(), { epoch: (epoch as number) + 1, queried: 1 });
+    assert.deepEqual(read(), { epoch: plus(epoch, 1), queried: 1 });
   });
 
   it('after a failed query, queries again on the next call rather than answer the last epoch', () => {
@@ -142,26 +171,26 @@ describe('SQLite epoch reader', { skip }, () => {
     const { epoch } = read();
     assert.deepEqual(read(), { epoch, queried: 0 });
     await setSetting(db, 'rollback-own');
-    assert.deepEqual(read(), { epoch: (epoch as number) + 1, queried: 1 });
+    assert.deepEqual(read(), { epoch: plus(epoch, 1), queried: 1 });
     other.prepare("UPDATE application_settings SET value = 'rollback-other' WHERE key = 'epoch-test'").run();
-    assert.deepEqual(read(), { epoch: (epoch as number) + 2, queried: 1 });
-    assert.deepEqual(read(), { epoch: (epoch as number) + 2, queried: 0 });
+    assert.deepEqual(read(), { epoch: plus(epoch, 2), queried: 1 });
+    assert.deepEqual(read(), { epoch: plus(epoch, 2), queried: 0 });
   });
 
   it('in memory, queries every time and sees its own commits; unknown while a transaction is open', async () => {
     const memory = await openMigrated('sqlite::memory:');
     try {
       const before = queries.runs;
-      const epoch = memory.readEpoch() as number;
+      const epoch = memory.readEpoch();
       await setSetting(memory, 'memory');
-      assert.equal(memory.readEpoch(), epoch + 1);
-      assert.equal(memory.readEpoch(), epoch + 1);
+      assert.deepEqual(memory.readEpoch(), plus(epoch, 1));
+      assert.deepEqual(memory.readEpoch(), plus(epoch, 1));
       assert.equal(queries.runs - before, 3);
       await memory.kysely.transaction().execute(async (tx) => {
         await tx.insertInto('application_settings').values({ key: 'in-tx', value: 'x' }).execute();
         assert.equal(memory.readEpoch(), null);
       });
-      assert.equal(memory.readEpoch(), epoch + 2);
+      assert.deepEqual(memory.readEpoch(), plus(epoch, 2));
     } finally {
       await memory.close();
     }

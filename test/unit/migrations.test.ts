@@ -59,6 +59,7 @@ describe('migrations', () => {
           '0011_identities',
           '0012_search_index_queue',
           '0013_content_marks_index',
+          '0014_snippet_answers_epoch',
         ],
       );
     } finally {
@@ -148,6 +149,7 @@ describe('migrations', () => {
         '0011_identities',
         '0012_search_index_queue',
         '0013_content_marks_index',
+        '0014_snippet_answers_epoch',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
@@ -229,6 +231,7 @@ describe('migrations', () => {
         '0011_identities',
         '0012_search_index_queue',
         '0013_content_marks_index',
+        '0014_snippet_answers_epoch',
       ]);
       const queue = () =>
         k.selectFrom('search_index_queue').select(['op', 'kind', 'source_id']).orderBy('id').execute();

@@ -4,9 +4,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
-import { paginated } from '../pagination.ts';
-import { sendRaw } from '../raw.ts';
-import { sendJson } from '../prepared-answer.ts';
+import { pageOf, parsePage } from '../pagination.ts';
+import { NOTHING_MORE, sendAnswer, sendRawAnswer } from '../kept-answers.ts';
 import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
 import { userAgentDetail } from '../presenters/snippets.ts';
@@ -28,8 +27,8 @@ import type { Snippet } from '../../storage/db/schema.ts';
 import { byteOrder } from '../../order.ts';
 
 /**
- * The writes below change snippets and their repositories only, none of what the read cache holds: they
- * look up their caller, project and settings through it, as reads do (http/request.ts, usesReadCache).
+ * The writes below change snippets and their repositories only: they look up their caller, project and
+ * settings, which they do not change, through the read cache, as reads do (http/request.ts, usesReadCache).
  */
 const CACHED_LOOKUPS = { config: { cachedLookups: true } };
 
@@ -61,20 +60,25 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   app.get('/projects/:id/snippets', async (request, reply) => {
     const ctx = await snippetProject(request);
     const viewer = currentUser(request);
-    const store = storeOf(request);
-    const rows = await paginated(request, reply, (window) =>
-      findSnippets(store, viewer, { projectId: ctx.project.id }, window),
-    );
-    return present(request, ctx, rows);
+    const page = parsePage(request);
+    return sendAnswer(request, reply, NOTHING_MORE, async () => {
+      const { rows, headers } = await pageOf(request, page, (window) =>
+        findSnippets(storeOf(request), viewer, { projectId: ctx.project.id }, window),
+      );
+      return { json: JSON.stringify(await present(request, ctx, rows)), headers, source: 'database' };
+    });
   });
 
   /** GET /projects/:id/snippets/:snippet_id — anyone who may see it; 404 {"message":"404 Not found"}. */
   app.get('/projects/:id/snippets/:snippet_id', async (request, reply) => {
     const ctx = await snippetProject(request);
     const { snippet_id } = validateRequest(spec.snippetIdSpec, request);
-    const snippet = await findVisibleSnippet(storeOf(request), request.principal.user, ctx, snippet_id);
-    if (!snippet) throw recordNotFound();
-    return sendJson(request, reply, (await present(request, ctx, [snippet]))[0]);
+    return sendAnswer(request, reply, NOTHING_MORE, async () => {
+      const snippet = await findVisibleSnippet(storeOf(request), request.principal.user, ctx, snippet_id);
+      if (!snippet) throw recordNotFound();
+      const [answer] = await present(request, ctx, [snippet]);
+      return { json: JSON.stringify(answer), source: 'database' };
+    });
   });
 
   /** POST /projects/:id/snippets — reporters+ and admins (401 anonymous, 403 others or archived); 201. */
@@ -119,15 +123,15 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   app.get('/projects/:id/snippets/:snippet_id/raw', async (request, reply) => {
     const ctx = await snippetProject(request);
     const { snippet_id } = validateRequest(spec.snippetIdSpec, request);
-    const store = storeOf(request);
-    const snippet = await findVisibleSnippet(store, request.principal.user, ctx, snippet_id);
-    if (!snippet) throw notFound('Snippet');
-    const file = await firstSnippetFile(store, snippet);
-    await limitRaw(request, ctx.project.id, `snippets/${snippet.id}/${file.path ?? ''}`, !!request.principal.user);
-    if (file.path === null) {
-      return reply.header('Content-Type', 'text/plain').header('Content-Disposition', 'attachment').send(file.content);
-    }
-    return sendRaw(reply, file.path, file.content);
+    return sendRawAnswer(request, reply, async () => {
+      const store = storeOf(request);
+      const snippet = await findVisibleSnippet(store, request.principal.user, ctx, snippet_id);
+      if (!snippet) throw notFound('Snippet');
+      const file = await firstSnippetFile(store, snippet);
+      const limit = { projectId: ctx.project.id, path: `snippets/${snippet.id}/${file.path ?? ''}` };
+      await limitRaw(request, limit.projectId, limit.path, !!request.principal.user);
+      return { raw: file, limit, source: 'database' };
+    });
   });
 
   /**
@@ -137,12 +141,15 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
   app.get('/projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw', async (request, reply) => {
     const ctx = await snippetProject(request);
     const p = validateRequest(spec.fileRawSpec, request);
-    const store = storeOf(request);
-    const snippet = await findVisibleSnippet(store, request.principal.user, ctx, p.snippet_id);
-    if (!snippet) throw notFound('Snippet');
-    await limitRaw(request, ctx.project.id, `snippets/${snippet.id}/${p.file_path}`, !!request.principal.user);
-    const { content } = await readSnippetFile(store, snippet, p.ref, p.file_path);
-    return sendRaw(reply, p.file_path, content);
+    return sendRawAnswer(request, reply, async () => {
+      const store = storeOf(request);
+      const snippet = await findVisibleSnippet(store, request.principal.user, ctx, p.snippet_id);
+      if (!snippet) throw notFound('Snippet');
+      const limit = { projectId: ctx.project.id, path: `snippets/${snippet.id}/${p.file_path}` };
+      await limitRaw(request, limit.projectId, limit.path, !!request.principal.user);
+      const { content } = await readSnippetFile(store, snippet, p.ref, p.file_path);
+      return { raw: { path: p.file_path, content }, limit, source: 'database' };
+    });
   });
 
   /** GET /projects/:id/snippets/:snippet_id/user_agent_detail — admins only (401/403); 404 when none was recorded. */

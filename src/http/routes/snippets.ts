@@ -5,9 +5,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
-import { paginated } from '../pagination.ts';
-import { sendRaw } from '../raw.ts';
-import { sendJson } from '../prepared-answer.ts';
+import { pageOf, parsePage } from '../pagination.ts';
+import { NOTHING_MORE, sendAnswer, sendRawAnswer } from '../kept-answers.ts';
 import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
 import { userAgentDetail } from '../presenters/snippets.ts';
@@ -28,7 +27,7 @@ import { updateSnippet } from '../../domain/snippets/update.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import { byteOrder } from '../../order.ts';
 
-/** The writes change snippets only, none of what the read cache holds (http/request.ts, usesReadCache). */
+/** The writes look up their caller and settings, which they do not change, in the read cache (usesReadCache). */
 const CACHED_LOOKUPS = { config: { cachedLookups: true } };
 
 /**
@@ -40,21 +39,28 @@ async function listAnswer(
   reply: FastifyReply,
   scope: () => { viewer: Viewer; filter: SnippetListFilter },
 ): Promise<unknown> {
-  const store = storeOf(request);
   const { created_after, created_before } = validateRequest(spec.snippetListSpec, request);
+  const page = parsePage(request);
   const { viewer, filter } = scope();
-  const rows = await paginated(request, reply, (window) =>
-    findSnippets(store, viewer, { ...filter, createdAfter: created_after, createdBefore: created_before }, window),
-  );
-  return presentSnippets(request, await placeSnippets(request, rows));
+  return sendAnswer(request, reply, NOTHING_MORE, async () => {
+    const { rows, headers } = await pageOf(request, page, (window) =>
+      findSnippets(
+        storeOf(request),
+        viewer,
+        { ...filter, createdAfter: created_after, createdBefore: created_before },
+        window,
+      ),
+    );
+    const json = JSON.stringify(await presentSnippets(request, await placeSnippets(request, rows)));
+    return { json, headers, source: 'database' };
+  });
 }
 
-/** The snippet `:id` names, if the caller may see it; else 404 Snippet Not Found. */
-async function visibleSnippet(request: FastifyRequest) {
-  const { id } = validateRequest(spec.personalSnippetIdSpec, request);
+/** Snippet `id`, if the caller may see it; else 404 Snippet Not Found. */
+async function visibleSnippet(request: FastifyRequest, id: number) {
   const found = await findVisibleSnippetById(storeOf(request), request.principal.user, id);
   if (!found) throw notFound('Snippet');
-  return found;
+  return found.snippet;
 }
 
 /** The caller's own snippet `:id` names (GitLab's snippets_for_current_user); else 404 Snippet Not Found. */
@@ -96,11 +102,14 @@ export default async function snippetRoutes(app: FastifyInstance) {
   /** GET /snippets/:id — anyone who may see it. */
   app.get('/snippets/:id', async (request, reply) => {
     const { id } = validateRequest(spec.personalSnippetIdSpec, request);
-    const found = await findVisibleSnippetWithPaths(storeOf(request), request.principal.user, id);
-    if (!found) throw notFound('Snippet');
-    const { snippet, ctx, paths } = found;
-    const placed = [{ snippet, project: ctx?.project ?? null }];
-    return sendJson(request, reply, (await presentSnippets(request, placed, new Map([[snippet.id, paths]])))[0]);
+    return sendAnswer(request, reply, NOTHING_MORE, async () => {
+      const found = await findVisibleSnippetWithPaths(storeOf(request), request.principal.user, id);
+      if (!found) throw notFound('Snippet');
+      const { snippet, ctx, paths } = found;
+      const placed = [{ snippet, project: ctx?.project ?? null }];
+      const [answer] = await presentSnippets(request, placed, new Map([[snippet.id, paths]]));
+      return { json: JSON.stringify(answer), source: 'database' };
+    });
   });
 
   /** POST /snippets — signed-in users but external ones (401, 403); 201. */
@@ -144,23 +153,26 @@ export default async function snippetRoutes(app: FastifyInstance) {
 
   /** GET /snippets/:id/raw — the first file (git order) of the current version. */
   app.get('/snippets/:id/raw', async (request, reply) => {
-    const { snippet } = await visibleSnippet(request);
-    const store = storeOf(request);
-    const file = await firstSnippetFile(store, snippet);
-    await limitRaw(request, rawScope(snippet), `snippets/${snippet.id}/${file.path ?? ''}`, !!request.principal.user);
-    if (file.path === null) {
-      return reply.header('Content-Type', 'text/plain').header('Content-Disposition', 'attachment').send(file.content);
-    }
-    return sendRaw(reply, file.path, file.content);
+    const { id } = validateRequest(spec.personalSnippetIdSpec, request);
+    return sendRawAnswer(request, reply, async () => {
+      const snippet = await visibleSnippet(request, id);
+      const file = await firstSnippetFile(storeOf(request), snippet);
+      const limit = { projectId: rawScope(snippet), path: `snippets/${snippet.id}/${file.path ?? ''}` };
+      await limitRaw(request, limit.projectId, limit.path, !!request.principal.user);
+      return { raw: file, limit, source: 'database' };
+    });
   });
 
   /** GET /snippets/:id/files/:ref/:file_path/raw — one file at any revision (404 Reference/File Not Found). */
   app.get('/snippets/:id/files/:ref/:file_path/raw', async (request, reply) => {
     const p = validateRequest(spec.personalFileRawSpec, request);
-    const { snippet } = await visibleSnippet(request);
-    await limitRaw(request, rawScope(snippet), `snippets/${snippet.id}/${p.file_path}`, !!request.principal.user);
-    const { content } = await readSnippetFile(storeOf(request), snippet, p.ref, p.file_path);
-    return sendRaw(reply, p.file_path, content);
+    return sendRawAnswer(request, reply, async () => {
+      const snippet = await visibleSnippet(request, p.id);
+      const limit = { projectId: rawScope(snippet), path: `snippets/${snippet.id}/${p.file_path}` };
+      await limitRaw(request, limit.projectId, limit.path, !!request.principal.user);
+      const { content } = await readSnippetFile(storeOf(request), snippet, p.ref, p.file_path);
+      return { raw: { path: p.file_path, content }, limit, source: 'database' };
+    });
   });
 
   /** GET /snippets/:id/user_agent_detail — admins only (401/403), any snippet; 404 when none was recorded. */

@@ -34,10 +34,23 @@ export interface Db {
    * and an in-memory SQLite database the main Kysely, whose queries never hold the event loop or cannot.
    */
   reader: Kysely<Database>;
-  /** The committed value of the change epoch (migration 0003); null when it cannot be known now. */
-  readEpoch(): number | null | Promise<number | null>;
+  /** The committed values of the change epochs (migrations 0003 and 0014); null when they cannot be known now. */
+  readEpoch(): Epochs | null | Promise<Epochs | null>;
   close(): Promise<void>;
 }
+
+/**
+ * The change epochs: `access` moves with every committed change to the tables that decide who may read what
+ * (migration 0003), `content` with every change to what a snippet's answers are read from (migration 0014).
+ */
+export interface Epochs {
+  access: number;
+  content: number;
+}
+
+/** Both epochs in one row, so that one read sees them as of one commit. */
+export const EPOCHS_SQL =
+  'SELECT (SELECT value FROM change_epoch WHERE id = 1) AS access, (SELECT value FROM change_epoch WHERE id = 2) AS content';
 
 let pgDriver: typeof Pg | null = null;
 
@@ -161,21 +174,21 @@ function sqliteEpochReader(main: SQLite.Database, file: string) {
   let connection: SQLite.Database | null = null;
   let query: SQLite.Statement | null = null;
   let dataVersion: SQLite.Statement | null = null;
-  /** The value the last successful query returned, the data_version read before it, and when it ran. */
-  let epoch: number | null = null;
+  /** The values the last successful query returned, the data_version read before it, and when it ran. */
+  let epoch: Epochs | null = null;
   let version: number | null = null;
   let queriedAt = 0;
   return {
-    read(): number | null {
+    read(): Epochs | null {
       if (!main.open || (inMemory && main.inTransaction)) return null;
       if (!query) {
         connection = inMemory ? main : new SQLite(file, { readonly: true, fileMustExist: true, timeout: 5000 });
-        query = connection.prepare('SELECT value FROM change_epoch WHERE id = 1').pluck();
+        query = connection.prepare(EPOCHS_SQL);
         if (!inMemory) dataVersion = connection.prepare('PRAGMA data_version').pluck();
       }
       const now = dataVersion ? (dataVersion.get() as number) : null;
       if (now !== null && now === version && performance.now() - queriedAt < MAX_SKIP_MS) return epoch;
-      epoch = query.get() as number;
+      epoch = query.get() as Epochs;
       version = now;
       queriedAt = performance.now();
       return epoch;
@@ -368,13 +381,16 @@ function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
   // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
   // A time limit: read requests wait for this query, so one that hangs must fail them, not stall them all.
   const epochQuery = {
-    name: 'snippetd_change_epoch',
-    text: 'SELECT value FROM change_epoch WHERE id = 1',
+    name: 'snippetd_change_epochs',
+    text: EPOCHS_SQL,
     query_timeout: 5000,
   };
-  const readEpoch = async () => {
-    const { rows } = await pool.query<{ value: string | number }>(epochQuery);
-    return rows.length ? Number(rows[0].value) : null;
+  const readEpoch = async (): Promise<Epochs | null> => {
+    const { rows } = await pool.query<{ access: string | null; content: string | null }>(epochQuery);
+    const [row] = rows;
+    return row?.access != null && row.content != null
+      ? { access: Number(row.access), content: Number(row.content) }
+      : null;
   };
   return { kysely, dialect: 'postgres', reader: kysely, readEpoch, close: () => kysely.destroy() };
 }

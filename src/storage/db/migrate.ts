@@ -19,6 +19,7 @@ import * as m0010 from './migrations/0010_snippet_search.ts';
 import * as m0011 from './migrations/0011_identities.ts';
 import * as m0012 from './migrations/0012_search_index_queue.ts';
 import * as m0013 from './migrations/0013_content_marks_index.ts';
+import * as m0014 from './migrations/0014_snippet_answers_epoch.ts';
 
 type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
@@ -36,6 +37,7 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
   ['0011_identities', m0011],
   ['0012_search_index_queue', m0012],
   ['0013_content_marks_index', m0013],
+  ['0014_snippet_answers_epoch', m0014],
 ];
 
 /** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */

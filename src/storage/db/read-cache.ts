@@ -1,18 +1,21 @@
 // In-memory answers to the lookups every read request starts with (token, project, membership,
-// settings), and whole answers (http/kept-answers.ts), valid for one value of the database's change epoch.
+// settings), valid for one value of the database's access epoch, and whole answers (http/kept-answers.ts),
+// valid for one value of both the access and the content epoch.
 //
-// Why it is never stale: every committed change to the access tables increases `change_epoch` in the
-// same transaction (migration 0003). Before a read request looks anything up, the epoch is read after
-// the request arrived, so after anything acknowledged to any client was committed; if the epoch moved,
-// everything cached is dropped. An entry is kept only if the cache was not dropped while it loaded, so
-// an entry always holds data read after the epoch it is filed under was observed. Writing requests do
+// Why it is never stale: every committed change to the access tables increases the access epoch, and every
+// change to the snippet tables the answers are read from the content epoch, in the same transaction
+// (change_epoch, migrations 0003 and 0014). Before a read request looks anything up, the epochs are read
+// after the request arrived, so after anything acknowledged to any client was committed; what depends on
+// an epoch that moved is dropped. An entry is kept only if it was not dropped while it loaded, so an entry
+// always holds data read after the epochs it is filed under were observed. Writing requests do
 // not use the cache, so a request never reads back a cached copy of what it just changed; the exceptions
-// are the writes that change none of the tables it holds (snippets), which look up their caller and
-// project through it (http/request.ts, usesReadCache).
+// are the snippet writes, which look up through it only their caller, project and settings, none of which
+// they change (http/request.ts, usesReadCache).
 //
 // The requests that arrive in one turn of the event loop share one epoch read, made in that turn's
 // check phase (setImmediate), after all of them arrived: under load this saves most of the reads. While
 // a read is under way (a PostgreSQL round trip), newcomers wait for the next, which starts when it ends.
+import type { Epochs } from './database.ts';
 import type { Store } from './store.ts';
 
 /** Entries kept before everything is dropped (a bound on memory, e.g. against sprayed tokens). */
@@ -28,14 +31,33 @@ export interface KeepRules<T> {
   bytes?: (value: T) => number;
 }
 
-/** null: the epoch cannot be known now (nothing is kept until it can). */
-export type EpochReader = () => number | null | Promise<number | null>;
+/** null: the epochs cannot be known now (nothing is kept until they can). */
+export type EpochReader = () => Epochs | null | Promise<Epochs | null>;
+
+/** Values valid while the epochs they depend on stay where they were. */
+class Shelf {
+  entries = new Map<string, unknown>();
+  bytes = 0;
+  /** Moves whenever the shelf is emptied because its epochs moved: a load that spans a move keeps nothing. */
+  generation = 0;
+
+  drop(): void {
+    this.generation++;
+    this.clear();
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+}
 
 export class ReadCache {
-  private epoch: number | null = null;
-  private generation = 0;
-  private entries = new Map<string, unknown>();
-  private bytes = 0;
+  private epochs: Epochs | null = null;
+  /** The lookups (token, user, project, membership, settings): valid while the access epoch stays. */
+  private readonly lookups = new Shelf();
+  /** Whole answers (http/kept-answers.ts): valid while both epochs stay. */
+  private readonly answers = new Shelf();
   /** Lookups answered from memory and loaded (GET /-/metrics reads them). */
   readonly counts = { hits: 0, misses: 0 };
 
@@ -61,23 +83,23 @@ export class ReadCache {
     if (!waiting) return;
     this.waiting = null;
     this.reading = true;
-    let epoch: ReturnType<EpochReader>;
+    let epochs: ReturnType<EpochReader>;
     try {
-      epoch = this.readEpoch();
+      epochs = this.readEpoch();
     } catch (error) {
       this.failed(waiting, error as Error);
       return;
     }
-    if (epoch instanceof Promise)
-      epoch.then(
+    if (epochs instanceof Promise)
+      epochs.then(
         (e) => this.observed(waiting, e),
         (error) => this.failed(waiting, error),
       );
-    else this.observed(waiting, epoch);
+    else this.observed(waiting, epochs);
   }
 
-  private observed(waiting: ((error?: Error) => void)[], epoch: number | null): void {
-    this.observe(epoch);
+  private observed(waiting: ((error?: Error) => void)[], epochs: Epochs | null): void {
+    this.observe(epochs);
     this.readDone();
     for (const done of waiting) done();
   }
@@ -93,40 +115,46 @@ export class ReadCache {
     if (this.waiting) setImmediate(() => this.readNow());
   }
 
-  private observe(epoch: number | null): void {
-    if (epoch !== null && epoch === this.epoch) return;
-    this.epoch = epoch;
-    this.generation++;
-    this.clear();
+  private observe(epochs: Epochs | null): void {
+    const was = this.epochs;
+    this.epochs = epochs;
+    if (epochs === null || was === null || epochs.access !== was.access) {
+      this.lookups.drop();
+      this.answers.drop();
+    } else if (epochs.content !== was.content) this.answers.drop();
   }
 
-  /** The value kept under `key`, else `load`'s, kept as `rules` say. */
+  /** The lookup kept under `key`, else `load`'s, kept as `rules` say. */
   get<T>(key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T> {
+    return this.from(this.lookups, key, load, rules);
+  }
+
+  /** The answer kept under `key`, else `load`'s, kept as `rules` say; dropped when either epoch moves. */
+  answer<T>(key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T> {
+    return this.from(this.answers, key, load, rules);
+  }
+
+  private from<T>(shelf: Shelf, key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T> {
     // One map lookup for a hit (a cached undefined, e.g. an unknown token, needs the second).
-    const hit = this.entries.get(key);
-    if (hit !== undefined || this.entries.has(key)) {
+    const hit = shelf.entries.get(key);
+    if (hit !== undefined || shelf.entries.has(key)) {
       this.counts.hits++;
       return Promise.resolve(hit as T);
     }
     this.counts.misses++;
-    return this.load(key, load, rules);
+    return this.load(shelf, key, load, rules);
   }
 
-  private async load<T>(key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T> {
-    const generation = this.generation;
+  private async load<T>(shelf: Shelf, key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T> {
+    const generation = shelf.generation;
     const value = deepFreeze(await load());
-    if (generation === this.generation && this.epoch !== null && (!rules?.keep || rules.keep(value))) {
+    if (generation === shelf.generation && this.epochs !== null && (!rules?.keep || rules.keep(value))) {
       const bytes = rules?.bytes ? key.length + rules.bytes(value) : 0;
-      if (this.entries.size >= MAX_ENTRIES || this.bytes + bytes > MAX_BYTES) this.clear();
-      this.entries.set(key, value);
-      this.bytes += bytes;
+      if (shelf.entries.size >= MAX_ENTRIES || shelf.bytes + bytes > MAX_BYTES) shelf.clear();
+      shelf.entries.set(key, value);
+      shelf.bytes += bytes;
     }
     return value;
-  }
-
-  private clear(): void {
-    this.entries.clear();
-    this.bytes = 0;
   }
 }
 
@@ -145,7 +173,7 @@ export function withCachedReads(store: Store, cache: ReadCache): Store {
   const { tokens, projects, members, settings, namespaces, users } = store;
   return {
     ...store,
-    memo: (key, load, rules) => cache.get(key, load, rules),
+    memo: (key, load, rules) => cache.answer(key, load, rules),
     tokens: {
       ...tokens,
       findWithUserByDigest: (digest) => cache.get(`token:${digest}`, () => tokens.findWithUserByDigest(digest)),

@@ -53,6 +53,6 @@ export async function restoreSnapshot(db: Db, name: string): Promise<void> {
       await sql`INSERT INTO main.${sql.id(table)} SELECT * FROM ${schema}.${sql.id(table)}`.execute(tx);
     await sql`DELETE FROM main.${sql.raw(SEQUENCES)}`.execute(tx);
     await sql`INSERT INTO main.${sql.raw(SEQUENCES)} SELECT name, seq FROM ${schema}.sequences`.execute(tx);
-    await sql`UPDATE main.change_epoch SET value = value + 1 WHERE id = 1`.execute(tx);
+    await sql`UPDATE main.change_epoch SET value = value + 1`.execute(tx);
   });
 }
