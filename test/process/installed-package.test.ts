@@ -232,7 +232,13 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
     const editorScript = await editor.text();
     const chunks = [...editorScript.matchAll(/from"\.\/(chunk-[A-Z0-9]+\.js)"/g)].map((m) => m[1]);
     assert.ok(chunks.length > 0, editorScript.slice(0, 200));
-    for (const chunk of chunks) assert.equal((await fetch(`${url}/-/snippetd/editor/${chunk}`)).status, 200, chunk);
+    // Each read whole, as a browser reads it: a response left unread would hold the stop below until the idle
+    // timeout closed its connection (a minute).
+    for (const chunk of chunks) {
+      const res = await fetch(`${url}/-/snippetd/editor/${chunk}`);
+      assert.equal(res.status, 200, chunk);
+      assert.ok((await res.arrayBuffer()).byteLength > 0, chunk);
+    }
     assert.equal(fs.existsSync(path.join(app, 'node_modules', 'esbuild')), false);
     assert.equal(fs.existsSync(path.join(app, 'node_modules', '@codemirror')), false);
     // npx (npm exec) runs the bin through a shell and does not pass SIGTERM on: stop the server itself.
