@@ -5,7 +5,10 @@
 // The load generator is wrk (Debian's package, C, one thread) unless `--generator autocannon`: autocannon
 // runs in this Node.js process and takes most of a core at these rates, so on a 2-core machine it leaves a
 // second worker little to run on.
+// With --unkept, every request of a snippetd asks a URL of its own (a query parameter that counts up; wrk only),
+// so that no kept answer (http/kept-answers.ts) applies: each does the lookups, the policy and presenting.
 // Usage: npx tsx bench/workers.ts [--rounds 5] [--duration 3] [--connections 20] [--generator wrk|autocannon]
+//   [--unkept]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,11 +23,19 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '3' },
     connections: { type: 'string', default: '20' },
     generator: { type: 'string', default: 'wrk' },
+    unkept: { type: 'boolean', default: false },
   },
 });
 
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-workers-'));
+const UNKEPT = path.join(tmp, 'unkept.lua');
+fs.writeFileSync(
+  UNKEPT,
+  'local n = 0\nrequest = function()\n  n = n + 1\n  return wrk.format(nil, wrk.path .. "?n=" .. n)\nend\n',
+);
+
 /** Requests a second over `duration` seconds, every answer checked to be a 2xx. */
-async function load(url: string, headers: Record<string, string>): Promise<number> {
+async function load(url: string, headers: Record<string, string>, script?: string): Promise<number> {
   const connections = Number(values.connections);
   const duration = Number(values.duration);
   if (values.generator === 'autocannon') {
@@ -32,10 +43,9 @@ async function load(url: string, headers: Record<string, string>): Promise<numbe
     if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
     return r.requests.average;
   }
-  return (await runWrk({ url, headers, connections, seconds: duration })).requestsPerSecond;
+  return (await runWrk({ url, headers, connections, seconds: duration, script })).requestsPerSecond;
 }
 const TOKEN = 'bench-root-token-0123456789abcdef';
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-workers-'));
 
 async function snippetdWith(workers: number) {
   process.env.SNIPPETD_WORKERS = String(workers);
@@ -57,14 +67,14 @@ const fastify = await spawnServer(process.env, [path.join(import.meta.dirname, '
 const one = await snippetdWith(1);
 const two = await snippetdWith(2);
 const targets = {
-  'bare Fastify': { url: `${fastify.url}/constant`, headers: {} },
-  '1 worker': { url: one.target, headers: { 'PRIVATE-TOKEN': TOKEN } },
-  '2 workers': { url: two.target, headers: { 'PRIVATE-TOKEN': TOKEN } },
+  'bare Fastify': { url: `${fastify.url}/constant`, headers: {}, script: undefined },
+  '1 worker': { url: one.target, headers: { 'PRIVATE-TOKEN': TOKEN }, script: values.unkept ? UNKEPT : undefined },
+  '2 workers': { url: two.target, headers: { 'PRIVATE-TOKEN': TOKEN }, script: values.unkept ? UNKEPT : undefined },
 };
 const results: Record<string, number[]> = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
 for (let round = 0; round < Number(values.rounds); round++) {
-  for (const [name, { url, headers }] of Object.entries(targets)) {
-    results[name].push(await load(url, headers));
+  for (const [name, { url, headers, script }] of Object.entries(targets)) {
+    results[name].push(await load(url, headers, script));
   }
   console.log(
     `round ${round + 1}: ${Object.entries(results)

@@ -8,9 +8,12 @@ export async function runWrk(opts: {
   headers?: Record<string, string>;
   connections: number;
   seconds: number;
+  /** A Lua script for wrk's -s (e.g. a request function that varies the path). */
+  script?: string;
 }): Promise<{ requestsPerSecond: number; medianMs: number }> {
   const header = Object.entries(opts.headers ?? {}).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
-  const args = ['-t1', `-c${opts.connections}`, `-d${opts.seconds}s`, '--latency', ...header, opts.url];
+  const script = opts.script ? ['-s', opts.script] : [];
+  const args = ['-t1', `-c${opts.connections}`, `-d${opts.seconds}s`, '--latency', ...script, ...header, opts.url];
   const { stdout } = await promisify(execFile)('wrk', args);
   if (/Non-2xx or 3xx responses|Socket errors/.test(stdout)) throw new Error(`${opts.url}: ${stdout}`);
   // The --latency distribution: `50%  812.00us`, `2.31ms`, `1.02s`.
