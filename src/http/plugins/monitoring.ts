@@ -36,8 +36,12 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onRequest', (request, reply, done) => {
     // On the raw answer, so answers written past Fastify's pipeline (prepared answers) carry it too.
     reply.raw.setHeader('x-request-id', request.id);
-    const start = process.hrtime.bigint();
-    reply.raw.once('finish', () => measure(metrics, request, reply, Number(process.hrtime.bigint() - start) / 1e9));
+    done();
+  });
+  // onResponse runs for those answers too (Fastify's own listener on the response's end); elapsedTime is
+  // from when Fastify routed the request.
+  app.addHook('onResponse', (request, reply, done) => {
+    measure(metrics, request, reply, reply.elapsedTime / 1000);
     done();
   });
 }
