@@ -99,8 +99,11 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   app.decorate('readStore', withCachedReads(store, readCache));
   // Before anything reads: drop cached lookups if any node changed the access tables since.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (usesReadCache(request)) readCache.refresh(done);
-    else done();
+    if (!usesReadCache(request)) return done();
+    readCache.refresh((error) => {
+      request.cacheGeneration = readCache.generation;
+      done(error);
+    });
   });
   app.decorate('rateCounters', rateCounters(db));
   app.decorate('externalUrl', config.externalUrl);

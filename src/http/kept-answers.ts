@@ -37,8 +37,8 @@ export interface DependsOn {
 export const NOTHING_MORE: DependsOn = { year: null };
 
 /**
- * A raw file's 200 answer as a route builds it: the route counts it against the raw limits before it reads
- * the file (http/rate-limits.ts, limitRaw), and a kept answer is counted under `limit` each time it is sent.
+ * A raw file's 200 answer as a route builds it: the route counts it against the raw limits (limitRaw in
+ * http/rate-limits.ts) as it always did, and a kept answer is counted under `limit` each time it is sent.
  */
 export interface RawAnswer {
   raw: { path: string | null; content: Buffer };
@@ -110,13 +110,13 @@ async function keptOrBuilt(
   const caller = request.principal.user?.id ?? 'anonymous';
   const key = `answer:${caller}:${variant}\n${baseUrl(request)}\n${request.url}`;
   let built = false;
-  const kept = await storeOf(request).memo(
+  const kept = await storeOf(request).memoAnswer(
     key,
     () => {
       built = true;
       return build();
     },
-    keepRules,
+    { ...keepRules, since: request.cacheGeneration ?? null },
   );
   return { kept, built };
 }

@@ -9,6 +9,10 @@ declare module 'fastify' {
     /** A writing route that looks up its caller, project and settings through the read cache (usesReadCache). */
     cachedLookups?: boolean;
   }
+  interface FastifyRequest {
+    /** The read cache's generation when this request's epochs were read (kept answers are filed only under it). */
+    cacheGeneration?: number;
+  }
   interface FastifyInstance {
     store: Store;
     /** The store read requests use: hot lookups answered from memory (storage/db/read-cache.ts). */

@@ -183,6 +183,24 @@ describe('kept snippet answers', () => {
     await t.ok('GET', `/snippets/${id}`, ROOT_TOKEN, undefined, 200);
   });
 
+  it('asked again, a kept answer runs no query', async () => {
+    /** SELECTs run through Kysely so far (the epoch's read runs beside it and is not counted). */
+    const selects = async () => {
+      const res = await t.request({ method: 'GET', url: '/-/metrics', token: null });
+      const line = res.body
+        .split('\n')
+        .find((l) => l.startsWith('snippetd_db_query_duration_seconds_count{statement="select",outcome="ok"} '));
+      return Number(line?.split(' ')[1] ?? 0);
+    };
+    for (const url of Object.values(urls())) {
+      await t.api('GET', url, ROOT_TOKEN);
+      const before = await selects();
+      const again = await t.api('GET', url, ROOT_TOKEN);
+      assert.equal(again.statusCode, 200, url);
+      assert.equal((await selects()) - before, 0, url);
+    }
+  });
+
   it('a kept raw answer is counted against the raw limit as a read one is', async () => {
     await t.ok('PUT', '/application/settings', ROOT_TOKEN, { raw_blob_request_limit: 2 }, 200);
     await awayFromMinuteEnd();

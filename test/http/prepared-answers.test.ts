@@ -1,5 +1,5 @@
-// Built-in template answers are prepared once and written straight to the socket
-// (src/http/prepared-answer.ts), past Fastify's onSend hooks. Over a real socket: they carry exactly the
+// Kept answers (built-in templates, snippets, their raw files) are prepared once and written straight to the
+// socket (src/http/prepared-answer.ts), past Fastify's onSend hooks. Over a real socket: they carry exactly the
 // headers every other JSON answer carries, a Content-Length that is the body's byte length, the same
 // bytes on every request, HEAD without a body, and Link URLs of the host each request named.
 import { after, before, describe, it } from 'node:test';
@@ -19,7 +19,7 @@ const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 const PAGE_HEADERS = ['x-per-page', 'x-page', 'x-next-page', 'x-prev-page', 'x-total', 'x-total-pages', 'link'];
 const JSON_HEADERS = ['content-type', 'x-frame-options', 'x-content-type-options', 'content-length'];
 
-describe('prepared template answers over a socket', () => {
+describe('prepared answers over a socket', () => {
   let t: TestApp;
   let id: number;
 
@@ -121,5 +121,47 @@ describe('prepared template answers over a socket', () => {
     const res = await t.socket('GET', url);
     assert.equal(res.statusCode, 200);
     assert.doesNotMatch(String(res.headers.link), /private_token|root-token/);
+  });
+
+  it("a snippet's raw file, prepared, carries exactly the headers a project file's raw answer gets through Fastify", async () => {
+    const files = [
+      { file_path: 'page.html', content: '<html><body><script>alert(1)</script></body></html>\n' },
+      { file_path: 'pic.svg', content: '<svg xmlns="http://www.w3.org/2000/svg"></svg>\n' },
+      { file_path: 'notes-é.txt', content: 'plain\n' },
+    ];
+    for (const file of files)
+      await t.ok(
+        'POST',
+        `/projects/${id}/repository/files/${encodeURIComponent(file.file_path)}`,
+        ROOT_TOKEN,
+        { branch: 'main', content: file.content, commit_message: file.file_path },
+        201,
+      );
+    const snippet = await t.ok(
+      'POST',
+      `/projects/${id}/snippets`,
+      ROOT_TOKEN,
+      { title: 'raw headers', visibility: 'public', files },
+      201,
+    );
+    const token = { 'private-token': ROOT_TOKEN };
+    // A repository file's answer also names its blob and commits (GitLab's X-Gitlab-* headers); a snippet's not.
+    const withoutGitlab = (headers: http.IncomingHttpHeaders) =>
+      Object.fromEntries(Object.entries(describing(headers)).filter(([name]) => !name.startsWith('x-gitlab-')));
+    for (const file of files) {
+      const path = encodeURIComponent(file.file_path);
+      const ordinary = await t.socket('GET', `/api/v4/projects/${id}/repository/files/${path}/raw?ref=main`, token);
+      const snippetRaw = `/api/v4/projects/${id}/snippets/${snippet.id}/files/main/${path}/raw`;
+      for (let ask = 0; ask < 2; ask++) {
+        const prepared = await t.socket('GET', snippetRaw, token);
+        assert.equal(prepared.statusCode, 200, prepared.body);
+        assert.equal(prepared.body, file.content);
+        assert.deepEqual(
+          describing(prepared.headers),
+          withoutGitlab(ordinary.headers),
+          `${file.file_path}, ask ${ask}`,
+        );
+      }
+    }
   });
 });

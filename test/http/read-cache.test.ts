@@ -260,25 +260,52 @@ describe('ReadCache', () => {
   it('a move of the content epoch drops the answers but not the lookups; a move of the access epoch both', async () => {
     let epochs = at(1, 1);
     const cache = new ReadCache(() => epochs);
+    /** An answer asked by a request whose epochs were read just now. */
+    const answer = async (key: string, value: string) => {
+      await refreshed(cache);
+      return cache.answer(key, async () => value, { since: cache.generation });
+    };
     await refreshed(cache);
     await cache.get('lookup', async () => 'lookup 1');
-    await cache.answer('answer', async () => 'answer 1');
+    await answer('answer', 'answer 1');
     epochs = at(1, 2);
     await refreshed(cache);
     assert.equal(await cache.get('lookup', async () => 'lookup 2'), 'lookup 1');
-    assert.equal(await cache.answer('answer', async () => 'answer 2'), 'answer 2');
+    assert.equal(await answer('answer', 'answer 2'), 'answer 2');
+    assert.equal(await answer('answer', 'answer 2 again'), 'answer 2');
     epochs = at(2, 2);
     await refreshed(cache);
     assert.equal(await cache.get('lookup', async () => 'lookup 3'), 'lookup 3');
-    assert.equal(await cache.answer('answer', async () => 'answer 3'), 'answer 3');
+    assert.equal(await answer('answer', 'answer 3'), 'answer 3');
     // An answer loading while only the content epoch moves is not kept either.
+    await refreshed(cache);
     let release!: (v: string) => void;
-    const slow = cache.answer('slow', () => new Promise<string>((resolve) => (release = resolve)));
+    const slow = cache.answer('slow', () => new Promise<string>((resolve) => (release = resolve)), {
+      since: cache.generation,
+    });
     epochs = at(2, 3);
     await refreshed(cache);
     release('old');
     assert.equal(await slow, 'old');
-    assert.equal(await cache.answer('slow', async () => 'new'), 'new');
+    assert.equal(await answer('slow', 'new'), 'new');
+  });
+
+  it('keeps no answer of a request whose epochs moved before its load began (what it read before, e.g. its caller, may be old)', async () => {
+    let epochs = at(1, 1);
+    const cache = new ReadCache(() => epochs);
+    await refreshed(cache);
+    const since = cache.generation; // this request's epochs were read; it looks up its caller, then pauses
+    epochs = at(2, 1); // the caller lost an access; another request sees the move
+    await refreshed(cache);
+    assert.equal(
+      await cache.answer('a', async () => 'built from the old caller', { since }),
+      'built from the old caller',
+    );
+    assert.equal(
+      await cache.answer('a', async () => 'built again', { since: cache.generation }),
+      'built again',
+      'what the first request built was not kept',
+    );
   });
 
   it('keeps a value only when its rules allow, and drops everything past the byte budget', async () => {

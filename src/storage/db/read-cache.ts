@@ -6,8 +6,10 @@
 // change to the snippet tables the answers are read from the content epoch, in the same transaction
 // (change_epoch, migrations 0003 and 0014). Before a read request looks anything up, the epochs are read
 // after the request arrived, so after anything acknowledged to any client was committed; what depends on
-// an epoch that moved is dropped. An entry is kept only if it was not dropped while it loaded, so an entry
-// always holds data read after the epochs it is filed under were observed. Writing requests do
+// an epoch that moved is dropped. A lookup is kept only if nothing was dropped while it loaded, and an answer
+// only if nothing was dropped since its request's epochs were read (it is also built from what the request
+// read before, its caller and project), so an entry always holds data read after the epochs it is filed
+// under were observed. Writing requests do
 // not use the cache, so a request never reads back a cached copy of what it just changed; the exceptions
 // are the snippet writes, which look up through it only their caller, project and settings, none of which
 // they change (http/request.ts, usesReadCache).
@@ -129,12 +131,30 @@ export class ReadCache {
     return this.from(this.lookups, key, load, rules);
   }
 
-  /** The answer kept under `key`, else `load`'s, kept as `rules` say; dropped when either epoch moves. */
-  answer<T>(key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T> {
-    return this.from(this.answers, key, load, rules);
+  /**
+   * Where the epochs were when a request's read of them completed: an answer built for that request is kept
+   * only if they have not moved since (`answer`'s `since`).
+   */
+  get generation(): number {
+    return this.answers.generation;
   }
 
-  private from<T>(shelf: Shelf, key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T> {
+  /**
+   * The answer kept under `key`, else `load`'s, kept as `rules` say; dropped when either epoch moves. Kept
+   * only if the epochs stayed where they were at `rules.since` (the request's `generation`): an answer also
+   * depends on what its request read before `load` ran.
+   */
+  answer<T>(key: string, load: () => Promise<T>, rules: KeepRules<T> & { since: number | null }): Promise<T> {
+    return this.from(this.answers, key, load, rules, rules.since);
+  }
+
+  private from<T>(
+    shelf: Shelf,
+    key: string,
+    load: () => Promise<T>,
+    rules?: KeepRules<T>,
+    since: number | null = shelf.generation,
+  ): Promise<T> {
     // One map lookup for a hit (a cached undefined, e.g. an unknown token, needs the second).
     const hit = shelf.entries.get(key);
     if (hit !== undefined || shelf.entries.has(key)) {
@@ -142,13 +162,18 @@ export class ReadCache {
       return Promise.resolve(hit as T);
     }
     this.counts.misses++;
-    return this.load(shelf, key, load, rules);
+    return this.load(shelf, key, load, rules, since);
   }
 
-  private async load<T>(shelf: Shelf, key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T> {
-    const generation = shelf.generation;
+  private async load<T>(
+    shelf: Shelf,
+    key: string,
+    load: () => Promise<T>,
+    rules: KeepRules<T> | undefined,
+    since: number | null,
+  ): Promise<T> {
     const value = deepFreeze(await load());
-    if (generation === shelf.generation && this.epochs !== null && (!rules?.keep || rules.keep(value))) {
+    if (since === shelf.generation && this.epochs !== null && (!rules?.keep || rules.keep(value))) {
       const bytes = rules?.bytes ? key.length + rules.bytes(value) : 0;
       if (shelf.entries.size >= MAX_ENTRIES || shelf.bytes + bytes > MAX_BYTES) shelf.clear();
       shelf.entries.set(key, value);
@@ -173,7 +198,8 @@ export function withCachedReads(store: Store, cache: ReadCache): Store {
   const { tokens, projects, members, settings, namespaces, users } = store;
   return {
     ...store,
-    memo: (key, load, rules) => cache.answer(key, load, rules),
+    memo: (key, load, rules) => cache.get(key, load, rules),
+    memoAnswer: (key, load, rules) => cache.answer(key, load, rules),
     tokens: {
       ...tokens,
       findWithUserByDigest: (digest) => cache.get(`token:${digest}`, () => tokens.findWithUserByDigest(digest)),

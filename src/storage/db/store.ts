@@ -43,6 +43,13 @@ export type Store = ReturnType<typeof repositories> & {
    * `rules` may refuse a value that turned out to depend on more than the database, and say its size.
    */
   memo<T>(key: string, load: () => Promise<T>, rules?: KeepRules<T>): Promise<T>;
+  /**
+   * A whole answer (http/kept-answers.ts), kept as `memo` keeps a value but dropped by a change to the
+   * snippet tables too (the content epoch). `rules.since` must be the generation the request saw when its
+   * epochs were read (ReadCache.generation), since an answer also depends on what the request read before
+   * `load` ran (its caller, its project).
+   */
+  memoAnswer<T>(key: string, load: () => Promise<T>, rules: KeepRules<T> & { since: number | null }): Promise<T>;
   /** Runs `work` in one transaction with repositories bound to it (transactions do not nest). */
   transaction<T>(work: (tx: Store) => Promise<T>): Promise<T>;
 };
@@ -54,6 +61,7 @@ export function createStore(db: Db, k: Kysely<Database> = db.kysely, objects = n
     objects,
     ...repositories(k, objects, db.dialect, k === db.kysely ? db.reader : k),
     memo: (_key, load) => load(),
+    memoAnswer: (_key, load) => load(),
     transaction: (work) => k.transaction().execute((tx) => work(createStore(db, tx, objects))),
   };
 }

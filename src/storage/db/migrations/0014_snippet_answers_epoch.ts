@@ -13,12 +13,13 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   await sql`INSERT INTO change_epoch (id, value) VALUES (2, 1)`.execute(db);
   if (dialect === 'postgres') {
     // Deferred to commit as row 1's triggers are, and once per transaction (a transaction-local setting
-    // remembers it): a snippet's create changes a row of each table and one of snippet_files per file.
+    // holds the id of the transaction that bumped it, so no value set for a whole session can stop a bump):
+    // a snippet's create changes a row of each table and one of snippet_files per file.
     await sql`CREATE FUNCTION bump_content_epoch() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF current_setting('snippetd.content_epoch_bumped', true) IS DISTINCT FROM 'yes' THEN
+        IF current_setting('snippetd.content_epoch_bumped_by', true) IS DISTINCT FROM txid_current()::text THEN
           UPDATE change_epoch SET value = value + 1 WHERE id = 2;
-          PERFORM set_config('snippetd.content_epoch_bumped', 'yes', true);
+          PERFORM set_config('snippetd.content_epoch_bumped_by', txid_current()::text, true);
         END IF;
         RETURN NULL;
       END $$`.execute(db);
