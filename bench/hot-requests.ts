@@ -5,7 +5,10 @@
 // after with bare Fastify round by round. Servers run on CPU 1 and autocannon on CPU 0. Besides req/s it
 // reports each server's CPU per request (/proc), which other work on a shared machine moves far less; the
 // "CPU ratio" is bare Fastify's CPU per request over snippetd's, what req/s would give on an idle core.
+// With --unkept, each of snippetd's requests asks a URL of its own (bench/unkept.ts), so that no kept answer
+// (src/http/kept-answers.ts) applies: the lookups, the policy and presenting are measured too.
 // Usage: npx tsx bench/hot-requests.ts [<before tree>] <after tree> [--rounds 5] [--duration 2] [--only GET]
+//   [--unkept]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +17,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { spawnServer, type Spawned, withoutRateLimits } from '../scripts/spawn-server.ts';
 import { cpuMicros } from './process-cpu.ts';
+import { unkept } from './unkept.ts';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -22,6 +26,7 @@ const { values, positionals } = parseArgs({
     duration: { type: 'string', default: '2' },
     connections: { type: 'string', default: '10' },
     only: { type: 'string' },
+    unkept: { type: 'boolean', default: false },
   },
 });
 if (positionals.length < 1 || positionals.length > 2) throw new Error('usage: bench/hot-requests.ts [before] <after>');
@@ -93,7 +98,11 @@ const routes: [string, (ids: Ids) => string][] = [
 
 async function measure(child: Spawned, url: string, headers: Record<string, string>, duration: number) {
   const before = cpuMicros(child.child.pid!);
-  const r = await autocannon({ url, headers, connections: Number(values.connections), duration });
+  const varied = values.unkept && child !== fastify;
+  const requests: autocannon.Request[] | undefined = varied
+    ? [{ setupRequest: (req) => ({ ...req, path: unkept(req.path ?? '/') }) }]
+    : undefined;
+  const r = await autocannon({ url, headers, connections: Number(values.connections), duration, requests });
   const cpu = (cpuMicros(child.child.pid!) - before) / r.requests.total;
   if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
   return { rps: r.requests.average, cpu };

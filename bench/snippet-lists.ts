@@ -10,14 +10,21 @@
 // Each request is first sent --warmup times unmeasured, as a running server has sent it before: the first
 // answers of a kind pay V8's compilation (on background threads this process's CPU counts) and cold caches.
 //
+// Every request asks a URL of its own (bench/unkept.ts), so that what is measured is a list's work, not a kept
+// answer (src/http/kept-answers.ts).
+//
 // With --over-http SECONDS, each request is also sent over a socket from another process for that long (wrk,
 // one connection, one request at a time), which measures what a client waits for without app.inject's own
 // work in this process: its p50 is the last column.
 //
 //   npx tsx bench/snippet-lists.ts [--repeat 21] [--warmup 20] [--over-http 3] [--database-url postgres://postgres@127.0.0.1:5432/test]
+import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runWrk } from './wrk.ts';
+import { unkept, unkeptWrkScript } from './unkept.ts';
 import { sql } from 'kysely';
 import { insertUserToken, insertUsersAndProjects, LEVELS } from './bulk-load.ts';
 import { inProcessApp } from './in-process-app.ts';
@@ -35,6 +42,9 @@ const { values } = parseArgs({
 const REPEAT = Number(values.repeat);
 const WARMUP = Number(values.warmup);
 const OVER_HTTP_S = values['over-http'] ? Number(values['over-http']) : null;
+const unkeptScript = OVER_HTTP_S
+  ? unkeptWrkScript(fs.mkdtempSync(path.join(os.tmpdir(), 'snippet-lists-')))
+  : undefined;
 
 const USERS = 1000;
 const PERSONAL = 100_000;
@@ -120,6 +130,7 @@ try {
         headers: token ? { 'PRIVATE-TOKEN': token } : {},
         connections: 1,
         seconds: OVER_HTTP_S!,
+        script: unkeptScript,
       })
     ).medianMs;
   const time = async (url: string, token: string | null) => {
@@ -127,13 +138,14 @@ try {
     const times: number[] = [];
     let status = 0;
     let count = 0;
-    for (let i = 0; i < WARMUP; i++) await app.inject({ method: 'GET', url, headers });
+    // Each a URL of its own (bench/unkept.ts): measured is the work of a list, not a kept answer.
+    for (let i = 0; i < WARMUP; i++) await app.inject({ method: 'GET', url: unkept(url), headers });
     const pids = await serverPids();
     const cpu = process.cpuUsage();
     const server = serverCpu(pids);
     for (let i = 0; i < REPEAT; i++) {
       const t = performance.now();
-      const res = await app.inject({ method: 'GET', url, headers });
+      const res = await app.inject({ method: 'GET', url: unkept(url), headers });
       times.push(performance.now() - t);
       status = res.statusCode;
       count = url.startsWith('/api/') ? res.json().length : res.body.length;

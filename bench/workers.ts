@@ -5,7 +5,7 @@
 // The load generator is wrk (Debian's package, C, one thread) unless `--generator autocannon`: autocannon
 // runs in this Node.js process and takes most of a core at these rates, so on a 2-core machine it leaves a
 // second worker little to run on.
-// With --unkept, every request of a snippetd asks a URL of its own (a query parameter that counts up; wrk only),
+// With --unkept, every request of a snippetd asks a URL of its own (bench/unkept.ts; wrk only),
 // so that no kept answer (http/kept-answers.ts) applies: each does the lookups, the policy and presenting.
 // Usage: npx tsx bench/workers.ts [--rounds 5] [--duration 3] [--connections 20] [--generator wrk|autocannon]
 //   [--unkept]
@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runWrk } from './wrk.ts';
+import { unkeptWrkScript } from './unkept.ts';
 import autocannon from 'autocannon';
 import { spawnServer, startBenchServer } from '../scripts/spawn-server.ts';
 
@@ -28,11 +29,7 @@ const { values } = parseArgs({
 });
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-workers-'));
-const UNKEPT = path.join(tmp, 'unkept.lua');
-fs.writeFileSync(
-  UNKEPT,
-  'local n = 0\nrequest = function()\n  n = n + 1\n  return wrk.format(nil, wrk.path .. "?n=" .. n)\nend\n',
-);
+const UNKEPT = unkeptWrkScript(tmp);
 
 /** Requests a second over `duration` seconds, every answer checked to be a 2xx. */
 async function load(url: string, headers: Record<string, string>, script?: string): Promise<number> {
