@@ -39,7 +39,9 @@ export async function prepareJsonAnswer(
 
 /** A raw file's answer, with the headers http/raw.ts gives it (never compressed, as through Fastify). */
 export function prepareRawAnswer(filePath: string | null, content: Buffer): PreparedAnswer {
-  const headers = Object.entries({ ...rawHeaders(filePath, content), ...SECURITY_HEADERS }).flat();
+  const headers: string[] = [];
+  for (const [name, value] of Object.entries(rawHeaders(filePath, content))) headers.push(name, value);
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) headers.push(name, value);
   return withLength(headers, content);
 }
 
