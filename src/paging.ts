@@ -9,11 +9,13 @@ export const MAX_COUNTED = 10_000;
 export interface PageWindow {
   offset: number;
   limit: number;
+  /** Totals are not counted past this many rows: MAX_COUNTED unless a list says less. */
+  countUpTo?: number;
 }
 
 export interface PageOf<Row> {
   rows: Row[];
-  /** null when there are more than MAX_COUNTED rows. */
+  /** null when there are more rows than the window's countUpTo (MAX_COUNTED). */
   total: number | null;
   hasMore: boolean;
 }

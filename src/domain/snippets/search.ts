@@ -193,6 +193,13 @@ function batchesOf<F extends { length: number }>(files: F[]): F[][] {
   return batches;
 }
 
+/**
+ * Content search (snippetd's, beyond GitLab) counts its total up to this many snippets, not the 10,000 of
+ * GitLab's lists: counting a common text's 10,000 matches was most of such a search (20-30 ms of its 26-39
+ * on PostgreSQL at 100,000 snippets, bench/RESULTS.md).
+ */
+export const CONTENT_SEARCH_COUNTED = 1_000;
+
 /** The page of content search for `text` (trimmed; '' for none) among the snippets `filter` names. */
 async function blobsPage(
   store: Store,
@@ -212,7 +219,7 @@ async function blobsPage(
       ...(holding !== undefined && (await store.snippets.texts.howToFindHolding(holding))),
       readableProjectsOnly: true,
     },
-    window,
+    { ...window, countUpTo: CONTENT_SEARCH_COUNTED },
   );
   const needle = text.toLowerCase();
   const found =

@@ -4,7 +4,12 @@
 // snippet lives and shows its matching lines with the text marked, linked to the file on the snippet's page.
 // Results come from the snippets finder, so they are the ones the visitor may see, signed in or not.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type BlobResult, parsePageQuery, searchForPage } from '../../domain/snippets/search.ts';
+import {
+  type BlobResult,
+  CONTENT_SEARCH_COUNTED,
+  parsePageQuery,
+  searchForPage,
+} from '../../domain/snippets/search.ts';
 import { limitSearch } from '../rate-limits.ts';
 import { Failure } from '../../domain/failure.ts';
 import { getSettings, indexedFileMaxBytes } from '../../domain/settings.ts';
@@ -111,7 +116,9 @@ ${files}</li>`;
   const here = (n: number) => `${base}/search?${new URLSearchParams({ search, page: String(n) })}`;
   const asked = search.trim() !== '';
   const summary =
-    found.total === null ? 'More than 10,000 snippets' : `${found.total} snippet${found.total === 1 ? '' : 's'}`;
+    found.total === null
+      ? `More than ${CONTENT_SEARCH_COUNTED.toLocaleString('en')} snippets`
+      : `${found.total} snippet${found.total === 1 ? '' : 's'}`;
   const body = html`<h1>Search</h1>
 <form class="search-form" action="${base}/search" method="get">
 <label for="search-page-text">Search snippets</label>

@@ -1,6 +1,6 @@
-// One page of an ordered query and its total. Totals are not counted past 10,000 rows, so a list never
-// scans a huge table to fill X-Total (GitLab's offset pagination does the same), and not at all when the
-// page's own rows tell it.
+// One page of an ordered query and its total. Totals are not counted past 10,000 rows (or the fewer a window
+// asks for), so a list never scans a huge table to fill X-Total (GitLab's offset pagination does the same),
+// and not at all when the page's own rows tell it.
 import { type Expression, type Kysely, PostgresAdapter, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import type { DialectName } from './database.ts';
 import type { Database, Snippet } from './schema.ts';
@@ -19,8 +19,9 @@ export async function fetchPage<Row>(
     .limit(window.limit + 1)
     .offset(window.offset)
     .execute();
-  let total = totalShownBy(window, rows.length);
-  if (total === undefined) total = await countOf(kysely, query.clearOrderBy());
+  const most = window.countUpTo ?? MAX_COUNTED;
+  let total = totalShownBy(window, rows.length, most);
+  if (total === undefined) total = await countOf(kysely, query.clearOrderBy(), most);
   return { rows: rows.slice(0, window.limit) as Row[], total, hasMore: rows.length > window.limit };
 }
 
@@ -91,12 +92,13 @@ export async function fetchSnippetPage(
     .where('id', 'in', ids);
   let rows: ListedSnippet[];
   let total: number | null | undefined;
-  const countable = window.offset + window.limit < MAX_COUNTED;
+  const most = window.countUpTo ?? MAX_COUNTED;
+  const countable = window.offset + window.limit < most;
   if (countable && (byKey || isPostgres(kysely))) {
     const answer = byKey
       ? await readOnceForPage(kysely, ordered(filtered.select(['snippets.id', 'snippets.updated_at'])), window, order)
       : await kysely
-          .selectFrom(countQuery(kysely, filtered).as('counted'))
+          .selectFrom(countQuery(kysely, filtered, most).as('counted'))
           .leftJoin(page.as('page'), (join) => join.onTrue())
           .selectAll('page')
           .select('counted.n as page_total')
@@ -104,18 +106,18 @@ export async function fetchSnippetPage(
           .orderBy('page.id', 'desc')
           .execute();
     rows = answer.filter((r) => r.id !== null).map(({ page_total: _, ...row }) => listed(row as Snippet));
-    total = counted(answer[0].page_total);
+    total = counted(answer[0].page_total, most);
   } else {
     rows = (await ordered(page).execute()).map(listed);
-    total = totalShownBy(window, rows.length);
-    if (total === undefined) total = await countOf(kysely, filtered);
+    total = totalShownBy(window, rows.length, most);
+    if (total === undefined) total = await countOf(kysely, filtered, most);
   }
   return { rows: rows.slice(0, window.limit), total, hasMore: rows.length > window.limit };
 }
 
 /**
- * The page of `ordered` (snippets' ids and update times, in `order`) and its total (counted up to 10,001),
- * the rows read once for both.
+ * The page of `ordered` (snippets' ids and update times, in `order`) and its total (counted up to one past
+ * the window's countUpTo), the rows read once for both.
  */
 async function readOnceForPage(
   kysely: Kysely<Database>,
@@ -126,7 +128,7 @@ async function readOnceForPage(
   const by = (table: string) =>
     sql.raw(order === 'updated' ? `${table}.updated_at DESC, ${table}.id DESC` : `${table}.id DESC`);
   const { rows } = await sql<Partial<ListedSnippet> & { page_total: number | string }>`WITH matched AS MATERIALIZED
-    (SELECT * FROM ${ordered.limit(MAX_COUNTED + 1)} AS m)
+    (SELECT * FROM ${ordered.limit((window.countUpTo ?? MAX_COUNTED) + 1)} AS m)
     SELECT page.*, counted.n AS page_total FROM (SELECT count(*) AS n FROM matched) AS counted
     LEFT JOIN (SELECT *${isPostgres(kysely) ? sql`, ${SNIPPET_PATHS.postgres} AS paths` : sql``} FROM snippets WHERE id IN (SELECT matched.id FROM matched ORDER BY ${by('matched')}
       LIMIT ${window.limit + 1} OFFSET ${window.offset})) AS page ON true
@@ -136,33 +138,41 @@ async function readOnceForPage(
 
 /**
  * The total that a page's own rows prove (`fetched`: up to limit + 1 rows from the offset), or undefined
- * when only a count can tell: a full page past the first 10,000 rows means more than 10,000, a page that is
- * not full ends the list.
+ * when only a count can tell: a full page past the first `most` rows means more than `most`, a page that
+ * is not full ends the list.
  */
-function totalShownBy(window: PageWindow, fetched: number): number | null | undefined {
-  if (fetched > window.limit) return window.offset + fetched > MAX_COUNTED ? null : undefined;
+function totalShownBy(window: PageWindow, fetched: number, most: number): number | null | undefined {
+  if (fetched > window.limit) return window.offset + fetched > most ? null : undefined;
   if (fetched === 0 && window.offset > 0) return undefined;
-  return window.offset + fetched > MAX_COUNTED ? null : window.offset + fetched;
+  return window.offset + fetched > most ? null : window.offset + fetched;
 }
 
 /** Counted over a constant, not the rows: the filter alone decides, and an index can answer it. */
-function countQuery(kysely: Kysely<Database>, query: SelectQueryBuilder<Database, keyof Database, unknown>) {
+function countQuery(
+  kysely: Kysely<Database>,
+  query: SelectQueryBuilder<Database, keyof Database, unknown>,
+  most: number,
+) {
   return kysely
     .selectFrom(
       query
         .clearSelect()
         .select(sql.lit(1).as('one'))
-        .limit(MAX_COUNTED + 1)
+        .limit(most + 1)
         .as('t'),
     )
     .select((eb) => eb.fn.countAll<number>().as('n'));
 }
 
-async function countOf(kysely: Kysely<Database>, query: SelectQueryBuilder<Database, keyof Database, unknown>) {
-  return counted((await countQuery(kysely, query).executeTakeFirstOrThrow()).n);
+async function countOf(
+  kysely: Kysely<Database>,
+  query: SelectQueryBuilder<Database, keyof Database, unknown>,
+  most: number,
+) {
+  return counted((await countQuery(kysely, query, most).executeTakeFirstOrThrow()).n, most);
 }
 
-const counted = (n: number | string) => (Number(n) > MAX_COUNTED ? null : Number(n));
+const counted = (n: number | string, most: number) => (Number(n) > most ? null : Number(n));
 
 /** `column` contains `text`, case-insensitively and literally (% and _ in the text match themselves). */
 export function containsText(
