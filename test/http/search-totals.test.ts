@@ -1,5 +1,5 @@
 // Content search (snippet_blobs and the search page, snippetd's own) counts its total up to 1,000 snippets,
-// GitLab's snippet_titles up to GitLab's 10,000 (docs/gitlab-compatibility.md#d23): X-Total and X-Total-Pages
+// GitLab's snippet_titles up to GitLab's 10,000 (docs/gitlab-compatibility.md, "Beyond GitLab" under search): X-Total and X-Total-Pages
 // are exact up to the limit and left out beyond. Rows are inserted directly; the search index follows them.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -80,6 +80,6 @@ describe('search totals around 1,000 matches', () => {
     });
     assert.deepEqual(await search('snippet_titles'), { count: 20, total: '1000', totalPages: '50', next: '2' });
     const page = await t.request({ method: 'GET', url: '/search?search=needle', token: null });
-    assert.match(page.body, /1000 snippets/);
+    assert.match(page.body, /1,000 snippets/);
   });
 });

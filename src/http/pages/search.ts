@@ -118,7 +118,7 @@ ${files}</li>`;
   const summary =
     found.total === null
       ? `More than ${CONTENT_SEARCH_COUNTED.toLocaleString('en')} snippets`
-      : `${found.total} snippet${found.total === 1 ? '' : 's'}`;
+      : `${found.total.toLocaleString('en')} snippet${found.total === 1 ? '' : 's'}`;
   const body = html`<h1>Search</h1>
 <form class="search-form" action="${base}/search" method="get">
 <label for="search-page-text">Search snippets</label>

@@ -65,12 +65,12 @@ function listed(row: Snippet & { paths?: string[] | string }): ListedSnippet {
  * the last of 100,000 snippets). The rows are then fetched by id alone, not through the filter again, which
  * let PostgreSQL read all 10,000 of an author's rows to find the 21 of the first page (11 ms).
  *
- * On PostgreSQL a page that may need counting (it lies within the first 10,000 rows) is read with its count
+ * On PostgreSQL a page that may need counting (it lies within the rows counted: 10,000, or the window's countUpTo) is read with its count
  * in one statement: a round trip costs about as much as either query. On SQLite a query is a call, and the
  * two alone are cheaper than joined (which sorts the page again), so the count runs only when needed.
  *
  * `byKey`: the filter names its rows by key (search's gathered ids, thousands of them). They are then read
- * once, up to the 10,001 that count, for both the count and the page, on SQLite too: read for each, every
+ * once, up to the one past those counted, for both the count and the page, on SQLite too: read for each, every
  * one of them was read twice (a member's search of a text in 3,000 files: 2 × 10-30 ms on PostgreSQL).
  */
 export async function fetchSnippetPage(

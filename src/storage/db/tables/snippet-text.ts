@@ -136,7 +136,7 @@ const QUEUE_WAIT_MAX_MS = 10_000;
  * has counted 10,001 (at 100,000 snippets it walks them all below that): they cost alike at about 20,000
  * files on SQLite, and on PostgreSQL, since a candidate's check is a LIKE, at about twice that (`beta(4`, in
  * 19,442 files and estimated above 20,000 with the snippets' fields: walked 265 ms, gathered 70). Measured
- * before content search counted only to 1,001 (CONTENT_SEARCH_COUNTED): a walk now stops 10 times sooner
+ * before content search counted only to 1,000 (CONTENT_SEARCH_COUNTED): a walk now stops 10 times sooner
  * where matches are dense (`beta(4` walked to 1,001 public matches: 41 ms in EXPLAIN ANALYZE), not where
  * they are few, so these bounds were left as they were.
  */
