@@ -1,4 +1,4 @@
-// The one place whole answers are kept (the template routes', a snippet's and the snippet lists'). A route
+// The one place whole answers are kept (templates, a snippet, the snippet lists, the API's raw files). A route
 // checks its parameters first, then calls sendAnswer with what its answer depends on and a function that
 // builds it (authorise, one domain call, present). While the database is unchanged, asking again for the
 // same answer costs one lookup: the read cache (storage/db/read-cache.ts) holds it and drops it when the
