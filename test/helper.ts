@@ -12,8 +12,8 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { type Kysely, sql } from 'kysely';
-import type { Database } from '../src/storage/db/schema.ts';
+import { type Insertable, type Kysely, sql } from 'kysely';
+import type { Database, SnippetsTable } from '../src/storage/db/schema.ts';
 import { createLogger } from '../src/logging.ts';
 import { importDirectory } from '../src/storage/git/import.ts';
 import { buildApp } from '../src/app.ts';
@@ -485,6 +485,31 @@ export async function insertUserRow(kysely: Kysely<Database>, createdAt: string)
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * A snippets row without files, as tests that insert many rows straight into the database write it (a list or
+ * a title search reads rows, not git); `fields` replace the defaults (a public personal snippet).
+ */
+export function snippetRow(
+  authorId: number,
+  createdAt: string,
+  fields: Partial<Omit<Insertable<SnippetsTable>, 'author_id'>> = {},
+): Insertable<SnippetsTable> {
+  return {
+    project_id: null,
+    author_id: authorId,
+    title: 'row',
+    description: null,
+    visibility: 'public',
+    file_name: '',
+    content: '',
+    head_commit: null,
+    default_branch: 'main',
+    created_at: createdAt,
+    updated_at: createdAt,
+    ...fields,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@
 // are exact up to the limit and left out beyond. Rows are inserted directly; the search index follows them.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, snippetRow, type TestApp } from '../helper.ts';
 
 const COUNTED = 1_000;
 
@@ -16,19 +16,7 @@ describe('search totals around 1,000 matches', () => {
     const author = await t.user('searched');
     const now = new Date().toISOString();
     await t.app.store.kysely.transaction().execute(async (tx) => {
-      const rows = Array.from({ length: COUNTED + 1 }, (_, i) => ({
-        project_id: null,
-        author_id: author.id,
-        title: `needle ${i}`,
-        description: null,
-        visibility: 'public' as const,
-        file_name: '',
-        content: '',
-        head_commit: null,
-        default_branch: 'main',
-        created_at: now,
-        updated_at: now,
-      }));
+      const rows = Array.from({ length: COUNTED + 1 }, (_, i) => snippetRow(author.id, now, { title: `needle ${i}` }));
       for (let i = 0; i < rows.length; i += 500)
         await tx
           .insertInto('snippets')

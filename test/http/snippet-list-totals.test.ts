@@ -4,7 +4,7 @@
 // reads rows and paths, never git.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, snippetRow, type TestApp } from '../helper.ts';
 
 const MAX_COUNTED = 10_000;
 
@@ -34,19 +34,9 @@ describe('snippet list totals around 10,000 rows', () => {
     const now = new Date().toISOString();
     await db.transaction().execute(async (tx) => {
       for (let i = 0; i < MAX_COUNTED + 1; i += 500) {
-        const rows = Array.from({ length: Math.min(500, MAX_COUNTED + 1 - i) }, (_, j) => ({
-          project_id: null,
-          author_id: author.id,
-          title: `s${i + j}`,
-          description: null,
-          visibility: 'public' as const,
-          file_name: 'a.txt',
-          content: '',
-          head_commit: null,
-          default_branch: 'main',
-          created_at: now,
-          updated_at: now,
-        }));
+        const rows = Array.from({ length: Math.min(500, MAX_COUNTED + 1 - i) }, (_, j) =>
+          snippetRow(author.id, now, { title: `s${i + j}`, file_name: 'a.txt' }),
+        );
         const ids = await tx.insertInto('snippets').values(rows).returning('id').execute();
         await tx
           .insertInto('snippet_files')

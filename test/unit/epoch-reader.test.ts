@@ -12,7 +12,7 @@ import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { type Db, EPOCHS_SQL, type Epochs, openDatabase } from '../../src/storage/db/database.ts';
 import { migrateToLatest } from '../../src/storage/db/migrate.ts';
-import { insertUserRow } from '../helper.ts';
+import { insertUserRow, snippetRow } from '../helper.ts';
 
 /** The access epoch moved on by `n` commits to the access tables. */
 const plus = (epochs: unknown, n: number) => ({ ...(epochs as Epochs), access: (epochs as Epochs).access + n });
@@ -101,19 +101,7 @@ describe('SQLite epoch reader', { skip }, () => {
     assert.deepEqual(withUser, { epoch: plus(epoch, 1), queried: 1 });
     await db.kysely
       .insertInto('snippets')
-      .values({
-        author_id: author.id,
-        project_id: null,
-        title: 'epoch',
-        description: null,
-        visibility: 'private',
-        file_name: '',
-        content: '',
-        head_commit: null,
-        default_branch: 'main',
-        created_at: now,
-        updated_at: now,
-      })
+      .values(snippetRow(author.id, now, { visibility: 'private' }))
       .execute();
     const { access, content } = withUser.epoch as Epochs;
     assert.deepEqual(read(), { epoch: { access, content: content + 1 }, queried: 1 });
