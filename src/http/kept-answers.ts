@@ -9,7 +9,7 @@ import { baseUrl } from './urls.ts';
 import { urlHasSecret } from '../logging.ts';
 import { prepareJsonAnswer, prepareRawAnswer, sendPrepared, type PreparedAnswer } from './prepared-answer.ts';
 import { acceptedEncoding } from './plugins/compression.ts';
-import { limitRaw } from './rate-limits.ts';
+import { limitRaw, type RawLimit } from './rate-limits.ts';
 
 /** A 200 answer as a route builds it. */
 export interface Answer {
@@ -37,19 +37,19 @@ export interface DependsOn {
 export const NOTHING_MORE: DependsOn = { year: null };
 
 /**
- * A raw file's 200 answer as a route builds it: the route counts it against the raw limits (limitRaw in
+ * A raw file's 200 answer as a route builds it: the route counts it against the raw limits (limitSnippetRaw in
  * http/rate-limits.ts) as it always did, and a kept answer is counted under `limit` each time it is sent.
  */
 export interface RawAnswer {
   raw: { path: string | null; content: Buffer };
-  limit: { projectId: number | null; path: string };
+  limit: RawLimit;
   source: 'database';
 }
 
 interface KeptAnswer {
   answer: PreparedAnswer;
   source: Answer['source'];
-  limit?: RawAnswer['limit'];
+  limit?: RawLimit;
 }
 
 /** Larger answers are sent without being kept: a raw file can be as large as a snippet may be. */

@@ -27,6 +27,27 @@ export function registerApiThrottle(app: FastifyInstance): void {
   });
 }
 
+/** What the raw limits count a file under: its project (null for a personal snippet's) and its path there. */
+export interface RawLimit {
+  projectId: number | null;
+  path: string;
+}
+
+/**
+ * The API's raw limits for a snippet's file (`filePath` null: the snippet has no file), for the caller as the
+ * API knows them; what it counted, so that a kept answer (kept-answers.ts) is counted the same way again.
+ */
+export async function limitSnippetRaw(
+  request: FastifyRequest,
+  projectId: number | null,
+  snippetId: number,
+  filePath: string | null,
+): Promise<RawLimit> {
+  const limit = { projectId, path: `snippets/${snippetId}/${filePath ?? ''}` };
+  await limitRaw(request, limit.projectId, limit.path, request.principal.user !== null);
+  return limit;
+}
+
 /** The raw limits for one file of a project; `path` names the file within the project. */
 export async function limitRaw(request: FastifyRequest, projectId: number | null, path: string, signedIn: boolean) {
   const settings = await getSettings(storeOf(request));

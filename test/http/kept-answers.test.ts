@@ -183,6 +183,17 @@ describe('kept snippet answers', () => {
     await t.ok('GET', `/snippets/${id}`, ROOT_TOKEN, undefined, 200);
   });
 
+  it('HEAD of a kept answer: the same headers, no body', async () => {
+    const answers = await askAll();
+    for (const [name, url] of Object.entries(urls())) {
+      const head = await t.api('HEAD', url, ROOT_TOKEN);
+      assert.equal(head.statusCode, 200, url);
+      assert.equal(head.body, '', url);
+      const { 'x-request-id': _a, date: _b, ...headers } = head.headers;
+      assert.deepEqual(headers, answers[name].headers, url);
+    }
+  });
+
   it('asked again, a kept answer runs no query', async () => {
     /** SELECTs run through Kysely so far (the epoch's read runs beside it and is not counted). */
     const selects = async () => {

@@ -6,7 +6,7 @@ import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { pageOf, parsePage } from '../pagination.ts';
 import { NOTHING_MORE, sendAnswer, sendRawAnswer } from '../kept-answers.ts';
-import { limitRaw } from '../rate-limits.ts';
+import { limitSnippetRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
 import { userAgentDetail } from '../presenters/snippets.ts';
 import { createInput, depsOf, presentSnippets, requestMeta } from '../snippet-answers.ts';
@@ -128,8 +128,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
       const snippet = await findVisibleSnippet(store, request.principal.user, ctx, snippet_id);
       if (!snippet) throw notFound('Snippet');
       const file = await firstSnippetFile(store, snippet);
-      const limit = { projectId: ctx.project.id, path: `snippets/${snippet.id}/${file.path ?? ''}` };
-      await limitRaw(request, limit.projectId, limit.path, !!request.principal.user);
+      const limit = await limitSnippetRaw(request, ctx.project.id, snippet.id, file.path);
       return { raw: file, limit, source: 'database' };
     });
   });
@@ -145,8 +144,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
       const store = storeOf(request);
       const snippet = await findVisibleSnippet(store, request.principal.user, ctx, p.snippet_id);
       if (!snippet) throw notFound('Snippet');
-      const limit = { projectId: ctx.project.id, path: `snippets/${snippet.id}/${p.file_path}` };
-      await limitRaw(request, limit.projectId, limit.path, !!request.principal.user);
+      const limit = await limitSnippetRaw(request, ctx.project.id, snippet.id, p.file_path);
       const { content } = await readSnippetFile(store, snippet, p.ref, p.file_path);
       return { raw: { path: p.file_path, content }, limit, source: 'database' };
     });

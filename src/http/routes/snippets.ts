@@ -7,7 +7,7 @@ import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { pageOf, parsePage } from '../pagination.ts';
 import { NOTHING_MORE, sendAnswer, sendRawAnswer } from '../kept-answers.ts';
-import { limitRaw } from '../rate-limits.ts';
+import { limitSnippetRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
 import { userAgentDetail } from '../presenters/snippets.ts';
 import { createInput, depsOf, placeSnippets, presentSnippets, requestMeta } from '../snippet-answers.ts';
@@ -157,8 +157,7 @@ export default async function snippetRoutes(app: FastifyInstance) {
     return sendRawAnswer(request, reply, async () => {
       const snippet = await visibleSnippet(request, id);
       const file = await firstSnippetFile(storeOf(request), snippet);
-      const limit = { projectId: rawScope(snippet), path: `snippets/${snippet.id}/${file.path ?? ''}` };
-      await limitRaw(request, limit.projectId, limit.path, !!request.principal.user);
+      const limit = await limitSnippetRaw(request, rawScope(snippet), snippet.id, file.path);
       return { raw: file, limit, source: 'database' };
     });
   });
@@ -168,8 +167,7 @@ export default async function snippetRoutes(app: FastifyInstance) {
     const p = validateRequest(spec.personalFileRawSpec, request);
     return sendRawAnswer(request, reply, async () => {
       const snippet = await visibleSnippet(request, p.id);
-      const limit = { projectId: rawScope(snippet), path: `snippets/${snippet.id}/${p.file_path}` };
-      await limitRaw(request, limit.projectId, limit.path, !!request.principal.user);
+      const limit = await limitSnippetRaw(request, rawScope(snippet), snippet.id, p.file_path);
       const { content } = await readSnippetFile(storeOf(request), snippet, p.ref, p.file_path);
       return { raw: { path: p.file_path, content }, limit, source: 'database' };
     });
