@@ -97,7 +97,8 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   observeRequests(app, metrics);
   app.decorate('store', store);
   app.decorate('readStore', withCachedReads(store, readCache));
-  // Before anything reads: drop cached lookups if any node changed the access tables since.
+  // Before anything reads: drop what depends on an epoch any node moved since (read-cache.ts), and note where
+  // the epochs were, under which alone this request's whole answers may be kept.
   app.addHook('onRequest', (request, _reply, done) => {
     if (!usesReadCache(request)) return done();
     readCache.refresh((error) => {
