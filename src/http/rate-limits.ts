@@ -14,16 +14,21 @@ declare module 'fastify' {
 }
 
 export function registerApiThrottle(app: FastifyInstance): void {
-  app.addHook('preHandler', async (request) => {
-    if (!request.url.startsWith('/api/')) return;
-    // The cached settings even on a write: a throttle setting one request late is harmless, and a
-    // settings query on every write is not.
-    const settings = await getSettings(request.server.readStore);
-    if (!settings.throttle_authenticated_api_enabled && !settings.throttle_unauthenticated_api_enabled) return;
-    await checkApiThrottle(request.server.rateCounters, settings, {
-      userId: request.principal.user?.id ?? null,
-      address: request.ip,
-    });
+  // A callback hook: outside /api/ there is nothing to wait for.
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (!request.url.startsWith('/api/')) return done();
+    throttle(request).then(() => done(), done);
+  });
+}
+
+async function throttle(request: FastifyRequest): Promise<void> {
+  // The cached settings even on a write: a throttle setting one request late is harmless, and a settings
+  // query on every write is not.
+  const settings = await getSettings(request.server.readStore);
+  if (!settings.throttle_authenticated_api_enabled && !settings.throttle_unauthenticated_api_enabled) return;
+  await checkApiThrottle(request.server.rateCounters, settings, {
+    userId: request.principal.user?.id ?? null,
+    address: request.ip,
   });
 }
 

@@ -1,7 +1,7 @@
 // The readable form of log lines for a terminal, and which query parameters are masked in logged URLs.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger, readableStream, redactUrl } from '../../src/logging.ts';
+import { createLogger, readableStream, redactUrl, requestLogger } from '../../src/logging.ts';
 
 describe('logging', () => {
   it('writes a readable line per entry when asked for the terminal form', () => {
@@ -10,6 +10,28 @@ describe('logging', () => {
     logger.child({ reqId: 'r-1' }).info({ res: { statusCode: 200 } }, 'request completed');
     logger.debug('not at info');
     assert.match(out, /^\d\d:\d\d:\d\d\.\d\d\d INFO {2}\[r-1\] request completed res=\{"statusCode":200\}\n$/);
+  });
+
+  it("gives each request a logger that writes the request's id on every line at a level that is on", () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger('warn', { write: (s: string) => lines.push(JSON.parse(s)) });
+    const log = requestLogger(logger, { reqId: 'r-2' }, {});
+    log.info('not at warn');
+    log.debug({ x: 1 }, 'nor this');
+    log.warn({ reason: 'r' }, 'refused');
+    log.child({ part: 'p' }).error('failed');
+    assert.deepEqual(
+      lines.map(({ level, reqId, msg, reason, part }) => ({ level, reqId, msg, reason, part })),
+      [
+        { level: 40, reqId: 'r-2', msg: 'refused', reason: 'r', part: undefined },
+        { level: 50, reqId: 'r-2', msg: 'failed', reason: undefined, part: 'p' },
+      ],
+    );
+    assert.equal(log.level, 'warn');
+    log.level = 'debug';
+    log.debug('now on');
+    assert.deepEqual(lines.at(-1)?.msg, 'now on');
+    assert.equal(logger.level, 'warn', "the request's level is its own");
   });
 
   it('masks every query parameter named like a secret, and nothing else', () => {

@@ -65,10 +65,14 @@ export function registerBodyLimits(
   externalUrl: (r: FastifyRequest) => string,
 ): void {
   const anonymousLimit = Math.min(ANONYMOUS_BODY_BYTES, maxBodyBytes ?? ANONYMOUS_BODY_BYTES);
-  app.addHook('preParsing', async (request, _reply, payload) => {
+  // A callback hook: most requests have no body, or one small enough for anyone, and need no promise.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
     const declared = declaredLength(request);
-    // Most requests: no body, or one small enough for anyone, costs no lookup at all.
-    if ((declared !== null && declared <= anonymousLimit) || isGitBody(request)) return payload;
+    if ((declared !== null && declared <= anonymousLimit) || isGitBody(request)) return done(null, payload);
+    limited(request, payload, declared).then((body) => done(null, body as typeof payload), done);
+  });
+
+  async function limited(request: FastifyRequest, payload: NodeJS.ReadableStream, declared: number | null) {
     const limit = maxBodyBytes ?? snippetBodyBytes((await getSettings(storeOf(request))).snippet_size_limit);
     if (declared !== null && declared > limit) throw answerBeforeBody(request, payloadTooLarge());
     const refusal = await refusalFor(request, externalUrl);
@@ -76,7 +80,7 @@ export function registerBodyLimits(
     if (declared !== null) return payload;
     // Chunked: counted as it comes, and cut off where the declared length would have been refused.
     return refusal ? capped(request, payload, anonymousLimit, refusal) : capped(request, payload, limit, null);
-  });
+  }
 }
 
 /** What a request that may not send a large body gets instead; null when it may. */
