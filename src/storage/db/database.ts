@@ -370,13 +370,7 @@ export function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 }
 
 function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
-  const pool = new (postgresDriver().Pool)({ connectionString: url, max: 10 });
-  // No JIT compilation: it starts on a plan's estimated cost, and a count over 10,001 rows of a large table
-  // costs enough, so a query of a few milliseconds spent 20-40 ms compiling itself (our queries are short).
-  // Queued on the new connection before any query of ours.
-  pool.on('connect', (client) => {
-    client.query('SET jit = off').catch(() => {});
-  });
+  const pool = new (postgresDriver().Pool)({ connectionString: withoutJit(url), max: 10 });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log });
   // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
   // A time limit: read requests wait for this query, so one that hangs must fail them, not stall them all.
@@ -393,6 +387,19 @@ function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
       : null;
   };
   return { kysely, dialect: 'postgres', reader: kysely, readEpoch, close: () => kysely.destroy() };
+}
+
+/**
+ * No JIT compilation: it starts on a plan's estimated cost, and a count over 10,001 rows of a large table costs
+ * enough, so a query of a few milliseconds spent 20-40 ms compiling itself (our queries are short). Set where
+ * each connection starts (the URL's `options`, after any the URL gives): a SET sent on connecting would run
+ * beside the first query, which pg deprecates (pg 9 refuses it).
+ */
+function withoutJit(url: string): string {
+  const parsed = new URL(url);
+  const given = parsed.searchParams.get('options');
+  parsed.searchParams.set('options', given ? `${given} -c jit=off` : '-c jit=off');
+  return parsed.toString();
 }
 
 /** SQL texts given a name; later new texts run unnamed (a bound on what each connection keeps prepared). */
