@@ -370,7 +370,7 @@ export function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 }
 
 function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
-  const pool = new (postgresDriver().Pool)({ connectionString: withoutJit(url), max: 10 });
+  const pool = new (postgresDriver().Pool)({ ...withoutJit(url), max: 10 });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log });
   // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
   // A time limit: read requests wait for this query, so one that hangs must fail them, not stall them all.
@@ -390,16 +390,17 @@ function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
 }
 
 /**
- * No JIT compilation: it starts on a plan's estimated cost, and a count over 10,001 rows of a large table costs
- * enough, so a query of a few milliseconds spent 20-40 ms compiling itself (our queries are short). Set where
- * each connection starts (the URL's `options`, after any the URL gives): a SET sent on connecting would run
- * beside the first query, which pg deprecates (pg 9 refuses it).
+ * The pool's settings for `url`, read by pg's own parser, without JIT compilation: it starts on a plan's
+ * estimated cost, and a count over 10,001 rows of a large table costs enough, so a query of a few milliseconds
+ * spent 20-40 ms compiling itself (our queries are short). Set where each connection starts, after the options
+ * the URL (or else PGOPTIONS, as pg reads it) gives: a SET sent on connecting would run beside the first query,
+ * which pg deprecates (pg 9 refuses it).
  */
-function withoutJit(url: string): string {
-  const parsed = new URL(url);
-  const given = parsed.searchParams.get('options');
-  parsed.searchParams.set('options', given ? `${given} -c jit=off` : '-c jit=off');
-  return parsed.toString();
+function withoutJit(url: string): Pg.PoolConfig {
+  const { parse } = requireFromHere('pg-connection-string') as typeof import('pg-connection-string');
+  const settings = parse(url);
+  const given = settings.options ?? process.env.PGOPTIONS;
+  return { ...(settings as Pg.PoolConfig), options: given ? `${given} -c jit=off` : '-c jit=off' };
 }
 
 /** SQL texts given a name; later new texts run unnamed (a bound on what each connection keeps prepared). */
