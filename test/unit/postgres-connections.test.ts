@@ -1,6 +1,6 @@
-// The PostgreSQL connections of a Db (openPostgres in src/storage/db/database.ts): every one runs without JIT
-// from its first query, with the options its URL (or else PGOPTIONS) gives, whatever the URL holds, and none is
-// sent a query while another runs on it (pg deprecates that; pg 9 refuses it). Each probe runs in a process of
+// The PostgreSQL connections of a Db (openPostgres in src/storage/db/database.ts): every one runs our queries
+// without JIT, connects as pg reads its URL and PGOPTIONS, whatever the URL holds, and is never sent a query
+// while another runs on it (pg deprecates that; pg 9 refuses it). Each probe runs in a process of
 // its own: Node prints a deprecation once a process, so another test's could hide it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,6 +53,8 @@ describe('PostgreSQL connections', { skip: TEST_DB !== 'postgres' && 'PostgreSQL
         connectThrough(schema.url),
         connectThrough(bare.toString(), { PGOPTIONS: `-c search_path=${name} -c statement_timeout=1234` }),
         connectThrough(percentInPassword, { PGOPTIONS: `-c search_path=${name}` }),
+        // As pg reads them: the URL's options, PGOPTIONS only when the URL gives none.
+        connectThrough(schema.url, { PGOPTIONS: '-c search_path=elsewhere -c statement_timeout=1234' }),
       ]);
       const expected = (statementTimeout: string) => ({
         shown: Array(10).fill('off'),
@@ -60,7 +62,7 @@ describe('PostgreSQL connections', { skip: TEST_DB !== 'postgres' && 'PostgreSQL
         statement_timeout: statementTimeout,
         warnings: [],
       });
-      assert.deepEqual(answers, [expected('0'), expected('1234ms'), expected('0')]);
+      assert.deepEqual(answers, [expected('0'), expected('1234ms'), expected('0'), expected('0')]);
     } finally {
       await schema.drop();
     }

@@ -370,7 +370,7 @@ export function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 }
 
 function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
-  const pool = new (postgresDriver().Pool)({ ...withoutJit(url), max: 10 });
+  const pool = new (postgresDriver().Pool)({ connectionString: url, max: 10 });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log });
   // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
   // A time limit: read requests wait for this query, so one that hangs must fail them, not stall them all.
@@ -387,20 +387,6 @@ function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
       : null;
   };
   return { kysely, dialect: 'postgres', reader: kysely, readEpoch, close: () => kysely.destroy() };
-}
-
-/**
- * The pool's settings for `url`, read by pg's own parser, without JIT compilation: it starts on a plan's
- * estimated cost, and a count over 10,001 rows of a large table costs enough, so a query of a few milliseconds
- * spent 20-40 ms compiling itself (our queries are short). Set where each connection starts, after the options
- * the URL (or else PGOPTIONS, as pg reads it) gives: a SET sent on connecting would run beside the first query,
- * which pg deprecates (pg 9 refuses it).
- */
-function withoutJit(url: string): Pg.PoolConfig {
-  const { parse } = requireFromHere('pg-connection-string') as typeof import('pg-connection-string');
-  const settings = parse(url);
-  const given = settings.options ?? process.env.PGOPTIONS;
-  return { ...(settings as Pg.PoolConfig), options: given ? `${given} -c jit=off` : '-c jit=off' };
 }
 
 /** SQL texts given a name; later new texts run unnamed (a bound on what each connection keeps prepared). */
@@ -437,6 +423,16 @@ function withNamedStatements(pool: Pg.Pool): PostgresPool {
       const client = await pool.connect();
       let named = clients.get(client);
       if (!named) {
+        // No JIT compilation: it starts on a plan's estimated cost, and a count over 10,001 rows of a large
+        // table costs enough, so a query of a few milliseconds spent 20-40 ms compiling itself (our queries
+        // are short). Set before the connection's first query of ours, never beside it (pg deprecates two
+        // queries at once on a connection; pg 9 refuses them). The epoch's query, through the pool, needs no JIT.
+        try {
+          await client.query('SET jit = off');
+        } catch (error) {
+          client.release(error as Error);
+          throw error;
+        }
         // Without Kysely's cursor form of query(), which we never use (no streamed queries).
         named = {
           query: (text: string, values: readonly unknown[]) =>
