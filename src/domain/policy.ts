@@ -83,20 +83,27 @@ export function visibleSnippetLevels(viewer: Viewer, access: Access): Visibility
   return ['internal', 'public'];
 }
 
-type ArchivedProject = Pick<Project, 'archived'>;
+type WritableProject = Pick<Project, 'archived' | 'snippets_access_level'>;
 
-const canCreateSnippet = (viewer: Viewer, project: ArchivedProject, access: Access) =>
-  project.archived === 0 && (isAdmin(viewer) || maxAccess(access) >= ACCESS.reporter);
+/**
+ * A project's snippets are written only while it is not archived and its snippets feature is open to the
+ * viewer (GitLab's snippets_disabled prevents every snippet ability, a page's form included).
+ */
+const isWritable = (viewer: Viewer, project: WritableProject, access: Access) =>
+  project.archived === 0 && canUseSnippetsFeature(viewer, project, access);
+
+const canCreateSnippet = (viewer: Viewer, project: WritableProject, access: Access) =>
+  isWritable(viewer, project, access) && (isAdmin(viewer) || maxAccess(access) >= ACCESS.reporter);
 
 /** Authors may update their own visible snippet (even as guests or non-members); maintainers any. */
-const canUpdateSnippet = (viewer: Viewer, project: ArchivedProject, access: Access, authorId: number) =>
-  project.archived === 0 &&
+const canUpdateSnippet = (viewer: Viewer, project: WritableProject, access: Access, authorId: number) =>
+  isWritable(viewer, project, access) &&
   viewer !== null &&
   (isAdmin(viewer) || maxAccess(access) >= ACCESS.maintainer || viewer.id === authorId);
 
 /** Deleting needs maintainer, or reporter+ for one's own snippet. */
-const canDeleteSnippet = (viewer: Viewer, project: ArchivedProject, access: Access, authorId: number) =>
-  project.archived === 0 &&
+const canDeleteSnippet = (viewer: Viewer, project: WritableProject, access: Access, authorId: number) =>
+  isWritable(viewer, project, access) &&
   viewer !== null &&
   (isAdmin(viewer) ||
     maxAccess(access) >= ACCESS.maintainer ||

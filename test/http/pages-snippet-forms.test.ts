@@ -330,6 +330,34 @@ describe('snippet forms', () => {
     assert.deepEqual(await t.must('GET', `/projects/${project.id}/snippets`, ROOT_TOKEN).then((l) => l.length), 1);
   });
 
+  it('offers no form and takes no post in a project whose snippets feature is off, as the API refuses', async () => {
+    const closed = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'closed', visibility: 'public' });
+    await t.must('POST', `/projects/${closed.id}/members`, ROOT_TOKEN, { user_id: alice.id, access_level: 30 });
+    await t.must('PUT', `/projects/${closed.id}`, ROOT_TOKEN, { snippets_access_level: 'disabled' });
+    const files = [{ file_path: 'a.txt', content: 'hello' }];
+    await t.expect('POST', `/projects/${closed.id}/snippets`, alice.token, { title: 'x', files }, 403);
+    const url = `/${closed.path_with_namespace}/-/snippets/new`;
+    assert.equal((await page(url, aliceCookie)).statusCode, 404);
+    const formToken = hidden((await page('/-/snippets/new', aliceCookie)).body, 'authenticity_token')!;
+    const refused = await t.request({
+      method: 'POST',
+      url,
+      token: null,
+      headers: { ...FORM, cookie: aliceCookie },
+      payload: new URLSearchParams([
+        ['authenticity_token', formToken],
+        ['title', 'via the page'],
+        ['visibility', 'public'],
+        ['files[0][file_path]', 'a.txt'],
+        ['files[0][content]', 'hello'],
+      ]).toString(),
+    });
+    assert.equal(refused.statusCode, 404);
+    // Turned back on, the project has no snippet a closed form let through.
+    await t.must('PUT', `/projects/${closed.id}`, ROOT_TOKEN, { snippets_access_level: 'enabled' });
+    assert.deepEqual(await t.must('GET', `/projects/${closed.id}/snippets`, ROOT_TOKEN), []);
+  });
+
   describe('editing', () => {
     let id: number;
     let editUrl: string;
