@@ -313,19 +313,17 @@ describe('snippet forms', () => {
     assert.doesNotMatch(form.body, /value="public"/);
     // Bob can see the internal project but is no member: no form, and no post goes through.
     assert.equal((await page(url, bobCookie)).statusCode, 404);
-    const bobToken = hidden((await page('/-/snippets/new', bobCookie)).body, 'authenticity_token')!;
-    const refused = await t.request({
-      method: 'POST',
+    // The session token of a form Bob may open.
+    const refused = await submit(
       url,
-      token: null,
-      headers: { ...FORM, cookie: bobCookie },
-      payload: new URLSearchParams([
-        ['authenticity_token', bobToken],
+      bobCookie,
+      [
         ['title', 'x'],
         ['files[0][file_path]', 'x'],
         ['files[0][content]', 'x'],
-      ]).toString(),
-    });
+      ],
+      { formUrl: '/-/snippets/new' },
+    );
     assert.equal(refused.statusCode, 404);
     assert.deepEqual(await t.must('GET', `/projects/${project.id}/snippets`, ROOT_TOKEN).then((l) => l.length), 1);
   });
@@ -338,20 +336,17 @@ describe('snippet forms', () => {
     await t.expect('POST', `/projects/${closed.id}/snippets`, alice.token, { title: 'x', files }, 403);
     const url = `/${closed.path_with_namespace}/-/snippets/new`;
     assert.equal((await page(url, aliceCookie)).statusCode, 404);
-    const formToken = hidden((await page('/-/snippets/new', aliceCookie)).body, 'authenticity_token')!;
-    const refused = await t.request({
-      method: 'POST',
+    const refused = await submit(
       url,
-      token: null,
-      headers: { ...FORM, cookie: aliceCookie },
-      payload: new URLSearchParams([
-        ['authenticity_token', formToken],
+      aliceCookie,
+      [
         ['title', 'via the page'],
         ['visibility', 'public'],
         ['files[0][file_path]', 'a.txt'],
         ['files[0][content]', 'hello'],
-      ]).toString(),
-    });
+      ],
+      { formUrl: '/-/snippets/new' },
+    );
     assert.equal(refused.statusCode, 404);
     // Turned back on, the project has no snippet a closed form let through.
     await t.must('PUT', `/projects/${closed.id}`, ROOT_TOKEN, { snippets_access_level: 'enabled' });
