@@ -97,6 +97,12 @@ export async function createGroup(
   }
   try {
     return await store.transaction(async (tx) => {
+      if (parent) {
+        // The parent as committed now, kept from becoming less visible until this subgroup is in it.
+        const current = await tx.namespaces.lock(parent.id, store.db.dialect, 'share');
+        if (!current) throw notFound('Parent group');
+        if (!visibilityAllowedUnder(current, visibility)) throw invalidFields(visibilityError(visibility, current));
+      }
       const now = nowIso();
       const group = await tx.namespaces.insert(
         {
@@ -169,21 +175,26 @@ export async function updateGroup(
     const { restricted_visibility_levels } = await getSettings(store);
     if (isVisibilityRestricted(viewer, changes.visibility, restricted_visibility_levels))
       throw invalidFields(restrictedLevelErrors(changes.visibility));
-    const parent = group.parent_id ? await store.namespaces.findById(group.parent_id) : null;
-    if (parent && !visibilityAllowedUnder(parent, changes.visibility))
-      throw invalidFields(visibilityError(changes.visibility, parent));
-    if (VISIBILITY_LEVEL[changes.visibility] < (await highestVisibilityBelow(store, group))) {
-      throw invalidFields({
-        visibility_level: [
-          `${changes.visibility} is not allowed since there are sub-groups or projects with higher visibility.`,
-        ],
-      });
-    }
   }
   if (changes.file_template_project_id !== undefined && changes.file_template_project_id !== null) {
     await requireProjectInHierarchy(store, group, changes.file_template_project_id);
   }
   return store.transaction(async (tx) => {
+    if (changes.visibility !== undefined && changes.visibility !== group.visibility) {
+      // Checked as committed now, the parent locked before the group (ancestors first): no project or subgroup
+      // is added or made more visible inside the group meanwhile, and the parent stays as it is.
+      const parent = group.parent_id ? await tx.namespaces.lock(group.parent_id, store.db.dialect, 'share') : null;
+      if (parent && !visibilityAllowedUnder(parent, changes.visibility))
+        throw invalidFields(visibilityError(changes.visibility, parent));
+      await tx.namespaces.lock(group.id, store.db.dialect, 'update');
+      if (VISIBILITY_LEVEL[changes.visibility] < (await highestVisibilityBelow(tx, group))) {
+        throw invalidFields({
+          visibility_level: [
+            `${changes.visibility} is not allowed since there are sub-groups or projects with higher visibility.`,
+          ],
+        });
+      }
+    }
     const updated = await tx.namespaces.update(group.id, {
       ...(changes.name !== undefined && { name: changes.name }),
       ...(changes.visibility !== undefined && { visibility: changes.visibility }),

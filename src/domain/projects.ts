@@ -127,6 +127,11 @@ export async function createProject(
   const ns = namespace;
   try {
     const created = await store.transaction(async (tx) => {
+      // The namespace as committed now, kept from becoming less visible until this project is in it.
+      const current = await tx.namespaces.lock(ns.id, store.db.dialect, 'share');
+      if (!current) throw invalidNamespace();
+      if (!visibilityAllowedUnder(current, visibility))
+        throw invalidFields(namespaceVisibilityError(visibility, current));
       const now = nowIso();
       const project = await tx.projects.insert({
         namespace_id: ns.id,
@@ -211,7 +216,15 @@ export async function updateProject(
     ...(changes.archived !== undefined && { archived: changes.archived ? 1 : 0 }),
   };
   if (Object.keys(set).length === 0) return ctx;
-  const project = await store.projects.update(ctx.project.id, { ...set, last_activity_at: nowIso() });
+  const project = await store.transaction(async (tx) => {
+    if (changes.visibility !== undefined) {
+      // The namespace as committed now, kept from becoming less visible until this change is made.
+      const current = await tx.namespaces.lock(ctx.namespace.id, store.db.dialect, 'share');
+      if (current && changes.visibility !== undefined && !visibilityAllowedUnder(current, changes.visibility))
+        throw invalidFields(namespaceVisibilityError(changes.visibility, current));
+    }
+    return tx.projects.update(ctx.project.id, { ...set, last_activity_at: nowIso() });
+  });
   return { ...ctx, project };
 }
 

@@ -25,6 +25,21 @@ export function namespacesTable(db: Kysely<Database>) {
     async findById(id: number): Promise<Namespace | undefined> {
       return db.selectFrom('namespaces').selectAll().where('id', '=', id).executeTakeFirst();
     },
+    /**
+     * In a transaction: the namespace as committed now, locked until the transaction ends against a change of
+     * its visibility ('share': something is added or made more visible inside it) or against anything inside
+     * it changing ('update': its own visibility changes). Ancestors are locked before descendants. SQLite
+     * needs no lock: its transactions run one at a time.
+     */
+    async lock(
+      id: number,
+      dialect: 'sqlite' | 'postgres',
+      strength: 'update' | 'share',
+    ): Promise<Namespace | undefined> {
+      const q = db.selectFrom('namespaces').selectAll().where('id', '=', id);
+      const locked = dialect === 'sqlite' ? q : strength === 'update' ? q.forUpdate() : q.forShare();
+      return locked.executeTakeFirst();
+    },
     async findByFullPath(fullPath: string): Promise<Namespace | undefined> {
       return db
         .selectFrom('namespaces')
