@@ -71,6 +71,33 @@ describe('personal snippet repositories over HTTP', () => {
     assert.equal(unchanged.files.length, 2);
   });
 
+  it('answers a repeated service as the last one, both in who may ask and in what git serves', async () => {
+    const created = await t.ok(
+      'POST',
+      '/snippets',
+      alice.token,
+      { title: 'asked twice', visibility: 'public', files: [{ file_path: 'a.txt', content: 'one\n' }] },
+      201,
+    );
+    const refs = (token: string, query: string) =>
+      fetch(`http://${host}/snippets/${created.id}.git/info/refs?${query}`, {
+        headers: { authorization: `Basic ${Buffer.from(`bob:${token}`).toString('base64')}` },
+      });
+    const push = 'service=git-receive-pack';
+    const fetchToo = 'service=git-upload-pack';
+    // Bob may read, not push: the push's advertisement is refused however the service is repeated.
+    assert.equal((await refs(bob.token, push)).status, 403);
+    assert.equal((await refs(bob.token, `${fetchToo}&${push}`)).status, 403);
+    // Asked as a fetch last, it is a fetch's advertisement, not a push's.
+    const read = await refs(bob.token, `${push}&${fetchToo}`);
+    assert.equal(read.status, 200);
+    assert.match(await read.text(), /^001e# service=git-upload-pack\n/);
+    // The author may push, asked either way.
+    const author = await refs(alice.token, `${fetchToo}&${push}`);
+    assert.equal(author.status, 200);
+    assert.match(await author.text(), /^001f# service=git-receive-pack\n/);
+  });
+
   it('hides a private one from everyone but its author', async () => {
     const created = await t.ok(
       'POST',

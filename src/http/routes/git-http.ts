@@ -39,6 +39,7 @@ export interface GitRequest {
   repoPath: string;
   part: string;
   service: string;
+  /** The query git is given: `service=` and the checked service alone (info/refs), else nothing. */
   query: string;
 }
 
@@ -46,10 +47,18 @@ export interface GitRequest {
 export function gitRequestOf(request: FastifyRequest): GitRequest | null {
   const [urlPath, query = ''] = request.url.split('?');
   const match = GIT_PATH.exec(decodeURIComponent(urlPath));
-  const service = match && (match[2] === 'info/refs' ? new URLSearchParams(query).get('service') : match[2]);
+  // The last `service` as Rack reads a repeated parameter (GitLab's params); git is given only that one, so
+  // what is authorized (a read or a push) is what git serves.
+  const service =
+    match && (match[2] === 'info/refs' ? (new URLSearchParams(query).getAll('service').at(-1) ?? null) : match[2]);
   if (!match || !service || !SERVICES.has(service) || (match[2] === 'info/refs') !== (request.method === 'GET'))
     return null;
-  return { repoPath: match[1], part: match[2], service, query };
+  return {
+    repoPath: match[1],
+    part: match[2],
+    service,
+    query: match[2] === 'info/refs' ? new URLSearchParams({ service }).toString() : '',
+  };
 }
 
 /** Git request bodies are passed through as streams, never parsed or buffered: for the route that serves git. */
