@@ -17,6 +17,15 @@ describe('personal snippet repositories over HTTP', () => {
   let bob: { id: number; token: string };
   const cloneUrl = (token: string | null, id: number) =>
     `http://${token ? `oauth2:${token}@` : ''}${host}/snippets/${id}.git`;
+  /** Alice's snippet of one file, `a.txt`. */
+  const alicesSnippet = (title: string, visibility: string) =>
+    t.ok(
+      'POST',
+      '/snippets',
+      alice.token,
+      { title, visibility, files: [{ file_path: 'a.txt', content: 'one\n' }] },
+      201,
+    );
 
   before(async () => {
     t = await createTestApp();
@@ -32,13 +41,7 @@ describe('personal snippet repositories over HTTP', () => {
   });
 
   it('clones, pushes and shows the push in the API; others may clone a public one but not push', async () => {
-    const created = await t.ok(
-      'POST',
-      '/snippets',
-      alice.token,
-      { title: 'mine', visibility: 'public', files: [{ file_path: 'a.txt', content: 'one\n' }] },
-      201,
-    );
+    const created = await alicesSnippet('mine', 'public');
     assert.equal(created.http_url_to_repo.replace(/^http:\/\/[^/]+/, ''), `/snippets/${created.id}.git`);
     const dir = path.join(work, 'alice');
     const clone = await runGit(['clone', cloneUrl(alice.token, created.id), dir]);
@@ -72,13 +75,7 @@ describe('personal snippet repositories over HTTP', () => {
   });
 
   it('answers a repeated service as the last one, both in who may ask and in what git serves', async () => {
-    const created = await t.ok(
-      'POST',
-      '/snippets',
-      alice.token,
-      { title: 'asked twice', visibility: 'public', files: [{ file_path: 'a.txt', content: 'one\n' }] },
-      201,
-    );
+    const created = await alicesSnippet('asked twice', 'public');
     const refs = (token: string, query: string) =>
       fetch(`http://${host}/snippets/${created.id}.git/info/refs?${query}`, {
         headers: { authorization: `Basic ${Buffer.from(`bob:${token}`).toString('base64')}` },
@@ -99,13 +96,7 @@ describe('personal snippet repositories over HTTP', () => {
   });
 
   it('hides a private one from everyone but its author', async () => {
-    const created = await t.ok(
-      'POST',
-      '/snippets',
-      alice.token,
-      { title: 'secret', visibility: 'private', files: [{ file_path: 's.txt', content: 's' }] },
-      201,
-    );
+    const created = await alicesSnippet('secret', 'private');
     const hidden = await runGit(['clone', cloneUrl(bob.token, created.id), path.join(work, 'hidden')]);
     assert.notEqual(hidden.code, 0);
     assert.match(hidden.stderr, /could not be found or you don't have permission to view it/);
