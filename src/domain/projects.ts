@@ -216,12 +216,13 @@ export async function updateProject(
     ...(changes.archived !== undefined && { archived: changes.archived ? 1 : 0 }),
   };
   if (Object.keys(set).length === 0) return ctx;
+  const { visibility } = changes;
   const project = await store.transaction(async (tx) => {
-    if (changes.visibility !== undefined) {
+    if (visibility !== undefined && visibility !== ctx.project.visibility) {
       // The namespace as committed now, kept from becoming less visible until this change is made.
       const current = await tx.namespaces.lock(ctx.namespace.id, store.db.dialect, 'share');
-      if (current && changes.visibility !== undefined && !visibilityAllowedUnder(current, changes.visibility))
-        throw invalidFields(namespaceVisibilityError(changes.visibility, current));
+      if (current && !visibilityAllowedUnder(current, visibility))
+        throw invalidFields(namespaceVisibilityError(visibility, current));
     }
     return tx.projects.update(ctx.project.id, { ...set, last_activity_at: nowIso() });
   });
