@@ -6,7 +6,7 @@
 // them), as GitLab's OmniAuth admin_groups and external_groups do.
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
-import { Failure } from './failure.ts';
+import { conflict, Failure } from './failure.ts';
 import { pathError } from './paths.ts';
 import { startSession } from './sessions.ts';
 import { createUser, EMAIL_TAKEN, USERNAME_TAKEN } from './users.ts';
@@ -34,8 +34,10 @@ export type OidcRefusal = 'not_allowed' | 'blocked' | 'no_email' | 'email_taken'
 
 export type OidcSignIn = { ok: true; token: string; user: User; created: boolean } | { ok: false; reason: OidcRefusal };
 
-/** Names tried after the first one is taken: name1, name2 … (GitLab's Uniquify). */
-const MAX_USERNAME_TRIES = 100;
+/** How often a first sign-in chooses again when another request took its username meanwhile. */
+const NAME_RACES = 5;
+/** Suffixes tried beyond the names taken: a reserved name (`admin`) is valid with a number. */
+const SUFFIXES_TRIED = 100;
 
 const text = (value: unknown) => (typeof value === 'string' ? value.trim() : '');
 
@@ -115,9 +117,10 @@ async function createLinkedUser(
   if (!email) return { ok: false, reason: 'no_email' };
   if (await store.users.findByEmail(email)) return { ok: false, reason: 'email_taken' };
   const base = usernameFrom(claims);
-  for (let n = 0; n <= MAX_USERNAME_TRIES; n++) {
-    const username = n === 0 ? base : `${base}${n}`;
-    if (pathError(username, true)) continue;
+  let taken = new Set<string>();
+  for (let race = 0; race < NAME_RACES; race++) {
+    const username = freeUsername(base, taken);
+    if (!username) return { ok: false, reason: 'invalid_claims' };
     try {
       const user = await createUser(
         store,
@@ -140,7 +143,23 @@ async function createLinkedUser(
       if (winner) return { ok: true, user: winner, created: false };
       if (error.detail === EMAIL_TAKEN) return { ok: false, reason: 'email_taken' };
       if (error.detail !== USERNAME_TAKEN) throw error;
+      taken = await store.namespaces.topLevelPathsStartingWith(base);
     }
   }
-  throw new Error(`no free username from ${base} after ${MAX_USERNAME_TRIES} tries`);
+  throw conflict(USERNAME_TAKEN);
+}
+
+/**
+ * GitLab's Uniquify: `base`, else `base1`, `base2` … the first that is a valid path and not `taken` (lower-cased).
+ * Of `taken.size + 1` valid names one is free; undefined when no number makes `base` valid.
+ */
+export function freeUsername(base: string, taken: Set<string>): string | undefined {
+  let valid = 0;
+  for (let n = 0; valid <= taken.size && n <= taken.size + SUFFIXES_TRIED; n++) {
+    const name = n === 0 ? base : `${base}${n}`;
+    if (pathError(name, true)) continue;
+    if (!taken.has(name.toLowerCase())) return name;
+    valid++;
+  }
+  return undefined;
 }

@@ -164,6 +164,8 @@ describe('signing in with OpenID Connect', () => {
       'sub-grace': { email: 'grace@corp.example', name: 'Grace', groups: ['staff'] },
       'sub-zoe': { email: 'zoe@corp.example', preferred_username: '.Zoë Saldaña@corp', groups: ['staff'] },
       'sub-admin': { email: 'admin@corp.example', preferred_username: 'admin', groups: ['staff'] },
+      'sub-victim': { email: 'victim@corp.example', preferred_username: 'victim', groups: ['staff'] },
+      'sub-umlaut': { email: 'ÄRGER@corp.example', preferred_username: 'umlaut', groups: ['staff'] },
     });
     t = await createTestApp({
       externalUrl: EXTERNAL_URL,
@@ -305,8 +307,28 @@ describe('signing in with OpenID Connect', () => {
     assert.equal(await signedInAs((await signIn('sub-admin')).res), 'admin1');
   });
 
+  it('a username whose first hundred numbered forms are taken still gets the next free one', async () => {
+    // Anyone may create top-level groups: taking victim … victim100 must not lock victim out.
+    for (let n = 0; n <= 100; n++) {
+      const path = n === 0 ? 'Victim' : `victim${n}`;
+      await t.must('POST', '/groups', ROOT_TOKEN, { name: path, path });
+    }
+    const { res } = await signIn('sub-victim');
+    assert.equal(res.statusCode, 303, res.body);
+    assert.equal(await signedInAs(res), 'victim101');
+    assert.equal((await userNamed('victim101')).email, 'victim@corp.example');
+  });
+
   it('refuses an email address another account has', async () => {
     await assertRefused(() => signIn('sub-taken-email'), 403, /An account with your email address already exists here/);
+    // Letters beyond ASCII too, on both databases (SQLite's lower() changes only ASCII).
+    await t.must('POST', '/users', ROOT_TOKEN, {
+      username: 'aerger',
+      email: 'ÄRGER@corp.example',
+      name: 'Ärger',
+      password: PASSWORD,
+    });
+    await assertRefused(() => signIn('sub-umlaut'), 403, /An account with your email address already exists here/);
   });
 
   it('refuses claims an account here cannot have (an email that is not one) with the page, not JSON', async () => {

@@ -178,9 +178,9 @@ const counted = (n: number | string, most: number) => (Number(n) > most ? null :
 export function containsText(
   column: Expression<string | null>,
   text: string,
-  where: 'anywhere' | 'suffix' = 'anywhere',
+  where: 'anywhere' | 'suffix' | 'prefix' = 'anywhere',
 ) {
   const escaped = text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
-  const pattern = where === 'suffix' ? `%${escaped}` : `%${escaped}%`;
+  const pattern = where === 'suffix' ? `%${escaped}` : where === 'prefix' ? `${escaped}%` : `%${escaped}%`;
   return sql<boolean>`lower(coalesce(${column}, '')) LIKE ${pattern} ESCAPE '\\'`;
 }

@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database, Namespace, NamespacesTable } from '../schema.ts';
 import type { Insertable, Updateable } from 'kysely';
+import { sql } from 'kysely';
 import { setsNothing } from '../rows.ts';
+import { containsText } from '../page.ts';
 
 export type NewNamespace = Omit<Insertable<NamespacesTable>, 'traversal_ids'>;
 
@@ -46,6 +48,16 @@ export function namespacesTable(db: Kysely<Database>) {
         .selectAll()
         .where((eb) => eb(eb.fn('lower', ['full_path']), '=', fullPath.toLowerCase()))
         .executeTakeFirst();
+    },
+    /** The paths, lower-cased, of the users and top-level groups whose path starts with `prefix`. */
+    async topLevelPathsStartingWith(prefix: string): Promise<Set<string>> {
+      const rows = await db
+        .selectFrom('namespaces')
+        .select('full_path')
+        .where('parent_id', 'is', null)
+        .where(containsText(sql.ref('full_path'), prefix, 'prefix'))
+        .execute();
+      return new Set(rows.map((r) => r.full_path.toLowerCase()));
     },
     /** The groups directly inside a group, by name. */
     async childGroups(parentId: number): Promise<Namespace[]> {
