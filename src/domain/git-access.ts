@@ -6,6 +6,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import type { Scope } from './access.ts';
 import { type GitRepository, RefConflict, RefNameClash } from '../storage/git/repository.ts';
+import { isValidBranchName } from './project-files.ts';
 import { discardUploads } from '../storage/git/object-parts.ts';
 import type { ReceivedObject, ReceivedPush, RefUpdate } from '../storage/git/push-hooks.ts';
 import { Failure } from './failure.ts';
@@ -178,6 +179,8 @@ async function projectPushProblem(
 ): Promise<string | null> {
   for (const u of updates) {
     if (!/^refs\/(heads|tags)\//.test(u.ref)) return `only branches and tags can be pushed, not ${u.ref}`;
+    // git refuses such a name only after this hook: refused here, the rows never hold a ref git has not.
+    if (!isValidBranchName(u.ref.slice('refs/'.length))) return `not a valid ref name: ${JSON.stringify(u.ref)}`;
     if (u.new === null && u.ref === `refs/heads/${target.ctx.project.default_branch}`)
       return 'The default branch of a project cannot be deleted.';
     // git refuses a branch on anything but a commit only after this hook: refused here, the rows never move.

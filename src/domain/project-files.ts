@@ -29,19 +29,17 @@ export interface FileWrite {
   executeFilemode?: boolean;
 }
 
-/** Branch names git accepts and that cannot be read as options. */
+/** Branch names git accepts (git check-ref-format's rules) and that cannot be read as options. */
 export function isValidBranchName(name: string): boolean {
   return (
     name.length > 0 &&
     name.length <= 255 &&
     !name.startsWith('-') &&
-    !name.startsWith('/') &&
-    !name.endsWith('/') &&
-    !name.endsWith('.lock') &&
     !name.endsWith('.') &&
-    !/(\.\.|\/\/|@\{|[\s~^:?*[\\\0]|\x7f)/.test(name) &&
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: git refuses control characters in ref names.
+    !/(\.\.|@\{|[\s~^:?*[\\\x00-\x1f\x7f])/.test(name) &&
     name !== '@' &&
-    name.split('/').every((part) => part !== '' && !part.startsWith('.'))
+    name.split('/').every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'))
   );
 }
 

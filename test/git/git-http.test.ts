@@ -4,6 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -462,6 +463,50 @@ describe('git over HTTP with the real git client', () => {
     await ok(['clone', '-q', url(pub.path, ROOT_TOKEN), fresh]);
     await ok(['fsck', '--strict'], { cwd: fresh });
     await ok(['push', '-q', 'origin', '--delete', 'clash'], { cwd: d });
+  });
+
+  it('a ref name git refuses is refused before the rows move (a raw request: git clients never send one)', async () => {
+    const before = (await ok(['ls-remote', url(pub.path, ROOT_TOKEN)])).stdout;
+    const main = /^([0-9a-f]{40})\trefs\/heads\/main$/m.exec(before)![1];
+    const pkt = (line: string) => `${(Buffer.byteLength(line) + 4).toString(16).padStart(4, '0')}${line}`;
+    const header = Buffer.from('PACK\0\0\0\x02\0\0\0\0', 'latin1');
+    const emptyPack = Buffer.concat([header, crypto.createHash('sha1').update(header).digest()]);
+    for (const ref of [
+      'refs/heads/a..b',
+      'refs/heads/x.lock/y',
+      'refs/tags/a b',
+      'refs/heads/c\x01',
+      'refs/heads/d@{1}',
+    ]) {
+      const res = await fetch(`http://${host}/${pub.path}/git-receive-pack`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`x:${users.dev.token}`).toString('base64')}`,
+          'content-type': 'application/x-git-receive-pack-request',
+        },
+        body: Buffer.concat([
+          Buffer.from(`${pkt(`${'0'.repeat(40)} ${main} ${ref}\0report-status side-band-64k\n`)}0000`),
+          emptyPack,
+        ]),
+      });
+      assert.equal(res.status, 200);
+      const report = await res.text();
+      // git refuses some of them itself before the hook runs; the others are the hook's to refuse.
+      assert.ok(
+        report.includes(`snippetd: not a valid ref name: ${JSON.stringify(ref)}`) ||
+          report.includes(`refusing to create funny ref '${ref}' remotely`),
+        report,
+      );
+      assert.ok(report.includes(`ng ${ref} `), report);
+      if (ref === 'refs/heads/a..b') assert.ok(report.includes('ng refs/heads/a..b pre-receive hook declined'), report);
+      assert.equal((await ok(['ls-remote', url(pub.path, ROOT_TOKEN)])).stdout, before);
+    }
+    // Pushes go on as before.
+    const d = dir('bad-ref-after');
+    await ok(['clone', '-q', url(pub.path, users.dev.token), d]);
+    await commitFile(d, 'after-bad-ref.txt', 'after\n');
+    await ok(['push', '-q', 'origin', 'HEAD:main'], { cwd: d });
+    assert.equal((await apiFile(pub.id, 'after-bad-ref.txt')).content, 'after\n');
   });
 
   it('a branch pushed and deleted leaves dangling objects, which fsck lists as git does and does not count as problems', async () => {

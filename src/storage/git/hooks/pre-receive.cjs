@@ -14,7 +14,8 @@ process.stdin.on('end', () => {
     .split('\n')
     .filter(Boolean)
     .map((line) => {
-      const [oldId, newId, ref] = line.split(' ');
+      // The ref is the rest of the line: git hands on names with spaces too, for snippetd to refuse.
+      const [, oldId, newId, ref] = /^(\S+) (\S+) (.*)$/s.exec(line) ?? [];
       return { old: oldId, new: newId, ref };
     });
   const env = {};
