@@ -300,6 +300,37 @@ describe('git over HTTP with the real git client', () => {
       assert.equal(fileRaw.body, 'sea\n');
     });
 
+    it('a pushed executable stays one through API updates of other files, and a move keeps it', async () => {
+      const snippet = await t.must('POST', `/projects/${pub.id}/snippets`, users.dev.token, {
+        title: 'modes',
+        visibility: 'private',
+        files: [{ file_path: 'a.txt', content: 'a\n' }],
+      });
+      const d = dir('snip-modes');
+      await ok(['clone', '-q', url(snippetPath(snippet), users.dev.token), d]);
+      fs.writeFileSync(path.join(d, 'run.sh'), '#!/bin/sh\necho hi\n', { mode: 0o755 });
+      await ok(['add', 'run.sh'], { cwd: d });
+      await ok(['commit', '-q', '-m', 'executable'], { cwd: d });
+      await ok(['push', '-q', 'origin', 'HEAD:main'], { cwd: d });
+      const modes = async () => {
+        await ok(['pull', '-q', 'origin', 'main'], { cwd: d });
+        return (await ok(['ls-tree', 'HEAD'], { cwd: d })).stdout.trim().replace(/ [0-9a-f]{40}\t/g, ' ');
+      };
+      const update = (files: unknown[]) =>
+        t.must('PUT', `/projects/${pub.id}/snippets/${snippet.id}`, users.dev.token, { files });
+      await update([{ action: 'update', file_path: 'a.txt', content: 'changed\n' }]);
+      assert.equal(await modes(), '100644 blob a.txt\n100755 blob run.sh');
+      await update([{ action: 'update', file_path: 'run.sh', content: '#!/bin/sh\necho bye\n' }]);
+      assert.equal(await modes(), '100644 blob a.txt\n100755 blob run.sh');
+      await update([{ action: 'move', previous_path: 'run.sh', file_path: 'go.sh' }]);
+      assert.equal(await modes(), '100644 blob a.txt\n100755 blob go.sh');
+      await update([
+        { action: 'delete', file_path: 'go.sh' },
+        { action: 'create', file_path: 'go.sh', content: 'plain\n' },
+      ]);
+      assert.equal(await modes(), '100644 blob a.txt\n100644 blob go.sh');
+    });
+
     it('rejects pushes that break the snippet rules and keeps the snippet as it was', async () => {
       const d = dir('snip-bad');
       await ok(['clone', url(snippetPath(pubSnippet), users.dev.token), d]);

@@ -60,8 +60,14 @@ export async function rejectSpam(
   if (spam) throw serviceError(SPAM_DISCARDED);
 }
 
-/** The objects of one commit with `files` on top of `parent`, and the index of its files. */
-export async function buildCommit(parent: string | null, files: Map<string, Buffer>, author: User, message: string) {
+/** The objects of one commit with `files` (each 100644 unless `modes` says) on top of `parent`, and their index. */
+export async function buildCommit(
+  parent: string | null,
+  files: Map<string, Buffer>,
+  author: User,
+  message: string,
+  modes: ReadonlyMap<string, string> = new Map(),
+) {
   const writer = new ObjectWriter();
   const prepared = await Promise.all([...files.values()].map(prepareBlob));
   const indexed: IndexedFile[] = [...files].map(([p, content], i) => ({
@@ -69,7 +75,7 @@ export async function buildCommit(parent: string | null, files: Map<string, Buff
     size: content.length,
     blob_id: writer.blob(content, prepared[i]),
   }));
-  const tree = writer.tree(indexed.map((f) => ({ path: f.path, blobId: f.blob_id })));
+  const tree = writer.tree(indexed.map((f) => ({ path: f.path, blobId: f.blob_id, mode: modes.get(f.path) })));
   const commit = writer.commit({
     tree,
     parent,

@@ -53,13 +53,16 @@ function generatedName(files: Map<string, Buffer>): string {
 }
 
 /**
- * Applies actions in order to a copy of `current` (path -> content) and returns the new files.
+ * Applies actions in order to a copy of `current` (path -> content) and returns the new files. `modes` (path ->
+ * mode, for the files that are not plain ones) is changed in place to follow them: a file keeps its mode when
+ * updated or moved, as GitLab's commits of file actions keep it.
  * Throws FileActionError for what git would refuse; call isValidAction on every action first.
  */
 export function applyActions(
   current: Map<string, Buffer>,
   actions: FileAction[],
   maxFiles: number,
+  modes: Map<string, string> = new Map(),
 ): Map<string, Buffer> {
   const files = new Map(current);
   const requireName = (path: string) => {
@@ -86,6 +89,7 @@ export function applyActions(
       }
       case 'delete': {
         if (!files.delete(a.file_path!)) throw new FileActionError('conflict');
+        modes.delete(a.file_path!);
         break;
       }
       case 'move': {
@@ -96,6 +100,9 @@ export function applyActions(
         const to = present(a.file_path) ? requireName(a.file_path) : GENERATED.test(from) ? from : generatedName(files);
         if (files.has(to)) throw new FileActionError('conflict');
         files.set(to, content ?? old);
+        const mode = modes.get(from);
+        modes.delete(from);
+        if (mode) modes.set(to, mode);
         break;
       }
     }

@@ -152,15 +152,16 @@ async function changeOf(
   for (const a of actions)
     encoded.push(typeof a.content === 'string' ? { ...a, content: await utf8Bytes(a.content) } : a);
   const current = await withContents(state.repository, index);
+  const modes = snippet.head_commit ? await state.repository.fileModes(snippet.head_commit) : new Map<string, string>();
   let next: Map<string, Buffer>;
   try {
-    next = applyActions(new Map(current.map((f) => [f.path, f.content])), encoded, settings.max_snippet_files);
+    next = applyActions(new Map(current.map((f) => [f.path, f.content])), encoded, settings.max_snippet_files, modes);
   } catch (error) {
     throw repositoryError('updating', error, settings);
   }
   checkAttributes({ title, description, firstContent: null, files: next }, settings);
   if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: next });
-  const { commit, indexed, objects } = await buildCommit(snippet.head_commit, next, viewer, 'Update snippet');
+  const { commit, indexed, objects } = await buildCommit(snippet.head_commit, next, viewer, 'Update snippet', modes);
   const first = actions[0];
   return {
     from: state,

@@ -568,6 +568,19 @@ export class GitRepository {
     return out.map((e) => ({ ...e, size: sizes.get(e.id) ?? 0 }));
   }
 
+  /** The modes of a commit's files that are not a plain file's (100644), by path: executables. */
+  async fileModes(commit: string): Promise<Map<string, string>> {
+    const modes = new Map<string, string>();
+    const walk = async (treeId: string, prefix: string) => {
+      for (const e of await this.tree(treeId)) {
+        if (e.mode === '40000') await walk(e.id, `${prefix}${e.name}/`);
+        else if (e.mode !== '100644') modes.set(`${prefix}${e.name}`, e.mode);
+      }
+    };
+    await walk((await this.commit(commit)).tree, '');
+    return modes;
+  }
+
   /** Several blobs by id. */
   async readBlobs(ids: string[]): Promise<Map<string, Buffer>> {
     const out = new Map<string, Buffer>();
