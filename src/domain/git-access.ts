@@ -208,6 +208,9 @@ async function snippetPushProblem(
     if (entries.some((e) => e.type !== 'blob' || !/^100(644|755)$/.test(e.mode) || /[\n\r\\]/.test(e.path)))
       return 'snippet files must be plain files with paths without newlines';
     if (entries.some((e) => !isValidGitPath(e.path))) return 'Invalid file name';
+    // A name that is not UTF-8 reads back with U+FFFD (objects.ts, parseTree): the API could neither name the
+    // file nor keep its name through an update, and two such names could read alike.
+    if (entries.some((e) => e.path.includes('\uFFFD'))) return 'snippet file names must be valid UTF-8';
     const total = entries.reduce((sum, e) => sum + e.size, 0);
     if (total > sizeLimit)
       return `Content is too long (${humanSize(total)}). The maximum size is ${humanSize(sizeLimit)}.`;

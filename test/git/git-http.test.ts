@@ -348,6 +348,15 @@ describe('git over HTTP with the real git client', () => {
       const branch = await refused(['push', 'origin', 'HEAD:refs/heads/other'], { cwd: d });
       assert.match(branch.stderr, /only refs\/heads\/main can be pushed/);
 
+      // Two names that are not UTF-8 and would read alike.
+      await ok(['reset', '-q', '--hard', head], { cwd: d });
+      for (const byte of [0xfe, 0xff])
+        fs.writeFileSync(Buffer.concat([Buffer.from(`${d}/x`), Buffer.from([byte])]), 'x');
+      await ok(['add', '-A'], { cwd: d });
+      await ok(['commit', '-q', '-m', 'not utf-8'], { cwd: d });
+      const notUtf8 = await refused(['push', 'origin', 'HEAD:main'], { cwd: d });
+      assert.match(notUtf8.stderr, /remote: snippetd: snippet file names must be valid UTF-8/);
+
       const del = await refused(['push', 'origin', ':main'], { cwd: d });
       assert.match(del.stderr, /cannot be deleted|deletion of the current branch prohibited/);
 
