@@ -8,6 +8,7 @@ import type { Scope } from './access.ts';
 import { type GitRepository, RefConflict, RefNameClash } from '../storage/git/repository.ts';
 import { isValidBranchName } from './project-files.ts';
 import { discardUploads } from '../storage/git/object-parts.ts';
+import { nameNotUtf8 } from '../storage/git/objects.ts';
 import type { ReceivedObject, ReceivedPush, RefUpdate } from '../storage/git/push-hooks.ts';
 import { Failure } from './failure.ts';
 import { findReadableProject, type ProjectContext } from './projects.ts';
@@ -105,9 +106,10 @@ export async function acceptPush(
   if (oversized) return `snippetd: ${oversized}`;
   const proposed = target.repository.withPending(received);
   const problem =
-    target.snippetId === null
+    (target.snippetId === null
       ? await projectPushProblem(proposed, target, updates)
-      : await snippetPushProblem(proposed, updates, settings.max_snippet_files, settings.snippet_size_limit);
+      : await snippetPushProblem(proposed, updates, settings.max_snippet_files, settings.snippet_size_limit)) ??
+    (await namesProblem(received));
   if (problem) return `snippetd: ${problem}`;
   const files =
     target.snippetId === null
@@ -190,6 +192,25 @@ async function projectPushProblem(
   return null;
 }
 
+/** Trees whose bodies are held at once while a push's names are checked. */
+const TREES_READ_AT_ONCE = 500;
+
+/**
+ * Every name a push brings is in one of its new trees. One that is not UTF-8 could not be named through the
+ * API, which reads it with U+FFFD: its next write would store the file renamed, and two such names can read
+ * alike.
+ */
+async function namesProblem(received: ReceivedPush): Promise<string | null> {
+  const trees = received.objects.filter((o) => o.type === 'tree').map((o) => o.id);
+  for (let at = 0; at < trees.length; at += TREES_READ_AT_ONCE) {
+    for (const tree of (await received.read(trees.slice(at, at + TREES_READ_AT_ONCE))).values()) {
+      const name = nameNotUtf8(tree.body);
+      if (name !== null) return `file names must be valid UTF-8: ${JSON.stringify(name)}`;
+    }
+  }
+  return null;
+}
+
 /** A push must keep the snippet what the API keeps it: one branch, 1 to max files, plain files, safe paths. */
 async function snippetPushProblem(
   proposed: GitRepository,
@@ -208,9 +229,6 @@ async function snippetPushProblem(
     if (entries.some((e) => e.type !== 'blob' || !/^100(644|755)$/.test(e.mode) || /[\n\r\\]/.test(e.path)))
       return 'snippet files must be plain files with paths without newlines';
     if (entries.some((e) => !isValidGitPath(e.path))) return 'Invalid file name';
-    // A name that is not UTF-8 reads back with U+FFFD (objects.ts, parseTree): the API could neither name the
-    // file nor keep its name through an update, and two such names could read alike.
-    if (entries.some((e) => e.path.includes('\uFFFD'))) return 'snippet file names must be valid UTF-8';
     const total = entries.reduce((sum, e) => sum + e.size, 0);
     if (total > sizeLimit)
       return `Content is too long (${humanSize(total)}). The maximum size is ${humanSize(sizeLimit)}.`;

@@ -355,7 +355,7 @@ describe('git over HTTP with the real git client', () => {
       await ok(['add', '-A'], { cwd: d });
       await ok(['commit', '-q', '-m', 'not utf-8'], { cwd: d });
       const notUtf8 = await refused(['push', 'origin', 'HEAD:main'], { cwd: d });
-      assert.match(notUtf8.stderr, /remote: snippetd: snippet file names must be valid UTF-8/);
+      assert.match(notUtf8.stderr, /remote: snippetd: file names must be valid UTF-8: "x\uFFFD"/);
 
       const del = await refused(['push', 'origin', ':main'], { cwd: d });
       assert.match(del.stderr, /cannot be deleted|deletion of the current branch prohibited/);
@@ -541,6 +541,16 @@ describe('git over HTTP with the real git client', () => {
       if (ref === 'refs/heads/a..b') assert.ok(report.includes('ng refs/heads/a..b pre-receive hook declined'), report);
       assert.equal((await ok(['ls-remote', url(pub.path, ROOT_TOKEN)])).stdout, before);
     }
+    // A file name that is not UTF-8, in a directory: the API could not name it nor keep it through a write.
+    const bad = dir('not-utf8');
+    await ok(['clone', '-q', url(pub.path, users.dev.token), bad]);
+    fs.mkdirSync(path.join(bad, 'dir'));
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${bad}/dir/caf`), Buffer.from([0xe9])]), 'latin-1\n');
+    await ok(['add', '-A'], { cwd: bad });
+    await ok(['commit', '-q', '-m', 'latin-1 name'], { cwd: bad });
+    const notUtf8 = await refused(['push', 'origin', 'HEAD:main'], { cwd: bad });
+    assert.match(notUtf8.stderr, /remote: snippetd: file names must be valid UTF-8: "caf\uFFFD"/);
+    assert.equal((await ok(['ls-remote', url(pub.path, ROOT_TOKEN)])).stdout, before);
     // Pushes go on as before.
     const d = dir('bad-ref-after');
     await ok(['clone', '-q', url(pub.path, users.dev.token), d]);

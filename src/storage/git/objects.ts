@@ -1,6 +1,7 @@
 // Git objects made in-process in git's own formats (an object id is the SHA-1 of "<type> <size>\0<body>"),
 // and their parsing (packs for serving: pack-file.ts). Spawning git costs ~4 ms a process here: writes and reads
 // never do; only serving clone and push runs git.
+import { isUtf8 } from 'node:buffer';
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -153,7 +154,18 @@ export interface TreeItemRow {
   id: string;
 }
 
-/** A tree's entries in their stored (git's) order. */
+/** The name of the first of a tree's entries whose name is not UTF-8 (with U+FFFD for its bad bytes), or null. */
+export function nameNotUtf8(body: Buffer): string | null {
+  for (let at = 0; at < body.length; ) {
+    const space = body.indexOf(0x20, at);
+    const nul = body.indexOf(0, space);
+    if (!isUtf8(body.subarray(space + 1, nul))) return body.toString('utf8', space + 1, nul);
+    at = nul + 21;
+  }
+  return null;
+}
+
+/** A tree's entries in their stored (git's) order; a name that is not UTF-8 reads with U+FFFD. */
 export function parseTree(body: Buffer): TreeItemRow[] {
   const out: TreeItemRow[] = [];
   let at = 0;
