@@ -189,6 +189,8 @@ interface Subjects {
   download_code: ProjectSubject;
   push_code: ProjectSubject;
   read_group: GroupLookup;
+  /** A private group's members are its members' (and admins') to list, not those of something inside it. */
+  read_group_member: GroupSubject;
   admin_group: GroupSubject;
   create_subgroup: GroupSubject;
   create_projects: { namespace: Namespace; access: Access };
@@ -217,6 +219,9 @@ const RULES: { [A in Ability]: (viewer: Viewer, subject: Subjects[A]) => boolean
   download_code: (viewer, s) => canReadRepository(viewer, s.project, s.access),
   push_code: (viewer, s) => canPushRepository(viewer, s.project, s.access),
   read_group: (viewer, s) => canReadGroup(viewer, s.group, s.access, s.memberBelow),
+  read_group_member: (viewer, s) =>
+    canSeeLevel(viewer, s.group.visibility, s.access) &&
+    (s.group.visibility !== 'private' || isAdmin(viewer) || maxAccess(s.access) > 0),
   admin_group: (viewer, s) => isOwnerOrAdmin(viewer, s.access),
   create_subgroup: (viewer, s) => canCreateSubgroup(viewer, s.access),
   create_projects: (viewer, s) =>

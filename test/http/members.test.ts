@@ -260,3 +260,60 @@ describe('members API', () => {
     });
   });
 });
+
+describe("a private group's members", () => {
+  let t: TestApp;
+  type U = Awaited<ReturnType<TestApp['user']>>;
+  let owner: U, member: U, projectGuest: U, subgroupGuest: U, admin: U;
+  let secret: any, inner: any;
+
+  before(async () => {
+    t = await createTestApp();
+    [owner, member, projectGuest, subgroupGuest, admin] = await Promise.all(
+      ['owner', 'member', 'pguest', 'sguest'].map((u) => t.user(u)).concat(t.user('admin1', { admin: true })),
+    );
+    secret = await t.ok('POST', '/groups', owner.token, { name: 'Secret', path: 'secret', visibility: 'private' }, 201);
+    inner = await t.ok('POST', '/groups', owner.token, { name: 'Inner', path: 'inner', parent_id: secret.id }, 201);
+    const project = await t.ok('POST', '/projects', owner.token, { path: 'p', namespace_id: secret.id }, 201);
+    await t.ok('POST', `/groups/${secret.id}/members`, owner.token, { user_id: member.id, access_level: 30 }, 201);
+    await t.ok(
+      'POST',
+      `/projects/${project.id}/members`,
+      owner.token,
+      { user_id: projectGuest.id, access_level: 10 },
+      201,
+    );
+    await t.ok(
+      'POST',
+      `/groups/${inner.id}/members`,
+      owner.token,
+      { user_id: subgroupGuest.id, access_level: 10 },
+      201,
+    );
+  });
+  after(() => t.close());
+
+  const paths = () => [
+    `/groups/${secret.id}/members`,
+    `/groups/${secret.id}/members/all`,
+    `/groups/${secret.id}/members/${member.id}`,
+  ];
+
+  it('are listed to its members (inherited too) and admins', async () => {
+    for (const user of [owner, member, admin]) {
+      const list = await t.ok('GET', paths()[0], user.token, undefined, 200);
+      assert.deepEqual(list.map((m: any) => m.username).sort(), ['member', 'owner']);
+      assert.equal((await t.ok('GET', paths()[2], user.token, undefined, 200)).username, 'member');
+    }
+    // A member of the private group reads the members of a group inside it.
+    const innerAll = await t.ok('GET', `/groups/${inner.id}/members/all`, member.token, undefined, 200);
+    assert.deepEqual(innerAll.map((m: any) => m.username).sort(), ['member', 'owner', 'sguest']);
+  });
+
+  it('are not listed to members of something inside it, who may see the group itself (GitLab: read_group_member)', async () => {
+    for (const user of [projectGuest, subgroupGuest]) {
+      assert.equal((await t.ok('GET', `/groups/${secret.id}`, user.token, undefined, 200)).id, secret.id);
+      for (const path of paths()) await t.fails('GET', path, user.token, undefined, 403, FORBIDDEN);
+    }
+  });
+});

@@ -24,6 +24,8 @@ interface Resolved {
   source: MemberSource;
   /** Namespaces whose members are inherited (the ancestors; for a group, including itself). */
   inheritedFrom: number[];
+  /** Who may list the members: whoever can read a project; a private group's own members. */
+  requireReader(): void;
   requireManager(): void;
   /** May the caller grant, change or take away the Owner level here. */
   ownerRule: OwnerRule;
@@ -37,6 +39,7 @@ const resolvers = {
     return {
       source: { type: 'Project', id: ctx.project.id },
       inheritedFrom: inheritedFrom(ctx.namespace),
+      requireReader: () => {},
       requireManager: () => authorize(viewer, 'admin_project', ctx),
       ownerRule: { mayManageOwners: can(viewer, 'manage_owners', ctx) },
     };
@@ -48,6 +51,7 @@ const resolvers = {
     return {
       source: { type: 'Namespace', id: ctx.group.id },
       inheritedFrom: inheritedFrom(ctx.group),
+      requireReader: () => authorize(viewer, 'read_group_member', ctx),
       requireManager: () => authorize(viewer, 'admin_group', ctx),
       ownerRule: { mayManageOwners: can(viewer, 'manage_owners', ctx) },
     };
@@ -58,9 +62,10 @@ export default async function memberRoutes(app: FastifyInstance) {
   for (const kind of ['projects', 'groups'] as const) {
     const resolve = (request: FastifyRequest) => resolvers[kind](request, (request.params as { id: string }).id);
 
-    /** GET /:kind/:id/members — direct members; whoever can read the project or group. */
+    /** GET /:kind/:id/members — direct members; whoever can read the project, a private group's own members. */
     app.get(`/${kind}/:id/members`, async (request, reply) => {
       const r = await resolve(request);
+      r.requireReader();
       const store = storeOf(request);
       const base = r.source.type === 'Project' ? { projectId: r.source.id } : { namespaceIds: [r.source.id] };
       const rows = await paginated(request, reply, (window) => store.members.listPage(base, window));
@@ -70,6 +75,7 @@ export default async function memberRoutes(app: FastifyInstance) {
     /** GET /:kind/:id/members/all — direct and inherited members, each with their highest level. */
     app.get(`/${kind}/:id/members/all`, async (request, reply) => {
       const r = await resolve(request);
+      r.requireReader();
       const projectId = r.source.type === 'Project' ? r.source.id : undefined;
       const rows = await allMembers(storeOf(request), { projectId, namespaceIds: r.inheritedFrom });
       return paginateArray(request, reply, rows).map((m) => member(m, baseUrl(request)));
@@ -78,6 +84,7 @@ export default async function memberRoutes(app: FastifyInstance) {
     /** GET /:kind/:id/members/:user_id — one direct member; 404 Member Not Found. */
     app.get(`/${kind}/:id/members/:user_id`, async (request) => {
       const r = await resolve(request);
+      r.requireReader();
       const { user_id } = validateRequest(memberIdSpec, request);
       return member(await findMember(storeOf(request), r.source, user_id), baseUrl(request));
     });
