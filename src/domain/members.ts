@@ -74,14 +74,37 @@ export async function updateMember(
 ): Promise<MemberWithUser> {
   const member = await findMember(store, source, userId);
   requireOwnerRule(rule, member.access_level, accessLevel);
-  await store.members.update(member.id, accessLevel);
+  await keepingAnOwner(store, source, member, accessLevel, (tx) => tx.members.update(member.id, accessLevel));
   return { ...member, access_level: accessLevel };
 }
 
 export async function removeMember(store: Store, source: MemberSource, userId: number, rule: OwnerRule): Promise<void> {
   const member = await findMember(store, source, userId);
   requireOwnerRule(rule, member.access_level);
-  await store.members.delete(member.id);
+  await keepingAnOwner(store, source, member, null, (tx) => tx.members.delete(member.id));
+}
+
+/**
+ * GitLab's last_owner rule: a group's last owner (owners of the groups above it count) may be neither lowered
+ * nor removed, by anyone (403). Checked in the writing transaction with the group and those above it locked,
+ * so two owners lowering each other at once cannot both go through.
+ */
+async function keepingAnOwner(
+  store: Store,
+  source: MemberSource,
+  member: MemberWithUser,
+  nextLevel: number | null,
+  write: (tx: Store) => Promise<void>,
+): Promise<void> {
+  if (source.type !== 'Namespace' || member.access_level < ACCESS.owner || (nextLevel ?? 0) >= ACCESS.owner)
+    return write(store);
+  await store.transaction(async (tx) => {
+    const group = await tx.namespaces.findById(source.id);
+    const groups = group ? ancestorIds(group) : [];
+    for (const id of groups) await tx.namespaces.lock(id, store.db.dialect, 'update');
+    if ((await tx.members.countOwners(groups, ACCESS.owner)) <= 1) throw forbidden();
+    await write(tx);
+  });
 }
 
 /** Direct and inherited members, one entry per user with their highest level, ordered by user id. */

@@ -316,4 +316,18 @@ describe("a private group's members", () => {
       for (const path of paths()) await t.fails('GET', path, user.token, undefined, 403, FORBIDDEN);
     }
   });
+
+  it('its last owner can be neither lowered nor removed, even by an admin (GitLab: last_owner); with another owner they can', async () => {
+    const url = `/groups/${secret.id}/members/${owner.id}`;
+    for (const user of [owner, admin]) {
+      await t.fails('PUT', url, user.token, { access_level: 40 }, 403, FORBIDDEN);
+      await t.fails('DELETE', url, user.token, undefined, 403, FORBIDDEN);
+    }
+    assert.equal((await t.ok('GET', url, owner.token, undefined, 200)).access_level, 50);
+    // In a group inside it the owners above count too: the same single owner is its last one.
+    await t.fails('PUT', `/groups/${inner.id}/members/${owner.id}`, owner.token, { access_level: 40 }, 403, FORBIDDEN);
+    await t.ok('PUT', `/groups/${secret.id}/members/${member.id}`, owner.token, { access_level: 50 }, 200);
+    assert.equal((await t.ok('PUT', url, owner.token, { access_level: 40 }, 200)).access_level, 40);
+    await t.fails('DELETE', `/groups/${secret.id}/members/${member.id}`, member.token, undefined, 403, FORBIDDEN);
+  });
 });

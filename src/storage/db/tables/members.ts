@@ -48,6 +48,17 @@ export function membersTable(db: Kysely<Database>) {
     async delete(id: number): Promise<void> {
       await db.deleteFrom('members').where('id', '=', id).execute();
     },
+    /** How many users are owners of any of these groups. */
+    async countOwners(namespaceIds: number[], ownerLevel: number): Promise<number> {
+      const row = await db
+        .selectFrom('members')
+        .select((eb) => eb.fn.count<number | string>('user_id').distinct().as('n'))
+        .where('source_type', '=', 'Namespace')
+        .where('source_id', 'in', namespaceIds)
+        .where('access_level', '>=', ownerLevel)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
     /** One page of the direct members of a project or group, by user id. */
     listPage(sources: { projectId?: number; namespaceIds?: number[] }, window: PageWindow) {
       return fetchPage(db, this.listQuery(sources).orderBy('members.user_id', 'asc'), window);
