@@ -288,6 +288,17 @@ describe('users', () => {
     assert.equal(block.statusCode, 201);
     assert.equal(block.body, 'true');
     assert.equal((await t.request({ method: 'GET', url: `/api/v4/users/${u.id}` })).json.state, 'blocked');
+    // Listed to administrators only (GitLab's UsersFinder), with the list's total.
+    const other = await t.user('frank-viewer');
+    const byOther = await t.request({ method: 'GET', url: '/api/v4/users?username=frank', token: other.token });
+    assert.deepEqual([byOther.statusCode, byOther.json, byOther.headers['x-total']], [200, [], '0']);
+    const all = await t.request({ method: 'GET', url: '/api/v4/users?per_page=100', token: other.token });
+    assert.ok(!all.json.some((x: any) => x.username === 'frank'));
+    const byAdmin = await t.request({ method: 'GET', url: '/api/v4/users?username=frank' });
+    assert.deepEqual(
+      byAdmin.json.map((x: any) => [x.username, x.state]),
+      [['frank', 'blocked']],
+    );
     const refused = await t.request({ method: 'GET', url: '/api/v4/user', token: u.token });
     assert.equal(refused.statusCode, 403);
     assert.deepEqual(refused.json, { message: '403 Forbidden - Your account has been blocked.' });

@@ -35,12 +35,14 @@ export default async function userRoutes(app: FastifyInstance) {
     return userFull(user, baseUrl(request), locked.has(user.id), await storeOf(request).identities.forUsers([user.id]));
   });
 
-  /** GET /users?username= — signed in; 401 anonymous. */
+  /** GET /users?username= — signed in; 401 anonymous; blocked users for administrators only. */
   app.get('/users', { config: { scopes: ['read_user'] } }, async (request, reply) => {
     const viewer = currentUser(request);
     const p = validateRequest(spec.listUsersSpec, request);
     const store = storeOf(request);
-    const rows = await paginated(request, reply, (window) => store.users.listPage(p, window));
+    // GitLab's UsersFinder: blocked users are listed to administrators only.
+    const filter = { ...p, withBlocked: can(viewer, 'admin_all_resources', null) };
+    const rows = await paginated(request, reply, (window) => store.users.listPage(filter, window));
     const ids = rows.map((u) => u.id);
     const locked = await lockedUsers(store, ids);
     // Only those the viewer may see in full show identities: no lookup for a list of public profiles.

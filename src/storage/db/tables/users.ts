@@ -40,9 +40,13 @@ export function usersTable(db: Kysely<Database>) {
         .executeTakeFirstOrThrow();
       return Number(row.n);
     },
-    /** One page of users, newest first, optionally filtered by exact (case-insensitive) username. */
-    listPage(filter: { username?: string }, window: PageWindow) {
+    /**
+     * One page of users, newest first, optionally filtered by exact (case-insensitive) username, and without
+     * blocked users for those who may not see them.
+     */
+    listPage(filter: { username?: string; withBlocked: boolean }, window: PageWindow) {
       let q = db.selectFrom('users');
+      if (!filter.withBlocked) q = q.where('state', '!=', 'blocked');
       if (filter.username !== undefined) {
         q = q.where((eb) => eb(eb.fn('lower', ['username']), '=', filter.username!.toLowerCase()));
       }
