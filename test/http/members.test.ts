@@ -317,6 +317,41 @@ describe("a private group's members", () => {
     }
   });
 
+  it('a membership with an end is refused, not made permanent (memberships here do not expire)', async () => {
+    const body = { message: { expires_at: ['is not supported: memberships here do not expire'] } };
+    await t.fails(
+      'POST',
+      `/groups/${secret.id}/members`,
+      owner.token,
+      { user_id: admin.id, access_level: 30, expires_at: '2999-01-01' },
+      400,
+      body,
+    );
+    await t.fails(
+      'PUT',
+      `/groups/${secret.id}/members/${member.id}`,
+      owner.token,
+      { access_level: 20, expires_at: '2999-01-01' },
+      400,
+      body,
+    );
+    await t.fails('GET', `/groups/${secret.id}/members/${admin.id}`, owner.token, undefined, 404, {
+      message: '404 Member Not Found',
+    });
+    assert.equal(
+      (await t.ok('GET', `/groups/${secret.id}/members/${member.id}`, owner.token, undefined, 200)).access_level,
+      30,
+    );
+    // Without one, or a blank one, as GitLab takes it.
+    await t.ok(
+      'PUT',
+      `/groups/${secret.id}/members/${member.id}`,
+      owner.token,
+      { access_level: 30, expires_at: '' },
+      200,
+    );
+  });
+
   it('its last owner can be neither lowered nor removed, even by an admin (GitLab: last_owner); with another owner they can', async () => {
     const url = `/groups/${secret.id}/members/${owner.id}`;
     for (const user of [owner, admin]) {

@@ -19,6 +19,7 @@ import {
 import { findReadableGroup } from '../../domain/groups.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize, can } from '../../domain/policy.ts';
+import { invalidFields } from '../../domain/failure.ts';
 
 interface Resolved {
   source: MemberSource;
@@ -58,6 +59,14 @@ const resolvers = {
   },
 };
 
+/**
+ * A membership given an end would stay for good here (nothing removes it at that date): refused in the shape
+ * of GitLab's own validation error for the field, rather than taken and ignored.
+ */
+function refuseExpiry(expiresAt: string | undefined) {
+  if (expiresAt?.trim()) throw invalidFields({ expires_at: ['is not supported: memberships here do not expire'] });
+}
+
 export default async function memberRoutes(app: FastifyInstance) {
   for (const kind of ['projects', 'groups'] as const) {
     const resolve = (request: FastifyRequest) => resolvers[kind](request, (request.params as { id: string }).id);
@@ -95,6 +104,7 @@ export default async function memberRoutes(app: FastifyInstance) {
       const r = await resolve(request);
       const p = validateRequest(addMemberSpec, request);
       r.requireManager();
+      refuseExpiry(p.expires_at);
       const added = await addMember(storeOf(request), r.source, p.user_id, p.access_level, r.ownerRule);
       return reply.code(201).send(member(added, baseUrl(request)));
     });
@@ -105,6 +115,7 @@ export default async function memberRoutes(app: FastifyInstance) {
       const r = await resolve(request);
       const p = validateRequest(updateMemberSpec, request);
       r.requireManager();
+      refuseExpiry(p.expires_at);
       const updated = await updateMember(storeOf(request), r.source, p.user_id, p.access_level, r.ownerRule);
       return member(updated, baseUrl(request));
     });

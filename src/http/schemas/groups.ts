@@ -19,11 +19,15 @@ export const updateGroupSpec = {
 export const addMemberSpec = {
   user_id: { type: 'id', required: true },
   access_level: { type: 'integer', required: true, values: ACCESS_LEVELS },
+  /** Read only to be refused: memberships here do not expire (docs/gitlab-compatibility.md#members). */
+  expires_at: { type: 'string' },
 } satisfies ParamSpec;
 
 export const updateMemberSpec = {
   user_id: { type: 'id', required: true },
   access_level: { type: 'integer', required: true, values: ACCESS_LEVELS },
+  /** Read only to be refused: memberships here do not expire (docs/gitlab-compatibility.md#members). */
+  expires_at: { type: 'string' },
 } satisfies ParamSpec;
 
 export const memberIdSpec = { user_id: { type: 'id', required: true } } satisfies ParamSpec;
