@@ -100,7 +100,8 @@ async function keepingAnOwner(
     return write(store);
   await store.transaction(async (tx) => {
     const group = await tx.namespaces.findById(source.id);
-    const groups = group ? ancestorIds(group) : [];
+    if (!group) throw notFound('Group');
+    const groups = ancestorIds(group);
     for (const id of groups) await tx.namespaces.lock(id, store.db.dialect, 'update');
     if ((await tx.members.countOwners(groups, ACCESS.owner)) <= 1) throw forbidden();
     await write(tx);

@@ -219,9 +219,8 @@ const RULES: { [A in Ability]: (viewer: Viewer, subject: Subjects[A]) => boolean
   download_code: (viewer, s) => canReadRepository(viewer, s.project, s.access),
   push_code: (viewer, s) => canPushRepository(viewer, s.project, s.access),
   read_group: (viewer, s) => canReadGroup(viewer, s.group, s.access, s.memberBelow),
-  read_group_member: (viewer, s) =>
-    canSeeLevel(viewer, s.group.visibility, s.access) &&
-    (s.group.visibility !== 'private' || isAdmin(viewer) || maxAccess(s.access) > 0),
+  // The group's own visibility, without read_group's "member of something below".
+  read_group_member: (viewer, s) => canSeeLevel(viewer, s.group.visibility, s.access),
   admin_group: (viewer, s) => isOwnerOrAdmin(viewer, s.access),
   create_subgroup: (viewer, s) => canCreateSubgroup(viewer, s.access),
   create_projects: (viewer, s) =>
