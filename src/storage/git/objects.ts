@@ -158,7 +158,8 @@ export interface TreeItemRow {
 export function nameNotUtf8(body: Buffer): string | null {
   for (let at = 0; at < body.length; ) {
     const space = body.indexOf(0x20, at);
-    const nul = body.indexOf(0, space);
+    const nul = space === -1 ? -1 : body.indexOf(0, space);
+    if (nul === -1) return null; // not a tree git would take (receive.fsckObjects refuses it first)
     if (!isUtf8(body.subarray(space + 1, nul))) return body.toString('utf8', space + 1, nul);
     at = nul + 21;
   }

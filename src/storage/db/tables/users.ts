@@ -19,14 +19,12 @@ export function usersTable(db: Kysely<Database>) {
         .executeTakeFirst();
     },
     async findByEmail(email: string): Promise<User | undefined> {
-      return (
-        db
-          .selectFrom('users')
-          .selectAll()
-          // The database's lower() on both sides, as the unique index users_email_lower: SQLite's changes only ASCII.
-          .where((eb) => eb(eb.fn('lower', ['email']), '=', eb.fn('lower', [eb.val(email)])))
-          .executeTakeFirst()
-      );
+      // The database's lower() on both sides, as the unique index users_email_lower: SQLite's changes only ASCII.
+      return db
+        .selectFrom('users')
+        .selectAll()
+        .where((eb) => eb(eb.fn('lower', ['email']), '=', eb.fn('lower', [eb.val(email)])))
+        .executeTakeFirst();
     },
     async update(id: number, changes: UserUpdate): Promise<User> {
       if (setsNothing(changes))
