@@ -13,6 +13,7 @@
 import zlib from 'node:zlib';
 import type { Store } from '../storage/db/store.ts';
 import { objectId, parseCommit, parseTree, TYPE_OF_PACK_TYPE, tagTarget } from '../storage/git/objects.ts';
+import { isValidBranchName } from './project-files.ts';
 import type { GitRepository } from '../storage/git/repository.ts';
 import { readParts } from '../storage/git/object-parts.ts';
 import { reindexSnippet } from './snippets/repair.ts';
@@ -196,6 +197,9 @@ async function checkObjects(store: Store, repositoryId: number) {
     .select(['name', 'oid'])
     .where('repository_id', '=', repositoryId)
     .execute();
+  for (const ref of refs)
+    if (!ref.name.startsWith('refs/') || !isValidBranchName(ref.name.slice('refs/'.length)))
+      problems.push(`${JSON.stringify(ref.name)}: not a ref name git accepts: every push to this repository fails`);
   const reached = new Set<string>();
   const visit = (id: string, expected: string | null, from: string) => {
     if (reached.has(id)) return;

@@ -107,6 +107,32 @@ describe('snippetd fsck', () => {
     assert.equal(r.stdout.trim().split('\n').length, 1, `only the summary line:\n${r.stdout}`);
   });
 
+  it('lists a ref whose name git refuses (an earlier version stored one pushed raw) and exits 1', async () => {
+    const main = await t.app.store.kysely
+      .selectFrom('git_refs')
+      .innerJoin('git_repositories', 'git_repositories.id', 'git_refs.repository_id')
+      .select(['git_refs.repository_id', 'git_refs.oid'])
+      .where('git_repositories.kind', '=', 'project')
+      .where('git_refs.name', '=', 'refs/heads/main')
+      .executeTakeFirstOrThrow();
+    const bad = { repository_id: main.repository_id, name: 'refs/heads/a..b', oid: main.oid };
+    await t.app.store.kysely.insertInto('git_refs').values(bad).execute();
+    try {
+      const r = await fsckCli(t);
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.match(
+        r.stdout,
+        new RegExp(
+          `^project ${projectId}: "refs/heads/a\\.\\.b": not a ref name git accepts: every push to this repository fails$`,
+          'm',
+        ),
+      );
+      assert.equal(Number(summary(r.stdout)?.[2]), 1, r.stdout);
+    } finally {
+      await t.app.store.kysely.deleteFrom('git_refs').where('name', '=', bad.name).execute();
+    }
+  });
+
   it('lists the differences of a repository committed to behind the database and exits 1', async () => {
     oldHead = git(repo, ['rev-parse', '--verify', 'refs/heads/main']);
     const keep = git(repo, ['rev-parse', `${oldHead}:keep.txt`]);
