@@ -5,7 +5,7 @@
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import type { Scope } from './access.ts';
-import { type GitRepository, RefConflict, RefNameClash } from '../storage/git/repository.ts';
+import { type GitRepository, RefConflict, RefNameClash, TreeTooLarge } from '../storage/git/repository.ts';
 import { isValidBranchName } from './project-files.ts';
 import { discardUploads } from '../storage/git/object-parts.ts';
 import { nameNotUtf8 } from '../storage/git/objects.ts';
@@ -223,7 +223,11 @@ async function snippetPushProblem(
       return `snippets have one branch: only refs/heads/${proposed.head} can be pushed`;
     if (u.new === null) return 'the branch of a snippet cannot be deleted';
     if ((await proposed.resolveCommit(u.new)) !== u.new) return 'snippets hold commits only';
-    const entries = await proposed.listTree(u.new, { trees: false });
+    const entries = await proposed.listTree(u.new, { trees: false }).catch((error) => {
+      if (error instanceof TreeTooLarge) return null;
+      throw error;
+    });
+    if (!entries) return `Snippet can't have more than ${maxFiles} files`;
     if (entries.length === 0) return 'a snippet needs at least one file';
     if (entries.length > maxFiles) return `Snippet can't have more than ${maxFiles} files`;
     if (entries.some((e) => e.type !== 'blob' || !/^100(644|755)$/.test(e.mode) || /[\n\r\\]/.test(e.path)))

@@ -4,7 +4,13 @@ import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
 import { ObjectWriter, type PreparedBlob, prepareBlob, type TreeFile } from '../storage/git/objects.ts';
 import { withUploads } from '../storage/git/object-parts.ts';
-import { type CommitInfo, type GitRepository, RefConflict, RefNameClash } from '../storage/git/repository.ts';
+import {
+  type CommitInfo,
+  type GitRepository,
+  RefConflict,
+  RefNameClash,
+  TreeTooLarge,
+} from '../storage/git/repository.ts';
 import { Failure, notFound } from './failure.ts';
 import { hasFileDirectoryClash, isValidGitPath } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
@@ -27,6 +33,12 @@ export interface FileWrite {
   message: string;
   author: { name: string; email: string };
   executeFilemode?: boolean;
+}
+
+/** A tree over the listing's limit: 400 (GitLab lists it however long that takes). */
+function tooLarge(error: unknown): never {
+  if (error instanceof TreeTooLarge) throw badRequest(`Tree is too large: more than ${error.limit} entries`);
+  throw error;
 }
 
 /** Branch names git accepts (git check-ref-format's rules) and that cannot be read as options. */
@@ -80,7 +92,8 @@ async function writeFileIn(
   }
   const files = new Map<string, TreeFile>();
   if (parent)
-    for (const e of await repo.listTree(parent)) files.set(e.path, { path: e.path, blobId: e.id, mode: e.mode });
+    for (const e of await repo.listTree(parent).catch(tooLarge))
+      files.set(e.path, { path: e.path, blobId: e.id, mode: e.mode });
   const writer = new ObjectWriter();
   const exists = files.has(w.filePath);
   if (w.action === 'create' && exists) throw badRequest(FILE_EXISTS);
@@ -210,7 +223,7 @@ export async function listTree(
   const commit = repo && (await repo.resolveCommit(opts.ref ?? defaultRef(ctx)));
   if (!repo || !commit) throw notFound('Tree');
   const dir = opts.path?.replace(/^\/+|\/+$/g, '') || undefined;
-  const entries = await repo.listTree(commit, { path: dir, recursive: opts.recursive, trees: true });
+  const entries = await repo.listTree(commit, { path: dir, recursive: opts.recursive, trees: true }).catch(tooLarge);
   if (dir && entries.length === 0) throw notFound('Tree');
   // GitLab's Tree#sorted_entries: directories, then files, then submodules, each in git's order.
   const rank = { tree: 0, blob: 1, commit: 2 };

@@ -3,7 +3,7 @@
 // racing pushes, and `git fsck --strict` of every repository at the end.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -503,6 +503,37 @@ describe('git over HTTP with the real git client', () => {
     await ok(['clone', '-q', url(pub.path, ROOT_TOKEN), fresh]);
     await ok(['fsck', '--strict'], { cwd: fresh });
     await ok(['push', '-q', 'origin', '--delete', 'clash'], { cwd: d });
+  });
+
+  it('a tree of a million paths made of three small trees is refused whole (400), not listed into memory', async () => {
+    const d = dir('tree-bomb');
+    await ok(['clone', '-q', url(pub.path, users.dev.token), d]);
+    const run = (args: string[], input?: string) =>
+      execFileSync('git', args, { cwd: d, env: { ...GIT_ENV }, input, encoding: 'utf8' }).trim();
+    const names = Array.from({ length: 100 }, (_, i) => `e${String(i).padStart(2, '0')}`);
+    let entry = `100644 blob ${run(['hash-object', '-w', '--stdin'], 'x\n')}`;
+    for (let level = 0; level < 3; level++) {
+      const tree = run(['mktree'], names.map((n) => `${entry}\t${n}\n`).join(''));
+      entry = `040000 tree ${tree}`;
+    }
+    const commit = run(['commit-tree', entry.split(' ')[2], '-p', 'HEAD', '-m', 'a million paths']);
+    await ok(['push', '-q', 'origin', `${commit}:refs/heads/bomb`], { cwd: d });
+    const started = Date.now();
+    const recursive = await t.api('GET', `/projects/${pub.id}/repository/tree?ref=bomb&recursive=true`, ROOT_TOKEN);
+    assert.deepEqual(
+      [recursive.statusCode, recursive.json],
+      [400, { message: 'Tree is too large: more than 50000 entries' }],
+    );
+    assert.ok(Date.now() - started < 10_000, `${Date.now() - started} ms`);
+    const top = await t.api('GET', `/projects/${pub.id}/repository/tree?ref=bomb&per_page=100`, ROOT_TOKEN);
+    assert.deepEqual([top.statusCode, top.json.length, top.headers['x-total']], [200, 100, '100']);
+    const write = await t.api('POST', `/projects/${pub.id}/repository/files/new.txt`, ROOT_TOKEN, {
+      branch: 'bomb',
+      content: 'new',
+      commit_message: 'new',
+    });
+    assert.deepEqual([write.statusCode, write.json], [400, { message: 'Tree is too large: more than 50000 entries' }]);
+    await ok(['push', '-q', 'origin', '--delete', 'bomb'], { cwd: d });
   });
 
   it('a ref name git refuses is refused before the rows move (a raw request: git clients never send one)', async () => {

@@ -6,7 +6,7 @@
 // else answers null and git works it out: a rename that is not an exact one, a type change, a submodule,
 // `.gitattributes`, a large file or a large difference.
 import type { FileChange } from './history.ts';
-import type { GitRepository, TreeEntry } from './repository.ts';
+import { type GitRepository, type TreeEntry, TreeTooLarge } from './repository.ts';
 
 /** Blobs larger than this are counted by git: the count runs on the event loop. */
 const MAX_BLOB_BYTES = 256 * 1024;
@@ -27,8 +27,13 @@ const EMPTY_BLOB = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391';
 export async function changesFromRows(repo: GitRepository, commitId: string): Promise<FileChange[] | null> {
   const commit = await repo.commit(commitId);
   const parent = commit.parents[0] ?? null;
-  const [before, after] = await Promise.all([parent ? repo.listTree(parent) : [], repo.listTree(commitId)]);
-  if (before.length > MAX_FILES || after.length > MAX_FILES) return null;
+  const listed = (id: string) =>
+    repo.listTree(id).catch((error) => {
+      if (error instanceof TreeTooLarge) return null;
+      throw error;
+    });
+  const [before, after] = await Promise.all([parent ? listed(parent) : [], listed(commitId)]);
+  if (!before || !after || before.length > MAX_FILES || after.length > MAX_FILES) return null;
   if ([...before, ...after].some((e) => e.type !== 'blob' || /(^|\/)\.gitattributes$/.test(e.path))) return null;
   const old = new Map(before.map((e) => [e.path, e]));
   const now = new Map(after.map((e) => [e.path, e]));

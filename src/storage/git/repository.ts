@@ -54,6 +54,20 @@ export class RefConflict extends Error {
  * refs as paths and cannot hold both, so a repository with the two could not be served to any git client.
  * The message is git's own.
  */
+/**
+ * Entries one listing of a tree walks at most, unless told otherwise. A push of a few small trees, each naming
+ * the next a hundred times, makes millions of paths: listed whole they took gigabytes and the event loop.
+ */
+export const TREE_ENTRIES_LIMIT = 50_000;
+const ENTRIES_BETWEEN_YIELDS = 1_000;
+
+/** A listing that would walk more than `limit` entries (listTree). */
+export class TreeTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`the tree holds more than ${limit} entries`);
+  }
+}
+
 export class RefNameClash extends Error {
   constructor(ref: string, existing: string) {
     super(`cannot lock ref '${ref}': '${existing}' exists; cannot create '${ref}'`);
@@ -548,15 +562,20 @@ export class GitRepository {
    */
   async listTree(
     commit: string,
-    opts: { path?: string; recursive?: boolean; trees?: boolean } = {},
+    opts: { path?: string; recursive?: boolean; trees?: boolean; limit?: number } = {},
   ): Promise<TreeEntry[]> {
     const recursive = opts.recursive !== false;
+    const limit = opts.limit ?? TREE_ENTRIES_LIMIT;
     const dir = opts.path?.replace(/\/+$/, '') ?? '';
     const start = await this.entryAt(commit, dir);
     if (start?.mode !== '40000') return [];
     const out: Omit<TreeEntry, 'size'>[] = [];
+    let walked = 0;
     const walk = async (treeId: string, prefix: string) => {
       for (const e of await this.tree(treeId)) {
+        if (++walked > limit) throw new TreeTooLarge(limit);
+        // Trees read from the object cache resolve at once: let other requests in now and then.
+        if (walked % ENTRIES_BETWEEN_YIELDS === 0) await new Promise((resolve) => setImmediate(resolve));
         const type = typeOfMode(e.mode);
         const entry = { mode: e.mode.padStart(6, '0'), type, id: e.id, path: `${prefix}${e.name}` };
         if (type !== 'tree' || !recursive || opts.trees) out.push(entry);
