@@ -468,6 +468,57 @@ describe('snippet forms', () => {
       assert.equal((await t.api('GET', `/snippets/${id}/files/main/added.txt/raw`, alice.token)).body, 'my change');
     });
 
+    it('a save racing another write made after the form was opened never overwrites it (the version is checked as written)', async () => {
+      const post = (url: string, form: string, fields: [string, string][]) =>
+        t.request({
+          method: 'POST',
+          url,
+          token: null,
+          headers: { ...FORM, cookie: aliceCookie },
+          payload: new URLSearchParams([
+            ['authenticity_token', hidden(form, 'authenticity_token')!],
+            ...fields,
+          ]).toString(),
+        });
+      const saved = (form: string, title: string): [string, string][] => [
+        ['base_version', hidden(form, 'base_version')!],
+        ['title', title],
+        ['description', 'old'],
+        ['visibility', 'public'],
+        ['files[0][previous_path]', 'a.txt'],
+        ['files[0][file_path]', 'a.txt'],
+        ['files[0][content]', 'a'],
+        ['save', '1'],
+      ];
+      for (let round = 0; round < 15; round++) {
+        const s = await t.must('POST', '/snippets', alice.token, {
+          title: 'orig',
+          description: 'old',
+          visibility: 'public',
+          files: [{ file_path: 'a.txt', content: 'a' }],
+        });
+        const url = `/-/snippets/${s.id}/edit`;
+        const [one, two] = [(await page(url, aliceCookie)).body, (await page(url, aliceCookie)).body];
+        // Two saves from one opened version: at most one is taken.
+        const saves = await Promise.all([post(url, one, saved(one, 'one')), post(url, two, saved(two, 'two'))]);
+        assert.deepEqual(saves.map((r) => r.statusCode).sort(), [303, 409], `round ${round}`);
+        // A save from a version an API write moved on meanwhile: the API's change stands (private, its description).
+        const three = (await page(url, aliceCookie)).body;
+        const [pageSave, api] = await Promise.all([
+          post(url, three, saved(three, 'three')),
+          t.api('PUT', `/snippets/${s.id}`, alice.token, { visibility: 'private', description: 'from the API' }),
+        ]);
+        assert.equal(api.statusCode, 200);
+        const now = await t.must('GET', `/snippets/${s.id}`, alice.token);
+        assert.deepEqual(
+          [now.visibility, now.description],
+          ['private', 'from the API'],
+          `round ${round}: ${pageSave.statusCode}`,
+        );
+        assert.equal(now.title, pageSave.statusCode === 303 ? 'three' : saves[0].statusCode === 303 ? 'one' : 'two');
+      }
+    });
+
     it('is neither offered nor open to someone who may not edit', async () => {
       await t.must('PUT', `/snippets/${id}`, alice.token, { visibility: 'internal' });
       const shown = await page(`/-/snippets/${id}`, bobCookie);

@@ -145,7 +145,7 @@ async function changeOf(
   if (input.visibility !== undefined) row.visibility = visibility;
   if (!actions.length) {
     if (spamRelevant) await rejectSpam(deps, viewer, meta, { title, description, files: new Map() });
-    return { from: state, row, commit: null };
+    return { from: state, row, commit: null, fromVersion: input.baseVersion !== undefined };
   }
   if (!state.repository) throw new Error(`snippet ${snippet.id} has no repository`);
   const encoded: FileAction[] = [];
@@ -167,5 +167,6 @@ async function changeOf(
     from: state,
     row: { ...row, head_commit: commit, file_name: first.file_path || first.previous_path || snippet.file_name },
     commit: { id: commit, objects, files: indexed, indexedFileMaxBytes: indexedFileMaxBytes(settings) },
+    fromVersion: input.baseVersion !== undefined,
   };
 }

@@ -106,24 +106,31 @@ export interface SnippetChange {
    * index takes (the instance's setting); HEAD's branch moves to it.
    */
   commit: { id: string; objects: readonly GitObject[]; files: IndexedFile[]; indexedFileMaxBytes: number } | null;
+  /**
+   * An edit made from one version of the snippet (the page's base_version): written only while nothing of it
+   * changed since `from` was read, its fields included, not only its head.
+   */
+  fromVersion: boolean;
 }
 
 /**
  * Writes the change only while the snippet's head is still the one it was computed from (a compare-and-swap
- * on the row's head and on the branch): the snippet as written, or undefined when it moved on or went since
- * `from` was read, and nothing was written. The caller reads it again and recomputes.
+ * on the row's head and on the branch; with `fromVersion`, on its updated_at too): the snippet as written, or
+ * undefined when it moved on or went since `from` was read, and nothing was written. The caller reads it again
+ * and recomputes.
  */
 export async function writeSnippetChange(store: Store, change: SnippetChange): Promise<Snippet | undefined> {
   const { from, row, commit } = change;
   const head = from.snippet.head_commit;
-  const writeRow = (db: Kysely<Database>) =>
-    db
+  const writeRow = (db: Kysely<Database>) => {
+    let q = db
       .updateTable('snippets')
       .set(row)
       .where('id', '=', from.snippet.id)
-      .where('head_commit', head === null ? 'is' : '=', head)
-      .returningAll()
-      .executeTakeFirst();
+      .where('head_commit', head === null ? 'is' : '=', head);
+    if (change.fromVersion) q = q.where('updated_at', '=', from.snippet.updated_at);
+    return q.returningAll().executeTakeFirst();
+  };
   // The row alone (title, description, visibility): one statement, atomic on its own.
   if (!commit) return writeRow(store.kysely);
   if (!from.repository) throw new Error(`snippet ${from.snippet.id} has no repository`);
