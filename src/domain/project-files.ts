@@ -233,16 +233,26 @@ export async function listTree(
     .map(({ e }) => ({ id: e.id, name: e.path.split('/').pop()!, type: e.type, path: e.path, mode: e.mode }));
 }
 
+/**
+ * Commits counted for a list's total, at most; past it the total is not given (X-Total), as for GitLab's lists
+ * of more than 10,000: counting walks the history, 20,000 commits took seconds.
+ */
+const COMMITS_COUNTED = 10_000;
+
 /** One page of the commits reachable from `refName` (touching `path`), newest first; none for an empty repository. */
 export async function listCommits(
   store: Store,
   ctx: ProjectContext,
   opts: { refName?: string; path?: string },
   window: PageWindow,
-): Promise<{ commits: CommitInfo[]; total: number }> {
+): Promise<{ commits: CommitInfo[]; total: number | null; hasMore: boolean }> {
   const repo = await projectRepository(store, ctx.project);
   const ref = repo && (await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
-  if (!repo || !ref) return { commits: [], total: 0 };
-  const commits = await repo.log(ref, { skip: window.offset, limit: window.limit, path: opts.path });
-  return { commits, total: await repo.countCommits(ref, opts.path) };
+  if (!repo || !ref) return { commits: [], total: 0, hasMore: false };
+  const commits = await repo.log(ref, { skip: window.offset, limit: window.limit + 1, path: opts.path });
+  return {
+    commits: commits.slice(0, window.limit),
+    total: await repo.countCommits(ref, opts.path, COMMITS_COUNTED),
+    hasMore: commits.length > window.limit,
+  };
 }

@@ -536,6 +536,39 @@ describe('git over HTTP with the real git client', () => {
     await ok(['push', '-q', 'origin', '--delete', 'bomb'], { cwd: d });
   });
 
+  it('a history of more than 10,000 commits is listed page by page without its total (counted up to 10,000)', async () => {
+    const d = dir('long-history');
+    await ok(['clone', '-q', url(pub.path, users.dev.token), d]);
+    const base = (await ok(['rev-parse', 'HEAD'], { cwd: d })).stdout.trim();
+    const commits = Array.from(
+      { length: 10_001 },
+      (_, i) =>
+        `commit refs/heads/long\ncommitter T <t@example.com> ${1_700_000_000 + i} +0000\ndata ${String(i).length}\n${i}\n${i === 0 ? `from ${base}\n` : ''}\n`,
+    ).join('');
+    execFileSync('git', ['fast-import', '--quiet'], { cwd: d, env: { ...GIT_ENV }, input: commits });
+    await ok(['push', '-q', 'origin', 'refs/heads/long:refs/heads/long'], { cwd: d });
+    const list = (query: string) =>
+      t.api('GET', `/projects/${pub.id}/repository/commits?ref_name=long&${query}`, ROOT_TOKEN);
+    const first = await list('per_page=3');
+    assert.equal(first.statusCode, 200);
+    assert.deepEqual(
+      first.json.map((c: any) => c.id),
+      (await ok(['log', '-3', '--format=%H', 'long'], { cwd: d })).stdout.trim().split('\n'),
+    );
+    assert.deepEqual(
+      [first.headers['x-total'], first.headers['x-total-pages'], first.headers['x-next-page']],
+      [undefined, undefined, '2'],
+    );
+    // The last page: the project's first commit, then nothing more.
+    const last = await list('per_page=100&page=101');
+    assert.deepEqual(
+      last.json.map((c: any) => c.id),
+      (await ok(['log', '--format=%H', '--skip=10000', 'long'], { cwd: d })).stdout.trim().split('\n'),
+    );
+    assert.equal(last.headers['x-next-page'], '');
+    await ok(['push', '-q', 'origin', '--delete', 'long'], { cwd: d });
+  });
+
   it('a ref name git refuses is refused before the rows move (a raw request: git clients never send one)', async () => {
     const before = (await ok(['ls-remote', url(pub.path, ROOT_TOKEN)])).stdout;
     const main = /^([0-9a-f]{40})\trefs\/heads\/main$/m.exec(before)![1];

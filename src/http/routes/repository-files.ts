@@ -90,8 +90,13 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const p = validateRequest(spec.commitsSpec, request);
     const page = parsePage(request);
     const window = { offset: page.offset, limit: page.perPage };
-    const { commits, total } = await listCommits(storeOf(request), ctx, { refName: p.ref_name, path: p.path }, window);
-    setPageHeaders(request, reply, page, total, false);
+    const { commits, total, hasMore } = await listCommits(
+      storeOf(request),
+      ctx,
+      { refName: p.ref_name, path: p.path },
+      window,
+    );
+    setPageHeaders(request, reply, page, total, hasMore);
     const web = `${baseUrl(request)}/${ctx.project.full_path}/-/commit`;
     return commits.map((c) => ({
       id: c.id,

@@ -54,6 +54,49 @@ export class RefConflict extends Error {
  * refs as paths and cannot hold both, so a repository with the two could not be served to any git client.
  * The message is git's own.
  */
+const COMMITS_BETWEEN_YIELDS = 500;
+
+/** A binary heap: `pop` answers the item `before` puts first. */
+class Heap<T> {
+  private readonly items: T[] = [];
+  constructor(private readonly before: (a: T, b: T) => number) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  push(item: T): void {
+    const items = this.items;
+    let at = items.push(item) - 1;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (this.before(items[parent], item) <= 0) break;
+      items[at] = items[parent];
+      at = parent;
+    }
+    items[at] = item;
+  }
+
+  pop(): T | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length && last !== undefined) {
+      let at = 0;
+      for (;;) {
+        const left = 2 * at + 1;
+        if (left >= items.length) break;
+        const child = left + 1 < items.length && this.before(items[left + 1], items[left]) < 0 ? left + 1 : left;
+        if (this.before(last, items[child]) <= 0) break;
+        items[at] = items[child];
+        at = child;
+      }
+      items[at] = last;
+    }
+    return top;
+  }
+}
+
 /**
  * Entries one listing of a tree walks at most, unless told otherwise. A push of a few small trees, each naming
  * the next a hundred times, makes millions of paths: listed whole they took gigabytes and the event loop.
@@ -623,27 +666,26 @@ export class GitRepository {
     return out;
   }
 
-  async countCommits(commit: string, path?: string): Promise<number> {
+  /** How many commits `log` would list, counted up to `upTo`: null when there are more. */
+  async countCommits(commit: string, path: string | undefined, upTo: number): Promise<number | null> {
     let count = 0;
-    await this.walk(commit, path, () => {
-      count++;
-      return true;
-    });
-    return count;
+    await this.walk(commit, path, () => ++count <= upTo);
+    return count > upTo ? null : count;
   }
 
   private async walk(start: string, filePath: string | undefined, visit: (c: CommitInfo) => boolean): Promise<void> {
     const seen = new Set<string>([start]);
-    const queue: { id: string; time: number; order: number }[] = [];
+    // Newest commit time first; among equal times, the one queued first (git's date order).
+    const queue = new Heap<{ id: string; time: number; order: number }>((a, b) => b.time - a.time || a.order - b.order);
     let order = 0;
     const push = async (id: string) => queue.push({ id, time: (await this.commit(id)).committer.time, order: order++ });
     await push(start);
     const pathOf = async (id: string) =>
       filePath === undefined ? null : ((await this.entryAt(id, filePath))?.id ?? null);
-    while (queue.length) {
-      // Newest commit time first; among equal times, the one queued first (git's date order).
-      queue.sort((a, b) => b.time - a.time || a.order - b.order);
-      const { id } = queue.shift()!;
+    for (let walked = 1; queue.size; walked++) {
+      // Commits read from the object cache resolve at once: let other requests in now and then.
+      if (walked % COMMITS_BETWEEN_YIELDS === 0) await new Promise((resolve) => setImmediate(resolve));
+      const { id } = queue.pop()!;
       const c = await this.commit(id);
       let parents = c.parents;
       let shown = true;
