@@ -315,3 +315,44 @@ A claim[^1].
     assert.ok((await page(pathOf(s.web_url))).body.includes('<p><a href="setup.md">setup</a></p>'));
   });
 });
+
+describe('a page holds at most 4 MB of rendered files', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  it('shows files until they fill the page, then links the rest; the first is always shown; the embed too', async () => {
+    // Each file renders to about 2.3 MB of numbered lines: one fills most of the page.
+    const big = 'a\n'.repeat(20_000);
+    const snippet = await t.must('POST', '/snippets', ROOT_TOKEN, {
+      title: 'large files',
+      visibility: 'public',
+      files: ['one.txt', 'two.txt', 'three.txt', 'small.txt'].map((file_path) => ({
+        file_path,
+        content: file_path === 'small.txt' ? 'small\n' : big,
+      })),
+    });
+    const notShown = (file: string) =>
+      `<p class="too-large">This file is not shown: the files above it fill this page (4 MB of them). You can <a href="${snippet.web_url}/raw/main/${file}">view it raw</a>`;
+    const get = async (url: string) => {
+      const res = await t.request({ method: 'GET', url: pathOf(url), token: null });
+      assert.equal(res.statusCode, 200);
+      return res.body;
+    };
+    // The embed writes the markup its script carries as a JSON string.
+    const embed = /^\(\(markup, web\) => \{[\s\S]*?\n\}\)\(("(?:[^"\\]|\\.)*"), /.exec(
+      await get(`${snippet.web_url}.js`),
+    );
+    assert.ok(embed, 'the embed script');
+    for (const body of [await get(snippet.web_url), JSON.parse(embed[1]) as string]) {
+      assert.ok(body.length < 4.5 * 1024 * 1024, `${body.length} bytes`);
+      // In git's order: one.txt (shown whole, though over the page's room alone), small.txt, three.txt, two.txt.
+      assert.ok(body.includes('id="file-1-L20000"'), 'one.txt shown whole');
+      assert.ok(body.includes('id="file-2-L1"'), 'small.txt shown');
+      for (const file of ['three.txt', 'two.txt']) assert.ok(body.includes(notShown(file)), file);
+      assert.ok(!body.includes(notShown('one.txt')) && !body.includes(notShown('small.txt')));
+    }
+  });
+});

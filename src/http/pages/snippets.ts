@@ -41,7 +41,10 @@ import { isWellFormedFullPath } from '../../domain/paths.ts';
 
 const FULL_COMMIT_ID = /^[0-9a-f]{40}$/;
 
-function fileBody(view: FileView, rawUrl: string, filePath: string): Html {
+/** A file's view on this page: rendered, or not shown because the files before it fill the page. */
+type PageFileView = FileView | { kind: 'not_shown'; limit: number };
+
+function fileBody(view: PageFileView, rawUrl: string, filePath: string): Html {
   switch (view.kind) {
     case 'image':
       return html`<div class="image"><img src="${rawUrl}" alt="${filePath}"></div>`;
@@ -49,6 +52,8 @@ function fileBody(view: FileView, rawUrl: string, filePath: string): Html {
       return html`<p class="binary">Binary file. <a href="${rawUrl}?inline=false" download>Download it</a>.</p>`;
     case 'too_large':
       return tooLargeToDisplay(view.limit, rawUrl, `${rawUrl}?inline=false`);
+    case 'not_shown':
+      return html`<p class="too-large">This file is not shown: the files above it fill this page (${humanSize(view.limit)} of them). You can <a href="${rawUrl}">view it raw</a> or <a href="${rawUrl}?inline=false" download>download it</a>.</p>`;
     case 'markdown':
       return html`<div class="markdown">${trusted(view.html)}</div>
 <details class="source"><summary>Source</summary><pre><code>${trusted(view.sourceHtml)}</code></pre></details>`;
@@ -72,19 +77,34 @@ async function fileViews(store: Store, snippet: Snippet) {
   );
 }
 
+/**
+ * The rendered files one page (or embed) holds at most: past it, a file is linked, not shown. Each file's
+ * rendering is bounded (render-worker.ts), but ten files of the largest kind made a 66 MB page, joined and
+ * compressed on the event loop for a second, its embed script for four. The first file is always shown.
+ */
+const PAGE_FILES_HTML = 4 * 1024 * 1024;
+
+const viewSize = (view: FileView) =>
+  view.kind === 'code' ? view.html.length : view.kind === 'markdown' ? view.html.length + view.sourceHtml.length : 0;
+
 async function fileSections(store: Store, snippet: Snippet, web: string, embed = false): Promise<Html[]> {
+  let room = PAGE_FILES_HTML;
   return (await fileViews(store, snippet)).map((file, i) => {
     const rawUrl = snippetFileRawUrl(web, snippet.default_branch, file.path);
+    const size = viewSize(file.view);
+    const shown = i === 0 || size <= room;
+    room -= shown ? size : 0;
+    const view: PageFileView = shown ? file.view : { kind: 'not_shown', limit: PAGE_FILES_HTML };
     // A copy button only where the page holds the file's text, and there is some (not in the embed: it has
     // no script of ours to run it).
-    const copyable = !embed && file.size > 0 && (file.view.kind === 'code' || file.view.kind === 'markdown');
+    const copyable = !embed && file.size > 0 && (view.kind === 'code' || view.kind === 'markdown');
     return html`<section class="file" id="file-${i + 1}" aria-labelledby="file-${i + 1}-name">
 <header class="file-header">
 <h2 id="file-${i + 1}-name">${file.path}</h2><span class="size">${humanSize(file.size)}</span>
 <nav class="file-actions"><a href="${rawUrl}">Raw</a> <a href="${rawUrl}?inline=false" download>Download</a>
 ${copyable ? copyButton(`file-${i + 1}`, `Copy ${file.path}`) : ''}</nav>
 </header>
-${fileBody(file.view, rawUrl, file.path)}
+${fileBody(view, rawUrl, file.path)}
 </section>`;
   });
 }
