@@ -111,6 +111,8 @@ async function pageFromRows(repo: GitRepository, head: string, page: number): Pr
   for (const c of commits.slice(0, REVISIONS_PER_PAGE)) {
     let files = keptChanges.get(c.id);
     if (!files) {
+      // Each commit's count is bounded (changes.ts); between them, other requests go first.
+      await new Promise((resolve) => setImmediate(resolve));
       const read = await changesFromRows(repo, c.id);
       if (!read) return null;
       files = keptChanges.keep(c.id, read);
