@@ -54,7 +54,7 @@ export class RefConflict extends Error {
  * refs as paths and cannot hold both, so a repository with the two could not be served to any git client.
  * The message is git's own.
  */
-const COMMITS_BETWEEN_YIELDS = 500;
+const STEPS_BETWEEN_YIELDS = 500;
 
 /** A binary heap: `pop` answers the item `before` puts first. */
 class Heap<T> {
@@ -678,21 +678,32 @@ export class GitRepository {
     // Newest commit time first; among equal times, the one queued first (git's date order).
     const queue = new Heap<{ id: string; time: number; order: number }>((a, b) => b.time - a.time || a.order - b.order);
     let order = 0;
-    const push = async (id: string) => queue.push({ id, time: (await this.commit(id)).committer.time, order: order++ });
+    // Commits read from the object cache resolve at once: every so many, other requests go first (a merge of
+    // thousands of parents is as many steps).
+    let steps = 0;
+    const step = async () => {
+      if (++steps % STEPS_BETWEEN_YIELDS === 0) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const push = async (id: string) => {
+      await step();
+      queue.push({ id, time: (await this.commit(id)).committer.time, order: order++ });
+    };
     await push(start);
-    const pathOf = async (id: string) =>
-      filePath === undefined ? null : ((await this.entryAt(id, filePath))?.id ?? null);
-    for (let walked = 1; queue.size; walked++) {
-      // Commits read from the object cache resolve at once: let other requests in now and then.
-      if (walked % COMMITS_BETWEEN_YIELDS === 0) await new Promise((resolve) => setImmediate(resolve));
+    const pathOf = async (id: string) => {
+      await step();
+      return filePath === undefined ? null : ((await this.entryAt(id, filePath))?.id ?? null);
+    };
+    while (queue.size) {
+      await step();
       const { id } = queue.pop()!;
       const c = await this.commit(id);
       let parents = c.parents;
       let shown = true;
       if (filePath !== undefined) {
         const mine = await pathOf(id);
-        const theirs = await Promise.all(c.parents.map(pathOf));
-        const same = theirs.indexOf(mine);
+        // The first parent with the path as this commit has it, looked at one by one.
+        let same = -1;
+        for (let i = 0; i < c.parents.length && same === -1; i++) if ((await pathOf(c.parents[i])) === mine) same = i;
         if (same !== -1) {
           shown = false;
           parents = [c.parents[same]];
