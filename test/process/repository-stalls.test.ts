@@ -1,0 +1,150 @@
+// Pushed repositories that made one anonymous request hold a real `snippetd serve` process (test/stall.ts):
+// three small trees naming each other a hundred times (a million paths: a recursive tree listing took 4 s and
+// 800 MiB, at 100^4 the server died out of memory), a merge of 5,000 parents listed with a path (the walk
+// sorted its queue whole at every step), and a snippet revision changing ten files of 256 KiB of short lines
+// (its lines were counted on the event loop, 1.1-1.8 s). Each is now answered with the loop kept free.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { processStorage } from '../helper.ts';
+import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { assertCalm, whileHostile } from '../stall.ts';
+
+const TOKEN = 'repository-stalls-root-token';
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-repository-stalls-'));
+const GIT_ENV = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: work,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_AUTHOR_NAME: 'T',
+  GIT_AUTHOR_EMAIL: 't@example.com',
+  GIT_COMMITTER_NAME: 'T',
+  GIT_COMMITTER_EMAIL: 't@example.com',
+};
+
+/** A new repository in `work` with what `fastImport` describes on its branch `main`. */
+function repository(name: string, fastImport: string): string {
+  const dir = path.join(work, name);
+  execFileSync('git', ['init', '-q', '-b', 'main', dir], { env: GIT_ENV });
+  execFileSync('git', ['fast-import', '--quiet'], { cwd: dir, env: GIT_ENV, input: fastImport, maxBuffer: 1 << 28 });
+  return dir;
+}
+
+const get = async (url: string) => {
+  const res = await fetch(url);
+  return { status: res.status, text: await res.text() };
+};
+
+describe('pushed repositories that would hold the server', () => {
+  let server: Spawned;
+  let storage: Awaited<ReturnType<typeof processStorage>>;
+  let project: { id: number; path_with_namespace: string };
+  const api = async (method: string, url: string, body?: unknown) => {
+    const res = await fetch(`${server.url}/api/v4${url}`, {
+      method,
+      headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    assert.ok(res.ok, `${method} ${url}: ${res.status}`);
+    return res.json();
+  };
+  const push = (dir: string, branch: string) => {
+    const remote = new URL(`${server.url}/${project.path_with_namespace}.git`);
+    remote.username = 'root';
+    remote.password = TOKEN;
+    execFileSync('git', ['push', '-q', remote.href, `main:refs/heads/${branch}`], { cwd: dir, env: GIT_ENV });
+  };
+
+  before(async () => {
+    storage = await processStorage('snippetd-repository-stalls-');
+    server = await spawnServer({
+      ...process.env,
+      SNIPPETD_DATA_DIR: storage.dataDir,
+      SNIPPETD_DATABASE_URL: storage.databaseUrl,
+      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
+      SNIPPETD_LOG_LEVEL: 'warn',
+    });
+    project = await api('POST', '/projects', { path: 'hostile', visibility: 'public' });
+  });
+  after(async () => {
+    if (server && server.child.exitCode === null) {
+      server.child.kill('SIGTERM');
+      await exited(server.child);
+    }
+    await storage?.remove();
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it('a tree of a million paths: its recursive listing is refused (400), memory and loop bounded', async () => {
+    const names = Array.from({ length: 100 }, (_, i) => `e${i}`);
+    const dir = path.join(work, 'bomb');
+    execFileSync('git', ['init', '-q', '-b', 'main', dir], { env: GIT_ENV });
+    const git = (args: string[], input?: string) =>
+      execFileSync('git', args, { cwd: dir, env: GIT_ENV, input, encoding: 'utf8' }).trim();
+    let entry = `100644 blob ${git(['hash-object', '-w', '--stdin'], 'x\n')}`;
+    for (let level = 0; level < 3; level++)
+      entry = `040000 tree ${git(['mktree'], names.map((n) => `${entry}\t${n}\n`).join(''))}`;
+    git(['update-ref', 'refs/heads/main', git(['commit-tree', entry.split(' ')[2], '-m', 'a million paths'])]);
+    push(dir, 'bomb');
+    const { answer, calm } = await whileHostile(server, () =>
+      get(`${server.url}/api/v4/projects/${project.id}/repository/tree?ref=bomb&recursive=true`),
+    );
+    assert.deepEqual(answer, { status: 400, text: '{"message":"Tree is too large: more than 50000 entries"}' });
+    assertCalm(calm);
+  });
+
+  it('a merge of 5,000 parents: its history through a path is listed, the loop kept free', async () => {
+    const lines: string[] = [];
+    for (let i = 1; i <= 5000; i++)
+      lines.push(
+        'reset refs/heads/side',
+        'commit refs/heads/side',
+        `mark :${i}`,
+        `committer T <t@example.com> ${1_600_000_000 + i} +0000`,
+        'data 1',
+        'c',
+        'M 100644 inline f',
+        'data 2',
+        `${i % 10}\n`,
+      );
+    lines.push('commit refs/heads/main', 'committer T <t@example.com> 1700000000 +0000', 'data 5', 'merge', 'from :1');
+    for (let i = 2; i <= 5000; i++) lines.push(`merge :${i}`);
+    lines.push('', 'reset refs/heads/side', 'from 0000000000000000000000000000000000000000', '');
+    push(repository('octopus', lines.join('\n')), 'octopus');
+    const { answer, calm } = await whileHostile(server, () =>
+      get(`${server.url}/api/v4/projects/${project.id}/repository/commits?ref_name=octopus&path=f&per_page=1`),
+    );
+    assert.equal(answer.status, 200);
+    assert.equal(JSON.parse(answer.text).length, 1);
+    assertCalm(calm);
+  });
+
+  it('a revision changing ten files of 256 KiB of short lines: the revisions page keeps the loop free', async () => {
+    // "a" lines (many alike) between lines of one side only: the costliest to count.
+    const file = (seed: string) => {
+      const parts: string[] = [];
+      for (let i = 0, size = 0; size < 250_000; i++) {
+        const line = `${seed}${i.toString(36)}\n`;
+        parts.push('a\n', line);
+        size += 2 + line.length;
+      }
+      return parts.join('');
+    };
+    const names = Array.from({ length: 10 }, (_, i) => `f${i}.txt`);
+    const snippet = await api('POST', `/projects/${project.id}/snippets`, {
+      title: 'revisions',
+      visibility: 'public',
+      files: names.map((file_path, i) => ({ file_path, content: file(`p${i}x`) })),
+    });
+    await api('PUT', `/projects/${project.id}/snippets/${snippet.id}`, {
+      files: names.map((file_path, i) => ({ action: 'update', file_path, content: file(`q${i}y`) })),
+    });
+    const { answer, calm } = await whileHostile(server, () => get(`${snippet.web_url}/revisions`));
+    assert.equal(answer.status, 200);
+    assert.match(answer.text, /Update snippet/);
+    assertCalm(calm);
+  });
+});
