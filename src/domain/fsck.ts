@@ -46,12 +46,19 @@ export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
     searchIndexLeftoversRemoved: 0,
     searchIndexBacklog: await store.snippets.texts.indexBacklog(),
   };
+  // fsck may run beside a serving instance: what it reads first is what a write makes last (a repository before
+  // its owner's row is gone, refs before the objects they name), and a snippet that differs is read again.
+  const repositories = await store.git.all();
   const snippetIds = new Set((await store.kysely.selectFrom('snippets').select('id').execute()).map((r) => r.id));
   const projectIds = new Set((await store.kysely.selectFrom('projects').select('id').execute()).map((r) => r.id));
-  for (const row of await store.git.all()) {
+  for (const row of repositories) {
     report.checked++;
     const name = `${row.kind} ${row.owner_id}`;
-    if (!(row.kind === 'snippet' ? snippetIds : projectIds).has(row.owner_id))
+    // One deleted with its owner meanwhile is not a problem.
+    if (
+      !(row.kind === 'snippet' ? snippetIds : projectIds).has(row.owner_id) &&
+      (await store.git.find(row.kind, row.owner_id))
+    )
       report.problems.push(`${name}: repository without its ${row.kind}`);
     const checked = await checkObjects(store, row.id);
     for (const line of checked.problems) report.problems.push(`${name}: ${line}`);
@@ -68,12 +75,16 @@ export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
       .execute();
     if (!snippets.length) break;
     after = snippets[snippets.length - 1].id;
-    for (const snippet of snippets) {
+    for (const { id } of snippets) {
       let repaired = false;
-      const repo = await store.git.find('snippet', snippet.id);
+      // The snippet's row and its repository as one write left them; on SQLite, read twice when they differ.
+      let checked = await store.snapshot((s) => snippetDifferences(s, id));
+      if (store.db.dialect === 'sqlite' && checked && (!checked.repo || checked.differences.length))
+        checked = await snippetDifferences(store, id);
+      if (!checked) continue; // deleted meanwhile
+      const { snippet, repo, differences } = checked;
       if (!repo) report.problems.push(`snippet ${snippet.id}: repository missing`);
       else {
-        const differences = await indexDifferences(store, repo, snippet);
         for (const d of differences) report.problems.push(`snippet ${snippet.id}: ${d}`);
         if (repair && differences.length) {
           await store.transaction((tx) => reindexSnippet(tx, snippet.id));
@@ -90,6 +101,18 @@ export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
   if (store.db.dialect === 'sqlite')
     for (const kind of ['file', 'fields'] as const) await searchIndexLeftovers(store, kind, repair, report);
   return report;
+}
+
+/** The snippet, its repository and how its index of files differs from its branch; undefined if it is gone. */
+async function snippetDifferences(store: Store, id: number) {
+  const snippet = await store.kysely
+    .selectFrom('snippets')
+    .select(['id', 'default_branch', 'head_commit'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!snippet) return undefined;
+  const repo = await store.git.find('snippet', id);
+  return { snippet, repo, differences: repo ? await indexDifferences(store, repo, snippet) : [] };
 }
 
 /**
@@ -172,6 +195,12 @@ async function searchIndexLeftovers(store: Store, kind: SourceKind, repair: bool
 /** Every stored object sound, every ref and everything reachable present; what nothing reaches is dangling. */
 async function checkObjects(store: Store, repositoryId: number) {
   const problems: string[] = [];
+  // Refs first: an object a ref names was written before the ref moved to it.
+  const refs = await store.kysely
+    .selectFrom('git_refs')
+    .select(['name', 'oid'])
+    .where('repository_id', '=', repositoryId)
+    .execute();
   const objects = new Map<string, { type: string; body: Buffer }>();
   const rows = await store.kysely
     .selectFrom('git_objects')
@@ -192,11 +221,6 @@ async function checkObjects(store: Store, repositoryId: number) {
       problems.push(`object ${id}: its bytes do not hash to its id`);
     objects.set(id, { type, body });
   }
-  const refs = await store.kysely
-    .selectFrom('git_refs')
-    .select(['name', 'oid'])
-    .where('repository_id', '=', repositoryId)
-    .execute();
   for (const ref of refs)
     if (!ref.name.startsWith('refs/') || !isValidBranchName(ref.name.slice('refs/'.length)))
       problems.push(`${JSON.stringify(ref.name)}: not a ref name git accepts: every push to this repository fails`);

@@ -52,6 +52,11 @@ export type Store = ReturnType<typeof repositories> & {
   memoAnswer<T>(key: string, load: () => Promise<T>, rules: KeepRules<T> & { since: number | null }): Promise<T>;
   /** Runs `work` in one transaction with repositories bound to it (transactions do not nest). */
   transaction<T>(work: (tx: Store) => Promise<T>): Promise<T>;
+  /**
+   * Runs reads that must agree with each other: on PostgreSQL in one read-only snapshot (repeatable read);
+   * on SQLite as they come, since its transactions take the write lock (a reader checks twice instead).
+   */
+  snapshot<T>(work: (s: Store) => Promise<T>): Promise<T>;
 };
 
 export function createStore(db: Db, k: Kysely<Database> = db.kysely, objects = new ObjectCache()): Store {
@@ -63,5 +68,13 @@ export function createStore(db: Db, k: Kysely<Database> = db.kysely, objects = n
     memo: (_key, load) => load(),
     memoAnswer: (_key, load) => load(),
     transaction: (work) => k.transaction().execute((tx) => work(createStore(db, tx, objects))),
+    snapshot: (work) =>
+      db.dialect === 'sqlite'
+        ? work(createStore(db, k, objects))
+        : k
+            .transaction()
+            .setIsolationLevel('repeatable read')
+            .setAccessMode('read only')
+            .execute((tx) => work(createStore(db, tx, objects))),
   };
 }
