@@ -148,8 +148,9 @@ const LONGEST = ['installed-package.test.ts', 'snippet-pages.test.ts'];
 /**
  * Files run after the others, one at a time. Their stall bounds (test/stall.ts) time the server's event loop
  * while git packs and unpacks a large file beside it. On a busy day a CPU-heavy neighbour file held that loop
- * for 0.5-1 s twice in five runs; alone it stayed at 16-28 ms (bench/RESULTS.md, 2026-11-27). Same assertions,
- * measured without a neighbour.
+ * for 0.5-1 s twice in five runs; alone it stayed at 16-28 ms. The server waits on no system call then: its
+ * git requests' own few milliseconds stretch while git and the neighbours take both cores (bench/RESULTS.md,
+ * 2026-11-27). Same assertions, measured without a neighbour.
  */
 const ALONE = ['push-limits.test.ts'];
 
