@@ -16,6 +16,7 @@ import { type Insertable, type Kysely, sql } from 'kysely';
 import type { Database, SnippetsTable } from '../src/storage/db/schema.ts';
 import { createLogger } from '../src/logging.ts';
 import { importDirectory } from '../src/storage/git/import.ts';
+import { exited, spawnServer } from '../scripts/spawn-server.ts';
 import { buildApp } from '../src/app.ts';
 import { defaults, type Config } from '../src/config.ts';
 import { bootstrapRoot } from '../src/domain/bootstrap.ts';
@@ -156,6 +157,35 @@ export async function processStorage(
     remove: async () => {
       await schema?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A real `snippetd serve` process on storage of its own (processStorage), its administrator's token `token`,
+ * logging at warn; `stop` ends it and removes the storage.
+ */
+export async function processServer(prefix: string, token: string, env: NodeJS.ProcessEnv = {}) {
+  const storage = await processStorage(prefix);
+  const serverEnv = {
+    ...process.env,
+    SNIPPETD_DATA_DIR: storage.dataDir,
+    SNIPPETD_DATABASE_URL: storage.databaseUrl,
+    SNIPPETD_INITIAL_ROOT_TOKEN: token,
+    SNIPPETD_LOG_LEVEL: 'warn',
+    ...env,
+  };
+  const server = await spawnServer(serverEnv);
+  return {
+    server,
+    /** The server's environment, for a CLI command on the same storage. */
+    env: serverEnv,
+    stop: async () => {
+      if (server.child.exitCode === null && server.child.signalCode === null) {
+        server.child.kill('SIGTERM');
+        await exited(server.child);
+      }
+      await storage.remove();
     },
   };
 }

@@ -6,29 +6,22 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { processStorage } from '../helper.ts';
-import { cliCommand, exited, spawnServer } from '../../scripts/spawn-server.ts';
+import { processServer } from '../helper.ts';
+import { cliCommand, exited } from '../../scripts/spawn-server.ts';
 
 const run = promisify(execFile);
 const TOKEN = 'fsck-beside-writes-root-token';
 const HEADERS = { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' };
 
 describe('snippetd fsck beside a serving instance', () => {
-  let storage: Awaited<ReturnType<typeof processStorage>>;
+  let started: Awaited<ReturnType<typeof processServer>>;
   after(async () => {
-    await storage?.remove();
+    await started?.stop();
   });
 
   it('reports no problem while snippets are created, updated and deleted', async () => {
-    storage = await processStorage('snippetd-fsck-beside-');
-    const env = {
-      ...process.env,
-      SNIPPETD_DATA_DIR: storage.dataDir,
-      SNIPPETD_DATABASE_URL: storage.databaseUrl,
-      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-      SNIPPETD_LOG_LEVEL: 'warn',
-    };
-    const server = await spawnServer(env);
+    started = await processServer('snippetd-fsck-beside-', TOKEN);
+    const { server, env } = started;
     const api = async (method: string, url: string, body?: object) => {
       const res = await fetch(`${server.url}/api/v4${url}`, { method, headers: HEADERS, body: JSON.stringify(body) });
       const text = await res.text();

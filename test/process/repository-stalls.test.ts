@@ -9,8 +9,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { processStorage } from '../helper.ts';
-import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { processServer } from '../helper.ts';
+import type { Spawned } from '../../scripts/spawn-server.ts';
 import { assertCalm, whileHostile } from '../stall.ts';
 
 const TOKEN = 'repository-stalls-root-token';
@@ -39,8 +39,8 @@ const get = async (url: string) => {
 };
 
 describe('pushed repositories that would hold the server', () => {
+  let started: Awaited<ReturnType<typeof processServer>>;
   let server: Spawned;
-  let storage: Awaited<ReturnType<typeof processStorage>>;
   let project: { id: number; path_with_namespace: string };
   const api = async (method: string, url: string, body?: unknown) => {
     const res = await fetch(`${server.url}/api/v4${url}`, {
@@ -59,22 +59,12 @@ describe('pushed repositories that would hold the server', () => {
   };
 
   before(async () => {
-    storage = await processStorage('snippetd-repository-stalls-');
-    server = await spawnServer({
-      ...process.env,
-      SNIPPETD_DATA_DIR: storage.dataDir,
-      SNIPPETD_DATABASE_URL: storage.databaseUrl,
-      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-      SNIPPETD_LOG_LEVEL: 'warn',
-    });
+    started = await processServer('snippetd-repository-stalls-', TOKEN);
+    server = started.server;
     project = await api('POST', '/projects', { path: 'hostile', visibility: 'public' });
   });
   after(async () => {
-    if (server && server.child.exitCode === null) {
-      server.child.kill('SIGTERM');
-      await exited(server.child);
-    }
-    await storage?.remove();
+    await started?.stop();
     fs.rmSync(work, { recursive: true, force: true });
   });
 
