@@ -5,8 +5,8 @@
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import type { Scope } from './access.ts';
-import { type GitRepository, RefConflict, RefNameClash, TreeTooLarge } from '../storage/git/repository.ts';
-import { isValidBranchName } from './project-files.ts';
+import { type GitRepository, RefConflict, RefNameClash, unlessTooLarge } from '../storage/git/repository.ts';
+import { isValidRefName } from './project-files.ts';
 import { discardUploads } from '../storage/git/object-parts.ts';
 import { nameNotUtf8 } from '../storage/git/objects.ts';
 import type { ReceivedObject, ReceivedPush, RefUpdate } from '../storage/git/push-hooks.ts';
@@ -182,7 +182,7 @@ async function projectPushProblem(
   for (const u of updates) {
     if (!/^refs\/(heads|tags)\//.test(u.ref)) return `only branches and tags can be pushed, not ${u.ref}`;
     // git refuses such a name only after this hook: refused here, the rows never hold a ref git has not.
-    if (!isValidBranchName(u.ref.slice('refs/'.length))) return `not a valid ref name: ${JSON.stringify(u.ref)}`;
+    if (!isValidRefName(u.ref)) return `not a valid ref name: ${JSON.stringify(u.ref)}`;
     if (u.new === null && u.ref === `refs/heads/${target.ctx.project.default_branch}`)
       return 'The default branch of a project cannot be deleted.';
     // git refuses a branch on anything but a commit only after this hook: refused here, the rows never move.
@@ -223,10 +223,7 @@ async function snippetPushProblem(
       return `snippets have one branch: only refs/heads/${proposed.head} can be pushed`;
     if (u.new === null) return 'the branch of a snippet cannot be deleted';
     if ((await proposed.resolveCommit(u.new)) !== u.new) return 'snippets hold commits only';
-    const entries = await proposed.listTree(u.new, { trees: false }).catch((error) => {
-      if (error instanceof TreeTooLarge) return null;
-      throw error;
-    });
+    const entries = await proposed.listTree(u.new, { trees: false }).catch(unlessTooLarge(null));
     if (!entries) return `Snippet can't have more than ${maxFiles} files`;
     if (entries.length === 0) return 'a snippet needs at least one file';
     if (entries.length > maxFiles) return `Snippet can't have more than ${maxFiles} files`;

@@ -189,7 +189,10 @@ interface Subjects {
   download_code: ProjectSubject;
   push_code: ProjectSubject;
   read_group: GroupLookup;
-  /** A private group's members are its members' (and admins') to list, not those of something inside it. */
+  /**
+   * Of a group the viewer may read (findReadableGroup): a private group's members are its members' (and
+   * admins') to list, not those of something inside it.
+   */
   read_group_member: GroupSubject;
   admin_group: GroupSubject;
   create_subgroup: GroupSubject;
@@ -219,8 +222,9 @@ const RULES: { [A in Ability]: (viewer: Viewer, subject: Subjects[A]) => boolean
   download_code: (viewer, s) => canReadRepository(viewer, s.project, s.access),
   push_code: (viewer, s) => canPushRepository(viewer, s.project, s.access),
   read_group: (viewer, s) => canReadGroup(viewer, s.group, s.access, s.memberBelow),
-  // The group's own visibility, without read_group's "member of something below".
-  read_group_member: (viewer, s) => canSeeLevel(viewer, s.group.visibility, s.access),
+  // GitLab's can_read_group_member, on top of read_group: a private group needs a membership of its own (or above).
+  read_group_member: (viewer, s) =>
+    s.group.visibility !== 'private' || isAdmin(viewer) || maxAccess(s.access) >= ACCESS.guest,
   admin_group: (viewer, s) => isOwnerOrAdmin(viewer, s.access),
   create_subgroup: (viewer, s) => canCreateSubgroup(viewer, s.access),
   create_projects: (viewer, s) =>

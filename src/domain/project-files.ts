@@ -41,18 +41,20 @@ function tooLarge(error: unknown): never {
   throw error;
 }
 
-/** Branch names git accepts (git check-ref-format's rules) and that cannot be read as options. */
-export function isValidBranchName(name: string): boolean {
+/** A full ref name (`refs/heads/x`) git accepts: git check-ref-format's rules. */
+export function isValidRefName(ref: string): boolean {
   return (
-    name.length > 0 &&
-    name.length <= 255 &&
-    !name.startsWith('-') &&
-    !name.endsWith('.') &&
+    ref.startsWith('refs/') &&
+    !ref.endsWith('.') &&
     // biome-ignore lint/suspicious/noControlCharactersInRegex: git refuses control characters in ref names.
-    !/(\.\.|@\{|[\s~^:?*[\\\x00-\x1f\x7f])/.test(name) &&
-    name !== '@' &&
-    name.split('/').every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'))
+    !/(\.\.|@\{|[\s~^:?*[\\\x00-\x1f\x7f])/.test(ref) &&
+    ref.split('/').every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'))
   );
+}
+
+/** Branch names the API takes: valid in a ref, at most 255 characters, and not to be read as options. */
+export function isValidBranchName(name: string): boolean {
+  return name.length <= 255 && !name.startsWith('-') && name !== '@' && isValidRefName(`refs/heads/${name}`);
 }
 
 /** Applies one file change as a commit on `branch`; returns the new commit id. */
@@ -152,10 +154,9 @@ async function locateFile(store: Store, ctx: ProjectContext, ref: string, filePa
   const repo = await projectRepository(store, ctx.project);
   const commit = repo && (await repo.resolveCommit(ref));
   if (!repo || !commit) throw notFound('Commit');
-  const entry = (await repo.listTree(commit, { path: parentDir(filePath), recursive: false })).find(
-    (e) => e.path === filePath && e.type === 'blob',
-  );
-  if (!entry) throw notFound('File');
+  // Looked up along its path, not listed with its directory: a directory may hold more than a listing takes.
+  const entry = filePath.split('/').includes('') ? null : await repo.entryAt(commit, filePath);
+  if (!entry || entry.mode === '40000' || entry.mode === '160000') throw notFound('File');
   return { repo, commit, entry, content: (await repo.readBlobs([entry.id])).get(entry.id)! };
 }
 
@@ -199,8 +200,6 @@ export async function readFile(
     },
   };
 }
-
-const parentDir = (p: string) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : undefined);
 
 /** A ref that is not given means the default branch, or HEAD in a repository without one yet. */
 const defaultRef = (ctx: ProjectContext) => ctx.project.default_branch ?? 'HEAD';

@@ -534,6 +534,17 @@ describe('git over HTTP with the real git client', () => {
     });
     assert.deepEqual([write.statusCode, write.json], [400, { message: 'Tree is too large: more than 50000 entries' }]);
     await ok(['push', '-q', 'origin', '--delete', 'bomb'], { cwd: d });
+    // One directory of 50,001 files: too large to list, but each file is found along its path.
+    const blob = run(['hash-object', '-w', '--stdin'], 'wide\n');
+    const wide = run(['mktree'], Array.from({ length: 50_001 }, (_, i) => `100644 blob ${blob}\tf${i}\n`).join(''));
+    await ok(['push', '-q', 'origin', `${run(['commit-tree', wide, '-m', 'wide'])}:refs/heads/wide`], { cwd: d });
+    const file = await t.api('GET', `/projects/${pub.id}/repository/files/f50000?ref=wide`, ROOT_TOKEN);
+    assert.deepEqual([file.statusCode, file.json.blob_id], [200, blob]);
+    const raw = await t.api('GET', `/projects/${pub.id}/repository/files/f7/raw?ref=wide`, ROOT_TOKEN);
+    assert.deepEqual([raw.statusCode, raw.body], [200, 'wide\n']);
+    const listing = await t.api('GET', `/projects/${pub.id}/repository/tree?ref=wide`, ROOT_TOKEN);
+    assert.equal(listing.statusCode, 400);
+    await ok(['push', '-q', 'origin', '--delete', 'wide'], { cwd: d });
   });
 
   it('a history of more than 10,000 commits is listed page by page without its total (counted up to 10,000)', async () => {
@@ -620,6 +631,10 @@ describe('git over HTTP with the real git client', () => {
     await ok(['clone', '-q', url(pub.path, users.dev.token), d]);
     await commitFile(d, 'after-bad-ref.txt', 'after\n');
     await ok(['push', '-q', 'origin', 'HEAD:main'], { cwd: d });
+    // A long name is one git takes (the API's 255-character cap is on the branch name alone).
+    const long = `refs/heads/${'b'.repeat(250)}`;
+    await ok(['push', '-q', 'origin', `HEAD:${long}`], { cwd: d });
+    await ok(['push', '-q', 'origin', '--delete', long], { cwd: d });
     assert.equal((await apiFile(pub.id, 'after-bad-ref.txt')).content, 'after\n');
   });
 

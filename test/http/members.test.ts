@@ -317,6 +317,25 @@ describe("a private group's members", () => {
     }
   });
 
+  it('an internal group lists its members to an external member of a project inside it (who may read the group)', async () => {
+    const ext = await t.user('ext', { external: true });
+    const open = await t.ok(
+      'POST',
+      '/groups',
+      owner.token,
+      { name: 'Open', path: 'open', visibility: 'internal' },
+      201,
+    );
+    const inside = await t.ok('POST', '/projects', owner.token, { path: 'in', namespace_id: open.id }, 201);
+    await t.ok('POST', `/projects/${inside.id}/members`, owner.token, { user_id: ext.id, access_level: 30 }, 201);
+    assert.equal((await t.ok('GET', `/groups/${open.id}`, ext.token, undefined, 200)).id, open.id);
+    const list = await t.ok('GET', `/groups/${open.id}/members`, ext.token, undefined, 200);
+    assert.deepEqual(
+      list.map((m: any) => m.username),
+      ['owner'],
+    );
+  });
+
   it('a membership with an end is refused, not made permanent (memberships here do not expire)', async () => {
     const body = { message: { expires_at: ['is not supported: memberships here do not expire'] } };
     await t.fails(
@@ -359,8 +378,21 @@ describe("a private group's members", () => {
       await t.fails('DELETE', url, user.token, undefined, 403, FORBIDDEN);
     }
     assert.equal((await t.ok('GET', url, owner.token, undefined, 200)).access_level, 50);
-    // In a group inside it the owners above count too: the same single owner is its last one.
-    await t.fails('PUT', `/groups/${inner.id}/members/${owner.id}`, owner.token, { access_level: 40 }, 403, FORBIDDEN);
+    // A blocked owner does not count.
+    const co = await t.user('co-owner');
+    await t.ok('POST', `/groups/${secret.id}/members`, owner.token, { user_id: co.id, access_level: 50 }, 201);
+    await t.ok('POST', `/users/${co.id}/block`, admin.token, undefined, 201);
+    await t.fails('PUT', url, owner.token, { access_level: 40 }, 403, FORBIDDEN);
+    // In a group inside it, memberships above count too (GitLab counts memberships): the owner's own in the
+    // group above still stands when the one inside is lowered.
+    const lowered = await t.ok(
+      'PUT',
+      `/groups/${inner.id}/members/${owner.id}`,
+      owner.token,
+      { access_level: 40 },
+      200,
+    );
+    assert.equal(lowered.access_level, 40);
     await t.ok('PUT', `/groups/${secret.id}/members/${member.id}`, owner.token, { access_level: 50 }, 200);
     assert.equal((await t.ok('PUT', url, owner.token, { access_level: 40 }, 200)).access_level, 40);
     await t.fails('DELETE', `/groups/${secret.id}/members/${member.id}`, member.token, undefined, 403, FORBIDDEN);

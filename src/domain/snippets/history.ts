@@ -5,6 +5,7 @@
 // rename by similarity, a large change) and every diff, git itself reads from the node's cache repository of
 // the snippet (storage/git/history.ts), brought up to date from the rows first, as a clone is. The caller has
 // found the snippet as the viewer may see it (reads.ts#findSnippetOrPersonalForPage).
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Store } from '../../storage/db/store.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import type { ServingCaches } from '../../storage/git/serving-cache.ts';
@@ -112,7 +113,7 @@ async function pageFromRows(repo: GitRepository, head: string, page: number): Pr
     let files = keptChanges.get(c.id);
     if (!files) {
       // Each commit's count is bounded (changes.ts); between them, other requests go first.
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
       const read = await changesFromRows(repo, c.id);
       if (!read) return null;
       files = keptChanges.keep(c.id, read);

@@ -5,7 +5,7 @@
 // are read on every request, so a new commit is seen at once; a template project the caller
 // cannot read is skipped.
 import type { Store } from '../../storage/db/store.ts';
-import { type GitRepository, TreeTooLarge } from '../../storage/git/repository.ts';
+import { type GitRepository, unlessTooLarge } from '../../storage/git/repository.ts';
 import { ancestorIds } from '../../storage/db/tables/namespaces.ts';
 import { byteOrder } from '../../order.ts';
 import { can, type Viewer } from '../policy.ts';
@@ -148,10 +148,10 @@ async function repositoryHead(store: Store, projectId: number, branch: string | 
 
 async function listInRepository(origin: RepositoryHead, type: TemplateType): Promise<ListedTemplate[]> {
   const { folder, extension } = TEMPLATE_TYPE_RULES[type];
-  const entries = await origin.repo.listTree(origin.commit, { path: folder, recursive: false }).catch((error) => {
-    if (error instanceof TreeTooLarge) return []; // a folder no one could choose from
-    throw error;
-  });
+  // A folder too large to list is one no one could choose from.
+  const entries = await origin.repo
+    .listTree(origin.commit, { path: folder, recursive: false })
+    .catch(unlessTooLarge([]));
   return entries
     .filter((e) => e.type === 'blob' && e.path.endsWith(extension))
     .map((e) => e.path.slice(folder.length + 1, -extension.length))

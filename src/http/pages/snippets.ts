@@ -92,7 +92,8 @@ async function fileSections(store: Store, snippet: Snippet, web: string, embed =
   return (await fileViews(store, snippet)).map((file, i) => {
     const rawUrl = snippetFileRawUrl(web, snippet.default_branch, file.path);
     const size = viewSize(file.view);
-    const shown = i === 0 || size <= room;
+    // A view that adds no rendering (an image, a binary or too large a file) is never held back.
+    const shown = i === 0 || size === 0 || size <= room;
     room -= shown ? size : 0;
     const view: PageFileView = shown ? file.view : { kind: 'not_shown', limit: PAGE_FILES_HTML };
     // A copy button only where the page holds the file's text, and there is some (not in the embed: it has

@@ -54,7 +54,8 @@ export type Store = ReturnType<typeof repositories> & {
   transaction<T>(work: (tx: Store) => Promise<T>): Promise<T>;
   /**
    * Runs reads that must agree with each other: on PostgreSQL in one read-only snapshot (repeatable read);
-   * on SQLite as they come, since its transactions take the write lock (a reader checks twice instead).
+   * on SQLite as they come, since this store's SQLite transactions are IMMEDIATE and would hold the write
+   * lock (a reader checks twice instead).
    */
   snapshot<T>(work: (s: Store) => Promise<T>): Promise<T>;
 };

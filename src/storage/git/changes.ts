@@ -6,7 +6,7 @@
 // else answers null and git works it out: a rename that is not an exact one, a type change, a submodule,
 // `.gitattributes`, a large file or a large difference.
 import type { FileChange } from './history.ts';
-import { type GitRepository, type TreeEntry, TreeTooLarge } from './repository.ts';
+import { type GitRepository, type TreeEntry, unlessTooLarge } from './repository.ts';
 
 /** Blobs larger than this are counted by git: the count runs on the event loop. */
 const MAX_BLOB_BYTES = 256 * 1024;
@@ -32,11 +32,7 @@ const EMPTY_BLOB = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391';
 export async function changesFromRows(repo: GitRepository, commitId: string): Promise<FileChange[] | null> {
   const commit = await repo.commit(commitId);
   const parent = commit.parents[0] ?? null;
-  const listed = (id: string) =>
-    repo.listTree(id).catch((error) => {
-      if (error instanceof TreeTooLarge) return null;
-      throw error;
-    });
+  const listed = (id: string) => repo.listTree(id).catch(unlessTooLarge(null));
   const [before, after] = await Promise.all([parent ? listed(parent) : [], listed(commitId)]);
   if (!before || !after || before.length > MAX_FILES || after.length > MAX_FILES) return null;
   if ([...before, ...after].some((e) => e.type !== 'blob' || /(^|\/)\.gitattributes$/.test(e.path))) return null;

@@ -1,6 +1,7 @@
 // Git objects made in-process in git's own formats (an object id is the SHA-1 of "<type> <size>\0<body>"),
 // and their parsing (packs for serving: pack-file.ts). Spawning git costs ~4 ms a process here: writes and reads
 // never do; only serving clone and push runs git.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isUtf8 } from 'node:buffer';
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
@@ -60,7 +61,7 @@ export async function prepareBlob(content: Buffer): Promise<PreparedBlob | null>
   const hash = crypto.createHash('sha1').update(`blob ${content.length}\0`);
   for (let at = 0; at < content.length; at += OFF_THREAD_BYTES) {
     hash.update(content.subarray(at, at + OFF_THREAD_BYTES));
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
   }
   return { id: hash.digest('hex'), deflated: await deflating };
 }

@@ -3,6 +3,7 @@
 // in the caller's transaction, so the objects, the ref and the caller's other rows commit together or not at
 // all. Git itself runs only to serve clone and push, from a cache repository built from these rows
 // (serving-cache.ts).
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Insertable, type Kysely, sql } from 'kysely';
 import type { Database, GitObjectsTable, GitRepositoryRow } from '../db/schema.ts';
 import {
@@ -49,11 +50,6 @@ export class RefConflict extends Error {
   }
 }
 
-/**
- * A ref that would be a folder of another, or inside one (`refs/heads/x` and `refs/heads/x/y`): git keeps
- * refs as paths and cannot hold both, so a repository with the two could not be served to any git client.
- * The message is git's own.
- */
 const STEPS_BETWEEN_YIELDS = 500;
 
 /** A binary heap: `pop` answers the item `before` puts first. */
@@ -111,6 +107,19 @@ export class TreeTooLarge extends Error {
   }
 }
 
+/** For a listing's `.catch`: `fallback` when the tree is too large; any other error is thrown on. */
+export const unlessTooLarge =
+  <T>(fallback: T) =>
+  (error: unknown): T => {
+    if (error instanceof TreeTooLarge) return fallback;
+    throw error;
+  };
+
+/**
+ * A ref that would be a folder of another, or inside one (`refs/heads/x` and `refs/heads/x/y`): git keeps
+ * refs as paths and cannot hold both, so a repository with the two could not be served to any git client.
+ * The message is git's own.
+ */
 export class RefNameClash extends Error {
   constructor(ref: string, existing: string) {
     super(`cannot lock ref '${ref}': '${existing}' exists; cannot create '${ref}'`);
@@ -618,7 +627,7 @@ export class GitRepository {
       for (const e of await this.tree(treeId)) {
         if (++walked > limit) throw new TreeTooLarge(limit);
         // Trees read from the object cache resolve at once: let other requests in now and then.
-        if (walked % ENTRIES_BETWEEN_YIELDS === 0) await new Promise((resolve) => setImmediate(resolve));
+        if (walked % ENTRIES_BETWEEN_YIELDS === 0) await nextTurn();
         const type = typeOfMode(e.mode);
         const entry = { mode: e.mode.padStart(6, '0'), type, id: e.id, path: `${prefix}${e.name}` };
         if (type !== 'tree' || !recursive || opts.trees) out.push(entry);
@@ -682,7 +691,7 @@ export class GitRepository {
     // thousands of parents is as many steps).
     let steps = 0;
     const step = async () => {
-      if (++steps % STEPS_BETWEEN_YIELDS === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (++steps % STEPS_BETWEEN_YIELDS === 0) await nextTurn();
     };
     const push = async (id: string) => {
       await step();

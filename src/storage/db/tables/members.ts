@@ -48,14 +48,16 @@ export function membersTable(db: Kysely<Database>) {
     async delete(id: number): Promise<void> {
       await db.deleteFrom('members').where('id', '=', id).execute();
     },
-    /** How many users are owners of any of these groups. */
+    /** How many Owner memberships of these groups active users hold (GitLab's Member.owners: one a row). */
     async countOwners(namespaceIds: number[], ownerLevel: number): Promise<number> {
       const row = await db
         .selectFrom('members')
-        .select((eb) => eb.fn.count<number | string>('user_id').distinct().as('n'))
-        .where('source_type', '=', 'Namespace')
-        .where('source_id', 'in', namespaceIds)
-        .where('access_level', '>=', ownerLevel)
+        .innerJoin('users', 'users.id', 'members.user_id')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('members.source_type', '=', 'Namespace')
+        .where('members.source_id', 'in', namespaceIds)
+        .where('members.access_level', '>=', ownerLevel)
+        .where('users.state', '=', 'active')
         .executeTakeFirstOrThrow();
       return Number(row.n);
     },
