@@ -329,9 +329,9 @@ describe('a page holds at most 4 MB of rendered files', () => {
     const snippet = await t.must('POST', '/snippets', ROOT_TOKEN, {
       title: 'large files',
       visibility: 'public',
-      files: ['one.txt', 'two.txt', 'three.txt', 'small.txt'].map((file_path) => ({
+      files: ['one.txt', 'two.txt', 'three.txt', 'small.txt', 'z.png'].map((file_path) => ({
         file_path,
-        content: file_path === 'small.txt' ? 'small\n' : big,
+        content: file_path === 'small.txt' ? 'small\n' : file_path === 'z.png' ? 'png' : big,
       })),
     });
     const notShown = (file: string) =>
@@ -352,6 +352,8 @@ describe('a page holds at most 4 MB of rendered files', () => {
       assert.ok(body.includes('id="file-1-L20000"'), 'one.txt shown whole');
       assert.ok(body.includes('id="file-2-L1"'), 'small.txt shown');
       for (const file of ['three.txt', 'two.txt']) assert.ok(body.includes(notShown(file)), file);
+      // An image adds no rendering: it is shown however full the page.
+      assert.ok(body.includes(`<div class="image"><img src="${snippet.web_url}/raw/main/z.png"`), 'z.png shown');
       assert.ok(!body.includes(notShown('one.txt')) && !body.includes(notShown('small.txt')));
     }
   });
