@@ -352,9 +352,23 @@ describe('a page holds at most 4 MB of rendered files', () => {
       assert.ok(body.includes('id="file-1-L20000"'), 'one.txt shown whole');
       assert.ok(body.includes('id="file-2-L1"'), 'small.txt shown');
       for (const file of ['three.txt', 'two.txt']) assert.ok(body.includes(notShown(file)), file);
-      // An image adds no rendering: it is shown however full the page.
       assert.ok(body.includes(`<div class="image"><img src="${snippet.web_url}/raw/main/z.png"`), 'z.png shown');
       assert.ok(!body.includes(notShown('one.txt')) && !body.includes(notShown('small.txt')));
     }
+    // A first file over the page's room alone: a later file with text is not shown, an image (which adds no
+    // rendering) is.
+    const over = await t.must('POST', '/snippets', ROOT_TOKEN, {
+      title: 'one file fills the page',
+      visibility: 'public',
+      files: [
+        { file_path: 'a.txt', content: 'a\n'.repeat(40_000) },
+        { file_path: 'b.txt', content: 'small\n' },
+        { file_path: 'c.png', content: 'png' },
+      ],
+    });
+    const page = await get(over.web_url);
+    assert.ok(page.includes('id="file-1-L40000"'), 'a.txt shown whole');
+    assert.ok(page.includes(notShown('b.txt').replace(snippet.web_url, over.web_url)), 'b.txt not shown');
+    assert.ok(page.includes(`<div class="image"><img src="${over.web_url}/raw/main/c.png"`), 'c.png shown');
   });
 });
