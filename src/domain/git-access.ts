@@ -2,6 +2,7 @@
 // are challenged for credentials (so git asks for them), signed-in callers get GitLab's sentences. And
 // whether a push is taken: its objects, its ref moves and what they change (a snippet's files, a project's
 // default branch) commit in one transaction before git moves anything.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import type { Scope } from './access.ts';
@@ -126,7 +127,11 @@ export async function acceptPush(
         throw new RefConflict('the project');
       const repo = target.repository.on(tx.kysely);
       await repo.storeDeflated(received);
-      for (const u of updates) await repo.moveRef(u.ref, u.old, u.new);
+      for (const [i, u] of updates.entries()) {
+        await repo.moveRef(u.ref, u.old, u.new);
+        // SQLite's queries resolve without waiting for I/O: a push of a thousand refs held the loop 0.5-0.8 s.
+        if ((i + 1) % REFS_BETWEEN_YIELDS === 0) await nextTurn();
+      }
       if (locked) {
         await tx.snippets.syncFiles(
           locked.id,
@@ -191,6 +196,9 @@ async function projectPushProblem(
   }
   return null;
 }
+
+/** Ref moves of one push between two turns of the event loop. */
+const REFS_BETWEEN_YIELDS = 50;
 
 /** Trees whose bodies are held at once while a push's names are checked. */
 const TREES_READ_AT_ONCE = 500;
