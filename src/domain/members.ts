@@ -85,9 +85,9 @@ export async function removeMember(store: Store, source: MemberSource, userId: n
 }
 
 /**
- * GitLab's last_owner rule: a group's last owner (active users' Owner memberships of it and of the groups above
- * it count) may be neither lowered nor removed, by anyone (403). Checked in the writing transaction with the group and those above it locked,
- * so two owners lowering each other at once cannot both go through.
+ * GitLab's last_owner rule: a group's last owner (active users' Owner memberships of it and of the groups
+ * above it count) may be neither lowered nor removed, by anyone (403). Checked in the writing transaction
+ * with the group and those above it locked, so two owners lowering each other at once cannot both go through.
  */
 async function keepingAnOwner(
   store: Store,
