@@ -151,9 +151,6 @@ const LONGEST = [
   'workers.test.ts',
   'three-nodes.test.ts',
   'git-http.test.ts',
-  // The in-process tests' groups (grouped): a few minutes each.
-  'in-process-tests-2.test.mjs',
-  'in-process-tests-1.test.mjs',
   'installed-package.test.ts',
   'snippet-pages.test.ts',
 ];
