@@ -175,7 +175,10 @@ export async function processServer(prefix: string, token: string, env: NodeJS.P
     SNIPPETD_LOG_LEVEL: 'warn',
     ...env,
   };
-  const server = await spawnServer(serverEnv);
+  const server = await spawnServer(serverEnv).catch(async (error) => {
+    await storage.remove();
+    throw error;
+  });
   return {
     server,
     /** The server's environment, for a CLI command on the same storage. */

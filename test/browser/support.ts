@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { processStorage } from '../helper.ts';
-import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
+import { processServer } from '../helper.ts';
+import type { Spawned } from '../../scripts/spawn-server.ts';
 
 const CHROMIUM = process.env.SNIPPETD_CHROMIUM ?? '/usr/bin/chromium';
 // As root Chromium needs --no-sandbox; without the rest it reaches for the network and stalls.
@@ -64,26 +64,6 @@ export async function startServer(
   token: string,
   env: NodeJS.ProcessEnv = {},
 ): Promise<BrowserTestServer> {
-  const storage = await processStorage(prefix);
-  try {
-    const server = await spawnServer({
-      ...process.env,
-      SNIPPETD_DATA_DIR: storage.dataDir,
-      SNIPPETD_DATABASE_URL: storage.databaseUrl,
-      SNIPPETD_INITIAL_ROOT_TOKEN: token,
-      SNIPPETD_LOG_LEVEL: 'warn',
-      ...env,
-    });
-    const stop = async () => {
-      if (server.child.exitCode === null) {
-        server.child.kill('SIGTERM');
-        await exited(server.child);
-      }
-      await storage.remove();
-    };
-    return { ...server, stop };
-  } catch (error) {
-    await storage.remove();
-    throw error;
-  }
+  const { server, stop } = await processServer(prefix, token, env);
+  return { ...server, stop };
 }
