@@ -32,7 +32,8 @@ const EMPTY_BLOB = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391';
 export async function changesFromRows(repo: GitRepository, commitId: string): Promise<FileChange[] | null> {
   const commit = await repo.commit(commitId);
   const parent = commit.parents[0] ?? null;
-  const listed = (id: string) => repo.listTree(id).catch(unlessTooLarge(null));
+  // Past MAX_FILES git compares them anyway: the listing stops soon after (directories count as entries).
+  const listed = (id: string) => repo.listTree(id, { limit: 4 * MAX_FILES }).catch(unlessTooLarge(null));
   const [before, after] = await Promise.all([parent ? listed(parent) : [], listed(commitId)]);
   if (!before || !after || before.length > MAX_FILES || after.length > MAX_FILES) return null;
   if ([...before, ...after].some((e) => e.type !== 'blob' || /(^|\/)\.gitattributes$/.test(e.path))) return null;
