@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
-import { BodyTooLarge, runHttpBackend } from '../storage/git/http-backend.ts';
+import { BodyIncomplete, BodyTooLarge, runHttpBackend, spoolBody } from '../storage/git/http-backend.ts';
 import { HOOKS_DIR, type PushHooks } from '../storage/git/push-hooks.ts';
 import type { ServingCaches } from '../storage/git/serving-cache.ts';
 import { Failure } from './failure.ts';
@@ -53,7 +53,7 @@ export async function serveGitCall(
 ): Promise<GitAnswer> {
   const { caches, pushHooks } = node;
   const repo = target.repository;
-  const backend = (env: Record<string, string>, config: Record<string, string> = {}) =>
+  const backend = (body: Readable | null, env: Record<string, string>, config: Record<string, string> = {}) =>
     runHttpBackend({
       root: caches.root,
       pathInfo: `/${caches.relativePath(repo.id)}/${call.part}`,
@@ -64,7 +64,7 @@ export async function serveGitCall(
       gitProtocol: call.gitProtocol,
       remoteUser: user?.username ?? null,
       remoteAddr: call.remoteAddr,
-      body: call.body,
+      body,
       maxBodyBytes: node.maxBodyBytes,
       config: { 'core.hooksPath': HOOKS_DIR, 'receive.fsckObjects': 'true', ...config },
       env,
@@ -73,22 +73,33 @@ export async function serveGitCall(
     });
   if (!(write && call.method === 'POST')) {
     await caches.exclusive(repo.id, () => caches.refresh(repo));
-    return backend({});
+    return backend(call.body, {});
   }
-  // A push holds this node's cache of the repository until git is done.
-  // git's index-pack refuses a larger pack as it reads it ("pack exceeds maximum allowed size").
-  const maxPack = await maxPushPackBytes(store);
-  const limits: Record<string, string> = maxPack ? { 'receive.maxInputSize': String(maxPack) } : {};
-  return caches.exclusive(repo.id, async () => {
-    await caches.refresh(repo);
-    const hook = await pushHooks.register((updates, received) => acceptPush(store, target, updates, received));
-    try {
-      const response = await backend(hook.env, limits);
-      const body = await collect(response.body);
-      await response.done;
-      return { status: response.status, headers: response.headers, body };
-    } finally {
-      hook.done();
-    }
-  });
+  // A push holds this node's cache of the repository until git is done, so its body is received whole first:
+  // a client sending it slowly holds only its own request, never the clones and pushes of others.
+  const spooled =
+    call.body &&
+    (await spoolBody(call.body, caches.spoolDir, node.maxBodyBytes).catch((error) => {
+      if (error instanceof BodyTooLarge) throw new Failure('payload_too_large_git');
+      throw error instanceof BodyIncomplete ? new Failure('request_timeout') : error;
+    }));
+  try {
+    // git's index-pack refuses a larger pack as it reads it ("pack exceeds maximum allowed size").
+    const maxPack = await maxPushPackBytes(store);
+    const limits: Record<string, string> = maxPack ? { 'receive.maxInputSize': String(maxPack) } : {};
+    return await caches.exclusive(repo.id, async () => {
+      await caches.refresh(repo);
+      const hook = await pushHooks.register((updates, received) => acceptPush(store, target, updates, received));
+      try {
+        const response = await backend(spooled ? spooled.read() : null, hook.env, limits);
+        const body = await collect(response.body);
+        await response.done;
+        return { status: response.status, headers: response.headers, body };
+      } finally {
+        hook.done();
+      }
+    });
+  } finally {
+    spooled?.remove();
+  }
 }

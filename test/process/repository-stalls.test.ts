@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { processServer } from '../helper.ts';
@@ -136,5 +137,52 @@ describe('pushed repositories that would hold the server', () => {
     assert.equal(answer.status, 200);
     assert.match(answer.text, /Update snippet/);
     assertCalm(calm);
+  });
+
+  it('a push whose body drips in: clones of the same repository go on meanwhile', async () => {
+    const dir = repository(
+      'drip',
+      'commit refs/heads/main\ncommitter T <t@example.com> 1700000000 +0000\ndata 1\nd\nM 100644 inline f\ndata 2\nd\n\n',
+    );
+    push(dir, 'drip');
+    // A receive-pack request that sends its first command and then next to nothing: the rest would take minutes.
+    const url = new URL(`${server.url}/${project.path_with_namespace}.git/git-receive-pack`);
+    const drip = http.request(url, {
+      method: 'POST',
+      auth: `root:${TOKEN}`,
+      headers: { 'content-type': 'application/x-git-receive-pack-request', 'transfer-encoding': 'chunked' },
+    });
+    drip.on('error', () => {});
+    const command = `${'0'.repeat(40)} ${'1'.repeat(40)} refs/heads/x\n`;
+    drip.write(`${(command.length + 4).toString(16).padStart(4, '0')}${command}`);
+    const dripping = setInterval(() => drip.write('0'), 1000);
+    const pushes = path.join(started.env.SNIPPETD_DATA_DIR!, 'cache', 'git');
+    const waiting = () => fs.readdirSync(pushes).flatMap((node) => fs.readdirSync(path.join(pushes, node, 'pushes')));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(waiting().length, 1);
+      const remote = `${server.url}/${project.path_with_namespace}.git`;
+      const start = performance.now();
+      execFileSync(
+        'git',
+        ['clone', '-q', '--bare', '--single-branch', '-b', 'drip', remote, path.join(work, 'drip-clone')],
+        {
+          env: GIT_ENV,
+          timeout: 30_000,
+        },
+      );
+      const cloneMs = performance.now() - start;
+      assert.ok(cloneMs < 10_000, `the clone took ${Math.round(cloneMs)} ms beside the dripping push`);
+      assert.equal(
+        execFileSync('git', ['rev-parse', 'drip'], { cwd: path.join(work, 'drip-clone'), encoding: 'utf8' }).trim(),
+        execFileSync('git', ['rev-parse', 'main'], { cwd: dir, encoding: 'utf8' }).trim(),
+      );
+    } finally {
+      clearInterval(dripping);
+      drip.destroy();
+    }
+    // The body received so far waited in a file of the server's own: gone once the client is.
+    for (let i = 0; i < 50 && waiting().length; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(waiting(), []);
   });
 });

@@ -1,8 +1,12 @@
 // Git's smart HTTP protocol (v0 and v2) served by git's own CGI program, `git http-backend`, which runs
-// upload-pack / receive-pack --stateless-rpc. The request body is streamed into it with a size limit and
-// its answer is streamed back; nothing is buffered whole.
+// upload-pack / receive-pack --stateless-rpc. The request body is streamed into it with a size limit (a push's
+// is received into a file first, spoolBody) and its answer is streamed back; nothing is held in memory whole.
 import { spawn } from 'node:child_process';
-import { PassThrough, type Readable } from 'node:stream';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { finished, PassThrough, type Readable } from 'node:stream';
+import { PRIVATE_FILE_MODE } from '../private-files.ts';
 
 export interface BackendRequest {
   /** Root that `pathInfo` is relative to. */
@@ -32,6 +36,46 @@ export interface BackendResponse {
 }
 
 export class BodyTooLarge extends Error {}
+/** The client hung up, or Node's request timeout ended the request, before its body was whole. */
+export class BodyIncomplete extends Error {}
+
+/** A request body kept whole in a file of its own: `read` streams it, `remove` deletes the file. */
+export interface SpooledBody {
+  read(): Readable;
+  remove(): void;
+}
+
+/**
+ * Receives a request body whole into a new file in `dir`, so that git can read it later at disk speed. More
+ * than `maxBytes` rejects with BodyTooLarge at once; the rest is read and dropped, since a request left paused
+ * holds its connection open for good. A body cut short rejects with BodyIncomplete. Nothing is left on rejection.
+ */
+export function spoolBody(body: Readable, dir: string, maxBytes: number): Promise<SpooledBody> {
+  const file = path.join(dir, crypto.randomBytes(8).toString('hex'));
+  const spooled = { read: () => fs.createReadStream(file), remove: () => fs.rmSync(file, { force: true }) };
+  return new Promise((resolve, reject) => {
+    const out = fs.createWriteStream(file, { flags: 'wx', mode: PRIVATE_FILE_MODE });
+    let received = 0;
+    let failed = false;
+    const fail = (error: Error) => {
+      if (failed) return;
+      failed = true;
+      body.unpipe(out);
+      body.resume();
+      out.destroy();
+      out.on('close', spooled.remove);
+      reject(error);
+    };
+    body.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > maxBytes) fail(new BodyTooLarge());
+    });
+    finished(body, (error) => error && fail(new BodyIncomplete()));
+    out.on('error', fail);
+    out.on('finish', () => failed || resolve(spooled));
+    body.pipe(out);
+  });
+}
 
 export function runHttpBackend(req: BackendRequest): Promise<BackendResponse> {
   const config = Object.entries(req.config ?? {});

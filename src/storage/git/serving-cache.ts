@@ -19,6 +19,8 @@ export class ServingCaches {
   private readonly queues = new Map<number, Promise<unknown>>();
 
   readonly root: string;
+  /** Where push bodies wait, whole, before git reads them (git-serving.ts). */
+  readonly spoolDir: string;
   /** Refreshes that found the repository on disk (a hit) or had to build it from the rows (a miss). */
   readonly counts = { hits: 0, misses: 0 };
 
@@ -33,6 +35,8 @@ export class ServingCaches {
     }
     this.root = path.join(parent, `${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
     fs.mkdirSync(this.root, { mode: PRIVATE_DIR_MODE });
+    this.spoolDir = path.join(this.root, 'pushes');
+    fs.mkdirSync(this.spoolDir, { mode: PRIVATE_DIR_MODE });
   }
 
   /** Removes this process's caches (at shutdown). */
@@ -48,7 +52,7 @@ export class ServingCaches {
     await Promise.all([...this.queues.keys()].map((id) => this.exclusive(id, async () => {})));
     this.lastWrite.clear();
     for (const name of fs.readdirSync(this.root))
-      fs.rmSync(path.join(this.root, name), { recursive: true, force: true });
+      if (name.endsWith('.git')) fs.rmSync(path.join(this.root, name), { recursive: true, force: true });
   }
 
   /** The cache's path below the root (what git http-backend is given). */
