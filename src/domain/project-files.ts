@@ -7,6 +7,7 @@ import { withUploads } from '../storage/git/object-parts.ts';
 import {
   type CommitInfo,
   type GitRepository,
+  type LargeBlob,
   RefConflict,
   RefNameClash,
   TreeTooLarge,
@@ -157,7 +158,7 @@ async function locateFile(store: Store, ctx: ProjectContext, ref: string, filePa
   // Looked up along its path, not listed with its directory: a directory may hold more than a listing takes.
   const entry = filePath.split('/').includes('') ? null : await repo.entryAt(commit, filePath);
   if (!entry || entry.mode === '40000' || entry.mode === '160000') throw notFound('File');
-  return { repo, commit, entry, content: (await repo.readBlobs([entry.id])).get(entry.id)! };
+  return { repo, commit, entry };
 }
 
 /**
@@ -170,8 +171,33 @@ export async function readFileBlob(
   ref: string | undefined,
   filePath: string,
 ): Promise<{ blobId: string; content: Buffer }> {
-  const { entry, content } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
-  return { blobId: entry.id, content };
+  const { repo, entry } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
+  return { blobId: entry.id, content: (await repo.readBlobs([entry.id])).get(entry.id)! };
+}
+
+/** readFileBlob to send as it is (a large blob streamed: GitRepository.sendableBlob), with the commit read. */
+export async function rawFileBlob(
+  store: Store,
+  ctx: ProjectContext,
+  ref: string | undefined,
+  filePath: string,
+): Promise<{ blobId: string; commitId: string; content: Buffer | LargeBlob }> {
+  const { repo, commit, entry } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
+  const content = await repo.sendableBlob(entry.id);
+  if (!content) throw notFound('File');
+  return { blobId: entry.id, commitId: commit, content };
+}
+
+/** The last commit that changed `filePath` at `ref` (GitLab's X-Gitlab-Last-Commit-Id). */
+export async function lastCommitOf(
+  store: Store,
+  ctx: ProjectContext,
+  ref: string | undefined,
+  filePath: string,
+): Promise<string> {
+  const { repo, commit } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
+  const [last] = await repo.log(commit, { skip: 0, limit: 1, path: filePath });
+  return last?.id ?? commit;
 }
 
 /** The file as the files API answers it, with its last commit and the hash of its bytes. */
@@ -182,7 +208,8 @@ export async function readFile(
   filePath: string,
 ): Promise<{ info: Omit<FileRead, 'content'>; content: Buffer }> {
   ref ??= defaultRef(ctx);
-  const { repo, commit, entry, content } = await locateFile(store, ctx, ref, filePath);
+  const { repo, commit, entry } = await locateFile(store, ctx, ref, filePath);
+  const content = (await repo.readBlobs([entry.id])).get(entry.id)!;
   const [last] = await repo.log(commit, { skip: 0, limit: 1, path: filePath });
   return {
     content,

@@ -10,6 +10,7 @@ import { urlHasSecret } from '../logging.ts';
 import { prepareJsonAnswer, prepareRawAnswer, sendPrepared, type PreparedAnswer } from './prepared-answer.ts';
 import { acceptedEncoding } from './plugins/compression.ts';
 import { limitRaw, type RawLimit } from './rate-limits.ts';
+import type { RawContent } from './raw.ts';
 
 /** A 200 answer as a route builds it. */
 export interface Answer {
@@ -41,7 +42,7 @@ export const NOTHING_MORE: DependsOn = { year: null };
  * http/rate-limits.ts) as it always did, and a kept answer is counted under `limit` each time it is sent.
  */
 export interface RawAnswer {
-  raw: { path: string | null; content: Buffer };
+  raw: { path: string | null; content: RawContent };
   limit: RawLimit;
   source: 'database';
 }
@@ -56,7 +57,8 @@ interface KeptAnswer {
 const MAX_KEPT_ANSWER_BYTES = 1024 * 1024;
 
 const keepRules = {
-  keep: (k: KeptAnswer) => k.source !== 'git' && k.answer.size <= MAX_KEPT_ANSWER_BYTES,
+  keep: (k: KeptAnswer) =>
+    k.source !== 'git' && Buffer.isBuffer(k.answer.body) && k.answer.size <= MAX_KEPT_ANSWER_BYTES,
   bytes: (k: KeptAnswer) => k.answer.size,
 };
 

@@ -3,16 +3,19 @@
 // hooks do not run for them: they carry every header those hooks would add (JSON_HEADERS and
 // SECURITY_HEADERS, the lists the hook in plugins/headers.ts sets).
 import type { ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
 import type { FastifyReply } from 'fastify';
+import type { LargeBlob } from '../storage/git/repository.ts';
 import { JSON_HEADERS, SECURITY_HEADERS } from './plugins/headers.ts';
-import { rawHeaders } from './raw.ts';
+import { type RawContent, rawHeaders, sizeOf } from './raw.ts';
 import { type ContentEncoding, compressJson, JSON_COMPRESSION_THRESHOLD } from './plugins/compression.ts';
 
 /** A 200 answer (errors go through Fastify's error handler). */
 export interface PreparedAnswer {
   /** Header names and values in one flat list, as Node's writeHead takes them. */
   headers: string[];
-  body: Buffer;
+  /** The bytes, or a large blob streamed as the client reads (never kept: its bytes are not held). */
+  body: Buffer | LargeBlob;
   /** Bytes held: the body and every header name and value. */
   size: number;
 }
@@ -38,23 +41,25 @@ export async function prepareJsonAnswer(
 }
 
 /** A raw file's answer, with the headers http/raw.ts gives it (never compressed, as through Fastify). */
-export function prepareRawAnswer(filePath: string | null, content: Buffer): PreparedAnswer {
+export function prepareRawAnswer(filePath: string | null, content: RawContent): PreparedAnswer {
   const headers: string[] = [];
   for (const [name, value] of Object.entries(rawHeaders(filePath, content))) headers.push(name, value);
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) headers.push(name, value);
   return withLength(headers, content);
 }
 
-function withLength(headers: string[], body: Buffer): PreparedAnswer {
-  headers.push('content-length', String(body.length));
-  return { headers, body, size: headers.reduce((sum, h) => sum + h.length, body.length) };
+function withLength(headers: string[], body: RawContent): PreparedAnswer {
+  headers.push('content-length', String(sizeOf(body)));
+  return { headers, body, size: headers.reduce((sum, h) => sum + h.length, sizeOf(body)) };
 }
 
 /** Writes a prepared answer; Fastify is told the reply is handled here. */
 export function sendPrepared(reply: FastifyReply, answer: PreparedAnswer): FastifyReply {
   reply.hijack();
   reply.raw.writeHead(200, answer.headers);
-  reply.raw.end(answer.body);
+  if (Buffer.isBuffer(answer.body)) reply.raw.end(answer.body);
+  // A blob that fails to read midway ends the connection: the client sees fewer bytes than announced.
+  else pipeline(answer.body.open(), reply.raw, (error) => error && reply.raw.destroy());
   return reply;
 }
 

@@ -3,6 +3,14 @@
 // and headers that keep a browser from running anything served this way.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { LargeBlob } from '../storage/git/repository.ts';
+
+/** A raw file's bytes: whole, or a large blob streamed as the client reads (GitRepository.sendableBlob). */
+export type RawContent = Buffer | LargeBlob;
+
+/** The bytes that tell a raw file's type, and its size. */
+const headOf = (content: RawContent) => (Buffer.isBuffer(content) ? content : content.head);
+export const sizeOf = (content: RawContent) => (Buffer.isBuffer(content) ? content.length : content.size);
 
 interface Sniffed {
   type: string;
@@ -23,9 +31,9 @@ const MAGIC: [bytes: number[], type: string, offset?: number][] = [
 const startsWith = (buf: Buffer, bytes: number[], offset = 0) =>
   buf.length >= offset + bytes.length && bytes.every((b, i) => buf[offset + i] === b);
 
-function isUtf8Text(buf: Buffer): boolean {
+function isUtf8Text(buf: Buffer, size: number): boolean {
   const head = buf.subarray(0, 8192);
-  return !head.includes(0) && isUtf8(head.length < buf.length ? trimPartial(head) : head);
+  return !head.includes(0) && isUtf8(head.length < size ? trimPartial(head) : head);
 }
 
 /** Drops a UTF-8 sequence cut off at the end of a sample. */
@@ -39,7 +47,8 @@ function trimPartial(buf: Buffer): Buffer {
   return buf;
 }
 
-export function sniff(content: Buffer): Sniffed {
+/** The type of a file that starts with `content` and is `size` bytes long (its first 8 KiB are enough). */
+export function sniff(content: Buffer, size = content.length): Sniffed {
   if (
     content.subarray(0, 12).toString('latin1').startsWith('RIFF') &&
     content.subarray(8, 12).toString('latin1') === 'WEBP'
@@ -48,7 +57,7 @@ export function sniff(content: Buffer): Sniffed {
   for (const [bytes, type, offset] of MAGIC) {
     if (startsWith(content, bytes, offset)) return { type, inline: true };
   }
-  if (isUtf8Text(content)) {
+  if (isUtf8Text(content, size)) {
     const head = content.subarray(0, 4096).toString('utf8').trimStart();
     if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(head))
       return { type: 'image/svg+xml', inline: false };
@@ -71,9 +80,9 @@ export function contentDisposition(kind: 'inline' | 'attachment', filePath: stri
 }
 
 /** The headers of a raw file's API answer; a snippet without files answers its legacy content, untyped. */
-export function rawHeaders(filePath: string | null, content: Buffer): Record<string, string> {
+export function rawHeaders(filePath: string | null, content: RawContent): Record<string, string> {
   if (filePath === null) return { 'content-type': 'text/plain', 'content-disposition': 'attachment' };
-  const { type, inline } = sniff(content);
+  const { type, inline } = sniff(headOf(content), sizeOf(content));
   return {
     'content-type': type,
     'content-disposition': contentDisposition(inline ? 'inline' : 'attachment', filePath),
@@ -82,8 +91,15 @@ export function rawHeaders(filePath: string | null, content: Buffer): Record<str
   };
 }
 
-export function sendRaw(reply: FastifyReply, filePath: string, content: Buffer): FastifyReply {
-  return reply.headers(rawHeaders(filePath, content)).send(content);
+export function sendRaw(reply: FastifyReply, filePath: string, content: RawContent): FastifyReply {
+  return reply.headers(rawHeaders(filePath, content)).send(bodyOf(reply, content));
+}
+
+/** What Fastify sends for `content`: the bytes, or a stream of a large blob with its length said first. */
+function bodyOf(reply: FastifyReply, content: RawContent) {
+  if (Buffer.isBuffer(content)) return content;
+  reply.header('content-length', content.size);
+  return content.open();
 }
 
 /**
@@ -95,10 +111,10 @@ export function sendRaw(reply: FastifyReply, filePath: string, content: Buffer):
 export function sendWebRaw(
   request: FastifyRequest,
   reply: FastifyReply,
-  file: { path: string; content: Buffer; blobId: string },
+  file: { path: string; content: RawContent; blobId: string },
   caching: { public: boolean; immutable: boolean },
 ): FastifyReply {
-  const { type } = sniff(file.content);
+  const { type } = sniff(headOf(file.content), sizeOf(file.content));
   const inline =
     (request.query as Record<string, unknown>).inline !== 'false' &&
     (type.startsWith('text/plain') || (type.startsWith('image/') && type !== 'image/svg+xml'));
@@ -115,5 +131,5 @@ export function sendWebRaw(
     );
   const known = request.headers['if-none-match'];
   if (typeof known === 'string' && known.split(',').some((tag) => tag.trim() === etag)) return reply.code(304).send();
-  return reply.send(file.content);
+  return reply.send(bodyOf(reply, file.content));
 }

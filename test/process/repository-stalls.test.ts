@@ -6,13 +6,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { processServer } from '../helper.ts';
 import type { Spawned } from '../../scripts/spawn-server.ts';
-import { assertCalm, whileHostile } from '../stall.ts';
+import { assertCalm, MiB, whileHostile } from '../stall.ts';
 
 const TOKEN = 'repository-stalls-root-token';
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-repository-stalls-'));
@@ -184,5 +185,49 @@ describe('pushed repositories that would hold the server', () => {
     // The body received so far waited in a file of the server's own: gone once the client is.
     for (let i = 0; i < 50 && waiting().length; i++) await new Promise((resolve) => setTimeout(resolve, 100));
     assert.deepEqual(waiting(), []);
+  });
+
+  it('a 40 MiB file asked raw by eight clients that never read: the server holds a part of it each, not the file', async () => {
+    const content = crypto.randomBytes(20 * MiB).toString('hex');
+    const snippet = await api('POST', '/snippets', {
+      title: 'large',
+      visibility: 'public',
+      files: [{ file_path: 'large.txt', content }],
+    });
+    const urls = [
+      `${server.url}/api/v4/snippets/${snippet.id}/raw`,
+      `${server.url}/api/v4/snippets/${snippet.id}/files/main/large.txt/raw`,
+      `${snippet.web_url}/raw/main/large.txt`,
+    ];
+    // Each answer whole and exact.
+    const digest = crypto.createHash('sha256').update(content).digest('hex');
+    for (const url of urls) {
+      const res = await fetch(url);
+      assert.equal(res.status, 200, url);
+      assert.equal(res.headers.get('content-length'), String(content.length), url);
+      const body = Buffer.from(await res.arrayBuffer());
+      assert.equal(crypto.createHash('sha256').update(body).digest('hex'), digest, url);
+    }
+    const stalled: http.IncomingMessage[] = [];
+    const rssBefore =
+      Number(/^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))![1]) * 1024;
+    try {
+      const { calm } = await whileHostile(server, async () => {
+        for (let i = 0; i < 8; i++)
+          stalled.push(
+            await new Promise<http.IncomingMessage>((resolve, reject) =>
+              http.get(urls[i % urls.length], (res) => resolve(res.pause())).on('error', reject),
+            ),
+          );
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+      });
+      assert.deepEqual(
+        stalled.map((res) => res.statusCode),
+        Array(8).fill(200),
+      );
+      assertCalm(calm, { rssBytes: rssBefore + 100 * MiB });
+    } finally {
+      for (const res of stalled) res.destroy();
+    }
   });
 });

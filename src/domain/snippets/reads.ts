@@ -6,7 +6,7 @@ import type { IndexedFile } from '../../storage/db/tables/snippets.ts';
 import { objectId } from '../../storage/git/objects.ts';
 import { snippetRepository } from '../git-repositories.ts';
 import { readSnippetState, type SnippetState } from '../../storage/db/snippet-writes.ts';
-import type { GitRepository } from '../../storage/git/repository.ts';
+import type { GitRepository, LargeBlob } from '../../storage/git/repository.ts';
 import { Failure, notFound } from '../failure.ts';
 import { can, NO_ACCESS, type Viewer } from '../policy.ts';
 import { findReadableProject, type ProjectContext } from '../projects.ts';
@@ -109,34 +109,34 @@ export async function readSnippetFile(
   snippet: Snippet,
   ref: string,
   filePath: string,
-): Promise<{ content: Buffer; blobId: string }> {
+): Promise<{ content: Buffer | LargeBlob; blobId: string }> {
   if (!snippet.head_commit) throw notFound('Snippet');
   const repo = await snippetRepository(store, snippet);
   if (ref === snippet.head_commit || ref === snippet.default_branch || ref === 'HEAD') {
     const file = (await store.snippets.fileIndex(snippet.id)).find((f) => f.path === filePath);
-    const content = file && (await repo.readBlobs([file.blob_id])).get(file.blob_id);
+    const content = file && (await repo.sendableBlob(file.blob_id));
     if (!file || !content) throw notFound('File');
     return { content, blobId: file.blob_id };
   }
   const commit = await repo.resolveCommit(ref);
   if (!commit) throw notFound('Reference');
-  const content = await repo.readFile(commit, filePath);
-  if (!content) throw notFound('File');
-  return { content, blobId: objectId('blob', content) };
+  const file = await repo.sendableFile(commit, filePath);
+  if (!file) throw notFound('File');
+  return { content: file.content, blobId: file.id };
 }
 
 /** The first file (git order) of the current version, or the legacy content of a snippet without files. */
 export async function firstSnippetFile(
   store: Store,
   snippet: Snippet,
-): Promise<{ path: string | null; content: Buffer; blobId: string }> {
+): Promise<{ path: string | null; content: Buffer | LargeBlob; blobId: string }> {
   const [first] = await store.snippets.fileIndex(snippet.id);
   if (!first) {
     const content = Buffer.from(snippet.content);
     return { path: null, content, blobId: objectId('blob', content) };
   }
-  const content = (await (await snippetRepository(store, snippet)).readBlobs([first.blob_id])).get(first.blob_id)!;
-  return { path: first.path, content, blobId: first.blob_id };
+  const content = await (await snippetRepository(store, snippet)).sendableBlob(first.blob_id);
+  return { path: first.path, content: content!, blobId: first.blob_id };
 }
 
 /**

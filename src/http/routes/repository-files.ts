@@ -10,7 +10,15 @@ import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize } from '../../domain/policy.ts';
-import { listCommits, listTree, readFile, writeFile, type FileWrite } from '../../domain/project-files.ts';
+import {
+  type FileWrite,
+  lastCommitOf,
+  listCommits,
+  listTree,
+  rawFileBlob,
+  readFile,
+  writeFile,
+} from '../../domain/project-files.ts';
 
 /** The project, if the caller may read its code (404 when hidden, 403 for guests of private projects). */
 async function readableCode(request: FastifyRequest) {
@@ -68,11 +76,12 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.rawFileSpec, request);
     await limitRaw(request, ctx.project.id, p.file_path, !!request.principal.user);
-    const { info, content } = await readFile(storeOf(request), ctx, p.ref, p.file_path);
+    const store = storeOf(request);
+    const { blobId, commitId, content } = await rawFileBlob(store, ctx, p.ref, p.file_path);
     reply
-      .header('X-Gitlab-Blob-Id', info.blob_id)
-      .header('X-Gitlab-Commit-Id', info.commit_id)
-      .header('X-Gitlab-Last-Commit-Id', info.last_commit_id);
+      .header('X-Gitlab-Blob-Id', blobId)
+      .header('X-Gitlab-Commit-Id', commitId)
+      .header('X-Gitlab-Last-Commit-Id', await lastCommitOf(store, ctx, p.ref, p.file_path));
     return sendRaw(reply, p.file_path, content);
   });
 

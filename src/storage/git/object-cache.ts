@@ -30,6 +30,11 @@ export class ObjectCache {
     return hit;
   }
 
+  /** Whether the object is kept, without counting a lookup or touching its place. */
+  has(repositoryId: number, id: string): boolean {
+    return this.entries.has(`${repositoryId}:${id}`);
+  }
+
   /** Forgets everything: the rows were replaced wholesale (an ephemeral server's reset reuses ids). */
   clear(): void {
     this.entries.clear();

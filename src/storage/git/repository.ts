@@ -18,6 +18,7 @@ import {
 } from './objects.ts';
 import type { ObjectCache } from './object-cache.ts';
 import { claimUploads, partsOf, readParts } from './object-parts.ts';
+import { pipeline, Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 
@@ -224,6 +225,35 @@ export interface ObjectRow {
   parts: number | null;
 }
 
+/** A large blob to send: its size, its first bytes (to tell its type) and its bytes, as a new stream each time. */
+export interface LargeBlob {
+  size: number;
+  head: Buffer;
+  open(): Readable;
+}
+
+/** How much of a large blob's start `head` holds: as much as a sniff of its type reads (http/raw.ts). */
+const HEAD_BYTES = 8192;
+
+async function largeBlob(db: Kysely<Database>, upload: number, size: number): Promise<LargeBlob> {
+  // A part read ahead at most: a reader that never reads holds a part and the buffers of its socket.
+  const open = () =>
+    pipeline(
+      Readable.from(partsOf(db, upload), { objectMode: true, highWaterMark: 1 }),
+      zlib.createInflate(),
+      () => {},
+    );
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  // Leaving the loop destroys the stream, and with it the reading of further parts.
+  for await (const chunk of open()) {
+    chunks.push(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+    if (bytes >= HEAD_BYTES) break;
+  }
+  return { size, head: Buffer.concat(chunks).subarray(0, HEAD_BYTES), open };
+}
+
 export class GitRepository {
   /**
    * @param pending objects a push brought that are not stored yet: read before the rows, never cached, so
@@ -295,6 +325,23 @@ export class GitRepository {
       }
     }
     return out;
+  }
+
+  /**
+   * A blob to send: whole when it is small, else (one stored as parts) a LargeBlob that inflates a part at a
+   * time as its reader takes it. Null when this repository has no object with that id.
+   */
+  async sendableBlob(id: string): Promise<Buffer | LargeBlob | null> {
+    if (this.pending.sizeOf(id) === undefined && !this.cache.has(this.id, id) && FULL_ID.test(id)) {
+      const row = await this.db
+        .selectFrom('git_objects')
+        .select(['size', 'parts'])
+        .where('repository_id', '=', this.id)
+        .where('oid', '=', oidBytes(id))
+        .executeTakeFirst();
+      if (row?.parts != null) return largeBlob(this.db, row.parts, row.size);
+    }
+    return (await this.object(id))?.body ?? null;
   }
 
   /** Every object added by a write after the `write`th, without its body (see serving-cache.ts). */
@@ -606,6 +653,14 @@ export class GitRepository {
     const entry = await this.entryAt(commit, filePath);
     if (!entry || typeOfMode(entry.mode) !== 'blob') return null;
     return (await this.object(entry.id))?.body ?? null;
+  }
+
+  /** The blob readFile reads, to send (sendableBlob), with its id; null as for readFile. */
+  async sendableFile(commit: string, filePath: string): Promise<{ id: string; content: Buffer | LargeBlob } | null> {
+    const entry = await this.entryAt(commit, filePath);
+    if (!entry || typeOfMode(entry.mode) !== 'blob') return null;
+    const content = await this.sendableBlob(entry.id);
+    return content && { id: entry.id, content };
   }
 
   /**
