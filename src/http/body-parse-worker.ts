@@ -5,11 +5,15 @@ import { parseRackQuery } from './rack-params.ts';
 
 export interface ParseTask {
   format: 'json' | 'form';
-  bytes: ArrayBuffer;
+  /** The body's bytes in order; the last segment is filled up to `length`. */
+  segments: ArrayBuffer[];
   length: number;
 }
 
-export default function parseBody({ format, bytes, length }: ParseTask): unknown {
-  const text = Buffer.from(bytes, 0, length).toString('utf8');
+export default function parseBody({ format, segments, length }: ParseTask): unknown {
+  const text = Buffer.concat(
+    segments.map((segment) => Buffer.from(segment)),
+    length,
+  ).toString('utf8');
   return format === 'json' ? JSON.parse(text.trim()) : parseRackQuery(text);
 }
