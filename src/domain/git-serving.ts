@@ -79,7 +79,7 @@ export async function serveGitCall(
   // a client sending it slowly holds only its own request, never the clones and pushes of others.
   const spooled =
     call.body &&
-    (await spoolBody(call.body, caches.spoolDir, node.maxBodyBytes).catch((error) => {
+    (await spoolBody(call.body, caches.spoolDir(), node.maxBodyBytes).catch((error) => {
       if (error instanceof BodyTooLarge) throw new Failure('payload_too_large_git');
       throw error instanceof BodyIncomplete ? new Failure('request_timeout') : error;
     }));

@@ -19,8 +19,6 @@ export class ServingCaches {
   private readonly queues = new Map<number, Promise<unknown>>();
 
   readonly root: string;
-  /** Where push bodies wait, whole, before git reads them (git-serving.ts). */
-  readonly spoolDir: string;
   /** Refreshes that found the repository on disk (a hit) or had to build it from the rows (a miss). */
   readonly counts = { hits: 0, misses: 0 };
 
@@ -35,8 +33,6 @@ export class ServingCaches {
     }
     this.root = path.join(parent, `${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
     fs.mkdirSync(this.root, { mode: PRIVATE_DIR_MODE });
-    this.spoolDir = path.join(this.root, 'pushes');
-    fs.mkdirSync(this.spoolDir, { mode: PRIVATE_DIR_MODE });
   }
 
   /** Removes this process's caches (at shutdown). */
@@ -53,6 +49,13 @@ export class ServingCaches {
     this.lastWrite.clear();
     for (const name of fs.readdirSync(this.root))
       if (name.endsWith('.git')) fs.rmSync(path.join(this.root, name), { recursive: true, force: true });
+  }
+
+  /** Where push bodies wait, whole, before git reads them (git-serving.ts); made again if it was deleted. */
+  spoolDir(): string {
+    const dir = path.join(this.root, 'pushes');
+    makePrivateDir(dir);
+    return dir;
   }
 
   /** The cache's path below the root (what git http-backend is given). */
