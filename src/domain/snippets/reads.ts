@@ -6,7 +6,7 @@ import type { IndexedFile } from '../../storage/db/tables/snippets.ts';
 import { objectId } from '../../storage/git/objects.ts';
 import { snippetRepository } from '../git-repositories.ts';
 import { readSnippetState, type SnippetState } from '../../storage/db/snippet-writes.ts';
-import type { GitRepository, LargeBlob } from '../../storage/git/repository.ts';
+import { type GitRepository, type LargeBlob, MissingObject } from '../../storage/git/repository.ts';
 import { Failure, notFound } from '../failure.ts';
 import { can, NO_ACCESS, type Viewer } from '../policy.ts';
 import { findReadableProject, type ProjectContext } from '../projects.ts';
@@ -24,7 +24,11 @@ export async function snippetFiles(store: Store, snippet: Pick<Snippet, 'id'>): 
 
 export async function withContents(repo: GitRepository, index: IndexedFile[]): Promise<SnippetFile[]> {
   const blobs = await repo.readBlobs(index.map((f) => f.blob_id));
-  return index.map((f) => ({ ...f, content: blobs.get(f.blob_id)! }));
+  return index.map((f) => {
+    const content = blobs.get(f.blob_id);
+    if (!content) throw new MissingObject(`repository ${repo.id} has no blob ${f.blob_id} (${f.path})`);
+    return { ...f, content };
+  });
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   type SnippetState,
   writeSnippetChange,
 } from '../../storage/db/snippet-writes.ts';
-import { RefConflict } from '../../storage/git/repository.ts';
+import { MissingObject, RefConflict } from '../../storage/git/repository.ts';
 import { conflict, Failure, notFound, serviceError } from '../failure.ts';
 import { isVisibilityRestricted } from '../policy.ts';
 import { getSettings, indexedFileMaxBytes, type ApplicationSettings } from '../settings.ts';
@@ -86,7 +86,12 @@ export async function updateSnippet(
     for (let attempt = 1; attempt <= UPDATE_ATTEMPTS; attempt++) {
       if (attempt > 1) state = await readSnippetState(deps.store, project_id, id);
       if (!state) throw notFound('Snippet');
-      const change = await changeOf(deps, viewer, state, input, meta, settings);
+      const change = await changeOf(deps, viewer, state, input, meta, settings).catch(async (error) => {
+        // Deleted meanwhile (with its project), the snippet took its objects along: it is gone, not broken.
+        if (error instanceof MissingObject && !(await readSnippetState(deps.store, project_id, id)))
+          throw notFound('Snippet');
+        throw error;
+      });
       const written = await writeSnippetChange(deps.store, change);
       if (!written) continue;
       // Once committed, kept in this node's object cache: the next update reads these files back.

@@ -45,6 +45,12 @@ export interface CommitInfo {
   message: string;
 }
 
+/**
+ * An object a read needed is not in the repository: its rows went with the repository (a snippet or project
+ * deleted while the read went on), or, if the repository is still there, they were lost (fsck reports it).
+ */
+export class MissingObject extends Error {}
+
 export class RefConflict extends Error {
   constructor(readonly ref: string) {
     super(`${ref} moved while it was being updated`);
@@ -235,14 +241,17 @@ export interface LargeBlob {
 /** How much of a large blob's start `head` holds: as much as a sniff of its type reads (http/raw.ts). */
 const HEAD_BYTES = 8192;
 
-async function largeBlob(db: Kysely<Database>, upload: number, size: number): Promise<LargeBlob> {
-  // A part read ahead at most: a reader that never reads holds a part and the buffers of its socket.
+/**
+ * Objects larger than this are inflated in the thread pool and sent as LargeBlob, whatever their stored size:
+ * a file of zeros deflates to little.
+ */
+const LARGE_BLOB_BYTES = 1024 * 1024;
+
+/** A blob of `size` bytes whose stored (deflated) body `deflated` gives, a piece at a time. */
+async function largeBlob(deflated: () => AsyncIterable<Buffer>, size: number): Promise<LargeBlob> {
+  // A piece read ahead at most: a reader that never reads holds a part and the buffers of its socket.
   const open = () =>
-    pipeline(
-      Readable.from(partsOf(db, upload), { objectMode: true, highWaterMark: 1 }),
-      zlib.createInflate(),
-      () => {},
-    );
+    pipeline(Readable.from(deflated(), { objectMode: true, highWaterMark: 1 }), zlib.createInflate(), () => {});
   const chunks: Buffer[] = [];
   let bytes = 0;
   // Leaving the loop destroys the stream, and with it the reading of further parts.
@@ -310,14 +319,15 @@ export class GitRepository {
     for (let i = 0; i < missing.length; i += INSERT_BATCH) {
       const rows = await this.db
         .selectFrom('git_objects')
-        .select(['oid', 'type', 'data', 'parts'])
+        .select(['oid', 'type', 'size', 'data', 'parts'])
         .where('repository_id', '=', this.id)
         .where('oid', 'in', missing.slice(i, i + INSERT_BATCH).map(oidBytes))
         .execute();
       for (const r of rows) {
-        // A large body is inflated in the thread pool, not on the event loop.
+        // A large body is inflated in the thread pool, not on the event loop (a small row may inflate large).
+        const deflated = r.parts === null ? r.data : await readParts(this.db, r.parts);
         const body =
-          r.parts === null ? zlib.inflateSync(r.data) : await inflateAsync(await readParts(this.db, r.parts));
+          r.parts !== null || r.size > LARGE_BLOB_BYTES ? await inflateAsync(deflated) : zlib.inflateSync(deflated);
         const object = { type: TYPE_OF_PACK_TYPE[r.type], body };
         const id = Buffer.from(r.oid).toString('hex');
         this.cache.set(this.id, id, object);
@@ -328,18 +338,28 @@ export class GitRepository {
   }
 
   /**
-   * A blob to send: whole when it is small, else (one stored as parts) a LargeBlob that inflates a part at a
-   * time as its reader takes it. Null when this repository has no object with that id.
+   * A blob to send: whole when it is small, else a LargeBlob that inflates its stored body a piece at a time as
+   * its reader takes it. Null when this repository has no object with that id.
    */
   async sendableBlob(id: string): Promise<Buffer | LargeBlob | null> {
     if (this.pending.sizeOf(id) === undefined && !this.cache.has(this.id, id) && FULL_ID.test(id)) {
       const row = await this.db
         .selectFrom('git_objects')
-        .select(['size', 'parts'])
+        .select(['size', 'parts', sql<Buffer | null>`case when size > ${LARGE_BLOB_BYTES} then data end`.as('data')])
         .where('repository_id', '=', this.id)
         .where('oid', '=', oidBytes(id))
         .executeTakeFirst();
-      if (row?.parts != null) return largeBlob(this.db, row.parts, row.size);
+      if (row && row.size > LARGE_BLOB_BYTES) {
+        const { parts, data } = row;
+        return largeBlob(
+          parts !== null
+            ? () => partsOf(this.db, parts)
+            : async function* () {
+                yield data!;
+              },
+          row.size,
+        );
+      }
     }
     return (await this.object(id))?.body ?? null;
   }
@@ -626,13 +646,15 @@ export class GitRepository {
 
   async commit(id: string) {
     const object = await this.object(id);
-    if (object?.type !== 'commit') throw new Error(`${id} is not a commit of repository ${this.id}`);
+    if (!object) throw new MissingObject(`repository ${this.id} has no object ${id}`);
+    if (object.type !== 'commit') throw new Error(`${id} is not a commit of repository ${this.id}`);
     return parseCommit(object.body);
   }
 
   private async tree(id: string) {
     const object = await this.object(id);
-    if (object?.type !== 'tree') throw new Error(`${id} is not a tree of repository ${this.id}`);
+    if (!object) throw new MissingObject(`repository ${this.id} has no object ${id}`);
+    if (object.type !== 'tree') throw new Error(`${id} is not a tree of repository ${this.id}`);
     return parseTree(object.body);
   }
 
