@@ -38,6 +38,13 @@ async function loopDelayMaxSeconds(server: Spawned): Promise<number> {
 
 const statusFile = (server: Spawned) => `/proc/${server.child.pid}/status`;
 
+/** The server's resident memory now: a baseline for assertCalm's `rssBytes`. */
+export function currentRss(server: Spawned): number {
+  const m = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(statusFile(server), 'utf8'));
+  if (!m) throw new Error('no VmRSS in /proc/<pid>/status');
+  return Number(m[1]) * 1024;
+}
+
 function peakRss(server: Spawned): number {
   const m = /^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(statusFile(server), 'utf8'));
   if (!m) throw new Error('no VmHWM in /proc/<pid>/status');

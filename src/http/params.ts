@@ -185,8 +185,11 @@ function validateInto(
   }
 }
 
-function checkConstraints(c: Constraints, input: Record<string, unknown>, errors: string[]) {
-  const present = (names: string[]) => names.filter((n) => input[n] !== undefined);
+function checkConstraints(c: Constraints, spec: ParamSpec, input: Record<string, unknown>, errors: string[]) {
+  // Given as validateInto takes it: a JSON null for an optional parameter that does not take null is not given.
+  const given = (n: string) =>
+    input[n] !== undefined && (input[n] !== null || spec[n]?.required === true || spec[n]?.nullable === true);
+  const present = (names: string[]) => names.filter(given);
   for (const group of c.mutuallyExclusive ?? []) {
     if (present(group).length > 1) errors.push(`${present(group).join(', ')} are mutually exclusive`);
   }
@@ -212,7 +215,7 @@ export function validate<S extends ParamSpec>(
   const out: Record<string, unknown> = {};
   const errors: string[] = [];
   validateInto(spec, input, topLevel, out, errors);
-  if (constraints) checkConstraints(constraints, input, errors);
+  if (constraints) checkConstraints(constraints, spec, input, errors);
   if (errors.length) throw invalidParams([...new Set(errors)].join(', '), fieldsOf(errors));
   return out as ParamsOf<S>;
 }

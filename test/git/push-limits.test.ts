@@ -12,11 +12,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { type Spawned, spawnServer, cliCommand } from '../../scripts/spawn-server.ts';
 import { processStorage } from '../helper.ts';
-import { assertCalm, MiB, whileHostile } from '../stall.ts';
+import { assertCalm, currentRss, MiB, whileHostile } from '../stall.ts';
 
 const TOKEN = 'glpat-pushlimits-root-token';
-/** Large enough to have cost the server its size in memory before, small enough for the suite (packs small). */
-const ZEROS = 256 * MiB;
+/** Large enough that holding it would pass the memory bound (half of it), small enough for the suite. */
+const ZEROS = 96 * MiB;
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-push-limits-'));
 const gitEnv = {
@@ -131,6 +131,7 @@ describe('push limits: memory and time bounded whatever the push', () => {
     const before = await branchOf(project.id);
     const blob = await addZeros(dir, 'zeros.bin', ZEROS);
     await ok(['commit', '-qm', 'zeros'], dir);
+    const rssBefore = currentRss(server);
     const { answer: push, calm } = await whileHostile(server, () => git(['push', 'origin', 'main'], dir));
     assert.notEqual(push.code, 0);
     assert.match(
@@ -138,7 +139,7 @@ describe('push limits: memory and time bounded whatever the push', () => {
       /remote: snippetd: File "zeros\.bin" is larger than the allowed size of 64 MB\. Use Git LFS to manage this file\./,
     );
     assert.match(push.stderr, / ! \[remote rejected\] main -> main \(pre-receive hook declined\)/);
-    assertCalm(calm);
+    assertCalm(calm, { rssBytes: rssBefore + ZEROS / 2 });
     assert.equal(await branchOf(project.id), before);
     assert.deepEqual(await fsckDangling(), []);
     assert.equal(await inCache(blob), false);
@@ -154,11 +155,12 @@ describe('push limits: memory and time bounded whatever the push', () => {
     await ok(['clone', '-q', remote(`root/big/snippets/${snippet.id}`), dir]);
     await addZeros(dir, 'zeros.bin', ZEROS);
     await ok(['commit', '-qm', 'zeros'], dir);
+    const rssBefore = currentRss(server);
     const { answer: push, calm } = await whileHostile(server, () => git(['push', 'origin', 'HEAD:main'], dir));
     assert.notEqual(push.code, 0);
-    assert.match(push.stderr, /remote: snippetd: Content is too long \(256 MB\)\. The maximum size is 50 MB\./);
+    assert.match(push.stderr, /remote: snippetd: Content is too long \(96 MB\)\. The maximum size is 50 MB\./);
     assert.match(push.stderr, / ! \[remote rejected\] HEAD -> main \(pre-receive hook declined\)/);
-    assertCalm(calm);
+    assertCalm(calm, { rssBytes: rssBefore + ZEROS / 2 });
     const files = await must('GET', `/projects/${project.id}/snippets/${snippet.id}`);
     assert.deepEqual(
       files.files.map((f: { path: string }) => f.path),

@@ -1,7 +1,7 @@
 // Projects API (docs/gitlab-compatibility.md#projects; lookup rules #project-lookup).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const BASE = 'http://gitlab.example.com';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -53,6 +53,16 @@ describe('projects API', () => {
       const res = await t.api('POST', '/projects', alice.token, { description: 'x' });
       assert.equal(res.statusCode, 400);
       assert.deepEqual(res.json, { error: 'name, path are missing, at least one parameter must be provided' });
+    });
+
+    it('counts a null name or path as not given, as every optional parameter (the fuzzer found a 500)', async () => {
+      const missing = { error: 'name, path are missing, at least one parameter must be provided' };
+      for (const body of [{ path: null }, { name: null }, { name: null, path: null }]) {
+        await t.fails('POST', '/projects', alice.token, body, 400, missing);
+        await t.fails('POST', `/projects/user/${alice.id}`, ROOT_TOKEN, body, 400, missing);
+      }
+      const p = await t.ok('POST', '/projects', alice.token, { name: 'Named', path: null }, 201);
+      assert.deepEqual([p.name, p.path], ['Named', 'named']);
     });
 
     it('requires authentication', async () => {

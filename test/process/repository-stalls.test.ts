@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { processServer } from '../helper.ts';
 import type { Spawned } from '../../scripts/spawn-server.ts';
-import { assertCalm, MiB, whileHostile } from '../stall.ts';
+import { assertCalm, currentRss, MiB, whileHostile } from '../stall.ts';
 
 const TOKEN = 'repository-stalls-root-token';
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-repository-stalls-'));
@@ -212,8 +212,7 @@ describe('pushed repositories that would hold the server', () => {
         `${own.server.url}/api/v4/snippets/${snippet.id}/files/main/large.txt/raw`,
         `${snippet.web_url}/raw/main/large.txt`,
       ];
-      const rssBefore =
-        Number(/^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${own.server.child.pid}/status`, 'utf8'))![1]) * 1024;
+      const rssBefore = currentRss(own.server);
       const { calm } = await whileHostile(own.server, async () => {
         for (let i = 0; i < 16; i++)
           stalled.push(
