@@ -5,7 +5,6 @@
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { LargeBlob } from '../storage/git/repository.ts';
 import { JSON_HEADERS, SECURITY_HEADERS } from './plugins/headers.ts';
 import { type RawContent, rawHeaders, sizeOf } from './raw.ts';
 import { type ContentEncoding, compressJson, JSON_COMPRESSION_THRESHOLD } from './plugins/compression.ts';
@@ -15,7 +14,7 @@ export interface PreparedAnswer {
   /** Header names and values in one flat list, as Node's writeHead takes them. */
   headers: string[];
   /** The bytes, or a large blob streamed as the client reads (never kept: its bytes are not held). */
-  body: Buffer | LargeBlob;
+  body: RawContent;
   /** Bytes held: the body and every header name and value. */
   size: number;
 }

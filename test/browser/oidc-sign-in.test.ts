@@ -4,16 +4,14 @@
 // let the form reach the provider shows. The sign-in page with the button has no accessibility violation.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import {
-  ARTIFACTS,
   axeViolations,
   BROWSER_PASS,
   launchChromium,
   type BrowserTestServer,
   startServer,
+  screenshot,
 } from './support.ts';
 import { CLIENT_ID, CLIENT_SECRET, startTestProvider, type TestProvider } from '../oidc-provider.ts';
 
@@ -25,7 +23,6 @@ describe('signing in with OpenID Connect in Chromium', BROWSER_PASS, () => {
   let browser: Browser;
 
   before(async () => {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
     op = await startTestProvider({
       'sub-alice': { email: 'alice@corp.example', preferred_username: 'alice', name: 'Alice', groups: ['staff'] },
     });
@@ -75,7 +72,7 @@ describe('signing in with OpenID Connect in Chromium', BROWSER_PASS, () => {
       for (const colorScheme of ['light', 'dark'] as const) {
         await page.emulateMedia({ colorScheme });
         assert.deepEqual(await axeViolations(page), [], colorScheme);
-        await page.screenshot({ path: path.join(ARTIFACTS, `oidc-sign-in-${colorScheme}.png`), fullPage: true });
+        await screenshot(page, `oidc-sign-in-${colorScheme}.png`);
       }
     } finally {
       await context.close();
@@ -90,7 +87,7 @@ describe('signing in with OpenID Connect in Chromium', BROWSER_PASS, () => {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `${overflow}px wider than the screen`);
       assert.equal(await page.getByRole('button', { name: 'Sign in with Company SSO' }).isVisible(), true);
-      await page.screenshot({ path: path.join(ARTIFACTS, 'oidc-sign-in-phone.png'), fullPage: true });
+      await screenshot(page, 'oidc-sign-in-phone.png');
     } finally {
       await context.close();
     }

@@ -5,17 +5,15 @@
 // test-artifacts/.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import {
-  ARTIFACTS,
   axeViolations,
   BROWSER_PASS,
   launchChromium,
   type BrowserTestServer,
   mustApi,
   startServer,
+  screenshot,
 } from './support.ts';
 
 const TOKEN = 'browser-test-root-token-0123456789';
@@ -29,7 +27,6 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
   const api = (method: string, route: string, body: unknown) => mustApi(server, TOKEN, method, route, body);
 
   before(async () => {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
     server = await startServer('snippetd-browser-revisions-', TOKEN);
     const project = await api('POST', '/projects', { name: 'web', visibility: 'public' });
     projectSnippet = await api('POST', `/projects/${project.id}/snippets`, {
@@ -72,7 +69,7 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
     await page.waitForURL(`${projectSnippet.web_url}/revisions`);
     assert.equal(await page.locator('h1').textContent(), 'Revisions');
     assert.deepEqual(await page.locator('.revision h2').allTextContents(), ['Update snippet', 'Initial commit']);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'revisions-list.png'), fullPage: true });
+    await screenshot(page, 'revisions-list.png');
 
     await page.locator('.revision h2 a').first().click();
     await page.waitForURL(new RegExp(`${projectSnippet.web_url}/revisions/[0-9a-f]{40}$`));
@@ -82,7 +79,7 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
     assert.equal(await page.locator('#diff-1 .notice').textContent(), 'Renamed without changes.');
     assert.equal(await page.locator('#diff-2 tr.added .hljs-keyword').first().textContent(), 'def');
     assert.equal(await page.locator('#diff-2 tr.deleted del').first().textContent(), 'def hello');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'revisions-diff.png'), fullPage: true });
+    await screenshot(page, 'revisions-diff.png');
 
     await page.locator('#diff-2 a', { hasText: 'Raw' }).click();
     await page.waitForURL(`${projectSnippet.web_url}/raw/${sha}/hello.rb`);
@@ -135,7 +132,7 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
       await page.goto(url);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `${name}: ${overflow}px wider than the screen`);
-      await page.screenshot({ path: path.join(ARTIFACTS, `page-${name}-phone.png`), fullPage: true });
+      await screenshot(page, `page-${name}-phone.png`);
     }
     await context.close();
   });
@@ -150,7 +147,7 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
       for (const [name, url] of pages) {
         await page.goto(url);
         assert.deepEqual(await axeViolations(page), [], `${name} (${colorScheme}): ${url}`);
-        await page.screenshot({ path: path.join(ARTIFACTS, `page-${name}-${colorScheme}.png`), fullPage: true });
+        await screenshot(page, `page-${name}-${colorScheme}.png`);
       }
       await context.close();
     }

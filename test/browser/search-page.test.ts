@@ -3,17 +3,15 @@
 // and no accessibility violation of any impact (axe-core), light and dark. Screenshots go to test-artifacts/.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
-  ARTIFACTS,
   axeViolations,
   BROWSER_PASS,
   launchChromium,
   type BrowserTestServer,
   mustApi,
   startServer,
+  screenshot,
 } from './support.ts';
 
 const TOKEN = 'browser-search-root-token-0123456789';
@@ -31,12 +29,11 @@ describe('search page in Chromium', BROWSER_PASS, () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme });
       assert.deepEqual(await axeViolations(page), [], `${name} (${colorScheme}): ${page.url()}`);
-      await page.screenshot({ path: path.join(ARTIFACTS, `search-${name}-${colorScheme}.png`), fullPage: true });
+      await screenshot(page, `search-${name}-${colorScheme}.png`);
     }
   }
 
   before(async () => {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
     server = await startServer('snippetd-browser-search-', TOKEN);
     ruby = await api('POST', '/snippets', {
       title: 'Ruby greeting',

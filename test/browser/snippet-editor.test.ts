@@ -6,16 +6,14 @@
 // test-artifacts/.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
-  ARTIFACTS,
   axeViolations,
   BROWSER_PASS,
   launchChromium,
   type BrowserTestServer,
   startServer,
+  screenshot,
 } from './support.ts';
 
 const TOKEN = 'editor-test-root-token-0123456789';
@@ -43,7 +41,6 @@ describe('the code editor of the snippet forms in Chromium', BROWSER_PASS, () =>
     ).text();
 
   before(async () => {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
     server = await startServer('snippetd-editor-', TOKEN);
     const writer = await (
       await api('POST', '/users', {
@@ -128,7 +125,7 @@ describe('the code editor of the snippet forms in Chromium', BROWSER_PASS, () =>
     );
     assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(await page.evaluate(() => (window as any).policyViolations), []);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'snippet-editor-new.png'), fullPage: true });
+    await screenshot(page, 'snippet-editor-new.png');
 
     await page.getByRole('button', { name: 'Create snippet' }).click();
     await page.waitForURL(/\/-\/snippets\/\d+$/);
@@ -147,7 +144,7 @@ describe('the code editor of the snippet forms in Chromium', BROWSER_PASS, () =>
     await page.keyboard.press('Enter');
     await page.keyboard.type('# three');
     assert.deepEqual(await page.evaluate(() => (window as any).policyViolations), []);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'snippet-editor-edit.png'), fullPage: true });
+    await screenshot(page, 'snippet-editor-edit.png');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.waitForURL(new RegExp(`/-/snippets/${id}$`));
     assert.equal(await rawFile(id, 'hello.py'), 'puts "hi"\nputs 2\n# three');
@@ -196,7 +193,7 @@ describe('the code editor of the snippet forms in Chromium', BROWSER_PASS, () =>
     assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(await page.evaluate(() => (window as any).policyViolations), []);
     assert.deepEqual(errors, []);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'snippet-editor-dark.png'), fullPage: true });
+    await screenshot(page, 'snippet-editor-dark.png');
     await context.close();
   });
 

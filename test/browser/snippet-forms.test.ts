@@ -7,16 +7,14 @@
 // violation at all (axe-core), light and dark; screenshots go to test-artifacts/.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
-  ARTIFACTS,
   axeViolations,
   BROWSER_PASS,
   launchChromium,
   type BrowserTestServer,
   startServer,
+  screenshot,
 } from './support.ts';
 
 const TOKEN = 'browser-forms-root-token-0123456789';
@@ -54,14 +52,13 @@ describe('snippet forms in Chromium', BROWSER_PASS, () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme });
       assert.deepEqual(await axeViolations(page), [], `${name} (${colorScheme}): ${page.url()}`);
-      await page.screenshot({ path: path.join(ARTIFACTS, `form-${name}-${colorScheme}.png`), fullPage: true });
+      await screenshot(page, `form-${name}-${colorScheme}.png`);
     }
   }
   /** Where a person types file `n`: the code editor over its textarea (editor.ts), which the form posts. */
   const editorOf = (page: Page, n: number) => page.locator(`#file-${n}-content + .cm-editor .cm-content`);
 
   before(async () => {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
     server = await startServer('snippetd-browser-forms-', TOKEN);
     const alice = await api('POST', '/users', {
       username: 'alice',
@@ -139,7 +136,7 @@ describe('snippet forms in Chromium', BROWSER_PASS, () => {
     const files = await page.locator('.revision-diff h2').allTextContents();
     assert.deepEqual(files.sort(), ['hello.py → greet.py', 'notes.txt']);
     assert.match((await page.locator('.revision-diff').textContent()) ?? '', /changed line/);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'form-revision-diff.png'), fullPage: true });
+    await screenshot(page, 'form-revision-diff.png');
     await page.goto(`${server.url}/-/snippets/${id}`);
 
     await page.getByRole('link', { name: 'Delete' }).click();

@@ -4,19 +4,17 @@
 // Screenshots go to test-artifacts/.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import {
-  ARTIFACTS,
   axeViolations,
   BROWSER_PASS,
   launchChromium,
   type BrowserTestServer,
   mustApi,
   startServer,
+  screenshot,
 } from './support.ts';
 
 const TOKEN = 'browser-test-root-token-0123456789';
@@ -35,7 +33,6 @@ describe('snippet pages in Chromium', BROWSER_PASS, () => {
   const api = (method: string, route: string, body: unknown) => mustApi(server, TOKEN, method, route, body);
 
   before(async () => {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
     server = await startServer('snippetd-browser-', TOKEN, {
       // A budget no rendering here reaches on a loaded machine: the first page starts a render thread, which
       // loads its modules through tsx, and these pages are looked at rendered, not as the plain-text fallback.
@@ -169,7 +166,7 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
     // The copy buttons are shown by the page's nonce script: the policy let it run, and only it.
     assert.equal(await page.locator('button.copy').first().isVisible(), true);
     assert.deepEqual(refused, []);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'snippet-page.png'), fullPage: true });
+    await screenshot(page, 'snippet-page.png');
     await page.close();
   });
 
@@ -182,7 +179,7 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
       else await page.goto(url);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `${name}: ${overflow}px wider than the screen`);
-      await page.screenshot({ path: path.join(ARTIFACTS, `page-${name}-phone.png`), fullPage: true });
+      await screenshot(page, `page-${name}-phone.png`);
     }
     await context.close();
   });
@@ -216,7 +213,7 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
     assert.equal(new URL(page.url()).hash, '#L3-6');
     for (const n of [3, 4, 5, 6]) assert.equal(await background(n), lit, `line ${n} of the shift-clicked range`);
     assert.equal(await background(7), plain);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'line-range.png'), fullPage: true });
+    await screenshot(page, 'line-range.png');
     // A repository file's lines too.
     await page.goto(`${groupProject.web_url}/-/blob/main/ci/deploy.yml#L2`);
     assert.notEqual(
@@ -261,7 +258,7 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
     const top = await page.locator('#user-content-usage').evaluate((el) => el.getBoundingClientRect().top);
     assert.ok(Math.abs(top) < 50, `the heading scrolled to the top: ${top}`);
     assert.deepEqual(refused, []);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'markdown-page.png'), fullPage: true });
+    await screenshot(page, 'markdown-page.png');
     await page.close();
   });
 
@@ -310,7 +307,7 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
       await page.locator('.snippetd-embed').first().locator('a.ln').first().getAttribute('href'),
       `${snippet.web_url}#file-2-L1`,
     );
-    await page.screenshot({ path: path.join(ARTIFACTS, 'snippet-embed.png'), fullPage: true });
+    await screenshot(page, 'snippet-embed.png');
     await page.close();
   });
 
@@ -326,7 +323,7 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
         else await page.goto(url);
         const violations = await axeViolations(page, ['serious', 'critical']);
         assert.deepEqual(violations, [], `${name} (${colorScheme}): ${url}`);
-        await page.screenshot({ path: path.join(ARTIFACTS, `page-${name}-${colorScheme}.png`), fullPage: true });
+        await screenshot(page, `page-${name}-${colorScheme}.png`);
       }
       await context.close();
     }
@@ -343,7 +340,7 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(secret.web_url);
     assert.equal(await page.locator('h1').textContent(), 'Secret plan');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'signed-in-private-snippet.png'), fullPage: true });
+    await screenshot(page, 'signed-in-private-snippet.png');
     await page.locator('.user-menu summary').click();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${server.url}/`);

@@ -20,6 +20,16 @@ const CHROMIUM_ARGS = [
 export const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts');
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
+/**
+ * A full-page screenshot in test-artifacts/, for a person to look at; none under CI (CI=true), where no one
+ * does: a run takes about a hundred, 150-300 ms of Chromium's work each.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.CI === 'true') return;
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
+}
+
 export const launchChromium = (): Promise<Browser> =>
   chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 
