@@ -175,29 +175,21 @@ export async function readFileBlob(
   return { blobId: entry.id, content: (await repo.readBlobs([entry.id])).get(entry.id)! };
 }
 
-/** readFileBlob to send as it is (a large blob streamed: GitRepository.sendableBlob), with the commit read. */
+/**
+ * readFileBlob to send as it is (a large blob streamed: GitRepository.sendableBlob), with the commit read and,
+ * when asked, the last commit that changed the file (GitLab's X-Gitlab-Last-Commit-Id: a walk of history).
+ */
 export async function rawFileBlob(
   store: Store,
   ctx: ProjectContext,
   ref: string | undefined,
   filePath: string,
-): Promise<{ blobId: string; commitId: string; content: Buffer | LargeBlob }> {
+): Promise<{ blobId: string; commitId: string; content: Buffer | LargeBlob; lastCommitId: () => Promise<string> }> {
   const { repo, commit, entry } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
   const content = await repo.sendableBlob(entry.id);
   if (!content) throw notFound('File');
-  return { blobId: entry.id, commitId: commit, content };
-}
-
-/** The last commit that changed `filePath` at `ref` (GitLab's X-Gitlab-Last-Commit-Id). */
-export async function lastCommitOf(
-  store: Store,
-  ctx: ProjectContext,
-  ref: string | undefined,
-  filePath: string,
-): Promise<string> {
-  const { repo, commit } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
-  const [last] = await repo.log(commit, { skip: 0, limit: 1, path: filePath });
-  return last?.id ?? commit;
+  const lastCommitId = async () => (await repo.log(commit, { skip: 0, limit: 1, path: filePath }))[0]?.id ?? commit;
+  return { blobId: entry.id, commitId: commit, content, lastCommitId };
 }
 
 /** The file as the files API answers it, with its last commit and the hash of its bytes. */

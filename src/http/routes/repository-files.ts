@@ -10,15 +10,7 @@ import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize } from '../../domain/policy.ts';
-import {
-  type FileWrite,
-  lastCommitOf,
-  listCommits,
-  listTree,
-  rawFileBlob,
-  readFile,
-  writeFile,
-} from '../../domain/project-files.ts';
+import { type FileWrite, listCommits, listTree, rawFileBlob, readFile, writeFile } from '../../domain/project-files.ts';
 
 /** The project, if the caller may read its code (404 when hidden, 403 for guests of private projects). */
 async function readableCode(request: FastifyRequest) {
@@ -76,13 +68,12 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.rawFileSpec, request);
     await limitRaw(request, ctx.project.id, p.file_path, !!request.principal.user);
-    const store = storeOf(request);
-    const { blobId, commitId, content } = await rawFileBlob(store, ctx, p.ref, p.file_path);
+    const file = await rawFileBlob(storeOf(request), ctx, p.ref, p.file_path);
     reply
-      .header('X-Gitlab-Blob-Id', blobId)
-      .header('X-Gitlab-Commit-Id', commitId)
-      .header('X-Gitlab-Last-Commit-Id', await lastCommitOf(store, ctx, p.ref, p.file_path));
-    return sendRaw(reply, p.file_path, content);
+      .header('X-Gitlab-Blob-Id', file.blobId)
+      .header('X-Gitlab-Commit-Id', file.commitId)
+      .header('X-Gitlab-Last-Commit-Id', await file.lastCommitId());
+    return sendRaw(reply, p.file_path, file.content);
   });
 
   /** GET /projects/:id/repository/tree — [{id, name, type, path, mode}], paginated; 404 Tree Not Found. */
