@@ -187,6 +187,15 @@ describe('project repository files API', () => {
     assert.equal(text.headers['content-type'], 'text/plain; charset=utf-8');
     assert.equal(text.headers['content-disposition'], `inline; filename="hello.txt"; filename*=UTF-8''hello.txt`);
     assert.equal(text.headers['x-content-type-options'], 'nosniff');
+    // GitLab's headers, as git itself names them.
+    assert.deepEqual(
+      [text.headers['x-gitlab-blob-id'], text.headers['x-gitlab-commit-id'], text.headers['x-gitlab-last-commit-id']],
+      [
+        (await git(P, 'rev-parse', 'main:hello.txt')).trim(),
+        (await git(P, 'rev-parse', 'main')).trim(),
+        (await git(P, 'log', '-1', '--format=%H', 'main', '--', 'hello.txt')).trim(),
+      ],
+    );
     const first = await git(P, 'rev-list', '--max-parents=0', 'main');
     const old = await t.expect('GET', `${file(P, 'hello.txt', '/raw')}?ref=${first}`, reporter.token, undefined, 200);
     assert.equal(old.body, 'hello\n');
