@@ -324,17 +324,25 @@ export class GitRepository {
         .where('oid', 'in', missing.slice(i, i + INSERT_BATCH).map(oidBytes))
         .execute();
       for (const r of rows) {
-        // A large body is inflated in the thread pool, not on the event loop (a small row may inflate large).
-        const deflated = r.parts === null ? r.data : await readParts(this.db, r.parts);
-        const body =
-          r.parts !== null || r.size > LARGE_BLOB_BYTES ? await inflateAsync(deflated) : zlib.inflateSync(deflated);
-        const object = { type: TYPE_OF_PACK_TYPE[r.type], body };
         const id = Buffer.from(r.oid).toString('hex');
-        this.cache.set(this.id, id, object);
-        out.set(id, object);
+        out.set(id, await this.keep(id, r));
       }
     }
     return out;
+  }
+
+  /** An object from its row, inflated, and kept in the object cache. */
+  private async keep(
+    id: string,
+    row: { type: number; size: number; data: Uint8Array; parts: number | null },
+  ): Promise<StoredObject> {
+    // A large body is inflated in the thread pool, not on the event loop (a small row may inflate large).
+    const deflated = row.parts === null ? row.data : await readParts(this.db, row.parts);
+    const body =
+      row.parts !== null || row.size > LARGE_BLOB_BYTES ? await inflateAsync(deflated) : zlib.inflateSync(deflated);
+    const object = { type: TYPE_OF_PACK_TYPE[row.type], body };
+    this.cache.set(this.id, id, object);
+    return object;
   }
 
   /**
@@ -343,23 +351,29 @@ export class GitRepository {
    */
   async sendableBlob(id: string): Promise<Buffer | LargeBlob | null> {
     if (this.pending.sizeOf(id) === undefined && !this.cache.has(this.id, id) && FULL_ID.test(id)) {
+      // One statement for either kind: the body of a row that is not large, only the size and parts of one that is.
       const row = await this.db
         .selectFrom('git_objects')
-        .select(['size', 'parts', sql<Buffer | null>`case when size > ${LARGE_BLOB_BYTES} then data end`.as('data')])
+        .select([
+          'type',
+          'size',
+          'parts',
+          sql<Buffer>`case when parts is null then data else ${Buffer.alloc(0)} end`.as('data'),
+        ])
         .where('repository_id', '=', this.id)
         .where('oid', '=', oidBytes(id))
         .executeTakeFirst();
-      if (row && row.size > LARGE_BLOB_BYTES) {
-        const { parts, data } = row;
-        return largeBlob(
-          parts !== null
-            ? () => partsOf(this.db, parts)
-            : async function* () {
-                yield data!;
-              },
-          row.size,
-        );
-      }
+      if (!row) return null;
+      if (row.size <= LARGE_BLOB_BYTES) return (await this.keep(id, row)).body;
+      const { parts, data } = row;
+      return largeBlob(
+        parts !== null
+          ? () => partsOf(this.db, parts)
+          : async function* () {
+              yield data;
+            },
+        row.size,
+      );
     }
     return (await this.object(id))?.body ?? null;
   }
