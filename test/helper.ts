@@ -12,14 +12,10 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { type Insertable, type Kysely, sql } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Database, SnippetsTable } from '../src/storage/db/schema.ts';
-import { createLogger } from '../src/logging.ts';
-import { importDirectory } from '../src/storage/git/import.ts';
 import { exited, spawnServer } from '../scripts/spawn-server.ts';
-import { buildApp } from '../src/app.ts';
 import { defaults, type Config } from '../src/config.ts';
-import { bootstrapRoot } from '../src/domain/bootstrap.ts';
 
 export const TEST_DB = (process.env.SNIPPETD_TEST_DB ?? 'sqlite') as 'sqlite' | 'postgres';
 export const POSTGRES_URL = process.env.SNIPPETD_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -203,8 +199,9 @@ const LOG_DIR = process.env.SNIPPETD_TEST_LOG_DIR;
 let suiteLogger: Logger | undefined;
 const recordedSecrets = new Set<string>();
 
-function suiteLog(): Logger | undefined {
+async function suiteLog(): Promise<Logger | undefined> {
   if (!LOG_DIR) return undefined;
+  const { createLogger } = await import('../src/logging.ts');
   suiteLogger ??= createLogger(
     'debug',
     pino.destination({ dest: path.join(LOG_DIR, `${process.pid}.log`), sync: true, mkdir: true }),
@@ -285,6 +282,12 @@ function recordSecrets(found: string[]): void {
   fs.appendFileSync(path.join(LOG_DIR, `${process.pid}.secrets`), fresh.map((v) => `${v}\n`).join(''));
 }
 
+/**
+ * The app's modules, loaded when a test first builds an app: a test that only starts servers of its own never
+ * needs them, and loading them through tsx's module hooks costs a process about two seconds of CPU.
+ */
+const appModules = () => Promise.all([import('../src/app.ts'), import('../src/domain/bootstrap.ts')]);
+
 export async function createTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-test-'));
   const pgSchema = TEST_DB === 'postgres' ? await postgresSchemaUrl() : null;
@@ -297,7 +300,8 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
   };
   let app: FastifyInstance;
   try {
-    app = await buildApp(config, overrides.logLevel ? undefined : suiteLog());
+    const [{ buildApp }, { bootstrapRoot }] = await appModules();
+    app = await buildApp(config, overrides.logLevel ? undefined : await suiteLog());
     await bootstrapRoot(app.store, config);
   } catch (error) {
     await pgSchema?.drop();
@@ -382,6 +386,7 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
 
   const importGitDir: TestApp['importGitDir'] = async (kind, ownerId) => {
     const repo = (await app.store.git.find(kind, ownerId))!;
+    const { importDirectory } = await import('../src/storage/git/import.ts');
     await app.store.transaction((tx) => importDirectory(repo.on(tx.kysely), app.gitNode.caches.dirOf(repo.id)));
   };
 
@@ -551,6 +556,7 @@ export function snippetRow(
  */
 export async function untilSearchIndexed(db: Kysely<Database>, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
+  const { sql } = await import('kysely');
   for (;;) {
     const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM search_index_queue`.execute(db);
     if (Number(rows[0].n) === 0) return;
