@@ -580,6 +580,87 @@ describe('git over HTTP with the real git client', () => {
     await ok(['push', '-q', 'origin', '--delete', 'long'], { cwd: d });
   });
 
+  it('a walk through history from an empty object cache lists what git log lists, page by page, with and without a path', async () => {
+    // Three writes of a history with a merge (two pushes of many commits, then commits made by the API one
+    // write each), then every page read with the node's object cache emptied first: the walk reads its
+    // commits a batch at a time from the rows, written before the commit it misses.
+    const d = dir('cold-walk');
+    await ok(['clone', '-q', url(pub.path, users.dev.token), d]);
+    const base = (await ok(['rev-parse', 'HEAD'], { cwd: d })).stdout.trim();
+    let time = 1_710_000_000;
+    const commit = (ref: string, mark: number, from: string, files: string[], merge?: string) =>
+      `commit ${ref}\nmark :${mark}\ncommitter T <t@example.com> ${time++} +0000\ndata ${String(mark).length}\n${mark}\n` +
+      `from ${from}\n${merge ? `merge ${merge}\n` : ''}` +
+      files.map((f) => `M 100644 inline ${f}\ndata ${String(mark).length + 1}\n${mark}\n`).join('') +
+      '\n';
+    const fastImport = (input: string) =>
+      execFileSync('git', ['fast-import', '--quiet'], { cwd: d, env: { ...GIT_ENV }, input });
+    let first = '';
+    for (let i = 1; i <= 60; i++) {
+      const from = i === 1 ? base : `:${i - 1}`;
+      first += commit(
+        'refs/heads/walk',
+        i,
+        from,
+        i === 1 ? ['n.txt', 'old.txt'] : i % 7 === 0 ? ['n.txt', 'a.txt'] : ['n.txt'],
+        i === 30 ? ':104' : undefined,
+      );
+      if (i === 20)
+        for (let j = 0; j < 5; j++)
+          first += commit('refs/heads/side', 100 + j, j ? `:${99 + j}` : ':10', ['a.txt', `s${j}.txt`]);
+    }
+    fastImport(first);
+    await ok(['push', '-q', 'origin', 'refs/heads/walk:refs/heads/walk'], { cwd: d });
+    let second = '';
+    for (let i = 61; i <= 90; i++)
+      second += commit(
+        'refs/heads/walk',
+        i,
+        i === 61 ? 'refs/heads/walk^0' : `:${i - 1}`,
+        i % 5 ? ['n.txt'] : ['a.txt'],
+      );
+    fastImport(second);
+    await ok(['push', '-q', 'origin', 'refs/heads/walk:refs/heads/walk'], { cwd: d });
+    for (let i = 0; i < 4; i++) {
+      const file = i % 2 ? 'a.txt' : 'n.txt';
+      await t.ok(
+        'PUT',
+        `/projects/${pub.id}/repository/files/${file}`,
+        users.dev.token,
+        { branch: 'walk', content: `api ${i}\n`, commit_message: `api ${i}` },
+        200,
+      );
+    }
+    await ok(['fetch', '-q', 'origin', '+refs/heads/walk:refs/heads/walk'], { cwd: d });
+    assert.match((await ok(['log', '--merges', '--format=%H', 'walk'], { cwd: d })).stdout, /^[0-9a-f]{40}\n$/);
+
+    for (const filePath of [undefined, 'a.txt']) {
+      const expected = (
+        await ok(['log', '--format=%H', 'walk', ...(filePath ? ['--', filePath] : [])], { cwd: d })
+      ).stdout
+        .trim()
+        .split('\n');
+      const listed: string[] = [];
+      for (let page = 1; ; page++) {
+        t.app.store.objects.clear();
+        const query = `ref_name=walk&per_page=9&page=${page}${filePath ? `&path=${filePath}` : ''}`;
+        const res = await t.api('GET', `/projects/${pub.id}/repository/commits?${query}`, ROOT_TOKEN);
+        assert.equal(res.statusCode, 200);
+        assert.equal(res.headers['x-total'], String(expected.length));
+        listed.push(...res.json.map((c: any) => c.id));
+        if (res.headers['x-next-page'] === '') break;
+      }
+      assert.deepEqual(listed, expected, filePath ?? 'the whole history');
+    }
+    t.app.store.objects.clear();
+    const file = await t.ok('GET', `/projects/${pub.id}/repository/files/old.txt?ref=walk`, ROOT_TOKEN, undefined, 200);
+    assert.equal(
+      file.last_commit_id,
+      (await ok(['log', '-1', '--format=%H', 'walk', '--', 'old.txt'], { cwd: d })).stdout.trim(),
+    );
+    await ok(['push', '-q', 'origin', '--delete', 'walk'], { cwd: d });
+  });
+
   it('a ref name git refuses is refused before the rows move (a raw request: git clients never send one)', async () => {
     const before = (await ok(['ls-remote', url(pub.path, ROOT_TOKEN)])).stdout;
     const main = /^([0-9a-f]{40})\trefs\/heads\/main$/m.exec(before)![1];

@@ -60,6 +60,7 @@ describe('migrations', () => {
           '0012_search_index_queue',
           '0013_content_marks_index',
           '0014_snippet_answers_epoch',
+          '0015_commits_by_write',
         ],
       );
     } finally {
@@ -150,6 +151,7 @@ describe('migrations', () => {
         '0012_search_index_queue',
         '0013_content_marks_index',
         '0014_snippet_answers_epoch',
+        '0015_commits_by_write',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
@@ -232,6 +234,7 @@ describe('migrations', () => {
         '0012_search_index_queue',
         '0013_content_marks_index',
         '0014_snippet_answers_epoch',
+        '0015_commits_by_write',
       ]);
       const queue = () =>
         k.selectFrom('search_index_queue').select(['op', 'kind', 'source_id']).orderBy('id').execute();

@@ -58,6 +58,14 @@ export class RefConflict extends Error {
 }
 
 const STEPS_BETWEEN_YIELDS = 500;
+/**
+ * Commits a walk through history reads in one statement when it meets one it has not read (readAhead): the
+ * first time a few, twice as many each time after up to the most (a short walk reads little it will not
+ * use); and the most each may weigh: a batch of hostile commit messages stays a few megabytes.
+ */
+const READ_AHEAD_FIRST = 16;
+const READ_AHEAD_MOST = 512;
+const READ_AHEAD_MAX_BYTES = 16 * 1024;
 
 /** A binary heap: `pop` answers the item `before` puts first. */
 class Heap<T> {
@@ -350,7 +358,9 @@ export class GitRepository {
    * its reader takes it. Null when this repository has no object with that id.
    */
   async sendableBlob(id: string): Promise<Buffer | LargeBlob | null> {
-    if (this.pending.sizeOf(id) === undefined && !this.cache.has(this.id, id) && FULL_ID.test(id)) {
+    if (this.pending.sizeOf(id) === undefined && FULL_ID.test(id)) {
+      const kept = this.cache.get(this.id, id);
+      if (kept) return kept.body;
       // One statement for either kind: the body of a row that is not large, only the size and parts of one that is.
       const row = await this.db
         .selectFrom('git_objects')
@@ -773,6 +783,46 @@ export class GitRepository {
     return count > upTo ? null : count;
   }
 
+  /**
+   * Into the object cache: the commit `id` and the `count` written before it (by write, then id; migration
+   * 0015's index), and with `trees` their root trees. A history is mostly written in the order it is walked,
+   * so a cold walk reads a batch at a time instead of a statement a commit; within one push's write the order
+   * is the ids', and a walk meets more misses there.
+   */
+  private async readAhead(id: string, count: number, trees: boolean): Promise<void> {
+    if (!FULL_ID.test(id)) return;
+    const commits = await this.db
+      .selectFrom('git_objects')
+      .select(['oid', 'type', 'size', 'data', 'parts'])
+      .where('repository_id', '=', this.id)
+      // A literal, as the partial index's own condition is, so that the planner takes the index.
+      .where(sql<boolean>`type = 1`)
+      .where(
+        sql<boolean>`(write, oid) <= (SELECT write, oid FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})`,
+      )
+      .where('size', '<=', READ_AHEAD_MAX_BYTES)
+      .orderBy('write', 'desc')
+      .orderBy('oid', 'desc')
+      .limit(count)
+      .execute();
+    const treeIds: Buffer[] = [];
+    for (const row of commits) {
+      const commitId = Buffer.from(row.oid).toString('hex');
+      if (this.cache.has(this.id, commitId)) continue;
+      const tree = parseCommit((await this.keep(commitId, row)).body).tree;
+      if (trees && !this.cache.has(this.id, tree)) treeIds.push(oidBytes(tree));
+    }
+    if (!treeIds.length) return;
+    const rows = await this.db
+      .selectFrom('git_objects')
+      .select(['oid', 'type', 'size', 'data', 'parts'])
+      .where('repository_id', '=', this.id)
+      .where('oid', 'in', treeIds)
+      .where('size', '<=', READ_AHEAD_MAX_BYTES)
+      .execute();
+    for (const row of rows) await this.keep(Buffer.from(row.oid).toString('hex'), row);
+  }
+
   private async walk(start: string, filePath: string | undefined, visit: (c: CommitInfo) => boolean): Promise<void> {
     const seen = new Set<string>([start]);
     // Newest commit time first; among equal times, the one queued first (git's date order).
@@ -784,19 +834,33 @@ export class GitRepository {
     const step = async () => {
       if (++steps % STEPS_BETWEEN_YIELDS === 0) await nextTurn();
     };
+    let ahead = READ_AHEAD_FIRST;
+    const readIfMissing = async (id: string) => {
+      if (this.pending.sizeOf(id) === undefined && !this.cache.has(this.id, id)) {
+        this.cache.counts.misses++; // the lookup the cache did not answer, as get() would count it
+        await this.readAhead(id, ahead, filePath !== undefined);
+        ahead = Math.min(2 * ahead, READ_AHEAD_MOST);
+      }
+    };
+    const commitOf = async (id: string) => {
+      await readIfMissing(id);
+      return this.commit(id);
+    };
     const push = async (id: string) => {
       await step();
-      queue.push({ id, time: (await this.commit(id)).committer.time, order: order++ });
+      queue.push({ id, time: (await commitOf(id)).committer.time, order: order++ });
     };
     await push(start);
     const pathOf = async (id: string) => {
       await step();
-      return filePath === undefined ? null : ((await this.entryAt(id, filePath))?.id ?? null);
+      if (filePath === undefined) return null;
+      await readIfMissing(id);
+      return (await this.entryAt(id, filePath))?.id ?? null;
     };
     while (queue.size) {
       await step();
       const { id } = queue.pop()!;
-      const c = await this.commit(id);
+      const c = await commitOf(id);
       let parents = c.parents;
       let shown = true;
       if (filePath !== undefined) {
