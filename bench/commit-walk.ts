@@ -2,8 +2,9 @@
 // commits (which counts them up to 10,000) and a file's last commit (README.md, changed only by the first
 // commit, so the walk goes through the whole history). The compiled server on a fresh SQLite data directory
 // (or `--database-url`, a database of its own), a project whose history is `--commits` commits pushed at once
-// (git fast-import; another file changes in each); each figure from a server started again for it.
-// Usage: npx tsx bench/commit-walk.ts [--commits 10000] [--rounds 5] [--database-url URL]
+// (git fast-import; another file changes in each) in `--pushes` pushes; each figure from a server started again
+// for it.
+// Usage: npx tsx bench/commit-walk.ts [--commits 10000] [--pushes 1] [--rounds 5] [--database-url URL]
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,6 +17,7 @@ const { values } = parseArgs({
   options: {
     commits: { type: 'string', default: '10000' },
     rounds: { type: 'string', default: '5' },
+    pushes: { type: 'string', default: '1' },
     'database-url': { type: 'string' },
   },
 });
@@ -74,7 +76,12 @@ try {
       `${i === 0 ? `from ${base}\n` : ''}M 100644 inline counter.txt\ndata ${String(i).length + 1}\n${i}\n\n`,
   ).join('');
   git(['fast-import', '--quiet'], commits);
-  git(['push', '-q', 'origin', 'main']);
+  // Pushed in `--pushes` steps, oldest first: each push is a write of its own.
+  const pushes = Number(values.pushes);
+  for (let step = pushes - 1; step >= 0; step--) {
+    const back = Math.floor((step * Number(values.commits)) / pushes);
+    git(['push', '-q', 'origin', `main~${back}:refs/heads/main`]);
+  }
   const cold: Record<string, number[]> = {
     'first page of commits (20, counted to 10,000)': [],
     "README.md's last commit": [],
@@ -88,6 +95,7 @@ try {
       await stop(server);
       server = await start();
       cold[name].push(await timed(() => api(server.url, route)));
+      await timed(() => api(server.url, route));
       (warm[name] ??= []).push(await timed(() => api(server.url, route)));
     }
   }

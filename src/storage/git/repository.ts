@@ -791,36 +791,42 @@ export class GitRepository {
    */
   private async readAhead(id: string, count: number, trees: boolean): Promise<void> {
     if (!FULL_ID.test(id)) return;
-    const commits = await this.db
-      .selectFrom('git_objects')
-      .select(['oid', 'type', 'size', 'data', 'parts'])
-      .where('repository_id', '=', this.id)
-      // A literal, as the partial index's own condition is, so that the planner takes the index.
-      .where(sql<boolean>`type = 1`)
-      .where(
-        sql<boolean>`(write, oid) <= (SELECT write, oid FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})`,
-      )
-      .where('size', '<=', READ_AHEAD_MAX_BYTES)
-      .orderBy('write', 'desc')
-      .orderBy('oid', 'desc')
-      .limit(count)
-      .execute();
+    const commits = (above: boolean) =>
+      this.db
+        .selectFrom('git_objects')
+        .select(['oid', 'type', 'size', 'data', 'parts'])
+        .where('repository_id', '=', this.id)
+        // A literal, as the partial index's own condition is, so that the planner takes the index.
+        .where(sql<boolean>`type = 1`)
+        .where('size', '<=', READ_AHEAD_MAX_BYTES)
+        .where(
+          above
+            ? sql<boolean>`(write, oid) > (SELECT write, oid FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})
+                AND write = (SELECT write FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})`
+            : sql<boolean>`(write, oid) <= (SELECT write, oid FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})`,
+        )
+        .orderBy('write', above ? 'asc' : 'desc')
+        .orderBy('oid', above ? 'asc' : 'desc')
+        .limit(count)
+        .execute();
+    // Those of its own write on both sides of it (a push's commits are in no order by id), then the older ones.
+    const rows = [...(await commits(false)), ...(await commits(true))];
     const treeIds: Buffer[] = [];
-    for (const row of commits) {
+    for (const row of rows) {
       const commitId = Buffer.from(row.oid).toString('hex');
       if (this.cache.has(this.id, commitId)) continue;
       const tree = parseCommit((await this.keep(commitId, row)).body).tree;
       if (trees && !this.cache.has(this.id, tree)) treeIds.push(oidBytes(tree));
     }
     if (!treeIds.length) return;
-    const rows = await this.db
+    const treeRows = await this.db
       .selectFrom('git_objects')
       .select(['oid', 'type', 'size', 'data', 'parts'])
       .where('repository_id', '=', this.id)
       .where('oid', 'in', treeIds)
       .where('size', '<=', READ_AHEAD_MAX_BYTES)
       .execute();
-    for (const row of rows) await this.keep(Buffer.from(row.oid).toString('hex'), row);
+    for (const row of treeRows) await this.keep(Buffer.from(row.oid).toString('hex'), row);
   }
 
   private async walk(start: string, filePath: string | undefined, visit: (c: CommitInfo) => boolean): Promise<void> {
