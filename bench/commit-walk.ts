@@ -59,6 +59,14 @@ const timed = async (f: () => Promise<unknown>) => {
   return performance.now() - started;
 };
 const median = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)];
+/** The SELECT statements the server ran so far, from its /-/metrics. */
+const selects = async (url: string) => {
+  const text = await (await fetch(`${url}/-/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith('snippetd_db_query_duration_seconds_count{statement="select",outcome="ok"} '));
+  return Number(line?.split(' ')[1] ?? 0);
+};
 
 let server = await start();
 try {
@@ -82,27 +90,29 @@ try {
     const back = Math.floor((step * Number(values.commits)) / pushes);
     git(['push', '-q', 'origin', `main~${back}:refs/heads/main`]);
   }
-  const cold: Record<string, number[]> = {
-    'first page of commits (20, counted to 10,000)': [],
-    "README.md's last commit": [],
-  };
-  const warm: Record<string, number[]> = {};
+  const routes = [
+    ['first page of commits (20, counted to 10,000)', `/projects/${project.id}/repository/commits?per_page=20`],
+    ["README.md's last commit", `/projects/${project.id}/repository/files/README.md?ref=main`],
+  ];
+  const [cold, warm, statements] = [0, 1, 2].map(
+    () => Object.fromEntries(routes.map(([name]) => [name, []])) as Record<string, number[]>,
+  );
   for (let round = 0; round < Number(values.rounds); round++) {
-    for (const [name, route] of [
-      ['first page of commits (20, counted to 10,000)', `/projects/${project.id}/repository/commits?per_page=20`],
-      ["README.md's last commit", `/projects/${project.id}/repository/files/README.md?ref=main`],
-    ]) {
+    for (const [name, route] of routes) {
       await stop(server);
       server = await start();
+      const before = await selects(server.url);
       cold[name].push(await timed(() => api(server.url, route)));
+      statements[name].push((await selects(server.url)) - before);
+      // The second request after a cold one may meet its garbage collection: the third is the warm figure.
       await timed(() => api(server.url, route));
-      (warm[name] ??= []).push(await timed(() => api(server.url, route)));
+      warm[name].push(await timed(() => api(server.url, route)));
     }
   }
   for (const [name, ms] of Object.entries(cold))
     console.log(
-      `${name}: cold p50 ${median(ms).toFixed(0)} ms (${ms.map((m) => m.toFixed(0)).join(', ')}), ` +
-        `then warm ${median(warm[name]).toFixed(0)} ms`,
+      `${name}: cold p50 ${median(ms).toFixed(0)} ms (${ms.map((m) => m.toFixed(0)).join(', ')}) in ` +
+        `${median(statements[name])} SELECTs, then warm ${median(warm[name]).toFixed(0)} ms`,
     );
   console.log(
     `load average: ${os
