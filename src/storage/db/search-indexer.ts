@@ -58,9 +58,9 @@ export class SearchIndexer {
             peek ? { idle: !hasQueuedWork(sqlite) } : indexStepTransaction(sqlite, STEP_BUDGET_MS),
           );
     }
-    const thread = sqliteBackground();
-    this.thread = thread;
     const { file, lock, main } = options;
+    const thread = sqliteBackground(file);
+    this.thread = thread;
     main.pragma(`wal_autocheckpoint = ${MAIN_CHECKPOINT_PAGES}`);
     let checkpointedAt = performance.now();
     const checkpoint = async () => {

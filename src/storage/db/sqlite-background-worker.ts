@@ -30,10 +30,17 @@ export type BackgroundTask =
       budgetMs: number;
     }
   /** Nothing: answered once the thread has started. */
-  | { kind: 'ready' };
+  | { kind: 'ready' }
+  /** The connection to `file` closed: its database was closed on the main thread. */
+  | { kind: 'close'; file: string };
 
 export default function run(task: BackgroundTask): { idle: boolean } {
   if (task.kind === 'ready') return { idle: true };
+  if (task.kind === 'close') {
+    connections.get(task.file)?.close();
+    connections.delete(task.file);
+    return { idle: true };
+  }
   const sqlite = connection(task.file);
   if (task.kind === 'checkpoint') {
     // PASSIVE: as much as no reader or writer needs, never waiting for one, so that none waits for it either.

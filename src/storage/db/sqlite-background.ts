@@ -10,7 +10,6 @@ import type { WriteLock } from '../../workers.ts';
 const IDLE_MS = 5000;
 
 let pool: Piscina | null = null;
-let users = 0;
 /**
  * Tasks take turns here rather than in piscina's queue, so that a step takes the write lock only once the
  * thread is free for it: a step queued behind a checkpoint held the lock, and every write waited, for the
@@ -18,36 +17,38 @@ let users = 0;
  */
 let turn: Promise<unknown> = Promise.resolve();
 
-/** A user of the thread: `run` a task; `release` when done (the last release ends the thread). */
-export function sqliteBackground(): {
+/**
+ * A user of the thread for the database `file`: `run` a task; `release` when done, which closes the thread's
+ * connection to `file`. The thread itself stays until idle (IDLE_MS), for the next database a process opens:
+ * from source a thread takes about half a second of CPU to start, which a test process paid for every app.
+ */
+export function sqliteBackground(file: string): {
   /** Runs `task` in its turn, holding `lock` (if given) from when the thread is free for it until it ends. */
   run: (task: BackgroundTask, lock?: WriteLock) => Promise<{ idle: boolean }>;
   release: () => Promise<void>;
 } {
-  users++;
   let released = false;
+  const run = (task: BackgroundTask, lock?: WriteLock) => {
+    const result = turn.then(async () => {
+      const thread = await onlineThread();
+      if (!lock) return thread.run(task);
+      await lock.acquire();
+      try {
+        return await thread.run(task);
+      } finally {
+        lock.release();
+      }
+    });
+    turn = result.catch(() => {});
+    return result;
+  };
   return {
-    run(task, lock) {
-      const result = turn.then(async () => {
-        const thread = await onlineThread();
-        if (!lock) return thread.run(task);
-        await lock.acquire();
-        try {
-          return await thread.run(task);
-        } finally {
-          lock.release();
-        }
-      });
-      turn = result.catch(() => {});
-      return result;
-    },
+    run,
     async release() {
       if (released) return;
       released = true;
-      if (--users > 0 || !pool) return;
-      const ending = pool;
-      pool = null;
-      await ending.destroy();
+      // A thread that ended (idle) took its connections with it: none is started to close one.
+      if (pool?.threads.length) await run({ kind: 'close', file }).catch(() => {});
     },
   };
 }

@@ -9,13 +9,14 @@ import { sqliteBackground } from './sqlite-background.ts';
 const EVERY_MS = 1000;
 
 export class WalCheckpoints {
-  private readonly thread = sqliteBackground();
+  private readonly thread: ReturnType<typeof sqliteBackground>;
   private readonly timer: NodeJS.Timeout;
   private running: Promise<void> | null = null;
   /** Whether a write ended since the last checkpoint began. */
   private dirty = false;
 
   constructor(private readonly file: string) {
+    this.thread = sqliteBackground(file);
     this.timer = setInterval(() => {
       if (this.dirty) void this.run().catch(() => {});
     }, EVERY_MS).unref();
