@@ -49,7 +49,8 @@ export const pathsInGitOrder = (value: string[] | string): string[] =>
  */
 export type ListedSnippet = Snippet & { paths?: string[] };
 
-const isPostgres = (kysely: Kysely<Database>) => kysely.getExecutor().adapter instanceof PostgresAdapter;
+/** Whether `kysely` runs on PostgreSQL, within a transaction too. */
+export const isPostgres = (kysely: Kysely<Database>) => kysely.getExecutor().adapter instanceof PostgresAdapter;
 
 /** A page row with its paths, if read, as a list in git's order (the row is the driver's own: changed, not copied). */
 function listed(row: Snippet & { paths?: string[] | string }): ListedSnippet {

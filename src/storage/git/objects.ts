@@ -210,6 +210,9 @@ function parseSignature(value: string): ParsedSignature {
   return { name: m[1], email: m[2], time, iso: `${local}${m[4]}${m[5]}:${m[6]}` };
 }
 
+/** A commit's signature when it has none: parsed once, as a walk through history parses every commit it takes. */
+const NO_SIGNATURE: ParsedSignature = Object.freeze(parseSignature(''));
+
 export function parseCommit(body: Buffer): ParsedCommit {
   const text = body.toString('utf8');
   const split = text.indexOf('\n\n');
@@ -217,8 +220,8 @@ export function parseCommit(body: Buffer): ParsedCommit {
   const commit: ParsedCommit = {
     tree: '',
     parents: [],
-    author: parseSignature(''),
-    committer: parseSignature(''),
+    author: NO_SIGNATURE,
+    committer: NO_SIGNATURE,
     message: split === -1 ? '' : text.slice(split + 2),
   };
   for (const line of headers) {

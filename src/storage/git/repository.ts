@@ -17,6 +17,7 @@ import {
   tagTarget,
 } from './objects.ts';
 import type { ObjectCache } from './object-cache.ts';
+import { isPostgres } from '../db/page.ts';
 import { claimUploads, partsOf, readParts } from './object-parts.ts';
 import { pipeline, Readable } from 'node:stream';
 import { promisify } from 'node:util';
@@ -59,13 +60,22 @@ export class RefConflict extends Error {
 
 const STEPS_BETWEEN_YIELDS = 500;
 /**
- * Commits a walk through history reads in one statement when it meets one it has not read (readAhead): the
- * first time a few, twice as many each time after up to the most (a short walk reads little it will not
- * use); and the most each may weigh: a batch of hostile commit messages stays a few megabytes.
+ * Commits a walk through history reads at once when it meets one it has not read (readAhead): the first time
+ * a few, twice as many each time after up to the most (a short walk reads little it will not use). Rows over
+ * the byte limits are left to be read alone, so a read-ahead keeps at most 1,024 commits of 4 KiB and as many
+ * trees of 8 KiB (12 MiB) whatever a push holds; most are a few hundred bytes.
  */
 const READ_AHEAD_FIRST = 16;
 const READ_AHEAD_MOST = 512;
-const READ_AHEAD_MAX_BYTES = 16 * 1024;
+const READ_AHEAD_COMMIT_BYTES = 4 * 1024;
+const READ_AHEAD_TREE_BYTES = 8 * 1024;
+/**
+ * A walk stops reading ahead once it has read more than this many rows for each commit it took, beyond a first
+ * READ_AHEAD_MOST: within one large push's write the rows are in no order a walk can use, and commits too
+ * large to read ahead are read alone; there a batch costs more than the statements it saves.
+ */
+const READ_AHEAD_ROWS_PER_COMMIT = 4;
+const ROWS_BETWEEN_YIELDS = 256;
 
 /** A binary heap: `pop` answers the item `before` puts first. */
 class Heap<T> {
@@ -784,26 +794,33 @@ export class GitRepository {
   }
 
   /**
-   * Into the object cache: the commit `id` and the `count` written before it (by write, then id; migration
-   * 0015's index), and with `trees` their root trees. A history is mostly written in the order it is walked,
-   * so a cold walk reads a batch at a time instead of a statement a commit; within one push's write the order
-   * is the ids', and a walk meets more misses there.
+   * Into the object cache: the commit `id`, the `count` written before it (by write, then id; migration 0015's
+   * index) and as many of its own write after it, and with `trees` their root trees. A history is mostly
+   * written in the order it is walked, so a cold walk reads a batch at a time instead of a statement a commit;
+   * within one push's write the order is the ids', and a walk meets more misses there. Answers the commit rows
+   * read.
    */
-  private async readAhead(id: string, count: number, trees: boolean): Promise<void> {
-    if (!FULL_ID.test(id)) return;
+  private async readAhead(id: string, count: number, trees: boolean): Promise<number> {
+    if (!FULL_ID.test(id)) return 0;
+    const anchor = sql`(SELECT write, oid FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})`;
     const commits = (above: boolean) =>
       this.db
         .selectFrom('git_objects')
-        .select(['oid', 'type', 'size', 'data', 'parts'])
+        .select([
+          'oid',
+          'type',
+          'size',
+          // The limit on the body, not on the rows: LIMIT counts every commit, large ones too. (A body this
+          // small is never stored as parts, and `parts` is not read: it comes after `data` in the row.)
+          sql<Buffer | null>`CASE WHEN size <= ${READ_AHEAD_COMMIT_BYTES} THEN data END`.as('data'),
+        ])
         .where('repository_id', '=', this.id)
         // A literal, as the partial index's own condition is, so that the planner takes the index.
         .where(sql<boolean>`type = 1`)
-        .where('size', '<=', READ_AHEAD_MAX_BYTES)
         .where(
           above
-            ? sql<boolean>`(write, oid) > (SELECT write, oid FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})
-                AND write = (SELECT write FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})`
-            : sql<boolean>`(write, oid) <= (SELECT write, oid FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})`,
+            ? sql<boolean>`(write, oid) > ${anchor} AND write = (SELECT write FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})`
+            : sql<boolean>`(write, oid) <= ${anchor}`,
         )
         .orderBy('write', above ? 'asc' : 'desc')
         .orderBy('oid', above ? 'asc' : 'desc')
@@ -812,21 +829,27 @@ export class GitRepository {
     // Those of its own write on both sides of it (a push's commits are in no order by id), then the older ones.
     const rows = [...(await commits(false)), ...(await commits(true))];
     const treeIds: Buffer[] = [];
-    for (const row of rows) {
+    let inflated = 0;
+    for (const { data, ...row } of rows) {
+      // Rows inflate on the event loop: other requests go first now and then.
+      if (++inflated % ROWS_BETWEEN_YIELDS === 0) await nextTurn();
       const commitId = Buffer.from(row.oid).toString('hex');
-      if (this.cache.has(this.id, commitId)) continue;
-      const tree = parseCommit((await this.keep(commitId, row)).body).tree;
-      if (trees && !this.cache.has(this.id, tree)) treeIds.push(oidBytes(tree));
+      if (data === null || this.cache.has(this.id, commitId)) continue;
+      const kept = await this.keep(commitId, { ...row, data, parts: null });
+      if (!trees) continue;
+      const tree = parseCommit(kept.body).tree;
+      if (!this.cache.has(this.id, tree)) treeIds.push(oidBytes(tree));
     }
-    if (!treeIds.length) return;
+    if (!treeIds.length) return rows.length;
     const treeRows = await this.db
       .selectFrom('git_objects')
-      .select(['oid', 'type', 'size', 'data', 'parts'])
+      .select(['oid', 'type', 'size', 'data'])
       .where('repository_id', '=', this.id)
       .where('oid', 'in', treeIds)
-      .where('size', '<=', READ_AHEAD_MAX_BYTES)
+      .where('size', '<=', READ_AHEAD_TREE_BYTES)
       .execute();
-    for (const row of treeRows) await this.keep(Buffer.from(row.oid).toString('hex'), row);
+    for (const row of treeRows) await this.keep(Buffer.from(row.oid).toString('hex'), { ...row, parts: null });
+    return rows.length;
   }
 
   private async walk(start: string, filePath: string | undefined, visit: (c: CommitInfo) => boolean): Promise<void> {
@@ -841,12 +864,19 @@ export class GitRepository {
       if (++steps % STEPS_BETWEEN_YIELDS === 0) await nextTurn();
     };
     let ahead = READ_AHEAD_FIRST;
+    // Where a statement is a round trip (PostgreSQL); SQLite's are calls in this process, and there a batch
+    // costs more than the statements it saves (bench/commit-walk.ts, bench/RESULTS.md).
+    const readsAhead = isPostgres(this.db);
+    let rowsRead = 0;
+    let taken = 0;
     const readIfMissing = async (id: string) => {
-      if (this.pending.sizeOf(id) === undefined && !this.cache.has(this.id, id)) {
-        this.cache.counts.misses++; // the lookup the cache did not answer, as get() would count it
-        await this.readAhead(id, ahead, filePath !== undefined);
-        ahead = Math.min(2 * ahead, READ_AHEAD_MOST);
-      }
+      if (this.pending.sizeOf(id) !== undefined || this.cache.has(this.id, id)) return;
+      this.cache.counts.misses++; // the lookup the cache did not answer, as get() would count it
+      if (!readsAhead || rowsRead > READ_AHEAD_MOST + READ_AHEAD_ROWS_PER_COMMIT * taken) return;
+      rowsRead += await this.readAhead(id, ahead, filePath !== undefined);
+      ahead = Math.min(2 * ahead, READ_AHEAD_MOST);
+      // A read-ahead inflates its rows on the event loop, and a step that reads one is no shorter than 500.
+      await nextTurn();
     };
     const commitOf = async (id: string) => {
       await readIfMissing(id);
@@ -866,6 +896,7 @@ export class GitRepository {
     while (queue.size) {
       await step();
       const { id } = queue.pop()!;
+      taken++;
       const c = await commitOf(id);
       let parents = c.parents;
       let shown = true;
