@@ -63,7 +63,7 @@ async function onlineThread(): Promise<Piscina> {
   return started;
 }
 
-/** The thread's pool, made on first use and again after the last user released it. */
+/** The thread's pool, made on first use; its thread ends when idle and starts again for the next task. */
 function threadPool(): Piscina {
   if (!pool) {
     // From source the worker is sqlite-background-worker.ts (run through tsx, as its parent is); built, .js.
