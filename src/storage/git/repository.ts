@@ -811,7 +811,7 @@ export class GitRepository {
           'type',
           'size',
           // The limit on the body, not on the rows: LIMIT counts every commit, large ones too. (A body this
-          // small is never stored as parts, and `parts` is not read: it comes after `data` in the row.)
+          // small is never stored as parts.)
           sql<Buffer | null>`CASE WHEN size <= ${READ_AHEAD_COMMIT_BYTES} THEN data END`.as('data'),
         ])
         .where('repository_id', '=', this.id)
@@ -871,11 +871,11 @@ export class GitRepository {
     let taken = 0;
     const readIfMissing = async (id: string) => {
       if (this.pending.sizeOf(id) !== undefined || this.cache.has(this.id, id)) return;
-      this.cache.counts.misses++; // the lookup the cache did not answer, as get() would count it
       if (!readsAhead || rowsRead > READ_AHEAD_MOST + READ_AHEAD_ROWS_PER_COMMIT * taken) return;
+      this.cache.counts.misses++; // the lookup the cache did not answer, as get() would have counted it
       rowsRead += await this.readAhead(id, ahead, filePath !== undefined);
       ahead = Math.min(2 * ahead, READ_AHEAD_MOST);
-      // A read-ahead inflates its rows on the event loop, and a step that reads one is no shorter than 500.
+      // Its rows were inflated on the event loop: other requests go first before the walk goes on.
       await nextTurn();
     };
     const commitOf = async (id: string) => {
