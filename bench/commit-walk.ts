@@ -115,10 +115,11 @@ try {
         `${median(statements[name])} SELECTs, then warm ${median(warm[name]).toFixed(0)} ms`,
     );
   console.log(
-    `load average: ${os
+    'load average:',
+    os
       .loadavg()
       .map((l) => l.toFixed(1))
-      .join(' ')}`,
+      .join(' '),
   );
 } finally {
   await stop(server);
