@@ -175,21 +175,31 @@ export async function readFileBlob(
   return { blobId: entry.id, content: (await repo.readBlobs([entry.id])).get(entry.id)! };
 }
 
+/** The last commit from `commit` back that changed `filePath` (GitLab's last_commit_id): a walk of history. */
+async function lastCommitChanging(repo: GitRepository, commit: string, filePath: string): Promise<string> {
+  const [last] = await repo.log(commit, { skip: 0, limit: 1, path: filePath });
+  return last?.id ?? commit;
+}
+
 /**
- * readFileBlob to send as it is (a large blob streamed: GitRepository.sendableBlob), with the commit read and,
- * when asked, the last commit that changed the file (GitLab's X-Gitlab-Last-Commit-Id: a walk of history).
+ * readFileBlob to send as it is (a large blob streamed: GitRepository.sendableBlob), with the commit read and
+ * the last commit that changed the file (GitLab's X-Gitlab-Last-Commit-Id).
  */
 export async function rawFileBlob(
   store: Store,
   ctx: ProjectContext,
   ref: string | undefined,
   filePath: string,
-): Promise<{ blobId: string; commitId: string; content: Buffer | LargeBlob; lastCommitId: () => Promise<string> }> {
+): Promise<{ blobId: string; commitId: string; content: Buffer | LargeBlob; lastCommitId: string }> {
   const { repo, commit, entry } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
   const content = await repo.sendableBlob(entry.id);
   if (!content) throw notFound('File');
-  const lastCommitId = async () => (await repo.log(commit, { skip: 0, limit: 1, path: filePath }))[0]?.id ?? commit;
-  return { blobId: entry.id, commitId: commit, content, lastCommitId };
+  return {
+    blobId: entry.id,
+    commitId: commit,
+    content,
+    lastCommitId: await lastCommitChanging(repo, commit, filePath),
+  };
 }
 
 /** The file as the files API answers it, with its last commit and the hash of its bytes. */
@@ -202,7 +212,6 @@ export async function readFile(
   ref ??= defaultRef(ctx);
   const { repo, commit, entry } = await locateFile(store, ctx, ref, filePath);
   const content = (await repo.readBlobs([entry.id])).get(entry.id)!;
-  const [last] = await repo.log(commit, { skip: 0, limit: 1, path: filePath });
   return {
     content,
     info: {
@@ -214,7 +223,7 @@ export async function readFile(
       ref,
       blob_id: entry.id,
       commit_id: commit,
-      last_commit_id: last?.id ?? commit,
+      last_commit_id: await lastCommitChanging(repo, commit, filePath),
       execute_filemode: entry.mode === '100755',
     },
   };

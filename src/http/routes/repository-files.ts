@@ -72,7 +72,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     reply
       .header('X-Gitlab-Blob-Id', file.blobId)
       .header('X-Gitlab-Commit-Id', file.commitId)
-      .header('X-Gitlab-Last-Commit-Id', await file.lastCommitId());
+      .header('X-Gitlab-Last-Commit-Id', file.lastCommitId);
     return sendRaw(reply, p.file_path, file.content);
   });
 
