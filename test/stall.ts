@@ -36,20 +36,19 @@ async function loopDelayMaxSeconds(server: Spawned): Promise<number> {
   return Number(m[1]);
 }
 
-const statusFile = (server: Spawned) => `/proc/${server.child.pid}/status`;
+/** A memory figure of the server's process from /proc/<pid>/status (VmRSS now, VmHWM its peak), in bytes. */
+function statusBytes(server: Spawned, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(
+    fs.readFileSync(`/proc/${server.child.pid}/status`, 'utf8'),
+  );
+  if (!m) throw new Error(`no ${field} in /proc/<pid>/status`);
+  return Number(m[1]) * 1024;
+}
 
 /** The server's resident memory now: a baseline for assertCalm's `rssBytes`. */
-export function currentRss(server: Spawned): number {
-  const m = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(statusFile(server), 'utf8'));
-  if (!m) throw new Error('no VmRSS in /proc/<pid>/status');
-  return Number(m[1]) * 1024;
-}
+export const currentRss = (server: Spawned) => statusBytes(server, 'VmRSS');
 
-function peakRss(server: Spawned): number {
-  const m = /^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(statusFile(server), 'utf8'));
-  if (!m) throw new Error('no VmHWM in /proc/<pid>/status');
-  return Number(m[1]) * 1024;
-}
+const peakRss = (server: Spawned) => statusBytes(server, 'VmHWM');
 
 /**
  * Runs `hostile` against `server` while `probePath` (a cheap GET) is asked again and again, one at a time.
