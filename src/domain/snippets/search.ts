@@ -194,11 +194,12 @@ function batchesOf<F extends { length: number }>(files: F[]): F[][] {
 }
 
 /**
- * Content search (snippetd's, beyond GitLab) counts its total up to this many snippets, not the 10,000 of
- * GitLab's lists: counting a common text's 10,000 matches was most of such a search (20-30 ms of its 26-39
- * on PostgreSQL at 100,000 snippets, bench/RESULTS.md).
+ * Content search (snippetd's, beyond GitLab) counts its total up to this many snippets, as GitLab counts
+ * search results (Gitlab::SearchResults::COUNT_LIMIT), not the 10,000 of its lists: counting a common text's
+ * matches was most of such a search, and a text in a fifth of the files is found within some hundred
+ * snippets walked only while the count stays this short (bench/RESULTS.md).
  */
-export const CONTENT_SEARCH_COUNTED = 1_000;
+export const CONTENT_SEARCH_COUNTED = 100;
 
 /** The page of content search for `text` (trimmed; '' for none) among the snippets `filter` names. */
 async function blobsPage(
@@ -216,7 +217,6 @@ async function blobsPage(
     {
       ...filter,
       holding,
-      ...(holding !== undefined && (await store.snippets.texts.howToFindHolding(holding))),
       readableProjectsOnly: true,
     },
     { ...window, countUpTo: CONTENT_SEARCH_COUNTED },

@@ -133,14 +133,22 @@ const QUEUE_WAIT_MAX_MS = 10_000;
  * A text in up to this many files and snippets is found by the ids gathered through the indexes (idsHolding),
  * a more common one by walking the snippets latest first. Gathering costs some microseconds a file (on
  * PostgreSQL each candidate is checked with LIKE on its marked text), the walk's count some a snippet until it
- * has counted 10,001 (at 100,000 snippets it walks them all below that): they cost alike at about 20,000
- * files on SQLite, and on PostgreSQL, since a candidate's check is a LIKE, at about twice that (`beta(4`, in
- * 19,442 files and estimated above 20,000 with the snippets' fields: walked 265 ms, gathered 70). Measured
- * before content search counted only to 1,000 (CONTENT_SEARCH_COUNTED): a walk now stops 10 times sooner
- * where matches are dense (`beta(4` walked to 1,001 public matches: 41 ms in EXPLAIN ANALYZE), not where
- * they are few, so these bounds were left as they were.
+ * has counted all it counts: they cost alike at about 20,000 files on SQLite, and on PostgreSQL, since a
+ * candidate's check is a LIKE, at about twice that (measured counting to 10,001: `beta(4`, in 19,442 files,
+ * walked 265 ms, gathered 70). A walk's worst case, a text the viewer may see in few snippets, reads every
+ * snippet the viewer may see: why the bound stays though the count is shorter now.
  */
 const GATHERED = { sqlite: 20_000, postgres: 40_000 };
+
+/**
+ * A text that `budget` snippets would be expected to hold `margin` times as many times as a search needs
+ * (from its share of files and snippets) is first looked for by walking at most `budget` of the snippets the
+ * viewer may see, latest first: a text in a fifth of the files has its first 101 holders within some hundreds
+ * of snippets, where gathering reads every holder (`beta(4`, 26,000 candidate files on PostgreSQL: 40-120 ms,
+ * walked 6 ms). A walk that finds too few (the text is rarer among the viewer's snippets) costs at most
+ * `budget` snippets' checks, some microseconds each, before the search goes on as without it.
+ */
+export const WALKED_FIRST = { budget: 2_000, margin: 2 };
 
 /** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
 export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
@@ -284,36 +292,69 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
       return (await ftsCount(texts, many, 'snippet_fields_fts')) >= many;
     },
     /**
-     * How the snippets holding `text` are found: by their ids, gathered once through the indexes when it is in
-     * up to GATHERED files and snippets, else (`commonText`) by walking the snippets latest first.
+     * How the snippets holding `text` are found. A text in a large share of the snippets (WALKED_FIRST): by
+     * `walkFirst`, a bounded walk of the viewer's snippets latest first that stops at the ones a page and its
+     * count need, or null when it read too few of them. Else, or when it gave up: a text in up to GATHERED
+     * files and snippets by their ids, gathered once through the indexes; a more common one (`commonText`) by
+     * walking every snippet the viewer may see, latest first, until the page and its count are found.
+     * `needed`: how many holders the walk must find (a page's end, or one past the count).
      */
-    async howToFindHolding(text: string): Promise<{ commonText?: boolean; holdingIds?: number[] }> {
+    async howToFindHolding(
+      text: string,
+      needed: number,
+      walkFirst: () => Promise<number[] | null>,
+    ): Promise<{ commonText?: boolean; holdingIds?: number[] }> {
       if ([...text].length < 3) return {};
-      const holdingIds = await this.idsHolding(text, GATHERED[dialect]);
+      const { holders, snippets } = await this.estimateHolding(text, GATHERED[dialect]);
+      if (holders * WALKED_FIRST.budget >= WALKED_FIRST.margin * needed * snippets) {
+        const walked = await walkFirst();
+        if (walked) return { holdingIds: walked };
+      }
+      const holdingIds = holders > GATHERED[dialect] ? null : await this.idsHolding(text, GATHERED[dialect]);
       return holdingIds === null ? { commonText: true } : { holdingIds };
     },
     /**
+     * How many files and snippets' fields hold `text` (three characters or more), counted through SQLite's
+     * index up to one past `upTo` (pieces are counted, and the fields' index holds the file names too: above
+     * the truth at worst) or estimated by PostgreSQL's planner (counting them would check each candidate's
+     * text, some microseconds each); and how many snippets there are, from the largest id (cheap, and above
+     * the truth at worst, which only makes a walk first rarer).
+     */
+    async estimateHolding(text: string, upTo: number): Promise<{ holders: number; snippets: number }> {
+      const { rows } = await sql<{ n: number | null }>`SELECT max(id) AS n FROM snippets`.execute(reads);
+      const snippets = Math.max(Number(rows[0].n ?? 0), 1);
+      if (dialect === 'sqlite') {
+        const inFiles = await ftsCount([text], upTo + 1, 'snippet_file_text_fts', true);
+        if (inFiles > upTo) return { holders: inFiles, snippets };
+        return { holders: Math.max(inFiles, await ftsCount([text], upTo + 1, 'snippet_fields_fts', true)), snippets };
+      }
+      const { rows: plan } = await sql<{
+        'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }];
+      }>`EXPLAIN (FORMAT JSON) ${this.holderQueries(text).files} UNION ALL ${this.holderQueries(text).fields}`.execute(
+        reads,
+      );
+      return { holders: plan[0]['QUERY PLAN'][0].Plan['Plan Rows'], snippets };
+    },
+    /** The statements of the ids of the snippets with a file, and of those with fields, holding `text`. */
+    holderQueries(text: string) {
+      return {
+        files: sql`SELECT f.snippet_id AS id FROM ${this.snippetsHolding(text)} AS f`,
+        // A subquery: SQLite's compound (EXCEPT, UNION ALL) would otherwise take in the files' ids too.
+        fields: sql`SELECT g.id FROM (${this.snippetsWithFieldsHolding(text)}) AS g`,
+      };
+    },
+    /**
      * The ids of the snippets whose title, description, or a file's path or text holds `text` (three characters
-     * or more, any case), gathered through the indexes (snippetsHolding and snippetsWithFieldsHolding); null
-     * when more than `many` files or snippets hold it, as counted through SQLite's index or estimated by
-     * PostgreSQL's planner (then nothing is gathered).
+     * or more, any case), gathered through the indexes (snippetsHolding and snippetsWithFieldsHolding), for a
+     * text estimateHolding found in up to `many`; on PostgreSQL null when more than `many` files or snippets
+     * hold it after all.
      */
     async idsHolding(text: string, many: number): Promise<number[] | null> {
-      const files = sql`SELECT f.snippet_id AS id FROM ${this.snippetsHolding(text)} AS f`;
-      // A subquery: SQLite's compound (EXCEPT, UNION ALL) would otherwise take in the files' ids too.
-      const fields = sql`SELECT g.id FROM (${this.snippetsWithFieldsHolding(text)}) AS g`;
+      const { files, fields } = this.holderQueries(text);
       if (dialect === 'sqlite') {
-        // Pieces are counted, and the fields' index holds the file names too: counts above the truth at worst.
-        if ((await ftsCount([text], many + 1, 'snippet_file_text_fts', true)) > many) return null;
-        if ((await ftsCount([text], many + 1, 'snippet_fields_fts', true)) > many) return null;
         const { rows } = await sql<{ id: number }>`${files} UNION ${fields}`.execute(reads);
         return rows.map((r) => r.id);
       }
-      // Counting them would check each candidate's text (some microseconds each): the planner's estimate first.
-      const { rows: plan } = await sql<{
-        'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }];
-      }>`EXPLAIN (FORMAT JSON) ${files} UNION ALL ${fields}`.execute(reads);
-      if (plan[0]['QUERY PLAN'][0].Plan['Plan Rows'] > many) return null;
       const { rows } = await sql<{ files: number[]; fields: number[] }>`SELECT
         ARRAY(${files} LIMIT ${many + 1}) AS files, ARRAY(${fields} LIMIT ${many + 1}) AS fields`.execute(reads);
       if (rows[0].files.length > many || rows[0].fields.length > many) return null;

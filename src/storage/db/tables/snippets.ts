@@ -2,9 +2,10 @@ import { type ExpressionBuilder, type Insertable, type Kysely, sql, type Updatea
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
 import { containsText, fetchSnippetPage, type PageWindow, pathsInGitOrder, SNIPPET_PATHS } from '../page.ts';
+import { MAX_COUNTED } from '../../../paging.ts';
 import { setsNothing } from '../rows.ts';
 import { projectAccessAtLeast } from './members.ts';
-import { snippetTextTable } from './snippet-text.ts';
+import { snippetTextTable, WALKED_FIRST } from './snippet-text.ts';
 import type { DialectName } from '../database.ts';
 import { compiledOnce } from '../compiled-once.ts';
 
@@ -82,6 +83,11 @@ const MEMBER = 10;
 /** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
 export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
   const texts = snippetTextTable(db, dialect, reads);
+  /** Whether the statement's `snippets` row has `text` in its title or description, any case. */
+  const fieldsHold = (text: string) =>
+    sql<boolean>`(${containsText(sql.ref('snippets.title'), text)} OR ${containsText(sql.ref('snippets.description'), text)})`;
+  /** …or (three characters or more) in a file's path or text. */
+  const holds = (text: string) => sql<boolean>`(${fieldsHold(text)} OR EXISTS ${texts.filesOfSnippetHolding(text)})`;
   // The lookups every GET of a snippet or of its raw file makes.
   const byId = compiledOnce(db, 1, (id: number) => db.selectFrom('snippets').selectAll().where('id', '=', id));
   const pathsOfOne = compiledOnce(db, 1, (id: number) =>
@@ -176,20 +182,15 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
       }
       const holding = filter.holding;
       if (holding !== undefined) {
-        const fields = (eb: ExpressionBuilder<Database, 'snippets'>) =>
-          eb.or([
-            containsText(sql.ref('snippets.title'), holding),
-            containsText(sql.ref('snippets.description'), holding),
-          ]);
         if ([...holding].length < 3) {
           // A trigram index answers three characters or more; shorter texts are looked for in the fields only.
-          q = q.where(fields);
+          q = q.where(fieldsHold(holding));
         } else if (filter.commonText) {
           // Most snippets match: walking them latest first fills a page at once; an index would list them all.
-          q = q.where((eb) => eb.or([fields(eb), eb.exists(texts.filesOfSnippetHolding(holding))]));
+          q = q.where(holds(holding));
         } else {
           const ids = filter.holdingIds;
-          if (!ids) throw new Error('a text of three characters or more is looked for with texts.howToFindHolding');
+          if (!ids) throw new Error('a text of three characters or more is looked for by visibleRecentlyUpdatedPage');
           // Read by key. PostgreSQL: an array the planner does not look into (a constant one it would estimate
           // element by element); as an IN it joined the ids by hash with every snippet the viewer may see (a walk
           // of all 100,000: 15-30 ms for 13 found).
@@ -255,9 +256,45 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
       const deep = window.offset >= DEEP_OFFSET;
       return fetchSnippetPage(deep ? reads : db, this.visibleQuery(scope, filter), window, 'newest');
     },
-    /** One page of visibleQuery, the most recently updated first (GitLab's search order), with its total. */
-    visibleRecentlyUpdatedPage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
+    /**
+     * One page of visibleQuery, the most recently updated first (GitLab's search order), with its total. A
+     * `holding` text is looked for as texts.howToFindHolding finds best.
+     */
+    async visibleRecentlyUpdatedPage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
+      const holding = filter.holding;
+      if (holding !== undefined && filter.commonText === undefined && filter.holdingIds === undefined) {
+        const needed = Math.max(window.countUpTo ?? MAX_COUNTED, window.offset + window.limit) + 1;
+        const how = await texts.howToFindHolding(holding, needed, () =>
+          this.recentlyUpdatedHolding(scope, filter, holding, needed),
+        );
+        filter = { ...filter, ...how };
+      }
       return fetchSnippetPage(reads, this.visibleQuery(scope, filter), window, 'updated', !!filter.holdingIds);
+    },
+    /**
+     * The ids of the first `needed` snippets of visibleQuery that hold `text`, the latest updated first, found
+     * by walking at most the latest WALKED_FIRST.budget of them; null when those held fewer and more remain.
+     * The walk ends at the budget's last snippet (a bound on the order's columns, so the walk keeps the order's
+     * index and stops at its `needed`th: a subquery of the budget's snippets had both databases check them all).
+     */
+    async recentlyUpdatedHolding(scope: SnippetScope, filter: SnippetListFilter, text: string, needed: number) {
+      const { holding: _, commonText: __, holdingIds: ___, ...others } = filter;
+      const last = this.visibleQuery(scope, others)
+        .select(['snippets.updated_at', 'snippets.id'])
+        .orderBy('snippets.updated_at', 'desc')
+        .orderBy('snippets.id', 'desc')
+        .limit(1)
+        .offset(WALKED_FIRST.budget - 1);
+      const holders = this.visibleQuery(scope, { ...others, holding: text, commonText: true })
+        .select('snippets.id')
+        .where(sql<boolean>`(NOT EXISTS ${last} OR (snippets.updated_at, snippets.id) >= ${last})`)
+        .orderBy('snippets.updated_at', 'desc')
+        .orderBy('snippets.id', 'desc')
+        .limit(needed);
+      const ids = (await reads.executeQuery(holders.compile())).rows.map((h) => h.id);
+      if (ids.length === needed) return ids;
+      const { more } = await reads.selectNoFrom((eb) => eb.exists(last).as('more')).executeTakeFirstOrThrow();
+      return more ? null : ids;
     },
     /** The newest `limit` of visibleQuery (below `filter.beforeId`), and whether more follow; nothing counted. */
     async visibleNewest(scope: SnippetScope, filter: SnippetListFilter, limit: number) {
