@@ -74,10 +74,11 @@ describe('search totals around 100 matches', () => {
   });
 });
 
-// A text in a large share of the snippets is first looked for among the latest 2,000 the viewer may see
-// (WALKED_FIRST, storage/db/tables/snippet-text.ts), and as before when they hold too few of it.
+// A text in more than 1,000 files and snippets is first looked for among the latest 250, then 2,000, snippets
+// the viewer may see (WALKED_FIRST, storage/db/tables/snippet-text.ts), and as before when they hold too few.
 describe('content search of a text in a large share of the snippets', () => {
   const WALKED = 2_000;
+  const OLDER = 1_100;
   let t: TestApp;
   let other: { token: string };
   /** Ids of the snippets holding each text, the latest updated first. */
@@ -88,11 +89,11 @@ describe('content search of a text in a large share of the snippets', () => {
     const author = await t.user('many');
     other = await t.user('other');
     const now = new Date().toISOString();
-    // 250 holders of `older`, then the latest 2,050 (all updated at once: the newest first), every other one
+    // 1,100 holders of `older`, then the latest 2,050 (all updated at once: the newest first), two in three
     // holding `haystack`, every fifth a private one holding `secret` too.
-    const rows = Array.from({ length: 250 + WALKED + 50 }, (_, i) => {
-      if (i < 250) return snippetRow(author.id, now, { title: `older ${i}` });
-      const title = `row ${i}${i % 2 ? ' haystack' : ''}${i % 5 === 0 ? ' secret' : ''}`;
+    const rows = Array.from({ length: OLDER + WALKED + 50 }, (_, i) => {
+      if (i < OLDER) return snippetRow(author.id, now, { title: `older ${i}` });
+      const title = `row ${i}${i % 3 ? ' haystack' : ''}${i % 5 === 0 ? ' secret' : ''}`;
       return snippetRow(author.id, now, { title, visibility: i % 5 === 0 ? 'private' : 'public' });
     });
     await t.app.store.kysely.transaction().execute(async (tx) => {
@@ -124,9 +125,10 @@ describe('content search of a text in a large share of the snippets', () => {
   };
 
   it('finds the holders the latest snippets do not hold, past the snippets walked first', async () => {
-    assert.equal(holders.older.length, 250);
+    assert.equal(holders.older.length, OLDER);
     assert.deepEqual(await ids('older', 1, 100), { ids: holders.older.slice(0, 100), total: undefined });
-    assert.deepEqual(await ids('older', 3, 100), { ids: holders.older.slice(200), total: undefined });
+    assert.deepEqual(await ids('older', 11, 100), { ids: holders.older.slice(1000, 1100), total: undefined });
+    assert.deepEqual(await ids('older', 12, 100), { ids: [], total: undefined });
   });
 
   it('finds a text most of the latest snippets hold in order, on the first pages and past the count', async () => {

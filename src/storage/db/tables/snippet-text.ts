@@ -141,14 +141,16 @@ const QUEUE_WAIT_MAX_MS = 10_000;
 const GATHERED = { sqlite: 20_000, postgres: 40_000 };
 
 /**
- * A text that `budget` snippets would be expected to hold `margin` times as many times as a search needs
- * (from its share of files and snippets) is first looked for by walking at most `budget` of the snippets the
- * viewer may see, latest first: a text in a fifth of the files has its first 101 holders within some hundreds
- * of snippets, where gathering reads every holder (`beta(4`, 26,000 candidate files on PostgreSQL: 40-120 ms,
- * walked 6 ms). A walk that finds too few (the text is rarer among the viewer's snippets) costs at most
- * `budget` snippets' checks, some microseconds each, before the search goes on as without it.
+ * Content search of a text in more than `few` files and snippets first walks the snippets the viewer may see,
+ * latest first, for the holders a page and its count need: the latest `probe`, then, when those held at least
+ * 1 in `margin` × needed ÷ probe (a share that the latest `budget` would hold `margin` times over), the latest
+ * `budget`. A text in a fifth of the files has its first 101 holders within some hundreds of snippets, where
+ * gathering reads every holder (`beta(4`, 26,000 candidate files on PostgreSQL: 40-120 ms, walked 6 ms;
+ * SQLite's count of them alone took 20 ms). A rarer text is gathered at once: the probe cost a text in 25
+ * files 4-5 ms of PostgreSQL's CPU, gathering it less. A walk that finds too few costs its snippets' checks,
+ * some microseconds each, before the search goes on as without it.
  */
-export const WALKED_FIRST = { budget: 2_000, margin: 2 };
+export const WALKED_FIRST = { few: 1_000, probe: 250, budget: 2_000, margin: 2 };
 
 /** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
 export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
@@ -292,48 +294,44 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
       return (await ftsCount(texts, many, 'snippet_fields_fts')) >= many;
     },
     /**
-     * How the snippets holding `text` are found. A text in a large share of the snippets (WALKED_FIRST): by
-     * `walkFirst`, a bounded walk of the viewer's snippets latest first that stops at the ones a page and its
-     * count need, or null when it read too few of them. Else, or when it gave up: a text in up to GATHERED
-     * files and snippets by their ids, gathered once through the indexes; a more common one (`commonText`) by
-     * walking every snippet the viewer may see, latest first, until the page and its count are found.
-     * `needed`: how many holders the walk must find (a page's end, or one past the count).
+     * How the snippets holding `text` are found. A text in more than WALKED_FIRST.few files and snippets is
+     * first looked for by `walkFirst` (the ids it found, or null). Else, or when that found too few: by their
+     * ids, gathered once through the indexes when it is in up to GATHERED files and snippets, else
+     * (`commonText`) by walking the snippets latest first.
      */
     async howToFindHolding(
       text: string,
-      needed: number,
       walkFirst: () => Promise<number[] | null>,
     ): Promise<{ commonText?: boolean; holdingIds?: number[] }> {
       if ([...text].length < 3) return {};
-      const { holders, snippets } = await this.estimateHolding(text, GATHERED[dialect]);
-      if (holders * WALKED_FIRST.budget >= WALKED_FIRST.margin * needed * snippets) {
+      const many = GATHERED[dialect];
+      let holders = await this.estimateHolding(text, WALKED_FIRST.few);
+      if (holders > WALKED_FIRST.few) {
         const walked = await walkFirst();
         if (walked) return { holdingIds: walked };
+        // SQLite counted only up to `few`: on, up to `many`.
+        if (dialect === 'sqlite') holders = await this.estimateHolding(text, many);
       }
-      const holdingIds = holders > GATHERED[dialect] ? null : await this.idsHolding(text, GATHERED[dialect]);
+      const holdingIds = holders > many ? null : await this.idsHolding(text, many);
       return holdingIds === null ? { commonText: true } : { holdingIds };
     },
     /**
-     * How many files and snippets' fields hold `text` (three characters or more), counted through SQLite's
+     * How many files and snippets' fields hold `text` (three characters or more): counted through SQLite's
      * index up to one past `upTo` (pieces are counted, and the fields' index holds the file names too: above
-     * the truth at worst) or estimated by PostgreSQL's planner (counting them would check each candidate's
-     * text, some microseconds each); and how many snippets there are, from the largest id (cheap, and above
-     * the truth at worst, which only makes a walk first rarer).
+     * the truth at worst), or estimated by PostgreSQL's planner (counting them would check each candidate's
+     * text, some microseconds each).
      */
-    async estimateHolding(text: string, upTo: number): Promise<{ holders: number; snippets: number }> {
-      const { rows } = await sql<{ n: number | null }>`SELECT max(id) AS n FROM snippets`.execute(reads);
-      const snippets = Math.max(Number(rows[0].n ?? 0), 1);
+    async estimateHolding(text: string, upTo: number): Promise<number> {
       if (dialect === 'sqlite') {
         const inFiles = await ftsCount([text], upTo + 1, 'snippet_file_text_fts', true);
-        if (inFiles > upTo) return { holders: inFiles, snippets };
-        return { holders: Math.max(inFiles, await ftsCount([text], upTo + 1, 'snippet_fields_fts', true)), snippets };
+        if (inFiles > upTo) return inFiles;
+        return Math.max(inFiles, await ftsCount([text], upTo + 1, 'snippet_fields_fts', true));
       }
+      const { files, fields } = this.holderQueries(text);
       const { rows: plan } = await sql<{
         'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }];
-      }>`EXPLAIN (FORMAT JSON) ${this.holderQueries(text).files} UNION ALL ${this.holderQueries(text).fields}`.execute(
-        reads,
-      );
-      return { holders: plan[0]['QUERY PLAN'][0].Plan['Plan Rows'], snippets };
+      }>`EXPLAIN (FORMAT JSON) ${files} UNION ALL ${fields}`.execute(reads);
+      return plan[0]['QUERY PLAN'][0].Plan['Plan Rows'];
     },
     /** The statements of the ids of the snippets with a file, and of those with fields, holding `text`. */
     holderQueries(text: string) {

@@ -1,4 +1,11 @@
-import { type ExpressionBuilder, type Insertable, type Kysely, sql, type Updateable } from 'kysely';
+import {
+  type ExpressionBuilder,
+  type Insertable,
+  type Kysely,
+  type SelectQueryBuilder,
+  sql,
+  type Updateable,
+} from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
 import { containsText, fetchSnippetPage, type PageWindow, pathsInGitOrder, SNIPPET_PATHS } from '../page.ts';
@@ -258,43 +265,62 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
     },
     /**
      * One page of visibleQuery, the most recently updated first (GitLab's search order), with its total. A
-     * `holding` text is looked for as texts.howToFindHolding finds best.
+     * `holding` text is looked for as texts.howToFindHolding finds best, a common one by walking the latest
+     * snippets first (walkedFirst).
      */
     async visibleRecentlyUpdatedPage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
       const holding = filter.holding;
       if (holding !== undefined && filter.commonText === undefined && filter.holdingIds === undefined) {
         const needed = Math.max(window.countUpTo ?? MAX_COUNTED, window.offset + window.limit) + 1;
-        const how = await texts.howToFindHolding(holding, needed, () =>
-          this.recentlyUpdatedHolding(scope, filter, holding, needed),
-        );
+        const how = await texts.howToFindHolding(holding, () => this.walkedFirst(scope, filter, holding, needed));
         filter = { ...filter, ...how };
       }
       return fetchSnippetPage(reads, this.visibleQuery(scope, filter), window, 'updated', !!filter.holdingIds);
     },
     /**
-     * The ids of the first `needed` snippets of visibleQuery that hold `text`, the latest updated first, found
-     * by walking at most the latest WALKED_FIRST.budget of them; null when those held fewer and more remain.
-     * The walk ends at the budget's last snippet (a bound on the order's columns, so the walk keeps the order's
-     * index and stops at its `needed`th: a subquery of the budget's snippets had both databases check them all).
+     * The ids of the first `needed` snippets of visibleQuery that hold `text` (three characters or more), the
+     * latest updated first, when a walk of the latest WALKED_FIRST.probe, then of the latest
+     * WALKED_FIRST.budget finds them (or every one the viewer may see); else null.
      */
-    async recentlyUpdatedHolding(scope: SnippetScope, filter: SnippetListFilter, text: string, needed: number) {
+    async walkedFirst(scope: SnippetScope, filter: SnippetListFilter, text: string, needed: number) {
+      const { probe, budget, margin } = WALKED_FIRST;
+      const probed = await this.recentlyUpdatedHolding(scope, filter, text, needed, probe);
+      if (probed.complete) return probed.ids;
+      if (probed.ids.length * budget < margin * needed * probe) return null;
+      const walked = await this.recentlyUpdatedHolding(scope, filter, text, needed, budget);
+      return walked.complete ? walked.ids : null;
+    },
+    /**
+     * The ids of the first `needed` snippets of visibleQuery that hold `text`, the latest updated first, among
+     * the latest `walked` of them, and whether they are all there are (`needed` found, or none left unwalked).
+     * The walk is bounded by the last of those snippets, read first: bound by values, it keeps the order's
+     * index as its range and stops at the bound (bound by a subquery, PostgreSQL read every snippet past it:
+     * 175 ms), or at its `needed`th holder.
+     */
+    async recentlyUpdatedHolding(
+      scope: SnippetScope,
+      filter: SnippetListFilter,
+      text: string,
+      needed: number,
+      walked: number,
+    ) {
       const { holding: _, commonText: __, holdingIds: ___, ...others } = filter;
-      const last = this.visibleQuery(scope, others)
-        .select(['snippets.updated_at', 'snippets.id'])
-        .orderBy('snippets.updated_at', 'desc')
-        .orderBy('snippets.id', 'desc')
-        .limit(1)
-        .offset(WALKED_FIRST.budget - 1);
-      const holders = this.visibleQuery(scope, { ...others, holding: text, commonText: true })
-        .select('snippets.id')
-        .where(sql<boolean>`(NOT EXISTS ${last} OR (snippets.updated_at, snippets.id) >= ${last})`)
-        .orderBy('snippets.updated_at', 'desc')
-        .orderBy('snippets.id', 'desc')
+      const newestFirst = <Q extends SelectQueryBuilder<Database, 'snippets', object>>(q: Q): Q =>
+        q.orderBy('snippets.updated_at', 'desc').orderBy('snippets.id', 'desc') as Q;
+      // The last snippet walked, and whether any follows it.
+      const edge = newestFirst(this.visibleQuery(scope, others).select(['snippets.updated_at', 'snippets.id']))
+        .limit(2)
+        .offset(walked - 1);
+      const [last, next] = (await reads.executeQuery(edge.compile())).rows;
+      const holders = newestFirst(
+        this.visibleQuery(scope, { ...others, holding: text, commonText: true }).select('snippets.id'),
+      )
+        .$if(last !== undefined, (q) =>
+          q.where(sql<boolean>`(snippets.updated_at, snippets.id) >= (${last.updated_at}, ${last.id})`),
+        )
         .limit(needed);
-      const ids = (await reads.executeQuery(holders.compile())).rows.map((h) => h.id);
-      if (ids.length === needed) return ids;
-      const { more } = await reads.selectNoFrom((eb) => eb.exists(last).as('more')).executeTakeFirstOrThrow();
-      return more ? null : ids;
+      const ids: number[] = (await reads.executeQuery(holders.compile())).rows.map((h) => h.id);
+      return { ids, complete: ids.length === needed || next === undefined };
     },
     /** The newest `limit` of visibleQuery (below `filter.beforeId`), and whether more follow; nothing counted. */
     async visibleNewest(scope: SnippetScope, filter: SnippetListFilter, limit: number) {
