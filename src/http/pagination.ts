@@ -87,7 +87,7 @@ function pageLinker(request: FastifyRequest, page: Page): (targetPage: number) =
   return (targetPage) => `${prefix}${targetPage}${suffix}`;
 }
 
-/** The pagination headers of one page; `total` is null when there are more rows than were counted (10,000; content search 1,000). */
+/** The pagination headers of one page; `total` is null when there are more rows than were counted (10,000; content search 100). */
 function pageHeaders(
   request: FastifyRequest,
   page: Page,

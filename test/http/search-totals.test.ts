@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTestApp, ROOT_TOKEN, snippetRow, TEST_DB, type TestApp, untilSearchIndexed } from '../helper.ts';
+import type { SnippetListFilter, SnippetScope } from '../../src/storage/db/tables/snippets.ts';
 
 const COUNTED = 100;
 
@@ -76,25 +77,36 @@ describe('search totals around 100 matches', () => {
 
 // A text in more than 1,000 files and snippets is first looked for among the latest 250, then 2,000, snippets
 // the viewer may see (WALKED_FIRST, storage/db/tables/snippet-text.ts), and as before when they hold too few.
+// The answers through HTTP are the same either way; which way found them is asked of the store itself.
 describe('content search of a text in a large share of the snippets', () => {
   const WALKED = 2_000;
   const OLDER = 1_100;
+  const ADMIN: SnippetScope = { everything: true };
   let t: TestApp;
-  let other: { token: string };
-  /** Ids of the snippets holding each text, the latest updated first. */
-  const holders = { older: [] as number[], haystack: [] as number[], secret: [] as number[] };
+  let other: { id: number; token: string };
+  /** The order of search results: the latest updated first, then the highest id (ties are made on purpose). */
+  let order: { id: number; title: string; updated_at: string; visibility: string }[];
+  const holding = (text: string, visible = (_: (typeof order)[number]) => true) =>
+    order.filter((s) => s.title.toLowerCase().includes(text.toLowerCase()) && visible(s)).map((s) => s.id);
+  const notPrivate = (s: (typeof order)[number]) => s.visibility !== 'private';
 
   before(async () => {
     t = await createTestApp();
     const author = await t.user('many');
     other = await t.user('other');
-    const now = new Date().toISOString();
-    // 1,100 holders of `older`, then the latest 2,050 (all updated at once: the newest first), two in three
-    // holding `haystack`, every fifth a private one holding `secret` too.
+    // Update times in an order of their own, two snippets to each: 1,100 holders of `older` updated before the
+    // latest 2,050, of which two in three hold `haystack`, every fifth is private and holds `secret`, one in 25
+    // is internal, and the titles alternate between `ÉCOLE` and `école`.
+    const at = (n: number) => new Date(Date.UTC(2026, 0, 1) + Math.floor(n / 2) * 1000).toISOString();
     const rows = Array.from({ length: OLDER + WALKED + 50 }, (_, i) => {
-      if (i < OLDER) return snippetRow(author.id, now, { title: `older ${i}` });
-      const title = `row ${i}${i % 3 ? ' haystack' : ''}${i % 5 === 0 ? ' secret' : ''}`;
-      return snippetRow(author.id, now, { title, visibility: i % 5 === 0 ? 'private' : 'public' });
+      if (i < OLDER) return snippetRow(author.id, at((i * 7) % OLDER), { title: `older ${i}` });
+      const n = i - OLDER;
+      const words = [`row ${i}`, n % 3 ? 'haystack' : '', n % 5 === 0 ? 'secret' : '', n % 2 ? 'ÉCOLE' : 'école'];
+      const updated = at(OLDER + ((n * 13) % (WALKED + 50)));
+      return snippetRow(author.id, updated, {
+        title: words.filter((w) => w).join(' '),
+        visibility: n % 5 === 0 ? 'private' : n % 25 === 1 ? 'internal' : 'public',
+      });
     });
     await t.app.store.kysely.transaction().execute(async (tx) => {
       for (let i = 0; i < rows.length; i += 500)
@@ -107,44 +119,74 @@ describe('content search of a text in a large share of the snippets', () => {
     // counted through SQLite's index, estimated from PostgreSQL's statistics.
     if (TEST_DB === 'postgres') await sql`ANALYZE snippets`.execute(t.app.store.kysely);
     else await untilSearchIndexed(t.app.store.kysely);
-    const all = await t.app.store.kysely.selectFrom('snippets').select(['id', 'title']).orderBy('id', 'desc').execute();
-    for (const { id, title } of all)
-      for (const text of Object.keys(holders) as (keyof typeof holders)[])
-        if (title.includes(text)) holders[text].push(id);
+    order = await t.app.store.kysely
+      .selectFrom('snippets')
+      .select(['id', 'title', 'updated_at', 'visibility'])
+      .orderBy('updated_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
   });
   after(() => t.close());
 
   const ids = async (text: string, page: number, perPage: number, token = ROOT_TOKEN) => {
     const res = await t.api(
       'GET',
-      `/search?scope=snippet_blobs&search=${text}&page=${page}&per_page=${perPage}`,
+      `/search?scope=snippet_blobs&search=${encodeURIComponent(text)}&page=${page}&per_page=${perPage}`,
       token,
     );
     assert.equal(res.statusCode, 200, res.body);
     return { ids: (res.json as { id: number }[]).map((s) => s.id), total: res.headers['x-total'] };
   };
+  const walked = (text: string, scope: SnippetScope, filter: SnippetListFilter = {}) =>
+    t.app.store.snippets.walkedFirst(scope, { readableProjectsOnly: true, ...filter }, text, COUNTED + 1);
+
+  it('finds a text most of the latest snippets hold in their order, on the first pages and past the count', async () => {
+    const haystack = holding('haystack');
+    assert.deepEqual(await walked('haystack', ADMIN), haystack.slice(0, COUNTED + 1));
+    assert.deepEqual(await ids('haystack', 1, 20), { ids: haystack.slice(0, 20), total: undefined });
+    assert.deepEqual(await ids('haystack', 6, 20), { ids: haystack.slice(100, 120), total: undefined });
+    assert.deepEqual(await ids('haystack', 3, 100), { ids: haystack.slice(200, 300), total: undefined });
+  });
 
   it('finds the holders the latest snippets do not hold, past the snippets walked first', async () => {
-    assert.equal(holders.older.length, OLDER);
-    assert.deepEqual(await ids('older', 1, 100), { ids: holders.older.slice(0, 100), total: undefined });
-    assert.deepEqual(await ids('older', 11, 100), { ids: holders.older.slice(1000, 1100), total: undefined });
+    const older = holding('older');
+    assert.equal(older.length, OLDER);
+    assert.equal(await walked('older', ADMIN), null);
+    assert.deepEqual(await ids('older', 1, 100), { ids: older.slice(0, 100), total: undefined });
+    assert.deepEqual(await ids('older', 11, 100), { ids: older.slice(1000, 1100), total: undefined });
     assert.deepEqual(await ids('older', 12, 100), { ids: [], total: undefined });
   });
 
-  it('finds a text most of the latest snippets hold in order, on the first pages and past the count', async () => {
-    assert.deepEqual(await ids('haystack', 1, 20), { ids: holders.haystack.slice(0, 20), total: undefined });
-    assert.deepEqual(await ids('haystack', 6, 20), { ids: holders.haystack.slice(100, 120), total: undefined });
-    assert.deepEqual(await ids('haystack', 3, 100), { ids: holders.haystack.slice(200, 300), total: undefined });
-  });
-
-  it('finds what the viewer may see only: a text in private snippets alone, past them for another viewer', async () => {
-    assert.equal(holders.secret.length, 410);
-    assert.deepEqual(await ids('secret', 1, 100), { ids: holders.secret.slice(0, 100), total: undefined });
-    assert.deepEqual(await ids('secret', 1, 100, other.token), { ids: [], total: '0' });
-    const publicHaystack = holders.haystack.filter((id) => !holders.secret.includes(id));
+  it('finds what the viewer may see only, and all of it when they see fewer than it walks', async () => {
+    const viewer: SnippetScope = { everything: false, userId: other.id, levels: ['public', 'internal'] };
+    const seen = holding('haystack', notPrivate);
+    assert.deepEqual(await walked('haystack', viewer), seen.slice(0, COUNTED + 1));
     assert.deepEqual(await ids('haystack', 2, 100, other.token), {
-      ids: publicHaystack.slice(100, 200),
+      ids: seen.slice(100, 200),
       total: undefined,
     });
+    assert.deepEqual(await ids('secret', 1, 100, other.token), { ids: [], total: '0' });
+    // The latest 250 the viewer may see hold none of it: walked no further.
+    assert.equal(await walked('secret', viewer), null);
+    // Fewer internal snippets than a walk takes: all of them walked, every holder found, the answer complete.
+    const internal = holding('haystack', (s) => s.visibility === 'internal');
+    assert.ok(internal.length > 20 && internal.length < 100, String(internal.length));
+    assert.deepEqual(await walked('haystack', viewer, { visibility: 'internal' }), internal);
+  });
+
+  it('finds a text beyond ASCII in any case; SQLite finds it through its index, not by walking', async () => {
+    const ecole = holding('école');
+    assert.equal(ecole.length, WALKED + 50);
+    for (const text of ['école', 'ÉCOLE', 'École']) {
+      assert.deepEqual(await ids(text, 1, 100), { ids: ecole.slice(0, 100), total: undefined }, text);
+      assert.deepEqual(await ids(text, 10, 100), { ids: ecole.slice(900, 1000), total: undefined }, text);
+    }
+    if (TEST_DB === 'sqlite') assert.equal(await walked('école', ADMIN), null);
+    else assert.deepEqual(await walked('ÉCOLE', ADMIN), ecole.slice(0, COUNTED + 1));
+  });
+
+  it('does not walk first under a filter that scatters what it walks: an author, a project, a file name', async () => {
+    for (const filter of [{ authorId: 1 }, { projectId: 1 }, { filePathContains: 'x' }, { fileExtensions: ['rb'] }])
+      assert.equal(await walked('haystack', ADMIN, filter), null, JSON.stringify(filter));
   });
 });

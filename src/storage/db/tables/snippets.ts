@@ -48,7 +48,7 @@ export interface SnippetListFilter {
   holding?: string;
   /** The text of `holding` or `matching` is in many snippets: walk them rather than list them by index. */
   commonText?: boolean;
-  /** The ids of the snippets holding `holding` (3+ characters, not `commonText`), gathered by texts.howToFindHolding. */
+  /** The ids of the snippets holding `holding` (3+ characters, not `commonText`), found by visibleRecentlyUpdatedPage. */
   holdingIds?: number[];
   /** Only snippets of this visibility. */
   visibility?: Visibility;
@@ -193,7 +193,7 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
           // A trigram index answers three characters or more; shorter texts are looked for in the fields only.
           q = q.where(fieldsHold(holding));
         } else if (filter.commonText) {
-          // Most snippets match: walking them latest first fills a page at once; an index would list them all.
+          // Many snippets match: walking them latest first finds a page soon; an index would list them all.
           q = q.where(holds(holding));
         } else {
           const ids = filter.holdingIds;
@@ -280,9 +280,17 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
     /**
      * The ids of the first `needed` snippets of visibleQuery that hold `text` (three characters or more), the
      * latest updated first, when a walk of the latest WALKED_FIRST.probe, then of the latest
-     * WALKED_FIRST.budget finds them (or every one the viewer may see); else null.
+     * WALKED_FIRST.budget finds them (or every one the viewer may see); else null. Not tried where the walk
+     * would be slow or wrong: under a filter that leaves the viewer's snippets scattered through the order
+     * (an author, project, group or file's name: the walk's bound is then read far down, 250 ms and more at
+     * 100,000 snippets), or on SQLite for a text beyond ASCII (its lower() folds only ASCII letters, the
+     * index every letter).
      */
     async walkedFirst(scope: SnippetScope, filter: SnippetListFilter, text: string, needed: number) {
+      const { authorId, projectId, groupTraversalIds, filePathContains, fileExtensions } = filter;
+      const narrowed = [authorId, projectId, groupTraversalIds, filePathContains, fileExtensions];
+      if (narrowed.some((f) => f !== undefined)) return null;
+      if (dialect === 'sqlite' && /[^\0-\x7f]/u.test(text)) return null;
       const { probe, budget, margin } = WALKED_FIRST;
       const probed = await this.recentlyUpdatedHolding(scope, filter, text, needed, probe);
       if (probed.complete) return probed.ids;
