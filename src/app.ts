@@ -26,7 +26,7 @@ import { schemaCompilers } from './http/schema-compilers.ts';
 import { writeJson } from './http/prepared-answer.ts';
 import { monitoringRoutes, observeRequests } from './http/plugins/monitoring.ts';
 import { databaseAnswers, gitCacheUsable } from './storage/readiness.ts';
-import { createLogger, requestId, requestLogger } from './logging.ts';
+import { createLogger, RequestLogLines, requestId, requestLogger } from './logging.ts';
 import { createMetrics } from './metrics.ts';
 import { workersCheck } from './workers.ts';
 import type { Logger } from 'pino';
@@ -71,6 +71,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     requestIdHeader: false,
     genReqId: requestId,
     childLoggerFactory: requestLogger,
+    logController: new RequestLogLines(),
     // The largest body anyone may send; plugins/body-limits.ts decides each request's own limit.
     bodyLimit: config.maxBodyBytes ?? MAX_BODY_CEILING,
     // Slow clients: a request must be whole within the request timeout (its headers within a minute at

@@ -12,6 +12,19 @@ describe('logging', () => {
     assert.match(out, /^\d\d:\d\d:\d\d\.\d\d\d INFO {2}\[r-1\] request completed res=\{"statusCode":200\}\n$/);
   });
 
+  it('masks secrets wherever our own entries and an error could carry them', () => {
+    let out = '';
+    const logger = createLogger('info', { write: (s: string) => (out += s) });
+    const err = Object.assign(new Error('failed'), { token: 'secret-err-token', password: 'secret-err-password' });
+    logger.error({ err }, 'an error with fields');
+    logger.info({ headers: { authorization: 'Bearer secret-header', cookie: 'secret-cookie' } }, 'headers');
+    logger.info({ body: { password: 'secret-body' }, query: { access_token: 'secret-query' } }, 'a body');
+    logger.info({ job_token: 'secret-field', private_token: 'secret-field-2' }, 'fields');
+    assert.equal(out.split('\n').filter(Boolean).length, 4);
+    for (const secret of out.match(/secret-[\w-]+/g) ?? []) assert.fail(`${secret} is in the log`);
+    assert.equal(out.match(/\[REDACTED\]/g)?.length, 8);
+  });
+
   it("gives each request a logger that writes the request's id on every line at a level that is on", () => {
     const lines: Record<string, unknown>[] = [];
     const logger = createLogger('warn', { write: (s: string) => lines.push(JSON.parse(s)) });
