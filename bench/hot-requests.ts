@@ -7,8 +7,10 @@
 // "CPU ratio" is bare Fastify's CPU per request over snippetd's, what req/s would give on an idle core.
 // With --unkept, each of snippetd's requests asks a URL of its own (bench/unkept.ts), so that no kept answer
 // (src/http/kept-answers.ts) applies: the lookups, the policy and presenting are measured too.
+// With --log-level info, the servers log as by default (one line a request), where the bench's usual warn
+// keeps them quiet.
 // Usage: npx tsx bench/hot-requests.ts [<before tree>] <after tree> [--rounds 5] [--duration 2] [--only GET]
-//   [--unkept]
+//   [--unkept] [--log-level warn]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -27,6 +29,7 @@ const { values, positionals } = parseArgs({
     connections: { type: 'string', default: '10' },
     only: { type: 'string' },
     unkept: { type: 'boolean', default: false },
+    'log-level': { type: 'string', default: 'warn' },
   },
 });
 if (positionals.length < 1 || positionals.length > 2) throw new Error('usage: bench/hot-requests.ts [before] <after>');
@@ -40,7 +43,7 @@ async function snippetd(tree: string, name: string) {
     ...process.env,
     SNIPPETD_DATA_DIR: path.join(tmp, name),
     SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-    SNIPPETD_LOG_LEVEL: 'warn',
+    SNIPPETD_LOG_LEVEL: values['log-level'],
   };
   const server = await spawnServer(env, [path.resolve(tree, 'dist/cli.js'), 'serve', '--port', '0'], SERVER_CPU);
   await withoutRateLimits(server.url, TOKEN);

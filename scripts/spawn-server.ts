@@ -69,11 +69,18 @@ export function spawnServer(
   // One process unless the caller asks for workers: a test's server starts fast and logs one stream.
   const child = spawn(command[0], command.slice(1), { env: { SNIPPETD_WORKERS: '1', ...env } });
   let out = '';
+  let listening = false;
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
+      // Looked for until found: searching the whole output again for every chunk of a server that logs each
+      // request kept this process too busy to read it, and the server's writes waited.
+      if (listening) return;
       const m = /listening on (http:\/\/\S+) /.exec(out);
-      if (m) resolve({ url: m[1], child, output: () => out });
+      if (m) {
+        listening = true;
+        resolve({ url: m[1], child, output: () => out });
+      }
     });
     child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
