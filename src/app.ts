@@ -94,6 +94,8 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
       // Hooks do not run for these answers and Fastify would add a charset: write them as they must be.
       reply.raw.setHeader('x-request-id', request.id);
       writeJson((reply as unknown as FastifyReply).hijack().raw, status, JSON.stringify(body));
+      // Nor is Fastify's request line written (logging.ts, RequestLogLines).
+      request.log.info({ req: request, res: { statusCode: status } }, 'request completed');
     },
   });
   observeRequests(app, metrics);

@@ -138,12 +138,14 @@ for (const level of LEVEL_NAMES) {
 /**
  * Fastify's request lines, as one line a request once it is answered, with what was asked (GitLab's request
  * log writes one too): Fastify's own two, `incoming request` then `request completed`, cost about a sixth of
- * a kept answer's CPU at the info level (bench/RESULTS.md).
+ * a kept answer's CPU at the info level (bench/RESULTS.md). A request that ends unanswered is logged as it
+ * ends (observeRequests); one Fastify refuses before routing, by the app's frameworkErrors.
  */
 export class RequestLogLines extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
     const line = { req: request, res: reply, responseTime: reply.elapsedTime };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request completed');

@@ -7,6 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
+import { once } from 'node:events';
+import net from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -194,6 +196,20 @@ describe('logs of a real process', () => {
     assert.match(metrics, /^snippetd_cache_requests_total\{cache="git_serving",result="miss"\} 1$/m);
     assert.match(metrics, /^snippetd_cache_requests_total\{cache="git_serving",result="hit"\} [1-9]\d*$/m);
 
+    // Requests that end without a route's answer: a URL Fastify refuses, a client that goes away mid-body.
+    const { hostname, port } = new URL(server.url);
+    const raw = async (request: string, closeAfterMs: number) => {
+      const socket = net.connect(Number(port), hostname);
+      await once(socket, 'connect');
+      socket.write(request);
+      await new Promise((resolve) => setTimeout(resolve, closeAfterMs));
+      socket.destroy();
+    };
+    await raw('GET /api/v4/%zz HTTP/1.1\r\nHost: x\r\nX-Request-Id: bad-url\r\n\r\n', 300);
+    const body = 'POST /api/v4/snippets HTTP/1.1\r\nHost: x\r\nX-Request-Id: went-away\r\n';
+    await raw(`${body}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"ti`, 300);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
     server.child.kill('SIGTERM');
     assert.equal(await exited(server.child), 0);
     const output = server.output();
@@ -217,6 +233,13 @@ describe('logs of a real process', () => {
       ['GET', '/api/v4/user', { statusCode: 401 }],
     );
     assert.equal(typeof answered.responseTime, 'number');
+    const lineOf = (reqId: string) => entries.filter((e) => e.reqId === reqId).map((e) => [e.msg, e.req, e.res]);
+    assert.deepEqual(lineOf('bad-url'), [
+      ['request completed', { method: 'GET', url: '/api/v4/%zz', remoteAddress: '127.0.0.1' }, { statusCode: 400 }],
+    ]);
+    assert.deepEqual(lineOf('went-away'), [
+      ['request aborted', { method: 'POST', url: '/api/v4/snippets' }, undefined],
+    ]);
     assert.ok(entries.some((e) => e.req?.url === '/api/v4/user?private_token=[REDACTED]'));
     assert.ok(entries.some((e) => e.req?.url === '/api/v4/users?password=[REDACTED]'));
     assert.ok(entries.some((e) => e.req?.url === '/api/v4/user?private_%74oken=[REDACTED]'));

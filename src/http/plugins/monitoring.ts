@@ -44,6 +44,12 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics): void {
     measure(metrics, request, reply, reply.elapsedTime / 1000);
     done();
   });
+  // A request is logged once answered (logging.ts, RequestLogLines); one that ends without its answer (its
+  // client went away, or its body did not come in time) is logged as it ends, so its id can still be found.
+  app.addHook('onRequestAbort', (request, done) => {
+    request.log.info({ req: request }, 'request aborted');
+    done();
+  });
 }
 
 /**
