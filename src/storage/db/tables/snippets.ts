@@ -281,14 +281,14 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
      * The ids of the first `needed` snippets of visibleQuery that hold `text` (three characters or more), the
      * latest updated first, when a walk of the latest WALKED_FIRST.probe, then of the latest
      * WALKED_FIRST.budget finds them (or every one the viewer may see); else null. Not tried where the walk
-     * would be slow or wrong: under a filter that leaves the viewer's snippets scattered through the order
-     * (an author, project, group or file's name: the walk's bound is then read far down, 250 ms and more at
-     * 100,000 snippets), or on SQLite for a text beyond ASCII (its lower() folds only ASCII letters, the
+     * would be slow or wrong: under a filter that may leave the viewer's snippets scattered through the order
+     * (an author, project, group, file's name or visibility: the walk's bound is then read far down, 250 ms
+     * and more at 100,000 snippets), or on SQLite for a text beyond ASCII (its lower() folds only ASCII letters, the
      * index every letter).
      */
     async walkedFirst(scope: SnippetScope, filter: SnippetListFilter, text: string, needed: number) {
-      const { authorId, projectId, groupTraversalIds, filePathContains, fileExtensions } = filter;
-      const narrowed = [authorId, projectId, groupTraversalIds, filePathContains, fileExtensions];
+      const { authorId, projectId, groupTraversalIds, filePathContains, fileExtensions, visibility } = filter;
+      const narrowed = [authorId, projectId, groupTraversalIds, filePathContains, fileExtensions, visibility];
       if (narrowed.some((f) => f !== undefined)) return null;
       if (dialect === 'sqlite' && /[^\0-\x7f]/u.test(text)) return null;
       const { probe, budget, margin } = WALKED_FIRST;
