@@ -802,7 +802,8 @@ export class GitRepository {
    */
   private async readAhead(id: string, count: number, trees: boolean): Promise<number> {
     if (!FULL_ID.test(id)) return 0;
-    const anchor = sql`(SELECT write, oid FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})`;
+    const of = (columns: string) =>
+      sql`(SELECT ${sql.raw(columns)} FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})`;
     const commits = (above: boolean) =>
       this.db
         .selectFrom('git_objects')
@@ -819,8 +820,8 @@ export class GitRepository {
         .where(sql<boolean>`type = 1`)
         .where(
           above
-            ? sql<boolean>`(write, oid) > ${anchor} AND write = (SELECT write FROM git_objects WHERE repository_id = ${this.id} AND oid = ${oidBytes(id)})`
-            : sql<boolean>`(write, oid) <= ${anchor}`,
+            ? sql<boolean>`(write, oid) > ${of('write, oid')} AND write = ${of('write')}`
+            : sql<boolean>`(write, oid) <= ${of('write, oid')}`,
         )
         .orderBy('write', above ? 'asc' : 'desc')
         .orderBy('oid', above ? 'asc' : 'desc')
