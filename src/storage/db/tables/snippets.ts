@@ -58,8 +58,6 @@ export interface SnippetListFilter {
   fileExtensions?: string[];
   /** Only snippets of projects in the group with these traversal ids or in groups below it. */
   groupTraversalIds?: string;
-  /** Leave out the snippets of projects whose snippets feature is disabled, which nobody may read. */
-  readableProjectsOnly?: boolean;
   /** Keyset paging: only snippets with smaller ids. */
   beforeId?: number;
 }
@@ -233,8 +231,9 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
           );
         q = q.where('project_id', 'in', inGroup);
       }
-      if (filter.readableProjectsOnly && scope.everything) {
-        // For everyone else the visibility rule above already leaves them out.
+      if (scope.everything) {
+        // Nobody may read the snippets of a project whose snippets feature is disabled, administrators
+        // included; for everyone else the visibility rule above already leaves them out.
         const disabled = db.selectFrom('projects').select('id').where('snippets_access_level', '=', 'disabled');
         q = q.where((eb) => eb.or([eb('project_id', 'is', null), eb('project_id', 'not in', disabled)]));
       }
