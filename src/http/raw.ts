@@ -102,11 +102,15 @@ function bodyOf(reply: FastifyReply, content: RawContent) {
   return content.open();
 }
 
+/** What GitLab's SendsBlob adds to a raw file's max-age (Rails' expires_in, in its order). */
+const SHARED_REVALIDATION = 'must-revalidate, stale-while-revalidate=60, stale-if-error=300, s-maxage=60';
+
 /**
  * A raw file at its web path, with the headers GitLab's Workhorse sends to keep it inert: every kind of
  * text as text/plain, only images other than SVG inline (`?inline=false` downloads them too), a policy
- * that runs nothing, and the blob id as a strong ETag (304 when the client has it). Public caching only
- * for what anyone may read; a full commit id names content that never changes, so it is kept longer.
+ * that runs nothing, and the blob id as a strong ETag (304 when the client has it). Cached as GitLab's
+ * SendsBlob says: publicly only what anyone may read, an hour when a full commit id names the content and a
+ * minute otherwise, and at most a minute in a shared cache, since a reader may lose access.
  */
 export function sendWebRaw(
   request: FastifyRequest,
@@ -127,7 +131,7 @@ export function sendWebRaw(
     .header('ETag', etag)
     .header(
       'Cache-Control',
-      `${caching.public ? 'public' : 'private'}, max-age=${caching.immutable ? 31536000 : 60}${caching.immutable ? ', immutable' : ''}`,
+      `max-age=${caching.immutable ? 3600 : 60}, ${caching.public ? 'public' : 'private'}, ${SHARED_REVALIDATION}`,
     );
   const known = request.headers['if-none-match'];
   if (typeof known === 'string' && known.split(',').some((tag) => tag.trim() === etag)) return reply.code(304).send();

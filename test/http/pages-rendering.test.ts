@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { assertHiddenPage, createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const pathOf = (url: string) => new URL(url).pathname;
+/** What GitLab's SendsBlob adds to a raw file's max-age: a shared cache asks again after a minute. */
+const SHARED_CACHE = 'must-revalidate, stale-while-revalidate=60, stale-if-error=300, s-maxage=60';
 
 /** The start of a numbered line (render-worker.ts). */
 const line = (prefix: string, n: number) =>
@@ -274,7 +276,7 @@ A claim[^1].
     assert.equal(file.headers['content-type'], 'text/plain; charset=utf-8');
     assert.equal(file.headers['x-content-type-options'], 'nosniff');
     assert.equal(file.headers['content-security-policy'], "default-src 'none'; sandbox");
-    assert.equal(file.headers['cache-control'], 'public, max-age=60');
+    assert.equal(file.headers['cache-control'], `max-age=60, public, ${SHARED_CACHE}`);
     assert.match(file.headers['content-disposition'] as string, /^inline; filename="deploy.yml"/);
     const download = await page(`${pathOf(raw)}?inline=false`);
     assert.match(download.headers['content-disposition'] as string, /^attachment; filename="deploy.yml"/);

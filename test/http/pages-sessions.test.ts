@@ -93,7 +93,10 @@ describe('signing in to the pages', () => {
       /<form method="post" action="\/users\/sign_out"><input type="hidden" name="authenticity_token" value="[\w-]{43}"><button type="submit">Sign out<\/button><\/form>/,
     );
     assert.equal((await view(secret.raw_url, cookie.split(';')[0])).body, 'the plan');
-    assert.equal((await view(secret.raw_url, cookie.split(';')[0])).headers['cache-control'], 'private, max-age=60');
+    assert.equal(
+      (await view(secret.raw_url, cookie.split(';')[0])).headers['cache-control'],
+      'max-age=60, private, must-revalidate, stale-while-revalidate=60, stale-if-error=300, s-maxage=60',
+    );
     assert.equal((await submit('MEMBER@example.com', PASSWORD)).statusCode, 303);
   });
 
