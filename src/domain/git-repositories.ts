@@ -3,6 +3,7 @@
 import type { Project, Snippet } from '../storage/db/schema.ts';
 import type { Store } from '../storage/db/store.ts';
 import type { GitRepository } from '../storage/git/repository.ts';
+import { notFound } from './failure.ts';
 
 /** A project's repository for reading; null while nothing was ever written to it (an empty repository). */
 export const projectRepository = (store: Store, project: Pick<Project, 'id'>) => store.git.find('project', project.id);
@@ -11,9 +12,22 @@ export const projectRepository = (store: Store, project: Pick<Project, 'id'>) =>
 export const ensureProjectRepository = (store: Store, project: Pick<Project, 'id' | 'default_branch'>) =>
   store.git.ensure('project', project.id, project.default_branch ?? 'main');
 
-/** A snippet's repository: created with the snippet, in the same transaction. */
+/**
+ * A snippet's repository: created with the snippet, in the same transaction. 404 Snippet when the snippet was
+ * deleted since the caller found it.
+ */
 export async function snippetRepository(store: Store, snippet: Pick<Snippet, 'id'>): Promise<GitRepository> {
   const repo = await store.git.find('snippet', snippet.id);
-  if (!repo) throw new Error(`snippet ${snippet.id} has no repository`);
-  return repo;
+  if (!repo) await deletedMeanwhile(store, snippet, new Error(`snippet ${snippet.id} has no repository`));
+  return repo!;
+}
+
+/**
+ * For what a read finds missing from a snippet it found a moment before (its repository, a blob): a snippet's
+ * row and its repository are deleted in one transaction, which may commit between two of the read's
+ * statements. Then the snippet is gone and the answer is 404 Snippet; else its data is damaged (`problem`).
+ */
+export async function deletedMeanwhile(store: Store, snippet: Pick<Snippet, 'id'>, problem: Error): Promise<never> {
+  if (!(await store.snippets.findById(snippet.id))) throw notFound('Snippet');
+  throw problem;
 }

@@ -4,6 +4,7 @@
 // SnippetsFinder, independent of src/domain/policy.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { awayFromMinuteEnd, createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 type Level = 'private' | 'internal' | 'public';
@@ -172,6 +173,48 @@ describe('personal snippets', () => {
         }
         assert.equal((await t.ok('GET', `/snippets/${id}`, ROOT_TOKEN, undefined, 200)).title, 'target', where);
       }
+    }
+  });
+
+  it('answers reads sent together with the delete as before it or after it: 200 or 404, never a 500', async () => {
+    // A read finds the snippet, then its repository and blobs in later statements; the delete may commit in
+    // between. Reads start a few turns of the event loop apart, so that some land in that gap.
+    const turns = (n: number) =>
+      Array.from({ length: n }).reduce<Promise<void>>(
+        (p) => p.then(() => new Promise((resolve) => setImmediate(resolve))),
+        Promise.resolve(),
+      );
+    for (let round = 0; round < 12; round++) {
+      const files = [
+        { file_path: 'a.txt', content: `a${round}\n` },
+        { file_path: 'b.txt', content: 'b\n' },
+      ];
+      const s = await t.ok(
+        'POST',
+        '/snippets',
+        alice.token,
+        { title: `gone ${round}`, visibility: 'public', files },
+        201,
+      );
+      // A second version, so that a read at the first one walks the history.
+      await t.must('PUT', `/snippets/${s.id}`, alice.token, {
+        files: [{ action: 'update', file_path: 'a.txt', content: 'a\n' }],
+      });
+      const gitDir = (await t.gitDir('snippet', s.id))!;
+      const first = execFileSync('git', ['--git-dir', gitDir, 'rev-parse', 'main~1']).toString().trim();
+      const web = new URL(s.web_url).pathname;
+      const urls = [
+        `/api/v4/snippets/${s.id}/files/${first}/a.txt/raw`,
+        `/api/v4/snippets/${s.id}/raw`,
+        `/api/v4/snippets/${s.id}/files/main/a.txt/raw`,
+        `${web}/raw/main/b.txt`,
+      ];
+      const reads = urls.flatMap((url) =>
+        [0, 1, 2, 4, 8].map((n) => turns(n + (round % 3)).then(() => t.request({ method: 'GET', url, token: null }))),
+      );
+      const [deleted, ...answers] = await Promise.all([t.api('DELETE', `/snippets/${s.id}`, alice.token), ...reads]);
+      assert.equal(deleted.statusCode, 204);
+      for (const a of answers) assert.ok([200, 302, 404].includes(a.statusCode), `${a.statusCode} ${a.body}`);
     }
   });
 

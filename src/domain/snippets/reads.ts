@@ -4,7 +4,7 @@ import type { Store } from '../../storage/db/store.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import type { IndexedFile } from '../../storage/db/tables/snippets.ts';
 import { objectId } from '../../storage/git/objects.ts';
-import { snippetRepository } from '../git-repositories.ts';
+import { deletedMeanwhile, snippetRepository } from '../git-repositories.ts';
 import { readSnippetState, type SnippetState } from '../../storage/db/snippet-writes.ts';
 import { type GitRepository, type LargeBlob, MissingObject } from '../../storage/git/repository.ts';
 import { Failure, notFound } from '../failure.ts';
@@ -19,7 +19,9 @@ export interface SnippetFile extends IndexedFile {
 export async function snippetFiles(store: Store, snippet: Pick<Snippet, 'id'>): Promise<SnippetFile[]> {
   const index = await store.snippets.fileIndex(snippet.id);
   if (!index.length) return [];
-  return withContents(await snippetRepository(store, snippet), index);
+  return withContents(await snippetRepository(store, snippet), index).catch((error) =>
+    error instanceof MissingObject ? deletedMeanwhile(store, snippet, error) : Promise.reject(error),
+  );
 }
 
 export async function withContents(repo: GitRepository, index: IndexedFile[]): Promise<SnippetFile[]> {
@@ -122,11 +124,17 @@ export async function readSnippetFile(
     if (!file || !content) throw notFound('File');
     return { content, blobId: file.blob_id };
   }
-  const commit = await repo.resolveCommit(ref);
-  if (!commit) throw notFound('Reference');
-  const file = await repo.sendableFile(commit, filePath);
-  if (!file) throw notFound('File');
-  return { content: file.content, blobId: file.id };
+  try {
+    const commit = await repo.resolveCommit(ref);
+    if (!commit) throw notFound('Reference');
+    const file = await repo.sendableFile(commit, filePath);
+    if (!file) throw notFound('File');
+    return { content: file.content, blobId: file.id };
+  } catch (error) {
+    // A commit or tree of the snippet's history gone midway.
+    if (error instanceof MissingObject) await deletedMeanwhile(store, snippet, error);
+    throw error;
+  }
 }
 
 /** The first file (git order) of the current version, or the legacy content of a snippet without files. */
@@ -140,6 +148,8 @@ export async function firstSnippetFile(
     return { path: null, content, blobId: objectId('blob', content) };
   }
   const content = await (await snippetRepository(store, snippet)).sendableBlob(first.blob_id);
+  if (!content)
+    await deletedMeanwhile(store, snippet, new MissingObject(`snippet ${snippet.id} has no blob ${first.blob_id}`));
   return { path: first.path, content: content!, blobId: first.blob_id };
 }
 
