@@ -108,8 +108,11 @@ describe('search page', () => {
   });
 
   it("narrows by Opengist's filters; an unknown author, project, visibility or language finds nothing", async () => {
-    const found = async (q: string) =>
-      titles((await page(new URLSearchParams({ search: q }).toString(), aliceCookie)).body).sort();
+    const found = async (q: string) => {
+      const res = await page(new URLSearchParams({ search: q }).toString(), aliceCookie);
+      assert.equal(res.statusCode, 200, q);
+      return titles(res.body).sort();
+    };
     assert.deepEqual(await found('wombat extension:rb'), ['Ruby hello', 'Zoo keeper']);
     assert.deepEqual(await found('wombat language:python'), ['Python hello']);
     assert.deepEqual(await found('wombat filename:plan'), ['Secret']);
@@ -122,6 +125,10 @@ describe('search page', () => {
       'wombat project:no/where',
       'wombat visibility:secret',
       'wombat language:cobol',
+      // Names an object has of its own: no language either.
+      'wombat language:constructor',
+      'wombat language:__proto__',
+      'wombat language:toString',
     ])
       assert.deepEqual(await found(q), [], q);
     const none = await page('search=nothing+like+it', aliceCookie);

@@ -323,7 +323,8 @@ export async function searchForPage(
   if (filters.filename !== undefined) filter.filePathContains = filters.filename;
   const extensions = [...(filters.extension !== undefined ? [filters.extension.replace(/^\./, '').toLowerCase()] : [])];
   if (filters.language !== undefined) {
-    const known = LANGUAGE_EXTENSIONS[filters.language.toLowerCase()];
+    const language = filters.language.toLowerCase();
+    const known = Object.hasOwn(LANGUAGE_EXTENSIONS, language) ? LANGUAGE_EXTENSIONS[language] : undefined;
     if (!known) return NOTHING;
     if (filters.extension !== undefined && !known.includes(extensions[0])) return NOTHING;
     if (filters.extension === undefined) extensions.push(...known);
