@@ -6,7 +6,8 @@
 export interface SpamInput {
   title: string;
   description: string | null;
-  content: string;
+  /** The files' bytes, joined only by a checker that sends them (a snippet may hold tens of megabytes). */
+  files: Buffer[];
   userAgent: string;
   ip: string;
   author: { username: string; email: string };
@@ -31,7 +32,9 @@ export function akismetChecker(baseUrl: string, apiKey: string, blog: string): S
         comment_type: 'snippet',
         comment_author: input.author.username,
         comment_author_email: input.author.email,
-        comment_content: [input.title, input.description ?? '', input.content].join('\n'),
+        comment_content: [input.title, input.description ?? '', ...input.files.map((b) => b.toString('utf8'))].join(
+          '\n',
+        ),
       });
       try {
         const res = await fetch(`${baseUrl.replace(/\/+$/, '')}/1.1/comment-check`, {

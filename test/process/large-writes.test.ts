@@ -171,6 +171,35 @@ describe('large accepted writes: stored without holding the event loop', () => {
     assert.deepEqual(await leftoverParts(), { uploads: 0, parts: 0 });
   });
 
+  it('creates a snippet of ten files just under a mebibyte each without holding the event loop', async () => {
+    // Each file is under the size from which one blob is deflated off the event loop; together they are ten
+    // times it (deflated on the loop one by one, they held it 300-600 ms).
+    const files = Array.from({ length: 10 }, (_, i) => ({
+      file_path: `f${i}.txt`,
+      content: crypto.randomBytes(750_000).toString('base64'),
+    }));
+    const body = new TextEncoder().encode(JSON.stringify({ title: 'ten', visibility: 'private', files }));
+    const { answer, calm } = await whileHostile(server, async () => {
+      const res = await fetch(`${server.url}/api/v4/snippets`, {
+        method: 'POST',
+        headers: { 'private-token': TOKEN, 'content-type': 'application/json' },
+        body,
+      });
+      return { status: res.status, body: await res.json() };
+    });
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    assertCalm(calm);
+    for (const f of [files[0], files[9]]) {
+      const raw = await fetch(`${server.url}/api/v4/snippets/${answer.body.id}/files/main/${f.file_path}/raw`, {
+        headers: { 'private-token': TOKEN },
+      });
+      assert.equal(await raw.text(), f.content);
+    }
+    const copy = path.join(home, 'ten-copy');
+    await ok(['clone', '-q', remote(`snippets/${answer.body.id}`), copy]);
+    assert.equal(await ok(['fsck', '--strict', '--no-dangling'], copy), '');
+  });
+
   it('removes at start the parts of a push killed while they were written, and the push left nothing visible', async () => {
     const project = await api('POST', '/projects', { path: 'killed', initialize_with_readme: true });
     const dir = path.join(home, 'killed');

@@ -3,7 +3,7 @@
 import type { Store } from '../../storage/db/store.ts';
 import type { User, Visibility } from '../../storage/db/schema.ts';
 import type { IndexedFile } from '../../storage/db/tables/snippets.ts';
-import { ObjectWriter, prepareBlob } from '../../storage/git/objects.ts';
+import { ObjectWriter, prepareBlobs } from '../../storage/git/objects.ts';
 import type { GitRepository } from '../../storage/git/repository.ts';
 import { Failure, serviceError } from '../failure.ts';
 import type { ApplicationSettings } from '../settings.ts';
@@ -48,11 +48,10 @@ export async function rejectSpam(
   meta: Meta,
   s: { title: string; description: string | null; files: Map<string, Buffer> },
 ) {
-  const content = [...s.files.values()].map((b) => b.toString('utf8')).join('\n');
   const spam = await deps.spam.isSpam({
     title: s.title,
     description: s.description,
-    content,
+    files: [...s.files.values()],
     userAgent: meta.userAgent,
     ip: meta.ip,
     author: { username: author.username, email: author.email },
@@ -69,7 +68,7 @@ export async function buildCommit(
   modes: ReadonlyMap<string, string> = new Map(),
 ) {
   const writer = new ObjectWriter();
-  const prepared = await Promise.all([...files.values()].map(prepareBlob));
+  const prepared = await prepareBlobs([...files.values()]);
   const indexed: IndexedFile[] = [...files].map(([p, content], i) => ({
     path: p,
     size: content.length,
