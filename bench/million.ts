@@ -63,13 +63,13 @@ interface Loaded {
 }
 
 /** A one-file snippet's first commit, its objects made as the create path makes them (domain/snippets/commits.ts). */
-function initialCommit(path: string, text: string, authorId: number, at: string) {
+async function initialCommit(path: string, text: string, authorId: number, at: string) {
   const writer = new ObjectWriter();
   const blob = writer.blob(Buffer.from(text));
   const time = Math.floor(Date.parse(at) / 1000);
   const author = { name: `User ${authorId}`, email: `user${authorId}@example.com`, time };
   const commit = writer.commit({
-    tree: writer.tree([{ path, blobId: blob }]),
+    tree: await writer.tree([{ path, blobId: blob }]),
     parent: null,
     author,
     message: 'Initial commit',
@@ -91,7 +91,7 @@ async function load({ app }: App, total: number): Promise<Loaded> {
     await db.transaction().execute(async (tx) => {
       for (let i = start; i < Math.min(start + PER_TRANSACTION, total); i += BATCH) {
         const rows: Insertable<SnippetsTable>[] = [];
-        const commits: ReturnType<typeof initialCommit>[] = [];
+        const commits: Awaited<ReturnType<typeof initialCommit>>[] = [];
         for (let n = i; n < Math.min(i + BATCH, total); n++) {
           // Interleaved, as they would be made: personal and project snippets alternate.
           const personal = n % 2 === 0;
@@ -105,7 +105,12 @@ async function load({ app }: App, total: number): Promise<Loaded> {
           const open = visibility !== 'private' && (personal || LEVELS[(k % PROJECTS) % 3] !== 'private');
           if (open || (personal ? author === firstUser : k % PROJECTS < 10)) counts.seenByUser0++;
           const at = new Date(now - (total - n) * 1000).toISOString();
-          const commit = initialCommit(`file${n % 50}.rb`, `puts "snippet ${n}: ${n % 97} bottles"\n`, author, at);
+          const commit = await initialCommit(
+            `file${n % 50}.rb`,
+            `puts "snippet ${n}: ${n % 97} bottles"\n`,
+            author,
+            at,
+          );
           commits.push(commit);
           rows.push({
             project_id: projectId,

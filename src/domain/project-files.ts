@@ -112,7 +112,7 @@ async function writeFileIn(
   if (hasFileDirectoryClash(files.keys())) {
     throw badRequest([...files.keys()].some((p) => p.startsWith(`${w.filePath}/`)) ? DIRECTORY_EXISTS : FILE_EXISTS);
   }
-  const tree = writer.tree([...files.values()]);
+  const tree = await writer.tree([...files.values()]);
   const commit = writer.commit({
     tree,
     parent,

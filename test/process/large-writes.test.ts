@@ -200,6 +200,36 @@ describe('large accepted writes: stored without holding the event loop', () => {
     assert.equal(await ok(['fsck', '--strict', '--no-dangling'], copy), '');
   });
 
+  it('creates a snippet of ten files 2,045 directories deep without holding the event loop', async () => {
+    // Paths of 4,096 characters, the most a path may have: each directory is a tree object of its own, and
+    // splitting them level by level grew with the square of the depth (held the loop about a second).
+    const files = Array.from({ length: 10 }, (_, i) => ({
+      file_path: `d${i}/${'a/'.repeat(2045)}x`,
+      content: `deep ${i}\n`,
+    }));
+    const { answer, calm } = await whileHostile(server, async () => {
+      const res = await fetch(`${server.url}/api/v4/snippets`, {
+        method: 'POST',
+        headers: { 'private-token': TOKEN, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'deep', visibility: 'private', files }),
+      });
+      return { status: res.status, body: await res.json() };
+    });
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    assertCalm(calm);
+    const last = files[9];
+    const raw = await fetch(
+      `${server.url}/api/v4/snippets/${answer.body.id}/files/main/${encodeURIComponent(last.file_path)}/raw`,
+      { headers: { 'private-token': TOKEN } },
+    );
+    assert.equal(await raw.text(), last.content);
+    // Bare: a checkout's path would be longer than the file system takes.
+    const copy = path.join(home, 'deep-copy.git');
+    await ok(['clone', '-q', '--bare', remote(`snippets/${answer.body.id}`), copy]);
+    assert.equal(await ok(['fsck', '--strict', '--no-dangling'], copy), '');
+    assert.equal(`${await ok(['show', `HEAD:${last.file_path}`], copy)}\n`, last.content);
+  });
+
   it('removes at start the parts of a push killed while they were written, and the push left nothing visible', async () => {
     const project = await api('POST', '/projects', { path: 'killed', initialize_with_readme: true });
     const dir = path.join(home, 'killed');

@@ -74,7 +74,7 @@ export async function buildCommit(
     size: content.length,
     blob_id: writer.blob(content, prepared[i]),
   }));
-  const tree = writer.tree(indexed.map((f) => ({ path: f.path, blobId: f.blob_id, mode: modes.get(f.path) })));
+  const tree = await writer.tree(indexed.map((f) => ({ path: f.path, blobId: f.blob_id, mode: modes.get(f.path) })));
   const commit = writer.commit({
     tree,
     parent,

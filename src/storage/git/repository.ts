@@ -206,19 +206,27 @@ export const objectRows = (write: number, objects: readonly GitObject[]) =>
     ...(o.parts !== undefined ? { data: NO_BYTES, parts: o.parts } : { data: o.deflated ?? deflateBody(o.body) }),
   }));
 
-/** Inserts object rows (those the repository has already are left as they are). */
+/**
+ * Inserts object rows (those the repository has already are left as they are), deflating the bodies a batch
+ * at a time with other requests' turns between: a write of deep paths holds thousands of trees.
+ */
 export async function insertObjects(
   db: Kysely<Database>,
   repositoryId: number,
   write: number,
   objects: readonly GitObject[],
 ): Promise<void> {
-  await insertObjectRows(
-    db,
-    repositoryId,
-    objectRows(write, objects).map((row) => ({ repository_id: repositoryId, ...row })),
-  );
+  const rows: Insertable<GitObjectsTable>[] = [];
+  for (let at = 0; at < objects.length; at += DEFLATED_BETWEEN_YIELDS) {
+    if (at > 0) await nextTurn();
+    const batch = objectRows(write, objects.slice(at, at + DEFLATED_BETWEEN_YIELDS));
+    for (const row of batch) rows.push({ repository_id: repositoryId, ...row });
+  }
+  await insertObjectRows(db, repositoryId, rows);
 }
+
+/** Small objects deflated on the event loop in one go, at most (about 10-20 µs each). */
+const DEFLATED_BETWEEN_YIELDS = 256;
 
 /**
  * Inserts rows of git_objects, a batch a statement; an object the repository has already is left as it is.
@@ -230,6 +238,8 @@ async function insertObjectRows(
   rows: Insertable<GitObjectsTable>[],
 ): Promise<void> {
   for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+    // SQLite runs each statement on the event loop: other requests' turns between them.
+    if (i > 0) await nextTurn();
     await db
       .insertInto('git_objects')
       .values(rows.slice(i, i + INSERT_BATCH))
