@@ -109,14 +109,14 @@ const SHARED_REVALIDATION = 'must-revalidate, stale-while-revalidate=60, stale-i
  * A raw file at its web path, with the headers GitLab's Workhorse sends to keep it inert: every kind of
  * text as text/plain, only images other than SVG inline (`?inline=false` downloads them too), a policy
  * that runs nothing, and the blob id as a strong ETag (304 when the client has it). Cached as GitLab's
- * SendsBlob says: publicly only what anyone may read, an hour when a full commit id names the content and a
- * minute otherwise, and at most a minute in a shared cache, since a reader may lose access.
+ * SendsBlob says: publicly only what anyone may read, an hour when the caller says a full commit id named the
+ * content and a minute otherwise, and at most a minute in a shared cache, since a reader may lose access.
  */
 export function sendWebRaw(
   request: FastifyRequest,
   reply: FastifyReply,
   file: { path: string; content: RawContent; blobId: string },
-  caching: { public: boolean; immutable: boolean },
+  caching: { public: boolean; atCommitId: boolean },
 ): FastifyReply {
   const { type } = sniff(headOf(file.content), sizeOf(file.content));
   const inline =
@@ -131,7 +131,7 @@ export function sendWebRaw(
     .header('ETag', etag)
     .header(
       'Cache-Control',
-      `max-age=${caching.immutable ? 3600 : 60}, ${caching.public ? 'public' : 'private'}, ${SHARED_REVALIDATION}`,
+      `max-age=${caching.atCommitId ? 3600 : 60}, ${caching.public ? 'public' : 'private'}, ${SHARED_REVALIDATION}`,
     );
   const known = request.headers['if-none-match'];
   if (typeof known === 'string' && known.split(',').some((tag) => tag.trim() === etag)) return reply.code(304).send();

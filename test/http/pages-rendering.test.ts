@@ -280,6 +280,17 @@ A claim[^1].
     assert.match(file.headers['content-disposition'] as string, /^inline; filename="deploy.yml"/);
     const download = await page(`${pathOf(raw)}?inline=false`);
     assert.match(download.headers['content-disposition'] as string, /^attachment; filename="deploy.yml"/);
+    // At a full commit id a project's file is kept an hour, as GitLab's Projects::RawController keeps it.
+    const [head] = await t.ok(
+      'GET',
+      `/projects/${project.id}/repository/commits?per_page=1`,
+      ROOT_TOKEN,
+      undefined,
+      200,
+    );
+    const atCommit = await page(`${pathOf(project.web_url)}/-/raw/${head.id}/ci/deploy.yml`);
+    assert.equal(atCommit.body, 'deploy:\n  script: make deploy\n');
+    assert.equal(atCommit.headers['cache-control'], `max-age=3600, public, ${SHARED_CACHE}`);
     const missing = `${pathOf(project.web_url)}/-/raw/main/ci/missing.yml`;
     assertHiddenPage(await page(missing), missing, false);
     // A private project's raw files are as hidden as its pages.

@@ -234,7 +234,7 @@ async function rawFilePage(
     request,
     reply,
     { path: file, content, blobId },
-    { public: anyone, immutable: /^[0-9a-f]{40}$/.test(ref) },
+    { public: anyone, atCommitId: /^[0-9a-f]{40}$/.test(ref) },
   );
 }
 

@@ -39,8 +39,6 @@ import { NO_ACCESS } from '../../domain/policy.ts';
 import { snippetActions } from './snippet-forms.ts';
 import { isWellFormedFullPath } from '../../domain/paths.ts';
 
-const FULL_COMMIT_ID = /^[0-9a-f]{40}$/;
-
 /** A file's view on this page: rendered, or not shown because the files before it fill the page. */
 type PageFileView = FileView | { kind: 'not_shown'; limit: number };
 
@@ -204,8 +202,9 @@ async function rawPage(
     ? { path: at.path, ...(await readSnippetFile(store, snippet, at.ref, at.path)) }
     : await firstSnippetFile(store, snippet).then((f) => ({ ...f, path: f.path ?? snippet.file_name }));
   if (!at) await limitRaw(request, rawScope, `snippets/${snippet.id}/${file.path}`, viewer !== null);
-  const immutable = at !== null && FULL_COMMIT_ID.test(at.ref);
-  return sendWebRaw(request, reply, file, { public: isReadableByAnyone(ctx, snippet), immutable });
+  // A minute at any ref: GitLab's snippet raw (Snippets::BlobsActions) finds its blob without setting the ref
+  // SendsBlob looks at for a commit id.
+  return sendWebRaw(request, reply, file, { public: isReadableByAnyone(ctx, snippet), atCommitId: false });
 }
 
 /**
