@@ -128,7 +128,6 @@ describe('search page', () => {
       // Names an object has of its own: no language either.
       'wombat language:constructor',
       'wombat language:__proto__',
-      'wombat language:toString',
     ])
       assert.deepEqual(await found(q), [], q);
     const none = await page('search=nothing+like+it', aliceCookie);

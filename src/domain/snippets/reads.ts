@@ -144,6 +144,9 @@ export async function firstSnippetFile(
 ): Promise<{ path: string | null; content: Buffer | LargeBlob; blobId: string }> {
   const [first] = await store.snippets.fileIndex(snippet.id);
   if (!first) {
+    // Its files are deleted with it: none may also mean it is gone since it was found.
+    if (snippet.head_commit)
+      await deletedMeanwhile(store, snippet, new MissingObject(`snippet ${snippet.id} has no files`));
     const content = Buffer.from(snippet.content);
     return { path: null, content, blobId: objectId('blob', content) };
   }
