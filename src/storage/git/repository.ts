@@ -155,6 +155,24 @@ const FULL_ID = /^[0-9a-f]{40}$/;
 const SHORT_ID = /^[0-9a-f]{4,39}$/;
 /** Rows per INSERT: well under SQLite's limit of bound parameters. */
 const INSERT_BATCH = 500;
+/** Bytes of bodies per INSERT, at most (but one larger body alone): SQLite writes each on the event loop. */
+const INSERT_BATCH_BYTES = 1024 * 1024;
+
+/** `rows` in INSERTs of at most INSERT_BATCH rows and INSERT_BATCH_BYTES of bodies. */
+function* statementBatches<R extends { data: Uint8Array }>(rows: R[]): Generator<R[]> {
+  let batch: R[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    if (batch.length && (batch.length >= INSERT_BATCH || bytes + row.data.length > INSERT_BATCH_BYTES)) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(row);
+    bytes += row.data.length;
+  }
+  if (batch.length) yield batch;
+}
 /** Inflated bytes of small bodies read in one statement (their rows hold them deflated, so at most this). */
 const BODY_BATCH_BYTES = 4 << 20;
 
@@ -237,12 +255,14 @@ async function insertObjectRows(
   repositoryId: number,
   rows: Insertable<GitObjectsTable>[],
 ): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+  let first = true;
+  for (const batch of statementBatches(rows)) {
     // SQLite runs each statement on the event loop: other requests' turns between them.
-    if (i > 0) await nextTurn();
+    if (!first) await nextTurn();
+    first = false;
     await db
       .insertInto('git_objects')
-      .values(rows.slice(i, i + INSERT_BATCH))
+      .values(batch)
       .onConflict((c) => c.columns(['repository_id', 'oid']).doNothing())
       .execute();
   }
