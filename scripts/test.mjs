@@ -179,6 +179,9 @@ const rank = (file) => {
  */
 const ALONE = ['push-limits.test.ts', 'large-writes.test.ts'];
 
+/** What each pass's failures reporter wrote, printed again at the very end where a log's tail shows it. */
+const failedTests = [];
+
 const nodeTest = (db) => {
   const logDir = files.length || quick ? null : fs.mkdtempSync(path.join(os.tmpdir(), `snippetd-test-log-${db}-`));
   const env = {
@@ -190,11 +193,23 @@ const nodeTest = (db) => {
   };
   const alone = tests.filter((f) => ALONE.includes(path.basename(f)));
   const together = tests.filter((f) => !alone.includes(f));
-  const nodeTestOf = (concurrency, list) =>
-    list.length
-      ? run(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...list], env)
-      : 0;
+  // TAP on stdout as before, and the failures alone into a file each run, printed again after the pass.
+  const failuresDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-test-failures-'));
+  const nodeTestOf = (concurrency, list) => {
+    if (!list.length) return 0;
+    const reporters = [
+      '--test-reporter=tap',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${path.join(root, 'scripts', 'failures-reporter.mjs')}`,
+      `--test-reporter-destination=${path.join(failuresDir, `concurrency-${concurrency}`)}`,
+    ];
+    const testArgs = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...list];
+    return run(process.execPath, testArgs, env);
+  };
   const statuses = [nodeTestOf(2, grouped(together)), nodeTestOf(1, alone)];
+  const failures = fs.readdirSync(failuresDir).map((f) => fs.readFileSync(path.join(failuresDir, f), 'utf8'));
+  if (failures.join('')) failedTests.push(`== tests that failed on ${db}\n${failures.join('')}`);
+  fs.rmSync(failuresDir, { recursive: true, force: true });
   return logDir && secretsLogged(logDir) ? 1 : Math.max(...statuses);
 };
 
@@ -236,4 +251,5 @@ if (only !== 'sqlite' && !quick) {
     if (process.env.CI === 'true' || process.env.SNIPPETD_ALLOW_SKIP_POSTGRES !== '1') failed = true;
   }
 }
+if (failedTests.length) console.error(`\n${failedTests.join('\n')}`);
 process.exit(failed ? 1 : 0);

@@ -100,7 +100,11 @@ export async function whileHostile<T>(
  */
 export function assertCalm(calm: Calm, bounds: { stallMs?: number; rssBytes?: number } = {}): void {
   const { stallMs = 250, rssBytes = 512 * MiB } = bounds;
-  const seen = JSON.stringify({ ...calm, peakRssMiB: Math.round(calm.peakRssBytes / MiB) });
+  const seen = JSON.stringify({
+    ...calm,
+    peakRssMiB: Math.round(calm.peakRssBytes / MiB),
+    rssBoundMiB: Math.round(rssBytes / MiB),
+  });
   assert.ok(calm.worstMs - calm.normalMs <= stallMs, `a cheap request waited too long: ${seen}`);
   assert.ok(calm.loopDelayMaxMs <= stallMs, `the event loop was held too long: ${seen}`);
   assert.ok(calm.peakRssBytes <= rssBytes, `the server took too much memory: ${seen}`);
