@@ -159,9 +159,9 @@ export async function processStorage(
 
 /**
  * A real `snippetd serve` process on storage of its own (processStorage), its administrator's token `token`,
- * logging at warn; `stop` ends it and removes the storage.
+ * logging at warn; `stop` ends it and removes the storage. `args`: another CLI to run, as spawnServer's.
  */
-export async function processServer(prefix: string, token: string, env: NodeJS.ProcessEnv = {}) {
+export async function processServer(prefix: string, token: string, env: NodeJS.ProcessEnv = {}, args?: string[]) {
   const storage = await processStorage(prefix);
   const serverEnv = {
     ...process.env,
@@ -171,7 +171,7 @@ export async function processServer(prefix: string, token: string, env: NodeJS.P
     SNIPPETD_LOG_LEVEL: 'warn',
     ...env,
   };
-  const server = await spawnServer(serverEnv).catch(async (error) => {
+  const server = await spawnServer(serverEnv, args).catch(async (error) => {
     await storage.remove();
     throw error;
   });

@@ -193,7 +193,7 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
     ]);
   });
 
-  it('lists the lines of files more than one read of a page holds (3 files of 6 MiB, read 16 Mi characters at a time)', async () => {
+  it('lists the lines of files of 6 MiB, read a piece at a time (256 Ki characters), sixteen files a statement', async () => {
     await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 8192 });
     try {
       const big = (n: number) => `${'filler line\n'.repeat(6 * 1024 * 87)}the narwhal of file ${n}\n`;
@@ -209,6 +209,49 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
     } finally {
       await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 1024 });
     }
+  });
+
+  it('finds lines across the pieces a file is read in: a text, a CR and a long line cut at a piece end', async () => {
+    // Where the pieces end: 16 Ki characters, then 64 Ki, then 256 Ki a piece (src/domain/snippets/search.ts).
+    const ends = [16, 80, 336, 592].map((k) => k * 1024);
+    let content = '';
+    /** Filler lines, then dots on the line that goes on with `text`, which starts at character `at`. */
+    const placeAt = (at: number, text: string) => {
+      while (content.length < at - 10) content += 'filler\n';
+      content += `${'.'.repeat(at - content.length)}${text}`;
+    };
+    content += 'an okapi on the first line\n';
+    placeAt(ends[0] - 2, 'OKAPI split by the first piece end\n');
+    placeAt(ends[1] - 9, 'an okapi\r\nthen the line after a CR at the second piece end, another Okapi\r\n');
+    placeAt(ends[2] - 600, `${'y'.repeat(900)}okapi late in a long line\n`);
+    placeAt(ends[3] - 4, 'okapi end\nnext line\nokapi end\nnext line');
+    const s = await t.ok(
+      'POST',
+      '/snippets',
+      alice.token,
+      {
+        title: 'pieces',
+        visibility: 'private',
+        files: [{ file_path: 'long.txt', content }],
+      },
+      201,
+    );
+    /** The oracle: the lines where `text` starts, in any case, once each, the first 10. */
+    const expected = (text: string) => {
+      const lower = content.toLowerCase();
+      const numbers = new Set<number>();
+      for (let at = lower.indexOf(text); at !== -1; at = lower.indexOf(text, at + 1))
+        numbers.add(content.slice(0, at).split('\n').length);
+      const lines = content.split('\n');
+      return [...numbers].slice(0, 10).map((n) => ({ number: n, text: lines[n - 1].replace(/\r$/, '').slice(0, 500) }));
+    };
+    for (const text of ['okapi', 'kapi split', 'okapi late', 'okapi end\nnext']) {
+      const [hit] = (await found(alice.token, text)).filter((r) => r.id === s.id);
+      const lines = expected(text);
+      assert.ok(lines.length > 0, text);
+      assert.deepEqual(hit?.matches, [{ path: 'long.txt', lines }], JSON.stringify(text));
+    }
+    await t.ok('DELETE', `/snippets/${s.id}`, alice.token, undefined, 204);
   });
 
   it('finds texts that hold punctuation exactly, in any case, and never by the letters the index spells it with', async (c) => {

@@ -11,7 +11,7 @@ import { exited, type Spawned, spawnServer, cliCommand } from '../../scripts/spa
 import { migrateToLatest } from '../../src/storage/db/migrate.ts';
 import { openDatabase } from '../../src/storage/db/database.ts';
 import { insertUserRow, processStorage, TEST_DB, untilSearchIndexed } from '../helper.ts';
-import { assertCalm, MiB, whileHostile } from '../stall.ts';
+import { assertCalm, currentRss, MiB, whileHostile } from '../stall.ts';
 
 const TOKEN = 'glpat-search-indexing-root-token';
 const FILES = 4;
@@ -110,6 +110,52 @@ describe('search indexing: large files of random text indexed without holding th
     await assertFound([], 'right after the delete');
     await indexed();
     await assertFound([], 'once the index forgot it');
+  });
+
+  it('answers a content search over many large matching files without holding their text', async (t) => {
+    await request('PUT', '/application/settings', { search_rate_limit: 0 });
+    // Five snippets of ten files just under a mebibyte (the most the index takes), the needle on every line.
+    const line = (n: number) => `line ${n} of ordinary text with a needle in it\n`;
+    const made: { id: number; files: { file_path: string; content: string }[] }[] = [];
+    for (let s = 0, n = 0; s < 5; s++) {
+      const files = Array.from({ length: 10 }, (_, f) => {
+        let content = '';
+        while (content.length < MiB - 100) content += line(n++);
+        return { file_path: `text-${f}.txt`, content };
+      });
+      made.push({
+        id: (await request('POST', '/snippets', { title: `many ${s}`, visibility: 'public', files })).id,
+        files,
+      });
+    }
+    await indexed();
+    // Each search read every file whole: the server's memory grew by 50-100 MiB a search, and kept most of it.
+    const rssBefore = currentRss(server);
+    const { answer, calm } = await whileHostile(server, async () => {
+      const answers = [];
+      for (let i = 0; i < 6; i++)
+        answers.push(await request('GET', '/search?scope=snippet_blobs&per_page=100&search=needle'));
+      return answers;
+    });
+    t.diagnostic(`6 searches: ${JSON.stringify(calm)}, RSS before ${Math.round(rssBefore / MiB)} MiB`);
+    assertCalm(calm, { rssBytes: rssBefore + 96 * MiB });
+    // The oracle: each file's first ten lines, as the test wrote them.
+    const expected = [...made].reverse().map(({ id, files }) => ({
+      id,
+      matches: files.map((f) => ({
+        path: f.file_path,
+        lines: f.content
+          .split('\n')
+          .slice(0, 10)
+          .map((text, i) => ({ number: i + 1, text })),
+      })),
+    }));
+    for (const found of answer)
+      assert.deepEqual(
+        found.map((s: { id: number; matches: unknown }) => ({ id: s.id, matches: s.matches })),
+        expected,
+      );
+    for (const { id } of made) await request('DELETE', `/snippets/${id}`);
   });
 });
 

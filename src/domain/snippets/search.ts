@@ -120,13 +120,101 @@ export interface BlobResult {
 }
 
 /**
- * The lines of `content` that hold `needle` (lowercase), up to MAX_LINES_PER_FILE: found with indexOf and no
- * further than the last one shown, not by splitting a file of up to a mebibyte into all its lines.
+ * The lines of a file that hold a needle (lowercase, without a newline), up to MAX_LINES_PER_FILE, from its
+ * text fed a piece at a time: a file of up to the indexed size is never held whole, and reading stops at the
+ * last line shown. Whole lines within a piece are found with indexOf, not split one by one.
  */
-function matchingLines(content: string, needle: string): FileMatch['lines'] {
+class MatchingLines {
+  readonly lines: FileMatch['lines'] = [];
+  /** The line being read: its number, its first MAX_LINE_LENGTH characters, whether it holds the needle. */
+  #number = 1;
+  #head = '';
+  #holds = false;
+  /** Its last characters read, lowercased, one fewer than the needle's: a match may go on in the next piece. */
+  #tail = '';
+
+  constructor(private readonly needle: string) {}
+
+  get done(): boolean {
+    return this.lines.length >= MAX_LINES_PER_FILE;
+  }
+
+  feed(piece: string): void {
+    const first = piece.indexOf('\n');
+    if (first === -1) {
+      this.#goOn(piece);
+      return;
+    }
+    this.#goOn(piece.slice(0, first));
+    this.#endLine();
+    const last = piece.lastIndexOf('\n');
+    if (last > first) this.#wholeLines(piece.slice(first + 1, last + 1));
+    this.#goOn(piece.slice(last + 1));
+  }
+
+  /** The lines found, the file's last one included. */
+  finish(): FileMatch['lines'] {
+    if (this.#holds) this.#endLine();
+    return this.lines;
+  }
+
+  /** More of the line being read. */
+  #goOn(part: string): void {
+    if (this.#head.length < MAX_LINE_LENGTH) this.#head += part.slice(0, MAX_LINE_LENGTH - this.#head.length);
+    if (this.#holds || part === '') return;
+    const lower = this.#tail + part.toLowerCase();
+    this.#holds = lower.includes(this.needle);
+    this.#tail = this.needle.length > 1 ? lower.slice(1 - this.needle.length) : '';
+  }
+
+  #endLine(): void {
+    if (this.#holds && !this.done) this.lines.push({ number: this.#number, text: this.#head.replace(/\r$/, '') });
+    this.#number++;
+    this.#head = '';
+    this.#tail = '';
+    this.#holds = false;
+  }
+
+  /** `text`: whole lines, each ending with a newline, the line being read just ended. */
+  #wholeLines(text: string): void {
+    const lower = text.toLowerCase();
+    // Lowercasing that changes a length (İ) would shift positions: then line by line.
+    if (lower.length !== text.length) {
+      for (const line of text.slice(0, -1).split('\n')) {
+        if (this.done) return;
+        this.#goOn(line);
+        this.#endLine();
+      }
+      return;
+    }
+    let counted = 0;
+    const countLines = (to: number) => {
+      for (let i = text.indexOf('\n', counted); i !== -1 && i < to; i = text.indexOf('\n', i + 1)) this.#number++;
+      counted = to;
+    };
+    for (let at = lower.indexOf(this.needle); at !== -1 && !this.done; ) {
+      const start = text.lastIndexOf('\n', at) + 1;
+      const end = text.indexOf('\n', at);
+      countLines(start);
+      this.lines.push({
+        number: this.#number,
+        text: text.slice(start, end).replace(/\r$/, '').slice(0, MAX_LINE_LENGTH),
+      });
+      this.#number++;
+      counted = end + 1;
+      at = lower.indexOf(this.needle, end + 1);
+    }
+    if (!this.done) countLines(text.length);
+  }
+}
+
+/**
+ * The lines of `content`, read whole, where `needle` (lowercase, with a newline) starts, up to MAX_LINES_PER_FILE.
+ * None when lowercasing changes the text's length (İ): positions would shift, and no one line holds the needle.
+ */
+function linesWhereStarts(content: string, needle: string): FileMatch['lines'] {
   const lower = content.toLowerCase();
-  // Lowercasing that changes a length (İ) would shift positions: then line by line.
-  if (lower.length !== content.length) return matchingLinesOneByOne(content, needle);
+  if (lower.length !== content.length) return [];
   const out: FileMatch['lines'] = [];
   let number = 1;
   let counted = 0;
@@ -138,16 +226,6 @@ function matchingLines(content: string, needle: string): FileMatch['lines'] {
     counted = start;
     out.push({ number, text: content.slice(start, end).replace(/\r$/, '').slice(0, MAX_LINE_LENGTH) });
     at = newline === -1 ? -1 : lower.indexOf(needle, end + 1);
-  }
-  return out;
-}
-
-function matchingLinesOneByOne(content: string, needle: string): FileMatch['lines'] {
-  const out: FileMatch['lines'] = [];
-  const lines = content.split('\n');
-  for (let i = 0; i < lines.length && out.length < MAX_LINES_PER_FILE; i++) {
-    if (lines[i].toLowerCase().includes(needle))
-      out.push({ number: i + 1, text: lines[i].replace(/\r$/, '').slice(0, MAX_LINE_LENGTH) });
   }
   return out;
 }
@@ -171,24 +249,57 @@ export async function searchSnippetBlobs(
 }
 
 /**
- * The text read at once for a page's matching lines, in characters: a page's snippets may hold hundreds of
- * files of up to the indexed size each, read a batch at a time so that one search's memory stays bounded.
+ * A file's indexed text (up to 8 MiB) is read a piece a statement while its matching lines are looked for:
+ * FIRST_PIECE_CHARS first (the first pieces of FILES_A_STATEMENT files at once), each next piece four times
+ * longer up to PIECE_CHARS. A page's snippets may hold hundreds of matching files, whose first lines usually
+ * show enough: read whole, one search took hundreds of MiB (bench/RESULTS.md).
  */
-const TEXT_BATCH_CHARS = 16 * 1024 * 1024;
+const FIRST_PIECE_CHARS = 16 * 1024;
+const PIECE_CHARS = 256 * 1024;
+const FILES_A_STATEMENT = 64;
 
-/** `files` in order, in batches of at most TEXT_BATCH_CHARS (a larger file alone). */
-function batchesOf<F extends { length: number }>(files: F[]): F[][] {
-  const batches: F[][] = [];
-  let chars = Number.POSITIVE_INFINITY;
-  for (const file of files) {
-    if (chars + Number(file.length) > TEXT_BATCH_CHARS) {
-      batches.push([]);
-      chars = 0;
+/** The matching lines of `files` (whose path or text holds `needle`, lowercase), by snippet. */
+async function matchesOf(
+  store: Store,
+  files: { snippet_id: number; path: string; length: number }[],
+  needle: string,
+): Promise<Map<number, FileMatch[]>> {
+  const matches = new Map<number, FileMatch[]>();
+  const texts = store.snippets.texts;
+  const sorted = files.sort((a, b) => byteOrder(a.path, b.path));
+  for (let i = 0; i < sorted.length; i += FILES_A_STATEMENT) {
+    const batch = sorted.slice(i, i + FILES_A_STATEMENT);
+    const firstPieces = await texts.textPiecesOf(batch, 1, FIRST_PIECE_CHARS);
+    const first = new Map(firstPieces.map((f) => [`${f.snippet_id}/${f.path}`, f.piece]));
+    for (const file of batch) {
+      let lines: FileMatch['lines'];
+      const pieces = async function* () {
+        yield first.get(`${file.snippet_id}/${file.path}`) ?? '';
+        for (let at = 1 + FIRST_PIECE_CHARS, chars = 4 * FIRST_PIECE_CHARS; at <= Number(file.length); ) {
+          yield (await texts.textPiecesOf([file], at, chars))[0]?.piece ?? '';
+          at += chars;
+          chars = Math.min(4 * chars, PIECE_CHARS);
+        }
+      };
+      if (needle.includes('\n')) {
+        let whole = '';
+        for await (const piece of pieces()) whole += piece;
+        lines = linesWhereStarts(whole, needle);
+      } else {
+        const finder = new MatchingLines(needle);
+        for await (const piece of pieces()) {
+          finder.feed(piece);
+          if (finder.done) break;
+        }
+        lines = finder.finish();
+      }
+      if (!lines.length && !file.path.toLowerCase().includes(needle)) continue;
+      const list = matches.get(file.snippet_id) ?? [];
+      list.push({ path: file.path, lines });
+      matches.set(file.snippet_id, list);
     }
-    batches[batches.length - 1].push(file);
-    chars += Number(file.length);
   }
-  return batches;
+  return matches;
 }
 
 /**
@@ -226,17 +337,7 @@ async function blobsPage(
           holding,
         )
       : [];
-  const matches = new Map<number, FileMatch[]>();
-  for (const batch of batchesOf(found.sort((a, b) => byteOrder(a.path, b.path)))) {
-    const texts = new Map((await store.snippets.texts.textsOf(batch)).map((f) => [`${f.snippet_id}/${f.path}`, f]));
-    for (const { snippet_id, path } of batch) {
-      const lines = matchingLines(texts.get(`${snippet_id}/${path}`)?.content ?? '', needle);
-      if (!lines.length && !path.toLowerCase().includes(needle)) continue;
-      const list = matches.get(snippet_id) ?? [];
-      list.push({ path, lines });
-      matches.set(snippet_id, list);
-    }
-  }
+  const matches = await matchesOf(store, found, needle);
   return { ...page, rows: page.rows.map((snippet) => ({ snippet, matches: matches.get(snippet.id) ?? [] })) };
 }
 

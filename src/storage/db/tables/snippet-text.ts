@@ -392,12 +392,12 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
         .where(fileHolds('', text))
         .execute();
     },
-    /** The indexed text of `files`. */
-    async textsOf(files: { snippet_id: number; path: string }[]) {
+    /** `chars` characters of the indexed text of each of `files` from the character `from` on (1-based). */
+    async textPiecesOf(files: { snippet_id: number; path: string }[], from: number, chars: number) {
       if (!files.length) return [];
       return reads
         .selectFrom('snippet_file_text')
-        .select(['snippet_id', 'path', 'content'])
+        .select(['snippet_id', 'path', sql<string>`substr(content, ${from}, ${chars})`.as('piece')])
         .where((eb) => eb.or(files.map((f) => eb.and([eb('snippet_id', '=', f.snippet_id), eb('path', '=', f.path)]))))
         .execute();
     },
