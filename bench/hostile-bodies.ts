@@ -6,7 +6,8 @@
 //
 // Cases: idle (nothing hostile: the baseline), nested (anonymous, 75 MB of `[`), flat (anonymous, 80 MB of `[1,1,…`), nested-token and flat-token
 // (the same with a valid token), create (a snippet of 50 MiB, JSON, with a valid token), create-no-title (its
-// body without the title: parsed, then refused by parameter validation).
+// body without the title: parsed, then refused by parameter validation), multipart (a personal snippet whose
+// content is a file part of 150 MiB, just under the largest body: refused as too long once read).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +24,16 @@ const content = 'const a = "b";\n'.repeat((50 * 1024 * 1024) / 15);
 const large = JSON.stringify({ title: 'large', files: [{ file_path: 'a.js', content }] });
 const untitled = JSON.stringify({ files: [{ file_path: 'a.js', content }] });
 const withToken = { ...json, 'PRIVATE-TOKEN': TOKEN };
+const boundary = 'snippetd-bench-bodies';
+const formPart = (name: string, file = false) =>
+  `--${boundary}\r\nContent-Disposition: form-data; name="${name}"` +
+  `${file ? '; filename="a.txt"\r\nContent-Type: text/plain' : ''}\r\n\r\n`;
+const largePart = Buffer.concat([
+  Buffer.from(`${formPart('title')}large\r\n${formPart('files[][file_path]')}a.txt\r\n`),
+  Buffer.from(formPart('files[][content]', true)),
+  Buffer.alloc(150 * 1024 * 1024, 'abcdefghij\n'),
+  Buffer.from(`\r\n--${boundary}--\r\n`),
+]);
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-bodies-'));
 const server = await spawnServer(
@@ -61,6 +72,14 @@ try {
     // validation. What the body costs, apart from the snippet's storage.
     'create-no-title': async () => {
       const res = await fetch(`${server.url}${snippets}`, { method: 'POST', headers: withToken, body: untitled });
+      return { status: res.status, body: await res.text() };
+    },
+    multipart: async () => {
+      const res = await fetch(`${server.url}/api/v4/snippets`, {
+        method: 'POST',
+        headers: { 'PRIVATE-TOKEN': TOKEN, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+        body: largePart,
+      });
       return { status: res.status, body: await res.text() };
     },
   };

@@ -125,6 +125,39 @@ describe('request bodies and parameter sources', () => {
     assert.equal(res.json.expires_at, '2099-04-30');
   });
 
+  it('reads multipart file parts in their place among the fields, whichever comes first', async () => {
+    // A file part's value is read to its end after the fields that follow it may have been parsed.
+    const field = (name: string, value: string, file = false) =>
+      `--${MULTIPART_BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"` +
+      `${file ? '; filename="f.txt"\r\nContent-Type: text/plain' : ''}\r\n\r\n${value}\r\n`;
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v4/snippets',
+      headers: { 'content-type': `multipart/form-data; boundary=${MULTIPART_BOUNDARY}`, 'private-token': ROOT_TOKEN },
+      payload: [
+        field('title', 'parts'),
+        field('files[][content]', 'first ✓\n', true),
+        field('files[][file_path]', 'first.txt'),
+        field('files[][content]', 'second\n', true),
+        field('files[][file_path]', 'second.txt'),
+        `--${MULTIPART_BOUNDARY}--\r\n`,
+      ].join(''),
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    for (const [path, content] of [
+      ['first.txt', 'first ✓\n'],
+      ['second.txt', 'second\n'],
+    ]) {
+      const raw = await t.request({
+        method: 'GET',
+        url: `/api/v4/snippets/${res.json.id}/files/main/${path}/raw`,
+        headers: { 'private-token': ROOT_TOKEN },
+      });
+      assert.equal(raw.statusCode, 200, path);
+      assert.equal(raw.body, content, path);
+    }
+  });
+
   it('merges the query string with the body', async () => {
     const res = await t.request({ method: 'POST', url: `${tokensUrl}?name=half-query`, payload: { scopes: ['api'] } });
     assert.equal(res.statusCode, 201, res.body);

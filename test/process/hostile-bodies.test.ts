@@ -135,6 +135,57 @@ describe('a real server under large and hostile bodies', () => {
     assert.equal(await raw.text(), content);
   });
 
+  /** A multipart body of `parts` (a Buffer value is sent as a file part), and its content type. */
+  const multipart = (parts: [string, string | Buffer][]) => {
+    const boundary = 'snippetd-hostile-bodies';
+    const pieces = parts.flatMap(([name, value]) => [
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${name}"` +
+          (typeof value === 'string' ? '\r\n\r\n' : '; filename="f.txt"\r\nContent-Type: text/plain\r\n\r\n'),
+      ),
+      Buffer.from(value),
+      Buffer.from('\r\n'),
+    ]);
+    return {
+      body: Buffer.concat([...pieces, Buffer.from(`--${boundary}--\r\n`)]),
+      type: `multipart/form-data; boundary=${boundary}`,
+    };
+  };
+  const postMultipart = (parts: [string, string | Buffer][]) => {
+    const { body, type } = multipart(parts);
+    return whileHostile(server, async () => {
+      const res = await fetch(`${server.url}/api/v4/snippets`, {
+        method: 'POST',
+        headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': type },
+        body,
+      });
+      return { status: res.status, body: await res.json() };
+    });
+  };
+
+  it('creates a snippet from file parts as large as its limit allows, each file with its own path', async () => {
+    // Each content before its path, decoded as it arrives (a multi-byte character split between chunks).
+    const large = Buffer.alloc(40 * MiB, 'const a = "✓";\n');
+    const { answer, calm } = await postMultipart([
+      ['title', 'large'],
+      ['visibility', 'public'],
+      ['files[][content]', large],
+      ['files[][file_path]', 'large.js'],
+      ['files[][content]', Buffer.from('small\n')],
+      ['files[][file_path]', 'small.txt'],
+    ]);
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    assertCalm(calm);
+    const raw = async (path: string) =>
+      Buffer.from(
+        await (
+          await fetch(`${server.url}/api/v4/snippets/${answer.body.id}/files/main/${path}/raw`, { headers: withToken })
+        ).arrayBuffer(),
+      );
+    assert.ok((await raw('large.js')).equals(large));
+    assert.equal((await raw('small.txt')).toString(), 'small\n');
+  });
+
   it('answers 40 MB of authenticated form parameters with 400, and stays calm', async () => {
     // 6.6 million parameters: only GitLab's first 10,000 are parsed, the rest never even cut out.
     const form = { 'Content-Type': 'application/x-www-form-urlencoded', 'PRIVATE-TOKEN': TOKEN };

@@ -3,6 +3,7 @@
 // content type (common on DELETE) is an empty hash. How large a body may be, and for whom, is decided
 // before any of it is read (plugins/body-limits.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { StringDecoder } from 'node:string_decoder';
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
 import { Piscina } from 'piscina';
 import { addParam, MAX_PARAMS, parseRackQuery } from '../rack-params.ts';
@@ -215,8 +216,9 @@ function parseMultipart(
   maxBodyBytes: number,
 ): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const params: Record<string, unknown> = Object.create(null);
-    let count = 0;
+    // In the body's order: a file part's value is known at its end, after the fields that follow it may have
+    // come (Rack's `files[][…]` groups keys by that order).
+    const parts: { name: string; value: string }[] = [];
     let received = 0;
     let settled = false;
     let openFiles = 0;
@@ -230,6 +232,8 @@ function parseMultipart(
     const finishIfDone = () => {
       if (settled || !parserFinished || openFiles > 0) return;
       settled = true;
+      const params: Record<string, unknown> = Object.create(null);
+      for (const { name, value } of parts) addParam(params, name, value);
       resolve(params);
     };
     let parser: BusboyInstance;
@@ -243,17 +247,23 @@ function parseMultipart(
     }
     parser.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
       if (valueTruncated) return fail(payloadTooLarge());
-      if (++count <= MAX_PARAMS) addParam(params, name, value);
+      if (parts.length < MAX_PARAMS) parts.push({ name, value });
     });
     parser.on('file', (name: string, stream: NodeJS.ReadableStream) => {
-      const chunks: Buffer[] = [];
+      // Decoded as it arrives and joined once (a flat string): joining a 150 MiB part's bytes and decoding them
+      // at its end held the event loop 222-235 ms and took three times the part in memory.
+      const decoder = new StringDecoder('utf8');
+      const pieces: string[] = [];
+      const part = parts.length < MAX_PARAMS ? { name, value: '' } : null;
+      if (part) parts.push(part);
       openFiles++;
-      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('data', (c: Buffer) => pieces.push(decoder.write(c)));
       stream.on('limit', () => fail(payloadTooLarge()));
       stream.on('error', () => fail(invalidParams(MALFORMED_BODY)));
       stream.on('end', () => {
         openFiles--;
-        if (++count <= MAX_PARAMS) addParam(params, name, Buffer.concat(chunks).toString('utf8'));
+        pieces.push(decoder.end());
+        if (part) part.value = pieces.join('');
         finishIfDone();
       });
     });
