@@ -213,29 +213,33 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
 
   it('finds lines across the pieces a file is read in: a text, a CR and a long line cut at a piece end', async () => {
     // Where the pieces end: 16 Ki characters, then 64 Ki, then 256 Ki a piece (src/domain/snippets/search.ts).
-    const ends = [16, 80, 336, 592].map((k) => k * 1024);
+    const ends = [16, 80, 336, 592, 848, 1104].map((k) => k * 1024);
     let content = '';
     /** Filler lines, then dots on the line that goes on with `text`, which starts at character `at`. */
     const placeAt = (at: number, text: string) => {
       while (content.length < at - 10) content += 'filler\n';
       content += `${'.'.repeat(at - content.length)}${text}`;
     };
-    content += 'an okapi on the first line\n';
+    content += 'an okapi on the first line\nλόγος, written in lowercase\n';
     placeAt(ends[0] - 2, 'OKAPI split by the first piece end\n');
     placeAt(ends[1] - 9, 'an okapi\r\nthen the line after a CR at the second piece end, another Okapi\r\n');
     placeAt(ends[2] - 600, `${'y'.repeat(900)}okapi late in a long line\n`);
-    placeAt(ends[3] - 4, 'okapi end\nnext line\nokapi end\nnext line');
-    const s = await t.ok(
-      'POST',
-      '/snippets',
-      alice.token,
-      {
-        title: 'pieces',
-        visibility: 'private',
-        files: [{ file_path: 'long.txt', content }],
-      },
-      201,
-    );
+    placeAt(ends[3] - 4, 'okapi end\nnext line\nokapi end\n');
+    // Σ lowercases to ς at a word's end, which the next piece's first letter alone cannot tell (the line above,
+    // in lowercase, is what the database's own lowercasing finds the file by).
+    placeAt(ends[4] - 4, 'ΛΌΓΟΣ at a word end\n');
+    // A CR that is the 500th character of its line, not its last, is kept.
+    placeAt(ends[5] - 10, `\nabc${'x'.repeat(496)}\ry\nthe last line`);
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 2048 });
+    const s = await t
+      .ok(
+        'POST',
+        '/snippets',
+        alice.token,
+        { title: 'pieces', visibility: 'private', files: [{ file_path: 'long.txt', content }] },
+        201,
+      )
+      .finally(() => t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 1024 }));
     /** The oracle: the lines where `text` starts, in any case, once each, the first 10. */
     const expected = (text: string) => {
       const lower = content.toLowerCase();
@@ -245,7 +249,7 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
       const lines = content.split('\n');
       return [...numbers].slice(0, 10).map((n) => ({ number: n, text: lines[n - 1].replace(/\r$/, '').slice(0, 500) }));
     };
-    for (const text of ['okapi', 'kapi split', 'okapi late', 'okapi end\nnext']) {
+    for (const text of ['okapi', 'kapi split', 'okapi late', 'okapi end\nnext', 'λόγος', 'abcxx']) {
       const [hit] = (await found(alice.token, text)).filter((r) => r.id === s.id);
       const lines = expected(text);
       assert.ok(lines.length > 0, text);

@@ -121,17 +121,15 @@ export interface BlobResult {
 
 /**
  * The lines of a file that hold a needle (lowercase, without a newline), up to MAX_LINES_PER_FILE, from its
- * text fed a piece at a time: a file of up to the indexed size is never held whole, and reading stops at the
- * last line shown. Whole lines within a piece are found with indexOf, not split one by one.
+ * text fed a piece at a time: the file is never held whole (a line at most), and reading stops at the last
+ * line shown. Whole lines within a piece are found with indexOf, not split one by one; a line is lowercased
+ * whole, as lowercasing depends on the letters around (Σ at a word's end is ς).
  */
 class MatchingLines {
   readonly lines: FileMatch['lines'] = [];
-  /** The line being read: its number, its first MAX_LINE_LENGTH characters, whether it holds the needle. */
+  /** The line being read, as far as it was: its number and its text. */
   #number = 1;
-  #head = '';
-  #holds = false;
-  /** Its last characters read, lowercased, one fewer than the needle's: a match may go on in the next piece. */
-  #tail = '';
+  #line = '';
 
   constructor(private readonly needle: string) {}
 
@@ -142,37 +140,30 @@ class MatchingLines {
   feed(piece: string): void {
     const first = piece.indexOf('\n');
     if (first === -1) {
-      this.#goOn(piece);
+      this.#line += piece;
       return;
     }
-    this.#goOn(piece.slice(0, first));
+    this.#line += piece.slice(0, first);
     this.#endLine();
     const last = piece.lastIndexOf('\n');
     if (last > first) this.#wholeLines(piece.slice(first + 1, last + 1));
-    this.#goOn(piece.slice(last + 1));
+    this.#line = piece.slice(last + 1);
   }
 
   /** The lines found, the file's last one included. */
   finish(): FileMatch['lines'] {
-    if (this.#holds) this.#endLine();
+    this.#endLine();
     return this.lines;
   }
 
-  /** More of the line being read. */
-  #goOn(part: string): void {
-    if (this.#head.length < MAX_LINE_LENGTH) this.#head += part.slice(0, MAX_LINE_LENGTH - this.#head.length);
-    if (this.#holds || part === '') return;
-    const lower = this.#tail + part.toLowerCase();
-    this.#holds = lower.includes(this.needle);
-    this.#tail = this.needle.length > 1 ? lower.slice(1 - this.needle.length) : '';
+  #endLine(): void {
+    if (!this.done && this.#line.toLowerCase().includes(this.needle)) this.#found(this.#line);
+    this.#number++;
+    this.#line = '';
   }
 
-  #endLine(): void {
-    if (this.#holds && !this.done) this.lines.push({ number: this.#number, text: this.#head.replace(/\r$/, '') });
-    this.#number++;
-    this.#head = '';
-    this.#tail = '';
-    this.#holds = false;
+  #found(line: string): void {
+    this.lines.push({ number: this.#number, text: line.replace(/\r$/, '').slice(0, MAX_LINE_LENGTH) });
   }
 
   /** `text`: whole lines, each ending with a newline, the line being read just ended. */
@@ -182,7 +173,7 @@ class MatchingLines {
     if (lower.length !== text.length) {
       for (const line of text.slice(0, -1).split('\n')) {
         if (this.done) return;
-        this.#goOn(line);
+        this.#line = line;
         this.#endLine();
       }
       return;
@@ -196,10 +187,7 @@ class MatchingLines {
       const start = text.lastIndexOf('\n', at) + 1;
       const end = text.indexOf('\n', at);
       countLines(start);
-      this.lines.push({
-        number: this.#number,
-        text: text.slice(start, end).replace(/\r$/, '').slice(0, MAX_LINE_LENGTH),
-      });
+      this.#found(text.slice(start, end));
       this.#number++;
       counted = end + 1;
       at = lower.indexOf(this.needle, end + 1);
