@@ -212,8 +212,8 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
   });
 
   it('finds lines across the pieces a file is read in: a text, a CR and a long line cut at a piece end', async () => {
-    // Where the pieces end: 16 Ki characters, then 64 Ki, then 256 Ki a piece (src/domain/snippets/search.ts).
-    const ends = [16, 80, 336, 592, 848, 1104].map((k) => k * 1024);
+    // Where the pieces end: 16 Ki characters, then each piece four times longer (src/domain/snippets/search.ts).
+    const ends = [16, 80, 336, 1360, 5456].map((k) => k * 1024);
     let content = '';
     /** Filler lines, then dots on the line that goes on with `text`, which starts at character `at`. */
     const placeAt = (at: number, text: string) => {
@@ -224,13 +224,13 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
     placeAt(ends[0] - 2, 'OKAPI split by the first piece end\n');
     placeAt(ends[1] - 9, 'an okapi\r\nthen the line after a CR at the second piece end, another Okapi\r\n');
     placeAt(ends[2] - 600, `${'y'.repeat(900)}okapi late in a long line\n`);
-    placeAt(ends[3] - 4, 'okapi end\nnext line\nokapi end\n');
+    placeAt(ends[3] - 1000, 'okapi end\nnext line\nokapi end\n');
     // Σ lowercases to ς at a word's end, which the next piece's first letter alone cannot tell (the line above,
     // in lowercase, is what the database's own lowercasing finds the file by).
-    placeAt(ends[4] - 4, 'ΛΌΓΟΣ at a word end\n');
+    placeAt(ends[3] - 4, 'ΛΌΓΟΣ at a word end\n');
     // A CR that is the 500th character of its line, not its last, is kept.
-    placeAt(ends[5] - 10, `\nabc${'x'.repeat(496)}\ry\nthe last line`);
-    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 2048 });
+    placeAt(ends[4] - 10, `\nabc${'x'.repeat(496)}\ry\nthe last line`);
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 8192 });
     const s = await t
       .ok(
         'POST',

@@ -239,11 +239,11 @@ export async function searchSnippetBlobs(
 /**
  * A file's indexed text (up to 8 MiB) is read a piece a statement while its matching lines are looked for:
  * FIRST_PIECE_CHARS first (the first pieces of FILES_A_STATEMENT files at once), each next piece four times
- * longer up to PIECE_CHARS. A page's snippets may hold hundreds of matching files, whose first lines usually
- * show enough: read whole, one search took hundreds of MiB (bench/RESULTS.md).
+ * longer. A page's snippets may hold hundreds of matching files, whose first lines usually show enough: read
+ * whole, one search took hundreds of MiB (bench/RESULTS.md). Each statement reads its file's whole value from
+ * storage, so pieces grow fast: six statements at most for 8 MiB.
  */
 const FIRST_PIECE_CHARS = 16 * 1024;
-const PIECE_CHARS = 256 * 1024;
 const FILES_A_STATEMENT = 64;
 
 /** The matching lines of `files` (whose path or text holds `needle`, lowercase), by snippet. */
@@ -266,7 +266,7 @@ async function matchesOf(
         for (let at = 1 + FIRST_PIECE_CHARS, chars = 4 * FIRST_PIECE_CHARS; at <= Number(file.length); ) {
           yield (await texts.textPiecesOf([file], at, chars))[0]?.piece ?? '';
           at += chars;
-          chars = Math.min(4 * chars, PIECE_CHARS);
+          chars *= 4;
         }
       };
       if (needle.includes('\n')) {
