@@ -64,7 +64,10 @@ export function send(
       while (!answered && !socket.destroyed && sentBytes < opts.total) {
         const data = piece.subarray(0, Math.min(piece.length, opts.total - sentBytes));
         sentBytes += data.length;
+        // A turn of the event loop after each piece, so that an answer is seen as soon as it comes even while
+        // the socket takes every piece at once.
         if (!socket.write(frame(data))) await new Promise((resume) => (wake = resume));
+        else await new Promise((resume) => setImmediate(resume));
       }
       if (!answered && !socket.destroyed && opts.chunked) socket.write('0\r\n\r\n');
     });
