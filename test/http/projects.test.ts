@@ -457,5 +457,16 @@ describe('projects API', () => {
       assert.deepEqual([...(await paths('&search=mine', bob.token))], []);
       assert.deepEqual([...(await paths('&search=mine', alice.token))], ['alice/mine']);
     });
+
+    it('search= folds letters beyond ASCII as PostgreSQL lower() does, on SQLite too', async () => {
+      const p = await t.ok('POST', '/projects', alice.token, { path: 'fruit', description: 'Äpfel und Öl' }, 201);
+      for (const search of ['äpfel', 'ÄPFEL', 'und öl'])
+        assert.deepEqual(
+          [...(await paths(`&search=${encodeURIComponent(search)}`, alice.token))],
+          ['alice/fruit'],
+          search,
+        );
+      await t.ok('DELETE', `/projects/${p.id}`, alice.token, undefined, 202);
+    });
   });
 });

@@ -211,7 +211,10 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
     }
   });
 
-  it('finds lines across the pieces a file is read in: a text, a CR and a long line cut at a piece end', async () => {
+  it('finds lines across the pieces a file is read in: a text, a CR and a long line cut at a piece end', async (c) => {
+    // More searches than search_rate_limit's 30 a minute, which this is not about.
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_rate_limit: 0 });
+    c.after(() => t.must('PUT', '/application/settings', ROOT_TOKEN, { search_rate_limit: 30 }));
     // Where the pieces end: 16 Ki characters, then each piece four times longer (src/domain/snippets/search.ts).
     const ends = [16, 80, 336, 1360, 5456].map((k) => k * 1024);
     let content = '';
@@ -255,6 +258,33 @@ describe('search API: snippet content (snippet_blobs) and project and group sear
       assert.ok(lines.length > 0, text);
       assert.deepEqual(hit?.matches, [{ path: 'long.txt', lines }], JSON.stringify(text));
     }
+    await t.ok('DELETE', `/snippets/${s.id}`, alice.token, undefined, 204);
+  });
+
+  it('finds letters beyond ASCII in any case, in titles, paths and text, as PostgreSQL lower() folds them', async (c) => {
+    // More searches than search_rate_limit's 30 a minute, which this is not about.
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_rate_limit: 0 });
+    c.after(() => t.must('PUT', '/application/settings', ROOT_TOKEN, { search_rate_limit: 30 }));
+    const s = await t.ok(
+      'POST',
+      '/snippets',
+      alice.token,
+      {
+        title: 'Äpfel Ölmühle',
+        visibility: 'private',
+        files: [{ file_path: 'ÉCOLE/Straße.txt', content: 'first\nDIE ÄPFEL DER ÖLMÜHLE\nlast\n' }],
+      },
+      201,
+    );
+    const line = { number: 2, text: 'DIE ÄPFEL DER ÖLMÜHLE' };
+    for (const text of ['äpfel', 'ÄPFEL', 'Äpfel', 'ölmühle']) {
+      assert.deepEqual(await titles(alice.token, text, '/search', 'snippet_titles'), ['Äpfel Ölmühle'], text);
+      const [hit] = (await found(alice.token, text)).filter((r) => r.id === s.id);
+      assert.deepEqual(hit?.matches, [{ path: 'ÉCOLE/Straße.txt', lines: [line] }], text);
+    }
+    // A path's own letters: the file is listed, no line holds them.
+    const [byPath] = (await found(alice.token, 'école/straße')).filter((r) => r.id === s.id);
+    assert.deepEqual(byPath?.matches, [{ path: 'ÉCOLE/Straße.txt', lines: [] }]);
     await t.ok('DELETE', `/snippets/${s.id}`, alice.token, undefined, 204);
   });
 

@@ -1,6 +1,7 @@
 // Opens the database named by a URL: `sqlite:<file>` (embedded default) or `postgres://...` (scale-out).
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import { addSqlFunctions } from './sqlite-functions.ts';
 import type * as Pg from 'pg';
 import {
   CompiledQuery,
@@ -85,6 +86,7 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
   }
   const sqlite = new SQLite(file);
   try {
+    addSqlFunctions(sqlite);
     sqlite.pragma('journal_mode = WAL');
     // FULL: a transaction is on disk before we acknowledge it, so a crash loses nothing acknowledged.
     sqlite.pragma('synchronous = FULL');

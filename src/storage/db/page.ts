@@ -175,13 +175,21 @@ async function countOf(
 
 const counted = (n: number | string, most: number) => (Number(n) > most ? null : Number(n));
 
+/**
+ * The SQL function that lowercases a column matched with `text`: on SQLite a text beyond ASCII needs
+ * unicode_lower (sqlite-functions.ts), as its lower() folds ASCII letters only; elsewhere lower().
+ */
+export const lowerFunction = (dialect: DialectName, text: string) =>
+  sql.raw(dialect === 'sqlite' && /[^\0-\x7f]/u.test(text) ? 'unicode_lower' : 'lower');
+
 /** `column` contains `text`, case-insensitively and literally (% and _ in the text match themselves). */
 export function containsText(
+  dialect: DialectName,
   column: Expression<string | null>,
   text: string,
   where: 'anywhere' | 'suffix' | 'prefix' = 'anywhere',
 ) {
   const escaped = text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
   const pattern = where === 'suffix' ? `%${escaped}` : where === 'prefix' ? `${escaped}%` : `%${escaped}%`;
-  return sql<boolean>`lower(coalesce(${column}, '')) LIKE ${pattern} ESCAPE '\\'`;
+  return sql<boolean>`${lowerFunction(dialect, text)}(coalesce(${column}, '')) LIKE ${pattern} ESCAPE '\\'`;
 }

@@ -2,6 +2,7 @@
 // its own to the database file, kept for the thread's life with its prepared statements. In WAL mode a
 // reader sees every committed write and never blocks the writer.
 import SQLite from 'better-sqlite3';
+import { addSqlFunctions } from './sqlite-functions.ts';
 
 export interface ReadTask {
   file: string;
@@ -19,6 +20,7 @@ function open(file: string) {
   connection?.sqlite.close();
   const sqlite = new SQLite(file, { readonly: true, fileMustExist: true });
   sqlite.pragma('busy_timeout = 5000');
+  addSqlFunctions(sqlite);
   connection = { file, sqlite, statements: new Map() };
   return connection;
 }

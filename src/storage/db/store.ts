@@ -20,8 +20,8 @@ function repositories(k: Kysely<Database>, objects: ObjectCache, dialect: Dialec
   return {
     users: usersTable(k),
     tokens: tokensTable(k),
-    namespaces: namespacesTable(k),
-    projects: projectsTable(k),
+    namespaces: namespacesTable(k, dialect),
+    projects: projectsTable(k, dialect),
     members: membersTable(k),
     settings: settingsTable(k),
     snippets: snippetsTable(k, dialect, reads),

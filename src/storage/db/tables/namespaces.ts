@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Namespace, NamespacesTable } from '../schema.ts';
+import type { DialectName } from '../database.ts';
 import type { Insertable, Updateable } from 'kysely';
 import { sql } from 'kysely';
 import { setsNothing } from '../rows.ts';
@@ -7,7 +8,7 @@ import { containsText } from '../page.ts';
 
 export type NewNamespace = Omit<Insertable<NamespacesTable>, 'traversal_ids'>;
 
-export function namespacesTable(db: Kysely<Database>) {
+export function namespacesTable(db: Kysely<Database>, dialect: DialectName) {
   return {
     /** Inserts a namespace and fills its traversal ids (parent's ids + its own) in one transaction. */
     async insert(ns: NewNamespace, parent: Namespace | null, tx: Kysely<Database> = db): Promise<Namespace> {
@@ -55,7 +56,7 @@ export function namespacesTable(db: Kysely<Database>) {
         .selectFrom('namespaces')
         .select('full_path')
         .where('parent_id', 'is', null)
-        .where(containsText(sql.ref('full_path'), prefix, 'prefix'))
+        .where(containsText(dialect, sql.ref('full_path'), prefix, 'prefix'))
         .execute();
       return new Set(rows.map((r) => r.full_path.toLowerCase()));
     },

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Insertable, type Updateable, type SelectQueryBuilder } from 'kysely';
 import type { Database, Namespace, Project, ProjectsTable, Visibility } from '../schema.ts';
+import type { DialectName } from '../database.ts';
 import { containsText, fetchPage, type PageWindow } from '../page.ts';
 import { setsNothing } from '../rows.ts';
 import { projectAccessAtLeast } from './members.ts';
@@ -33,7 +34,7 @@ const NAMESPACE_COLUMNS = [
   'created_at',
 ] as const satisfies readonly (keyof Namespace)[];
 
-export function projectsTable(db: Kysely<Database>) {
+export function projectsTable(db: Kysely<Database>, dialect: DialectName) {
   /** A project and its namespace in one round trip (every project-scoped request starts here). */
   async function withNamespace(
     by: { id: number } | { fullPath: string },
@@ -138,9 +139,9 @@ export function projectsTable(db: Kysely<Database>) {
         const search = filter.search;
         q = q.where((eb) =>
           eb.or([
-            containsText(sql.ref('projects.name'), search),
-            containsText(sql.ref('projects.path'), search),
-            containsText(sql.ref('projects.description'), search),
+            containsText(dialect, sql.ref('projects.name'), search),
+            containsText(dialect, sql.ref('projects.path'), search),
+            containsText(dialect, sql.ref('projects.description'), search),
           ]),
         );
       }

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DialectName } from '../database.ts';
+import { lowerFunction } from '../page.ts';
 import type { Database } from '../schema.ts';
 import type { IndexedFile } from './snippets.ts';
 import { MAX_PIECES, phraseText } from '../search-indexing.ts';
@@ -179,10 +180,11 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
   const fileHolds = (table: string, text: string) => {
     const column = columnOf(table);
     const pattern = likePattern(text.toLowerCase());
-    const inPath = sql<boolean>`lower(${column('path')}) LIKE ${pattern} ESCAPE '\\'`;
+    const lower = lowerFunction(dialect, text);
+    const inPath = sql<boolean>`${lower}(${column('path')}) LIKE ${pattern} ESCAPE '\\'`;
     return dialect === 'postgres'
       ? sql<boolean>`(${inPath} OR ${markedTextHolds(table, text)})`
-      : sql<boolean>`(${inPath} OR lower(${column('content')}) LIKE ${pattern} ESCAPE '\\')`;
+      : sql<boolean>`(${inPath} OR ${lower}(${column('content')}) LIKE ${pattern} ESCAPE '\\')`;
   };
   return {
     /**
@@ -245,8 +247,9 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
       if (dialect === 'sqlite') {
         // As snippetsHolding: exact up to MAX_PHRASE_UNITS, else and for queued snippets checked here.
         const escaped = likePattern(text.toLowerCase());
-        const holds = sql`(lower(coalesce(s.title, '')) LIKE ${escaped} ESCAPE '\\'
-          OR lower(coalesce(s.description, '')) LIKE ${escaped} ESCAPE '\\')`;
+        const lower = lowerFunction(dialect, text);
+        const holds = sql`(${lower}(coalesce(s.title, '')) LIKE ${escaped} ESCAPE '\\'
+          OR ${lower}(coalesce(s.description, '')) LIKE ${escaped} ESCAPE '\\')`;
         const indexed = sql`SELECT ${SOURCE_OF_PIECE} AS id FROM snippet_fields_fts
           WHERE snippet_fields_fts MATCH ${`{title description}: ${ftsPhrase(text)}`}`;
         return phraseText(text).truncated

@@ -8,7 +8,14 @@ import {
 } from 'kysely';
 import type { Database, Snippet, SnippetsTable, Visibility } from '../schema.ts';
 import { byteOrder } from '../../../order.ts';
-import { containsText, fetchSnippetPage, type PageWindow, pathsInGitOrder, SNIPPET_PATHS } from '../page.ts';
+import {
+  containsText,
+  fetchSnippetPage,
+  lowerFunction,
+  type PageWindow,
+  pathsInGitOrder,
+  SNIPPET_PATHS,
+} from '../page.ts';
 import { MAX_COUNTED } from '../../../paging.ts';
 import { setsNothing } from '../rows.ts';
 import { projectAccessAtLeast } from './members.ts';
@@ -70,11 +77,12 @@ export type TextMatch = { allOf: string[] } | { equals: string };
 
 const SEARCHED_COLUMNS = ['title', 'description', 'file_name'] as const;
 
-function matchesText(column: (typeof SEARCHED_COLUMNS)[number], match: TextMatch) {
+function matchesText(dialect: DialectName, column: (typeof SEARCHED_COLUMNS)[number], match: TextMatch) {
   const ref = sql.ref<string | null>(`snippets.${column}`);
-  if ('equals' in match) return sql<boolean>`lower(coalesce(${ref}, '')) = ${match.equals.toLowerCase()}`;
+  if ('equals' in match)
+    return sql<boolean>`${lowerFunction(dialect, match.equals)}(coalesce(${ref}, '')) = ${match.equals.toLowerCase()}`;
   return sql<boolean>`(${sql.join(
-    match.allOf.map((term) => containsText(ref, term)),
+    match.allOf.map((term) => containsText(dialect, ref, term)),
     sql` AND `,
   )})`;
 }
@@ -90,7 +98,7 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
   const texts = snippetTextTable(db, dialect, reads);
   /** Whether the statement's `snippets` row has `text` in its title or description, any case. */
   const fieldsHold = (text: string) =>
-    sql<boolean>`(${containsText(sql.ref('snippets.title'), text)} OR ${containsText(sql.ref('snippets.description'), text)})`;
+    sql<boolean>`(${containsText(dialect, sql.ref('snippets.title'), text)} OR ${containsText(dialect, sql.ref('snippets.description'), text)})`;
   /** …or (three characters or more) in a file's path or text. */
   const holds = (text: string) => sql<boolean>`(${fieldsHold(text)} OR EXISTS ${texts.filesOfSnippetHolding(text)})`;
   // The lookups every GET of a snippet or of its raw file makes.
@@ -213,9 +221,10 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
           .selectFrom('snippet_files as sf')
           .select('sf.snippet_id')
           .where(sql<boolean>`sf.snippet_id = snippets.id`);
-        if (filePathContains !== undefined) files = files.where(containsText(sql.ref('sf.path'), filePathContains));
+        if (filePathContains !== undefined)
+          files = files.where(containsText(dialect, sql.ref('sf.path'), filePathContains));
         if (fileExtensions !== undefined) {
-          const endings = fileExtensions.map((e) => containsText(sql.ref('sf.path'), `.${e}`, 'suffix'));
+          const endings = fileExtensions.map((e) => containsText(dialect, sql.ref('sf.path'), `.${e}`, 'suffix'));
           files = files.where((eb) => (endings.length ? eb.or(endings) : sql<boolean>`1 = 0`));
         }
         q = q.where((eb) => eb.exists(files));
@@ -242,10 +251,10 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
       if (filter.kind === 'personal') q = q.where('project_id', 'is', null);
       if (filter.createdAfter) q = q.where('created_at', '>=', filter.createdAfter);
       if (filter.createdBefore) q = q.where('created_at', '<=', filter.createdBefore);
-      if (filter.titleContains) q = q.where(containsText(sql.ref('title'), filter.titleContains));
+      if (filter.titleContains) q = q.where(containsText(dialect, sql.ref('title'), filter.titleContains));
       const matching = filter.matching;
       if (matching) {
-        q = q.where((eb) => eb.or(SEARCHED_COLUMNS.map((column) => matchesText(column, matching))));
+        q = q.where((eb) => eb.or(SEARCHED_COLUMNS.map((column) => matchesText(dialect, column, matching))));
         // SQLite's trigram index narrows the rows first (PostgreSQL's GIN indexes answer the LIKEs themselves).
         if (dialect === 'sqlite' && 'allOf' in matching && !filter.commonText)
           q = q.where(sql<boolean>`snippets.id IN (${texts.snippetsWithFields(matching.allOf)})`);

@@ -1,0 +1,11 @@
+// SQL functions snippetd adds to every SQLite connection that answers its queries (database.ts, and the reader
+// threads of sqlite-read-worker.ts): each is also there on PostgreSQL, as a built-in or under the same name.
+import type SQLite from 'better-sqlite3';
+
+export function addSqlFunctions(sqlite: SQLite.Database): void {
+  // SQLite's lower() folds ASCII letters only (Ä stays Ä); PostgreSQL's folds every letter, as this does.
+  // A match with a text beyond ASCII goes through it (page.ts, lowerFunction); ASCII keeps the built-in.
+  sqlite.function('unicode_lower', { deterministic: true }, (text: unknown) =>
+    typeof text === 'string' ? text.toLowerCase() : text,
+  );
+}
