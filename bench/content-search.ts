@@ -1,9 +1,11 @@
 // Content search over many large matching files: SNIPPETS public snippets of FILES files just under 1 MiB
-// (the most the index takes of a file), a needle on every line, then `scope=snippet_blobs` searches for it,
+// (the most the index takes of a file), a needle on every line (or, with `--in path`, in each file's name and
+// nowhere in its text: every file read to its end), then `scope=snippet_blobs` searches for it,
 // one at a time, while cheap requests go on (test/stall.ts): each search's latency, the server's longest
 // event-loop delay and its peak memory. test/process/search-indexing.test.ts asserts the same, smaller:
 //
-//   npx tsx bench/content-search.ts [--snippets 20] [--files 10] [--rounds 4] [--db sqlite|postgres] [--cli <cli>]
+//   npx tsx bench/content-search.ts [--snippets 20] [--files 10] [--rounds 4] [--in lines|path] [--db sqlite|postgres]
+//     [--cli <cli>]
 //
 // By default it runs this tree's compiled CLI (built first, as `npm start` runs it); `--cli` runs another
 // tree's dist/cli.js, for a before figure.
@@ -17,6 +19,7 @@ const { values } = parseArgs({
     snippets: { type: 'string' },
     files: { type: 'string' },
     rounds: { type: 'string' },
+    in: { type: 'string' },
     db: { type: 'string' },
     cli: { type: 'string' },
   },
@@ -46,12 +49,13 @@ const api = async (method: string, url: string, body?: unknown) => {
 
 try {
   await api('PUT', '/application/settings', { search_rate_limit: 0 });
-  const line = (n: number) => `line ${n} of ordinary text with a needle in it\n`;
+  const inPath = values.in === 'path';
+  const line = (n: number) => `line ${n} of ordinary text with a ${inPath ? 'pin' : 'needle'} in it\n`;
   for (let s = 0, n = 0; s < SNIPPETS; s++) {
     const files = Array.from({ length: FILES }, (_, f) => {
       let content = '';
       while (content.length < MiB - 100) content += line(n++);
-      return { file_path: `text-${f}.txt`, content };
+      return { file_path: `${inPath ? 'needle' : 'text'}-${f}.txt`, content };
     });
     await api('POST', '/snippets', { title: `many ${s}`, visibility: 'public', files });
   }
@@ -60,9 +64,9 @@ try {
     await untilSearchIndexed(db.kysely, 600_000);
     await db.close();
   }
-  console.log(
-    `${SNIPPETS} snippets of ${FILES} files on ${process.env.SNIPPETD_TEST_DB}, RSS ${currentRss(server) >> 20} MiB`,
-  );
+  const where = inPath ? 'their names' : 'every line';
+  console.log(`${SNIPPETS} snippets of ${FILES} files, the needle in ${where}, on ${process.env.SNIPPETD_TEST_DB}`);
+  console.log(`RSS ${currentRss(server) >> 20} MiB`);
   for (let round = 0; round < Number(values.rounds ?? 4); round++) {
     const start = performance.now();
     const { answer, calm } = await whileHostile(server, () =>

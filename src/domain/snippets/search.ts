@@ -249,7 +249,7 @@ const FILES_A_STATEMENT = 64;
 /** The matching lines of `files` (whose path or text holds `needle`, lowercase), by snippet. */
 async function matchesOf(
   store: Store,
-  files: { snippet_id: number; path: string; length: number }[],
+  files: { snippet_id: number; path: string; length: number; inText: boolean }[],
   needle: string,
 ): Promise<Map<number, FileMatch[]>> {
   const matches = new Map<number, FileMatch[]>();
@@ -257,7 +257,12 @@ async function matchesOf(
   const sorted = files.sort((a, b) => byteOrder(a.path, b.path));
   for (let i = 0; i < sorted.length; i += FILES_A_STATEMENT) {
     const batch = sorted.slice(i, i + FILES_A_STATEMENT);
-    const firstPieces = await texts.textPiecesOf(batch, 1, FIRST_PIECE_CHARS);
+    // A file found by its path alone shows no line: its text is not read.
+    const firstPieces = await texts.textPiecesOf(
+      batch.filter((f) => f.inText),
+      1,
+      FIRST_PIECE_CHARS,
+    );
     const first = new Map(firstPieces.map((f) => [`${f.snippet_id}/${f.path}`, f.piece]));
     for (const file of batch) {
       let lines: FileMatch['lines'];
@@ -269,7 +274,8 @@ async function matchesOf(
           chars *= 4;
         }
       };
-      if (needle.includes('\n')) {
+      if (!file.inText) lines = [];
+      else if (needle.includes('\n')) {
         let whole = '';
         for await (const piece of pieces()) whole += piece;
         lines = linesWhereStarts(whole, needle);

@@ -178,13 +178,21 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
    * path or its indexed text, read row by row (PostgreSQL through the marked text).
    */
   const fileHolds = (table: string, text: string) => {
+    const { inPath, inText } = fileHoldsWhere(table, text);
+    return sql<boolean>`(${inPath} OR ${inText})`;
+  };
+  /** Whether the file row holds `text` in its path, and in its indexed text, each alone. */
+  const fileHoldsWhere = (table: string, text: string) => {
     const column = columnOf(table);
     const pattern = likePattern(text.toLowerCase());
     const lower = lowerFunction(dialect, text);
-    const inPath = sql<boolean>`${lower}(${column('path')}) LIKE ${pattern} ESCAPE '\\'`;
-    return dialect === 'postgres'
-      ? sql<boolean>`(${inPath} OR ${markedTextHolds(table, text)})`
-      : sql<boolean>`(${inPath} OR ${lower}(${column('content')}) LIKE ${pattern} ESCAPE '\\')`;
+    return {
+      inPath: sql<boolean>`${lower}(${column('path')}) LIKE ${pattern} ESCAPE '\\'`,
+      inText:
+        dialect === 'postgres'
+          ? markedTextHolds(table, text)
+          : sql<boolean>`${lower}(${column('content')}) LIKE ${pattern} ESCAPE '\\'`,
+    };
   };
   return {
     /**
@@ -383,17 +391,27 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
       }
     },
     /**
-     * The indexed files of `snippetIds` whose path or text holds `text` (any case), with their text's length:
-     * only those, so a page of results reads the files it shows, not every file of its snippets.
+     * The indexed files of `snippetIds` whose path or text holds `text` (any case), with their text's length
+     * and whether the text holds it: a page of results reads only the texts it shows lines of. Each condition
+     * is computed once a file (in a WHERE as well, SQLite would lowercase a matching text twice).
      */
     async filesHolding(snippetIds: number[], text: string) {
       if (!snippetIds.length) return [];
-      return reads
+      const { inPath, inText } = fileHoldsWhere('', text);
+      const rows = await reads
         .selectFrom('snippet_file_text')
-        .select(['snippet_id', 'path', sql<number>`length(content)`.as('length')])
+        .select([
+          'snippet_id',
+          'path',
+          sql<number>`length(content)`.as('length'),
+          inPath.as('in_path'),
+          inText.as('in_text'),
+        ])
         .where('snippet_id', 'in', snippetIds)
-        .where(fileHolds('', text))
         .execute();
+      return rows
+        .filter((f) => Boolean(f.in_path) || Boolean(f.in_text))
+        .map(({ snippet_id, path, length, in_text }) => ({ snippet_id, path, length, inText: Boolean(in_text) }));
     },
     /** `chars` characters of the indexed text of each of `files` from the character `from` on (1-based). */
     async textPiecesOf(files: { snippet_id: number; path: string }[], from: number, chars: number) {
