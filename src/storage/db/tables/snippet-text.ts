@@ -392,26 +392,26 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
     },
     /**
      * The indexed files of `snippetIds` whose path or text holds `text` (any case), with their text's length
-     * and whether the text holds it: a page of results reads only the texts it shows lines of. Each condition
-     * is computed once a file (in a WHERE as well, SQLite would lowercase a matching text twice).
+     * and whether the text holds it: a page of results reads only the texts it shows lines of (where the
+     * database's lowercase and JavaScript's differ, as for U+212A, no line is shown). Each condition is
+     * computed once a file: the inner query is kept whole (LIMIT -1, OFFSET 0), or the outer WHERE would
+     * compute them again.
      */
     async filesHolding(snippetIds: number[], text: string) {
       if (!snippetIds.length) return [];
       const { inPath, inText } = fileHoldsWhere('', text);
-      const rows = await reads
-        .selectFrom('snippet_file_text')
-        .select([
-          'snippet_id',
-          'path',
-          sql<number>`length(content)`.as('length'),
-          inPath.as('in_path'),
-          inText.as('in_text'),
-        ])
-        .where('snippet_id', 'in', snippetIds)
-        .execute();
-      return rows
-        .filter((f) => Boolean(f.in_path) || Boolean(f.in_text))
-        .map(({ snippet_id, path, length, in_text }) => ({ snippet_id, path, length, inText: Boolean(in_text) }));
+      const { rows } = await sql<{ snippet_id: number; path: string; length: number; in_text: boolean | number }>`
+        SELECT snippet_id, path, length, in_text FROM (
+          SELECT snippet_id, path, length(content) AS length, ${inPath} AS in_path, ${inText} AS in_text
+          FROM snippet_file_text WHERE snippet_id IN (${sql.join(snippetIds)})
+          ${dialect === 'sqlite' ? sql`LIMIT -1` : sql`OFFSET 0`}
+        ) AS f WHERE in_path OR in_text`.execute(reads);
+      return rows.map(({ snippet_id, path, length, in_text }) => ({
+        snippet_id,
+        path,
+        length,
+        inText: Boolean(in_text),
+      }));
     },
     /** `chars` characters of the indexed text of each of `files` from the character `from` on (1-based). */
     async textPiecesOf(files: { snippet_id: number; path: string }[], from: number, chars: number) {

@@ -291,8 +291,8 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
      * WALKED_FIRST.budget finds them (or every one the viewer may see); else null. Not tried where the walk
      * would be slow or wrong: under a filter that may leave the viewer's snippets scattered through the order
      * (an author, project, group, file's name or visibility: the walk's bound is then read far down, 250 ms
-     * and more at 100,000 snippets), or on SQLite for a text beyond ASCII (its lower() folds only ASCII letters, the
-     * index every letter).
+     * and more at 100,000 snippets), or on SQLite for a text beyond ASCII (matched there through unicode_lower, a
+     * JavaScript call a row, which no walk has been measured with).
      */
     async walkedFirst(scope: SnippetScope, filter: SnippetListFilter, text: string, needed: number) {
       const { authorId, projectId, groupTraversalIds, filePathContains, fileExtensions, visibility } = filter;
