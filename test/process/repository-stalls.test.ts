@@ -233,6 +233,10 @@ describe('pushed repositories that would hold the server', () => {
       const warmUp: http.IncomingMessage[] = [];
       await askAll(await rawUrls(content.slice(0, 2 * MiB)), warmUp);
       await new Promise((resolve) => setTimeout(resolve, 1000));
+      assert.deepEqual(
+        warmUp.map((r) => r.statusCode),
+        Array(16).fill(200),
+      );
       for (const r of warmUp) r.destroy();
       await new Promise((resolve) => setTimeout(resolve, 500));
       const rssBefore = currentRss(own.server);
