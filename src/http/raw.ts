@@ -2,6 +2,7 @@
 // sniffed from the bytes, inline for text, images, video and PDF, attachment for SVG and everything else,
 // and headers that keep a browser from running anything served this way.
 import { isUtf8 } from 'node:buffer';
+import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { LargeBlob } from '../storage/git/repository.ts';
 
@@ -95,11 +96,19 @@ export function sendRaw(reply: FastifyReply, filePath: string, content: RawConte
   return reply.headers(rawHeaders(filePath, content)).send(bodyOf(reply, content));
 }
 
-/** What Fastify sends for `content`: the bytes, or a stream of a large blob with its length said first. */
+/**
+ * What Fastify sends for `content`: the bytes, or a stream of a large blob with its length said first. A
+ * blob's parts may go while it is sent (its snippet deleted): the answer is then cut off, at its start as
+ * after its first bytes, not handed to the error handler with a raw file's headers already set.
+ */
 function bodyOf(reply: FastifyReply, content: RawContent) {
   if (Buffer.isBuffer(content)) return content;
   reply.header('content-length', content.size);
-  return content.open();
+  const parts = content.open();
+  const body = new PassThrough();
+  parts.on('error', () => reply.raw.destroy());
+  body.on('close', () => parts.destroy());
+  return parts.pipe(body);
 }
 
 /** What GitLab's SendsBlob adds to a raw file's max-age (Rails' expires_in, in its order). */

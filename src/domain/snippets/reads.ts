@@ -118,20 +118,20 @@ export async function readSnippetFile(
 ): Promise<{ content: Buffer | LargeBlob; blobId: string }> {
   if (!snippet.head_commit) throw notFound('Snippet');
   const repo = await snippetRepository(store, snippet);
-  if (ref === snippet.head_commit || ref === snippet.default_branch || ref === 'HEAD') {
-    const file = (await store.snippets.fileIndex(snippet.id)).find((f) => f.path === filePath);
-    const content = file && (await repo.sendableBlob(file.blob_id));
-    if (!file || !content) throw notFound('File');
-    return { content, blobId: file.blob_id };
-  }
   try {
+    if (ref === snippet.head_commit || ref === snippet.default_branch || ref === 'HEAD') {
+      const file = (await store.snippets.fileIndex(snippet.id)).find((f) => f.path === filePath);
+      const content = file && (await repo.sendableBlob(file.blob_id));
+      if (!file || !content) throw notFound('File');
+      return { content, blobId: file.blob_id };
+    }
     const commit = await repo.resolveCommit(ref);
     if (!commit) throw notFound('Reference');
     const file = await repo.sendableFile(commit, filePath);
     if (!file) throw notFound('File');
     return { content: file.content, blobId: file.id };
   } catch (error) {
-    // A commit or tree of the snippet's history gone midway.
+    // A commit, tree or large blob's part gone midway.
     if (error instanceof MissingObject) await deletedMeanwhile(store, snippet, error);
     throw error;
   }
@@ -150,7 +150,11 @@ export async function firstSnippetFile(
     const content = Buffer.from(snippet.content);
     return { path: null, content, blobId: objectId('blob', content) };
   }
-  const content = await (await snippetRepository(store, snippet)).sendableBlob(first.blob_id);
+  const content = await (await snippetRepository(store, snippet))
+    .sendableBlob(first.blob_id)
+    .catch((error) =>
+      error instanceof MissingObject ? deletedMeanwhile(store, snippet, error) : Promise.reject(error),
+    );
   if (!content)
     await deletedMeanwhile(store, snippet, new MissingObject(`snippet ${snippet.id} has no blob ${first.blob_id}`));
   return { path: first.path, content: content!, blobId: first.blob_id };

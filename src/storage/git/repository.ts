@@ -302,11 +302,16 @@ async function largeBlob(deflated: () => AsyncIterable<Buffer>, size: number): P
     pipeline(Readable.from(deflated(), { objectMode: true, highWaterMark: 1 }), zlib.createInflate(), () => {});
   const chunks: Buffer[] = [];
   let bytes = 0;
-  // Leaving the loop destroys the stream, and with it the reading of further parts.
-  for await (const chunk of open()) {
-    chunks.push(chunk as Buffer);
-    bytes += (chunk as Buffer).length;
-    if (bytes >= HEAD_BYTES) break;
+  try {
+    // Leaving the loop destroys the stream, and with it the reading of further parts.
+    for await (const chunk of open()) {
+      chunks.push(chunk as Buffer);
+      bytes += (chunk as Buffer).length;
+      if (bytes >= HEAD_BYTES) break;
+    }
+  } catch (error) {
+    // Parts cut short (zlib's "unexpected end of file"): deleted since the row was read, or lost.
+    throw new MissingObject(`a large blob's parts end early: ${(error as Error).message}`);
   }
   return { size, head: Buffer.concat(chunks).subarray(0, HEAD_BYTES), open };
 }
