@@ -27,6 +27,13 @@ interface Actor {
 const mayRead = (a: Actor, level: Level, authorId: number) =>
   !!a.admin || a.id === authorId || level === 'public' || (level === 'internal' && a.token !== null && !a.external);
 
+/** After `n` turns of the event loop: reads started a few turns apart, so that some land in a race's gap. */
+const turns = (n: number) =>
+  Array.from({ length: n }).reduce<Promise<void>>(
+    (p) => p.then(() => new Promise((resolve) => setImmediate(resolve))),
+    Promise.resolve(),
+  );
+
 describe('personal snippets', () => {
   let t: TestApp;
   let base: string;
@@ -180,11 +187,6 @@ describe('personal snippets', () => {
   it('answers reads sent together with the delete as before it or after it: 200 or 404, never a 500', async () => {
     // A read finds the snippet, then its repository and blobs in later statements; the delete may commit in
     // between. Reads start a few turns of the event loop apart, so that some land in that gap.
-    const turns = (n: number) =>
-      Array.from({ length: n }).reduce<Promise<void>>(
-        (p) => p.then(() => new Promise((resolve) => setImmediate(resolve))),
-        Promise.resolve(),
-      );
     for (let round = 0; round < 12; round++) {
       const files = [
         { file_path: 'a.txt', content: `a${round}\n` },
@@ -226,11 +228,6 @@ describe('personal snippets', () => {
 
   it('answers raw reads of a large file sent together with the delete: 200, 404 or cut off, never a 500', async () => {
     // A large blob's row is read, then its parts (object-parts.ts): the delete may commit in between.
-    const turns = (n: number) =>
-      Array.from({ length: n }).reduce<Promise<void>>(
-        (p) => p.then(() => new Promise((resolve) => setImmediate(resolve))),
-        Promise.resolve(),
-      );
     const content = crypto.randomBytes(1536 * 1024).toString('base64');
     for (let round = 0; round < 8; round++) {
       const files = [{ file_path: 'large.txt', content }];
