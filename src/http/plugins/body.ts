@@ -257,7 +257,8 @@ function parseMultipart(
       const part = parts.length < MAX_PARAMS ? { name, value: '' } : null;
       if (part) parts.push(part);
       openFiles++;
-      stream.on('data', (c: Buffer) => pieces.push(decoder.write(c)));
+      // A part past MAX_PARAMS is read to its end undecoded: like a field past it, it is no parameter.
+      stream.on('data', (c: Buffer) => part && pieces.push(decoder.write(c)));
       stream.on('limit', () => fail(payloadTooLarge()));
       stream.on('error', () => fail(invalidParams(MALFORMED_BODY)));
       stream.on('end', () => {
