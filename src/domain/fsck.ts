@@ -122,7 +122,7 @@ async function snippetDifferences(store: Store, id: number) {
  * those rows and its fields; with `repair`, made to agree. Call in a transaction.
  */
 async function searchIndexDifferences(tx: Store, snippetId: number, maxBytes: number, repair: boolean) {
-  const snippet = await tx.snippets.lock(snippetId, tx.db.dialect);
+  const snippet = await tx.snippets.lock(snippetId);
   if (!snippet) return [];
   const files = await tx.snippets.fileIndex(snippetId);
   const expected = new Map(

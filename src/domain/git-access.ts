@@ -120,10 +120,10 @@ export async function acceptPush(
     // Large bodies first, a part a statement, outside the transaction (storage/git/object-parts.ts).
     await received.uploadLargeBodies(store.kysely);
     await store.transaction(async (tx) => {
-      const locked = target.snippetId === null ? null : await tx.snippets.lock(target.snippetId, store.db.dialect);
+      const locked = target.snippetId === null ? null : await tx.snippets.lock(target.snippetId);
       if (target.snippetId !== null && !locked) throw new RefConflict('the snippet');
       // A project's push takes the project first, as its delete does: one deleted meanwhile refuses it.
-      if (target.snippetId === null && !(await tx.projects.lock(target.ctx.project.id, store.db.dialect, 'share')))
+      if (target.snippetId === null && !(await tx.projects.lock(target.ctx.project.id, 'share')))
         throw new RefConflict('the project');
       const repo = target.repository.on(tx.kysely);
       await repo.storeDeflated(received);

@@ -99,7 +99,7 @@ export async function createGroup(
     return await store.transaction(async (tx) => {
       if (parent) {
         // The parent as committed now, kept from becoming less visible until this subgroup is in it.
-        const current = await tx.namespaces.lock(parent.id, store.db.dialect, 'share');
+        const current = await tx.namespaces.lock(parent.id, 'share');
         if (!current) throw notFound('Parent group');
         if (!visibilityAllowedUnder(current, visibility)) throw invalidFields(visibilityError(visibility, current));
       }
@@ -183,10 +183,10 @@ export async function updateGroup(
     if (changes.visibility !== undefined && changes.visibility !== group.visibility) {
       // Checked as committed now, the parent locked before the group (ancestors first): no project or subgroup
       // is added or made more visible inside the group meanwhile, and the parent stays as it is.
-      const parent = group.parent_id ? await tx.namespaces.lock(group.parent_id, store.db.dialect, 'share') : null;
+      const parent = group.parent_id ? await tx.namespaces.lock(group.parent_id, 'share') : null;
       if (parent && !visibilityAllowedUnder(parent, changes.visibility))
         throw invalidFields(visibilityError(changes.visibility, parent));
-      await tx.namespaces.lock(group.id, store.db.dialect, 'update');
+      await tx.namespaces.lock(group.id, 'update');
       if (VISIBILITY_LEVEL[changes.visibility] < (await highestVisibilityBelow(tx, group))) {
         throw invalidFields({
           visibility_level: [

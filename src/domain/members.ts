@@ -102,7 +102,7 @@ async function keepingAnOwner(
     const group = await tx.namespaces.findById(source.id);
     if (!group) throw notFound('Group');
     const groups = ancestorIds(group);
-    for (const id of groups) await tx.namespaces.lock(id, store.db.dialect, 'update');
+    for (const id of groups) await tx.namespaces.lock(id, 'update');
     if ((await tx.members.countOwners(groups, ACCESS.owner)) <= 1) throw forbidden();
     await write(tx);
   });

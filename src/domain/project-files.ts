@@ -71,7 +71,7 @@ export async function writeFile(store: Store, ctx: ProjectContext, w: FileWrite)
     return store.transaction(async (tx) => {
       // The project first, as its delete locks it: one deleted since it was read is gone, not given a
       // repository again.
-      if (!(await tx.projects.lock(ctx.project.id, store.db.dialect, 'share'))) throw notFound('Project');
+      if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
       return writeFileIn(tx, await ensureProjectRepository(tx, ctx.project), ctx, w, prepared);
     });
   });

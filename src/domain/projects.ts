@@ -128,7 +128,7 @@ export async function createProject(
   try {
     const created = await store.transaction(async (tx) => {
       // The namespace as committed now, kept from becoming less visible until this project is in it.
-      const current = await tx.namespaces.lock(ns.id, store.db.dialect, 'share');
+      const current = await tx.namespaces.lock(ns.id, 'share');
       if (!current) throw invalidNamespace();
       if (!visibilityAllowedUnder(current, visibility))
         throw invalidFields(namespaceVisibilityError(visibility, current));
@@ -220,7 +220,7 @@ export async function updateProject(
   const project = await store.transaction(async (tx) => {
     if (visibility !== undefined && visibility !== ctx.project.visibility) {
       // The namespace as committed now, kept from becoming less visible until this change is made.
-      const current = await tx.namespaces.lock(ctx.namespace.id, store.db.dialect, 'share');
+      const current = await tx.namespaces.lock(ctx.namespace.id, 'share');
       if (current && !visibilityAllowedUnder(current, visibility))
         throw invalidFields(namespaceVisibilityError(visibility, current));
     }
@@ -234,8 +234,8 @@ export async function deleteProject(store: Store, ctx: ProjectContext): Promise<
   await store.transaction(async (tx) => {
     // Locked first: a snippet created meanwhile has committed before its id is read below, or waits and
     // then finds the project gone; none keeps a repository nobody owns.
-    if (!(await tx.projects.lock(ctx.project.id, store.db.dialect, 'update'))) throw notFound('Project');
-    await tx.git.delete('snippet', await tx.snippets.lockInProject(ctx.project.id, store.db.dialect));
+    if (!(await tx.projects.lock(ctx.project.id, 'update'))) throw notFound('Project');
+    await tx.git.delete('snippet', await tx.snippets.lockInProject(ctx.project.id));
     await tx.git.delete('project', [ctx.project.id]);
     await tx.projects.delete(ctx.project.id);
   });

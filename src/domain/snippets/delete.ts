@@ -11,7 +11,7 @@ export async function deleteSnippet(
   await deps.store.transaction(async (tx) => {
     // The row locked first, as every writer of the snippet does (no deadlock with a push or an update),
     // and the precondition checked on it: an update committed since `snippet` was read counts.
-    const locked = await tx.snippets.lock(snippet.id, deps.store.db.dialect);
+    const locked = await tx.snippets.lock(snippet.id);
     if (!locked) throw notFound('Snippet'); // deleted meanwhile
     if (ifUnmodifiedSince !== undefined) {
       const since = Date.parse(ifUnmodifiedSince);

@@ -10,7 +10,7 @@ import { getSettings, indexedFileMaxBytes } from '../settings.ts';
  * --repair and imports from the repositories of earlier versions, which could disagree after a crash.
  */
 export async function reindexSnippet(tx: Store, snippetId: number): Promise<void> {
-  const locked = await tx.snippets.lock(snippetId, tx.db.dialect);
+  const locked = await tx.snippets.lock(snippetId);
   if (!locked) return;
   const repo = await snippetRepository(tx, locked);
   const head = await repo.readBranch(locked.default_branch);

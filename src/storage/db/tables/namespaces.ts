@@ -34,11 +34,7 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName) {
      * it changing ('update': its own visibility changes). Ancestors are locked before descendants. SQLite
      * needs no lock: its transactions run one at a time.
      */
-    async lock(
-      id: number,
-      dialect: 'sqlite' | 'postgres',
-      strength: 'update' | 'share',
-    ): Promise<Namespace | undefined> {
+    async lock(id: number, strength: 'update' | 'share'): Promise<Namespace | undefined> {
       const q = db.selectFrom('namespaces').selectAll().where('id', '=', id);
       const locked = dialect === 'sqlite' ? q : strength === 'update' ? q.forUpdate() : q.forShare();
       return locked.executeTakeFirst();

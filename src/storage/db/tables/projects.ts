@@ -66,7 +66,7 @@ export function projectsTable(db: Kysely<Database>, dialect: DialectName) {
      * holds one through its foreign key. Those wait neither for each other nor for an update of the row
      * (a push choosing the default branch): a plain share lock would deadlock two such writers.
      */
-    async lock(id: number, dialect: 'sqlite' | 'postgres', strength: 'update' | 'share'): Promise<boolean> {
+    async lock(id: number, strength: 'update' | 'share'): Promise<boolean> {
       const q = db.selectFrom('projects').select('id').where('id', '=', id);
       const locked = dialect === 'sqlite' ? q : strength === 'update' ? q.forUpdate() : q.forKeyShare();
       return (await locked.executeTakeFirst()) !== undefined;

@@ -137,7 +137,7 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
         .executeTakeFirst();
     },
     /** Locks the row for the rest of the transaction (PostgreSQL); SQLite transactions are serialised anyway. */
-    async lock(id: number, dialect: 'sqlite' | 'postgres'): Promise<Snippet | undefined> {
+    async lock(id: number): Promise<Snippet | undefined> {
       const q = db.selectFrom('snippets').selectAll().where('id', '=', id);
       return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
     },
@@ -146,7 +146,7 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
      * id order: a delete then waits for a write in progress on any of them, which locks its snippet before
      * its repository, and never holds a repository a writer is waiting for.
      */
-    async lockInProject(projectId: number, dialect: 'sqlite' | 'postgres'): Promise<number[]> {
+    async lockInProject(projectId: number): Promise<number[]> {
       const q = db.selectFrom('snippets').select('id').where('project_id', '=', projectId).orderBy('id');
       const rows = await (dialect === 'postgres' ? q.forUpdate() : q).execute();
       return rows.map((r) => r.id);
