@@ -578,6 +578,13 @@ export const REFUSED_PUSH =
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** After `n` turns of the event loop: requests started a few turns apart, so that some land in a race's gap. */
+export const turns = (n: number) =>
+  Array.from({ length: n }).reduce<Promise<void>>(
+    (p) => p.then(() => new Promise((resolve) => setImmediate(resolve))),
+    Promise.resolve(),
+  );
+
 /**
  * A page the visitor may not see, as GitLab answers it: a 404 page to someone signed in; a visitor who is not
  * signed in is sent to sign in and then back (told nothing about whether the page exists).

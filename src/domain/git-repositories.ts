@@ -2,6 +2,7 @@
 // (storage/git/repository.ts), found by their owner so that renames never touch them.
 import type { Project, Snippet } from '../storage/db/schema.ts';
 import type { Store } from '../storage/db/store.ts';
+import type { RepositoryKind } from '../storage/db/tables/git.ts';
 import type { GitRepository } from '../storage/git/repository.ts';
 import { notFound } from './failure.ts';
 
@@ -18,16 +19,26 @@ export const ensureProjectRepository = (store: Store, project: Pick<Project, 'id
  */
 export async function snippetRepository(store: Store, snippet: Pick<Snippet, 'id'>): Promise<GitRepository> {
   const repo = await store.git.find('snippet', snippet.id);
-  if (!repo) await deletedMeanwhile(store, snippet, new Error(`snippet ${snippet.id} has no repository`));
+  if (!repo)
+    await deletedMeanwhile(
+      store,
+      { kind: 'snippet', id: snippet.id },
+      new Error(`snippet ${snippet.id} has no repository`),
+    );
   return repo!;
 }
 
 /**
- * For what a read finds missing from a snippet it found a moment before (its repository, a blob): a snippet's
- * row and its repository are deleted in one transaction, which may commit between two of the read's
- * statements. Then the snippet is gone and the answer is 404 Snippet; else its data is damaged (`problem`).
+ * For what a read finds missing from a snippet or project it found a moment before (its repository, a commit,
+ * a blob): an owner's row and its repository are deleted in one transaction, which may commit between two of
+ * the read's statements. Then the owner is gone and the answer is 404 Snippet or 404 Project; else its data is
+ * damaged (`problem`). The repository's row is what is asked: the owner's row may be a cached copy.
  */
-export async function deletedMeanwhile(store: Store, snippet: Pick<Snippet, 'id'>, problem: Error): Promise<never> {
-  if (!(await store.snippets.findById(snippet.id))) throw notFound('Snippet');
+export async function deletedMeanwhile(
+  store: Store,
+  owner: { kind: RepositoryKind; id: number },
+  problem: Error,
+): Promise<never> {
+  if (!(await store.git.find(owner.kind, owner.id))) throw notFound(owner.kind === 'snippet' ? 'Snippet' : 'Project');
   throw problem;
 }

@@ -8,6 +8,7 @@ import {
   type CommitInfo,
   type GitRepository,
   type LargeBlob,
+  MissingObject,
   RefConflict,
   RefNameClash,
   TreeTooLarge,
@@ -15,7 +16,7 @@ import {
 import { Failure, notFound } from './failure.ts';
 import { hasFileDirectoryClash, isValidGitPath } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
-import { ensureProjectRepository, projectRepository } from './git-repositories.ts';
+import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
 import type { PageWindow } from '../storage/db/page.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
@@ -150,6 +151,26 @@ export interface FileRead {
   content: string;
 }
 
+/**
+ * A read of the project's repository, which takes several statements: an object it finds missing means the
+ * project's delete committed meanwhile (404 Project), or else damaged data (deletedMeanwhile).
+ */
+async function readingRepository<T>(store: Store, ctx: ProjectContext, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof MissingObject) await deletedMeanwhile(store, { kind: 'project', id: ctx.project.id }, error);
+    throw error;
+  }
+}
+
+/** A blob the caller found in a tree, whole. */
+async function blobOf(repo: GitRepository, id: string): Promise<Buffer> {
+  const content = (await repo.readBlobs([id])).get(id);
+  if (!content) throw new MissingObject(`repository ${repo.id} has no blob ${id}`);
+  return content;
+}
+
 /** The tree entry at `filePath` in `ref`: 404 Commit Not Found for an unknown ref, 404 File Not Found for a missing file. */
 async function locateFile(store: Store, ctx: ProjectContext, ref: string, filePath: string) {
   const repo = await projectRepository(store, ctx.project);
@@ -171,8 +192,10 @@ export async function readFileBlob(
   ref: string | undefined,
   filePath: string,
 ): Promise<{ blobId: string; content: Buffer }> {
-  const { repo, entry } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
-  return { blobId: entry.id, content: (await repo.readBlobs([entry.id])).get(entry.id)! };
+  return readingRepository(store, ctx, async () => {
+    const { repo, entry } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
+    return { blobId: entry.id, content: await blobOf(repo, entry.id) };
+  });
 }
 
 /** The last commit from `commit` back that changed `filePath` (GitLab's last_commit_id): a walk of history. */
@@ -191,15 +214,17 @@ export async function rawFileBlob(
   ref: string | undefined,
   filePath: string,
 ): Promise<{ blobId: string; commitId: string; content: Buffer | LargeBlob; lastCommitId: string }> {
-  const { repo, commit, entry } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
-  const content = await repo.sendableBlob(entry.id);
-  if (!content) throw notFound('File');
-  return {
-    blobId: entry.id,
-    commitId: commit,
-    content,
-    lastCommitId: await lastCommitChanging(repo, commit, filePath),
-  };
+  return readingRepository(store, ctx, async () => {
+    const { repo, commit, entry } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
+    const content = await repo.sendableBlob(entry.id);
+    if (!content) throw new MissingObject(`repository ${repo.id} has no blob ${entry.id}`);
+    return {
+      blobId: entry.id,
+      commitId: commit,
+      content,
+      lastCommitId: await lastCommitChanging(repo, commit, filePath),
+    };
+  });
 }
 
 /** The file as the files API answers it, with its last commit and the hash of its bytes. */
@@ -209,24 +234,26 @@ export async function readFile(
   ref: string | undefined,
   filePath: string,
 ): Promise<{ info: Omit<FileRead, 'content'>; content: Buffer }> {
-  ref ??= defaultRef(ctx);
-  const { repo, commit, entry } = await locateFile(store, ctx, ref, filePath);
-  const content = (await repo.readBlobs([entry.id])).get(entry.id)!;
-  return {
-    content,
-    info: {
-      file_name: filePath.split('/').pop()!,
-      file_path: filePath,
-      size: content.length,
-      encoding: 'base64',
-      content_sha256: crypto.createHash('sha256').update(content).digest('hex'),
-      ref,
-      blob_id: entry.id,
-      commit_id: commit,
-      last_commit_id: await lastCommitChanging(repo, commit, filePath),
-      execute_filemode: entry.mode === '100755',
-    },
-  };
+  const at = ref ?? defaultRef(ctx);
+  return readingRepository(store, ctx, async () => {
+    const { repo, commit, entry } = await locateFile(store, ctx, at, filePath);
+    const content = await blobOf(repo, entry.id);
+    return {
+      content,
+      info: {
+        file_name: filePath.split('/').pop()!,
+        file_path: filePath,
+        size: content.length,
+        encoding: 'base64',
+        content_sha256: crypto.createHash('sha256').update(content).digest('hex'),
+        ref: at,
+        blob_id: entry.id,
+        commit_id: commit,
+        last_commit_id: await lastCommitChanging(repo, commit, filePath),
+        execute_filemode: entry.mode === '100755',
+      },
+    };
+  });
 }
 
 /** A ref that is not given means the default branch, or HEAD in a repository without one yet. */
@@ -246,12 +273,15 @@ export async function listTree(
   ctx: ProjectContext,
   opts: { ref?: string; path?: string; recursive: boolean },
 ): Promise<TreeItem[]> {
-  const repo = await projectRepository(store, ctx.project);
-  const commit = repo && (await repo.resolveCommit(opts.ref ?? defaultRef(ctx)));
-  if (!repo || !commit) throw notFound('Tree');
-  const dir = opts.path?.replace(/^\/+|\/+$/g, '') || undefined;
-  const entries = await repo.listTree(commit, { path: dir, recursive: opts.recursive, trees: true }).catch(tooLarge);
-  if (dir && entries.length === 0) throw notFound('Tree');
+  const entries = await readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    const commit = repo && (await repo.resolveCommit(opts.ref ?? defaultRef(ctx)));
+    if (!repo || !commit) throw notFound('Tree');
+    const dir = opts.path?.replace(/^\/+|\/+$/g, '') || undefined;
+    const found = await repo.listTree(commit, { path: dir, recursive: opts.recursive, trees: true }).catch(tooLarge);
+    if (dir && found.length === 0) throw notFound('Tree');
+    return found;
+  });
   // GitLab's Tree#sorted_entries: directories, then files, then submodules, each in git's order.
   const rank = { tree: 0, blob: 1, commit: 2 };
   return entries
@@ -273,13 +303,15 @@ export async function listCommits(
   opts: { refName?: string; path?: string },
   window: PageWindow,
 ): Promise<{ commits: CommitInfo[]; total: number | null; hasMore: boolean }> {
-  const repo = await projectRepository(store, ctx.project);
-  const ref = repo && (await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
-  if (!repo || !ref) return { commits: [], total: 0, hasMore: false };
-  const commits = await repo.log(ref, { skip: window.offset, limit: window.limit + 1, path: opts.path });
-  return {
-    commits: commits.slice(0, window.limit),
-    total: await repo.countCommits(ref, opts.path, COMMITS_COUNTED),
-    hasMore: commits.length > window.limit,
-  };
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    const ref = repo && (await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
+    if (!repo || !ref) return { commits: [], total: 0, hasMore: false };
+    const commits = await repo.log(ref, { skip: window.offset, limit: window.limit + 1, path: opts.path });
+    return {
+      commits: commits.slice(0, window.limit),
+      total: await repo.countCommits(ref, opts.path, COMMITS_COUNTED),
+      hasMore: commits.length > window.limit,
+    };
+  });
 }

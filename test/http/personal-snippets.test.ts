@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { awayFromMinuteEnd, createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { awayFromMinuteEnd, createTestApp, ROOT_TOKEN, type TestApp, turns } from '../helper.ts';
 
 type Level = 'private' | 'internal' | 'public';
 const LEVELS: Level[] = ['private', 'internal', 'public'];
@@ -26,13 +26,6 @@ interface Actor {
 /** GitLab's PersonalSnippetPolicy read rule, written out. */
 const mayRead = (a: Actor, level: Level, authorId: number) =>
   !!a.admin || a.id === authorId || level === 'public' || (level === 'internal' && a.token !== null && !a.external);
-
-/** After `n` turns of the event loop: reads started a few turns apart, so that some land in a race's gap. */
-const turns = (n: number) =>
-  Array.from({ length: n }).reduce<Promise<void>>(
-    (p) => p.then(() => new Promise((resolve) => setImmediate(resolve))),
-    Promise.resolve(),
-  );
 
 describe('personal snippets', () => {
   let t: TestApp;

@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, type TestApp, turns } from '../helper.ts';
 
 const FORBIDDEN = { message: '403 Forbidden' };
 const NO_PROJECT = { message: '404 Project Not Found' };
@@ -605,6 +605,54 @@ describe('project repository files API', () => {
     }
     await t.expect('GET', `${file(arch, 'README.md')}?ref=main`, alice.token, undefined, 200);
     assert.equal(await git(arch, 'rev-list', '--count', 'main'), '1');
+  });
+
+  it('answers reads sent together with the project delete: 200, 404 or cut off, never a 500', async () => {
+    // A read finds the project, then its repository, commits and blobs in later statements; the delete may
+    // commit in between. Reads start a few turns of the event loop apart, so that some land in that gap.
+    const large = crypto.randomBytes(1536 * 1024).toString('base64');
+    for (let round = 0; round < 8; round++) {
+      const { id, path_with_namespace: where } = await t.ok(
+        'POST',
+        '/projects',
+        alice.token,
+        { path: `going-${round}`, visibility: 'public' },
+        201,
+      );
+      assert.equal((await put(id, 'small.txt', { content: 'one\n' }, alice.token)).statusCode, 201);
+      const first = (await t.ok('GET', `/projects/${id}/repository/commits`, alice.token, undefined, 200))[0].id;
+      const update = { branch: 'main', commit_message: 'two', content: 'two\n' };
+      await t.expect('PUT', file(id, 'small.txt'), alice.token, update, 200);
+      assert.equal((await put(id, 'large.txt', { content: large }, alice.token)).statusCode, 201);
+      const api = `/api/v4/projects/${id}`;
+      const reads: [string, string | null][] = [
+        [`${api}/repository/files/small.txt/raw?ref=${first}`, 'one\n'],
+        [`${api}/repository/files/small.txt/raw`, 'two\n'],
+        [`${api}/repository/files/large.txt/raw`, large],
+        [`${api}/repository/files/large.txt?ref=main`, null],
+        [`${api}/repository/tree`, null],
+        [`${api}/repository/commits?path=small.txt`, null],
+        [`/${where}`, null],
+        [`/${where}/-/blob/main/small.txt`, null],
+        [`/${where}/-/raw/main/large.txt`, large],
+      ];
+      const answers = reads.flatMap(([url, whole]) =>
+        [0, 1, 2, 4, 8, 12].map((n) =>
+          turns(n + (round % 4))
+            .then(() => t.request({ method: 'GET', url, token: null }))
+            // A raw read whose parts go while it sends them is cut off: its status was sent already.
+            .catch((error: Error) => ({ statusCode: 0, body: error.message }))
+            .then((answer) => ({ ...answer, url, whole })),
+        ),
+      );
+      const [deleted, ...got] = await Promise.all([t.api('DELETE', `/projects/${id}`, alice.token), ...answers]);
+      assert.equal(deleted.statusCode, 202);
+      for (const a of got) {
+        // 302: the page of a project gone sends an anonymous visitor to sign in, as GitLab does.
+        assert.ok([0, 200, 302, 404].includes(a.statusCode), `${a.url}: ${a.statusCode} ${a.body.slice(0, 300)}`);
+        if (a.statusCode === 200 && a.whole !== null) assert.equal(a.body, a.whole, a.url);
+      }
+    }
   });
 
   it('every touched repository passes git fsck --strict', async () => {

@@ -20,7 +20,9 @@ export async function snippetFiles(store: Store, snippet: Pick<Snippet, 'id'>): 
   const index = await store.snippets.fileIndex(snippet.id);
   if (!index.length) return [];
   return withContents(await snippetRepository(store, snippet), index).catch((error) =>
-    error instanceof MissingObject ? deletedMeanwhile(store, snippet, error) : Promise.reject(error),
+    error instanceof MissingObject
+      ? deletedMeanwhile(store, { kind: 'snippet', id: snippet.id }, error)
+      : Promise.reject(error),
   );
 }
 
@@ -132,7 +134,7 @@ export async function readSnippetFile(
     return { content: file.content, blobId: file.id };
   } catch (error) {
     // A commit, tree or large blob's part gone midway.
-    if (error instanceof MissingObject) await deletedMeanwhile(store, snippet, error);
+    if (error instanceof MissingObject) await deletedMeanwhile(store, { kind: 'snippet', id: snippet.id }, error);
     throw error;
   }
 }
@@ -146,17 +148,27 @@ export async function firstSnippetFile(
   if (!first) {
     // Its files are deleted with it: none may also mean it is gone since it was found.
     if (snippet.head_commit)
-      await deletedMeanwhile(store, snippet, new MissingObject(`snippet ${snippet.id} has no files`));
+      await deletedMeanwhile(
+        store,
+        { kind: 'snippet', id: snippet.id },
+        new MissingObject(`snippet ${snippet.id} has no files`),
+      );
     const content = Buffer.from(snippet.content);
     return { path: null, content, blobId: objectId('blob', content) };
   }
   const content = await (await snippetRepository(store, snippet))
     .sendableBlob(first.blob_id)
     .catch((error) =>
-      error instanceof MissingObject ? deletedMeanwhile(store, snippet, error) : Promise.reject(error),
+      error instanceof MissingObject
+        ? deletedMeanwhile(store, { kind: 'snippet', id: snippet.id }, error)
+        : Promise.reject(error),
     );
   if (!content)
-    await deletedMeanwhile(store, snippet, new MissingObject(`snippet ${snippet.id} has no blob ${first.blob_id}`));
+    await deletedMeanwhile(
+      store,
+      { kind: 'snippet', id: snippet.id },
+      new MissingObject(`snippet ${snippet.id} has no blob ${first.blob_id}`),
+    );
   return { path: first.path, content: content!, blobId: first.blob_id };
 }
 

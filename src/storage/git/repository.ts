@@ -392,7 +392,14 @@ export class GitRepository {
     // A large body is inflated in the thread pool, not on the event loop (a small row may inflate large).
     const deflated = row.parts === null ? row.data : await readParts(this.db, row.parts);
     const body =
-      row.parts !== null || row.size > LARGE_BLOB_BYTES ? await inflateAsync(deflated) : zlib.inflateSync(deflated);
+      row.parts === null
+        ? row.size > LARGE_BLOB_BYTES
+          ? await inflateAsync(deflated)
+          : zlib.inflateSync(deflated)
+        : await inflateAsync(deflated).catch((error: Error) => {
+            // Parts cut short: deleted since the row was read, or lost.
+            throw new MissingObject(`a large object's parts end early: ${error.message}`);
+          });
     const object = { type: TYPE_OF_PACK_TYPE[row.type], body };
     this.cache.set(this.id, id, object);
     return object;
