@@ -19,20 +19,18 @@ export const ensureProjectRepository = (store: Store, project: Pick<Project, 'id
  */
 export async function snippetRepository(store: Store, snippet: Pick<Snippet, 'id'>): Promise<GitRepository> {
   const repo = await store.git.find('snippet', snippet.id);
-  if (!repo)
-    await deletedMeanwhile(
-      store,
-      { kind: 'snippet', id: snippet.id },
-      new Error(`snippet ${snippet.id} has no repository`),
-    );
-  return repo!;
+  if (repo) return repo;
+  // No repository says nothing yet: the snippet's row (not cached) tells a delete from damage.
+  if (!(await store.snippets.findById(snippet.id))) throw notFound('Snippet');
+  throw new Error(`snippet ${snippet.id} has no repository`);
 }
 
 /**
- * For what a read finds missing from a snippet or project it found a moment before (its repository, a commit,
- * a blob): an owner's row and its repository are deleted in one transaction, which may commit between two of
- * the read's statements. Then the owner is gone and the answer is 404 Snippet or 404 Project; else its data is
- * damaged (`problem`). The repository's row is what is asked: the owner's row may be a cached copy.
+ * For what a read finds missing from a repository it found a moment before (a commit, a tree, a blob, a large
+ * body's part): an owner's row and its repository are deleted in one transaction, which may commit between
+ * two of the read's statements. Then the repository's row is gone too and the answer is 404 Snippet or 404
+ * Project; else its data is damaged (`problem`). The repository's row is asked, not the owner's: a project's
+ * row may be a copy cached before the delete (read-cache.ts).
  */
 export async function deletedMeanwhile(
   store: Store,
