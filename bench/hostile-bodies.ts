@@ -7,7 +7,8 @@
 // Cases: idle (nothing hostile: the baseline), nested (anonymous, 75 MB of `[`), flat (anonymous, 80 MB of `[1,1,…`), nested-token and flat-token
 // (the same with a valid token), create (a snippet of 50 MiB, JSON, with a valid token), create-no-title (its
 // body without the title: parsed, then refused by parameter validation), multipart (a personal snippet whose
-// content is a file part of 150 MiB, just under the largest body: refused as too long once read).
+// content is a file part of 150 MiB, just under the largest body: refused as too long once read), create-x4 (four
+// creates at once), many-strings (a create whose body also holds 8,960 strings of 16 KiB nobody reads).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,9 +22,19 @@ const [tree = path.resolve(import.meta.dirname, '..'), ...chosen] = process.argv
 const json = { 'Content-Type': 'application/json' };
 // Built before any case runs: building them holds this process's event loop, and so its cheap requests.
 const content = 'const a = "b";\n'.repeat((50 * 1024 * 1024) / 15);
-const large = JSON.stringify({ title: 'large', files: [{ file_path: 'a.js', content }] });
-const untitled = JSON.stringify({ files: [{ file_path: 'a.js', content }] });
+// As bytes: fetch would encode a string body on this process's event loop, which times the cheap requests.
+const large = Buffer.from(JSON.stringify({ title: 'large', files: [{ file_path: 'a.js', content }] }));
+const untitled = Buffer.from(JSON.stringify({ files: [{ file_path: 'a.js', content }] }));
 const withToken = { ...json, 'PRIVATE-TOKEN': TOKEN };
+// 140 MB of parameters nobody reads, as 8,960 strings of 16 KiB: each string is made again on the event loop
+// when the parse result comes back from the worker thread.
+const manyStrings = Buffer.from(
+  JSON.stringify({
+    title: 'many',
+    files: [{ file_path: 'a.txt', content: 'a' }],
+    unread: Array.from({ length: 8960 }, (_, i) => `${i}`.padEnd(16 * 1024, 'x')),
+  }),
+);
 const boundary = 'snippetd-bench-bodies';
 const formPart = (name: string, file = false) =>
   `--${boundary}\r\nContent-Disposition: form-data; name="${name}"` +
@@ -73,6 +84,17 @@ try {
     'create-no-title': async () => {
       const res = await fetch(`${server.url}${snippets}`, { method: 'POST', headers: withToken, body: untitled });
       return { status: res.status, body: await res.text() };
+    },
+    // Four such creates at once, as one caller with a token may send them.
+    'create-x4': async () => {
+      const answers = await Promise.all(
+        [1, 2, 3, 4].map(() => fetch(`${server.url}${snippets}`, { method: 'POST', headers: withToken, body: large })),
+      );
+      return { status: answers.map((a) => a.status).join(','), body: '' };
+    },
+    'many-strings': async () => {
+      const res = await fetch(`${server.url}${snippets}`, { method: 'POST', headers: withToken, body: manyStrings });
+      return { status: res.status, body: (await res.text()).slice(0, 200) };
     },
     multipart: async () => {
       const res = await fetch(`${server.url}/api/v4/snippets`, {

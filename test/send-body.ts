@@ -12,9 +12,11 @@ export interface Sent {
 }
 
 /**
- * Sends a request whose body is `total` bytes of `pattern` repeated after `head` (with a Content-Length, or
- * chunked when `chunked`), 64 KiB at a time as fast as the server reads it, and stops sending as soon as an
- * answer arrives. Answers that answer and how much of the body had been sent by then.
+ * Sends a request whose body is `total` bytes: `head`, `pattern` repeated, then `tail` (with a Content-Length,
+ * or chunked when `chunked`), 64 KiB at a time as fast as the server reads it, and stops sending as soon as an
+ * answer arrives. Answers that answer and how much of the body had been sent by then. sendBody() sends a body
+ * given whole the same way: fetch() holds its caller's event loop while it writes a large one (270-380 ms for
+ * 40 MiB), which would time the test's own probes, not the server.
  */
 export function send(
   server: Spawned,
@@ -24,7 +26,10 @@ export function send(
     head: string;
     pattern: string;
     total: number;
+    tail?: string;
     chunked?: boolean;
+    /** The whole body instead (head, pattern and tail empty). */
+    body?: Buffer;
   },
 ): Promise<Sent> {
   const { port } = new URL(server.url);
@@ -61,15 +66,26 @@ export function send(
       socket.write(`POST ${opts.path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${lines.join('')}${framing}\r\n`);
       socket.write(frame(opts.head));
       sentBytes = opts.head.length;
-      while (!answered && !socket.destroyed && sentBytes < opts.total) {
-        const data = piece.subarray(0, Math.min(piece.length, opts.total - sentBytes));
+      const tail = opts.tail ?? '';
+      while (!answered && !socket.destroyed && sentBytes < opts.total - tail.length) {
+        const data = opts.body
+          ? opts.body.subarray(sentBytes, sentBytes + 64 * 1024)
+          : piece.subarray(0, Math.min(piece.length, opts.total - tail.length - sentBytes));
         sentBytes += data.length;
         // A turn of the event loop after each piece, so that an answer is seen as soon as it comes even while
         // the socket takes every piece at once.
         if (!socket.write(frame(data))) await new Promise((resume) => (wake = resume));
         else await new Promise((resume) => setImmediate(resume));
       }
+      if (!answered && !socket.destroyed && tail) {
+        socket.write(frame(tail));
+        sentBytes += tail.length;
+      }
       if (!answered && !socket.destroyed && opts.chunked) socket.write('0\r\n\r\n');
     });
   });
 }
+
+/** send() of a body given whole. */
+export const sendBody = (server: Spawned, opts: { path: string; headers: Record<string, string>; body: Buffer }) =>
+  send(server, { ...opts, head: '', pattern: ' ', total: opts.body.length });

@@ -1,6 +1,14 @@
 // Parsing large request bodies, in a worker thread (http/plugins/body.ts): JSON.parse of a 50 MiB body takes
 // over 100 ms and Rack's form parsing of 100 MiB over 500 ms, which on the main thread would hold every
 // other request that long. Run through tsx from src/; built as http/body-parse-worker.js (scripts/build.mjs).
+//
+// What comes back must not cost the main thread in proportion to the body either: a string sent back is made
+// again there, about half a second for 150 MiB of strings on this project's machine, in one piece or in
+// thousands. So the long strings come back as their UTF-8 bytes (transferred, not copied), and the main thread
+// sees them as Utf8Text (domain/utf8.ts): a file's content goes to its blob as those bytes, never a string.
+import crypto from 'node:crypto';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
+import { Utf8Text } from '../domain/utf8.ts';
 import { parseRackQuery } from './rack-params.ts';
 
 export interface ParseTask {
@@ -10,10 +18,124 @@ export interface ParseTask {
   length: number;
 }
 
+/**
+ * A parsed body as it crosses back: its long strings replaced by `${marker}o<n>` (own[n]) or
+ * `${marker}p<n>` (packed, from ends[n - 1] or 0 to ends[n]).
+ */
+export interface ParsedBody {
+  value: unknown;
+  marker: string;
+  own: Uint8Array[];
+  packed: Uint8Array;
+  ends: number[];
+}
+
+/** A string this long or longer comes back as bytes in memory of its own (a file's content, say). */
+const OWN_BYTES_CHARS = 64 * 1024;
+/** A string this short always stays a string: names, tokens, titles, flags. */
+const SHORT_CHARS = 128;
+/**
+ * Characters of the strings between the two that stay strings, the first met; the others are packed as
+ * bytes into one buffer. About 4 ms to make again; 100,000 short strings (GitLab's most elements) 50 ms.
+ */
+const KEPT_CHARS = 1 << 20;
+/**
+ * A key longer than this is dropped with its value: no parameter has so long a name, and 50,000 long keys
+ * would be made again on the main thread as the strings are.
+ */
+export const MAX_KEY_CHARS = 128;
+
 export default function parseBody({ format, segments, length }: ParseTask): unknown {
   const text = Buffer.concat(
     segments.map((segment) => Buffer.from(segment)),
     length,
   ).toString('utf8');
-  return format === 'json' ? JSON.parse(text.trim()) : parseRackQuery(text);
+  const parsed = packTexts(format === 'json' ? JSON.parse(text.trim()) : parseRackQuery(text));
+  return move({
+    get [transferableSymbol]() {
+      return [...parsed.own.map((bytes) => bytes.buffer), parsed.packed.buffer];
+    },
+    get [valueSymbol]() {
+      return parsed;
+    },
+  });
+}
+
+type Container = Record<string, unknown> | unknown[];
+
+const isContainer = (value: unknown): value is Container => typeof value === 'object' && value !== null;
+
+/** Every key and value of every container in `root`, the containers visited in the body's order. */
+function* entries(root: Container): Generator<[Container, string | number, unknown]> {
+  const stack: Container[] = [root];
+  while (stack.length) {
+    const container = stack.pop()!;
+    const keys = Array.isArray(container) ? container.keys() : Object.keys(container);
+    const children: Container[] = [];
+    for (const key of keys) {
+      const value = (container as Record<string | number, unknown>)[key];
+      yield [container, key, value];
+      if (isContainer(value)) children.push(value);
+    }
+    stack.push(...children.reverse());
+  }
+}
+
+function packTexts(value: unknown): ParsedBody {
+  const marker = `\u0000${crypto.randomBytes(8).toString('hex')}:`;
+  const own: Uint8Array[] = [];
+  const toPack: string[] = [];
+  let kept = 0;
+  const replacement = (text: string): string | null => {
+    if (text.length <= SHORT_CHARS) return null;
+    if (text.length < OWN_BYTES_CHARS && kept + text.length <= KEPT_CHARS) {
+      kept += text.length;
+      return null;
+    }
+    if (text.length < OWN_BYTES_CHARS) return `${marker}p${toPack.push(text) - 1}`;
+    // Memory of its own, exactly its size (never a slice of a shared pool), so that it can be transferred.
+    const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+    bytes.write(text);
+    return `${marker}o${own.push(bytes) - 1}`;
+  };
+  const root = { value };
+  for (const [container, key, item] of entries(root)) {
+    if (typeof key === 'string' && key.length > MAX_KEY_CHARS) {
+      delete (container as Record<string, unknown>)[key];
+      continue;
+    }
+    const replaced = typeof item === 'string' ? replacement(item) : null;
+    if (replaced !== null) (container as Record<string | number, unknown>)[key] = replaced;
+  }
+  const packed = Buffer.allocUnsafeSlow(toPack.reduce((n, text) => n + Buffer.byteLength(text), 0));
+  const ends: number[] = [];
+  let at = 0;
+  for (const text of toPack) {
+    at += packed.write(text, at);
+    ends.push(at);
+  }
+  return { value: root.value, marker, own, packed, ends };
+}
+
+/** On the main thread: the body with its long strings as Utf8Text, each a view of the memory that came across. */
+export function revivedTexts(parsed: ParsedBody): unknown {
+  const { marker } = parsed;
+  const bytesOf = (n: number, own: boolean) => {
+    if (own) {
+      const bytes = parsed.own[n];
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    }
+    const start = n === 0 ? 0 : parsed.ends[n - 1];
+    return Buffer.from(parsed.packed.buffer, parsed.packed.byteOffset + start, parsed.ends[n] - start);
+  };
+  const revived = (text: string) => {
+    const own = text[marker.length] === 'o';
+    return new Utf8Text(bytesOf(Number(text.slice(marker.length + 1)), own), !own);
+  };
+  const root = { value: parsed.value };
+  for (const [container, key, item] of entries(root)) {
+    if (typeof item === 'string' && item.startsWith(marker))
+      (container as Record<string | number, unknown>)[key] = revived(item);
+  }
+  return root.value;
 }

@@ -5,10 +5,23 @@
 import type { FastifyRequest } from 'fastify';
 import { addFieldMessage, invalidParams } from '../domain/failure.ts';
 import { rowId } from '../domain/ids.ts';
+import { type Text, Utf8Text } from '../domain/utf8.ts';
 import { requestParam } from './request.ts';
 
-/** `id`: an Integer naming a row; a whole number beyond the id columns' range names none (domain/ids.ts). */
-export type ParamType = 'string' | 'integer' | 'id' | 'boolean' | 'date' | 'datetime' | 'string_array' | 'hash_array';
+/**
+ * `id`: an Integer naming a row; a whole number beyond the id columns' range names none (domain/ids.ts).
+ * `text`: a String that may be long, a file's content: a large body's long text stays its bytes (Utf8Text).
+ */
+export type ParamType =
+  | 'string'
+  | 'text'
+  | 'integer'
+  | 'id'
+  | 'boolean'
+  | 'date'
+  | 'datetime'
+  | 'string_array'
+  | 'hash_array';
 
 export interface ParamRule {
   type: ParamType;
@@ -35,21 +48,23 @@ export interface ParamRule {
 export type ParamSpec = Record<string, ParamRule>;
 
 /** The value a rule yields: its type, narrowed to its `values` when it has them. */
-type ValueOf<R extends ParamRule> = R['type'] extends 'string' | 'integer' | 'id'
-  ? R['values'] extends readonly (infer V)[]
-    ? V
-    : R['type'] extends 'string'
-      ? string
-      : number
-  : R['type'] extends 'boolean'
-    ? boolean
-    : R['type'] extends 'date' | 'datetime'
-      ? string
-      : R['type'] extends 'string_array'
-        ? string[]
-        : R['items'] extends ParamSpec
-          ? ParamsOf<R['items']>[]
-          : Record<string, unknown>[];
+type ValueOf<R extends ParamRule> = R['type'] extends 'text'
+  ? Text
+  : R['type'] extends 'string' | 'integer' | 'id'
+    ? R['values'] extends readonly (infer V)[]
+      ? V
+      : R['type'] extends 'string'
+        ? string
+        : number
+    : R['type'] extends 'boolean'
+      ? boolean
+      : R['type'] extends 'date' | 'datetime'
+        ? string
+        : R['type'] extends 'string_array'
+          ? string[]
+          : R['items'] extends ParamSpec
+            ? ParamsOf<R['items']>[]
+            : Record<string, unknown>[];
 
 /** Only a `nullable` parameter can be null once validated (see ParamRule.nullable). */
 type Nullable<R extends ParamRule> = R extends { nullable: true } ? ValueOf<R> | null : ValueOf<R>;
@@ -73,8 +88,15 @@ const FALSE = new Set(['false', '0', 'f', 'no', 'n', 'off']);
 
 const INVALID = Symbol('invalid');
 
-function coerce(type: ParamType, value: unknown, rule: ParamRule): unknown {
-  if (value === null) return null;
+function coerce(type: ParamType, given: unknown, rule: ParamRule): unknown {
+  if (given === null) return null;
+  if (type === 'text') {
+    if (typeof given === 'string' || given instanceof Utf8Text) return given;
+    if (typeof given === 'number' || typeof given === 'boolean') return String(given);
+    return INVALID;
+  }
+  // Any other type reads a long text as the string it is (the domain's rules say whether it is too long).
+  const value = given instanceof Utf8Text ? given.toString() : given;
   if (type === 'string_array' && rule.commaSeparated && typeof value === 'string')
     return value
       .split(',')
@@ -117,7 +139,7 @@ function coerce(type: ParamType, value: unknown, rule: ParamRule): unknown {
     }
     case 'string_array': {
       // Grape accepts a JSON array, `scopes[]=a&scopes[]=b`, or a single value for Array[String].
-      const list = Array.isArray(value) ? value : [value];
+      const list = (Array.isArray(value) ? value : [value]).map((v) => (v instanceof Utf8Text ? v.toString() : v));
       if (list.some((v) => typeof v === 'object' && v !== null)) return INVALID;
       return list.map((v) => String(v));
     }
@@ -137,7 +159,11 @@ function coerce(type: ParamType, value: unknown, rule: ParamRule): unknown {
 }
 
 const isBlank = (v: unknown) =>
-  v === null || v === undefined || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0);
+  v === null ||
+  v === undefined ||
+  (typeof v === 'string' && v.trim() === '') ||
+  (v instanceof Utf8Text && v.isBlank()) ||
+  (Array.isArray(v) && v.length === 0);
 
 function validateInto(
   spec: ParamSpec,

@@ -2,6 +2,7 @@
 // with Rack arrays, multipart; DELETE with an empty or '{}' JSON body; malformed bodies; unknown parameters.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import { createTestApp, MULTIPART_BOUNDARY, multipart, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 describe('request bodies and parameter sources', () => {
@@ -93,6 +94,140 @@ describe('request bodies and parameter sources', () => {
     assert.equal(res.json.title, 'big form');
     const raw = await t.request({ method: 'GET', url: `/api/v4/projects/${project.id}/snippets/${res.json.id}/raw` });
     assert.equal(raw.body, content);
+  });
+
+  describe("a large body's long texts (kept as bytes from the parse worker)", () => {
+    // 80 parameters nobody reads of 16 Ki characters each, before the others: the body is over 1 MiB, so it is
+    // parsed in the worker thread, and past its first 1 Mi characters every string over 128 comes back as bytes.
+    const padding = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`pad${i}`, 'p'.repeat(16 * 1024)]));
+    const send = (url: string, params: object, large: boolean, method: 'POST' | 'PUT' = 'POST') =>
+      t.request({
+        method,
+        url: `/api/v4${url}`,
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify(large ? { ...padding, ...params } : params),
+      });
+    /** What a client sees of the snippet `res` made: its fields and each file's bytes. */
+    const seen = async (res: { statusCode: number; body: string; json: any }) => {
+      if (res.statusCode !== 201) return [res.statusCode, res.body];
+      const files = [];
+      for (const f of res.json.files)
+        files.push((await t.request({ method: 'GET', url: new URL(f.raw_url).pathname })).rawPayload.toString('hex'));
+      return [res.statusCode, res.json.title, res.json.description, files];
+    };
+    const long = (text: string, chars: number) => text.repeat(Math.ceil(chars / text.length)).slice(0, chars);
+
+    it('are read as the same parameters in a small body', async () => {
+      const cases: Record<string, object> = {
+        'long title, description and content': {
+          title: long('Äpfel ', 200),
+          description: long('description ✓ ', 300),
+          files: [{ file_path: 'a.txt', content: long('line é ✓ 𝄞\n', 1000) }],
+        },
+        'a lone surrogate': { title: 'x', files: [{ file_path: 'a.txt', content: `${long('a', 200)}\ud800z` }] },
+        'a title too long': { title: long('t', 300), files: [{ file_path: 'a.txt', content: 'a' }] },
+        'a blank content': { title: 'x', files: [{ file_path: 'a.txt', content: long(' \t\u3000\u00a0\n', 200) }] },
+        'a content blank but for its end': {
+          title: 'x',
+          files: [{ file_path: 'a.txt', content: `${long('\u3000 ', 200)}x` }],
+        },
+        'a NUL in a long title': { title: `${long('t', 200)}\u0000`, files: [{ file_path: 'a.txt', content: 'a' }] },
+        'a NUL in a long content': { title: 'x', files: [{ file_path: 'a.txt', content: `${long('c', 200)}\u0000` }] },
+        'the legacy pair': { title: 'x', file_name: long('n', 200), content: long('legacy ', 300) },
+      };
+      for (const [name, params] of Object.entries(cases)) {
+        const small = await seen(await send('/snippets', params, false));
+        const large = await seen(await send('/snippets', params, true));
+        assert.deepEqual(large, small, name);
+      }
+    });
+
+    it('keep a content of 64 Ki characters and more as its bytes, in JSON and form bodies', async () => {
+      const content = long('ünïcödé ✓ 𝄞 text\n', 300_000);
+      const bytes = Buffer.from(content);
+      const json = await send('/snippets', { title: 'large', files: [{ file_path: 'a.txt', content }] }, false);
+      assert.equal(json.statusCode, 201, json.body);
+      const form = await t.request({
+        method: 'POST',
+        url: '/api/v4/snippets',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `title=large&files[][file_path]=a.txt&files[][content]=${encodeURIComponent(content)}`,
+      });
+      assert.equal(form.statusCode, 201, form.body);
+      for (const { id } of [json.json, form.json]) {
+        const raw = await t.request({ method: 'GET', url: `/api/v4/snippets/${id}/raw` });
+        assert.ok(raw.rawPayload.equals(bytes), `snippet ${id}`);
+      }
+      const update = { files: [{ action: 'update', file_path: 'a.txt', content: `${content}more` }] };
+      const updated = await send(`/snippets/${json.json.id}`, update, true, 'PUT');
+      assert.equal(updated.statusCode, 200, updated.body);
+      const raw = await t.request({ method: 'GET', url: `/api/v4/snippets/${json.json.id}/raw` });
+      assert.ok(raw.rawPayload.equals(Buffer.from(`${content}more`)));
+      const blank = await send(
+        '/snippets',
+        { title: 'x', files: [{ file_path: 'a.txt', content: long(' \u3000', 70_000) }] },
+        true,
+      );
+      assert.deepEqual([blank.statusCode, blank.json], [400, { error: 'files[0][content] is empty' }]);
+    });
+
+    it('keep a multipart file part over 64 KiB as its bytes, invalid UTF-8 replaced as a decoder does', async () => {
+      const valid = Buffer.from(long('ünïcödé ✓ 𝄞 text\n', 100_000));
+      // Cut sequences, a lone continuation byte, an overlong form and bytes UTF-8 never has.
+      const invalid = Buffer.concat([
+        valid.subarray(0, 70_000),
+        Buffer.from([0xe2, 0x9c, 0x0a, 0x80, 0xc0, 0xaf, 0xff]),
+      ]);
+      const filePart = (name: string, bytes: Buffer) => [
+        Buffer.from(
+          `--${MULTIPART_BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"; filename="a.txt"\r\n` +
+            'Content-Type: text/plain\r\n\r\n',
+        ),
+        bytes,
+        Buffer.from('\r\n'),
+      ];
+      for (const [bytes, chunked] of [
+        [valid, false],
+        [invalid, false],
+        [invalid, true],
+      ] as const) {
+        const body = Buffer.concat([
+          Buffer.from(multipart([['title', 'parts']]).replace(`--${MULTIPART_BOUNDARY}--\r\n`, '')),
+          ...filePart('files[][content]', bytes),
+          Buffer.from(multipart([['files[][file_path]', 'a.txt']])),
+        ]);
+        const res = await t.request({
+          method: 'POST',
+          url: '/api/v4/snippets',
+          headers: { 'content-type': `multipart/form-data; boundary=${MULTIPART_BOUNDARY}` },
+          // A stream has no declared length: its part is kept as chunks and joined at its end.
+          payload: chunked ? Readable.from([body.subarray(0, 50_000), body.subarray(50_000)]) : body,
+        });
+        assert.equal(res.statusCode, 201, res.body);
+        const raw = await t.request({ method: 'GET', url: `/api/v4/snippets/${res.json.id}/raw` });
+        assert.ok(
+          raw.rawPayload.equals(Buffer.from(bytes.toString('utf8'))),
+          `${bytes.length} bytes, chunked ${chunked}`,
+        );
+      }
+    });
+
+    it('write a repository file of 64 Ki characters and more, as text or base64', async () => {
+      const project = await t.ok('POST', '/projects', ROOT_TOKEN, { name: 'large-texts' }, 201);
+      const text = long('text ✓ 𝄞\n', 100_000);
+      const binary = Buffer.from(Array.from({ length: 200_000 }, (_, i) => (i * 31) % 256));
+      const writes: [string, object, Buffer][] = [
+        ['text.txt', { content: text }, Buffer.from(text)],
+        ['binary.bin', { content: binary.toString('base64'), encoding: 'base64' }, binary],
+      ];
+      for (const [path, params, bytes] of writes) {
+        const url = `/projects/${project.id}/repository/files/${path}`;
+        const res = await send(url, { branch: 'main', commit_message: long('message ', 200), ...params }, true);
+        assert.equal(res.statusCode, 201, res.body);
+        const raw = await t.request({ method: 'GET', url: `/api/v4${url}/raw` });
+        assert.ok(raw.rawPayload.equals(bytes), path);
+      }
+    });
   });
 
   it('reads a form body with percent-encoded brackets and a charset parameter', async () => {

@@ -11,7 +11,7 @@ import { type ApplicationSettings, getSettings, indexedFileMaxBytes } from '../s
 import { nowIso } from '../tokens.ts';
 import { applyActions, FileActionError } from './files.ts';
 import { checkAttributes, MISSING_CONTENT } from './limits.ts';
-import { utf8Bytes } from '../utf8.ts';
+import { type Text, utf8Bytes } from '../utf8.ts';
 import { type Meta, type SnippetDeps, buildCommit, rejectSpam, repositoryError, restrictedError } from './commits.ts';
 
 /**
@@ -34,7 +34,7 @@ export interface CreateInput {
   title: string;
   description?: string | null;
   visibility?: Visibility;
-  files: { file_path: string; content: string }[];
+  files: { file_path: string; content: Text }[];
 }
 
 /** A new snippet in the project `ctx` names, or a personal one when `ctx` is null; the caller has authorized create_snippet. */
@@ -52,20 +52,19 @@ export async function createSnippet(
     throw restrictedError(visibility);
   const files = new Map<string, Buffer>();
   let duplicate = false;
+  let firstContent: Buffer | null = null;
   for (const f of input.files) {
     if (files.has(f.file_path)) duplicate = true;
-    files.set(f.file_path, await utf8Bytes(f.content));
+    const bytes = await utf8Bytes(f.content);
+    firstContent ??= bytes;
+    files.set(f.file_path, bytes);
   }
   checkAttributes(
     {
       title: input.title,
       description: input.description ?? null,
       // An empty `files` array passes Grape, and leaves GitLab's Snippet model no content: a model error.
-      firstContent: input.files.length
-        ? duplicate
-          ? Buffer.from(input.files[0].content)
-          : files.get(input.files[0].file_path)!
-        : MISSING_CONTENT,
+      firstContent: firstContent ?? MISSING_CONTENT,
       files,
     },
     settings,

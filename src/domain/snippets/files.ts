@@ -2,6 +2,7 @@
 // kinds of failure: an action that is malformed on its own (422 "Snippet actions have invalid data",
 // SnippetInputAction validations) and one that does not fit the repository (400 "Repository Error ...").
 import { hasFileDirectoryClash, isValidGitPath } from '../paths.ts';
+import { type Text, Utf8Text } from '../utf8.ts';
 
 export type ActionName = 'create' | 'update' | 'delete' | 'move';
 
@@ -10,7 +11,7 @@ export interface FileAction {
   file_path?: string | null;
   previous_path?: string | null;
   /** As a request sends it, or already as bytes (a create converts each file once). */
-  content?: string | Buffer | null;
+  content?: Text | Buffer | null;
 }
 
 export type RepoError = 'conflict' | 'invalid_name' | 'too_many_files';
@@ -22,7 +23,8 @@ export class FileActionError extends Error {
 }
 
 const present = (v: string | null | undefined): v is string => typeof v === 'string' && v.trim() !== '';
-const hasContent = (v: string | Buffer | null | undefined) => (Buffer.isBuffer(v) ? v.length > 0 : present(v));
+const hasContent = (v: Text | Buffer | null | undefined) =>
+  Buffer.isBuffer(v) ? v.length > 0 : v instanceof Utf8Text ? !v.isBlank() : present(v);
 
 /** GitLab's SnippetInputAction validations: each action must be well formed on its own. */
 export function isValidAction(a: FileAction): boolean {
@@ -72,9 +74,11 @@ export function applyActions(
   for (const a of actions) {
     const content = Buffer.isBuffer(a.content)
       ? a.content
-      : typeof a.content === 'string'
-        ? Buffer.from(a.content)
-        : null;
+      : a.content instanceof Utf8Text
+        ? a.content.ownBytes()
+        : typeof a.content === 'string'
+          ? Buffer.from(a.content)
+          : null;
     switch (a.action) {
       case 'create': {
         const path = present(a.file_path) ? requireName(a.file_path) : generatedName(files);

@@ -17,7 +17,7 @@ import { checkAttributes } from './limits.ts';
 import { byteOrder } from '../../order.ts';
 import { type Meta, type SnippetDeps, buildCommit, rejectSpam, repositoryError, restrictedError } from './commits.ts';
 import { withContents } from './reads.ts';
-import { utf8Bytes } from '../utf8.ts';
+import { type Text, Utf8Text, utf8Bytes } from '../utf8.ts';
 
 export const INVALID_ACTIONS = 'Snippet actions have invalid data';
 export const MULTIPLE_FILES = 'To update Snippets with multiple files, you must use the `files` parameter';
@@ -27,7 +27,7 @@ export interface UpdateInput {
   description?: string | null;
   visibility?: Visibility;
   files?: FileAction[];
-  content?: string;
+  content?: Text;
   file_name?: string;
   /**
    * The snippet's version (snippetVersion) when the editor read it: a page's edit form sends it, so a save
@@ -155,7 +155,11 @@ async function changeOf(
   if (!state.repository) throw new Error(`snippet ${snippet.id} has no repository`);
   const encoded: FileAction[] = [];
   for (const a of actions)
-    encoded.push(typeof a.content === 'string' ? { ...a, content: await utf8Bytes(a.content) } : a);
+    encoded.push(
+      typeof a.content === 'string' || a.content instanceof Utf8Text
+        ? { ...a, content: await utf8Bytes(a.content) }
+        : a,
+    );
   const current = await withContents(state.repository, index);
   const modes = snippet.head_commit ? await state.repository.fileModes(snippet.head_commit) : new Map<string, string>();
   let next: Map<string, Buffer>;

@@ -27,6 +27,7 @@ import { html, trusted, type Html } from '../views/html.ts';
 import { checkFormPost, formFields, formTokenField } from './form-token.ts';
 import { newNonce, sendPage } from './layout.ts';
 import type { PageHandler } from './common.ts';
+import { Utf8Text } from '../../domain/utf8.ts';
 
 /** One file row of the form: an existing file (previousPath set) or a new one. */
 interface FileRow {
@@ -60,7 +61,10 @@ const VISIBILITY_HINTS: Record<Exclude<Visibility, 'private'>, string> = {
   public: 'Anyone can see it, signed in or not.',
 };
 
-const text = (value: unknown) => (typeof value === 'string' ? value : '');
+/** A field's text; a long one (a large form's file content, Utf8Text) made a string, as the form shows it again. */
+const fieldText = (value: unknown): string | null =>
+  typeof value === 'string' ? value : value instanceof Utf8Text ? value.toString() : null;
+const text = (value: unknown) => fieldText(value) ?? '';
 
 /** The rows as the form sent them, in their order (Rack's files[<n>][…] nesting). */
 function rowsOf(fields: Record<string, unknown>): FileRow[] {
@@ -78,7 +82,7 @@ function rowsOf(fields: Record<string, unknown>): FileRow[] {
       return {
         previousPath: text(row.previous_path) || null,
         path: text(row.file_path),
-        content: typeof row.content === 'string' ? row.content : null,
+        content: fieldText(row.content),
         remove: row.remove === '1',
       };
     });

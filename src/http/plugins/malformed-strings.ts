@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Failure } from '../../domain/failure.ts';
 import { isHash } from '../rack-params.ts';
+import { Utf8Text } from '../../domain/utf8.ts';
 
 const NUL = '\u0000';
 /**
@@ -20,6 +21,7 @@ const MAX_DEPTH = 2;
 
 function valueHasNul(value: unknown, depth: number): boolean {
   if (typeof value === 'string') return value.includes(NUL);
+  if (value instanceof Utf8Text) return value.bytes.includes(0);
   if (depth >= MAX_DEPTH) return false;
   if (Array.isArray(value)) return value.some((v) => valueHasNul(v, depth + 1));
   return isHash(value) && paramsHaveNul(value, depth + 1);

@@ -11,6 +11,7 @@ import * as spec from '../schemas/repository.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize } from '../../domain/policy.ts';
 import { type FileWrite, listCommits, listTree, rawFileBlob, readFile, writeFile } from '../../domain/project-files.ts';
+import { utf8Bytes } from '../../domain/utf8.ts';
 
 /** The project, if the caller may read its code (404 when hidden, 403 for guests of private projects). */
 async function readableCode(request: FastifyRequest) {
@@ -32,7 +33,11 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
       const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
       const written = action === 'delete' ? null : validateRequest(spec.writeFileSpec, request);
       const p = written ?? validateRequest(spec.deleteFileSpec, request);
-      const body = written && Buffer.from(written.content, written.encoding === 'base64' ? 'base64' : 'utf8');
+      const body =
+        written &&
+        (written.encoding === 'base64'
+          ? Buffer.from(String(written.content), 'base64')
+          : await utf8Bytes(written.content));
       authorize(viewer, 'push_code', ctx);
       await writeFile(store, ctx, {
         action,

@@ -27,7 +27,7 @@ const writeCommon = {
 
 export const writeFileSpec = {
   ...writeCommon,
-  content: { type: 'string', required: true },
+  content: { type: 'text', required: true },
   encoding: { type: 'string', values: ['text', 'base64'] as const, default: 'text' },
   execute_filemode: { type: 'boolean' },
 } satisfies ParamSpec;

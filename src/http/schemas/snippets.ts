@@ -17,10 +17,10 @@ export const createSnippetSpec = {
     type: 'hash_array',
     items: {
       file_path: { type: 'string', required: true, allowBlank: false, check: filePath },
-      content: { type: 'string', required: true, allowBlank: false },
+      content: { type: 'text', required: true, allowBlank: false },
     },
   },
-  content: { type: 'string', allowBlank: false },
+  content: { type: 'text', allowBlank: false },
   file_name: { type: 'string' },
 } satisfies ParamSpec;
 
@@ -38,12 +38,12 @@ export const updateSnippetSpec = {
     type: 'hash_array',
     items: {
       action: { type: 'string', required: true, values: ['create', 'update', 'delete', 'move'] as const },
-      content: { type: 'string' },
+      content: { type: 'text' },
       file_path: { type: 'string', check: filePath },
       previous_path: { type: 'string', check: filePath },
     },
   },
-  content: { type: 'string', allowBlank: false },
+  content: { type: 'text', allowBlank: false },
   file_name: { type: 'string' },
 } satisfies ParamSpec;
 
