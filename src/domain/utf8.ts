@@ -10,37 +10,40 @@ const CHUNK_CHARS = 1 << 20;
  * event loop holds it about half a second, so such a text becomes a string only where it is read as one.
  */
 export class Utf8Text {
-  /** `shared`: `bytes` is a view of memory that holds other texts too. */
-  constructor(
-    readonly bytes: Buffer,
-    private readonly shared = false,
-  ) {}
+  /** `bytes` may be a view of memory that holds other texts too (the object cache keeps a copy of a view). */
+  constructor(readonly bytes: Buffer) {}
 
   toString(): string {
     return this.bytes.toString('utf8');
-  }
-
-  /** Its bytes, copied when they share memory with other texts: what keeps them (a cache) keeps only them. */
-  ownBytes(): Buffer {
-    return this.shared ? Buffer.from(this.bytes) : this.bytes;
   }
 
   /** Whether it is all whitespace, as `String#trim` sees it, without making it a string. */
   isBlank(): boolean {
     const { bytes } = this;
     for (let at = 0; at < bytes.length; ) {
-      const byte = bytes[at];
-      if (byte === 0x20 || (byte >= 0x09 && byte <= 0x0d)) at++;
-      else if (byte < 0x80) return false;
-      else {
-        // The character starting here (valid UTF-8: its first byte gives its length).
-        const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2;
-        if (bytes.toString('utf8', at, at + length).trim() !== '') return false;
-        at += length;
-      }
+      const length = whitespaceAt(bytes, at);
+      if (!length) return false;
+      at += length;
     }
     return true;
   }
+}
+
+/**
+ * The length in bytes of the whitespace character (as `String#trim` removes: tab, line feed, vertical tab, form
+ * feed, carriage return, space, U+00A0, U+1680, U+2000 to U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 and
+ * U+FEFF) that starts at `at` in valid UTF-8, or 0.
+ */
+function whitespaceAt(bytes: Buffer, at: number): number {
+  const [a, b, c] = [bytes[at], bytes[at + 1], bytes[at + 2]];
+  if (a === 0x20 || (a >= 0x09 && a <= 0x0d)) return 1;
+  if (a === 0xc2) return b === 0xa0 ? 2 : 0;
+  if (a === 0xe1) return b === 0x9a && c === 0x80 ? 3 : 0;
+  if (a === 0xe2 && b === 0x80) return c <= 0x8a || c === 0xa8 || c === 0xa9 || c === 0xaf ? 3 : 0;
+  if (a === 0xe2) return b === 0x81 && c === 0x9f ? 3 : 0;
+  if (a === 0xe3) return b === 0x80 && c === 0x80 ? 3 : 0;
+  if (a === 0xef) return b === 0xbb && c === 0xbf ? 3 : 0;
+  return 0;
 }
 
 /** A parameter's text: a string, or a long one kept as bytes. */
@@ -48,7 +51,7 @@ export type Text = string | Utf8Text;
 
 /** `Buffer.from(text)`, a mebi-character at a time for a long text, the event loop taking its turn between. */
 export async function utf8Bytes(text: Text): Promise<Buffer> {
-  if (text instanceof Utf8Text) return text.ownBytes();
+  if (text instanceof Utf8Text) return text.bytes;
   if (text.length <= CHUNK_CHARS) return Buffer.from(text);
   const bytes = Buffer.allocUnsafe(Buffer.byteLength(text));
   let written = 0;

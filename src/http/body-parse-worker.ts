@@ -43,14 +43,10 @@ const KEPT_CHARS = 1 << 20;
  * A key longer than this is dropped with its value: no parameter has so long a name, and 50,000 long keys
  * would be made again on the main thread as the strings are.
  */
-export const MAX_KEY_CHARS = 128;
+const MAX_KEY_CHARS = 128;
 
-export default function parseBody({ format, segments, length }: ParseTask): unknown {
-  const text = Buffer.concat(
-    segments.map((segment) => Buffer.from(segment)),
-    length,
-  ).toString('utf8');
-  const parsed = packTexts(format === 'json' ? JSON.parse(text.trim()) : parseRackQuery(text));
+export default function parseBody(task: ParseTask): unknown {
+  const parsed = packTexts(parse(task));
   return move({
     get [transferableSymbol]() {
       return [...parsed.own.map((bytes) => bytes.buffer), parsed.packed.buffer];
@@ -59,6 +55,24 @@ export default function parseBody({ format, segments, length }: ParseTask): unkn
       return parsed;
     },
   });
+}
+
+/**
+ * The body parsed. Each of its forms is as large as the body (its bytes, joined, its text), so each is let go
+ * as soon as the next is made.
+ */
+function parse(task: ParseTask): unknown {
+  const text = bodyText(task);
+  return task.format === 'json' ? JSON.parse(text.trim()) : parseRackQuery(text);
+}
+
+function bodyText(task: ParseTask): string {
+  const joined = Buffer.concat(
+    task.segments.map((segment) => Buffer.from(segment)),
+    task.length,
+  );
+  task.segments.length = 0;
+  return joined.toString('utf8');
 }
 
 type Container = Record<string, unknown> | unknown[];
@@ -128,10 +142,8 @@ export function revivedTexts(parsed: ParsedBody): unknown {
     const start = n === 0 ? 0 : parsed.ends[n - 1];
     return Buffer.from(parsed.packed.buffer, parsed.packed.byteOffset + start, parsed.ends[n] - start);
   };
-  const revived = (text: string) => {
-    const own = text[marker.length] === 'o';
-    return new Utf8Text(bytesOf(Number(text.slice(marker.length + 1)), own), !own);
-  };
+  const revived = (text: string) =>
+    new Utf8Text(bytesOf(Number(text.slice(marker.length + 1)), text[marker.length] === 'o'));
   const root = { value: parsed.value };
   for (const [container, key, item] of entries(root)) {
     if (typeof item === 'string' && item.startsWith(marker))

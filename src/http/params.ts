@@ -7,6 +7,7 @@ import { addFieldMessage, invalidParams } from '../domain/failure.ts';
 import { rowId } from '../domain/ids.ts';
 import { type Text, Utf8Text } from '../domain/utf8.ts';
 import { requestParam } from './request.ts';
+import { isHash } from './rack-params.ts';
 
 /**
  * `id`: an Integer naming a row; a whole number beyond the id columns' range names none (domain/ids.ts).
@@ -144,12 +145,11 @@ function coerce(type: ParamType, given: unknown, rule: ParamRule): unknown {
       return list.map((v) => String(v));
     }
     case 'hash_array': {
-      if (Array.isArray(value) && value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v)))
-        return value;
+      if (Array.isArray(value) && value.every(isHash)) return value;
       // A hash keyed by index ({"0": {...}, "1": {...}}), as Rack produces for files[0][file_path].
-      if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-        const entries = Object.entries(value as Record<string, unknown>);
-        if (entries.length && entries.every(([k, v]) => /^\d+$/.test(k) && typeof v === 'object' && v !== null)) {
+      if (isHash(value)) {
+        const entries = Object.entries(value);
+        if (entries.length && entries.every(([k, v]) => /^\d+$/.test(k) && (isHash(v) || Array.isArray(v)))) {
           return entries.sort(([a], [b]) => Number(a) - Number(b)).map(([, v]) => v);
         }
       }

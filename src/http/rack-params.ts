@@ -19,8 +19,14 @@ function hasNestedKey(hash: Params, key: string): boolean {
 
 const PLAIN_NAME = /^[^[\]]+$/;
 
-/** A Rack hash: a nested parameter object, never an array. */
-export const isHash = (v: unknown): v is Params => typeof v === 'object' && v !== null && !Array.isArray(v);
+/**
+ * A Rack hash: a nested parameter object (a plain object), never an array, nor a value such as a long text kept as
+ * bytes (Utf8Text) or a stream.
+ */
+export const isHash = (v: unknown): v is Params =>
+  typeof v === 'object' &&
+  v !== null &&
+  (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
 
 /** Adds one `name=value` pair to `params` following Rack's normalize_params. */
 export function addParam(params: Params, name: string, value: unknown, depth = 0): Params {

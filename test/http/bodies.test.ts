@@ -116,6 +116,8 @@ describe('request bodies and parameter sources', () => {
       return [res.statusCode, res.json.title, res.json.description, files];
     };
     const long = (text: string, chars: number) => text.repeat(Math.ceil(chars / text.length)).slice(0, chars);
+    const WHITESPACE =
+      '\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff';
 
     it('are read as the same parameters in a small body', async () => {
       const cases: Record<string, object> = {
@@ -134,18 +136,39 @@ describe('request bodies and parameter sources', () => {
         'a NUL in a long title': { title: `${long('t', 200)}\u0000`, files: [{ file_path: 'a.txt', content: 'a' }] },
         'a NUL in a long content': { title: 'x', files: [{ file_path: 'a.txt', content: `${long('c', 200)}\u0000` }] },
         'the legacy pair': { title: 'x', file_name: long('n', 200), content: long('legacy ', 300) },
+        // Every character String#trim removes, then some it keeps (U+180E and U+200B are no whitespace there).
+        'all whitespace': { title: 'x', files: [{ file_path: 'a.txt', content: long(WHITESPACE, 200) }] },
+        ...Object.fromEntries(
+          ['\u180e', '\u200b', '\u0085', '\u00a1', '\u2030', '\u3001', '\ufeffx'].map((kept) => [
+            `whitespace and U+${kept.codePointAt(0)!.toString(16)}`,
+            { title: 'x', files: [{ file_path: 'a.txt', content: `${long(WHITESPACE, 200)}${kept}` }] },
+          ]),
+        ),
+        'a long file in place of a hash': { title: 'x', files: [long('f', 200)] },
+        'a long sudo': { sudo: long('u', 200), title: 'x', files: [{ file_path: 'a.txt', content: 'a' }] },
       };
       for (const [name, params] of Object.entries(cases)) {
         const small = await seen(await send('/snippets', params, false));
         const large = await seen(await send('/snippets', params, true));
         assert.deepEqual(large, small, name);
       }
+      // A body that is one JSON string (no parameters at all), small and over 1 MiB.
+      const bare = async (text: string) => {
+        const res = await t.request({
+          method: 'POST',
+          url: '/api/v4/snippets',
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify(text),
+        });
+        return [res.statusCode, res.body];
+      };
+      assert.deepEqual(await bare(long('s', 2 * 1024 * 1024)), await bare('s'));
     });
 
     it('keep a content of 64 Ki characters and more as its bytes, in JSON and form bodies', async () => {
-      const content = long('ünïcödé ✓ 𝄞 text\n', 300_000);
+      const content = long('ünïcödé ✓ 𝄞 text\n', 400_000);
       const bytes = Buffer.from(content);
-      const json = await send('/snippets', { title: 'large', files: [{ file_path: 'a.txt', content }] }, false);
+      const json = await send('/snippets', { title: 'large', files: [{ file_path: 'a.txt', content }] }, true);
       assert.equal(json.statusCode, 201, json.body);
       const form = await t.request({
         method: 'POST',
@@ -186,6 +209,26 @@ describe('request bodies and parameter sources', () => {
         bytes,
         Buffer.from('\r\n'),
       ];
+      // Three large parts one after another share the memory reserved for the body.
+      const three = [0, 1, 2].map((i) => [
+        ...filePart('files[][content]', Buffer.from(long(`part ${i} ✓\n`, 80_000 + i))),
+        Buffer.from(multipart([['files[][file_path]', `${i}.txt`]]).replace(`--${MULTIPART_BOUNDARY}--\r\n`, '')),
+      ]);
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v4/snippets',
+        headers: { 'content-type': `multipart/form-data; boundary=${MULTIPART_BOUNDARY}` },
+        payload: Buffer.concat([
+          Buffer.from(multipart([['title', 'three']]).replace(`--${MULTIPART_BOUNDARY}--\r\n`, '')),
+          ...three.flat(),
+          Buffer.from(`--${MULTIPART_BOUNDARY}--\r\n`),
+        ]),
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      for (const i of [0, 1, 2]) {
+        const raw = await t.request({ method: 'GET', url: `/api/v4/snippets/${res.json.id}/files/main/${i}.txt/raw` });
+        assert.equal(raw.body, long(`part ${i} ✓\n`, 80_000 + i), `part ${i}`);
+      }
       for (const [bytes, chunked] of [
         [valid, false],
         [invalid, false],

@@ -75,7 +75,7 @@ export function applyActions(
     const content = Buffer.isBuffer(a.content)
       ? a.content
       : a.content instanceof Utf8Text
-        ? a.content.ownBytes()
+        ? a.content.bytes
         : typeof a.content === 'string'
           ? Buffer.from(a.content)
           : null;

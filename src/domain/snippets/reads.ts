@@ -146,13 +146,16 @@ export async function firstSnippetFile(
 ): Promise<{ path: string | null; content: Buffer | LargeBlob; blobId: string }> {
   const [first] = await store.snippets.fileIndex(snippet.id);
   if (!first) {
-    // Its files are deleted with it: none may also mean it is gone since it was found.
-    if (snippet.head_commit)
+    // Its files are deleted with it: none may also mean it is gone since it was found. Its repository tells:
+    // none while its row is there is damage (snippetRepository), and so are no files in one that is there.
+    if (snippet.head_commit) {
+      await snippetRepository(store, snippet);
       await deletedMeanwhile(
         store,
         { kind: 'snippet', id: snippet.id },
         new MissingObject(`snippet ${snippet.id} has no files`),
       );
+    }
     const content = Buffer.from(snippet.content);
     return { path: null, content, blobId: objectId('blob', content) };
   }

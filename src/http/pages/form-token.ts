@@ -8,6 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import { Failure } from '../../domain/failure.ts';
 import { html, type Html } from '../views/html.ts';
 import { baseUrl } from '../urls.ts';
+import { isHash } from '../rack-params.ts';
 
 export const FORM_TOKEN_FIELD = 'authenticity_token';
 
@@ -24,9 +25,7 @@ export const formTokenField = (request: FastifyRequest): Html =>
 
 /** The form fields as parsed (form-encoded, Rack's nesting), or an empty record for any other body. */
 export const formFields = (request: FastifyRequest): Record<string, unknown> =>
-  request.body && typeof request.body === 'object' && !Array.isArray(request.body)
-    ? (request.body as Record<string, unknown>)
-    : {};
+  isHash(request.body) ? request.body : {};
 
 /**
  * Refuses a form POST (422) that does not carry this session's token, or whose Origin is another site's. A

@@ -28,6 +28,7 @@ import { checkFormPost, formFields, formTokenField } from './form-token.ts';
 import { newNonce, sendPage } from './layout.ts';
 import type { PageHandler } from './common.ts';
 import { Utf8Text } from '../../domain/utf8.ts';
+import { isHash } from '../rack-params.ts';
 
 /** One file row of the form: an existing file (previousPath set) or a new one. */
 interface FileRow {
@@ -69,14 +70,13 @@ const text = (value: unknown) => fieldText(value) ?? '';
 /** The rows as the form sent them, in their order (Rack's files[<n>][…] nesting). */
 function rowsOf(fields: Record<string, unknown>): FileRow[] {
   const files = fields.files;
-  const entries =
-    files && typeof files === 'object'
-      ? Array.isArray(files)
-        ? files.map((f, i) => [String(i), f] as const)
-        : Object.entries(files as Record<string, unknown>).sort(([a], [b]) => Number(a) - Number(b))
+  const entries = Array.isArray(files)
+    ? files.map((f, i) => [String(i), f] as const)
+    : isHash(files)
+      ? Object.entries(files).sort(([a], [b]) => Number(a) - Number(b))
       : [];
   return entries
-    .filter(([, f]) => f && typeof f === 'object')
+    .filter(([, f]) => isHash(f))
     .map(([, f]) => {
       const row = f as Record<string, unknown>;
       return {

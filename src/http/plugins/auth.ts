@@ -11,6 +11,7 @@ import { authorize } from '../../domain/policy.ts';
 import type { Scope } from '../../domain/access.ts';
 import { requestParam, storeOf } from '../request.ts';
 import { parseRowId } from '../../domain/ids.ts';
+import { Utf8Text } from '../../domain/utf8.ts';
 
 export interface Principal {
   /** The user the request acts as (the sudo target when Sudo is used); null when anonymous. */
@@ -59,7 +60,7 @@ async function applySudo(request: FastifyRequest, store: Store, principal: Princ
   const target =
     typeof header === 'string' && header !== ''
       ? header
-      : typeof param === 'string' || typeof param === 'number'
+      : typeof param === 'string' || typeof param === 'number' || param instanceof Utf8Text
         ? String(param)
         : null;
   if (target === null || !principal.user || !principal.token) return;

@@ -215,35 +215,65 @@ const declaredLength = (req: FastifyRequest) => {
 };
 
 /**
- * A multipart file part's bytes as they come. Once it is large, each chunk is copied into memory reserved for
- * the whole body (`capacity`, its declared length, which the part is within; untouched pages take none), so
- * that the part ends in one piece: joining 40 MiB at its end held the event loop over 200 ms. A body of no
- * declared length (chunked) keeps its chunks and joins them at the end.
+ * Memory for a multipart body's large file parts, reserved once, as long as the body's declared length
+ * (untouched pages take none). Each part over SMALL_PART_BYTES is copied into it a chunk at a time as it comes,
+ * after the one before, so that it ends in one piece: joining 40 MiB at the end held the event loop over
+ * 200 ms. The parts are within the body, so they fit. A part that grows large while another is still being
+ * copied, or a body of no declared length (chunked), keeps its chunks and joins them at its end.
  */
-class PartBytes {
-  private chunks: Buffer[] = [];
-  private whole: Buffer | null = null;
-  private length = 0;
+class PartMemory {
+  private memory: Buffer | null = null;
+  /** Where the next part may start; null while a part is being copied in. */
+  private free: number | null = 0;
 
   constructor(private readonly capacity: number | null) {}
 
+  /** The memory left, for one part; null when there is none to give now. */
+  claim(): Buffer | null {
+    if (this.capacity === null || this.free === null) return null;
+    this.memory ??= Buffer.allocUnsafeSlow(this.capacity);
+    const rest = this.memory.subarray(this.free);
+    this.free = null;
+    return rest;
+  }
+
+  /** The part given `claimed` ended, `used` bytes long. */
+  release(claimed: Buffer, used: number): void {
+    this.free = claimed.byteOffset + used;
+  }
+}
+
+/** A multipart file part's bytes as they come (PartMemory). */
+class PartBytes {
+  private chunks: Buffer[] = [];
+  private claimed: Buffer | null = null;
+  private length = 0;
+
+  constructor(private readonly memory: PartMemory) {}
+
   add(chunk: Buffer): void {
-    if (this.whole) {
-      this.length += chunk.copy(this.whole, this.length);
+    if (this.claimed) {
+      if (this.length + chunk.length > this.claimed.length) throw new Error('a part is longer than its body');
+      this.length += chunk.copy(this.claimed, this.length);
       return;
     }
     this.chunks.push(chunk);
     this.length += chunk.length;
-    if (this.capacity !== null && this.length > SMALL_PART_BYTES) {
-      this.whole = Buffer.allocUnsafeSlow(this.capacity);
-      Buffer.concat(this.chunks, this.length).copy(this.whole);
+    if (this.length > SMALL_PART_BYTES) {
+      this.claimed = this.memory.claim();
+      if (!this.claimed) return;
+      Buffer.concat(this.chunks, this.length).copy(this.claimed);
       this.chunks = [];
     }
   }
 
   /** A file part is read as text, as Rack does: invalid UTF-8 becomes U+FFFD, as a decoder makes it. */
   text(): string | Utf8Text {
-    const bytes = this.whole ? this.whole.subarray(0, this.length) : Buffer.concat(this.chunks, this.length);
+    let bytes: Buffer;
+    if (this.claimed) {
+      bytes = this.claimed.subarray(0, this.length);
+      this.memory.release(this.claimed, this.length);
+    } else bytes = Buffer.concat(this.chunks, this.length);
     if (bytes.length <= SMALL_PART_BYTES) return bytes.toString('utf8');
     return new Utf8Text(isUtf8(bytes) ? bytes : Buffer.from(bytes.toString('utf8')));
   }
@@ -263,6 +293,7 @@ function parseMultipart(
     // In the body's order: a file part's value is known at its end, after the fields that follow it may have
     // come (Rack's `files[][…]` groups keys by that order).
     const parts: { name: string; value: string | Utf8Text }[] = [];
+    const memory = new PartMemory(declaredLength(req));
     let received = 0;
     let settled = false;
     let openFiles = 0;
@@ -298,8 +329,14 @@ function parseMultipart(
       if (part) parts.push(part);
       openFiles++;
       // A part past MAX_PARAMS is read to its end and not kept: like a field past it, it is no parameter.
-      const bytes = part && new PartBytes(declaredLength(req));
-      stream.on('data', (c: Buffer) => bytes?.add(c));
+      const bytes = part && new PartBytes(memory);
+      stream.on('data', (c: Buffer) => {
+        try {
+          bytes?.add(c);
+        } catch (error) {
+          fail(error as Error);
+        }
+      });
       stream.on('limit', () => fail(payloadTooLarge()));
       stream.on('error', () => fail(invalidParams(MALFORMED_BODY)));
       stream.on('end', () => {

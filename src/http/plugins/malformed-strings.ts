@@ -43,14 +43,17 @@ function headersHaveNul(request: FastifyRequest): boolean {
   return [credentials, token, sudo].some((v) => typeof v === 'string' && v.includes(NUL));
 }
 
+/** Route parameters and the query string: objects of the router's and the parser's own making. */
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
 export function isMalformed(request: FastifyRequest): boolean {
   // Route parameters are the URL path decoded: `:id`, `:ref`, ... and the whole path of git and page URLs.
   return (
     headersHaveNul(request) ||
-    (isHash(request.params) && paramsHaveNul(request.params)) ||
-    (isHash(request.query) && paramsHaveNul(request.query)) ||
-    // A git request's body is a stream, not parameters.
-    (isHash(request.body) && !('pipe' in request.body) && paramsHaveNul(request.body))
+    (isObject(request.params) && paramsHaveNul(request.params)) ||
+    (isObject(request.query) && paramsHaveNul(request.query)) ||
+    // A git request's body is a stream, and a long JSON string one Utf8Text: neither has parameters.
+    (isHash(request.body) && paramsHaveNul(request.body))
   );
 }
 
