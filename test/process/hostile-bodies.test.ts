@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
-import { assertCalm, MiB, whileHostile } from '../stall.ts';
+import { assertCalm, currentRss, MiB, whileHostile } from '../stall.ts';
 import { send, sendBody } from '../send-body.ts';
 
 const TOKEN = 'hostile-bodies-root-token-0123456';
@@ -194,6 +194,21 @@ describe('a real server under large and hostile bodies', () => {
       [400, { error: 'files, content are missing, exactly one parameter must be provided' }],
     );
     assertCalm(calm);
+  });
+
+  it('works on two large bodies at a time: four creates at once all succeed within the memory bound', async () => {
+    const content = 'const a = "b";\n'.repeat((40 * MiB) / 15);
+    const body = Buffer.from(JSON.stringify({ title: 'four', files: [{ file_path: 'a.js', content }] }));
+    const rssBefore = currentRss(server);
+    const { answer, calm } = await whileHostile(server, () =>
+      Promise.all([1, 2, 3, 4].map(() => sendBody(server, { path: snippets, headers: withToken, body }))),
+    );
+    assert.deepEqual(
+      answer.map((a) => a.status),
+      [201, 201, 201, 201],
+    );
+    // Two at a time took 197-237 MiB more than before them; all four at once 380-418.
+    assertCalm(calm, { rssBytes: rssBefore + 320 * MiB });
   });
 
   // Last: the server's heap keeps much of what this body took, which would weigh on the bounds of what follows.

@@ -9,6 +9,7 @@
 // - anyone else may send ANONYMOUS_BODY_BYTES. A larger body is refused with what the request would get
 //   without a valid token (401, or the token's own 401/403), before it is read, and the connection closed.
 // Git bodies (application/x-git-*) stream to git under their own limit (SNIPPETD_MAX_GIT_BODY_BYTES).
+import type { ServerResponse } from 'node:http';
 import { Transform } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Failure, payloadTooLarge } from '../../domain/failure.ts';
@@ -26,6 +27,12 @@ import { isSignedInForm } from '../pages/index.ts';
  * this much costs a few milliseconds, so anonymous requests cannot cost the server more than that each.
  */
 export const ANONYMOUS_BODY_BYTES = 1024 * 1024;
+/**
+ * Bodies over ANONYMOUS_BODY_BYTES read and worked on at once; the next waits, unread, for one to be answered.
+ * Each takes about five times its size while it is parsed and stored (a 50 MiB create about 250 MiB): four at
+ * once took 1 GB. Small bodies never wait.
+ */
+export const LARGE_BODIES_AT_ONCE = 2;
 /** SNIPPETD_MAX_BODY_BYTES's own upper bound: no body is ever larger. */
 export const MAX_BODY_CEILING = 1024 * 1024 * 1024;
 /** Title, file paths, visibility and the other short parameters of a snippet write. */
@@ -65,18 +72,26 @@ export function registerBodyLimits(
   externalUrl: (r: FastifyRequest) => string,
 ): void {
   const anonymousLimit = Math.min(ANONYMOUS_BODY_BYTES, maxBodyBytes ?? ANONYMOUS_BODY_BYTES);
+  const largeBodies = new Turns(LARGE_BODIES_AT_ONCE);
   // A callback hook: most requests have no body, or one small enough for anyone, and need no promise.
-  app.addHook('preParsing', (request, _reply, payload, done) => {
+  app.addHook('preParsing', (request, reply, payload, done) => {
     const declared = declaredLength(request);
     if ((declared !== null && declared <= anonymousLimit) || isGitBody(request)) return done(null, payload);
-    limited(request, payload, declared).then((body) => done(null, body as typeof payload), done);
+    limited(request, reply.raw, payload, declared).then((body) => done(null, body as typeof payload), done);
   });
 
-  async function limited(request: FastifyRequest, payload: NodeJS.ReadableStream, declared: number | null) {
+  async function limited(
+    request: FastifyRequest,
+    response: ServerResponse,
+    payload: NodeJS.ReadableStream,
+    declared: number | null,
+  ) {
     const limit = maxBodyBytes ?? snippetBodyBytes((await getSettings(storeOf(request))).snippet_size_limit);
     if (declared !== null && declared > limit) throw answerBeforeBody(request, payloadTooLarge());
     const refusal = await refusalFor(request, externalUrl);
     if (refusal && declared !== null) throw answerBeforeBody(request, refusal);
+    // Its turn ends when its answer is sent or its connection closes, whichever comes first.
+    if (!refusal) await largeBodies.take(response);
     if (declared !== null) return payload;
     // Chunked: counted as it comes, and cut off where the declared length would have been refused.
     return refusal ? capped(request, payload, anonymousLimit, refusal) : capped(request, payload, limit, null);
@@ -103,6 +118,48 @@ async function refusalFor(
   const api = request.routeOptions.url?.startsWith('/api/v4/') ?? false;
   if (!api) return payloadTooLarge();
   return refusal;
+}
+
+/** At most `count` holders at once; the others wait in order of arrival. */
+class Turns {
+  private waiting: (() => void)[] = [];
+
+  constructor(private free: number) {}
+
+  /**
+   * Waits for a turn, held until `response` closes (sent, or its connection gone). One that closes while it
+   * waits, or closed before, takes none.
+   */
+  take(response: ServerResponse): Promise<void> {
+    return new Promise((resolve) => {
+      if (response.closed) return resolve();
+      // Held from the moment it is given, in the same turn of the event loop: no close can come between.
+      const hold = () => {
+        response.once('close', () => this.give());
+        resolve();
+      };
+      if (this.free > 0) {
+        this.free--;
+        return hold();
+      }
+      const gone = () => {
+        this.waiting.splice(this.waiting.indexOf(turn), 1);
+        resolve();
+      };
+      const turn = () => {
+        response.off('close', gone);
+        hold();
+      };
+      this.waiting.push(turn);
+      response.once('close', gone);
+    });
+  }
+
+  private give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
 }
 
 /** `payload`, failing with `refusal` (413 when null) once more than `limit` bytes came. */
