@@ -8,7 +8,8 @@
 // (the same with a valid token), create (a snippet of 50 MiB, JSON, with a valid token), create-no-title (its
 // body without the title: parsed, then refused by parameter validation), multipart (a personal snippet whose
 // content is a file part of 150 MiB, just under the largest body: refused as too long once read), create-x4 (four
-// creates at once), many-strings (a create whose body also holds 8,960 strings of 16 KiB nobody reads).
+// creates at once), many-strings (a create whose body also holds 8,960 strings of 16 KiB nobody reads), long-title
+// (a create whose title is 100 MB).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +28,9 @@ const content = 'const a = "b";\n'.repeat((50 * 1024 * 1024) / 15);
 const large = Buffer.from(JSON.stringify({ title: 'large', files: [{ file_path: 'a.js', content }] }));
 const untitled = Buffer.from(JSON.stringify({ files: [{ file_path: 'a.js', content }] }));
 const withToken = { ...json, 'PRIVATE-TOKEN': TOKEN };
+const longTitle = Buffer.from(
+  JSON.stringify({ title: 't'.repeat(100 * MB), files: [{ file_path: 'a.txt', content: 'a' }] }),
+);
 // 140 MB of parameters nobody reads, as 8,960 strings of 16 KiB: each string is made again on the event loop
 // when the parse result comes back from the worker thread.
 const manyStrings = Buffer.from(
@@ -92,6 +96,11 @@ try {
         [1, 2, 3, 4].map(() => sendBody(server, { path: snippets, headers: withToken, body: large })),
       );
       return { status: answers.map((a) => a.status).join(','), body: '' };
+    },
+    // A title of 100 MB: a parameter other than a file's content is made a string to be checked.
+    'long-title': async () => {
+      const res = await sendBody(server, { path: snippets, headers: withToken, body: longTitle });
+      return { status: res.status, body: res.body.slice(0, 200) };
     },
     'many-strings': async () => {
       const res = await sendBody(server, { path: snippets, headers: withToken, body: manyStrings });

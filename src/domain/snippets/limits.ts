@@ -2,6 +2,7 @@
 // message joined into one sentence, sizes written the way Rails' number_to_human_size writes them.
 import { addFieldMessage, Failure } from '../failure.ts';
 import type { ApplicationSettings } from '../settings.ts';
+import { codePoints } from '../../code-points.ts';
 
 export const MAX_TITLE_LENGTH = 255;
 export const MAX_DESCRIPTION_BYTES = 1024 * 1024;
@@ -34,7 +35,7 @@ export function checkAttributes(
   settings: ApplicationSettings,
 ): void {
   const errors: [field: 'title' | 'description' | 'content', message: string][] = [];
-  if ([...s.title].length > MAX_TITLE_LENGTH)
+  if (codePoints(s.title, MAX_TITLE_LENGTH) > MAX_TITLE_LENGTH)
     errors.push(['title', `Title is too long (maximum is ${MAX_TITLE_LENGTH} characters)`]);
   if (s.firstContent === MISSING_CONTENT) errors.push(['content', "Content can't be blank"]);
   const descriptionBytes = Buffer.byteLength(s.description ?? '');

@@ -13,6 +13,7 @@ import { findSnippetsMatching } from './finder.ts';
 import { byteOrder } from '../../order.ts';
 import { forbidden } from '../failure.ts';
 import { getSettings } from '../settings.ts';
+import { codePoints } from '../../code-points.ts';
 
 /** Words GitLab will not search for on their own. */
 const STOP_WORDS = new Set(
@@ -27,7 +28,7 @@ const ABUSIVE_TERM_SIZE = 100;
 /** Words shorter than this are left out of a search; when no word is left, the whole text must equal a column. */
 const MIN_CHARS_FOR_PARTIAL_MATCHING = 3;
 
-const length = (text: string) => [...text].length;
+const length = (text: string) => codePoints(text);
 /** Ruby's String#split with no argument: on runs of whitespace, no empty words. */
 const words = (text: string) => text.split(/\s+/u).filter((w) => w !== '');
 

@@ -64,7 +64,8 @@ export const locationOf = (returnPath: string) =>
     [...Buffer.from(c)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
   );
 
-const hasControlCharacter = (text: string) => [...text].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for.
+const hasControlCharacter = (text: string) => /[\x00-\x1f\x7f]/.test(text);
 
 const MESSAGES = {
   invalid: 'Invalid login or password.',

@@ -8,6 +8,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.ts';
 import { FTS_TABLE, MAX_PIECES, type SourceKind, type SourceRow, sourcePieces } from './search-indexing.ts';
+import { codePoints } from '../../code-points.ts';
 
 /** Sources whose FTS rows are checked a batch at a time when looking for those of sources gone. */
 const LEFTOVER_BATCH = 1000;
@@ -15,7 +16,7 @@ const LEFTOVER_BATCH = 1000;
 const docsize = (kind: SourceKind) => sql.table(`${FTS_TABLE[kind]}_docsize`);
 
 /** The trigrams FTS5's trigram tokenizer makes of a column's text. */
-const trigrams = (text: string | null) => (text === null ? 0 : Math.max(0, [...text].length - 2));
+const trigrams = (text: string | null) => (text === null ? 0 : Math.max(0, codePoints(text) - 2));
 
 /** FTS5's column sizes (`<table>_docsize.sz`): one SQLite varint per column. */
 function columnSizes(sz: Uint8Array): number[] {

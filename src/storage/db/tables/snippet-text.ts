@@ -14,6 +14,7 @@ import type { Database } from '../schema.ts';
 import type { IndexedFile } from './snippets.ts';
 import { MAX_PIECES, phraseText } from '../search-indexing.ts';
 import { readParts } from '../../git/object-parts.ts';
+import { codePoints } from '../../../code-points.ts';
 
 /**
  * The default of the largest file whose text is indexed (the setting search_indexed_file_size_limit_kb; GitLab's
@@ -314,7 +315,7 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
       text: string,
       walkFirst: () => Promise<number[] | null>,
     ): Promise<{ commonText?: boolean; holdingIds?: number[] }> {
-      if ([...text].length < 3) return {};
+      if (codePoints(text, 3) < 3) return {};
       const many = GATHERED[dialect];
       let holders = await this.estimateHolding(text, WALKED_FIRST.few);
       if (holders > WALKED_FIRST.few) {
