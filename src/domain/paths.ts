@@ -1,4 +1,6 @@
 // Path safety for namespace and project paths (GitLab's path format), one place for the rule.
+import { trimOf } from '../text-scan.ts';
+
 const PATH_FORMAT = /^[a-zA-Z0-9_][a-zA-Z0-9_.-]*$/;
 const FORBIDDEN_ENDINGS = ['.git', '.atom'];
 /** Top-level names that would collide with our own routes (API, git over HTTP, web paths). */
@@ -41,12 +43,13 @@ export function isWellFormedFullPath(fullPath: string): boolean {
 
 /** A path derived from a display name, as GitLab does when only `name` is given. */
 export function pathFromName(name: string): string {
-  return name
-    .trim()
-    .toLowerCase()
-    .replace(/[^a-z0-9_.-]+/g, '-')
-    .replace(/^[-.]+/, '')
-    .replace(/[-.]+$/, '');
+  return trimOf(
+    name
+      .trim()
+      .toLowerCase()
+      .replace(/[^a-z0-9_.-]+/g, '-'),
+    '-.',
+  );
 }
 
 // ---- File paths inside repositories (snippet files, template names) ----

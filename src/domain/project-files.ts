@@ -18,6 +18,7 @@ import { hasFileDirectoryClash, isValidGitPath } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
 import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
 import type { PageWindow } from '../storage/db/page.ts';
+import { trimOf } from '../text-scan.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
 export const FILE_MISSING = "A file with this name doesn't exist";
@@ -277,7 +278,7 @@ export async function listTree(
     const repo = await projectRepository(store, ctx.project);
     const commit = repo && (await repo.resolveCommit(opts.ref ?? defaultRef(ctx)));
     if (!repo || !commit) throw notFound('Tree');
-    const dir = opts.path?.replace(/^\/+|\/+$/g, '') || undefined;
+    const dir = (opts.path && trimOf(opts.path, '/')) || undefined;
     const found = await repo.listTree(commit, { path: dir, recursive: opts.recursive, trees: true }).catch(tooLarge);
     if (dir && found.length === 0) throw notFound('Tree');
     return found;

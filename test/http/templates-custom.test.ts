@@ -261,6 +261,17 @@ describe('custom template sources (docs/gitlab-compatibility.md#d9)', () => {
     );
   });
 
+  it('a license whose line repeats "[one line " is answered at once, as it is', async () => {
+    // Its placeholder's middle unbounded, each "[" tried the rest of the line: time in the square of its length.
+    const content = `${'[one line '.repeat(40_000)}\n`;
+    await commit(inst, 'LICENSE/repeats.txt', content, ROOT_TOKEN);
+    const started = performance.now();
+    const res = await ok(`/projects/${app}/templates/licenses/repeats?project=P`, null);
+    assert.equal(res.content, content);
+    // Linear: about a millisecond. Before, tens of seconds.
+    assert.ok(performance.now() - started < 2000, `${performance.now() - started} ms`);
+  });
+
   it('a new commit to a template project is visible on the very next request', async () => {
     await commit(subTpl, 'Dockerfile/Shared.dockerfile', 'FROM changed\n', alice.token, 'PUT');
     assert.deepEqual(await ok(`/projects/${app}/templates/dockerfiles/Shared`, alice.token), {

@@ -2,7 +2,7 @@
 // message joined into one sentence, sizes written the way Rails' number_to_human_size writes them.
 import { addFieldMessage, Failure } from '../failure.ts';
 import type { ApplicationSettings } from '../settings.ts';
-import { codePoints } from '../../code-points.ts';
+import { codePoints } from '../../text-scan.ts';
 
 export const MAX_TITLE_LENGTH = 255;
 export const MAX_DESCRIPTION_BYTES = 1024 * 1024;

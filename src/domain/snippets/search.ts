@@ -13,7 +13,7 @@ import { findSnippetsMatching } from './finder.ts';
 import { byteOrder } from '../../order.ts';
 import { forbidden } from '../failure.ts';
 import { getSettings } from '../settings.ts';
-import { codePoints } from '../../code-points.ts';
+import { codePoints } from '../../text-scan.ts';
 
 /** Words GitLab will not search for on their own. */
 const STOP_WORDS = new Set(

@@ -18,9 +18,11 @@ export interface LicenseData {
 const open = '[\\[<{]';
 const close = '[\\]>}]';
 const FULLNAME = new RegExp(`${open}(?:fullname|name of author|name of copyright owner)${close}`, 'gi');
-// One pass finds every placeholder; the group that matched says which kind it is.
+// One pass finds every placeholder; the group that matched says which kind it is. The middle of "[one line …
+// what it does.]" is at most 200 characters: unbounded, a line of "[one line " repeated (a template project's
+// file) took time in proportion to its square.
 const PLACEHOLDER = new RegExp(
-  `${open}(?:(year|yyyy)|(fullname|name of author|name of copyright owner)|(project|description|one line [^\\n\\]>}]* what it does\\.))${close}`,
+  `${open}(?:(year|yyyy)|(fullname|name of author|name of copyright owner)|(project|description|one line [^\\n\\]>}]{0,200} what it does\\.))${close}`,
   'gi',
 );
 

@@ -8,7 +8,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.ts';
 import { FTS_TABLE, MAX_PIECES, type SourceKind, type SourceRow, sourcePieces } from './search-indexing.ts';
-import { codePoints } from '../../code-points.ts';
+import { codePoints } from '../../text-scan.ts';
 
 /** Sources whose FTS rows are checked a batch at a time when looking for those of sources gone. */
 const LEFTOVER_BATCH = 1000;

@@ -22,6 +22,7 @@ import { claimUploads, partsOf, readParts } from './object-parts.ts';
 import { pipeline, Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { trimEndOf } from '../../text-scan.ts';
 
 const inflateAsync = promisify(zlib.inflate);
 const NO_BYTES = Buffer.alloc(0);
@@ -771,7 +772,7 @@ export class GitRepository {
   ): Promise<TreeEntry[]> {
     const recursive = opts.recursive !== false;
     const limit = opts.limit ?? TREE_ENTRIES_LIMIT;
-    const dir = opts.path?.replace(/\/+$/, '') ?? '';
+    const dir = trimEndOf(opts.path ?? '', '/');
     const start = await this.entryAt(commit, dir);
     if (start?.mode !== '40000') return [];
     const out: Omit<TreeEntry, 'size'>[] = [];

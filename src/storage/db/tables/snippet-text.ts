@@ -14,7 +14,7 @@ import type { Database } from '../schema.ts';
 import type { IndexedFile } from './snippets.ts';
 import { MAX_PIECES, phraseText } from '../search-indexing.ts';
 import { readParts } from '../../git/object-parts.ts';
-import { codePoints } from '../../../code-points.ts';
+import { codePoints } from '../../../text-scan.ts';
 
 /**
  * The default of the largest file whose text is indexed (the setting search_indexed_file_size_limit_kb; GitLab's
