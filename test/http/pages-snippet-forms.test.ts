@@ -380,6 +380,39 @@ describe('snippet forms', () => {
       assert.match(res.body, /<input id="snippet-title" name="title" value="Editable" maxlength="255">/);
     });
 
+    it('keeps a file larger than a page shows out of the form, and as it is through an edit', async () => {
+      const large = `${'<b>&amp;</b>\n'.repeat(100_000)}`;
+      const s = await t.must('POST', '/snippets', alice.token, {
+        title: 'Large',
+        files: [
+          { file_path: 'large.html', content: large },
+          { file_path: 'small.txt', content: 'small' },
+        ],
+      });
+      const url = `/-/snippets/${s.id}/edit`;
+      const form = await page(url, aliceCookie);
+      assert.equal(form.statusCode, 200);
+      assert.equal(hidden(form.body, 'files[0][previous_path]'), 'large.html');
+      assert.equal(textarea(form.body, 'files[0][content]'), undefined);
+      assert.match(form.body, /Larger than 1 MB, too large to edit here: it is kept as it is\./);
+      assert.ok(form.body.length < 100_000, `${form.body.length} characters`);
+      const res = await submit(url, aliceCookie, [
+        ['base_version', hidden(form.body, 'base_version')!],
+        ['title', 'Large'],
+        ['visibility', 'private'],
+        ['files[0][previous_path]', 'large.html'],
+        ['files[0][file_path]', 'large.html'],
+        ['files[1][previous_path]', 'small.txt'],
+        ['files[1][file_path]', 'small.txt'],
+        ['files[1][content]', 'changed'],
+        ['save', '1'],
+      ]);
+      assert.equal(res.statusCode, 303, res.body);
+      const raw = (path: string) => t.api('GET', `/snippets/${s.id}/files/main/${path}/raw`, alice.token);
+      assert.equal((await raw('large.html')).body, large);
+      assert.equal((await raw('small.txt')).body, 'changed');
+    });
+
     it('edits one file, renames another, deletes a third and adds one, in one commit', async () => {
       const res = await submit(editUrl, aliceCookie, [
         ['base_version', hidden((await page(editUrl, aliceCookie)).body, 'base_version')!],

@@ -16,7 +16,8 @@ import { deleteSnippet } from '../../domain/snippets/delete.ts';
 import type { FileAction } from '../../domain/snippets/files.ts';
 import { findSnippetOrPersonalForPage, readStateOf, snippetFiles } from '../../domain/snippets/reads.ts';
 import { snippetVersion, updateSnippet } from '../../domain/snippets/update.ts';
-import { markdownHtml } from '../../domain/rendering.ts';
+import { MAX_DISPLAYED_BYTES, markdownHtml } from '../../domain/rendering.ts';
+import { humanSize } from '../../domain/snippets/limits.ts';
 import { parseRowId } from '../../domain/ids.ts';
 import { validate } from '../params.ts';
 import { createSnippetConstraints, createSnippetSpec } from '../schemas/snippets.ts';
@@ -34,8 +35,13 @@ import { isHash } from '../rack-params.ts';
 interface FileRow {
   previousPath: string | null;
   path: string;
-  /** null: the file is not text, so it is kept as it is (it can be renamed or deleted, not edited here). */
+  /**
+   * null: the file is not text, or larger than a page shows (MAX_DISPLAYED_BYTES), so it is kept as it is (it
+   * can be renamed or deleted, not edited here).
+   */
   content: string | null;
+  /** Why a file is kept as it is. */
+  kept?: 'binary' | 'too large';
   remove: boolean;
 }
 
@@ -115,6 +121,9 @@ function fieldError(errors: FieldErrors, field: string, id: string): Html {
 const describedBy = (errors: FieldErrors, field: string, id: string) =>
   errors[field]?.length ? trusted(` aria-invalid="true" aria-describedby="${id}-error"`) : '';
 
+const keptNote = (row: FileRow) =>
+  row.kept === 'too large' ? `Larger than ${humanSize(MAX_DISPLAYED_BYTES)}, too large to edit here` : 'Binary file';
+
 /**
  * The form's fields, as the API's parameter names (so one validation serves both); `files[<n>]` index the
  * rows. The text of a textarea starts after a line break, which the HTML parser drops, so that a file's own
@@ -132,7 +141,7 @@ ${row.previousPath ? html`<input type="hidden" name="files[${n}][previous_path]"
 ${fieldError(errors, pathError, `${id}-path`)}
 ${
   row.content === null
-    ? html`<p class="binary">Binary file: it is kept as it is. You can rename or delete it.</p>`
+    ? html`<p class="binary">${keptNote(row)}: it is kept as it is. You can rename or delete it.</p>`
     : html`<label for="${id}-content">Content</label>
 <textarea id="${id}-content" class="code-input" name="files[${n}][content]" rows="12" spellcheck="false"${describedBy(errors, contentError, `${id}-content`)}>
 ${row.content}</textarea>
@@ -313,15 +322,27 @@ async function editableSnippet(request: FastifyRequest, projectPath: string | nu
   return { viewer, ...found, subject };
 }
 
-/** The snippet's files as form rows: text files in full, others kept as they are. */
+/**
+ * The snippet's files as form rows: text files in full, others kept as they are. A file larger than a page
+ * shows is kept too: escaping 50 MB into a textarea held the event loop seconds, at every view of the form.
+ */
 async function rowsOfSnippet(request: FastifyRequest, snippet: Snippet): Promise<FileRow[]> {
   const files = await snippetFiles(storeOf(request), snippet);
-  return files.map((f) => ({
-    previousPath: f.path,
-    path: f.path,
-    content: isUtf8(f.content) && !f.content.includes(0) ? f.content.toString('utf8') : null,
-    remove: false,
-  }));
+  return files.map((f) => {
+    const kept =
+      f.content.length > MAX_DISPLAYED_BYTES
+        ? 'too large'
+        : isUtf8(f.content) && !f.content.includes(0)
+          ? undefined
+          : 'binary';
+    return {
+      previousPath: f.path,
+      path: f.path,
+      content: kept ? null : f.content.toString('utf8'),
+      kept,
+      remove: false,
+    };
+  });
 }
 
 /** The file actions that turn `current` into the rows as sent: moves, edits, deletions, new files. */
@@ -372,7 +393,7 @@ function theirVersion(snippet: Snippet, rows: FileRow[]): Html {
 <p class="meta">Title: <strong>${snippet.title}</strong> · <span class="badge">${snippet.visibility}</span></p>
 ${rows.map(
   (row) => html`<details><summary>${row.path}</summary>
-${row.content === null ? html`<p class="binary">Binary file.</p>` : html`<pre class="code"><code>${row.content}</code></pre>`}</details>`,
+${row.content === null ? html`<p class="binary">${keptNote(row)}.</p>` : html`<pre class="code"><code>${row.content}</code></pre>`}</details>`,
 )}
 <p>Your version is kept in the form below. Saving it again replaces the snippet as it is now.</p>
 </section>`;
