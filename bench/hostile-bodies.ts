@@ -9,7 +9,7 @@
 // body without the title: parsed, then refused by parameter validation), multipart (a personal snippet whose
 // content is a file part of 150 MiB, just under the largest body: refused as too long once read), create-x4 (four
 // creates at once), many-strings (a create whose body also holds 8,960 strings of 16 KiB nobody reads), long-title
-// (a create whose title is 100 MB).
+// (a create whose title is 100 MB), multipart-field (multipart's content as a field of 150 MiB, not a file part).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,6 +47,14 @@ const formPart = (name: string, file = false) =>
 const largePart = Buffer.concat([
   Buffer.from(`${formPart('title')}large\r\n${formPart('files[][file_path]')}a.txt\r\n`),
   Buffer.from(formPart('files[][content]', true)),
+  Buffer.alloc(150 * 1024 * 1024, 'abcdefghij\n'),
+  Buffer.from(`\r\n--${boundary}--\r\n`),
+]);
+
+// The same content as a field (no file name).
+const largeField = Buffer.concat([
+  Buffer.from(`${formPart('title')}large\r\n${formPart('files[][file_path]')}a.txt\r\n`),
+  Buffer.from(formPart('files[][content]')),
   Buffer.alloc(150 * 1024 * 1024, 'abcdefghij\n'),
   Buffer.from(`\r\n--${boundary}--\r\n`),
 ]);
@@ -105,6 +113,11 @@ try {
     'many-strings': async () => {
       const res = await sendBody(server, { path: snippets, headers: withToken, body: manyStrings });
       return { status: res.status, body: res.body.slice(0, 200) };
+    },
+    'multipart-field': async () => {
+      const headers = { 'PRIVATE-TOKEN': TOKEN, 'Content-Type': `multipart/form-data; boundary=${boundary}` };
+      const res = await sendBody(server, { path: '/api/v4/snippets', headers, body: largeField });
+      return { status: res.status, body: res.body };
     },
     multipart: async () => {
       const headers = { 'PRIVATE-TOKEN': TOKEN, 'Content-Type': `multipart/form-data; boundary=${boundary}` };

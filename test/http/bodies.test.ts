@@ -229,6 +229,20 @@ describe('request bodies and parameter sources', () => {
         const raw = await t.request({ method: 'GET', url: `/api/v4/snippets/${res.json.id}/files/main/${i}.txt/raw` });
         assert.equal(raw.body, long(`part ${i} ✓\n`, 80_000 + i), `part ${i}`);
       }
+      // A field (no file name) is read the same way.
+      const field = await t.request({
+        method: 'POST',
+        url: '/api/v4/snippets',
+        headers: { 'content-type': `multipart/form-data; boundary=${MULTIPART_BOUNDARY}` },
+        payload: multipart([
+          ['title', 'field'],
+          ['files[][file_path]', 'a.txt'],
+          ['files[][content]', valid.toString()],
+        ]),
+      });
+      assert.equal(field.statusCode, 201, field.body);
+      const fieldRaw = await t.request({ method: 'GET', url: `/api/v4/snippets/${field.json.id}/raw` });
+      assert.ok(fieldRaw.rawPayload.equals(valid));
       for (const [bytes, chunked] of [
         [valid, false],
         [invalid, false],

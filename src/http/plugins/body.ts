@@ -315,15 +315,14 @@ function parseMultipart(
     try {
       parser = new Busboy({
         headers: req.headers as { 'content-type': string },
-        limits: { fieldSize: maxBodyBytes, fileSize: maxBodyBytes, fields: MAX_PARAMS, files: MAX_PARAMS },
+        // Every part read as a file part is, its bytes as they come (PartBytes): a field is made a string whole
+        // by the parser, 0.3-0.6 s for 150 MB on the event loop.
+        isPartAFile: () => true,
+        limits: { fileSize: maxBodyBytes, files: MAX_PARAMS },
       });
     } catch {
       return reject(invalidParams(MALFORMED_BODY));
     }
-    parser.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
-      if (valueTruncated) return fail(payloadTooLarge());
-      if (parts.length < MAX_PARAMS) parts.push({ name, value });
-    });
     parser.on('file', (name: string, stream: NodeJS.ReadableStream) => {
       const part = parts.length < MAX_PARAMS ? { name, value: '' as string | Utf8Text } : null;
       if (part) parts.push(part);
