@@ -79,6 +79,10 @@ type Container = Record<string, unknown> | unknown[];
 
 const isContainer = (value: unknown): value is Container => typeof value === 'object' && value !== null;
 
+/** Sets an own property: a key such as `__proto__` (JSON.parse makes it an own one) is set too, not its setter. */
+const put = (container: Container, key: string | number, value: unknown) =>
+  Object.defineProperty(container, key, { value, writable: true, enumerable: true, configurable: true });
+
 /** Every key and value of every container in `root`, the containers visited in the body's order. */
 function* entries(root: Container): Generator<[Container, string | number, unknown]> {
   const stack: Container[] = [root];
@@ -119,7 +123,7 @@ function packTexts(value: unknown): ParsedBody {
       continue;
     }
     const replaced = typeof item === 'string' ? replacement(item) : null;
-    if (replaced !== null) (container as Record<string | number, unknown>)[key] = replaced;
+    if (replaced !== null) put(container, key, replaced);
   }
   const packed = Buffer.allocUnsafeSlow(toPack.reduce((n, text) => n + Buffer.byteLength(text), 0));
   const ends: number[] = [];
@@ -146,8 +150,7 @@ export function revivedTexts(parsed: ParsedBody): unknown {
     new Utf8Text(bytesOf(Number(text.slice(marker.length + 1)), text[marker.length] === 'o'));
   const root = { value: parsed.value };
   for (const [container, key, item] of entries(root)) {
-    if (typeof item === 'string' && item.startsWith(marker))
-      (container as Record<string | number, unknown>)[key] = revived(item);
+    if (typeof item === 'string' && item.startsWith(marker)) put(container, key, revived(item));
   }
   return root.value;
 }
