@@ -56,7 +56,7 @@ export const snippetBodyBytes = (snippetSizeLimit: number) =>
   Math.min(MAX_BODY_CEILING, 3 * (snippetSizeLimit + MAX_DESCRIPTION_BYTES) + OTHER_PARAMETERS_BYTES);
 
 /** The body's declared length; null when it comes chunked, with no length (and 0 when there is none). */
-function declaredLength(request: FastifyRequest): number | null {
+export function declaredLength(request: FastifyRequest): number | null {
   const header = request.headers['content-length'];
   if (header !== undefined) return Number(header);
   return request.headers['transfer-encoding'] === undefined ? 0 : null;

@@ -13,6 +13,7 @@ import { shippedFile } from '../../shipped-files.ts';
 import { Utf8Text } from '../../domain/utf8.ts';
 import { type ParsedBody, type ParseTask, revivedTexts } from '../body-parse-worker.ts';
 import { answerBeforeBody, MALFORMED_BODY } from './errors.ts';
+import { declaredLength } from './body-limits.ts';
 
 /**
  * A JSON or form body up to this size is parsed on the event loop (about 3 ms); a larger one in a worker
@@ -209,11 +210,6 @@ async function readForm(
 /** A part this size or smaller is a string; a larger one Utf8Text, never made a string on the event loop. */
 const SMALL_PART_BYTES = 64 * 1024;
 
-const declaredLength = (req: FastifyRequest) => {
-  const length = Number(req.headers['content-length']);
-  return Number.isSafeInteger(length) && length > 0 ? length : null;
-};
-
 /**
  * Memory for a multipart body's large file parts, reserved once, as long as the body's declared length
  * (untouched pages take none). Each part over SMALL_PART_BYTES is copied into it a chunk at a time as it comes,
@@ -293,7 +289,8 @@ function parseMultipart(
     // In the body's order: a file part's value is known at its end, after the fields that follow it may have
     // come (Rack's `files[][…]` groups keys by that order).
     const parts: { name: string; value: string | Utf8Text }[] = [];
-    const memory = new PartMemory(declaredLength(req));
+    // A multipart body always has some length; none declared is a chunked one.
+    const memory = new PartMemory(declaredLength(req) || null);
     let received = 0;
     let settled = false;
     let openFiles = 0;
