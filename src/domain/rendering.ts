@@ -98,6 +98,14 @@ async function plain(text: string, linePrefix?: string): Promise<{ html: string;
   return (await inWorker({ op: 'plain', text, linePrefix })) ?? { html: escapeHtml(text) };
 }
 
+/** Texts this long are escaped in place; longer ones in a worker. */
+const ESCAPED_IN_PLACE_CHARS = 64 * 1024;
+
+/** Text as HTML that shows it literally, escaped in a worker when it is long (as `plain`, at most MAX_DISPLAYED_BYTES). */
+export async function escapedHtml(text: string): Promise<string> {
+  return text.length <= ESCAPED_IN_PLACE_CHARS ? escapeHtml(text) : (await plain(text)).html;
+}
+
 async function render(
   filePath: string,
   content: Buffer,

@@ -580,8 +580,8 @@ describe('snippet forms', () => {
     await t.fails('GET', `/snippets/${snippet.id}`, alice.token, undefined, 404, { message: '404 Snippet Not Found' });
   });
 
-  it('takes a form larger than an anonymous body from a signed-in visitor', async () => {
-    const content = 'x'.repeat(1536 * 1024);
+  it('takes a form larger than an anonymous body from a signed-in visitor, its line breaks stored as LF', async () => {
+    const content = 'x\r\n'.repeat(512 * 1024);
     const res = await submit('/-/snippets/new', aliceCookie, [
       ['title', 'Large'],
       ['files[0][file_path]', 'large.txt'],
@@ -589,6 +589,34 @@ describe('snippet forms', () => {
     ]);
     assert.equal(res.statusCode, 303, res.body.slice(0, 300));
     const id = Number(/(\d+)$/.exec(res.headers.location as string)?.[1]);
-    assert.equal((await t.api('GET', `/snippets/${id}/raw`, alice.token)).body.length, content.length);
+    assert.equal((await t.api('GET', `/snippets/${id}/raw`, alice.token)).body, 'x\n'.repeat(512 * 1024));
+  });
+
+  it('does not show again a text posted larger than a form shows, and says so next to its field', async () => {
+    const large = 'x'.repeat(1024 * 1024 + 1);
+    const res = await submit('/-/snippets/new', aliceCookie, [
+      ['title', 'Large'],
+      ['description', large],
+      ['files[0][file_path]', 'small.txt'],
+      ['files[0][content]', 'small'],
+      ['files[1][file_path]', 'large.txt'],
+      ['files[1][content]', large],
+      ['preview', '1'],
+    ]);
+    assert.equal(res.statusCode, 200);
+    assert.equal(textarea(res.body, 'description'), '');
+    assert.equal(textarea(res.body, 'files[0][content]'), 'small');
+    assert.equal(textarea(res.body, 'files[1][content]'), '');
+    assert.doesNotMatch(res.body, /<h2>Preview<\/h2>/);
+    assert.match(
+      res.body,
+      /<p class="field-error" id="snippet-description-error">Description is too long \(1 MB\)\. The maximum size is 1 MB\.<\/p>/,
+    );
+    assert.match(
+      res.body,
+      /<p class="field-error" id="file-1-content-error">Larger than 1 MB, too large to edit here, so it is not shown again: paste it again and save at once, or add the file with the API or git\.<\/p>/,
+    );
+    assert.doesNotMatch(res.body, /file-0-content-error/);
+    assert.ok(res.body.length < 100_000, `${res.body.length} characters`);
   });
 });

@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
-import { assertCalm, whileHostile } from '../stall.ts';
+import { assertCalm, currentRss, MiB, whileHostile } from '../stall.ts';
+import { sendBody } from '../send-body.ts';
 
 const TOKEN = 'page-rendering-stalls-root-token';
 
@@ -48,6 +49,7 @@ async function hostileServer(renderBudgetMs: number) {
   return {
     server,
     snippet,
+    api,
     stop: async () => {
       if (server.child.exitCode === null) {
         server.child.kill('SIGTERM');
@@ -162,5 +164,147 @@ describe('a rendering over its budget on a real server', () => {
       /<p class="notice">Rendering this file took too long, so it is shown as plain text.<\/p>\n<pre class="code"><code class="hljs">a\*\*a\*\*/,
     );
     assert.ok(answer.text.includes('a**\n&lt;end&gt;</code></pre>'));
+  });
+});
+
+// A signed-in visitor's forms show texts again (a snippet to edit; what was posted, on Preview, Add file or a
+// refusal). Escaped on the event loop, a megabyte of markup characters held it about a tenth of a second, and a
+// posted file is as large as the API's write.
+describe('snippet forms with large texts on a real server', () => {
+  let hostile: Awaited<ReturnType<typeof hostileServer>>;
+  let server: Spawned;
+  let cookie: string;
+  let token: string;
+  const markup = '<'.repeat(1_000_000);
+  const textarea = (name: string, escaped: string) =>
+    `name="${name}" rows="12" spellcheck="false">\n${escaped}</textarea>`;
+  /** The new snippet form's token, for this session. */
+  const formToken = async () => {
+    const form = await fetch(`${server.url}/-/snippets/new`, { headers: { cookie } });
+    assert.equal(form.status, 200);
+    return /name="authenticity_token" value="([^"]+)"/.exec(await form.text())![1];
+  };
+  /** Posts the new snippet form as a browser does, its large fields written as they are (raw markup). */
+  const postNew = async (fields: [string, string][]) =>
+    sendBody(server, {
+      path: '/-/snippets/new',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: Buffer.from(
+        [['authenticity_token', await formToken()], ...fields]
+          .map(([k, v]) => `${encodeURIComponent(k)}=${/^<+$/.test(v) ? v : encodeURIComponent(v)}`)
+          .join('&'),
+      ),
+    });
+
+  before(async () => {
+    hostile = await hostileServer(120_000);
+    server = hostile.server;
+    const alice = await hostile.api('POST', '/users', {
+      username: 'alice',
+      email: 'alice@example.com',
+      name: 'Alice',
+      password: 'alice-forms-password',
+    });
+    token = (await hostile.api('POST', `/users/${alice.id}/personal_access_tokens`, { name: 't', scopes: ['api'] }))
+      .token as string;
+    const page = await fetch(`${server.url}/users/sign_in`);
+    const signIn = await fetch(`${server.url}/users/sign_in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: String(page.headers.get('set-cookie')).split(';')[0],
+      },
+      body: new URLSearchParams({
+        authenticity_token: /name="authenticity_token" value="([^"]+)"/.exec(await page.text())![1],
+        login: 'alice',
+        password: 'alice-forms-password',
+      }).toString(),
+    });
+    assert.equal(signIn.status, 303);
+    cookie = /_snippetd_session=[^;]+/.exec(signIn.headers.getSetCookie().join('\n'))![0];
+  });
+  after(() => hostile.stop());
+
+  it('the edit form of ten files of a megabyte of markup each is shown while other requests go on', async () => {
+    const files = Array.from({ length: 10 }, (_, n) => ({ file_path: `f${n}.html`, content: markup }));
+    const created = await fetch(`${server.url}/api/v4/snippets`, {
+      method: 'POST',
+      headers: { 'PRIVATE-TOKEN': token, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'markup', description: markup, files }),
+    });
+    assert.equal(created.status, 201);
+    const { id } = (await created.json()) as { id: number };
+    const rssBefore = currentRss(server);
+    const { answer, calm } = await whileHostile(server, async () => {
+      const res = await fetch(`${server.url}/-/snippets/${id}/edit`, { headers: { cookie } });
+      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+    });
+    assertCalm(calm, { rssBytes: rssBefore + 320 * MiB });
+    const text = answer.bytes.toString();
+    assert.equal(answer.status, 200);
+    const escaped = '&lt;'.repeat(1_000_000);
+    assert.ok(text.includes(`name="description" rows="4">\n${escaped}</textarea>`));
+    for (let n = 0; n < 10; n++) assert.ok(text.includes(textarea(`files[${n}][content]`, escaped)), `file ${n}`);
+  });
+
+  it('a form previewed with ten such files and such a description shows them again while other requests go on', async () => {
+    const fields: [string, string][] = [
+      ['title', 'markup'],
+      ['description', markup],
+      ['preview', '1'],
+    ];
+    for (let n = 0; n < 10; n++)
+      fields.push([`files[${n}][file_path]`, `f${n}.html`], [`files[${n}][content]`, markup]);
+    const rssBefore = currentRss(server);
+    const { answer, calm } = await whileHostile(server, () => postNew(fields));
+    // The page is 48 MB: it is made, encoded and compressed.
+    assertCalm(calm, { rssBytes: rssBefore + 320 * MiB });
+    assert.equal(answer.status, 200, answer.body.slice(0, 300));
+    const escaped = '&lt;'.repeat(1_000_000);
+    assert.ok(answer.body.includes(`<h2>Preview</h2><div class="markdown"><p>${escaped}</p>`));
+    for (let n = 0; n < 10; n++)
+      assert.ok(answer.body.includes(textarea(`files[${n}][content]`, escaped)), `file ${n}`);
+  });
+
+  it('a 40 MB file posted with Preview is not shown again, its field says so, and other requests go on', async () => {
+    const rssBefore = currentRss(server);
+    const fields: [string, string][] = [
+      ['title', 'large'],
+      ['files[0][file_path]', 'large.html'],
+      ['files[0][content]', '<'.repeat(40 * MiB)],
+      ['preview', '1'],
+    ];
+    const { answer, calm } = await whileHostile(server, () => postNew(fields));
+    assertCalm(calm, { rssBytes: rssBefore + 320 * MiB });
+    assert.equal(answer.status, 200, answer.body.slice(0, 300));
+    assert.ok(answer.body.length < 100_000, `${answer.body.length} characters`);
+    assert.ok(
+      answer.body.includes(
+        textarea('files[0][content]', '').replace('>', ' aria-invalid="true" aria-describedby="file-0-content-error">'),
+      ),
+    );
+    assert.match(
+      answer.body,
+      /<p class="field-error" id="file-0-content-error">Larger than 1 MB, too large to edit here, so it is not shown again: paste it again and save at once, or add the file with the API or git\.<\/p>/,
+    );
+  });
+
+  it('a 40 MB file saved at once is created whole while other requests go on', async () => {
+    const rssBefore = currentRss(server);
+    const fields: [string, string][] = [
+      ['title', 'large'],
+      ['files[0][file_path]', 'large.html'],
+      ['files[0][content]', '<'.repeat(40 * MiB)],
+    ];
+    const { answer, calm } = await whileHostile(server, () => postNew(fields));
+    assertCalm(calm, { rssBytes: rssBefore + 320 * MiB });
+    assert.equal(answer.status, 303, answer.body.slice(0, 300));
+    const id = /\/-\/snippets\/(\d+)$/.exec(answer.headers.location)![1];
+    const raw = await fetch(`${server.url}/api/v4/snippets/${id}/raw`, { headers: { 'PRIVATE-TOKEN': token } });
+    const bytes = Buffer.from(await raw.arrayBuffer());
+    assert.equal(bytes.length, 40 * MiB);
+    assert.equal(bytes.indexOf(Buffer.from('<'.repeat(1024))), 0);
+    assert.ok(bytes.every((b) => b === 0x3c));
   });
 });

@@ -30,6 +30,9 @@ export function toSentence(items: string[]): string {
 /** A created snippet's content when it has no file at all (GitLab's `validates :content, presence: true`). */
 export const MISSING_CONTENT = Buffer.alloc(0);
 
+export const descriptionTooLong = (bytes: number) =>
+  `Description is too long (${humanSize(bytes)}). The maximum size is ${humanSize(MAX_DESCRIPTION_BYTES)}.`;
+
 export function checkAttributes(
   s: { title: string; description: string | null; firstContent: Buffer | null; files: Map<string, Buffer> | null },
   settings: ApplicationSettings,
@@ -39,12 +42,7 @@ export function checkAttributes(
     errors.push(['title', `Title is too long (maximum is ${MAX_TITLE_LENGTH} characters)`]);
   if (s.firstContent === MISSING_CONTENT) errors.push(['content', "Content can't be blank"]);
   const descriptionBytes = Buffer.byteLength(s.description ?? '');
-  if (descriptionBytes > MAX_DESCRIPTION_BYTES) {
-    errors.push([
-      'description',
-      `Description is too long (${humanSize(descriptionBytes)}). The maximum size is ${humanSize(MAX_DESCRIPTION_BYTES)}.`,
-    ]);
-  }
+  if (descriptionBytes > MAX_DESCRIPTION_BYTES) errors.push(['description', descriptionTooLong(descriptionBytes)]);
   const sizes = [s.firstContent?.length ?? 0, [...(s.files?.values() ?? [])].reduce((sum, b) => sum + b.length, 0)];
   const largest = Math.max(...sizes);
   if (largest > settings.snippet_size_limit) {

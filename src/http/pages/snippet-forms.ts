@@ -16,8 +16,8 @@ import { deleteSnippet } from '../../domain/snippets/delete.ts';
 import type { FileAction } from '../../domain/snippets/files.ts';
 import { findSnippetOrPersonalForPage, readStateOf, snippetFiles } from '../../domain/snippets/reads.ts';
 import { snippetVersion, updateSnippet } from '../../domain/snippets/update.ts';
-import { MAX_DISPLAYED_BYTES, markdownHtml } from '../../domain/rendering.ts';
-import { humanSize } from '../../domain/snippets/limits.ts';
+import { escapedHtml, MAX_DISPLAYED_BYTES, markdownHtml } from '../../domain/rendering.ts';
+import { descriptionTooLong, humanSize, MAX_DESCRIPTION_BYTES } from '../../domain/snippets/limits.ts';
 import { parseRowId } from '../../domain/ids.ts';
 import { validate } from '../params.ts';
 import { createSnippetConstraints, createSnippetSpec } from '../schemas/snippets.ts';
@@ -28,8 +28,9 @@ import { html, trusted, type Html } from '../views/html.ts';
 import { checkFormPost, formFields, formTokenField } from './form-token.ts';
 import { newNonce, sendPage } from './layout.ts';
 import type { PageHandler } from './common.ts';
-import { Utf8Text } from '../../domain/utf8.ts';
+import { type Text, Utf8Text } from '../../domain/utf8.ts';
 import { isHash } from '../rack-params.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** One file row of the form: an existing file (previousPath set) or a new one. */
 interface FileRow {
@@ -37,9 +38,9 @@ interface FileRow {
   path: string;
   /**
    * null: the file is not text, or larger than a page shows (MAX_DISPLAYED_BYTES), so it is kept as it is (it
-   * can be renamed or deleted, not edited here).
+   * can be renamed or deleted, not edited here). A long text posted stays UTF-8 bytes (Utf8Text) until saved.
    */
-  content: string | null;
+  content: Text | null;
   /** Why a file is kept as it is. */
   kept?: 'binary' | 'too large';
   remove: boolean;
@@ -47,7 +48,7 @@ interface FileRow {
 
 interface FormValues {
   title: string;
-  description: string;
+  description: Text;
   /** As sent: a value the API does not know is refused by its parameter check, as the API refuses it. */
   visibility: string;
   files: FileRow[];
@@ -68,10 +69,21 @@ const VISIBILITY_HINTS: Record<Exclude<Visibility, 'private'>, string> = {
   public: 'Anyone can see it, signed in or not.',
 };
 
-/** A field's text; a long one (a large form's file content, Utf8Text) made a string, as the form shows it again. */
-const fieldText = (value: unknown): string | null =>
-  typeof value === 'string' ? value : value instanceof Utf8Text ? value.toString() : null;
-const text = (value: unknown) => fieldText(value) ?? '';
+/** A text field's value: a long one (a large form's file content) stays UTF-8 bytes, as the parser gave it. */
+const fieldText = (value: unknown): Text | null =>
+  typeof value === 'string' || value instanceof Utf8Text ? value : null;
+
+/**
+ * A one-line field's value (title, file name, visibility, version), at most its first SHORT_FIELD_BYTES: each is
+ * refused far below that with its own message, so a longer one is never made a string whole.
+ */
+function text(value: unknown): string {
+  if (value instanceof Utf8Text) return value.bytes.subarray(0, SHORT_FIELD_BYTES).toString('utf8');
+  return typeof value === 'string' ? value.slice(0, SHORT_FIELD_BYTES) : '';
+}
+const SHORT_FIELD_BYTES = 64 * 1024;
+
+const byteLength = (text: Text) => (text instanceof Utf8Text ? text.bytes.length : Buffer.byteLength(text));
 
 /** The rows as the form sent them, in their order (Rack's files[<n>][…] nesting). */
 function rowsOf(fields: Record<string, unknown>): FileRow[] {
@@ -98,7 +110,7 @@ function valuesOf(request: FastifyRequest, fallback: Visibility): FormValues {
   const fields = formFields(request);
   return {
     title: text(fields.title),
-    description: text(fields.description),
+    description: fieldText(fields.description) ?? '',
     // A form without the field (no level chosen) keeps the default, or the snippet's own level.
     visibility: fields.visibility === undefined ? fallback : text(fields.visibility),
     files: rowsOf(fields),
@@ -109,8 +121,25 @@ function valuesOf(request: FastifyRequest, fallback: Visibility): FormValues {
  * A browser sends a textarea's line breaks as CRLF whatever they were. A file that had none keeps LF; one
  * that had CRLF keeps what was sent.
  */
-const asTyped = (content: string, original: string | null) =>
-  original?.includes('\r\n') ? content : content.replace(/\r\n/g, '\n');
+async function asTyped(content: Text, original: string | null): Promise<Text> {
+  if (original?.includes('\r\n')) return content;
+  if (typeof content === 'string') return content.replace(/\r\n/g, '\n');
+  return new Utf8Text(await withoutCrBeforeLf(content.bytes));
+}
+
+/** `bytes` with each CR before an LF left out, a few mebibytes a turn (a byte takes about a nanosecond). */
+async function withoutCrBeforeLf(bytes: Buffer): Promise<Buffer> {
+  if (bytes.indexOf('\r\n') < 0) return bytes;
+  const out = Buffer.allocUnsafe(bytes.length);
+  let length = 0;
+  for (let turn = 0; turn < bytes.length; turn += BYTES_A_TURN) {
+    if (turn) await nextTurn();
+    const end = Math.min(turn + BYTES_A_TURN, bytes.length);
+    for (let at = turn; at < end; at++) if (bytes[at] !== 13 || bytes[at + 1] !== 10) out[length++] = bytes[at];
+  }
+  return out.subarray(0, length);
+}
+const BYTES_A_TURN = 4 * 1024 * 1024;
 
 function fieldError(errors: FieldErrors, field: string, id: string): Html {
   const messages = errors[field];
@@ -129,7 +158,7 @@ const keptNote = (row: FileRow) =>
  * rows. The text of a textarea starts after a line break, which the HTML parser drops, so that a file's own
  * first line break survives.
  */
-function fileFieldset(row: FileRow, n: number, errors: FieldErrors, canRemove: boolean): Html {
+function fileFieldset(row: FileRow, n: number, errors: FieldErrors, canRemove: boolean, content: Html | null): Html {
   const id = `file-${n}`;
   const pathError = `files.${n}.path`;
   const contentError = `files.${n}.content`;
@@ -144,7 +173,7 @@ ${
     ? html`<p class="binary">${keptNote(row)}: it is kept as it is. You can rename or delete it.</p>`
     : html`<label for="${id}-content">Content</label>
 <textarea id="${id}-content" class="code-input" name="files[${n}][content]" rows="12" spellcheck="false"${describedBy(errors, contentError, `${id}-content`)}>
-${row.content}</textarea>
+${content ?? ''}</textarea>
 ${fieldError(errors, contentError, `${id}-content`)}`
 }
 ${canRemove ? html`<label class="check"><input type="checkbox" name="files[${n}][remove]" value="1"${row.remove ? trusted(' checked') : ''}> ${row.previousPath ? 'Delete this file' : 'Leave this file out'}</label>` : ''}
@@ -167,7 +196,29 @@ interface FormPage {
   theirs?: Html;
 }
 
-function snippetForm(request: FastifyRequest, page: FormPage, values: FormValues, errors: FieldErrors): Html {
+/** The form's texts escaped (a long one in a worker); null for one larger than a form shows. */
+interface ShownTexts {
+  description: Html | null;
+  contents: (Html | null)[];
+}
+
+/**
+ * A textarea's text, escaped; null when it is larger than a page shows (MAX_DISPLAYED_BYTES, or a description's
+ * own limit): escaping a megabyte of markup characters takes a tenth of a second, and a form is shown again
+ * on every preview.
+ */
+async function shownText(text: Text | null, limit = MAX_DISPLAYED_BYTES): Promise<Html | null> {
+  if (text === null || byteLength(text) > limit) return null;
+  return trusted(await escapedHtml(text.toString()));
+}
+
+function snippetForm(
+  request: FastifyRequest,
+  page: FormPage,
+  values: FormValues,
+  errors: FieldErrors,
+  shown: ShownTexts,
+): Html {
   const general = [...(errors.form ?? []), ...(errors.files ?? [])];
   return html`<h1>${page.heading}</h1>
 ${general.length ? html`<div class="alert" role="alert"><ul>${general.map((m) => html`<li>${m}</li>`)}</ul></div>` : ''}
@@ -180,7 +231,7 @@ ${page.baseVersion ? html`<input type="hidden" name="base_version" value="${page
 ${fieldError(errors, 'title', 'snippet-title')}
 <label for="snippet-description">Description (optional, Markdown)</label>
 <textarea id="snippet-description" name="description" rows="4"${describedBy(errors, 'description', 'snippet-description')}>
-${values.description}</textarea>
+${shown.description ?? ''}</textarea>
 ${fieldError(errors, 'description', 'snippet-description')}
 ${page.preview !== undefined ? html`<section class="preview" aria-label="Description preview"><h2>Preview</h2><div class="markdown">${trusted(page.preview)}</div></section>` : ''}
 <fieldset class="visibility"${describedBy(errors, 'visibility', 'snippet-visibility')}>
@@ -191,7 +242,7 @@ ${page.choices.map(
 )}
 ${fieldError(errors, 'visibility', 'snippet-visibility')}
 </fieldset>
-${values.files.map((row, n) => fileFieldset(row, n, errors, values.files.length > 1 || row.previousPath !== null))}
+${values.files.map((row, n) => fileFieldset(row, n, errors, values.files.length > 1 || row.previousPath !== null, shown.contents[n]))}
 <div class="form-actions">
 <button type="submit" class="primary" name="save" value="1">${page.submitLabel}</button>
 <button type="submit" name="preview" value="1">Preview description</button>
@@ -231,11 +282,30 @@ const snippetPath = (projectPath: string | null, id: number) =>
 const snippetsHome = (projectPath: string | null) =>
   projectPath ? `/${encodePath(projectPath)}/-/snippets` : '/dashboard/snippets';
 
-async function formPageOf(request: FastifyRequest, page: Omit<FormPage, 'preview'>, values: FormValues) {
+/**
+ * The form as shown, its texts escaped and the description previewed when asked. A text posted larger than a form
+ * shows is not shown again: its field says so, unless a message of the write already does.
+ */
+async function formOf(request: FastifyRequest, page: FormPage, values: FormValues, errors: FieldErrors) {
+  const shown = {
+    description: await shownText(values.description, MAX_DESCRIPTION_BYTES),
+    contents: await Promise.all(values.files.map((row) => shownText(row.content))),
+  };
+  const shownErrors = { ...errors };
+  if (shown.description === null && !shownErrors.description)
+    shownErrors.description = [descriptionTooLong(byteLength(values.description))];
+  values.files.forEach((row, n) => {
+    if (row.content !== null && shown.contents[n] === null && !shownErrors[`files.${n}.content`])
+      shownErrors[`files.${n}.content`] = [NOT_SHOWN_AGAIN];
+  });
   const preview =
-    request.method === 'POST' && pressed(request, 'preview') ? await markdownHtml(values.description) : undefined;
-  return { ...page, preview };
+    request.method === 'POST' && pressed(request, 'preview') && shown.description !== null
+      ? await markdownHtml(values.description.toString())
+      : undefined;
+  return snippetForm(request, { ...page, preview }, values, shownErrors, shown);
 }
+
+const NOT_SHOWN_AGAIN = `Larger than ${humanSize(MAX_DISPLAYED_BYTES)}, too large to edit here, so it is not shown again: paste it again and save at once, or add the file with the API or git.`;
 
 // ---- New ----
 
@@ -266,14 +336,9 @@ async function newSnippet(request: FastifyRequest, reply: FastifyReply, projectP
     maxFiles: settings.max_snippet_files,
   };
   const show = async (status: number, values: FormValues, errors: FieldErrors) =>
-    sendPage(
-      reply,
-      status,
-      'New snippet',
-      snippetForm(request, await formPageOf(request, page, values), values, errors),
-      newNonce(),
-      { editor: true },
-    );
+    sendPage(reply, status, 'New snippet', await formOf(request, page, values, errors), newNonce(), {
+      editor: true,
+    });
   if (request.method === 'GET')
     return show(200, { title: '', description: '', visibility: fallback, files: [emptyRow()] }, {});
 
@@ -291,10 +356,12 @@ async function newSnippet(request: FastifyRequest, reply: FastifyReply, projectP
         title: values.title,
         description: values.description || null,
         visibility: values.visibility,
-        files: kept.map((n) => ({
-          file_path: values.files[n].path,
-          content: asTyped(values.files[n].content ?? '', null),
-        })),
+        files: await Promise.all(
+          kept.map(async (n) => ({
+            file_path: values.files[n].path,
+            content: await asTyped(values.files[n].content ?? '', null),
+          })),
+        ),
       },
       createSnippetConstraints,
     );
@@ -346,7 +413,7 @@ async function rowsOfSnippet(request: FastifyRequest, snippet: Snippet): Promise
 }
 
 /** The file actions that turn `current` into the rows as sent: moves, edits, deletions, new files. */
-function actionsOf(rows: FileRow[], current: FileRow[]): { actions: FileAction[]; rowOfAction: number[] } {
+async function actionsOf(rows: FileRow[], current: FileRow[]) {
   const byPath = new Map(current.map((f) => [f.previousPath!, f]));
   const actions: FileAction[] = [];
   const rowOfAction: number[] = [];
@@ -357,18 +424,22 @@ function actionsOf(rows: FileRow[], current: FileRow[]): { actions: FileAction[]
       rowOfAction.push(n);
     };
     if (!before) {
-      if (!row.remove) push({ action: 'create', file_path: row.path, content: asTyped(row.content ?? '', null) });
+      if (!row.remove) push({ action: 'create', file_path: row.path, content: await asTyped(row.content ?? '', null) });
       continue;
     }
-    const content = before.content === null || row.content === null ? null : asTyped(row.content, before.content);
+    const original = before.content === null ? null : before.content.toString();
+    const content = original === null || row.content === null ? null : await asTyped(row.content, original);
     if (row.remove) push({ action: 'delete', file_path: before.path });
     else if (row.path !== before.path)
       push({ action: 'move', previous_path: before.path, file_path: row.path, content });
-    else if (content !== null && content !== before.content)
+    else if (content !== null && !sameText(content, original!))
       push({ action: 'update', file_path: before.path, content });
   }
   return { actions, rowOfAction };
 }
+
+const sameText = (a: Text, b: string) =>
+  typeof a === 'string' ? a === b : a.bytes.length === Buffer.byteLength(b) && a.bytes.equals(Buffer.from(b));
 
 /** Checks a form's file rows as the API's parameters are checked (file_path), row by row. */
 function checkRows(rows: FileRow[]): FieldErrors {
@@ -376,7 +447,7 @@ function checkRows(rows: FileRow[]): FieldErrors {
   rows.forEach((row, n) => {
     if (row.remove) return;
     if (!row.path.trim()) addFieldMessage(errors, `files.${n}.path`, 'File name is empty');
-    if (row.content !== null && !row.content.trim())
+    if (row.content !== null && (typeof row.content === 'string' ? !row.content.trim() : row.content.isBlank()))
       addFieldMessage(errors, `files.${n}.content`, "Content can't be blank");
   });
   if (!values(errors).length && rows.every((r) => r.remove))
@@ -387,13 +458,14 @@ function checkRows(rows: FileRow[]): FieldErrors {
 const values = (errors: FieldErrors) => Object.values(errors).flat();
 
 /** The snippet as it is now, shown above a refused form so the editor sees what changed. */
-function theirVersion(snippet: Snippet, rows: FileRow[]): Html {
+async function theirVersion(snippet: Snippet, rows: FileRow[]): Promise<Html> {
+  const contents = await Promise.all(rows.map((row) => shownText(row.content)));
   return html`<section class="theirs" aria-labelledby="theirs-heading">
 <h2 id="theirs-heading">The snippet as it is now</h2>
 <p class="meta">Title: <strong>${snippet.title}</strong> · <span class="badge">${snippet.visibility}</span></p>
 ${rows.map(
-  (row) => html`<details><summary>${row.path}</summary>
-${row.content === null ? html`<p class="binary">${keptNote(row)}.</p>` : html`<pre class="code"><code>${row.content}</code></pre>`}</details>`,
+  (row, n) => html`<details><summary>${row.path}</summary>
+${contents[n] === null ? html`<p class="binary">${keptNote(row)}.</p>` : html`<pre class="code"><code>${contents[n]}</code></pre>`}</details>`,
 )}
 <p>Your version is kept in the form below. Saving it again replaces the snippet as it is now.</p>
 </section>`;
@@ -422,9 +494,11 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
       reply,
       status,
       `Edit ${snippet.title}`,
-      snippetForm(request, { ...(await formPageOf(request, page, values)), ...extra }, values, errors),
+      await formOf(request, { ...page, ...extra }, values, errors),
       newNonce(),
-      { editor: true },
+      {
+        editor: true,
+      },
     );
   if (request.method === 'GET') {
     const values = { title: snippet.title, description: snippet.description ?? '', visibility: snippet.visibility };
@@ -445,13 +519,13 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
       values,
       { form: ['This snippet was changed since you opened it. Nothing was saved.'] },
       {
-        theirs: theirVersion(snippet, current),
+        theirs: await theirVersion(snippet, current),
       },
     );
   }
   const rowErrors = checkRows(values.files);
   if (Object.keys(rowErrors).length) return show(422, values, rowErrors, { baseVersion });
-  const { actions, rowOfAction } = actionsOf(values.files, current);
+  const { actions, rowOfAction } = await actionsOf(values.files, current);
   try {
     const state = await readStateOf(storeOf(request), snippet);
     if (!state) throw notFound('Snippet');
@@ -484,7 +558,7 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
         { form: [`${error.detail} Nothing was saved.`] },
         {
           baseVersion: snippetVersion(fresh.snippet),
-          theirs: theirVersion(fresh.snippet, await rowsOfSnippet(request, fresh.snippet)),
+          theirs: await theirVersion(fresh.snippet, await rowsOfSnippet(request, fresh.snippet)),
         },
       );
     }
