@@ -370,4 +370,37 @@ describe('spam check against an Akismet-compatible service', () => {
       'private',
     );
   });
+
+  it('sends the snippet joined by line breaks, its first megabyte only, with the author and the client', async () => {
+    calls.length = 0;
+    const large = `${'<é>'.repeat(300_000)}`; // 1,200,000 bytes
+    const res = await t.api(
+      'POST',
+      `/projects/${proj.id}/snippets`,
+      alice.token,
+      {
+        title: 'Title & <b>!!',
+        description: 'Described',
+        visibility: 'public',
+        files: [f('a', 'first'), f('b', large)],
+      },
+      { 'user-agent': 'spam-test/1.0' },
+    );
+    assert.equal(res.statusCode, 400);
+    assert.equal(calls.length, 1);
+    const sent = Object.fromEntries(new URLSearchParams(calls[0].slice(calls[0].indexOf(' ', 5) + 1)));
+    const whole = Buffer.from(`Title & <b>!!\nDescribed\nfirst\n${large}`);
+    assert.deepEqual(sent, {
+      api_key: 'k',
+      blog: sent.blog,
+      user_ip: sent.user_ip,
+      user_agent: 'spam-test/1.0',
+      comment_type: 'snippet',
+      comment_author: 'alice',
+      comment_author_email: sent.comment_author_email,
+      comment_content: whole.subarray(0, 1024 * 1024).toString('utf8'),
+    });
+    assert.match(sent.comment_author_email, /@/);
+    assert.ok(sent.comment_content.endsWith('\ufffd'), 'the last character cut in two');
+  });
 });

@@ -272,6 +272,26 @@ describe('custom template sources (docs/gitlab-compatibility.md#d9)', () => {
     assert.ok(performance.now() - started < 2000, `${performance.now() - started} ms`);
   });
 
+  it('a license that filling in would make more than 16 MB larger is refused with 400, before it is made', async () => {
+    const content = `${'[fullname] '.repeat(100_000)}\n`;
+    await commit(inst, 'LICENSE/many.txt', content, ROOT_TOKEN);
+    const url = `/projects/${app}/templates/licenses/many`;
+    const refused = { message: '400 Bad request - filled in, the license would grow by more than 16 MB' };
+    // 100,000 × (200 - 10) characters more: 19 MB.
+    await fails(`${url}?fullname=${'n'.repeat(200)}`, null, 400, refused);
+    // 100,000 × (100 - 10): 9 MB, filled in.
+    const res = await ok(`${url}?fullname=${'n'.repeat(100)}`, null);
+    assert.equal(res.content, `${`${'n'.repeat(100)} `.repeat(100_000)}\n`);
+    // The full name filled into the project's value first: 2,000 × 9,000 characters, 18 MB.
+    const project = `${'[fullname]'.repeat(2_000)}`;
+    await fails(
+      `/projects/${app}/templates/licenses/Shared?project=${project}&fullname=${'n'.repeat(9_000)}`,
+      null,
+      400,
+      refused,
+    );
+  });
+
   it('a new commit to a template project is visible on the very next request', async () => {
     await commit(subTpl, 'Dockerfile/Shared.dockerfile', 'FROM changed\n', alice.token, 'PUT');
     assert.deepEqual(await ok(`/projects/${app}/templates/dockerfiles/Shared`, alice.token), {

@@ -14,8 +14,9 @@ import {
   type LicenseData,
   type PlaceholderValues,
 } from '../../src/domain/templates/licenses.ts';
+import { atOnce, CHARS_A_TURN, inTurns } from '../../src/domain/utf8.ts';
 
-const licenseJson = (l: LicenseData, values: PlaceholderValues) => fillLicenseJson(licenseJsonOf(l), values);
+const licenseJson = (l: LicenseData, values: PlaceholderValues) => fillLicenseJson(atOnce(licenseJsonOf(l)), values);
 
 const o = '[\\[<{]';
 const c = '[\\]>}]';
@@ -71,6 +72,24 @@ describe('license placeholders', { skip }, () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('a long text, split a stretch at a time, with placeholders and a surrogate pair across the stretches', async () => {
+    const mit = builtinLicensesByKey().find((l) => l.key === 'mit')!;
+    const year = new Date().getUTCFullYear();
+    const values = { fullname: 'Ann "A"', project: 'P <year>', year };
+    // The last holds another placeholder from its second "[" on: a stretch searched from its own start, rather
+    // than from where the match before it ended, would find that one too.
+    for (const placeholder of [...PLACEHOLDERS, '[one line [one line x what it does.]']) {
+      for (const offset of [-230, -100, -5, -3, -1, 0, 1, 5]) {
+        const filler = 'x\n"'.repeat(CHARS_A_TURN).slice(0, CHARS_A_TURN + offset);
+        const body = `${filler}${placeholder}${placeholder}😀${filler}${placeholder}`;
+        const expected = JSON.stringify(presentLicense(mit, resolveLikeGitLab(body, values)));
+        const license = { ...mit, body };
+        assert.equal(licenseJson(license, values), expected, `${placeholder} at ${offset}`);
+        assert.equal(fillLicenseJson(await inTurns(licenseJsonOf(license)), values), expected);
+      }
+    }
   });
 
   it('every built-in license, with and without values', () => {

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { byteOrder } from '../../order.ts';
 import { licenseJsonOf, type LicenseData, type LicenseJson } from './licenses.ts';
+import { atOnce } from '../utf8.ts';
 import { TEMPLATE_TYPES, TEMPLATE_TYPE_RULES, type BuiltinFiles, type TemplateType } from './types.ts';
 import { requireFromHere } from '../../shipped-files.ts';
 
@@ -105,7 +106,7 @@ function loadLicenses(licenses: LicenseData[]): BuiltinType {
   return {
     listed: licenses.map((l) => ({ key: l.key, name: l.name })),
     // Each license's JSON is split at its placeholders here, once: a request only joins the pieces.
-    byName: new Map(licenses.map((l) => [l.key, { kind: 'license', license: l, json: licenseJsonOf(l) }])),
+    byName: new Map(licenses.map((l) => [l.key, { kind: 'license', license: l, json: atOnce(licenseJsonOf(l)) }])),
   };
 }
 

@@ -14,6 +14,7 @@ import { projectRepository } from '../git-repositories.ts';
 import { getSettings } from '../settings.ts';
 import { builtinTemplates, type BuiltinType, type ListedTemplate, type TemplateContent } from './builtin.ts';
 import { licenseJsonOf, type LicenseData } from './licenses.ts';
+import { inTurns } from '../utf8.ts';
 import { TEMPLATE_TYPE_RULES, type TemplateType } from './types.ts';
 
 /** A project's templates, or 'instance': the deprecated instance-wide endpoints'. */
@@ -170,7 +171,7 @@ async function findInRepository(
   const content = file.toString('utf8');
   if (entity === 'file') return { kind: 'file', name, content };
   const license = customLicense(name, content);
-  return { kind: 'license', license, json: licenseJsonOf(license) };
+  return { kind: 'license', license, json: await inTurns(licenseJsonOf(license)) };
 }
 
 /** A license from a template project: its name is the file name and it carries no metadata. */

@@ -1,5 +1,8 @@
 // License placeholders (docs/gitlab-compatibility.md#license-placeholders): year, copyright holder and
 // project, in any of the bracket styles [..], <..> and {..}, case-insensitive; and the license entity's JSON.
+import { Failure } from '../failure.ts';
+import { CHARS_A_TURN, escapedInTurns, jsonEscape } from '../utf8.ts';
+import { humanSize } from '../snippets/limits.ts';
 
 export interface LicenseData {
   key: string;
@@ -39,19 +42,48 @@ export interface PlaceholderValues {
 
 const asIs = (text: string) => text;
 
-export function splitPlaceholders(text: string, escapeText: (s: string) => string = asIs): PlaceholderText {
+/** The longest text PLACEHOLDER matches ("[one line " … " what it does.]"). */
+const LONGEST_PLACEHOLDER = 256;
+
+/**
+ * `text` split at its placeholders, each piece escaped, as work that pauses after each stretch of CHARS_A_TURN
+ * (utf8.ts#inTurns): a template project's license may be tens of megabytes. Each stretch is searched as a slice
+ * that runs on by the longest placeholder, from where the last match ended, so the matches are those of one
+ * search of the whole text.
+ */
+export function* splitPlaceholders(
+  text: string,
+  escapeText: (s: string) => string = asIs,
+): Generator<void, PlaceholderText> {
   const parts: PlaceholderText = [];
   let last = 0;
-  for (const m of text.matchAll(PLACEHOLDER)) {
-    parts.push(escapeText(text.slice(last, m.index)), {
-      kind: m[1] ? 'year' : m[2] ? 'fullname' : 'project',
-      original: escapeText(m[0]),
-    });
-    last = m.index + m[0].length;
+  for (let from = 0; from < text.length; from += CHARS_A_TURN) {
+    const start = Math.max(from, last);
+    const stretch = text.slice(start, Math.min(text.length, from + CHARS_A_TURN + LONGEST_PLACEHOLDER));
+    for (const m of stretch.matchAll(PLACEHOLDER)) {
+      const at = start + m.index;
+      if (at >= from + CHARS_A_TURN) break;
+      parts.push(yield* escapedInTurns(text.slice(last, at), escapeText), {
+        kind: m[1] ? 'year' : m[2] ? 'fullname' : 'project',
+        original: escapeText(m[0]),
+      });
+      last = at + m[0].length;
+    }
+    if (text.length > CHARS_A_TURN) yield;
   }
-  parts.push(escapeText(text.slice(last)));
+  parts.push(yield* escapedInTurns(text.slice(last), escapeText));
   return parts;
 }
+
+/**
+ * How much longer filling in may make a text. A template project's license can hold a placeholder many thousand
+ * times, each filled with a full name of up to 16 KiB: hundreds of megabytes, or past the longest string V8
+ * makes, a failure. GitLab has no such bound; docs/gitlab-compatibility.md#license-placeholders.
+ */
+export const MAX_FILLED_GROWTH = 16 * 1024 * 1024;
+
+const tooLargeFilled = () =>
+  new Failure('bad_request', `filled in, the license would grow by more than ${humanSize(MAX_FILLED_GROWTH)}`);
 
 /**
  * GitLab fills the year, then the project, then the full name, each over the whole text: so a full-name
@@ -64,15 +96,20 @@ export function fillSplit(
 ): string {
   const year = String(values.year ?? new Date().getUTCFullYear());
   const fullname = values.fullname ? escapeText(values.fullname) : null;
+  if (values.project && fullname !== null) {
+    const inProject = [...values.project.matchAll(FULLNAME)];
+    if (inProject.length * values.fullname!.length > MAX_FILLED_GROWTH) throw tooLargeFilled();
+  }
   const project = values.project
     ? escapeText(fullname === null ? values.project : values.project.replace(FULLNAME, () => values.fullname!))
     : null;
+  const filled = (slot: Slot) =>
+    (slot.kind === 'year' ? year : slot.kind === 'project' ? project : fullname) ?? slot.original;
+  let growth = 0;
+  for (const part of parts) if (typeof part !== 'string') growth += filled(part).length - part.original.length;
+  if (growth > MAX_FILLED_GROWTH) throw tooLargeFilled();
   let out = '';
-  for (const part of parts) {
-    if (typeof part === 'string') out += part;
-    else if (part.kind === 'year') out += year;
-    else out += (part.kind === 'project' ? project : fullname) ?? part.original;
-  }
+  for (const part of parts) out += typeof part === 'string' ? part : filled(part);
   return out;
 }
 
@@ -93,9 +130,6 @@ export function presentLicense(l: LicenseData, content: string) {
   };
 }
 
-/** The inside of a JSON string literal for `s`. */
-const jsonEscape = (s: string) => JSON.stringify(s).slice(1, -1);
-
 /**
  * A license entity's JSON split at the placeholders of its content, each piece already escaped: filling it
  * in joins strings instead of escaping the whole text again (tens of kilobytes for the GPL).
@@ -105,9 +139,10 @@ export interface LicenseJson {
   content: PlaceholderText;
 }
 
-export function licenseJsonOf(l: LicenseData): LicenseJson {
+/** As work that pauses (utf8.ts#inTurns), for a template project's license of any size. */
+export function* licenseJsonOf(l: LicenseData): Generator<void, LicenseJson> {
   const empty = JSON.stringify(presentLicense(l, ''));
-  return { before: empty.slice(0, -'""}'.length), content: splitPlaceholders(l.body, jsonEscape) };
+  return { before: empty.slice(0, -'""}'.length), content: yield* splitPlaceholders(l.body, jsonEscape) };
 }
 
 /** The license entity as JSON with its placeholders filled (the same bytes as JSON.stringify of presentLicense). */

@@ -75,7 +75,7 @@ export default async function projectTemplateRoutes(app: FastifyInstance) {
       const found = await findTemplate(store, viewer, ctx, p.type, name, p.source_template_project_id);
       if (!found) throw notFound('Template');
       const values = { fullname: p.fullname || viewer?.name, project: p.project, year };
-      return { json: templateJson(p.type, found.template, values), source: found.source };
+      return { json: await templateJson(p.type, found.template, values), source: found.source };
     });
   });
 }

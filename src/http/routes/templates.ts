@@ -65,7 +65,7 @@ function singleTemplate(type: TemplateType, notFoundName: string) {
       const found = await findTemplate(store, viewer, 'instance', type, name);
       if (!found) throw notFound(notFoundName);
       const values = { fullname: p.fullname || viewer?.name, project: p.project, year };
-      return { json: templateJson(type, found.template, values), source: found.source };
+      return { json: await templateJson(type, found.template, values), source: found.source };
     });
   };
 }
