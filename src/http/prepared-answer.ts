@@ -8,6 +8,7 @@ import type { FastifyReply } from 'fastify';
 import { JSON_HEADERS, SECURITY_HEADERS } from './plugins/headers.ts';
 import { type RawContent, rawHeaders, sizeOf } from './raw.ts';
 import { type ContentEncoding, compressJson, JSON_COMPRESSION_THRESHOLD } from './plugins/compression.ts';
+import { CHARS_A_TURN, utf8Bytes } from '../domain/utf8.ts';
 
 /** A 200 answer (errors go through Fastify's error handler). */
 export interface PreparedAnswer {
@@ -28,7 +29,8 @@ export async function prepareJsonAnswer(
   extra: Record<string, string> = {},
   encoding: ContentEncoding | null = null,
 ): Promise<PreparedAnswer> {
-  let body: Buffer = Buffer.from(json);
+  // A long answer (a project's template of megabytes) is encoded a stretch at a time.
+  let body: Buffer = json.length <= CHARS_A_TURN ? Buffer.from(json) : await utf8Bytes(json);
   const headers: string[] = [];
   for (const [name, value] of Object.entries(extra)) headers.push(name.toLowerCase(), value);
   for (const [name, value] of Object.entries(JSON_HEADERS)) headers.push(name, value);
