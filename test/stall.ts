@@ -105,6 +105,8 @@ export function assertCalm(calm: Calm, bounds: { stallMs?: number; rssBytes?: nu
     peakRssMiB: Math.round(calm.peakRssBytes / MiB),
     rssBoundMiB: Math.round(rssBytes / MiB),
   });
+  // SNIPPETD_TEST_PRINT_CALM=1 prints every measure, passing or not, for bench/RESULTS.md's before and after.
+  if (process.env.SNIPPETD_TEST_PRINT_CALM === '1') console.error(`calm: ${seen}`);
   assert.ok(calm.worstMs - calm.normalMs <= stallMs, `a cheap request waited too long: ${seen}`);
   assert.ok(calm.loopDelayMaxMs <= stallMs, `the event loop was held too long: ${seen}`);
   assert.ok(calm.peakRssBytes <= rssBytes, `the server took too much memory: ${seen}`);
