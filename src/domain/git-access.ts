@@ -7,7 +7,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import type { Scope } from './access.ts';
 import { type GitRepository, RefConflict, RefNameClash, unlessTooLarge } from '../storage/git/repository.ts';
-import { isValidRefName } from './project-files.ts';
+import { isValidRefName, MAX_COMMIT_BYTES, MAX_TREE_BYTES } from './project-files.ts';
 import { discardUploads } from '../storage/git/object-parts.ts';
 import { nameNotUtf8 } from '../storage/git/objects.ts';
 import type { ReceivedObject, ReceivedPush, RefUpdate } from '../storage/git/push-hooks.ts';
@@ -160,7 +160,8 @@ export async function acceptPush(
 /**
  * An object over the limits: in a snippet, a file over `snippet_size_limit` (what the API allows all its
  * content); anywhere, an object over `max_file_size` MiB (GitLab's push rule of that name, here for the
- * instance; it bounds what the server holds of one object, trees and commits included).
+ * instance; it bounds what the server holds of one object), and a commit, tag or tree over what every read
+ * parses whole (MAX_COMMIT_BYTES, MAX_TREE_BYTES).
  */
 function oversizedObjectProblem(
   target: GitTarget,
@@ -172,6 +173,17 @@ function oversizedObjectProblem(
     target.snippetId === null ? undefined : objects.find((o) => o.type === 'blob' && o.size > snippetLimit);
   if (tooLong)
     return `Content is too long (${humanSize(tooLong.size)}). The maximum size is ${humanSize(snippetLimit)}.`;
+  const structure = objects.find((o) =>
+    o.type === 'tree' ? o.size > MAX_TREE_BYTES : o.type !== 'blob' && o.size > MAX_COMMIT_BYTES,
+  );
+  if (structure) {
+    const what =
+      structure.type === 'tree'
+        ? `Tree ${JSON.stringify(structure.path || structure.id)}`
+        : `The ${structure.type} ${structure.id}`;
+    const limit = structure.type === 'tree' ? MAX_TREE_BYTES : MAX_COMMIT_BYTES;
+    return `${what} is larger than the allowed size of ${humanSize(limit)}.`;
+  }
   const fileLimit = settings.max_file_size;
   const tooLarge = fileLimit > 0 ? objects.find((o) => o.size > fileLimit * MiB) : undefined;
   if (tooLarge)

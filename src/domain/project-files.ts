@@ -27,6 +27,15 @@ export const NOT_ON_BRANCH = 'You can only create or edit files when you are on 
 
 const badRequest = (message: string) => new Failure('bad_request_message', message);
 
+/**
+ * The largest commit (or tag) and tree a repository takes, pushed or written here. Every read of a path parses
+ * its commit and trees whole, on the event loop: a commit of 50 MB of header lines took a second to parse and a
+ * list of a hundred such messages ran the process out of memory; a flat tree of 50 MB took 1.4 s and 450 MB.
+ * A tree of 2 MiB holds 50,000 entries of 20-character names (listings stop there too).
+ */
+export const MAX_COMMIT_BYTES = 1024 * 1024;
+export const MAX_TREE_BYTES = 2 * 1024 * 1024;
+
 export interface FileWrite {
   action: 'create' | 'update' | 'delete';
   filePath: string;
@@ -114,6 +123,11 @@ async function writeFileIn(
   if (hasFileDirectoryClash(files.keys())) {
     throw badRequest([...files.keys()].some((p) => p.startsWith(`${w.filePath}/`)) ? DIRECTORY_EXISTS : FILE_EXISTS);
   }
+  if (Buffer.byteLength(w.message) > MAX_COMMIT_BYTES - 64 * 1024)
+    throw new Failure(
+      'bad_request_param',
+      `commit_message is too long (maximum is ${(MAX_COMMIT_BYTES - 64 * 1024) / 1024} KB)`,
+    );
   const tree = await writer.tree([...files.values()]);
   const commit = writer.commit({
     tree,

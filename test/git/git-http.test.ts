@@ -547,6 +547,40 @@ describe('git over HTTP with the real git client', () => {
     await ok(['push', '-q', 'origin', '--delete', 'wide'], { cwd: d });
   });
 
+  it('a commit over 1 MB or a tree over 2 MB is refused with its size, and the files API refuses such a message', async () => {
+    const d = dir('structure-limits');
+    await ok(['clone', '-q', url(pub.path, users.dev.token), d]);
+    const run = (args: string[], input?: string) =>
+      execFileSync('git', args, { cwd: d, env: { ...GIT_ENV }, input, encoding: 'utf8', maxBuffer: 1 << 26 }).trim();
+    const before = (await ok(['ls-remote', url(pub.path, ROOT_TOKEN)])).stdout;
+    const head = run(['rev-parse', 'HEAD^{tree}']);
+    // 1 MiB of message lines: every read at this commit parsed it whole.
+    const long = run(['commit-tree', head, '-p', 'HEAD'], `subject\n\n${'<line>\n'.repeat(150_000)}`);
+    const commit = await refused(['push', 'origin', `${long}:refs/heads/long-commit`], { cwd: d });
+    assert.match(
+      commit.stderr,
+      new RegExp(`remote: snippetd: The commit ${long} is larger than the allowed size of 1 MB\\.`),
+    );
+    // 24,000 entries of 80-character names: 2.5 MB in one tree, under the folder "flat".
+    const blob = run(['hash-object', '-w', '--stdin'], 'flat\n');
+    const names = Array.from({ length: 24_000 }, (_, i) => `${String(i).padStart(6, '0')}${'n'.repeat(74)}`);
+    const flat = run(['mktree'], names.map((n) => `100644 blob ${blob}\t${n}\n`).join(''));
+    const root = run(['mktree'], `040000 tree ${flat}\tflat\n`);
+    const wide = run(['commit-tree', root, '-p', 'HEAD', '-m', 'flat']);
+    const tree = await refused(['push', 'origin', `${wide}:refs/heads/flat`], { cwd: d });
+    assert.match(tree.stderr, /remote: snippetd: Tree "flat" is larger than the allowed size of 2 MB\./);
+    assert.equal((await ok(['ls-remote', url(pub.path, ROOT_TOKEN)])).stdout, before);
+    const write = await t.api('POST', `/projects/${pub.id}/repository/files/long.txt`, ROOT_TOKEN, {
+      branch: 'main',
+      content: 'long',
+      commit_message: 'm'.repeat(1024 * 1024),
+    });
+    assert.deepEqual(
+      [write.statusCode, write.json],
+      [400, { error: 'commit_message is too long (maximum is 960 KB)' }],
+    );
+  });
+
   it('a history of more than 10,000 commits is listed page by page without its total (counted up to 10,000)', async () => {
     const d = dir('long-history');
     await ok(['clone', '-q', url(pub.path, users.dev.token), d]);
