@@ -1,6 +1,8 @@
 // Typed failures. Each reason is named after GitLab's answer: its status first, then what sets its body
 // apart from the other answers with that status. http/plugins/errors.ts is the one table that turns a
 // reason into status, headers and body; nothing else decides how a failure looks on the wire.
+import { codePoints } from '../text-scan.ts';
+
 export type FailureReason =
   // 400
   | 'bad_request' // {"message":"400 Bad request - <detail>"} (GitLab's bad_request!)
@@ -51,6 +53,10 @@ export class Failure extends Error {
 }
 
 export const notFound = (what = '') => new Failure('not_found', what);
+
+/** Rails' length validation message for a text over `maximum` characters (code points), else null. */
+export const tooLongError = (text: string | null | undefined, maximum: number) =>
+  text && codePoints(text, maximum) > maximum ? `is too long (maximum is ${maximum} characters)` : null;
 export const recordNotFound = () => new Failure('not_found_record');
 export const routeNotFound = () => new Failure('not_found_route');
 export const forbidden = (reason = '') => new Failure('forbidden', reason);

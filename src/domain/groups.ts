@@ -3,7 +3,8 @@ import type { Store } from '../storage/db/store.ts';
 import type { Namespace, Visibility } from '../storage/db/schema.ts';
 import { ancestorIds } from '../storage/db/tables/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { apiError, Failure, invalidFields, notFound } from './failure.ts';
+import { apiError, Failure, invalidFields, notFound, tooLongError } from './failure.ts';
+
 import { ACCESS, VISIBILITY_LEVEL } from './access.ts';
 import { pathError } from './paths.ts';
 import { getSettings } from './settings.ts';
@@ -18,6 +19,9 @@ import {
   type Viewer,
 } from './policy.ts';
 import { parseRowId } from './ids.ts';
+
+/** GitLab's Namespace::Detail: `validates :description, length: { maximum: 255 }`. */
+const MAX_GROUP_DESCRIPTION = 255;
 
 export interface GroupContext {
   group: Namespace;
@@ -90,6 +94,8 @@ export async function createGroup(
   const bad = pathError(input.path, parent === null);
   if (bad) errors.path = [bad];
   if (parent && !visibilityAllowedUnder(parent, visibility)) Object.assign(errors, visibilityError(visibility, parent));
+  const description = tooLongError(input.description, MAX_GROUP_DESCRIPTION);
+  if (description) errors.description = [description];
   if (Object.keys(errors).length) throw invalidFields(errors);
   const fullPath = parent ? `${parent.full_path}/${input.path}` : input.path;
   if ((await store.namespaces.findByFullPath(fullPath)) || (!parent && (await store.users.findByUsername(fullPath)))) {
@@ -176,6 +182,8 @@ export async function updateGroup(
     if (isVisibilityRestricted(viewer, changes.visibility, restricted_visibility_levels))
       throw invalidFields(restrictedLevelErrors(changes.visibility));
   }
+  const description = tooLongError(changes.description, MAX_GROUP_DESCRIPTION);
+  if (description) throw invalidFields({ description: [description] });
   if (changes.file_template_project_id !== undefined && changes.file_template_project_id !== null) {
     await requireProjectInHierarchy(store, group, changes.file_template_project_id);
   }

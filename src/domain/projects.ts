@@ -6,7 +6,7 @@ import type { Namespace, Project, ProjectsTable, User, Visibility } from '../sto
 import { writeFile } from './project-files.ts';
 import { ancestorIds } from '../storage/db/tables/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { invalidFields, limitReached, notFound } from './failure.ts';
+import { invalidFields, limitReached, notFound, tooLongError } from './failure.ts';
 import { ACCESS } from './access.ts';
 import { pathError, pathFromName } from './paths.ts';
 import { getSettings } from './settings.ts';
@@ -115,6 +115,8 @@ export async function createProject(
   const bad = pathError(path, false);
   if (bad) errors.path = [bad];
   if (name.length > 255) errors.name = ['is too long (maximum is 255 characters)'];
+  const description = tooLongError(input.description, MAX_PROJECT_DESCRIPTION);
+  if (description) errors.description = [description];
   if (!visibilityAllowedUnder(namespace, visibility))
     Object.assign(errors, namespaceVisibilityError(visibility, namespace));
   if (Object.keys(errors).length) throw invalidFields(errors);
@@ -178,6 +180,9 @@ export async function createProject(
   }
 }
 
+/** GitLab's Project model: `validates :description, length: { maximum: 2000 }`. */
+const MAX_PROJECT_DESCRIPTION = 2000;
+
 export interface ProjectChanges {
   name?: string;
   description?: string | null;
@@ -199,6 +204,8 @@ export async function updateProject(
       throw invalidFields(restrictedLevelErrors(changes.visibility));
   }
   const errors: Record<string, string[]> = {};
+  const description = tooLongError(changes.description, MAX_PROJECT_DESCRIPTION);
+  if (description) errors.description = [description];
   if (changes.visibility !== undefined && !visibilityAllowedUnder(ctx.namespace, changes.visibility)) {
     Object.assign(errors, namespaceVisibilityError(changes.visibility, ctx.namespace));
   }

@@ -115,6 +115,27 @@ describe('groups API', () => {
       }
     });
 
+    it("refuses a description over GitLab's 255 characters on create and update, with the model's message", async () => {
+      const refused = { message: { description: ['is too long (maximum is 255 characters)'] } };
+      await t.fails(
+        'POST',
+        '/groups',
+        owner.token,
+        { name: 'Long', path: 'long', description: 'd'.repeat(256) },
+        400,
+        refused,
+      );
+      const g = await t.ok(
+        'POST',
+        '/groups',
+        owner.token,
+        { name: 'Long', path: 'long', description: 'd'.repeat(255) },
+        201,
+      );
+      await t.fails('PUT', `/groups/${g.id}`, owner.token, { description: 'd'.repeat(256) }, 400, refused);
+      assert.equal((await t.ok('GET', `/groups/${g.id}`, owner.token, undefined, 200)).description, 'd'.repeat(255));
+    });
+
     it('refuses a taken path with 400 (groups, subgroups, usernames; any case)', async () => {
       refused(
         await t.api('POST', '/groups', stranger.token, { name: 'Again', path: 'PARENT' }),

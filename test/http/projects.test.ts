@@ -123,6 +123,25 @@ describe('projects API', () => {
       );
     });
 
+    it("refuses a description over GitLab's 2,000 characters on create and update, with the model's message", async () => {
+      const refused = { message: { description: ['is too long (maximum is 2000 characters)'] } };
+      const over = `${'😀'.repeat(2000)}x`;
+      await t.fails('POST', '/projects', alice.token, { name: 'Described', description: over }, 400, refused);
+      const p = await t.ok(
+        'POST',
+        '/projects',
+        alice.token,
+        { name: 'Described', description: '😀'.repeat(2000) },
+        201,
+      );
+      assert.equal(p.description, '😀'.repeat(2000));
+      await t.fails('PUT', `/projects/${p.id}`, alice.token, { description: over }, 400, refused);
+      assert.equal(
+        (await t.ok('GET', `/projects/${p.id}`, alice.token, undefined, 200)).description,
+        '😀'.repeat(2000),
+      );
+    });
+
     it('creates in a group where the caller is developer, as maintainer', async () => {
       const got = await t.ok('GET', `/projects/${dotted.id}`, dev.token, undefined, 200);
       assert.equal(got.path_with_namespace, 'grp/sub.x/proj.with.dots');
