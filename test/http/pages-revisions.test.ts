@@ -383,6 +383,36 @@ describe('snippet revisions pages', () => {
     assert.deepEqual(bin.rawPayload, Buffer.from([0, 1, 2, 3, 0, 255]));
   });
 
+  it('cuts a long subject at 300 characters and shows a long message body whole, escaped', async () => {
+    const snippet = await t.must('POST', '/snippets', aliceToken, {
+      title: 'long message',
+      visibility: 'internal',
+      files: [{ file_path: 'a.txt', content: 'alpha\n' }],
+    });
+    const web = snippet.web_url as string;
+    const dir = path.join(work, 'long-message');
+    assert.equal(
+      (await runGit(['clone', `http://oauth2:${aliceToken}@${host}/snippets/${snippet.id}.git`, dir])).code,
+      0,
+    );
+    fs.writeFileSync(path.join(dir, 'a.txt'), 'beta\n');
+    // 900 KB: a subject of 600,000 characters and a body of 300,000, under the 1 MB a commit may be.
+    const subject = `${'<s>'.repeat(200_000)}`;
+    const body = `${'<b>'.repeat(100_000)}`;
+    fs.writeFileSync(path.join(work, 'long-message.txt'), `${subject}\n\n${body}\n`);
+    assert.equal((await runGit(['commit', '-qaF', path.join(work, 'long-message.txt')], dir)).code, 0);
+    assert.equal((await runGit(['push', '-q', 'origin', 'HEAD:main'], dir)).code, 0);
+    const [pushed] = await gitLog(snippet.id);
+    const cut = `${'&lt;s&gt;'.repeat(100)}…`;
+    const list = await page(`${web}/revisions`, bobCookie);
+    assert.ok(list.includes(`<h2><a href="${web}/revisions/${pushed}">${cut}</a></h2>`));
+    assert.ok(list.length < 100_000, `${list.length} characters`);
+    const diff = await page(`${web}/revisions/${pushed}`, bobCookie);
+    assert.ok(diff.includes(`<title>${cut} · Revisions · long message · snippetd</title>`));
+    assert.ok(diff.includes(`<h1>${cut}</h1>`));
+    assert.ok(diff.includes(`<pre class="message">${'&lt;b&gt;'.repeat(100_000)}</pre>`));
+  });
+
   it("lists each commit's files as git itself lists them: counts, renames, modes, directories, merges", async () => {
     const gitChanges = async (snippetId: number) => gitLogChanges((await t.gitDir('snippet', snippetId))!);
     const listedChanges = async (web: string) =>

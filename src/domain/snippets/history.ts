@@ -51,7 +51,7 @@ const KEPT_LIMITS = { entries: 1000, bytes: 32 * 1024 * 1024 };
 const keptPages = new Kept<RevisionsPage>((page) => JSON.stringify(page).length, KEPT_LIMITS);
 const pagesUnderWay = new Rendering<RevisionsPage>();
 const keptDiffs = new Kept<RevisionDiff>(
-  (diff) => diff.files.reduce((n, f) => n + (f.rows?.length ?? 0) + 256, 0),
+  (diff) => diff.message.length + diff.files.reduce((n, f) => n + (f.rows?.length ?? 0) + 256, 0),
   KEPT_LIMITS,
 );
 const diffsUnderWay = new Rendering<RevisionDiff>();

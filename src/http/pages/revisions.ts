@@ -14,6 +14,7 @@ import {
 import type { FileChange } from '../../storage/git/history.ts';
 import { parseRowId } from '../../domain/ids.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
+import { escapedHtml } from '../../domain/rendering.ts';
 import { storeOf } from '../request.ts';
 import { baseUrl, snippetFileRawUrl, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
@@ -23,7 +24,14 @@ import { pageLinks, pageViewer, positiveQueryNumber, type PageHandler } from './
 /** Pages past this would skip more commits than git counts; none has that many. */
 const MAX_PAGE = Math.floor(2 ** 31 / REVISIONS_PER_PAGE);
 
-const subjectOf = (message: string) => message.split('\n', 1)[0].trim() || '(no message)';
+/** A commit's first line, cut at SUBJECT_CHARS (a commit may be a megabyte of one line, a list shows twenty). */
+function subjectOf(message: string): string {
+  const end = message.indexOf('\n');
+  const line = end === -1 ? message : message.slice(0, end);
+  if (line.length > SUBJECT_CHARS) return `${line.slice(0, SUBJECT_CHARS).trim()}…`;
+  return line.trim() || '(no message)';
+}
+const SUBJECT_CHARS = 300;
 const bodyOf = (message: string) => message.slice(message.indexOf('\n') + 1).trim();
 const shortId = (id: string) => id.slice(0, 8);
 
@@ -136,12 +144,13 @@ async function revisionPage(
   const list = `${web}/revisions`;
   const added = diff.files.reduce((n, f) => n + (f.added ?? 0), 0);
   const deleted = diff.files.reduce((n, f) => n + (f.deleted ?? 0), 0);
-  const message = bodyOf(diff.message);
+  // Escaped in a render worker when long: a commit may be a megabyte.
+  const message = trusted(await escapedHtml(bodyOf(diff.message)));
   const subject = subjectOf(diff.message);
   const body = html`<article class="revision-diff">
 <h1>${subject}</h1>
 <p class="meta">${diff.authorName} · ${timeOf(diff.authoredAt)} · <code>${diff.id}</code></p>
-${diff.message.includes('\n') && message ? html`<pre class="message">${message}</pre>` : ''}
+${diff.message.includes('\n') && message.text ? html`<pre class="message">${message}</pre>` : ''}
 <nav class="revision-links" aria-label="Revision">
 <a href="${web}">${snippet.title}</a>
 <a href="${list}">All revisions</a>
