@@ -14,7 +14,8 @@ import type { RawContent } from './raw.ts';
 
 /** A 200 answer as a route builds it. */
 export interface Answer {
-  json: string;
+  /** The JSON, or its UTF-8 bytes (a long list, prepared-answer.ts#listJson). */
+  json: string | Buffer;
   /** Headers besides our JSON headers (a list page's pagination headers). */
   headers?: Record<string, string>;
   /**

@@ -579,6 +579,23 @@ describe('git over HTTP with the real git client', () => {
       [write.statusCode, write.json],
       [400, { error: 'commit_message is too long (maximum is 960 KB)' }],
     );
+    // Two commits of 900 KB of messages under 1 MB are taken and listed whole (a list of them is made in turns).
+    const messages = ['"', '\u0001'].map((c) => `${c.repeat(100)}\n\n${c.repeat(900_000)}`);
+    let parent = run(['rev-parse', 'HEAD']);
+    for (const message of messages) parent = run(['commit-tree', head, '-p', parent], message);
+    await ok(['push', '-q', 'origin', `${parent}:refs/heads/long-messages`], { cwd: d });
+    const listed = await t.ok(
+      'GET',
+      `/projects/${pub.id}/repository/commits?ref_name=long-messages&per_page=2`,
+      ROOT_TOKEN,
+      undefined,
+      200,
+    );
+    assert.deepEqual(
+      listed.map((c: any) => [c.title, c.message]),
+      [...messages].reverse().map((m) => [m.slice(0, 100), m]),
+    );
+    await ok(['push', '-q', 'origin', '--delete', 'long-messages'], { cwd: d });
   });
 
   it('a history of more than 10,000 commits is listed page by page without its total (counted up to 10,000)', async () => {

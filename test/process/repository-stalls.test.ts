@@ -181,6 +181,33 @@ describe('pushed repositories that would hold the server', () => {
     assert.equal(answer.key, 'Big');
   });
 
+  it('a page of twenty snippets whose descriptions are a megabyte of control characters each: the loop kept free', async () => {
+    // Each character is six in JSON (\u0001): one JSON.stringify of the page's 120 MB took about half a second.
+    const description = '\u0001'.repeat(1024 * 1024);
+    for (let n = 0; n < 20; n++) {
+      await api('POST', `/projects/${project.id}/snippets`, {
+        title: `described ${n}`,
+        visibility: 'public',
+        description,
+        files: [{ file_path: 'a.txt', content: 'a' }],
+      });
+    }
+    const rssBefore = currentRss(server);
+    const { answer, calm } = await whileHostile(server, async () => {
+      const res = await fetch(`${server.url}/api/v4/projects/${project.id}/snippets?per_page=20`, {
+        headers: { 'PRIVATE-TOKEN': TOKEN },
+      });
+      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+    });
+    assertCalm(calm, { rssBytes: rssBefore + 512 * MiB });
+    assert.equal(answer.status, 200, answer.bytes.toString().slice(0, 300));
+    const listed = JSON.parse(answer.bytes.toString()) as { title: string; description: string }[];
+    assert.deepEqual(
+      listed.map((s) => [s.title, s.description === description]),
+      Array.from({ length: 20 }, (_, n) => [`described ${19 - n}`, true]),
+    );
+  });
+
   it('a push whose body drips in: clones of the same repository go on meanwhile', async () => {
     const dir = repository(
       'drip',

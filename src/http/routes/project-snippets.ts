@@ -6,6 +6,7 @@ import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { pageOf, parsePage } from '../pagination.ts';
 import { NOTHING_MORE, sendAnswer, sendRawAnswer } from '../kept-answers.ts';
+import { listJson } from '../prepared-answer.ts';
 import { limitSnippetRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
 import { userAgentDetail } from '../presenters/snippets.ts';
@@ -65,7 +66,7 @@ export default async function projectSnippetRoutes(app: FastifyInstance) {
       const { rows, headers } = await pageOf(request, page, (window) =>
         findSnippets(storeOf(request), viewer, { projectId: ctx.project.id }, window),
       );
-      return { json: JSON.stringify(await present(request, ctx, rows)), headers, source: 'database' };
+      return { json: await listJson(await present(request, ctx, rows)), headers, source: 'database' };
     });
   });
 

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { paginateArray, parsePage, setPageHeaders } from '../pagination.ts';
+import { sendJsonList } from '../prepared-answer.ts';
 import { baseUrl } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
 import { limitRaw } from '../rate-limits.ts';
@@ -103,20 +104,23 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     );
     setPageHeaders(request, reply, page, total, hasMore);
     const web = `${baseUrl(request)}/${ctx.project.full_path}/-/commit`;
-    return commits.map((c) => ({
-      id: c.id,
-      short_id: c.id.slice(0, 8),
-      created_at: withMillis(c.committedAt),
-      parent_ids: c.parents,
-      title: c.message.split('\n')[0],
-      message: c.message.replace(/\n$/, ''),
-      author_name: c.authorName,
-      author_email: c.authorEmail,
-      authored_date: withMillis(c.authoredAt),
-      committer_name: c.committerName,
-      committer_email: c.committerEmail,
-      committed_date: withMillis(c.committedAt),
-      web_url: `${web}/${c.id}`,
-    }));
+    return sendJsonList(
+      reply,
+      commits.map((c) => ({
+        id: c.id,
+        short_id: c.id.slice(0, 8),
+        created_at: withMillis(c.committedAt),
+        parent_ids: c.parents,
+        title: c.message.split('\n')[0],
+        message: c.message.replace(/\n$/, ''),
+        author_name: c.authorName,
+        author_email: c.authorEmail,
+        authored_date: withMillis(c.authoredAt),
+        committer_name: c.committerName,
+        committer_email: c.committerEmail,
+        committed_date: withMillis(c.committedAt),
+        web_url: `${web}/${c.id}`,
+      })),
+    );
   });
 }

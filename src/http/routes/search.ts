@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { paginated } from '../pagination.ts';
+import { sendJsonList } from '../prepared-answer.ts';
 import { placeSnippets, presentSnippets } from '../snippet-answers.ts';
 import { searchSpec } from '../schemas/search.ts';
 import { limitSearch } from '../rate-limits.ts';
@@ -16,12 +17,16 @@ import { findReadableProject } from '../../domain/projects.ts';
 import { findReadableGroup } from '../../domain/groups.ts';
 import { can } from '../../domain/policy.ts';
 
-/** The search itself, once the place is known; `place` null: a project whose snippets the caller may not use. */
+/**
+ * The search itself, once the place is known, answered; `place` null: a project whose snippets the caller may
+ * not use.
+ */
 async function searchAnswer(
   request: FastifyRequest,
   reply: FastifyReply,
   { search, scope }: SearchParams,
   place: SearchPlace | null,
+  answerHeaders: Record<string, string> = {},
 ) {
   const viewer = currentUser(request);
   const store = storeOf(request);
@@ -33,7 +38,8 @@ async function searchAnswer(
         ? Promise.resolve({ rows: [], total: 0, hasMore: false })
         : searchSnippetTitles(store, viewer, search, window, place),
     );
-    return presentSnippets(request, await placeSnippets(request, rows));
+    const entities = await presentSnippets(request, await placeSnippets(request, rows));
+    return sendJsonList(reply.headers(answerHeaders), entities);
   }
   const found = await paginated(request, reply, (window) =>
     place === null
@@ -47,7 +53,10 @@ async function searchAnswer(
       found.map((f) => f.snippet),
     ),
   );
-  return entities.map((entity, i) => ({ ...entity, matches: found[i].matches }));
+  return sendJsonList(
+    reply.headers(answerHeaders),
+    entities.map((entity, i) => ({ ...entity, matches: found[i].matches })),
+  );
 }
 
 /**
@@ -68,9 +77,7 @@ export default async function searchRoutes(app: FastifyInstance) {
   /** GET /search — signed in; the snippets the caller may see that match. */
   app.get('/search', async (request, reply) => {
     const params = await checkCallerAndParams(request);
-    const answer = await searchAnswer(request, reply, params, {});
-    reply.header('Content-Transfer-Encoding', 'binary');
-    return answer;
+    return searchAnswer(request, reply, params, {}, { 'Content-Transfer-Encoding': 'binary' });
   });
 
   /** GET /projects/:id/search — signed in; the project's snippets the caller may see that match. */

@@ -7,6 +7,7 @@ import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { pageOf, parsePage } from '../pagination.ts';
 import { NOTHING_MORE, sendAnswer, sendRawAnswer } from '../kept-answers.ts';
+import { listJson } from '../prepared-answer.ts';
 import { limitSnippetRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/snippets.ts';
 import { userAgentDetail } from '../presenters/snippets.ts';
@@ -51,7 +52,7 @@ async function listAnswer(
         window,
       ),
     );
-    const json = JSON.stringify(await presentSnippets(request, await placeSnippets(request, rows)));
+    const json = await listJson(await presentSnippets(request, await placeSnippets(request, rows)));
     return { json, headers, source: 'database' };
   });
 }
