@@ -107,6 +107,21 @@ describe('search page', () => {
     assert.match(res.body, /<code>İİİ <mark>kestrel<\/mark> İ <mark>KESTREL<\/mark><\/code>/);
   });
 
+  it("shows a long description's first 300 characters, marked, with …", async () => {
+    const description = `An osprey ${'é'.repeat(289)}😀 osprey ${'x'.repeat(1_000_000)}`;
+    await t.ok(
+      'POST',
+      '/snippets',
+      aliceToken,
+      { title: 'Long', description, visibility: 'public', files: [{ file_path: 'o.txt', content: 'o' }] },
+      201,
+    );
+    const res = await page('search=osprey');
+    // 299 characters: the 300th would be the first half of 😀.
+    assert.ok(res.body.includes(`<p class="description">An <mark>osprey</mark> ${'é'.repeat(289)}…</p>`));
+    assert.ok(res.body.length < 100_000, `${res.body.length} characters`);
+  });
+
   it("narrows by Opengist's filters; an unknown author, project, visibility or language finds nothing", async () => {
     const found = async (q: string) => {
       const res = await page(new URLSearchParams({ search: q }).toString(), aliceCookie);
