@@ -383,6 +383,37 @@ describe('snippet revisions pages', () => {
     assert.deepEqual(bin.rawPayload, Buffer.from([0, 1, 2, 3, 0, 255]));
   });
 
+  it("shows a commit of 1,200 files pushed between others: git's list of them read over many chunks", async () => {
+    const snippet = await t.must('POST', '/snippets', aliceToken, {
+      title: 'many files',
+      visibility: 'internal',
+      files: [{ file_path: 'a.txt', content: 'alpha\n' }],
+    });
+    const web = snippet.web_url as string;
+    const dir = path.join(work, 'many-files');
+    assert.equal(
+      (await runGit(['clone', `http://oauth2:${aliceToken}@${host}/snippets/${snippet.id}.git`, dir])).code,
+      0,
+    );
+    const names = Array.from({ length: 1200 }, (_, i) => `${String(i).padStart(4, '0')}-${'n'.repeat(60)}.txt`);
+    for (const name of names) fs.writeFileSync(path.join(dir, name), `${name}\n`);
+    await runGit(['add', '.'], dir);
+    assert.equal((await runGit(['commit', '-qm', 'Many files'], dir)).code, 0);
+    await runGit(['rm', '-q', ...names.slice(0, 600)], dir);
+    await runGit(['rm', '-q', ...names.slice(600)], dir);
+    assert.equal((await runGit(['commit', '-qm', 'Fewer files'], dir)).code, 0);
+    const push = await runGit(['push', '-q', 'origin', 'HEAD:main'], dir);
+    assert.equal(push.code, 0, push.stderr);
+    const [, many] = await gitLog(snippet.id);
+    const diff = await page(`${web}/revisions/${many}`, bobCookie);
+    assert.match(diff, /<h1>Many files<\/h1>/);
+    assert.ok(diff.includes('This revision changes more than can be displayed: some files are not shown.'));
+    const shown = shownFiles(diff);
+    assert.equal(shown.length, 1000);
+    assert.deepEqual(shown[0].header, `${names[0]} added +1 −0`);
+    assert.deepEqual(shown[999].header, `${names[999]} added +1 −0`);
+  });
+
   it('cuts a long subject at 300 characters and shows a long message body whole, escaped', async () => {
     const snippet = await t.must('POST', '/snippets', aliceToken, {
       title: 'long message',

@@ -311,6 +311,7 @@ export async function readCommitDiff(
 }
 
 const DIFF_HEADER = Buffer.from('diff --git ');
+const NUL_PAIR = Buffer.from([0, 0]);
 
 /** Bytes of file entries read before the patches at most: past it, the change is too large to list. */
 const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
@@ -328,7 +329,9 @@ interface PatchText {
  * limits' bytes.
  */
 class PatchReader {
-  private head = Buffer.alloc(0);
+  /** What came before the patches so far, in chunks: joined only when it may be whole (`take`). */
+  private head: Buffer[] = [];
+  private headBytes = 0;
   private files: FileChange[] | null = null;
   private readonly patches: PatchText[] = [];
   private pending = Buffer.alloc(0);
@@ -342,16 +345,23 @@ class PatchReader {
   /** Takes a chunk of git's output; false once nothing more is wanted. */
   take(chunk: Buffer): boolean {
     if (this.files) return this.lines(chunk);
-    this.head = Buffer.concat([this.head, chunk]);
-    const f = new Fields(this.head);
+    const before = this.head.at(-1);
+    this.head.push(chunk);
+    this.headBytes += chunk.length;
+    // The entries end with an empty field, two NULs in a row (no entry has an empty field): they are parsed
+    // only once such a pair has come. Parsing all that had come at every chunk took time in its square.
+    const pair = chunk.includes(NUL_PAIR) || (before?.at(-1) === 0 && chunk[0] === 0);
+    if (!pair) return this.headBytes <= MAX_ENTRY_BYTES;
+    const head = Buffer.concat(this.head);
+    this.head = [head];
+    const f = new Fields(head);
     const files = parseFileEntries(f);
     // Until the NUL after the entries has come, more entries may follow.
-    if (!files || f.done) return this.head.length <= MAX_ENTRY_BYTES;
+    if (!files || f.done) return this.headBytes <= MAX_ENTRY_BYTES;
     this.files = files;
     f.skip(0);
-    const rest = this.head.subarray(f.at);
-    this.head = Buffer.alloc(0);
-    return this.lines(rest);
+    this.head = [];
+    return this.lines(head.subarray(f.at));
   }
 
   private lines(chunk: Buffer): boolean {
@@ -415,7 +425,7 @@ class PatchReader {
   finish(cut: boolean): { files: FilePatch[]; cut: boolean } {
     if (!this.files) {
       // Git's output ended within the entries (no patch followed), or they were too many to read.
-      const files = parseFileEntries(new Fields(this.head));
+      const files = parseFileEntries(new Fields(Buffer.concat(this.head)));
       if (!files) return { files: [], cut: true };
       this.files = files;
     }
