@@ -260,7 +260,8 @@ export async function readFile(
         file_path: filePath,
         size: content.length,
         encoding: 'base64',
-        content_sha256: crypto.createHash('sha256').update(content).digest('hex'),
+        // In libuv's threads (Web Crypto's digest): 50 ms of the event loop for a 50 MB file.
+        content_sha256: Buffer.from(await crypto.subtle.digest('SHA-256', content)).toString('hex'),
         ref: at,
         blob_id: entry.id,
         commit_id: commit,

@@ -181,6 +181,42 @@ describe('pushed repositories that would hold the server', () => {
     assert.equal(answer.key, 'Big');
   });
 
+  it('a 40 MB file read through the files API, as JSON with its content in base64: the loop kept free', async () => {
+    const content = crypto.randomBytes(40 * MiB);
+    const data = `blob\nmark :1\ndata ${content.length}\n`;
+    const dir = repository('files-api', '');
+    execFileSync('git', ['fast-import', '--quiet'], {
+      cwd: dir,
+      env: GIT_ENV,
+      input: Buffer.concat([
+        Buffer.from(data),
+        content,
+        Buffer.from(
+          '\ncommit refs/heads/main\ncommitter T <t@example.com> 0 +0000\ndata 2\nt\nM 100644 :1 big.bin\n\n',
+        ),
+      ]),
+      maxBuffer: 1 << 28,
+    });
+    const target = await api('POST', '/projects', { path: 'files-api', visibility: 'public' });
+    const remote = new URL(`${server.url}/${target.path_with_namespace}.git`);
+    remote.username = 'root';
+    remote.password = TOKEN;
+    execFileSync('git', ['push', '-q', remote.href, 'main:refs/heads/main'], { cwd: dir, env: GIT_ENV });
+    const rssBefore = currentRss(server);
+    const { answer, calm } = await whileHostile(server, async () => {
+      const res = await fetch(`${server.url}/api/v4/projects/${target.id}/repository/files/big.bin?ref=main`);
+      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+    });
+    assertCalm(calm, { rssBytes: rssBefore + 512 * MiB });
+    assert.equal(answer.status, 200);
+    const file = JSON.parse(answer.bytes.toString());
+    assert.deepEqual(
+      [file.file_name, file.size, file.encoding, file.content_sha256],
+      ['big.bin', content.length, 'base64', crypto.createHash('sha256').update(content).digest('hex')],
+    );
+    assert.ok(Buffer.from(file.content, 'base64').equals(content));
+  });
+
   it('a page of twenty snippets whose descriptions are a megabyte of control characters each: the loop kept free', async () => {
     // Each character is six in JSON (\u0001): one JSON.stringify of the page's 120 MB took about half a second.
     const description = '\u0001'.repeat(1024 * 1024);

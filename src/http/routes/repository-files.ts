@@ -1,5 +1,6 @@
 // Repository files, tree and commits of a project (docs/gitlab-compatibility.md#repository-files). Reads need
 // GitLab's download_code (403 for guests of private projects), writes push_code (developer+).
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
@@ -24,6 +25,25 @@ async function readableCode(request: FastifyRequest) {
 
 /** git's strict ISO dates carry seconds; GitLab's carry milliseconds (2024-05-02T10:11:12.000+00:00). */
 const withMillis = (iso: string) => iso.replace(/(T\d\d:\d\d:\d\d)(?=[Z+-])/, '$1.000');
+
+/**
+ * The file entity as JSON bytes, its content last, in base64 (which JSON never escapes) written a few
+ * mebibytes a turn: JSON.stringify of a 50 MB file's entity, then its bytes for the socket, held the event loop
+ * about 0.4 s.
+ */
+async function fileJson(info: object, content: Buffer): Promise<Buffer> {
+  const before = `${JSON.stringify(info).slice(0, -1)},"content":"`;
+  const json = Buffer.allocUnsafe(Buffer.byteLength(before) + Math.ceil(content.length / 3) * 4 + 2);
+  let written = json.write(before);
+  for (let at = 0; at < content.length; at += BASE64_BYTES_A_TURN) {
+    if (at) await nextTurn();
+    written += json.write(content.toString('base64', at, at + BASE64_BYTES_A_TURN), written, 'latin1');
+  }
+  json.write('"}', written, 'latin1');
+  return json;
+}
+/** A multiple of 3, so that each turn's base64 joins the next without padding. */
+const BASE64_BYTES_A_TURN = 3 * 1024 * 1024;
 
 export default async function repositoryFileRoutes(app: FastifyInstance) {
   const write =
@@ -62,11 +82,11 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   app.delete('/projects/:id/repository/files/:file_path', write('delete', 204));
 
   /** GET /projects/:id/repository/files/:file_path?ref= — the file with base64 content; 404 Commit/File Not Found. */
-  app.get('/projects/:id/repository/files/:file_path', async (request) => {
+  app.get('/projects/:id/repository/files/:file_path', async (request, reply) => {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.getFileSpec, request);
     const { info, content } = await readFile(storeOf(request), ctx, p.ref, p.file_path);
-    return { ...info, content: content.toString('base64') };
+    return reply.type('application/json').send(await fileJson(info, content));
   });
 
   /** GET /projects/:id/repository/files/:file_path/raw[?ref=] — the bytes; ref defaults to the default branch. */
