@@ -18,6 +18,16 @@ export function codePoints(text: string, upTo = Number.POSITIVE_INFINITY): numbe
   return count;
 }
 
+/**
+ * `text` cut at `chars` UTF-16 units with "…" when longer (never between the halves of a surrogate pair): a
+ * page shows the start of what may be a megabyte.
+ */
+export function cutWithEllipsis(text: string, chars: number): string {
+  if (text.length <= chars) return text;
+  const code = text.charCodeAt(chars - 1);
+  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? chars - 1 : chars).trimEnd()}…`;
+}
+
 /** `text` without the characters of `chars` at its end (what `replace(/[…]+$/, '')` does, in linear time). */
 export function trimEndOf(text: string, chars: string): string {
   let end = text.length;

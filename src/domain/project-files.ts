@@ -135,8 +135,16 @@ async function writeFileIn(
     author: { ...w.author, time: Math.floor(Date.now() / 1000) },
     message: w.message,
   });
+  const objects = writer.objects();
+  const oversized = objects.find((o) =>
+    o.type === 'tree' ? o.body.length > MAX_TREE_BYTES : o.type === 'commit' && o.body.length > MAX_COMMIT_BYTES,
+  );
+  if (oversized) {
+    const limit = oversized.type === 'tree' ? MAX_TREE_BYTES : MAX_COMMIT_BYTES;
+    throw badRequest(`The ${oversized.type} would be larger than the allowed size of ${limit / 1024 / 1024} MB`);
+  }
   try {
-    await repo.commitToBranch(w.branch, target, commit, writer.objects());
+    await repo.commitToBranch(w.branch, target, commit, objects);
   } catch (error) {
     if (error instanceof RefConflict)
       throw badRequest(`The branch ${w.branch} changed while the file was being written; try again`);

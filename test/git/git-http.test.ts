@@ -579,6 +579,32 @@ describe('git over HTTP with the real git client', () => {
       [write.statusCode, write.json],
       [400, { error: 'commit_message is too long (maximum is 960 KB)' }],
     );
+    // The files API writes no commit or tree a push may not bring either.
+    const author = await t.api('POST', `/projects/${pub.id}/repository/files/author.txt`, ROOT_TOKEN, {
+      branch: 'main',
+      content: 'author',
+      commit_message: 'author',
+      author_name: 'n'.repeat(1024 * 1024),
+    });
+    assert.deepEqual(
+      [author.statusCode, author.json],
+      [400, { message: 'The commit would be larger than the allowed size of 1 MB' }],
+    );
+    // 19,416 entries of 108 bytes: 2,096,928 bytes, just under 2 MiB; one more name of 255 characters passes it.
+    const near = Array.from({ length: 19_416 }, (_, i) => `${String(i).padStart(6, '0')}${'n'.repeat(74)}`);
+    const nearTree = run(['mktree'], near.map((n) => `100644 blob ${blob}\t${n}\n`).join(''));
+    const nearRoot = run(['mktree'], `040000 tree ${nearTree}\tflat\n`);
+    await ok(['push', '-q', 'origin', `${run(['commit-tree', nearRoot, '-m', 'near'])}:refs/heads/near`], { cwd: d });
+    const grown = await t.api('POST', `/projects/${pub.id}/repository/files/flat%2F${'z'.repeat(255)}`, ROOT_TOKEN, {
+      branch: 'near',
+      content: 'z',
+      commit_message: 'grow',
+    });
+    assert.deepEqual(
+      [grown.statusCode, grown.json],
+      [400, { message: 'The tree would be larger than the allowed size of 2 MB' }],
+    );
+    await ok(['push', '-q', 'origin', '--delete', 'near'], { cwd: d });
     // Two commits of 900 KB of messages under 1 MB are taken and listed whole (a list of them is made in turns).
     const messages = ['"', '\u0001'].map((c) => `${c.repeat(100)}\n\n${c.repeat(900_000)}`);
     let parent = run(['rev-parse', 'HEAD']);

@@ -442,6 +442,25 @@ describe('snippet revisions pages', () => {
     assert.ok(diff.includes(`<title>${cut} · Revisions · long message · snippetd</title>`));
     assert.ok(diff.includes(`<h1>${cut}</h1>`));
     assert.ok(diff.includes(`<pre class="message">${'&lt;b&gt;'.repeat(100_000)}</pre>`));
+
+    // Never cut between the halves of 😀; a first line of blanks is no subject.
+    const subjects = [`${'x'.repeat(299)}😀 tail`, `${' '.repeat(400)}\n\nbody`];
+    for (const [n, message] of subjects.entries()) {
+      fs.writeFileSync(path.join(dir, 'a.txt'), `gamma ${n}\n`);
+      fs.writeFileSync(path.join(work, 'long-message.txt'), message);
+      const commit = await runGit(
+        ['commit', '-qa', '--cleanup=verbatim', '-F', path.join(work, 'long-message.txt')],
+        dir,
+      );
+      assert.equal(commit.code, 0, commit.stderr);
+    }
+    assert.equal((await runGit(['push', '-q', 'origin', 'HEAD:main'], dir)).code, 0);
+    assert.deepEqual(
+      listed(await page(`${web}/revisions`, bobCookie))
+        .slice(0, 2)
+        .map((r) => r.subject),
+      ['(no message)', `${'x'.repeat(299)}…`],
+    );
   });
 
   it("lists each commit's files as git itself lists them: counts, renames, modes, directories, merges", async () => {

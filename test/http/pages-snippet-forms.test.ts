@@ -413,6 +413,36 @@ describe('snippet forms', () => {
       assert.equal((await raw('small.txt')).body, 'changed');
     });
 
+    it('shows a file the form showed again after Preview, though the browser posts it with CRLF, longer than 1 MB', async () => {
+      // 800,000 bytes stored; 1,200,000 as a browser posts them.
+      const content = 'a\n'.repeat(400_000);
+      const s = await t.must('POST', '/snippets', alice.token, {
+        title: 'Lines',
+        files: [{ file_path: 'lines.txt', content }],
+      });
+      const url = `/-/snippets/${s.id}/edit`;
+      const form = await page(url, aliceCookie);
+      assert.equal(textarea(form.body, 'files[0][content]'), content);
+      const fields: [string, string][] = [
+        ['base_version', hidden(form.body, 'base_version')!],
+        ['title', 'Lines'],
+        ['visibility', 'private'],
+        ['files[0][previous_path]', 'lines.txt'],
+        ['files[0][file_path]', 'lines.txt'],
+        ['files[0][content]', `${content.replace(/\n/g, '\r\n')}b\r\n`],
+      ];
+      const previewed = await submit(url, aliceCookie, [...fields, ['preview', '1']]);
+      assert.equal(previewed.statusCode, 200);
+      assert.equal(textarea(previewed.body, 'files[0][content]'), `${content.replace(/\n/g, '\r\n')}b\r\n`);
+      assert.doesNotMatch(previewed.body, /file-0-content-error/);
+      const saved = await submit(url, aliceCookie, [...fields, ['save', '1']]);
+      assert.equal(saved.statusCode, 303, saved.body.slice(0, 300));
+      assert.equal(
+        (await t.api('GET', `/snippets/${s.id}/files/main/lines.txt/raw`, alice.token)).body,
+        `${content}b\n`,
+      );
+    });
+
     it('edits one file, renames another, deletes a third and adds one, in one commit', async () => {
       const res = await submit(editUrl, aliceCookie, [
         ['base_version', hidden((await page(editUrl, aliceCookie)).body, 'base_version')!],

@@ -15,6 +15,7 @@ import type { FileChange } from '../../storage/git/history.ts';
 import { parseRowId } from '../../domain/ids.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
 import { escapedHtml } from '../../domain/rendering.ts';
+import { cutWithEllipsis } from '../../text-scan.ts';
 import { storeOf } from '../request.ts';
 import { baseUrl, snippetFileRawUrl, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
@@ -27,9 +28,8 @@ const MAX_PAGE = Math.floor(2 ** 31 / REVISIONS_PER_PAGE);
 /** A commit's first line, cut at SUBJECT_CHARS (a commit may be a megabyte of one line, a list shows twenty). */
 function subjectOf(message: string): string {
   const end = message.indexOf('\n');
-  const line = end === -1 ? message : message.slice(0, end);
-  if (line.length > SUBJECT_CHARS) return `${line.slice(0, SUBJECT_CHARS).trim()}…`;
-  return line.trim() || '(no message)';
+  const line = (end === -1 ? message : message.slice(0, end)).trim();
+  return line ? cutWithEllipsis(line, SUBJECT_CHARS) : '(no message)';
 }
 const SUBJECT_CHARS = 300;
 const bodyOf = (message: string) => message.slice(message.indexOf('\n') + 1).trim();

@@ -19,6 +19,7 @@ import type { User } from '../../storage/db/schema.ts';
 import { storeOf } from '../request.ts';
 import { baseUrl, snippetWebUrl } from '../urls.ts';
 import { type Html, html } from '../views/html.ts';
+import { cutWithEllipsis } from '../../text-scan.ts';
 import { sendFailurePage, sendPage } from './layout.ts';
 import { pageLinks, pageSearchText, pageViewer, positiveQueryNumber, type PageHandler, linePrefix } from './common.ts';
 
@@ -29,13 +30,6 @@ const RESULTS_PER_PAGE = 20;
  * megabyte, and marking one took about 0.3 s on the event loop, twenty a page.
  */
 const DESCRIPTION_CHARS = 300;
-
-function excerpt(text: string): string {
-  if (text.length <= DESCRIPTION_CHARS) return text;
-  // Never between the halves of a surrogate pair.
-  const end = DESCRIPTION_CHARS - (/[\ud800-\udbff]/.test(text[DESCRIPTION_CHARS - 1]) ? 1 : 0);
-  return `${text.slice(0, end).trimEnd()}…`;
-}
 
 /** `text` with every occurrence of `needle` (lowercase) marked, as `text.toLowerCase()` holds it. */
 function marked(text: string, needle: string): Html {
@@ -123,7 +117,7 @@ ${m.lines.length ? html`<ol class="search-lines">${m.lines.map((l) => html`<li><
     });
     return html`<li class="search-result"><h2><a href="${web}">${marked(snippet.title, needle)}</a></h2>
 <p class="meta">${projectPath ?? 'Personal snippet'}${author ? html` · @${author.username}` : ''} <span class="badge">${snippet.visibility}</span></p>
-${snippet.description ? html`<p class="description">${marked(excerpt(snippet.description), needle)}</p>` : ''}
+${snippet.description ? html`<p class="description">${marked(cutWithEllipsis(snippet.description, DESCRIPTION_CHARS), needle)}</p>` : ''}
 ${files}</li>`;
   };
   const here = (n: number) => `${base}/search?${new URLSearchParams({ search, page: String(n) })}`;

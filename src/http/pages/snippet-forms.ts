@@ -208,8 +208,21 @@ interface ShownTexts {
  * on every preview.
  */
 async function shownText(text: Text | null, limit = MAX_DISPLAYED_BYTES): Promise<Html | null> {
-  if (text === null || byteLength(text) > limit) return null;
+  if (text === null || savedLength(text) > limit) return null;
   return trusted(await escapedHtml(text.toString()));
+}
+
+/**
+ * A text's bytes once its CRLF line breaks are LF, as a save makes a file's (asTyped): a browser posts a file
+ * the form showed with CRLF, up to twice its length. Counted only where it may matter, up to twice `limit`.
+ */
+function savedLength(text: Text, limit = MAX_DISPLAYED_BYTES): number {
+  const bytes = byteLength(text);
+  if (bytes <= limit || bytes > 2 * limit) return bytes;
+  const s = text.toString();
+  let pairs = 0;
+  for (let at = 1; at < s.length; at++) if (s.charCodeAt(at) === 10 && s.charCodeAt(at - 1) === 13) pairs++;
+  return bytes - pairs;
 }
 
 function snippetForm(

@@ -131,7 +131,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
         short_id: c.id.slice(0, 8),
         created_at: withMillis(c.committedAt),
         parent_ids: c.parents,
-        title: c.message.split('\n')[0],
+        title: c.message.split('\n', 1)[0],
         message: c.message.replace(/\n$/, ''),
         author_name: c.authorName,
         author_email: c.authorEmail,
