@@ -1,7 +1,8 @@
 // A push of many small objects (issue 31's "no request can hurt the others"): a compiled server (`dist/`, run
 // `npm run build` in the tree first) gets one push of N blobs, a thousand a folder, made by git fast-import, and
 // the longest the server's event loop was held meanwhile is printed (snippetd_nodejs_eventloop_lag_max_seconds,
-// reset by a scrape before the push), with the push's time. One JSON line a run.
+// reset by a scrape before the push), with the push's time; then a new server on the same data clones it (a
+// node's first clone reads every object's row), timed the same way. One JSON line a run.
 //
 //   npx tsx bench/push-many-objects.ts [compiled tree, default this one] [objects, default 200000]
 import { execFileSync, spawn } from 'node:child_process';
@@ -14,17 +15,23 @@ const [tree = path.resolve(import.meta.dirname, '..'), objects = '200000'] = pro
 const count = Number(objects);
 const TOKEN = 'push-many-objects-token-012345678';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-push-many-'));
-const server = await spawnServer(
-  {
-    ...process.env,
-    SNIPPETD_DATA_DIR: dataDir,
-    SNIPPETD_DATABASE_URL: '',
-    SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-    SNIPPETD_LOG_LEVEL: 'warn',
-    SNIPPETD_WORKERS: '1',
-  },
-  [path.join(tree, 'dist', 'cli.js'), 'serve', '--port', '0'],
-);
+const start = () =>
+  spawnServer(
+    {
+      ...process.env,
+      SNIPPETD_DATA_DIR: dataDir,
+      SNIPPETD_DATABASE_URL: '',
+      SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
+      SNIPPETD_LOG_LEVEL: 'warn',
+      SNIPPETD_WORKERS: '1',
+    },
+    [path.join(tree, 'dist', 'cli.js'), 'serve', '--port', '0'],
+  );
+let server = await start();
+const stop = async () => {
+  server.child.kill('SIGTERM');
+  await new Promise((resolve) => server.child.on('exit', resolve));
+};
 try {
   const created = await fetch(`${server.url}/api/v4/projects`, {
     method: 'POST',
@@ -41,6 +48,8 @@ try {
   for (let i = 0; i < count; i++) parts.push(`M 100644 :${i + 1} d${Math.floor(i / 1000)}/f${i}\n`);
   execFileSync('git', ['fast-import', '--quiet'], { cwd: repo, env, input: `${parts.join('')}\n`, maxBuffer: 1 << 28 });
 
+  const git = (args: string[], cwd: string) =>
+    new Promise<number | null>((resolve) => spawn('git', args, { cwd, env, stdio: 'ignore' }).on('close', resolve));
   const loopHeldMs = async () => {
     const metrics = await (await fetch(`${server.url}/-/metrics`)).text();
     return Number(/^snippetd_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(metrics)?.[1]) * 1000;
@@ -50,15 +59,22 @@ try {
   const remote = new URL(`${server.url}/${project.path_with_namespace}.git`);
   remote.username = 'root';
   remote.password = TOKEN;
-  const code = await new Promise<number | null>((resolve) =>
-    spawn('git', ['push', '-q', remote.href, 'main'], { cwd: repo, env, stdio: 'ignore' }).on('close', resolve),
-  );
+  const pushExit = await git(['push', '-q', remote.href, 'main'], repo);
   const pushMs = Math.round(performance.now() - started);
-  console.log(
-    JSON.stringify({ tree, objects: count, pushExit: code, pushMs, loopHeldMs: Math.round(await loopHeldMs()) }),
-  );
+  const pushLoopHeldMs = Math.round(await loopHeldMs());
+  await stop();
+  server = await start();
+  await loopHeldMs();
+  const cloned = performance.now();
+  const clone = new URL(`${server.url}/${project.path_with_namespace}.git`);
+  clone.username = 'root';
+  clone.password = TOKEN;
+  const cloneExit = await git(['clone', '-q', '--bare', clone.href, path.join(dataDir, 'clone.git')], dataDir);
+  const cloneMs = Math.round(performance.now() - cloned);
+  const cloneLoopHeldMs = Math.round(await loopHeldMs());
+  const figures = { pushExit, pushMs, pushLoopHeldMs, cloneExit, cloneMs, cloneLoopHeldMs };
+  console.log(JSON.stringify({ tree, objects: count, ...figures }));
 } finally {
-  server.child.kill('SIGTERM');
-  await new Promise((resolve) => server.child.on('exit', resolve));
+  await stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 }
