@@ -20,8 +20,9 @@ import {
 } from './policy.ts';
 import { parseRowId } from './ids.ts';
 
-/** GitLab's Namespace::Detail: `validates :description, length: { maximum: 255 }`. */
+/** GitLab's Namespace::Detail: `validates :description, length: { maximum: 255 }`; Namespace: a name of 255. */
 const MAX_GROUP_DESCRIPTION = 255;
+const MAX_GROUP_NAME = 255;
 
 export interface GroupContext {
   group: Namespace;
@@ -96,6 +97,8 @@ export async function createGroup(
   if (parent && !visibilityAllowedUnder(parent, visibility)) Object.assign(errors, visibilityError(visibility, parent));
   const description = tooLongError(input.description, MAX_GROUP_DESCRIPTION);
   if (description) errors.description = [description];
+  const name = tooLongError(input.name, MAX_GROUP_NAME);
+  if (name) errors.name = [name];
   if (Object.keys(errors).length) throw invalidFields(errors);
   const fullPath = parent ? `${parent.full_path}/${input.path}` : input.path;
   if ((await store.namespaces.findByFullPath(fullPath)) || (!parent && (await store.users.findByUsername(fullPath)))) {
@@ -184,6 +187,8 @@ export async function updateGroup(
   }
   const description = tooLongError(changes.description, MAX_GROUP_DESCRIPTION);
   if (description) throw invalidFields({ description: [description] });
+  const name = tooLongError(changes.name, MAX_GROUP_NAME);
+  if (name) throw invalidFields({ name: [name] });
   if (changes.file_template_project_id !== undefined && changes.file_template_project_id !== null) {
     await requireProjectInHierarchy(store, group, changes.file_template_project_id);
   }

@@ -114,7 +114,8 @@ export async function createProject(
   const errors: Record<string, string[]> = {};
   const bad = pathError(path, false);
   if (bad) errors.path = [bad];
-  if (name.length > 255) errors.name = ['is too long (maximum is 255 characters)'];
+  const nameTooLong = tooLongError(name, MAX_NAME);
+  if (nameTooLong) errors.name = [nameTooLong];
   const description = tooLongError(input.description, MAX_PROJECT_DESCRIPTION);
   if (description) errors.description = [description];
   if (!visibilityAllowedUnder(namespace, visibility))
@@ -180,8 +181,9 @@ export async function createProject(
   }
 }
 
-/** GitLab's Project model: `validates :description, length: { maximum: 2000 }`. */
+/** GitLab's Project model: `validates :description, length: { maximum: 2000 }`, and a name of at most 255. */
 const MAX_PROJECT_DESCRIPTION = 2000;
+const MAX_NAME = 255;
 
 export interface ProjectChanges {
   name?: string;
@@ -206,6 +208,8 @@ export async function updateProject(
   const errors: Record<string, string[]> = {};
   const description = tooLongError(changes.description, MAX_PROJECT_DESCRIPTION);
   if (description) errors.description = [description];
+  const nameTooLong = tooLongError(changes.name, MAX_NAME);
+  if (nameTooLong) errors.name = [nameTooLong];
   if (changes.visibility !== undefined && !visibilityAllowedUnder(ctx.namespace, changes.visibility)) {
     Object.assign(errors, namespaceVisibilityError(changes.visibility, ctx.namespace));
   }

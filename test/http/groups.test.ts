@@ -133,6 +133,10 @@ describe('groups API', () => {
         201,
       );
       await t.fails('PUT', `/groups/${g.id}`, owner.token, { description: 'd'.repeat(256) }, 400, refused);
+      const longName = { message: { name: ['is too long (maximum is 255 characters)'] } };
+      await t.fails('POST', '/groups', owner.token, { name: 'n'.repeat(256), path: 'long-name' }, 400, longName);
+      await t.fails('PUT', `/groups/${g.id}`, owner.token, { name: 'n'.repeat(256) }, 400, longName);
+      assert.equal((await t.ok('GET', `/groups/${g.id}`, owner.token, undefined, 200)).name, 'Long');
       assert.equal((await t.ok('GET', `/groups/${g.id}`, owner.token, undefined, 200)).description, 'd'.repeat(255));
     });
 

@@ -136,6 +136,10 @@ describe('projects API', () => {
       );
       assert.equal(p.description, '😀'.repeat(2000));
       await t.fails('PUT', `/projects/${p.id}`, alice.token, { description: over }, 400, refused);
+      // A name over 255 characters is refused on update as on create (unbounded, one was 16 MB in every list).
+      await t.fails('PUT', `/projects/${p.id}`, alice.token, { name: 'n'.repeat(256) }, 400, {
+        message: { name: ['is too long (maximum is 255 characters)'] },
+      });
       assert.equal(
         (await t.ok('GET', `/projects/${p.id}`, alice.token, undefined, 200)).description,
         '😀'.repeat(2000),
