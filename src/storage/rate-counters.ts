@@ -2,6 +2,7 @@
 // PostgreSQL: in the database, so that every node counts against the same limit. SQLite: in memory, since a
 // SQLite database has one server (a count in the database would cost a synchronous commit on every raw
 // read): this process's, or with several workers the primary's, which each worker asks (workers.ts).
+import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from './db/database.ts';
 import { primaryCounter } from '../workers.ts';
@@ -15,6 +16,15 @@ export interface RateCounters {
 const KEEP_SECONDS = 7 * 24 * 3600;
 /** Entries kept in memory before old windows are swept. */
 const SWEEP_AT = 100_000;
+
+/**
+ * The stored key of a counter: a long one (a raw file's path may be 16 KB, and each path read counts on its
+ * own) by its hash, so that a hundred thousand counters hold a few megabytes, not 1.6 GB.
+ */
+function counterId(periodSeconds: number, key: string): string {
+  const id = `${periodSeconds}:${key}`;
+  return id.length <= 128 ? id : `${periodSeconds}:sha256:${crypto.createHash('sha256').update(key).digest('base64')}`;
+}
 
 function windowOf(periodSeconds: number) {
   const now = Math.floor(Date.now() / 1000);
@@ -33,7 +43,7 @@ export function memoryCounters(): RateCounters {
   return {
     async hit(key, periodSeconds) {
       const { start, secondsLeft } = windowOf(periodSeconds);
-      const id = `${periodSeconds}:${key}`;
+      const id = counterId(periodSeconds, key);
       let entry = counts.get(id);
       if (!entry || entry.start !== start) {
         if (counts.size >= SWEEP_AT) {
@@ -55,7 +65,7 @@ function databaseCounters(db: Db): RateCounters {
   return {
     async hit(key, periodSeconds) {
       const { start, secondsLeft } = windowOf(periodSeconds);
-      const id = `${periodSeconds}:${key}`;
+      const id = counterId(periodSeconds, key);
       const { rows } = await sql<{ count: number }>`
         INSERT INTO rate_limit_counters (key, window_start, count) VALUES (${id}, ${start}, 1)
         ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_counters.count + 1

@@ -164,6 +164,33 @@ describe('rate limits', () => {
     await t.fails('GET', `${readme}/README.md%2F%2F/raw`, ROOT_TOKEN, undefined, 429, RAW_LIMITED);
   });
 
+  it('raw: files of long paths count one by one, their counts kept by a hash of the path', async () => {
+    const long = (last: string) => `d/${'x'.repeat(240)}${last}.txt`;
+    const { id } = await t.ok(
+      'POST',
+      `/projects/${projectId}/snippets`,
+      ROOT_TOKEN,
+      {
+        title: 'long paths',
+        visibility: 'public',
+        files: [
+          { file_path: long('a'), content: 'a' },
+          { file_path: long('b'), content: 'b' },
+        ],
+      },
+      201,
+    );
+    await settings({ raw_blob_request_limit: 2 });
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 55_000) await new Promise((done) => setTimeout(done, 60_500 - intoMinute));
+    const raw = (last: string) =>
+      `/projects/${projectId}/snippets/${id}/files/main/${encodeURIComponent(long(last))}/raw`;
+    for (let i = 0; i < 2; i++) await t.expect('GET', raw('a'), ROOT_TOKEN, undefined, 200);
+    await t.fails('GET', raw('a'), ROOT_TOKEN, undefined, 429, RAW_LIMITED);
+    for (let i = 0; i < 2; i++) await t.expect('GET', raw('b'), ROOT_TOKEN, undefined, 200);
+    await t.fails('GET', raw('b'), ROOT_TOKEN, undefined, 429, RAW_LIMITED);
+  });
+
   it('raw: 0 turns the limit off', async () => {
     await settings({ raw_blob_request_limit: 0 });
     for (let i = 0; i < 10; i++)
