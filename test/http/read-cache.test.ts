@@ -324,6 +324,16 @@ describe('ReadCache', () => {
     assert.equal(await cache.get('small', async () => 'small again'), 'small again');
   });
 
+  it('counts its keys against the byte budget: a path or a username from a URL may be 16 KB', async () => {
+    const cache = new ReadCache(() => at(1));
+    await refreshed(cache);
+    await cache.get('small', async () => 'small');
+    // 2,048 keys of 16 KiB: 32 MiB of keys, which drop everything once past the budget.
+    for (let i = 0; i < 2048; i++)
+      await cache.get(`project-path:${String(i).padStart(16 * 1024, 'x')}`, async () => undefined);
+    assert.equal(await cache.get('small', async () => 'small again'), 'small again');
+  });
+
   it('keeps nothing while the epoch cannot be read', async () => {
     const cache = new ReadCache(() => null);
     await refreshed(cache);

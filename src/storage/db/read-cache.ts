@@ -22,7 +22,10 @@ import type { Store } from './store.ts';
 
 /** Entries kept before everything is dropped (a bound on memory, e.g. against sprayed tokens). */
 const MAX_ENTRIES = 10_000;
-/** Bytes held by kept values that say what they hold (prepared answers) before everything is dropped. */
+/**
+ * Bytes held by the keys (a path or a username from a URL may be 16 KB) and by kept values that say what they
+ * hold (prepared answers) before everything is dropped.
+ */
 const MAX_BYTES = 32 * 1024 * 1024;
 
 /** What `get` keeps of a value that was loaded. */
@@ -174,7 +177,7 @@ export class ReadCache {
   ): Promise<T> {
     const value = deepFreeze(await load());
     if (since === shelf.generation && this.epochs !== null && (!rules?.keep || rules.keep(value))) {
-      const bytes = rules?.bytes ? key.length + rules.bytes(value) : 0;
+      const bytes = key.length + (rules?.bytes ? rules.bytes(value) : 0);
       if (shelf.entries.size >= MAX_ENTRIES || shelf.bytes + bytes > MAX_BYTES) shelf.clear();
       shelf.entries.set(key, value);
       shelf.bytes += bytes;
