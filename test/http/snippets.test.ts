@@ -444,6 +444,14 @@ describe('project snippets API', () => {
       await t.fails('PUT', url, alice.token, { title: 'Changed', files: nine }, 400, {
         message: { error: "Repository Error updating the snippet - Snippet can't have more than 10 files" },
       });
+      // 10,000 unnamed files (each named after the highest snippetfile<N>.txt so far): too many, said at once.
+      const unnamed = Array.from({ length: 10_000 }, () => ({ action: 'create', content: 'x' }));
+      const started = performance.now();
+      await t.fails('PUT', url, alice.token, { files: unnamed }, 400, {
+        message: { error: "Repository Error updating the snippet - Snippet can't have more than 10 files" },
+      });
+      // Linear: milliseconds; naming each against all before it took about 6 s.
+      assert.ok(performance.now() - started < 5000, `${performance.now() - started} ms`);
       assert.deepEqual(await state(s), snap);
     });
 
