@@ -28,6 +28,9 @@ const MAX_ENTRIES = 10_000;
  */
 const MAX_BYTES = 32 * 1024 * 1024;
 
+/** Keys longer than this are not kept (see `from`). */
+const MAX_KEY_CHARS = 1024;
+
 /** What `get` keeps of a value that was loaded. */
 export interface KeepRules<T> {
   /** False when the value turned out to depend on more than the database: it is not kept. */
@@ -158,6 +161,12 @@ export class ReadCache {
     rules?: KeepRules<T>,
     since: number | null = shelf.generation,
   ): Promise<T> {
+    // A key from a URL may be 16 KB; V8 hashes a string over 16,383 characters by its length alone, so such keys
+    // would all share one bucket, each lookup comparing them all. They are not kept.
+    if (key.length > MAX_KEY_CHARS) {
+      this.counts.misses++;
+      return load().then(deepFreeze);
+    }
     // One map lookup for a hit (a cached undefined, e.g. an unknown token, needs the second).
     const hit = shelf.entries.get(key);
     if (hit !== undefined || shelf.entries.has(key)) {
