@@ -175,9 +175,10 @@ const rank = (file) => {
  * git requests' own few milliseconds stretch while git and the neighbours take both cores (bench/RESULTS.md,
  * 2026-11-27). Same assertions, measured without a neighbour. Large writes too: its creates of ten large or
  * deeply nested files are CPU-heavy neighbours themselves, and in two CI dry runs (2026-11-28) the raw-never-read
- * test beside them missed its bounds (a probe waited 271 ms; then its memory bound).
+ * test beside them missed its bounds (a probe waited 271 ms; then its memory bound). Large answers (40 MB
+ * templates and files, 120 MB of JSON) too: beside neighbours, on a slow afternoon's dry run, 257 and 469 ms.
  */
-const ALONE = ['push-limits.test.ts', 'large-writes.test.ts'];
+const ALONE = ['push-limits.test.ts', 'large-writes.test.ts', 'large-answers.test.ts'];
 
 /** What each pass's failures reporter wrote, printed again at the very end where a log's tail shows it. */
 const failedTests = [];

@@ -1,0 +1,159 @@
+// Answers of tens of megabytes made from stored data, on a real `snippetd serve` process (test/stall.ts): a
+// project's issue template and a template project's license of 40 MB, a file of 40 MB read through the files API
+// as JSON, and a page of twenty snippets whose descriptions are a megabyte each (120 MB of JSON). Each was made
+// whole on the event loop (JSON.stringify, base64, Buffer.from), holding it 0.4-0.5 s; each is now made in turns.
+// These files run alone (scripts/test.mjs, ALONE): a CI dry run's CPU-heavy neighbour files stretched the
+// server's own turns past the bound on a slow afternoon (257 and 469 ms).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { processServer } from '../helper.ts';
+import type { Spawned } from '../../scripts/spawn-server.ts';
+import { assertCalm, currentRss, MiB, whileHostile } from '../stall.ts';
+
+const TOKEN = 'large-answers-root-token';
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-large-answers-'));
+const GIT_ENV = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: work,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_AUTHOR_NAME: 'T',
+  GIT_AUTHOR_EMAIL: 't@example.com',
+  GIT_COMMITTER_NAME: 'T',
+  GIT_COMMITTER_EMAIL: 't@example.com',
+};
+
+/** A new repository in `work` with what `fastImport` (git fast-import's input) describes. */
+function repository(name: string, fastImport: string | Buffer): string {
+  const dir = path.join(work, name);
+  execFileSync('git', ['init', '-q', '-b', 'main', dir], { env: GIT_ENV });
+  execFileSync('git', ['fast-import', '--quiet'], { cwd: dir, env: GIT_ENV, input: fastImport, maxBuffer: 1 << 28 });
+  return dir;
+}
+
+describe('answers of tens of megabytes made from stored data', () => {
+  let started: Awaited<ReturnType<typeof processServer>>;
+  let server: Spawned;
+  let project: { id: number; path_with_namespace: string };
+  const api = async (method: string, url: string, body?: unknown) => {
+    const res = await fetch(`${server.url}/api/v4${url}`, {
+      method,
+      headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    assert.ok(res.ok, `${method} ${url}: ${res.status}`);
+    return res.json();
+  };
+
+  before(async () => {
+    started = await processServer('snippetd-large-answers-', TOKEN);
+    server = started.server;
+    project = await api('POST', '/projects', { path: 'large', visibility: 'public' });
+  });
+  after(async () => {
+    await started?.stop();
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it("a project's 40 MB issue template and a template project's 40 MB license: each answered, the loop kept free", async () => {
+    // Quotes and line breaks, each escaped in JSON: JSON.stringify of 40 MB of them held the loop 0.4-0.9 s.
+    const body = '"\n'.repeat(20 * MiB);
+    const license = `[fullname] ${body}[fullname]`;
+    const blob = (text: string) => `blob\nmark :${text.length}\ndata ${Buffer.byteLength(text)}\n${text}\n`;
+    const dir = repository(
+      'templates',
+      `${blob(body)}${blob(license)}commit refs/heads/main\ncommitter T <t@example.com> 0 +0000\ndata 2\nt\n` +
+        `M 100644 :${body.length} .gitlab/issue_templates/Big.md\nM 100644 :${license.length} LICENSE/Big.txt\n\n`,
+    );
+    const templates = await api('POST', '/projects', { path: 'templates', visibility: 'public' });
+    const remote = new URL(`${server.url}/${templates.path_with_namespace}.git`);
+    remote.username = 'root';
+    remote.password = TOKEN;
+    execFileSync('git', ['push', '-q', remote.href, 'main:refs/heads/main'], { cwd: dir, env: GIT_ENV });
+    await api('PUT', '/application/settings', { file_template_project_id: templates.id });
+    const json = async (url: string) => {
+      const res = await fetch(`${server.url}/api/v4${url}`);
+      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+    };
+
+    let rssBefore = currentRss(server);
+    const issue = await whileHostile(server, () => json(`/projects/${templates.id}/templates/issues/Big`));
+    assertCalm(issue.calm, { rssBytes: rssBefore + 512 * MiB });
+    assert.equal(issue.answer.status, 200);
+    assert.deepEqual(JSON.parse(issue.answer.bytes.toString()), { name: 'Big', content: body });
+
+    rssBefore = currentRss(server);
+    const filled = await whileHostile(server, () =>
+      json(`/projects/${project.id}/templates/licenses/Big?fullname=Ann`),
+    );
+    assertCalm(filled.calm, { rssBytes: rssBefore + 512 * MiB });
+    assert.equal(filled.answer.status, 200);
+    const answer = JSON.parse(filled.answer.bytes.toString());
+    assert.equal(answer.content, `Ann ${body}Ann`);
+    assert.equal(answer.key, 'Big');
+  });
+
+  it('a 40 MB file read through the files API, as JSON with its content in base64: the loop kept free', async () => {
+    const content = crypto.randomBytes(40 * MiB);
+    const data = `blob\nmark :1\ndata ${content.length}\n`;
+    const dir = repository(
+      'files-api',
+      Buffer.concat([
+        Buffer.from(data),
+        content,
+        Buffer.from(
+          '\ncommit refs/heads/main\ncommitter T <t@example.com> 0 +0000\ndata 2\nt\nM 100644 :1 big.bin\n\n',
+        ),
+      ]),
+    );
+    const target = await api('POST', '/projects', { path: 'files-api', visibility: 'public' });
+    const remote = new URL(`${server.url}/${target.path_with_namespace}.git`);
+    remote.username = 'root';
+    remote.password = TOKEN;
+    execFileSync('git', ['push', '-q', remote.href, 'main:refs/heads/main'], { cwd: dir, env: GIT_ENV });
+    const rssBefore = currentRss(server);
+    const { answer, calm } = await whileHostile(server, async () => {
+      const res = await fetch(`${server.url}/api/v4/projects/${target.id}/repository/files/big.bin?ref=main`);
+      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+    });
+    assertCalm(calm, { rssBytes: rssBefore + 512 * MiB });
+    assert.equal(answer.status, 200);
+    const file = JSON.parse(answer.bytes.toString());
+    assert.deepEqual(
+      [file.file_name, file.size, file.encoding, file.content_sha256],
+      ['big.bin', content.length, 'base64', crypto.createHash('sha256').update(content).digest('hex')],
+    );
+    assert.ok(Buffer.from(file.content, 'base64').equals(content));
+  });
+
+  it('a page of twenty snippets whose descriptions are a megabyte of control characters each: the loop kept free', async () => {
+    // Each character is six in JSON (\u0001): one JSON.stringify of the page's 120 MB took about half a second.
+    const description = '\u0001'.repeat(1024 * 1024);
+    for (let n = 0; n < 20; n++) {
+      await api('POST', `/projects/${project.id}/snippets`, {
+        title: `described ${n}`,
+        visibility: 'public',
+        description,
+        files: [{ file_path: 'a.txt', content: 'a' }],
+      });
+    }
+    const rssBefore = currentRss(server);
+    const { answer, calm } = await whileHostile(server, async () => {
+      const res = await fetch(`${server.url}/api/v4/projects/${project.id}/snippets?per_page=20`, {
+        headers: { 'PRIVATE-TOKEN': TOKEN },
+      });
+      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+    });
+    assertCalm(calm, { rssBytes: rssBefore + 512 * MiB });
+    assert.equal(answer.status, 200, answer.bytes.toString().slice(0, 300));
+    const listed = JSON.parse(answer.bytes.toString()) as { title: string; description: string }[];
+    assert.deepEqual(
+      listed.map((s) => [s.title, s.description === description]),
+      Array.from({ length: 20 }, (_, n) => [`described ${19 - n}`, true]),
+    );
+  });
+});
