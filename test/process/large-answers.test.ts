@@ -6,48 +6,20 @@
 // server's own turns past the bound on a slow afternoon (257 and 469 ms).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { processServer } from '../helper.ts';
 import type { Spawned } from '../../scripts/spawn-server.ts';
 import { assertCalm, currentRss, MiB, whileHostile } from '../stall.ts';
+import { apiOf, gitWork } from './pushed-repositories.ts';
 
 const TOKEN = 'large-answers-root-token';
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-large-answers-'));
-const GIT_ENV = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: work,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@example.com',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@example.com',
-};
-
-/** A new repository in `work` with what `fastImport` (git fast-import's input) describes. */
-function repository(name: string, fastImport: string | Buffer): string {
-  const dir = path.join(work, name);
-  execFileSync('git', ['init', '-q', '-b', 'main', dir], { env: GIT_ENV });
-  execFileSync('git', ['fast-import', '--quiet'], { cwd: dir, env: GIT_ENV, input: fastImport, maxBuffer: 1 << 28 });
-  return dir;
-}
+const git = gitWork('snippetd-large-answers-');
 
 describe('answers of tens of megabytes made from stored data', () => {
   let started: Awaited<ReturnType<typeof processServer>>;
   let server: Spawned;
   let project: { id: number; path_with_namespace: string };
-  const api = async (method: string, url: string, body?: unknown) => {
-    const res = await fetch(`${server.url}/api/v4${url}`, {
-      method,
-      headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    assert.ok(res.ok, `${method} ${url}: ${res.status}`);
-    return res.json();
-  };
+  const api = apiOf(() => server, TOKEN);
 
   before(async () => {
     started = await processServer('snippetd-large-answers-', TOKEN);
@@ -56,7 +28,7 @@ describe('answers of tens of megabytes made from stored data', () => {
   });
   after(async () => {
     await started?.stop();
-    fs.rmSync(work, { recursive: true, force: true });
+    git.remove();
   });
 
   it("a project's 40 MB issue template and a template project's 40 MB license: each answered, the loop kept free", async () => {
@@ -64,16 +36,13 @@ describe('answers of tens of megabytes made from stored data', () => {
     const body = '"\n'.repeat(20 * MiB);
     const license = `[fullname] ${body}[fullname]`;
     const blob = (text: string) => `blob\nmark :${text.length}\ndata ${Buffer.byteLength(text)}\n${text}\n`;
-    const dir = repository(
+    const dir = git.repository(
       'templates',
       `${blob(body)}${blob(license)}commit refs/heads/main\ncommitter T <t@example.com> 0 +0000\ndata 2\nt\n` +
         `M 100644 :${body.length} .gitlab/issue_templates/Big.md\nM 100644 :${license.length} LICENSE/Big.txt\n\n`,
     );
     const templates = await api('POST', '/projects', { path: 'templates', visibility: 'public' });
-    const remote = new URL(`${server.url}/${templates.path_with_namespace}.git`);
-    remote.username = 'root';
-    remote.password = TOKEN;
-    execFileSync('git', ['push', '-q', remote.href, 'main:refs/heads/main'], { cwd: dir, env: GIT_ENV });
+    git.push(server, TOKEN, dir, templates.path_with_namespace);
     await api('PUT', '/application/settings', { file_template_project_id: templates.id });
     const json = async (url: string) => {
       const res = await fetch(`${server.url}/api/v4${url}`);
@@ -100,7 +69,7 @@ describe('answers of tens of megabytes made from stored data', () => {
   it('a 40 MB file read through the files API, as JSON with its content in base64: the loop kept free', async () => {
     const content = crypto.randomBytes(40 * MiB);
     const data = `blob\nmark :1\ndata ${content.length}\n`;
-    const dir = repository(
+    const dir = git.repository(
       'files-api',
       Buffer.concat([
         Buffer.from(data),
@@ -111,10 +80,7 @@ describe('answers of tens of megabytes made from stored data', () => {
       ]),
     );
     const target = await api('POST', '/projects', { path: 'files-api', visibility: 'public' });
-    const remote = new URL(`${server.url}/${target.path_with_namespace}.git`);
-    remote.username = 'root';
-    remote.password = TOKEN;
-    execFileSync('git', ['push', '-q', remote.href, 'main:refs/heads/main'], { cwd: dir, env: GIT_ENV });
+    git.push(server, TOKEN, dir, target.path_with_namespace);
     const rssBefore = currentRss(server);
     const { answer, calm } = await whileHostile(server, async () => {
       const res = await fetch(`${server.url}/api/v4/projects/${target.id}/repository/files/big.bin?ref=main`);

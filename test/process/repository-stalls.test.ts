@@ -12,31 +12,17 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { processServer } from '../helper.ts';
 import type { Spawned } from '../../scripts/spawn-server.ts';
 import { assertCalm, currentRss, MiB, whileHostile } from '../stall.ts';
+import { apiOf, gitWork } from './pushed-repositories.ts';
 
 const TOKEN = 'repository-stalls-root-token';
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-repository-stalls-'));
-const GIT_ENV = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: work,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@example.com',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@example.com',
-};
-
-/** A new repository in `work` with what `fastImport` describes on its branch `main`. */
-function repository(name: string, fastImport: string): string {
-  const dir = path.join(work, name);
-  execFileSync('git', ['init', '-q', '-b', 'main', dir], { env: GIT_ENV });
-  execFileSync('git', ['fast-import', '--quiet'], { cwd: dir, env: GIT_ENV, input: fastImport, maxBuffer: 1 << 28 });
-  return dir;
-}
+const git = gitWork('snippetd-repository-stalls-');
+const { repository } = git;
+const GIT_ENV = git.env;
+const work = git.dir;
 
 const get = async (url: string) => {
   const res = await fetch(url);
@@ -47,21 +33,8 @@ describe('pushed repositories that would hold the server', () => {
   let started: Awaited<ReturnType<typeof processServer>>;
   let server: Spawned;
   let project: { id: number; path_with_namespace: string };
-  const api = async (method: string, url: string, body?: unknown) => {
-    const res = await fetch(`${server.url}/api/v4${url}`, {
-      method,
-      headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    assert.ok(res.ok, `${method} ${url}: ${res.status}`);
-    return res.json();
-  };
-  const push = (dir: string, branch: string) => {
-    const remote = new URL(`${server.url}/${project.path_with_namespace}.git`);
-    remote.username = 'root';
-    remote.password = TOKEN;
-    execFileSync('git', ['push', '-q', remote.href, `main:refs/heads/${branch}`], { cwd: dir, env: GIT_ENV });
-  };
+  const api = apiOf(() => server, TOKEN);
+  const push = (dir: string, branch: string) => git.push(server, TOKEN, dir, project.path_with_namespace, branch);
 
   before(async () => {
     started = await processServer('snippetd-repository-stalls-', TOKEN);
@@ -70,7 +43,7 @@ describe('pushed repositories that would hold the server', () => {
   });
   after(async () => {
     await started?.stop();
-    fs.rmSync(work, { recursive: true, force: true });
+    git.remove();
   });
 
   it('a tree of a million paths: its recursive listing is refused (400), memory and loop bounded', async () => {
