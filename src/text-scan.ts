@@ -2,6 +2,9 @@
 // regular expression time in proportion to its square (`/-+$/` tries every start in a run of dashes): a request
 // may send megabytes. Shared by the domain and the storage.
 
+/** Whether a UTF-16 code unit is the first half of a surrogate pair: no text is cut after one. */
+export const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
 /**
  * The characters (code points; a lone surrogate is one) of `text`, as `[...text].length` counts them, counted
  * only up to one past `upTo`: spreading a 100 MB title into an array of characters held the event loop 14 s.
@@ -10,7 +13,7 @@ export function codePoints(text: string, upTo = Number.POSITIVE_INFINITY): numbe
   let count = 0;
   for (let at = 0; at < text.length && count <= upTo; at++, count++) {
     const code = text.charCodeAt(at);
-    if (code >= 0xd800 && code <= 0xdbff && at + 1 < text.length) {
+    if (isHighSurrogate(code) && at + 1 < text.length) {
       const next = text.charCodeAt(at + 1);
       if (next >= 0xdc00 && next <= 0xdfff) at++;
     }
@@ -24,8 +27,7 @@ export function codePoints(text: string, upTo = Number.POSITIVE_INFINITY): numbe
  */
 export function cutWithEllipsis(text: string, chars: number): string {
   if (text.length <= chars) return text;
-  const code = text.charCodeAt(chars - 1);
-  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? chars - 1 : chars).trimEnd()}…`;
+  return `${text.slice(0, isHighSurrogate(text.charCodeAt(chars - 1)) ? chars - 1 : chars).trimEnd()}…`;
 }
 
 /** `text` without the characters of `chars` at its end (what `replace(/[…]+$/, '')` does, in linear time). */

@@ -1,6 +1,7 @@
 // Long texts worked on a stretch at a time, the event loop taking its turn between: as UTF-8 bytes (Buffer.from
 // of a 48 MB string held it about 60 ms), or escaped (JSON.stringify of 50 MB, about half a second).
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { isHighSurrogate } from '../text-scan.ts';
 
 /** Long texts are worked on this many characters at a time: encoding them takes about a millisecond. */
 export const CHARS_A_TURN = 1 << 20;
@@ -66,8 +67,6 @@ export async function utf8Bytes(text: Text): Promise<Buffer> {
   }
   return bytes.subarray(0, written);
 }
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
 /**
  * `escapeText(text)`, a stretch of CHARS_A_TURN at a time (never between the halves of a surrogate pair), as a
