@@ -177,8 +177,10 @@ const rank = (file) => {
  * deeply nested files are CPU-heavy neighbours themselves, and in two CI dry runs (2026-11-28) the raw-never-read
  * test beside them missed its bounds (a probe waited 271 ms; then its memory bound). Large answers (40 MB
  * templates and files, 120 MB of JSON) too: beside neighbours, on a slow afternoon's dry run, 257 and 469 ms.
+ * And hostile pages: their renderings in worker threads beside neighbours held the server's own turns 321-784 ms
+ * in a later one.
  */
-const ALONE = ['push-limits.test.ts', 'large-writes.test.ts', 'large-answers.test.ts'];
+const ALONE = ['push-limits.test.ts', 'large-writes.test.ts', 'large-answers.test.ts', 'page-rendering-stalls.test.ts'];
 
 /** What each pass's failures reporter wrote, printed again at the very end where a log's tail shows it. */
 const failedTests = [];
