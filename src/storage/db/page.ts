@@ -182,14 +182,23 @@ const counted = (n: number | string, most: number) => (Number(n) > most ? null :
 export const lowerFunction = (dialect: DialectName, text: string) =>
   sql.raw(dialect === 'sqlite' && /[^\0-\x7f]/u.test(text) ? 'unicode_lower' : 'lower');
 
-/** `column` contains `text`, case-insensitively and literally (% and _ in the text match themselves). */
+/**
+ * `column` contains `text`, case-insensitively and literally (% and _ in the text match themselves). On SQLite
+ * a substring or a suffix is compared with instr and substr: its LIKE backtracks, in time of the text's length
+ * times the column's (a 2,000-character text against a description as long: 2.5 ms, on the event loop).
+ */
 export function containsText(
   dialect: DialectName,
   column: Expression<string | null>,
   text: string,
   where: 'anywhere' | 'suffix' | 'prefix' = 'anywhere',
 ) {
-  const escaped = text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+  const lowered = sql`${lowerFunction(dialect, text)}(coalesce(${column}, ''))`;
+  const lowerText = text.toLowerCase();
+  if (dialect === 'sqlite' && where === 'anywhere') return sql<boolean>`instr(${lowered}, ${lowerText}) > 0`;
+  if (dialect === 'sqlite' && where === 'suffix')
+    return sql<boolean>`substr(${lowered}, ${-[...lowerText].length}) = ${lowerText}`;
+  const escaped = lowerText.replace(/[\\%_]/g, (c) => `\\${c}`);
   const pattern = where === 'suffix' ? `%${escaped}` : where === 'prefix' ? `${escaped}%` : `%${escaped}%`;
-  return sql<boolean>`${lowerFunction(dialect, text)}(coalesce(${column}, '')) LIKE ${pattern} ESCAPE '\\'`;
+  return sql<boolean>`${lowered} LIKE ${pattern} ESCAPE '\\'`;
 }

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DialectName } from '../database.ts';
-import { lowerFunction } from '../page.ts';
+import { containsText } from '../page.ts';
 import type { Database } from '../schema.ts';
 import type { IndexedFile } from './snippets.ts';
 import { MAX_PIECES, phraseText } from '../search-indexing.ts';
@@ -96,7 +96,7 @@ export const MARKED_TEXT = (text: RawBuilder<unknown> | ReturnType<typeof sql.re
   sql<string>`translate(lower(${text}), ${literal(MARKS)}, ${literal(MARK_LETTERS)})`;
 
 /** A column of `table` (an alias, or '' for snippet_file_text itself). */
-const columnOf = (table: string) => (name: string) => sql.ref(table ? `${table}.${name}` : name);
+const columnOf = (table: string) => (name: string) => sql.ref<string>(table ? `${table}.${name}` : name);
 
 /**
  * PostgreSQL: whether the indexed text in `table` (an alias, or '' for snippet_file_text itself) holds `text`,
@@ -185,14 +185,14 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
   /** Whether the file row holds `text` in its path, and in its indexed text, each alone. */
   const fileHoldsWhere = (table: string, text: string) => {
     const column = columnOf(table);
-    const pattern = likePattern(text.toLowerCase());
-    const lower = lowerFunction(dialect, text);
+    if (dialect === 'sqlite')
+      return {
+        inPath: containsText(dialect, column('path'), text),
+        inText: containsText(dialect, column('content'), text),
+      };
     return {
-      inPath: sql<boolean>`${lower}(${column('path')}) LIKE ${pattern} ESCAPE '\\'`,
-      inText:
-        dialect === 'postgres'
-          ? markedTextHolds(table, text)
-          : sql<boolean>`${lower}(${column('content')}) LIKE ${pattern} ESCAPE '\\'`,
+      inPath: sql<boolean>`lower(${column('path')}) LIKE ${likePattern(text.toLowerCase())} ESCAPE '\\'`,
+      inText: markedTextHolds(table, text),
     };
   };
   return {
@@ -255,10 +255,8 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
     snippetsWithFieldsHolding(text: string) {
       if (dialect === 'sqlite') {
         // As snippetsHolding: exact up to MAX_PHRASE_UNITS, else and for queued snippets checked here.
-        const escaped = likePattern(text.toLowerCase());
-        const lower = lowerFunction(dialect, text);
-        const holds = sql`(${lower}(coalesce(s.title, '')) LIKE ${escaped} ESCAPE '\\'
-          OR ${lower}(coalesce(s.description, '')) LIKE ${escaped} ESCAPE '\\')`;
+        const holds = sql`(${containsText(dialect, sql.ref('s.title'), text)}
+          OR ${containsText(dialect, sql.ref('s.description'), text)})`;
         const indexed = sql`SELECT ${SOURCE_OF_PIECE} AS id FROM snippet_fields_fts
           WHERE snippet_fields_fts MATCH ${`{title description}: ${ftsPhrase(text)}`}`;
         return phraseText(text).truncated
