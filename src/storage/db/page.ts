@@ -15,10 +15,13 @@ export async function fetchPage<Row>(
   query: SelectQueryBuilder<Database, keyof Database, Row>,
   window: PageWindow,
 ): Promise<PageOf<Row>> {
-  const rows = await query
-    .limit(window.limit + 1)
-    .offset(window.offset)
-    .execute();
+  // Run by `kysely`, which may be other than the query's own: the reads off the event loop (Db.reader).
+  const { rows } = await kysely.executeQuery(
+    query
+      .limit(window.limit + 1)
+      .offset(window.offset)
+      .compile(),
+  );
   const most = window.countUpTo ?? MAX_COUNTED;
   let total = totalShownBy(window, rows.length, most);
   if (total === undefined) total = await countOf(kysely, query.clearOrderBy(), most);

@@ -21,7 +21,7 @@ function repositories(k: Kysely<Database>, objects: ObjectCache, dialect: Dialec
     users: usersTable(k),
     tokens: tokensTable(k),
     namespaces: namespacesTable(k, dialect),
-    projects: projectsTable(k, dialect),
+    projects: projectsTable(k, dialect, reads),
     members: membersTable(k),
     settings: settingsTable(k),
     snippets: snippetsTable(k, dialect, reads),
