@@ -4,6 +4,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import { PRIVATE_FILE_MODE } from '../private-files.ts';
 
@@ -58,16 +59,15 @@ export class PackFileWriter {
 
   /** Ends the pack: the checksum, then the index; answers the pack's name. The index is made last: git finds packs by it. */
   async finish(): Promise<string> {
-    const packSha = this.hash.digest();
-    this.buffered.push(packSha);
-    this.bufferedBytes += packSha.length;
     await this.flush();
+    const packSha = this.hash.digest();
+    await this.file.write(packSha);
     await this.file.close();
     const name = `pack-${packSha.toString('hex')}`;
     const base = path.join(this.dir, name);
     await fs.promises.rename(this.tmp, `${base}.pack`);
     const indexTmp = `${base}.idx.tmp`;
-    await fs.promises.writeFile(indexTmp, packIndex(this.entries, packSha), { mode: PRIVATE_FILE_MODE });
+    await fs.promises.writeFile(indexTmp, await packIndex(this.entries, packSha), { mode: PRIVATE_FILE_MODE });
     await fs.promises.rename(indexTmp, `${base}.idx`);
     return name;
   }
@@ -79,7 +79,6 @@ export class PackFileWriter {
   }
 
   private async append(bytes: Buffer): Promise<void> {
-    this.hash.update(bytes);
     this.offset += bytes.length;
     this.buffered.push(bytes);
     this.bufferedBytes += bytes.length;
@@ -90,6 +89,7 @@ export class PackFileWriter {
     const bytes = this.buffered.length === 1 ? this.buffered[0] : Buffer.concat(this.buffered, this.bufferedBytes);
     this.buffered = [];
     this.bufferedBytes = 0;
+    this.hash.update(bytes); // once a write, not once a piece: a small object's pieces are a few bytes each
     await this.file.write(bytes);
   }
 }
@@ -106,26 +106,37 @@ function packObjectHeader(type: number, size: number): Buffer {
   return Buffer.from(bytes);
 }
 
+/** Entries put in the index between two turns of the event loop: 100,000 in one took 115-166 ms. */
+const INDEX_ENTRIES_A_TURN = 10_000;
+
 /** Pack index v2: fan-out table, sorted ids, CRC-32s, 31-bit offsets, then the pack and index checksums. */
-function packIndex(entries: { id: string; offset: number; crc: number }[], packSha: Buffer): Buffer {
+async function packIndex(entries: { id: string; offset: number; crc: number }[], packSha: Buffer): Promise<Buffer> {
+  // A cache's objects come in id order (serving-cache.ts), which the sort checks with one comparison an entry.
   const sorted = [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const n = sorted.length;
-  const buf = Buffer.alloc(8 + 256 * 4 + n * 28 + 20);
+  const idsAt = 8 + 256 * 4;
+  const crcsAt = idsAt + n * 20;
+  const offsetsAt = crcsAt + n * 4;
+  const end = offsetsAt + n * 4 + 20;
+  const buf = Buffer.alloc(end + 20);
   buf.writeUInt32BE(0xff744f63, 0);
   buf.writeUInt32BE(2, 4);
   // fan-out[b]: how many ids start with a byte <= b.
   const counts = new Array<number>(256).fill(0);
-  for (const e of sorted) counts[Number.parseInt(e.id.slice(0, 2), 16)]++;
+  for (let i = 0; i < n; i++) {
+    if (i > 0 && i % INDEX_ENTRIES_A_TURN === 0) await nextTurn();
+    const e = sorted[i];
+    buf.write(e.id, idsAt + i * 20, 20, 'hex');
+    counts[buf[idsAt + i * 20]]++;
+    buf.writeUInt32BE(e.crc >>> 0, crcsAt + i * 4);
+    buf.writeUInt32BE(e.offset, offsetsAt + i * 4);
+  }
   let running = 0;
   for (let b = 0; b < 256; b++) {
     running += counts[b];
     buf.writeUInt32BE(running, 8 + b * 4);
   }
-  let at = 8 + 1024;
-  for (const e of sorted) at += Buffer.from(e.id, 'hex').copy(buf, at);
-  for (const e of sorted) at = buf.writeUInt32BE(e.crc >>> 0, at);
-  for (const e of sorted) at = buf.writeUInt32BE(e.offset, at);
-  packSha.copy(buf, at);
-  const body = buf.subarray(0, at + 20);
-  return Buffer.concat([body, crypto.createHash('sha1').update(body).digest()]);
+  packSha.copy(buf, end - 20);
+  crypto.createHash('sha1').update(buf.subarray(0, end)).digest().copy(buf, end);
+  return buf;
 }

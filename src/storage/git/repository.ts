@@ -77,8 +77,11 @@ const READ_AHEAD_TREE_BYTES = 8 * 1024;
  */
 const READ_AHEAD_ROWS_PER_COMMIT = 4;
 const ROWS_BETWEEN_YIELDS = 256;
-/** Object rows read in one query where a repository's every object may be read (objectsWrittenAfter). */
-const OBJECT_ROWS_A_PAGE = 10_000;
+/**
+ * Object rows read in one query where a repository's every object may be read (objectsWrittenAfter): a page
+ * of 10,000 held the event loop 44-98 ms.
+ */
+const OBJECT_ROWS_A_PAGE = 5_000;
 
 /** A binary heap: `pop` answers the item `before` puts first. */
 class Heap<T> {
@@ -474,7 +477,8 @@ export class GitRepository {
 
   /**
    * The stored (deflated) bodies of `objects`, in their order, a piece at a time: small bodies read a batch
-   * of rows at a time, a large one a part at a time, so that no more than a batch is in memory.
+   * of rows at a time, a large one a part at a time, so that no more than a batch is in memory. The event loop
+   * takes a turn between batches: a node's first clone of 100,000 small objects went 870 ms without one.
    */
   async *deflatedBodies(objects: readonly ObjectRow[]): AsyncGenerator<{ object: ObjectRow; piece: Buffer }> {
     for (let start = 0; start < objects.length; ) {
@@ -500,6 +504,7 @@ export class GitRepository {
         } else for await (const piece of partsOf(this.db, object.parts)) yield { object, piece };
       }
       start = end;
+      if (start < objects.length) await nextTurn();
     }
   }
 
