@@ -42,7 +42,7 @@ describe("a node's first clone of a repository of 60,000 objects", () => {
     } finally {
       clearInterval(ticks);
     }
-    assert.ok(longestGap < 150, `the event loop went ${longestGap.toFixed(0)} ms without a turn`);
+    assert.ok(longestGap < 250, `the event loop went ${longestGap.toFixed(0)} ms without a turn`);
     const count = execFileSync('git', ['count-objects', '-v'], { cwd: dir, env: GIT_ENV, encoding: 'utf8' });
     assert.match(count, new RegExp(`^in-pack: ${OBJECTS + OBJECTS / 1000 + 5}$`, 'm'));
     execFileSync('git', ['fsck', '--strict', '--no-dangling'], { cwd: dir, env: GIT_ENV });
