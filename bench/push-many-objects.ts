@@ -1,8 +1,9 @@
 // A push of many small objects (issue 31's "no request can hurt the others"): a compiled server (`dist/`, run
 // `npm run build` in the tree first) gets one push of N blobs, a thousand a folder, made by git fast-import, and
 // the longest the server's event loop was held meanwhile is printed (snippetd_nodejs_eventloop_lag_max_seconds,
-// reset by a scrape before the push), with the push's time; then a new server on the same data clones it (a
-// node's first clone reads every object's row), timed the same way. One JSON line a run.
+// reset by a scrape before the push), with the push's time and the longest a snippet create waited meanwhile
+// (one every 50 ms, one at a time); then a new server on the same data clones it (a node's first clone reads
+// every object's row), timed the same way. One JSON line a run.
 //
 //   npx tsx bench/push-many-objects.ts [compiled tree, default this one] [objects, default 200000]
 import { execFileSync, spawn } from 'node:child_process';
@@ -59,8 +60,27 @@ try {
   const remote = new URL(`${server.url}/${project.path_with_namespace}.git`);
   remote.username = 'root';
   remote.password = TOKEN;
+  let pushed = false;
+  const writeWaits: number[] = [];
+  const writing = (async () => {
+    while (!pushed) {
+      const start = performance.now();
+      const res = await fetch(`${server.url}/api/v4/snippets`, {
+        method: 'POST',
+        headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'meanwhile', file_name: 'a', content: 'a' }),
+      });
+      await res.arrayBuffer();
+      writeWaits.push(performance.now() - start);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
   const pushExit = await git(['push', '-q', remote.href, 'main'], repo);
   const pushMs = Math.round(performance.now() - started);
+  pushed = true;
+  await writing;
+  const writesMeanwhile = writeWaits.length;
+  const writeWaitMaxMs = Math.round(Math.max(...writeWaits));
   const pushLoopHeldMs = Math.round(await loopHeldMs());
   await stop();
   server = await start();
@@ -72,7 +92,16 @@ try {
   const cloneExit = await git(['clone', '-q', '--bare', clone.href, path.join(dataDir, 'clone.git')], dataDir);
   const cloneMs = Math.round(performance.now() - cloned);
   const cloneLoopHeldMs = Math.round(await loopHeldMs());
-  const figures = { pushExit, pushMs, pushLoopHeldMs, cloneExit, cloneMs, cloneLoopHeldMs };
+  const figures = {
+    pushExit,
+    pushMs,
+    pushLoopHeldMs,
+    writesMeanwhile,
+    writeWaitMaxMs,
+    cloneExit,
+    cloneMs,
+    cloneLoopHeldMs,
+  };
   console.log(JSON.stringify({ tree, objects: count, ...figures }));
 } finally {
   await stop();

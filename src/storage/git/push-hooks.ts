@@ -18,7 +18,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { deflateBody, deflateLevel, type ObjectType } from './objects.ts';
 import { PART_BYTES, PartWriter } from './object-parts.ts';
-import type { DeflatedObject, DeflatedSource, PendingObjects, StoredObject } from './repository.ts';
+import type { DeflatedObject, PendingObjects, StoredObject } from './repository.ts';
 import { isProcessAlive, pidInName } from '../leftovers.ts';
 import { shippedFile } from '../../shipped-files.ts';
 
@@ -174,7 +174,7 @@ const STREAM_DEFLATE_BYTES = 64 * 1024;
  * The objects a push brought (reachable from the new ref values and not from any ref the cache had), by
  * type and size; bodies are read only when asked for.
  */
-export class ReceivedPush implements PendingObjects, DeflatedSource {
+export class ReceivedPush implements PendingObjects {
   /** The parts written of each large object (uploadLargeBodies), by object id. */
   private readonly uploads = new Map<string, PartWriter>();
 
@@ -211,10 +211,6 @@ export class ReceivedPush implements PendingObjects, DeflatedSource {
       byId.set(o.id, received);
     });
     return new ReceivedPush(git, objects, missing, byId);
-  }
-
-  get objectCount(): number {
-    return this.objects.length;
   }
 
   sizeOf(id: string): number | undefined {

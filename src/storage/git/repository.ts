@@ -211,12 +211,6 @@ export interface DeflatedObject {
   parts?: number;
 }
 
-/** Objects that come in batches, each handed to `take` before the next is read (a push's, streamed). */
-export interface DeflatedSource {
-  readonly objectCount: number;
-  forEachBatch(take: (batch: DeflatedObject[]) => Promise<void>): Promise<void>;
-}
-
 /** The write count a new repository's first objects are stored under (git_repositories.writes starts there). */
 export const FIRST_WRITE = 1;
 
@@ -548,26 +542,30 @@ export class GitRepository {
   }
 
   /**
-   * Stores a push's objects, which come deflated in batches, under one new write count (as `store`). Call
-   * inside the transaction that moves the refs naming them.
+   * Stores a batch of a push's objects, deflated, under a new write count (as `store`): a transaction a batch,
+   * before the one that moves the refs naming them. A push refused after leaves them dangling, as git leaves
+   * what a refused push brought. A repository deleted meanwhile refuses the batch (RefConflict).
    */
-  async storeDeflated(source: DeflatedSource): Promise<void> {
-    if (!source.objectCount) return;
-    const write = await this.nextWrite();
-    await source.forEachBatch((batch) =>
-      insertObjectRows(
-        this.db,
-        this.id,
-        batch.map((o) => ({
-          repository_id: this.id,
-          oid: oidBytes(o.id),
-          type: PACK_TYPES[o.type],
-          size: o.size,
-          write,
-          data: o.data,
-          parts: o.parts ?? null,
-        })),
-      ),
+  async storeDeflatedBatch(batch: readonly DeflatedObject[]): Promise<void> {
+    const row = await this.db
+      .updateTable('git_repositories')
+      .set({ writes: sql`writes + 1` })
+      .where('id', '=', this.id)
+      .returning('writes')
+      .executeTakeFirst();
+    if (!row) throw new RefConflict('the repository');
+    await insertObjectRows(
+      this.db,
+      this.id,
+      batch.map((o) => ({
+        repository_id: this.id,
+        oid: oidBytes(o.id),
+        type: PACK_TYPES[o.type],
+        size: o.size,
+        write: row.writes,
+        data: o.data,
+        parts: o.parts ?? null,
+      })),
     );
   }
 
@@ -647,6 +645,18 @@ export class GitRepository {
       changed = result.numUpdatedRows;
     } else return;
     if (changed !== 1n) throw new RefConflict(name);
+  }
+
+  /**
+   * Whether moveRef would take each move now: RefConflict or RefNameClash as it would throw them. A push asks
+   * before it stores its objects, so that one refused at once stores nothing; moveRef still decides.
+   */
+  async checkRefMoves(moves: readonly { ref: string; old: string | null; new: string | null }[]): Promise<void> {
+    const refs = await this.refs();
+    for (const move of moves) {
+      if ((refs.get(move.ref) ?? null) !== move.old) throw new RefConflict(move.ref);
+      if (move.old === null && move.new !== null) await this.refuseNameClash(move.ref);
+    }
   }
 
   /**
