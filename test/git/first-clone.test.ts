@@ -6,10 +6,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const OBJECTS = 60_000;
@@ -97,5 +99,27 @@ describe('a push of 60,000 objects, and a node’s first clone of them', () => {
     const count = execFileSync('git', ['count-objects', '-v'], { cwd: dir!, env: GIT_ENV, encoding: 'utf8' });
     assert.match(count, new RegExp(`^in-pack: ${OBJECTS + OBJECTS / 1000 + 2}$`, 'm'));
     execFileSync('git', ['fsck', '--strict', '--no-dangling'], { cwd: dir!, env: GIT_ENV });
+  });
+
+  it('reads, at its next refresh, what a push committed while it read its pages', async () => {
+    // Two blobs, one whose id sorts before every page the refresh has read, one after.
+    const blob = (test: (id: string) => boolean) => {
+      for (let i = 0; ; i++) {
+        const body = Buffer.from(`written meanwhile ${i}\n`);
+        const id = crypto.createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex');
+        if (test(id)) return { id, type: 'blob' as const, size: body.length, data: zlib.deflateSync(body) };
+      }
+    };
+    const low = blob((id) => id.startsWith('00'));
+    const high = blob((id) => id.startsWith('ff'));
+    fs.rmSync((await t.gitDir('project', project.id))!, { recursive: true });
+    const repo = (await t.app.store.git.find('project', project.id))!;
+    const refreshing = t.gitDir('project', project.id);
+    // The refresh reads its first page now (better-sqlite3 answers at once), then waits a turn: the batch lands.
+    await new Promise((resolve) => setImmediate(resolve));
+    await t.app.store.transaction((tx) => repo.on(tx.kysely).storeDeflatedBatch([low, high]));
+    await refreshing;
+    const dir = (await t.gitDir('project', project.id))!;
+    for (const { id } of [low, high]) execFileSync('git', ['cat-file', '-e', id], { cwd: dir, env: GIT_ENV });
   });
 });

@@ -447,7 +447,7 @@ describe('git over HTTP with the real git client', () => {
       /fetch first|remote: snippetd: the repository changed during the push; fetch and push again/,
       loser.stderr,
     );
-    // The refused push left nothing: no object of it is stored (snippetd fsck reports unreachable objects).
+    // The refused push left nothing a ref names unstored, nor anything damaged (snippetd fsck's problems).
     assert.deepEqual((await fsck(t.app.store, false)).problems, []);
     await loserCatchesUp('sim', loserDir, winnerMsg);
   });

@@ -199,7 +199,7 @@ export function containsText(
   const lowered = sql`${lowerFunction(dialect, text)}(coalesce(${column}, ''))`;
   const lowerText = text.toLowerCase();
   if (dialect === 'sqlite' && where === 'anywhere') return sql<boolean>`instr(${lowered}, ${lowerText}) > 0`;
-  if (dialect === 'sqlite' && where === 'suffix')
+  if (dialect === 'sqlite' && where === 'suffix' && lowerText !== '')
     return sql<boolean>`substr(${lowered}, ${-[...lowerText].length}) = ${lowerText}`;
   const escaped = lowerText.replace(/[\\%_]/g, (c) => `\\${c}`);
   const pattern = where === 'suffix' ? `%${escaped}` : where === 'prefix' ? `${escaped}%` : `%${escaped}%`;

@@ -442,28 +442,36 @@ export class GitRepository {
 
   /**
    * Every object added by a write after the `write`th, without its body (see serving-cache.ts), read a page of
-   * rows at a time in id order: a repository's million objects read and mapped at once held the event loop a
-   * second, at the first clone on a node.
+   * rows at a time in id order (a repository's million objects read and mapped at once held the event loop a
+   * second, at the first clone on a node); and the write they go `through`, to ask after next time. Only writes
+   * committed before the first page: a push commits its objects in batches meanwhile, each under a write of its
+   * own, and a batch's objects between two pages, below the page's ids, would never be read.
    */
-  async objectsWrittenAfter(write: number): Promise<ObjectRow[]> {
-    const out: ObjectRow[] = [];
+  async objectsWrittenAfter(write: number): Promise<{ objects: ObjectRow[]; through: number }> {
+    const { writes: through } = await this.db
+      .selectFrom('git_repositories')
+      .select('writes')
+      .where('id', '=', this.id)
+      .executeTakeFirstOrThrow();
+    const objects: ObjectRow[] = [];
     for (let after: Buffer | null = null; ; ) {
       let query = this.db
         .selectFrom('git_objects')
         .select(['oid', 'type', 'size', 'write', 'parts'])
         .where('repository_id', '=', this.id)
-        .where('write', '>', write);
+        .where('write', '>', write)
+        .where('write', '<=', through);
       if (after) query = query.where('oid', '>', after);
       const rows = await query.orderBy('oid').limit(OBJECT_ROWS_A_PAGE).execute();
       for (const r of rows)
-        out.push({
+        objects.push({
           id: Buffer.from(r.oid).toString('hex'),
           type: r.type,
           size: r.size,
           write: r.write,
           parts: r.parts,
         });
-      if (rows.length < OBJECT_ROWS_A_PAGE) return out;
+      if (rows.length < OBJECT_ROWS_A_PAGE) return { objects, through: Math.max(through, write) };
       after = rows[rows.length - 1].oid;
       await nextTurn();
     }
@@ -614,7 +622,8 @@ export class GitRepository {
 
   /**
    * Moves `name` from `expected` (null: must not exist) to `next` (null: delete it). Two writers racing on one
-   * ref: exactly one wins, the other gets RefConflict. Call inside the transaction that stored the objects.
+   * ref: exactly one wins, the other gets RefConflict. Call once the objects it names are stored: in the same
+   * transaction, or (a push) committed before it.
    */
   async moveRef(name: string, expected: string | null, next: string | null): Promise<void> {
     let changed: bigint;

@@ -103,14 +103,11 @@ export class ServingCaches {
     }
     // Refs first: every object a ref read now names was committed with it, so the query after sees it.
     const refs = await repo.refs();
-    const objects = await repo.objectsWrittenAfter(this.lastWrite.get(repo.id) ?? 0);
+    const { objects, through } = await repo.objectsWrittenAfter(this.lastWrite.get(repo.id) ?? 0);
     if (objects.length) await writePacks(dir, repo, objects);
     writeRefs(dir, refs);
     replaceFile(path.join(dir, 'HEAD'), `ref: refs/heads/${repo.head}\n`);
-    this.lastWrite.set(
-      repo.id,
-      objects.reduce((last, o) => Math.max(last, o.write), this.lastWrite.get(repo.id) ?? 0),
-    );
+    this.lastWrite.set(repo.id, through);
     return dir;
   }
 }
