@@ -2,7 +2,6 @@
 // are challenged for credentials (so git asks for them), signed-in callers get GitLab's sentences. And
 // whether a push is taken: its objects commit a batch at a time, then its ref moves and what they change (a
 // snippet's files, a project's default branch) in one transaction, all before git moves anything.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import type { Scope } from './access.ts';
@@ -131,11 +130,7 @@ export async function acceptPush(
       if (target.snippetId === null && !(await tx.projects.lock(target.ctx.project.id, 'share')))
         throw new RefConflict('the project');
       const repo = target.repository.on(tx.kysely);
-      for (const [i, u] of updates.entries()) {
-        await repo.moveRef(u.ref, u.old, u.new);
-        // SQLite's queries resolve without waiting for I/O: a push of a thousand refs held the loop 0.5-0.8 s.
-        if ((i + 1) % REFS_BETWEEN_YIELDS === 0) await nextTurn();
-      }
+      await repo.moveRefs(updates);
       if (locked) {
         await tx.snippets.syncFiles(
           locked.id,
@@ -214,7 +209,6 @@ async function projectPushProblem(
 }
 
 /** Ref moves of one push between two turns of the event loop. */
-const REFS_BETWEEN_YIELDS = 50;
 
 /** Trees whose bodies are held at once while a push's names are checked. */
 const TREES_READ_AT_ONCE = 500;

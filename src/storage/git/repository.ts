@@ -157,6 +157,50 @@ export class RefNameClash extends Error {
   }
 }
 
+/** A ref's move: from `old` (null: it must not exist) to `new` (null: it goes). */
+export interface RefMove {
+  ref: string;
+  old: string | null;
+  new: string | null;
+}
+
+/** Refs looked at, or moved one by one, between two turns of the event loop where a push's refs are taken. */
+const REFS_A_TURN = 500;
+
+/**
+ * RefNameClash for the first new ref of `moves` that would be a folder of a ref, or inside one, among `refs`
+ * and the new refs before it (as moveRef would find them one after the other).
+ */
+async function refuseNameClashes(refs: ReadonlyMap<string, string>, moves: readonly RefMove[]): Promise<void> {
+  const names = new Set(refs.keys());
+  // Each folder a ref is in (refs/heads/a for refs/heads/a/b), with one ref in it.
+  const inFolder = new Map<string, string>();
+  const add = (name: string) => {
+    names.add(name);
+    for (const folder of refFolders(name)) if (!inFolder.has(folder)) inFolder.set(folder, name);
+  };
+  let steps = 0;
+  for (const name of refs.keys()) {
+    add(name);
+    if (++steps % REFS_A_TURN === 0) await nextTurn();
+  }
+  for (const move of moves) {
+    if (move.old !== null || move.new === null) continue;
+    const clash = inFolder.get(move.ref) ?? refFolders(move.ref).find((folder) => names.has(folder));
+    if (clash) throw new RefNameClash(move.ref, clash);
+    add(move.ref);
+    if (++steps % REFS_A_TURN === 0) await nextTurn();
+  }
+}
+
+/** The folders of a ref below refs/<kind>/: refs/heads/a and refs/heads/a/b for refs/heads/a/b/c. */
+function refFolders(name: string): string[] {
+  const parts = name.split('/');
+  const folders: string[] = [];
+  for (let end = 3; end < parts.length; end++) folders.push(parts.slice(0, end).join('/'));
+  return folders;
+}
+
 const FULL_ID = /^[0-9a-f]{40}$/;
 const SHORT_ID = /^[0-9a-f]{4,39}$/;
 /** Rows per INSERT: well under SQLite's limit of bound parameters. */
@@ -657,14 +701,42 @@ export class GitRepository {
   }
 
   /**
-   * Whether moveRef would take each move now: RefConflict or RefNameClash as it would throw them. A push asks
-   * before it stores its objects, so that one refused at once stores nothing; moveRef still decides.
+   * Whether moveRefs would take the moves now: RefConflict or RefNameClash as it would throw them. A push asks
+   * before it stores its objects, so that one refused at once stores nothing; moveRefs still decides.
    */
-  async checkRefMoves(moves: readonly { ref: string; old: string | null; new: string | null }[]): Promise<void> {
+  async checkRefMoves(moves: readonly RefMove[]): Promise<void> {
     const refs = await this.refs();
-    for (const move of moves) {
-      if ((refs.get(move.ref) ?? null) !== move.old) throw new RefConflict(move.ref);
-      if (move.old === null && move.new !== null) await this.refuseNameClash(move.ref);
+    for (const move of moves) if ((refs.get(move.ref) ?? null) !== move.old) throw new RefConflict(move.ref);
+    await refuseNameClashes(refs, moves);
+  }
+
+  /**
+   * Moves a push's refs as moveRef moves each, the new ones checked against the refs read once and written a
+   * batch of rows at a time: one at a time, each checked by a query, 5,000 new tags kept the instance's other
+   * writes waiting 1.7 s. Call inside the push's transaction, once the objects they name are stored.
+   */
+  async moveRefs(moves: readonly RefMove[]): Promise<void> {
+    const created = moves.filter((m) => m.old === null && m.new !== null);
+    if (created.length) {
+      // As refuseNameClash: the repository's row first, so that two writers create refs one after the other.
+      await this.db.updateTable('git_repositories').set({ writes: sql`writes` }).where('id', '=', this.id).execute();
+      await refuseNameClashes(await this.refs(), created);
+      for (let start = 0; start < created.length; start += INSERT_BATCH) {
+        const batch = created.slice(start, start + INSERT_BATCH);
+        const result = await this.db
+          .insertInto('git_refs')
+          .values(batch.map((m) => ({ repository_id: this.id, name: m.ref, oid: oidBytes(m.new!) })))
+          .onConflict((c) => c.columns(['repository_id', 'name']).doNothing())
+          .executeTakeFirst();
+        if (Number(result.numInsertedOrUpdatedRows ?? 0n) !== batch.length) throw new RefConflict(batch[0].ref);
+        await nextTurn();
+      }
+    }
+    for (const [i, move] of moves.entries()) {
+      if (move.old === null) continue;
+      await this.moveRef(move.ref, move.old, move.new);
+      // SQLite's queries resolve without waiting for I/O: a push of a thousand refs held the loop 0.5-0.8 s.
+      if ((i + 1) % REFS_A_TURN === 0) await nextTurn();
     }
   }
 
@@ -686,11 +758,7 @@ export class GitRepository {
    */
   private async refuseNameClash(name: string): Promise<void> {
     await this.db.updateTable('git_repositories').set({ writes: sql`writes` }).where('id', '=', this.id).execute();
-    // Its folders below refs/<kind>/: refs/heads/a and refs/heads/a/b for refs/heads/a/b/c.
-    const parts = name.split('/');
-    const folders: string[] = [];
-    for (let end = 3; end < parts.length; end++) folders.push(parts.slice(0, end).join('/'));
-    // Refs inside it by their first characters: SQLite's LIKE would ignore case, which git's refs do not.
+    const folders = refFolders(name);
     const inside = `${name}/`;
     const clash = await this.db
       .selectFrom('git_refs')
@@ -698,8 +766,13 @@ export class GitRepository {
       .where('repository_id', '=', this.id)
       .where((eb) =>
         eb.or([
-          // In characters, as substr counts them (a string's length counts UTF-16 units).
-          sql<boolean>`substr(${eb.ref('name')}, 1, ${[...inside].length}) = ${inside}`,
+          isPostgres(this.db)
+            ? // In characters, as substr counts them (a string's length counts UTF-16 units). A range would
+              // compare by the database's collation, not git's byte order.
+              sql<boolean>`substr(${eb.ref('name')}, 1, ${[...inside].length}) = ${inside}`
+            : // SQLite compares the bytes: the names that begin with `inside` (and '0' follows '/'), through the
+              // key, where substr read every ref of the repository for each new one.
+              eb.and([eb('name', '>=', inside), eb('name', '<', `${name}0`)]),
           ...(folders.length ? [eb('name', 'in', folders)] : []),
         ]),
       )

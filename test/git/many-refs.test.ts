@@ -1,0 +1,86 @@
+// A push that creates thousands of refs. Each new ref is checked against the repository's refs for a folder
+// clash (refs/heads/a beside refs/heads/a/b) inside the transaction that moves them, which holds the instance's
+// writes (SQLite has one writer): the check scanned every ref, once a new ref, so 5,000 tags took seconds. And a
+// clone through the node the push went through: git left a loose file for each ref in its cache, which every
+// clone's refresh read again.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+
+const TAGS = 5_000;
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-many-refs-'));
+const GIT_ENV = {
+  PATH: process.env.PATH,
+  GIT_CONFIG_NOSYSTEM: '1',
+  HOME: work,
+  GIT_AUTHOR_NAME: 'T',
+  GIT_AUTHOR_EMAIL: 't@example.com',
+  GIT_COMMITTER_NAME: 'T',
+  GIT_COMMITTER_EMAIL: 't@example.com',
+};
+const git = (args: string[], cwd: string) => execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
+
+describe('a push of 5,000 new tags', () => {
+  let t: TestApp;
+  let project: { id: number };
+  const repo = path.join(work, 'tags');
+
+  before(async () => {
+    t = await createTestApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.server.address() as AddressInfo;
+    project = await t.ok('POST', '/projects', ROOT_TOKEN, { path: 'tags' }, 201);
+    execFileSync('git', ['init', '-q', '-b', 'main', repo], { env: GIT_ENV });
+    git(['commit', '-q', '--allow-empty', '-m', 'tagged'], repo);
+    const lines = Array.from({ length: TAGS }, (_, i) => `create refs/tags/v${i} HEAD`);
+    execFileSync('git', ['update-ref', '--stdin'], { cwd: repo, env: GIT_ENV, input: `${lines.join('\n')}\n` });
+    const remote = new URL(`http://127.0.0.1:${port}/root/tags.git`);
+    remote.username = 'root';
+    remote.password = ROOT_TOKEN;
+    git(['remote', 'add', 'origin', remote.href], repo);
+  });
+  after(async () => {
+    await t.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it('lets other writes go on while its refs are checked and moved', async () => {
+    let pushed = false;
+    const push = new Promise<void>((resolve, reject) =>
+      execFile('git', ['push', '-q', 'origin', 'main', '--tags'], { cwd: repo, env: GIT_ENV }, (error) => {
+        pushed = true;
+        if (error) reject(error);
+        else resolve();
+      }),
+    );
+    const waits: number[] = [];
+    while (!pushed) {
+      const start = performance.now();
+      await t.ok('POST', '/snippets', ROOT_TOKEN, { title: 'meanwhile', file_name: 'a', content: 'a' }, 201);
+      waits.push(performance.now() - start);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await push;
+    assert.ok(Math.max(...waits) < 500, `a write waited ${Math.max(...waits).toFixed(0)} ms`);
+  });
+
+  it("keeps no loose ref in the node's cache once it has refreshed it", async () => {
+    const dir = (await t.gitDir('project', project.id))!;
+    const loose = (sub: string): string[] =>
+      fs
+        .readdirSync(path.join(dir, sub), { withFileTypes: true })
+        .flatMap((e) => (e.isDirectory() ? loose(`${sub}/${e.name}`) : [`${sub}/${e.name}`]));
+    assert.deepEqual(loose('refs'), []);
+    const packed = fs.readFileSync(path.join(dir, 'packed-refs'), 'utf8').split('\n');
+    assert.equal(packed.filter((line) => line.includes(' refs/tags/v')).length, TAGS);
+    // Asked of this process's own server: not with execFileSync, which would hold the loop that answers it.
+    const listed = await promisify(execFile)('git', ['ls-remote', '--tags', 'origin'], { cwd: repo, env: GIT_ENV });
+    assert.equal(listed.stdout.trim().split('\n').length, TAGS);
+  });
+});
