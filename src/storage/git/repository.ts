@@ -60,6 +60,8 @@ export class RefConflict extends Error {
 }
 
 const STEPS_BETWEEN_YIELDS = 500;
+/** The longest a walk through history goes on before other requests' turn. */
+const WALK_MS_A_TURN = 10;
 /**
  * Commits a walk through history reads at once when it meets one it has not read (readAhead): the first time
  * a few, twice as many each time after up to the most (a short walk reads little it will not use). Rows over
@@ -1012,11 +1014,15 @@ export class GitRepository {
     // Newest commit time first; among equal times, the one queued first (git's date order).
     const queue = new Heap<{ id: string; time: number; order: number }>((a, b) => b.time - a.time || a.order - b.order);
     let order = 0;
-    // Commits read from the object cache resolve at once: every so many, other requests go first (a merge of
+    // Commits read from the object cache resolve at once: every so many, or after a few milliseconds of them
+    // (a tree over the cache's largest is read and parsed each time), other requests go first (a merge of
     // thousands of parents is as many steps).
     let steps = 0;
+    let turnAt = performance.now();
     const step = async () => {
-      if (++steps % STEPS_BETWEEN_YIELDS === 0) await nextTurn();
+      if (++steps % STEPS_BETWEEN_YIELDS !== 0 && performance.now() - turnAt < WALK_MS_A_TURN) return;
+      await nextTurn();
+      turnAt = performance.now();
     };
     let ahead = READ_AHEAD_FIRST;
     // Where a statement is a round trip (PostgreSQL); SQLite's are calls in this process, and there a batch
@@ -1042,11 +1048,31 @@ export class GitRepository {
       queue.push({ id, time: (await commitOf(id)).committer.time, order: order++ });
     };
     await push(start);
+    // The path's entry by the tree it is looked up in, with how deep: commits that share a tree, or a folder on
+    // the way, read and parse it once a walk (130 commits sharing a 700 KB root tree read it 260 times).
+    const parts = (filePath ?? '').split('/').filter(Boolean);
+    const entries = new Map<string, string | null>();
+    const entryBelow = async (tree: string, depth: number): Promise<string | null> => {
+      if (depth === parts.length) return tree;
+      const key = `${tree} ${depth}`;
+      const known = entries.get(key);
+      if (known !== undefined) return known;
+      const next = (await this.tree(tree)).find((e) => e.name === parts[depth]);
+      const found = !next
+        ? null
+        : depth === parts.length - 1
+          ? next.id
+          : next.mode === '40000'
+            ? await entryBelow(next.id, depth + 1)
+            : null;
+      entries.set(key, found);
+      return found;
+    };
     const pathOf = async (id: string) => {
       await step();
       if (filePath === undefined) return null;
       await readIfMissing(id);
-      return (await this.entryAt(id, filePath))?.id ?? null;
+      return entryBelow((await this.commit(id)).tree, 0);
     };
     while (queue.size) {
       await step();
