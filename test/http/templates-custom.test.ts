@@ -192,6 +192,22 @@ describe('custom template sources (docs/gitlab-compatibility.md#d9)', () => {
     }
   });
 
+  it('a template project named by a group and by its parent too is listed once', async () => {
+    await t.ok('PUT', `/groups/${sub.id}`, alice.token, { file_template_project_id: topTpl }, 200);
+    try {
+      for (const type of TYPES) {
+        const topNames = type === 'gitignores' ? ['Ruby', 'Shared', 'TopOnly'] : ['Shared', 'TopOnly'];
+        assert.deepEqual(
+          await all(app, type),
+          [...keys(...topNames), ...keys('InstOnly', 'Shared'), ...builtin[type]],
+          type,
+        );
+      }
+    } finally {
+      await t.ok('PUT', `/groups/${sub.id}`, alice.token, { file_template_project_id: subTpl }, 200);
+    }
+  });
+
   it('a same-named template is resolved closest first', async () => {
     for (const type of TYPES.filter((x) => x !== 'licenses')) {
       const expect = (tag: string) => ({ name: 'Shared', content: prefixed(type, `${type} Shared from ${tag}\n`) });

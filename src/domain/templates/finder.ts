@@ -129,7 +129,8 @@ async function readableTemplateProjects(
   const instance = (await getSettings(store)).file_template_project_id;
   if (instance) configured.push(instance);
   const readable: { id: number; defaultBranch: string | null }[] = [];
-  for (const id of configured) {
+  // A project named by several groups (or the instance too) is one origin: listed once, read once.
+  for (const id of new Set(configured)) {
     const project = await store.projects.findById(id);
     if (!project) continue;
     const namespace = (await store.namespaces.findById(project.namespace_id))!;
