@@ -32,7 +32,13 @@ describe('a history of 130 commits sharing a root tree of 21,000 entries', () =>
 
   before(async () => {
     t = await createTestApp();
-    project = await t.ok('POST', '/projects', ROOT_TOKEN, { path: 'wide', initialize_with_readme: true }, 201);
+    project = await t.ok(
+      'POST',
+      '/projects',
+      ROOT_TOKEN,
+      { path: 'wide', visibility: 'public', initialize_with_readme: true },
+      201,
+    );
     const dir = (await t.gitDir('project', project.id))!;
     const lines = ['blob', 'mark :1', 'data 2', 'x', ''];
     lines.push('commit refs/heads/main', 'committer T <t@example.com> 1600000000 +0000', 'data 4', 'wide');
@@ -57,6 +63,21 @@ describe('a history of 130 commits sharing a root tree of 21,000 entries', () =>
     assert.equal(answer.statusCode, 200);
     assert.deepEqual(answer.json, []);
     assert.ok(longestGap < 250, `the event loop went ${longestGap.toFixed(0)} ms without a turn`);
+  });
+
+  it('lists its root through the API a page at a time, and on its page the first thousand entries', async () => {
+    const url = `/projects/${project.id}/repository/tree?per_page=2&page=3`;
+    const { answer, longestGap } = await longestGapDuring(() => t.api('GET', url, ROOT_TOKEN));
+    assert.equal(answer.statusCode, 200);
+    assert.deepEqual(
+      answer.json.map((e: { path: string }) => e.path),
+      ['file-000003', 'file-000004'],
+    );
+    assert.ok(longestGap < 250, `the event loop went ${longestGap.toFixed(0)} ms without a turn`);
+    const page = await t.request({ method: 'GET', url: '/root/wide/-/tree/main' });
+    assert.equal(page.statusCode, 200);
+    assert.equal(page.body.match(/<li><a href="[^"]*\/-\/blob\/main\//g)?.length, 1000);
+    assert.match(page.body, /The first 1,000 entries are shown, 20,001 more are not\./);
   });
 
   it('finds the commit that added a file among them', async () => {

@@ -556,7 +556,7 @@ export class GitRepository {
     }
   }
 
-  /** Sizes of blobs by id, read from their rows without inflating them. */
+  /** Sizes of blobs by id, read from their rows without inflating them, a batch a turn. */
   private async sizes(ids: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     for (const id of ids) {
@@ -572,6 +572,8 @@ export class GitRepository {
         .where('oid', 'in', unique.slice(i, i + INSERT_BATCH).map(oidBytes))
         .execute();
       for (const r of rows) out.set(Buffer.from(r.oid).toString('hex'), r.size);
+      // better-sqlite3 answers at once: a folder of 50,000 files asked 100 batches in one turn (300-450 ms).
+      await nextTurn();
     }
     return out;
   }
