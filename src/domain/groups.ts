@@ -1,5 +1,6 @@
 // Groups (nested namespaces): lookup with visibility, creation, and changes by owners.
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { sql } from 'kysely';
 import type { Store } from '../storage/db/store.ts';
 import type { Namespace, Visibility } from '../storage/db/schema.ts';
 import { ancestorIds } from '../storage/db/tables/namespaces.ts';
@@ -24,6 +25,8 @@ import { parseRowId } from './ids.ts';
 /** GitLab's Namespace::Detail: `validates :description, length: { maximum: 255 }`; Namespace: a name of 255. */
 const MAX_GROUP_DESCRIPTION = 255;
 const MAX_GROUP_NAME = 255;
+/** GitLab's Group::NUMBER_OF_ANCESTORS_ALLOWED: a group may be 21 levels deep. */
+const MAX_GROUP_ANCESTORS = 20;
 const CHILDREN_A_TURN = 100;
 
 export interface GroupContext {
@@ -101,6 +104,8 @@ export async function createGroup(
   if (description) errors.description = [description];
   const name = tooLongError(input.name, MAX_GROUP_NAME);
   if (name) errors.name = [name];
+  if (parent && parent.traversal_ids.split('/').length > MAX_GROUP_ANCESTORS)
+    errors.parent_id = ['has too deep level of nesting'];
   if (Object.keys(errors).length) throw invalidFields(errors);
   const fullPath = parent ? `${parent.full_path}/${input.path}` : input.path;
   if ((await store.namespaces.findByFullPath(fullPath)) || (!parent && (await store.users.findByUsername(fullPath)))) {
@@ -233,22 +238,22 @@ async function requireProjectInHierarchy(store: Store, group: Namespace, project
   }
 }
 
-/** Full names ("Parent / Child") are stored; a rename rewrites the group's and its descendants'. */
+/**
+ * Full names ("Parent / Child") are stored; a rename rewrites the group's, and its descendants' in one statement:
+ * one by one, a group's thousands of subgroups were as many statements in the transaction that holds every
+ * other write. `group` is its row as the transaction reads it, its full name not yet rewritten.
+ */
 async function refreshFullNames(store: Store, group: Namespace): Promise<void> {
   const parent = group.parent_id ? await store.namespaces.findById(group.parent_id) : null;
-  const subtree = await store.kysely
-    .selectFrom('namespaces')
-    .selectAll()
-    .where((eb) => eb.or([eb('id', '=', group.id), eb('traversal_ids', 'like', `${group.traversal_ids}/%`)]))
+  const fullName = parent ? `${parent.full_name} / ${group.name}` : group.name;
+  await store.namespaces.update(group.id, { full_name: fullName });
+  // Where the rest of a descendant's full name begins, in characters as substr counts them.
+  const rest = [...group.full_name].length + 1;
+  await store.kysely
+    .updateTable('namespaces')
+    .set({ full_name: sql<string>`${fullName} || substr(full_name, ${rest})` })
+    .where('traversal_ids', 'like', `${group.traversal_ids}/%`)
     .execute();
-  const names = new Map<number, string>();
-  if (parent) names.set(parent.id, parent.full_name);
-  subtree.sort((a, b) => a.traversal_ids.split('/').length - b.traversal_ids.split('/').length);
-  for (const ns of subtree) {
-    const fullName = ns.parent_id && names.has(ns.parent_id) ? `${names.get(ns.parent_id)} / ${ns.name}` : ns.name;
-    names.set(ns.id, fullName);
-    if (fullName !== ns.full_name) await store.namespaces.update(ns.id, { full_name: fullName });
-  }
 }
 
 /**

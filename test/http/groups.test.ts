@@ -262,6 +262,30 @@ describe('groups API', () => {
       const project = await t.ok('GET', `/projects/${p.id}`, owner.token, undefined, 200);
       assert.equal(project.name_with_namespace, 'Renamed / Child / Grand / Proj');
       assert.equal(project.path_with_namespace, 'parent/child/grand/proj');
+      // A name beyond ASCII, renamed back: the rest of each full name is kept by characters.
+      await t.ok('PUT', `/groups/${child.id}`, owner.token, { name: 'Kïnd 😀' }, 200);
+      await t.ok('PUT', `/groups/${parent.id}`, owner.token, { name: 'Parent' }, 200);
+      assert.equal(
+        (await t.ok('GET', `/groups/${grand.id}`, owner.token, undefined, 200)).full_name,
+        'Parent / Kïnd 😀 / Grand',
+      );
+      await t.ok('PUT', `/groups/${child.id}`, owner.token, { name: 'Child' }, 200);
+    });
+
+    it('refuses a subgroup below 20 ancestors, as GitLab does', async () => {
+      let above = await t.ok('POST', '/groups', owner.token, { name: 'L1', path: 'deep-1' }, 201);
+      for (let level = 2; level <= 21; level++)
+        above = await t.ok(
+          'POST',
+          '/groups',
+          owner.token,
+          { name: `L${level}`, path: `l${level}`, parent_id: above.id },
+          201,
+        );
+      assert.equal(above.full_path.split('/').length, 21);
+      await t.fails('POST', '/groups', owner.token, { name: 'L22', path: 'l22', parent_id: above.id }, 400, {
+        message: { parent_id: ['has too deep level of nesting'] },
+      });
     });
 
     it('accepts a file_template_project_id inside the hierarchy only', async () => {
