@@ -74,7 +74,7 @@ describe('a push of 60,000 objects, and a node’s first clone of them', () => {
       const start = performance.now();
       await t.ok('POST', '/snippets', ROOT_TOKEN, { title: 'meanwhile', file_name: 'a', content: 'a' }, 201);
       waits.push(performance.now() - start);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await push;
     assert.ok(waits.length >= 10, `${waits.length} writes while the push went on`);
