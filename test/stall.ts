@@ -3,6 +3,7 @@
 // delay (prom-client's monitorEventLoopDelay behind /-/metrics, reset by each scrape) and the peak resident
 // memory (Linux's VmHWM, reset through clear_refs), besides the cheap requests' own latency.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import type { Spawned } from '../scripts/spawn-server.ts';
 
@@ -110,4 +111,47 @@ export function assertCalm(calm: Calm, bounds: { stallMs?: number; rssBytes?: nu
   assert.ok(calm.worstMs - calm.normalMs <= stallMs, `a cheap request waited too long: ${seen}`);
   assert.ok(calm.loopDelayMaxMs <= stallMs, `the event loop was held too long: ${seen}`);
   assert.ok(calm.peakRssBytes <= rssBytes, `the server took too much memory: ${seen}`);
+}
+
+/** In-process tests (an app in the test's own process): the longest the event loop went without a turn while `work` ran. */
+export async function longestGapDuring<T>(work: () => Promise<T>): Promise<{ answer: T; longestGap: number }> {
+  let last = performance.now();
+  let longestGap = 0;
+  const ticks = setInterval(() => {
+    const now = performance.now();
+    longestGap = Math.max(longestGap, now - last);
+    last = now;
+  }, 1);
+  try {
+    return { answer: await work(), longestGap };
+  } finally {
+    clearInterval(ticks);
+  }
+}
+
+/**
+ * In-process tests: how long each of the snippet creates `write` (one every 100 ms, one at a time) waited while
+ * `command` ran: git's command, against the app's own server, without holding this process's loop.
+ */
+export async function writeWaitsDuring(
+  command: { args: string[]; cwd: string; env: NodeJS.ProcessEnv },
+  write: () => Promise<unknown>,
+): Promise<number[]> {
+  let done = false;
+  const ran = new Promise<void>((resolve, reject) =>
+    execFile('git', command.args, { cwd: command.cwd, env: command.env }, (error) => {
+      done = true;
+      if (error) reject(error);
+      else resolve();
+    }),
+  );
+  const waits: number[] = [];
+  while (!done) {
+    const start = performance.now();
+    await write();
+    waits.push(performance.now() - start);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await ran;
+  return waits;
 }

@@ -5,7 +5,7 @@
 // small objects (40,000 to a mebibyte) were written in turns of up to 1.3 s.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,26 +13,11 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { longestGapDuring, writeWaitsDuring } from '../stall.ts';
 
 const OBJECTS = 60_000;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-first-clone-'));
 const GIT_ENV = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', HOME: work };
-
-/** The longest the event loop went without a turn while `work` ran. */
-async function longestGapDuring<T>(work: () => Promise<T>): Promise<{ answer: T; longestGap: number }> {
-  let last = performance.now();
-  let longestGap = 0;
-  const ticks = setInterval(() => {
-    const now = performance.now();
-    longestGap = Math.max(longestGap, now - last);
-    last = now;
-  }, 1);
-  try {
-    return { answer: await work(), longestGap };
-  } finally {
-    clearInterval(ticks);
-  }
-}
 
 describe('a push of 60,000 objects, and a node’s first clone of them', () => {
   let t: TestApp;
@@ -61,22 +46,10 @@ describe('a push of 60,000 objects, and a node’s first clone of them', () => {
   });
 
   it('lets other writes go on while the push is stored', async () => {
-    let pushed = false;
-    const push = new Promise<void>((resolve, reject) =>
-      execFile('git', ['push', '-q', 'origin', 'main'], { cwd: path.join(work, 'many'), env: GIT_ENV }, (error) => {
-        pushed = true;
-        if (error) reject(error);
-        else resolve();
-      }),
+    const waits = await writeWaitsDuring(
+      { args: ['push', '-q', 'origin', 'main'], cwd: path.join(work, 'many'), env: GIT_ENV },
+      () => t.ok('POST', '/snippets', ROOT_TOKEN, { title: 'meanwhile', file_name: 'a', content: 'a' }, 201),
     );
-    const waits: number[] = [];
-    while (!pushed) {
-      const start = performance.now();
-      await t.ok('POST', '/snippets', ROOT_TOKEN, { title: 'meanwhile', file_name: 'a', content: 'a' }, 201);
-      waits.push(performance.now() - start);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await push;
     assert.ok(waits.length >= 10, `${waits.length} writes while the push went on`);
     assert.ok(Math.max(...waits) < 500, `a write waited ${Math.max(...waits).toFixed(0)} ms`);
     const tree = await t.ok(

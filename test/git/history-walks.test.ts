@@ -5,26 +5,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { longestGapDuring } from '../stall.ts';
 
 const GIT_ENV = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' };
 const ENTRIES = 21_000;
 const COMMITS = 130;
-
-/** The longest the event loop went without a turn while `work` ran. */
-async function longestGapDuring<T>(work: () => Promise<T>): Promise<{ answer: T; longestGap: number }> {
-  let last = performance.now();
-  let longestGap = 0;
-  const ticks = setInterval(() => {
-    const now = performance.now();
-    longestGap = Math.max(longestGap, now - last);
-    last = now;
-  }, 1);
-  try {
-    return { answer: await work(), longestGap };
-  } finally {
-    clearInterval(ticks);
-  }
-}
 
 describe('a history of 130 commits sharing a root tree of 21,000 entries', () => {
   let t: TestApp;

@@ -584,17 +584,20 @@ export class GitRepository {
    */
   async store(objects: readonly GitObject[]): Promise<void> {
     if (!objects.length) return;
-    await insertObjects(this.db, this.id, await this.nextWrite(), objects);
+    const write = await this.nextWrite();
+    if (write === undefined) throw new Error(`repository ${this.id} is gone`);
+    await insertObjects(this.db, this.id, write, objects);
   }
 
-  private async nextWrite(): Promise<number> {
+  /** The repository's write count, counted up for a write now; undefined when its row is gone. */
+  private async nextWrite(): Promise<number | undefined> {
     const row = await this.db
       .updateTable('git_repositories')
       .set({ writes: sql`writes + 1` })
       .where('id', '=', this.id)
       .returning('writes')
-      .executeTakeFirstOrThrow();
-    return row.writes;
+      .executeTakeFirst();
+    return row?.writes;
   }
 
   /**
@@ -603,13 +606,8 @@ export class GitRepository {
    * what a refused push brought. A repository deleted meanwhile refuses the batch (RefConflict).
    */
   async storeDeflatedBatch(batch: readonly DeflatedObject[]): Promise<void> {
-    const row = await this.db
-      .updateTable('git_repositories')
-      .set({ writes: sql`writes + 1` })
-      .where('id', '=', this.id)
-      .returning('writes')
-      .executeTakeFirst();
-    if (!row) throw new RefConflict('the repository');
+    const write = await this.nextWrite();
+    if (write === undefined) throw new RefConflict('the repository');
     await insertObjectRows(
       this.db,
       this.id,
@@ -618,7 +616,7 @@ export class GitRepository {
         oid: oidBytes(o.id),
         type: PACK_TYPES[o.type],
         size: o.size,
-        write: row.writes,
+        write,
         data: o.data,
         parts: o.parts ?? null,
       })),
