@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import type { Spawned } from '../scripts/spawn-server.ts';
 
 export interface Calm {
@@ -154,4 +155,12 @@ export async function writeWaitsDuring(
   }
   await ran;
   return waits;
+}
+
+/** In-process tests: what `work` answered, and the share of its time the event loop was busy meanwhile. */
+export async function busyShareDuring<T>(work: () => Promise<T>): Promise<{ answer: T; share: number; ms: string }> {
+  const before = performance.eventLoopUtilization();
+  const answer = await work();
+  const during = performance.eventLoopUtilization(before);
+  return { answer, share: during.utilization, ms: (during.active + during.idle).toFixed(0) };
 }

@@ -107,17 +107,3 @@ async function keepingAnOwner(
     await write(tx);
   });
 }
-
-/** Direct and inherited members, one entry per user with their highest level, ordered by user id. */
-export async function allMembers(
-  store: Store,
-  sources: { projectId?: number; namespaceIds: number[] },
-): Promise<MemberWithUser[]> {
-  const rows = await store.members.listQuery(sources).execute();
-  const best = new Map<number, MemberWithUser>();
-  for (const row of rows as MemberWithUser[]) {
-    const current = best.get(row.user_id);
-    if (!current || row.access_level > current.access_level) best.set(row.user_id, row);
-  }
-  return [...best.values()].sort((a, b) => a.user_id - b.user_id);
-}

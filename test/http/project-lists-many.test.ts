@@ -2,8 +2,8 @@
 // every visible project. That work happens off the event loop (storage/db/tables/projects.ts visiblePage).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
 import { createTestApp, type TestApp } from '../helper.ts';
+import { busyShareDuring } from '../stall.ts';
 
 const PROJECTS = 50_000;
 
@@ -38,14 +38,6 @@ describe('project lists over 50,000 projects', () => {
   });
   after(() => t.close());
 
-  /** GET `url`, and the share of its time the event loop was busy meanwhile. */
-  async function busyShare(url: string, token: string | null) {
-    const before = performance.eventLoopUtilization();
-    const res = await t.api('GET', url, token);
-    const during = performance.eventLoopUtilization(before);
-    return { res, share: during.utilization, ms: (during.active + during.idle).toFixed(0) };
-  }
-
   it('sorts a page off the event loop, first page or deep, anonymous or signed in', async () => {
     for (const [url, token] of [
       ['/projects?per_page=100', null],
@@ -53,7 +45,7 @@ describe('project lists over 50,000 projects', () => {
       ['/projects?per_page=100&order_by=name&sort=asc', alice.token],
     ] as const) {
       await t.api('GET', url, token); // compiled and warm
-      const { res, share, ms } = await busyShare(url, token);
+      const { answer: res, share, ms } = await busyShareDuring(() => t.api('GET', url, token));
       assert.equal(res.statusCode, 200, url);
       assert.equal(res.json.length, 100, url);
       // The page's rows: the newest first by created_at, or by name (P1, P10, P100, …: P0 is private, and alice no member of it).

@@ -2,13 +2,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
-import { paginateArray, paginated } from '../pagination.ts';
+import { paginated } from '../pagination.ts';
 import { baseUrl } from '../urls.ts';
 import { addMemberSpec, memberIdSpec, updateMemberSpec } from '../schemas/groups.ts';
 import { member } from '../presenters/users.ts';
 import {
   addMember,
-  allMembers,
   findMember,
   inheritedFrom,
   removeMember,
@@ -86,8 +85,9 @@ export default async function memberRoutes(app: FastifyInstance) {
       const r = await resolve(request);
       r.requireReader();
       const projectId = r.source.type === 'Project' ? r.source.id : undefined;
-      const rows = await allMembers(storeOf(request), { projectId, namespaceIds: r.inheritedFrom });
-      return paginateArray(request, reply, rows).map((m) => member(m, baseUrl(request)));
+      const sources = { projectId, namespaceIds: r.inheritedFrom };
+      const rows = await paginated(request, reply, (window) => storeOf(request).members.allPage(sources, window));
+      return rows.map((m) => member(m, baseUrl(request)));
     });
 
     /** GET /:kind/:id/members/:user_id — one direct member; 404 Member Not Found. */

@@ -22,7 +22,7 @@ function repositories(k: Kysely<Database>, objects: ObjectCache, dialect: Dialec
     tokens: tokensTable(k),
     namespaces: namespacesTable(k, dialect),
     projects: projectsTable(k, dialect, reads),
-    members: membersTable(k),
+    members: membersTable(k, reads),
     settings: settingsTable(k),
     snippets: snippetsTable(k, dialect, reads),
     sessions: sessionsTable(k),

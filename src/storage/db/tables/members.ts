@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, Member } from '../schema.ts';
 import { fetchPage, type PageWindow } from '../page.ts';
 
@@ -24,7 +24,21 @@ export const projectAccessAtLeast = (userId: number, level: number, project: str
                WHERE m.user_id = ${userId} AND m.access_level >= ${level}
                  AND (pn.traversal_ids = g.traversal_ids OR pn.traversal_ids LIKE g.traversal_ids || '/%')))`;
 
-export function membersTable(db: Kysely<Database>) {
+/** Members of one project or of a set of namespaces: the rows of table alias `table` that are theirs. */
+function ofSources(table: string, sources: { projectId?: number; namespaceIds?: number[] }) {
+  const column = (name: string) => sql.ref(`${table}.${name}`);
+  const ors = [];
+  if (sources.projectId !== undefined)
+    ors.push(sql`(${column('source_type')} = 'Project' AND ${column('source_id')} = ${sources.projectId})`);
+  if (sources.namespaceIds?.length)
+    ors.push(
+      sql`(${column('source_type')} = 'Namespace' AND ${column('source_id')} IN (${sql.join(sources.namespaceIds)}))`,
+    );
+  return ors.length ? sql<boolean>`(${sql.join(ors, sql` OR `)})` : sql<boolean>`(1 = 0)`;
+}
+
+/** `reads`: where the lists of inherited members go (off SQLite's event loop: Db.reader). */
+export function membersTable(db: Kysely<Database>, reads: Kysely<Database>) {
   const withUser = () =>
     db
       .selectFrom('members')
@@ -61,22 +75,35 @@ export function membersTable(db: Kysely<Database>) {
         .executeTakeFirstOrThrow();
       return Number(row.n);
     },
+    /**
+     * One page of the direct and inherited members of a project or group: each user once, with their highest
+     * level (of equals, the membership made first), by user id. Read off the event loop: gathered and sorted
+     * here, an owner adding every user of the instance at each level of a group's ancestry made one request
+     * sort them all.
+     */
+    allPage(sources: { projectId?: number; namespaceIds?: number[] }, window: PageWindow) {
+      const ranked = withUser()
+        .select(
+          sql<number>`row_number() OVER (PARTITION BY members.user_id ORDER BY members.access_level DESC, members.id)`.as(
+            'rank',
+          ),
+        )
+        .where(ofSources('members', sources));
+      // The rank column comes along; the presenter reads the member's and the user's.
+      const query = reads
+        .selectFrom(ranked.as('ranked'))
+        .selectAll()
+        .where('rank', '=', 1)
+        .orderBy('user_id', 'asc') as unknown as SelectQueryBuilder<Database, keyof Database, MemberWithUser>;
+      return fetchPage(reads, query, window);
+    },
     /** One page of the direct members of a project or group, by user id. */
     listPage(sources: { projectId?: number; namespaceIds?: number[] }, window: PageWindow) {
       return fetchPage(db, this.listQuery(sources).orderBy('members.user_id', 'asc'), window);
     },
     /** Members of one project or of a set of namespaces, with their user columns. */
     listQuery(sources: { projectId?: number; namespaceIds?: number[] }) {
-      return withUser().where((eb) => {
-        const ors = [];
-        if (sources.projectId !== undefined) {
-          ors.push(eb.and([eb('source_type', '=', 'Project'), eb('source_id', '=', sources.projectId)]));
-        }
-        if (sources.namespaceIds && sources.namespaceIds.length > 0) {
-          ors.push(eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', sources.namespaceIds)]));
-        }
-        return ors.length ? eb.or(ors) : eb.val(false);
-      });
+      return withUser().where(ofSources('members', sources));
     },
     /** Highest access level the user holds on the project directly and through the given groups. */
     async accessLevels(
