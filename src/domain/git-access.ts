@@ -116,13 +116,17 @@ export async function acceptPush(
       ? []
       : (await proposed.listTree(updates[0].new!)).map((e) => ({ path: e.path, blob_id: e.id, size: e.size }));
   try {
-    // Large bodies first, a part a statement (storage/git/object-parts.ts); then every object, a batch a
-    // transaction: all in the one that moves the refs, 200,000 objects held every other write 9 s.
+    // Large bodies first, a part a statement (storage/git/object-parts.ts). Then a push of a few objects stores
+    // them in the transaction that moves its refs, so that refused it leaves nothing; a larger one a batch a
+    // transaction before it (in that one, 200,000 objects held every other write 9 s), and refused by a ref that
+    // moved meanwhile it leaves them dangling (docs/architecture.md).
     await target.repository.checkRefMoves(updates);
     await received.uploadLargeBodies(store.kysely);
-    await received.forEachBatch((batch) =>
-      store.transaction((tx) => target.repository.on(tx.kysely).storeDeflatedBatch(batch)),
-    );
+    const storedBefore = received.objects.length > OBJECTS_STORED_WITH_REFS;
+    if (storedBefore)
+      await received.forEachBatch((batch) =>
+        store.transaction((tx) => target.repository.on(tx.kysely).storeDeflatedBatch(batch)),
+      );
     await store.transaction(async (tx) => {
       const locked = target.snippetId === null ? null : await tx.snippets.lock(target.snippetId);
       if (target.snippetId !== null && !locked) throw new RefConflict('the snippet');
@@ -130,6 +134,7 @@ export async function acceptPush(
       if (target.snippetId === null && !(await tx.projects.lock(target.ctx.project.id, 'share')))
         throw new RefConflict('the project');
       const repo = target.repository.on(tx.kysely);
+      if (!storedBefore) await received.forEachBatch((batch) => repo.storeDeflatedBatch(batch));
       await repo.moveRefs(updates);
       if (locked) {
         await tx.snippets.syncFiles(
@@ -209,6 +214,9 @@ async function projectPushProblem(
 }
 
 /** Ref moves of one push between two turns of the event loop. */
+
+/** The most objects a push stores in the transaction that moves its refs (a few tens of milliseconds of it). */
+const OBJECTS_STORED_WITH_REFS = 1_000;
 
 /** Trees whose bodies are held at once while a push's names are checked. */
 const TREES_READ_AT_ONCE = 500;

@@ -601,9 +601,9 @@ export class GitRepository {
   }
 
   /**
-   * Stores a batch of a push's objects, deflated, under a new write count (as `store`): a transaction a batch,
-   * before the one that moves the refs naming them. A push refused after leaves them dangling, as git leaves
-   * what a refused push brought. A repository deleted meanwhile refuses the batch (RefConflict).
+   * Stores a batch of a push's objects, deflated, under a new write count (as `store`): in the transaction that
+   * moves the refs naming them, or (a large push) in one of its own before it, when a push refused after leaves
+   * them dangling. A repository deleted meanwhile refuses the batch (RefConflict).
    */
   async storeDeflatedBatch(batch: readonly DeflatedObject[]): Promise<void> {
     const write = await this.nextWrite();
