@@ -8,16 +8,16 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 import { longestGapDuring, writeWaitsDuring } from '../stall.ts';
+import { gitWork } from '../process/pushed-repositories.ts';
 
 const OBJECTS = 60_000;
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-first-clone-'));
-const GIT_ENV = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', HOME: work };
+const git = gitWork('snippetd-first-clone-');
+const GIT_ENV = git.env;
 
 describe('a push of 60,000 objects, and a node’s first clone of them', () => {
   let t: TestApp;
@@ -28,13 +28,11 @@ describe('a push of 60,000 objects, and a node’s first clone of them', () => {
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = t.app.server.address() as AddressInfo;
     project = await t.ok('POST', '/projects', ROOT_TOKEN, { path: 'many' }, 201);
-    const repo = path.join(work, 'many');
-    execFileSync('git', ['init', '-q', '-b', 'main', repo], { env: GIT_ENV });
     const lines: string[] = [];
     for (let i = 0; i < OBJECTS; i++) lines.push(`blob\nmark :${i + 1}\ndata ${String(i).length + 1}\n${i}\n`);
     lines.push('commit refs/heads/main\ncommitter T <t@example.com> 0 +0000\ndata 2\nt\n');
     for (let i = 0; i < OBJECTS; i++) lines.push(`M 100644 :${i + 1} d${Math.floor(i / 1000)}/f${i}\n`);
-    execFileSync('git', ['fast-import', '--quiet'], { cwd: repo, env: GIT_ENV, input: `${lines.join('')}\n` });
+    const repo = git.repository('many', `${lines.join('')}\n`);
     const remote = new URL(`http://127.0.0.1:${port}/root/many.git`);
     remote.username = 'root';
     remote.password = ROOT_TOKEN;
@@ -42,12 +40,12 @@ describe('a push of 60,000 objects, and a node’s first clone of them', () => {
   });
   after(async () => {
     await t.close();
-    fs.rmSync(work, { recursive: true, force: true });
+    git.remove();
   });
 
   it('lets other writes go on while the push is stored', async () => {
     const waits = await writeWaitsDuring(
-      { args: ['push', '-q', 'origin', 'main'], cwd: path.join(work, 'many'), env: GIT_ENV },
+      { args: ['push', '-q', 'origin', 'main'], cwd: path.join(git.dir, 'many'), env: GIT_ENV },
       () => t.ok('POST', '/snippets', ROOT_TOKEN, { title: 'meanwhile', file_name: 'a', content: 'a' }, 201),
     );
     assert.ok(waits.length >= 10, `${waits.length} writes while the push went on`);

@@ -7,30 +7,22 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 import { writeWaitsDuring } from '../stall.ts';
+import { gitWork } from '../process/pushed-repositories.ts';
 
 const TAGS = 3_000;
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-many-refs-'));
-const GIT_ENV = {
-  PATH: process.env.PATH,
-  GIT_CONFIG_NOSYSTEM: '1',
-  HOME: work,
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@example.com',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@example.com',
-};
+const work = gitWork('snippetd-many-refs-');
+const GIT_ENV = work.env;
 const git = (args: string[], cwd: string) => execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
 
 describe('a push of 3,000 new tags', () => {
   let t: TestApp;
   let project: { id: number };
-  const repo = path.join(work, 'tags');
+  const repo = path.join(work.dir, 'tags');
 
   before(async () => {
     t = await createTestApp();
@@ -48,7 +40,7 @@ describe('a push of 3,000 new tags', () => {
   });
   after(async () => {
     await t.close();
-    fs.rmSync(work, { recursive: true, force: true });
+    work.remove();
   });
 
   it('lets other writes go on while its refs are checked and moved', async () => {

@@ -720,8 +720,7 @@ export class GitRepository {
   async moveRefs(moves: readonly RefMove[]): Promise<void> {
     const created = moves.filter((m) => m.old === null && m.new !== null);
     if (created.length) {
-      // As refuseNameClash: the repository's row first, so that two writers create refs one after the other.
-      await this.db.updateTable('git_repositories').set({ writes: sql`writes` }).where('id', '=', this.id).execute();
+      await this.lockRefCreation();
       await refuseNameClashes(await this.refs(), created);
       for (let start = 0; start < created.length; start += INSERT_BATCH) {
         const batch = created.slice(start, start + INSERT_BATCH);
@@ -758,8 +757,13 @@ export class GitRepository {
    * written first (to itself): on PostgreSQL that locks it until the transaction ends, so two nodes creating
    * `x` and `x/y` at once take turns and the second sees the first (SQLite's writers take turns anyway).
    */
-  private async refuseNameClash(name: string): Promise<void> {
+  /** The repository's row, locked for the transaction: two writers creating refs create them one after the other. */
+  private async lockRefCreation(): Promise<void> {
     await this.db.updateTable('git_repositories').set({ writes: sql`writes` }).where('id', '=', this.id).execute();
+  }
+
+  private async refuseNameClash(name: string): Promise<void> {
+    await this.lockRefCreation();
     const folders = refFolders(name);
     const inside = `${name}/`;
     const clash = await this.db
