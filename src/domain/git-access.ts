@@ -1,7 +1,8 @@
 // Who may clone and push which repository over HTTP, with the answers git clients get: anonymous callers
 // are challenged for credentials (so git asks for them), signed-in callers get GitLab's sentences. And
-// whether a push is taken: its objects commit a batch at a time, then its ref moves and what they change (a
-// snippet's files, a project's default branch) in one transaction, all before git moves anything.
+// whether a push is taken: its objects, its ref moves and what they change (a snippet's files, a project's
+// default branch) commit in one transaction before git moves anything; a large push's objects a batch at a
+// time before it.
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import type { Scope } from './access.ts';

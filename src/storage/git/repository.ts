@@ -321,7 +321,6 @@ export interface ObjectRow {
   id: string;
   type: number;
   size: number;
-  write: number;
   parts: number | null;
 }
 
@@ -503,7 +502,7 @@ export class GitRepository {
     for (let after: Buffer | null = null; ; ) {
       let query = this.db
         .selectFrom('git_objects')
-        .select(['oid', 'type', 'size', 'write', 'parts'])
+        .select(['oid', 'type', 'size', 'parts'])
         .where('repository_id', '=', this.id)
         .where('write', '>', write)
         .where('write', '<=', through);
@@ -514,7 +513,6 @@ export class GitRepository {
           id: Buffer.from(r.oid).toString('hex'),
           type: r.type,
           size: r.size,
-          write: r.write,
           parts: r.parts,
         });
       if (rows.length < OBJECT_ROWS_A_PAGE) return { objects, through: Math.max(through, write) };
