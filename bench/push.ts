@@ -1,7 +1,7 @@
 // Issue 31's push target: a one-line `git push` to a snippet, p50 ≤ 150 ms. The compiled server on a fresh
 // SQLite data directory (or `--database-url`), one snippet cloned once, then `--pushes` pushes of a one-line
 // change each, one at a time, timed around the `git push` process; also a fetch after each, and `node -e 0`
-// (what the pre-receive hook's interpreter costs to start) as a floor.
+// (how fast this machine starts a process today).
 // Usage: npx tsx bench/push.ts [--pushes 30] [--database-url URL] [--workers 1]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';

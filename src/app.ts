@@ -128,7 +128,6 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   const revisions = new RevisionPreparer(store, gitCaches);
   app.addHook('onClose', () => revisions.close());
   app.addHook('onClose', async () => {
-    await pushHooks.close();
     gitCaches.close();
     // Ephemeral mode's data directory is a temporary one of its own (ephemeral.ts).
     if (config.ephemeral) fs.rmSync(config.dataDir, { recursive: true, force: true });

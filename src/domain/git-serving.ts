@@ -2,11 +2,11 @@
 // this node's cache repository brought up to date from the rows, a push through git's receive-pack with the
 // pre-receive hook that commits it to the database first (git-access.ts#acceptPush), so the client's next
 // API call sees what it pushed. git's own `http-backend` speaks the protocol.
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import { BodyIncomplete, BodyTooLarge, runHttpBackend, spoolBody } from '../storage/git/http-backend.ts';
-import { HOOKS_DIR, type PushHooks } from '../storage/git/push-hooks.ts';
+import { HOOKS_DIR, type PushDecision, type PushHooks } from '../storage/git/push-hooks.ts';
 import type { ServingCaches } from '../storage/git/serving-cache.ts';
 import { Failure } from './failure.ts';
 import { acceptPush, type GitTarget, maxPushPackBytes } from './git-access.ts';
@@ -53,7 +53,11 @@ export async function serveGitCall(
 ): Promise<GitAnswer> {
   const { caches, pushHooks } = node;
   const repo = target.repository;
-  const backend = (body: Readable | null, env: Record<string, string>, config: Record<string, string> = {}) =>
+  const backend = (
+    body: Readable | null,
+    config: Record<string, string> = {},
+    hookChannel?: (channel: Duplex) => void,
+  ) =>
     runHttpBackend({
       root: caches.root,
       pathInfo: `/${caches.relativePath(repo.id)}/${call.part}`,
@@ -67,13 +71,13 @@ export async function serveGitCall(
       body,
       maxBodyBytes: node.maxBodyBytes,
       config: { 'core.hooksPath': HOOKS_DIR, 'receive.fsckObjects': 'true', ...config },
-      env,
+      hookChannel,
     }).catch((error) => {
       throw error instanceof BodyTooLarge ? new Failure('payload_too_large_git') : error;
     });
   if (!(write && call.method === 'POST')) {
     await caches.exclusive(repo.id, () => caches.refresh(repo));
-    return backend(call.body, {});
+    return backend(call.body);
   }
   // A push holds this node's cache of the repository until git is done, so its body is received whole first:
   // a client sending it slowly holds only its own request, never the clones and pushes of others.
@@ -89,15 +93,16 @@ export async function serveGitCall(
     const limits: Record<string, string> = maxPack ? { 'receive.maxInputSize': String(maxPack) } : {};
     return await caches.exclusive(repo.id, async () => {
       await caches.refresh(repo);
-      const hook = await pushHooks.register((updates, received) => acceptPush(store, target, updates, received));
-      try {
-        const response = await backend(spooled ? spooled.read() : null, hook.env, limits);
-        const body = await collect(response.body);
-        await response.done;
-        return { status: response.status, headers: response.headers, body };
-      } finally {
-        hook.done();
-      }
+      let answered: Promise<void> = Promise.resolve();
+      const decide: PushDecision = (updates, received) => acceptPush(store, target, updates, received);
+      const response = await backend(spooled ? spooled.read() : null, limits, (channel) => {
+        answered = pushHooks.answer(channel, decide);
+      });
+      const body = await collect(response.body);
+      await response.done;
+      // A client that hung up mid-decision ended git: the decision still ends before the cache is let go.
+      await answered;
+      return { status: response.status, headers: response.headers, body };
     });
   } finally {
     spooled?.remove();

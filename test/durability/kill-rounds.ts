@@ -9,9 +9,9 @@
 //   clone are all gone).
 // - disagreement: for every snippet of the project, the API's file list equals a fresh clone's tree and
 //   the API's raw of each file equals the file in the clone.
-// - leftover: nothing of a dead process in the data directory (its serving caches) or in the server's
-//   temporary directory (its push hooks' socket), and nothing else in the data directory but the database
-//   and the live process's cache.
+// - leftover: nothing of a dead process in the data directory (its serving caches), nothing at all in the
+//   server's temporary directory, and nothing else in the data directory but the database and the live
+//   process's cache.
 // - other: a refused write while the server was up, a clone failing `git fsck --strict`, an extra commit,
 //   `snippetd fsck` finding anything, or no write taken after the kills.
 import { execFile } from 'node:child_process';
@@ -411,8 +411,7 @@ async function cloneAgrees(
 
 /**
  * What a process that is no longer running left behind: in the data directory anything but the database
- * and the serving caches of `livePid`; in the server's temporary directory a push hooks' socket of a pid
- * other than `livePid`.
+ * and the serving caches of `livePid`; in the server's temporary directory, anything.
  */
 function leftoversOf(dataDir: string, serverTmp: string, livePid: number | null, sqliteFile: string | null): string[] {
   const found: string[] = [];
@@ -428,8 +427,6 @@ function leftoversOf(dataDir: string, serverTmp: string, livePid: number | null,
     for (const name of fs.existsSync(gitCaches) ? fs.readdirSync(gitCaches) : [])
       if (!name.startsWith(`${livePid}-`)) found.push(`cache/git/${name} in the data directory`);
   }
-  for (const name of fs.readdirSync(serverTmp))
-    if (name.startsWith('snippetd-hooks-') && !name.startsWith(`snippetd-hooks-${livePid}-`))
-      found.push(`${name} in the temporary directory`);
+  for (const name of fs.readdirSync(serverTmp)) found.push(`${name} in the temporary directory`);
   return found;
 }

@@ -130,7 +130,6 @@ describe('the installed package', { timeout: 600_000, skip }, () => {
       'dist/storage/db/sqlite-background-worker.js',
       'dist/storage/db/sqlite-read-worker.js',
       'dist/storage/git/hooks/pre-receive',
-      'dist/storage/git/hooks/pre-receive.cjs',
       'dist/http/views/app.css',
       'dist/http/views/editor/editor.js',
       'dist/templates-data/dockerfiles/Node.Dockerfile',

@@ -100,10 +100,6 @@ describe('serve start-up checks', {
     // The checks must not refuse what works: a fresh directory, as the unprivileged user where there is one.
     const dataDir = path.join(dir, 'fine');
     fs.mkdirSync(dataDir);
-    // A push socket another user's killed server left behind, which this one may not remove.
-    const stale = path.join(os.tmpdir(), `snippetd-hooks-${2 ** 22 + 7}-stale.sock`);
-    fs.writeFileSync(stale, '');
-    after(() => fs.rmSync(stale, { force: true }));
     if (asRoot) fs.chownSync(dataDir, NOBODY, NOBODY);
     const child = spawn(...cliCommand('serve', '--port', '0'), {
       env: { ...process.env, SNIPPETD_DATA_DIR: dataDir, SNIPPETD_DATABASE_URL: '', SNIPPETD_LOG_LEVEL: 'warn' },

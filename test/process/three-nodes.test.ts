@@ -193,12 +193,6 @@ describe('three nodes on one PostgreSQL database', {
         await exited(node.child);
       }
     }
-    // A node killed with -9 could not remove its push hooks' socket (storage/git/push-hooks.ts).
-    for (const node of nodes)
-      if (node.child.signalCode === 'SIGKILL')
-        for (const name of fs.readdirSync(os.tmpdir()))
-          if (name.startsWith(`snippetd-hooks-${node.child.pid}-`))
-            fs.rmSync(path.join(os.tmpdir(), name), { force: true });
     await drop?.();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });

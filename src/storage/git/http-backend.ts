@@ -1,11 +1,11 @@
 // Git's smart HTTP protocol (v0 and v2) served by git's own CGI program, `git http-backend`, which runs
 // upload-pack / receive-pack --stateless-rpc. The request body is streamed into it with a size limit (a push's
 // is received into a file first, spoolBody) and its answer is streamed back; nothing is held in memory whole.
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { finished, PassThrough, type Readable } from 'node:stream';
+import { type Duplex, finished, PassThrough, type Readable, type Writable } from 'node:stream';
 import { PRIVATE_FILE_MODE } from '../private-files.ts';
 
 export interface BackendRequest {
@@ -22,9 +22,13 @@ export interface BackendRequest {
   remoteAddr: string;
   body: Readable | null;
   maxBodyBytes: number;
-  /** Extra git configuration (key -> value) and environment for hooks. */
+  /** Extra git configuration (key -> value). */
   config?: Record<string, string>;
-  env?: Record<string, string>;
+  /**
+   * Given the socket git gets as its file descriptor 3, which receive-pack's hooks inherit (a push's
+   * pre-receive hook asks on it, push-hooks.ts). It is closed when git http-backend exits.
+   */
+  hookChannel?: (channel: Duplex) => void;
 }
 
 export interface BackendResponse {
@@ -99,9 +103,17 @@ export function runHttpBackend(req: BackendRequest): Promise<BackendResponse> {
         [`GIT_CONFIG_VALUE_${i}`, v],
       ]),
     ),
-    ...req.env,
   };
-  const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('git', ['http-backend'], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe', req.hookChannel ? 'pipe' : 'ignore'],
+  }) as ChildProcessByStdio<Writable, Readable, Readable>;
+  const channel = child.stdio[3] as Duplex | null;
+  if (req.hookChannel && channel) {
+    // A hook still running once git is gone would hold the channel, and with it the 'close' below.
+    child.on('exit', () => channel.destroy());
+    req.hookChannel(channel);
+  }
   const done = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));
   let tooLarge = false;
   if (req.body) {

@@ -1,30 +1,32 @@
 // A push is accepted only once its objects and ref moves are committed to the database. git receive-pack
 // runs the pre-receive hook (hooks/pre-receive) after it received the pack and before it moves any ref; the
-// hook asks this process, over a Unix socket, to take the push, and passes the answer on. The pushed objects
-// are read from git's quarantine with the environment the hook hands over; a push refused here leaves
-// nothing, in the database or in the cache repository. No object is read before its type and inflated size
-// are known (`git cat-file --batch-check`), so the limits (max_file_size) are checked first; bodies are then
-// streamed from `git cat-file --batch` into the database in batches. The list of the push's objects (ids,
-// types, sizes, paths) is held whole.
+// hook asks this process, over the socket git http-backend was started with as its file descriptor 3, to take
+// the push, and passes the answer on. The pushed objects are read from git's quarantine with the environment
+// the hook hands over; a push refused here leaves nothing, in the database or in the cache repository. No
+// object is read before its type and inflated size are known (`git cat-file --batch-check`), so the limits
+// (max_file_size) are checked first; bodies are then streamed from `git cat-file --batch` into the database in
+// batches. The list of the push's objects (ids, types, sizes, paths) is held whole.
 import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { once } from 'node:events';
+import type { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { deflateBody, deflateLevel, type ObjectType } from './objects.ts';
 import { PART_BYTES, PartWriter } from './object-parts.ts';
 import type { DeflatedObject, PendingObjects, StoredObject } from './repository.ts';
-import { isProcessAlive, pidInName } from '../leftovers.ts';
 import { shippedFile } from '../../shipped-files.ts';
 
 export const HOOKS_DIR = shippedFile('storage', 'git', 'hooks');
 const ZERO_ID = '0'.repeat(40);
-const SOCKET_PREFIX = 'snippetd-hooks-';
+/** The hook's request: these lines first, `NAME=value` each, then git's ref updates, then an empty line. */
+const REQUEST_HEAD = [
+  'cwd',
+  'GIT_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_QUARANTINE_PATH',
+];
 
 export interface RefUpdate {
   ref: string;
@@ -44,104 +46,70 @@ export interface PushEvents {
   failed: (error: unknown) => void;
 }
 
-interface HookRequest {
-  push: string;
-  cwd: string;
-  env: Record<string, string>;
-  updates: { old: string; new: string; ref: string }[];
-}
-
 export class PushHooks {
-  private server: net.Server | null = null;
-  private socketPath = '';
-  private readonly decisions = new Map<string, PushDecision>();
+  constructor(private readonly events: PushEvents) {}
 
   /**
-   * The sockets of processes that were killed stay behind: they are removed here, at start-up, not at the
-   * first push, which may never come. One this user may not remove (another user's) is left where it is.
+   * Answers the pre-receive hook of one receive-pack on `channel`, the socket it has as file descriptor 3.
+   * Resolves once the answer is written, or once the channel closed without a request (git refused the push
+   * before its hook ran, or the client hung up).
    */
-  constructor(private readonly events: PushEvents) {
-    for (const name of fs.readdirSync(os.tmpdir())) {
-      // Only ours (a name without the prefix has no pid: NaN), and only a dead process's.
-      const pid = pidInName(name, SOCKET_PREFIX);
-      if (!(pid > 0 && !isProcessAlive(pid))) continue;
-      try {
-        fs.unlinkSync(path.join(os.tmpdir(), name));
-      } catch {
-        // Gone already, or not ours to remove.
-      }
+  async answer(channel: Duplex, decide: PushDecision): Promise<void> {
+    channel.on('error', () => {});
+    const lines = await readRequest(channel);
+    if (!lines) return;
+    let message: string | null;
+    try {
+      const head = new Map(
+        lines
+          .slice(0, REQUEST_HEAD.length)
+          .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+      );
+      if (REQUEST_HEAD.some((name) => !head.has(name))) throw new Error('the pre-receive hook sent no environment');
+      const updates = lines.slice(REQUEST_HEAD.length).map((line) => {
+        // The ref is the rest of the line: git hands on names with spaces too, for snippetd to refuse.
+        const [, oldId, newId, ref] = /^(\S+) (\S+) (.*)$/s.exec(line) ?? [];
+        if (ref === undefined) throw new Error('the pre-receive hook sent a line that is not a ref update');
+        return { ref, old: oldId === ZERO_ID ? null : oldId, new: newId === ZERO_ID ? null : newId };
+      });
+      const env = Object.fromEntries(
+        REQUEST_HEAD.slice(1).flatMap((name) => (head.get(name) ? [[name, head.get(name) as string]] : [])),
+      );
+      const received = await ReceivedPush.list({ cwd: head.get('cwd') as string, env: gitEnv(env) }, updates);
+      if (received.missing.length) {
+        // receive-pack refuses the updates it cannot connect itself, which the client sees as "missing
+        // necessary objects". The rest is refused with them: git may refuse them too (an atomic push), and
+        // the database must never move a ref that git does not.
+        this.events.refused({ updates, missing: received.missing });
+        const named = received.missing.slice(0, 10).join(', ');
+        const more = received.missing.length > 10 ? ` and ${received.missing.length - 10} more` : '';
+        message = `snippetd: the push names objects it did not send: ${named}${more} (missing necessary objects)`;
+      } else message = await decide(updates, received);
+    } catch (error) {
+      this.events.failed(error);
+      message = 'snippetd: the server could not take the push; try again';
     }
+    if (!channel.destroyed) channel.end(message === null ? 'accept\n' : `refuse ${message}\n`);
   }
+}
 
-  /** The environment a receive-pack must run with so that its hook reaches `decide`; call done() after. */
-  async register(decide: PushDecision): Promise<{ env: Record<string, string>; done: () => void }> {
-    await this.listen();
-    const push = crypto.randomBytes(16).toString('hex');
-    this.decisions.set(push, decide);
-    return {
-      env: { SNIPPETD_HOOK_SOCKET: this.socketPath, SNIPPETD_PUSH_ID: push, SNIPPETD_NODE: process.execPath },
-      done: () => this.decisions.delete(push),
-    };
-  }
-
-  async close(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    if (server) await new Promise((resolve) => server.close(resolve));
-    fs.rmSync(this.socketPath, { force: true });
-  }
-
-  private async listen(): Promise<void> {
-    if (this.server) return;
-    this.socketPath = path.join(
-      os.tmpdir(),
-      `${SOCKET_PREFIX}${process.pid}-${crypto.randomBytes(6).toString('hex')}.sock`,
-    );
-    // Half-open: the hook ends its side once it has asked, and still waits for the answer.
-    const server = net.createServer({ allowHalfOpen: true }, (socket) => this.serve(socket));
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.socketPath, resolve);
-    });
-    server.unref();
-  }
-
-  private serve(socket: net.Socket): void {
+/** The hook's request as lines, without the empty one that ends it; null if the channel closed first. */
+function readRequest(channel: Duplex): Promise<string[] | null> {
+  return new Promise((resolve) => {
     let text = '';
-    socket.setEncoding('utf8');
-    socket.on('error', () => {});
-    socket.on('data', (chunk) => {
+    channel.setEncoding('utf8');
+    const read = (chunk: string) => {
+      const from = Math.max(0, text.length - 1);
       text += chunk;
-    });
-    socket.on('end', async () => {
-      let message: string | null;
-      try {
-        const request = JSON.parse(text) as HookRequest;
-        const decide = this.decisions.get(request.push);
-        if (!decide) throw new Error('unknown push');
-        const updates = request.updates.map((u) => ({
-          ref: u.ref,
-          old: u.old === ZERO_ID ? null : u.old,
-          new: u.new === ZERO_ID ? null : u.new,
-        }));
-        const received = await ReceivedPush.list({ cwd: request.cwd, env: gitEnv(request.env) }, updates);
-        if (received.missing.length) {
-          // receive-pack refuses the updates it cannot connect itself, which the client sees as "missing
-          // necessary objects". The rest is refused with them: git may refuse them too (an atomic push), and
-          // the database must never move a ref that git does not.
-          this.events.refused({ updates, missing: received.missing });
-          const named = received.missing.slice(0, 10).join(', ');
-          const more = received.missing.length > 10 ? ` and ${received.missing.length - 10} more` : '';
-          message = `snippetd: the push names objects it did not send: ${named}${more} (missing necessary objects)`;
-        } else message = await decide(updates, received);
-      } catch (error) {
-        this.events.failed(error);
-        message = 'snippetd: the server could not take the push; try again';
-      }
-      socket.end(JSON.stringify(message === null ? { ok: true } : { ok: false, message }));
-    });
-  }
+      const end = text.indexOf('\n\n', from);
+      if (end === -1) return;
+      channel.off('data', read);
+      resolve(text.slice(0, end).split('\n'));
+    };
+    channel.on('data', read);
+    channel.once('close', () => resolve(null));
+    channel.once('end', () => resolve(null));
+  });
 }
 
 interface Git {
@@ -167,6 +135,8 @@ export interface ReceivedObject {
 /** Rows per batch and deflated bytes per batch, whichever comes first, when a push is streamed to the database. */
 const BATCH_ROWS = 500;
 const BATCH_BYTES = 8 << 20;
+/** A push whose objects' inflated sizes add up to no more than this keeps their bodies once read (eachBody). */
+const KEPT_PUSH_BYTES = 256 * 1024;
 /** Bodies from this size on are deflated as a stream, a piece at a time; smaller ones in one call. */
 const STREAM_DEFLATE_BYTES = 64 * 1024;
 
@@ -177,6 +147,8 @@ const STREAM_DEFLATE_BYTES = 64 * 1024;
 export class ReceivedPush implements PendingObjects {
   /** The parts written of each large object (uploadLargeBodies), by object id. */
   private readonly uploads = new Map<string, PartWriter>();
+  /** Every body of a small push, once read (eachBody). */
+  private kept: Promise<Map<string, StoredObject>> | null = null;
 
   private constructor(
     private readonly git: Git,
@@ -189,18 +161,22 @@ export class ReceivedPush implements PendingObjects {
   static async list(git: Git, updates: RefUpdate[]): Promise<ReceivedPush> {
     const tips = [...new Set(updates.map((u) => u.new).filter((id): id is string => id !== null))];
     if (!tips.length) return new ReceivedPush(git, [], []);
-    // A tip git does not have makes rev-list fail outright ("bad object"): look for those first.
-    const missingTips: string[] = [];
-    await batchCheck(git, tips, (o) => {
-      if (o.type === 'missing') missingTips.push(o.id);
-    });
-    if (missingTips.length) return new ReceivedPush(git, [], missingTips);
     const missing: string[] = [];
     const paths = new Map<string, string>();
-    await gitLines(git, ['rev-list', '--objects', '--missing=print', ...tips, '--not', '--all'], [], (line) => {
-      if (line.startsWith('?')) missing.push(line.slice(1, 41));
-      else if (line) paths.set(line.slice(0, 40), line.slice(41));
-    });
+    try {
+      await gitLines(git, ['rev-list', '--objects', '--missing=print', ...tips, '--not', '--all'], [], (line) => {
+        if (line.startsWith('?')) missing.push(line.slice(1, 41));
+        else if (line) paths.set(line.slice(0, 40), line.slice(41));
+      });
+    } catch (error) {
+      // A tip git does not have makes rev-list fail outright ("bad object"): those are what the push lacks.
+      const missingTips: string[] = [];
+      await batchCheck(git, tips, (o) => {
+        if (o.type === 'missing') missingTips.push(o.id);
+      });
+      if (missingTips.length) return new ReceivedPush(git, [], missingTips);
+      throw error;
+    }
     // Each object as its line comes: a million of them, gathered after, held the event loop (see gitLines).
     const objects: ReceivedObject[] = [];
     const byId = new Map<string, ReceivedObject>();
@@ -213,6 +189,39 @@ export class ReceivedPush implements PendingObjects {
     return new ReceivedPush(git, objects, missing, byId);
   }
 
+  /**
+   * Each body of `ids` to the sink `open` gives for its header. The bodies of a small push are read once, all
+   * in one git process, and kept: a one-line push read them in five, a few milliseconds each.
+   */
+  private async eachBody(ids: readonly string[], open: (header: ObjectHeader) => BodySink): Promise<void> {
+    if (this.objects.reduce((sum, o) => sum + o.size, 0) > KEPT_PUSH_BYTES) return catFileBatch(this.git, ids, open);
+    this.kept ??= this.readAll();
+    const kept = await this.kept;
+    for (const id of ids) {
+      const object = kept.get(id);
+      if (!object) throw new Error(`the push brought no object ${id}`);
+      const sink = open({ id, type: object.type, size: object.body.length });
+      await sink.write(object.body);
+      await sink.end();
+    }
+  }
+
+  private async readAll(): Promise<Map<string, StoredObject>> {
+    const all = new Map<string, StoredObject>();
+    await catFileBatch(
+      this.git,
+      this.objects.map((o) => o.id),
+      (header) => {
+        const pieces: Buffer[] = [];
+        return {
+          write: (piece) => void pieces.push(piece),
+          end: () => void all.set(header.id, { type: header.type, body: Buffer.concat(pieces, header.size) }),
+        };
+      },
+    );
+    return all;
+  }
+
   sizeOf(id: string): number | undefined {
     return this.byId.get(id)?.size;
   }
@@ -220,7 +229,7 @@ export class ReceivedPush implements PendingObjects {
   /** Some objects whole, inflated: call only for objects whose sizes were checked. */
   async read(ids: readonly string[]): Promise<Map<string, StoredObject>> {
     const out = new Map<string, StoredObject>();
-    await catFileBatch(this.git, ids, (header) => {
+    await this.eachBody(ids, (header) => {
       const pieces: Buffer[] = [];
       return {
         write: (piece) => void pieces.push(piece),
@@ -237,7 +246,8 @@ export class ReceivedPush implements PendingObjects {
    */
   async uploadLargeBodies(db: Kysely<Database>): Promise<void> {
     const large = this.objects.filter((o) => o.size >= PART_BYTES).map((o) => o.id);
-    await catFileBatch(this.git, large, (header) => {
+    if (!large.length) return;
+    await this.eachBody(large, (header) => {
       const parts = new PartWriter(db);
       this.uploads.set(header.id, parts);
       const deflate = zlib.createDeflate({ level: deflateLevel(header.size) });
@@ -278,8 +288,7 @@ export class ReceivedPush implements PendingObjects {
       if (upload === undefined || upload === null) continue;
       batch.push({ id: o.id, type: o.type, size: o.size, data: Buffer.alloc(0), parts: upload });
     }
-    await catFileBatch(
-      this.git,
+    await this.eachBody(
       this.objects.filter((o) => !this.uploads.has(o.id)).map((o) => o.id),
       (header) => {
         const keep = async (data: Buffer) => {
