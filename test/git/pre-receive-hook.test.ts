@@ -29,7 +29,7 @@ function runHook(serve?: (channel: Duplex) => void) {
   );
 }
 
-/** What the hook sent, once it sent the empty line that ends it, then `answer` (null: close instead). */
+/** What the hook sent, once it sent its sixth line, the last, then `answer` (null: close instead). */
 const answering =
   (answer: string | null, asked: string[] = []) =>
   (channel: Duplex) => {
@@ -37,7 +37,7 @@ const answering =
     channel.setEncoding('utf8');
     channel.on('data', (chunk: string) => {
       text += chunk;
-      if (!text.endsWith('\n\n')) return;
+      if (text.split('\n').length <= 6) return;
       asked.push(text);
       if (answer === null) channel.destroy();
       else channel.end(answer);
@@ -45,13 +45,13 @@ const answering =
   };
 
 describe('the pre-receive hook', () => {
-  it('sends where git runs it, its objects and the updates, and takes "accept" as a yes', async () => {
+  it('sends where git runs it, its objects and the updates in hex, and takes "accept" as a yes', async () => {
     const asked: string[] = [];
     const { code, stderr } = await runHook(answering('accept\n', asked));
     assert.equal(stderr, '');
     assert.equal(code, 0);
     assert.deepEqual(asked, [
-      `cwd=/\nGIT_DIR=.\nGIT_OBJECT_DIRECTORY=\nGIT_ALTERNATE_OBJECT_DIRECTORIES=\nGIT_QUARANTINE_PATH=/q\n${UPDATE}\n\n`,
+      `cwd=/\nGIT_DIR=.\nGIT_OBJECT_DIRECTORY=\nGIT_ALTERNATE_OBJECT_DIRECTORIES=\nGIT_QUARANTINE_PATH=/q\n${Buffer.from(`${UPDATE}\n`).toString('hex')}\n`,
     ]);
   });
 

@@ -19,7 +19,11 @@ import { shippedFile } from '../../shipped-files.ts';
 
 export const HOOKS_DIR = shippedFile('storage', 'git', 'hooks');
 const ZERO_ID = '0'.repeat(40);
-/** The hook's request: these lines first, `NAME=value` each, then git's ref updates, then an empty line. */
+/**
+ * The hook's request: these lines, `NAME=value` each, then git's input to the hook (its ref updates) in hex on
+ * one line. Git hands on a ref name as the client sent it, newlines and all, and refuses it only after the hook:
+ * in hex, no name can end the request early or add a line to it.
+ */
 const REQUEST_HEAD = [
   'cwd',
   'GIT_DIR',
@@ -27,6 +31,10 @@ const REQUEST_HEAD = [
   'GIT_ALTERNATE_OBJECT_DIRECTORIES',
   'GIT_QUARANTINE_PATH',
 ];
+/** git's input to the hook, at most (about 40,000 ref updates); a larger one is refused unread. */
+const MAX_UPDATES_BYTES = 4 << 20;
+const UPDATE_LINE = /^([0-9a-f]{40}) ([0-9a-f]{40}) (refs\/.+)$/s;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export interface RefUpdate {
   ref: string;
@@ -66,25 +74,23 @@ export class PushHooks {
           .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
       );
       if (REQUEST_HEAD.some((name) => !head.has(name))) throw new Error('the pre-receive hook sent no environment');
-      const updates = lines.slice(REQUEST_HEAD.length).map((line) => {
-        // The ref is the rest of the line: git hands on names with spaces too, for snippetd to refuse.
-        const [, oldId, newId, ref] = /^(\S+) (\S+) (.*)$/s.exec(line) ?? [];
-        if (ref === undefined) throw new Error('the pre-receive hook sent a line that is not a ref update');
-        return { ref, old: oldId === ZERO_ID ? null : oldId, new: newId === ZERO_ID ? null : newId };
-      });
-      const env = Object.fromEntries(
-        REQUEST_HEAD.slice(1).flatMap((name) => (head.get(name) ? [[name, head.get(name) as string]] : [])),
-      );
-      const received = await ReceivedPush.list({ cwd: head.get('cwd') as string, env: gitEnv(env) }, updates);
-      if (received.missing.length) {
-        // receive-pack refuses the updates it cannot connect itself, which the client sees as "missing
-        // necessary objects". The rest is refused with them: git may refuse them too (an atomic push), and
-        // the database must never move a ref that git does not.
-        this.events.refused({ updates, missing: received.missing });
-        const named = received.missing.slice(0, 10).join(', ');
-        const more = received.missing.length > 10 ? ` and ${received.missing.length - 10} more` : '';
-        message = `snippetd: the push names objects it did not send: ${named}${more} (missing necessary objects)`;
-      } else message = await decide(updates, received);
+      const updates = parseUpdates(Buffer.from(lines[REQUEST_HEAD.length], 'hex'));
+      if (typeof updates === 'string') message = `snippetd: ${updates}`;
+      else {
+        const env = Object.fromEntries(
+          REQUEST_HEAD.slice(1).flatMap((name) => (head.get(name) ? [[name, head.get(name) as string]] : [])),
+        );
+        const received = await ReceivedPush.list({ cwd: head.get('cwd') as string, env: gitEnv(env) }, updates);
+        if (received.missing.length) {
+          // receive-pack refuses the updates it cannot connect itself, which the client sees as "missing
+          // necessary objects". The rest is refused with them: git may refuse them too (an atomic push), and
+          // the database must never move a ref that git does not.
+          this.events.refused({ updates, missing: received.missing });
+          const named = received.missing.slice(0, 10).join(', ');
+          const more = received.missing.length > 10 ? ` and ${received.missing.length - 10} more` : '';
+          message = `snippetd: the push names objects it did not send: ${named}${more} (missing necessary objects)`;
+        } else message = await decide(updates, received);
+      }
     } catch (error) {
       this.events.failed(error);
       message = 'snippetd: the server could not take the push; try again';
@@ -93,18 +99,63 @@ export class PushHooks {
   }
 }
 
-/** The hook's request as lines, without the empty one that ends it; null if the channel closed first. */
+/**
+ * git's input to the pre-receive hook as ref updates, or why the push is refused whole. git writes a line per
+ * update, `<old> <new> <ref>`, with the name as the client sent it: a line that is not such an update (what a
+ * name ending in a newline leaves) or a name that is not UTF-8 refuses the push, before anything is decided on
+ * it; git refuses such names too, after the hook. A name with a newline inside can still leave lines that
+ * look like updates of other refs: those are decided on as if pushed, with every check, and git then refuses
+ * the odd name.
+ */
+export function parseUpdates(input: Buffer): RefUpdate[] | string {
+  if (input.length === 0 || input[input.length - 1] !== 0x0a) return 'the push sent no ref updates git could read';
+  const updates: RefUpdate[] = [];
+  const refs = new Set<string>();
+  for (let at = 0; at < input.length; ) {
+    const end = input.indexOf(0x0a, at);
+    const line = input.subarray(at, end);
+    at = end + 1;
+    const match = UPDATE_LINE.exec(line.toString('latin1'));
+    let ref: string;
+    try {
+      ref = match ? utf8.decode(line.subarray(line.length - match[3].length)) : '';
+    } catch {
+      ref = '';
+    }
+    if (!match || !ref) return `not a valid ref name: ${JSON.stringify(line.toString())}`;
+    if (refs.has(ref)) return `a push updates each ref once: ${JSON.stringify(ref)}`;
+    refs.add(ref);
+    updates.push({ ref, old: match[1] === ZERO_ID ? null : match[1], new: match[2] === ZERO_ID ? null : match[2] });
+  }
+  return updates;
+}
+
+/**
+ * The hook's request as its lines, or null if the channel closed first. A request past MAX_UPDATES_BYTES
+ * closes the channel (the hook then fails, and git refuses the push) and gives null.
+ */
 function readRequest(channel: Duplex): Promise<string[] | null> {
   return new Promise((resolve) => {
-    let text = '';
-    channel.setEncoding('utf8');
-    const read = (chunk: string) => {
-      const from = Math.max(0, text.length - 1);
-      text += chunk;
-      const end = text.indexOf('\n\n', from);
-      if (end === -1) return;
-      channel.off('data', read);
-      resolve(text.slice(0, end).split('\n'));
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let newlines = 0;
+    const read = (chunk: Buffer) => {
+      chunks.push(chunk);
+      bytes += chunk.length;
+      for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) newlines++;
+      if (bytes > 2 * MAX_UPDATES_BYTES + 64 * 1024) {
+        channel.off('data', read);
+        channel.destroy();
+        resolve(null);
+      } else if (newlines >= REQUEST_HEAD.length + 1) {
+        channel.off('data', read);
+        resolve(
+          Buffer.concat(chunks, bytes)
+            .toString('latin1')
+            .split('\n')
+            .slice(0, REQUEST_HEAD.length + 1),
+        );
+      }
     };
     channel.on('data', read);
     channel.once('close', () => resolve(null));
@@ -164,7 +215,7 @@ export class ReceivedPush implements PendingObjects {
     const missing: string[] = [];
     const paths = new Map<string, string>();
     try {
-      await gitLines(git, ['rev-list', '--objects', '--missing=print', ...tips, '--not', '--all'], [], (line) => {
+      await gitLines(git, ['rev-list', '--objects', '--missing=print', '--stdin', '--not', '--all'], tips, (line) => {
         if (line.startsWith('?')) missing.push(line.slice(1, 41));
         else if (line) paths.set(line.slice(0, 40), line.slice(41));
       });

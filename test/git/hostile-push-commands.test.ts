@@ -1,0 +1,216 @@
+// Pushes whose commands carry ref names a git client never sends: git receive-pack hands a name on to the
+// pre-receive hook as the client sent it, newlines and all, and refuses it only after the hook. Such a push
+// is refused whole: nothing moves in the database or in git, no command is hidden from the server's checks,
+// and nothing of a name reaches git's command line.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
+import { createTestApp, runGit, type TestApp } from '../helper.ts';
+import { longestGapDuring } from '../stall.ts';
+
+const pkt = (payload: string | Buffer) => {
+  const body = Buffer.from(payload);
+  return Buffer.concat([Buffer.from((body.length + 4).toString(16).padStart(4, '0')), body]);
+};
+
+function packOf(dir: string, revs: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['pack-objects', '--stdout', '--revs', '-q'], { cwd: dir });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new Error(`pack-objects ${code}`))));
+    child.stdin.end(revs);
+  });
+}
+
+describe('pushes with ref names git refuses only after the hook', () => {
+  let t: TestApp;
+  let host: string;
+  let work: string;
+  let alice: { id: number; token: string };
+
+  before(async () => {
+    t = await createTestApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    host = `127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-hostile-push-'));
+    alice = await t.user('alice');
+  });
+  after(async () => {
+    await t.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  /**
+   * Alice's snippet of `a.txt`, its clone, and two commits on its head: C1 changes a.txt, C2 adds a symbolic
+   * link (a snippet holds plain files only). Sends `commands` (given H, C1 and C2) with a pack of both.
+   */
+  async function pushCommands(name: string, commands: (ids: { h: string; c1: string; c2: string }) => string[]) {
+    const snippet = await t.ok(
+      'POST',
+      '/snippets',
+      alice.token,
+      { title: name, visibility: 'private', files: [{ file_path: 'a.txt', content: 'one\n' }] },
+      201,
+    );
+    const dir = path.join(work, name);
+    const url = `http://oauth2:${alice.token}@${host}/snippets/${snippet.id}.git`;
+    assert.equal((await runGit(['clone', '-q', url, dir])).code, 0);
+    const rev = async (args: string[]) => (await runGit(args, dir)).stdout.trim();
+    const h = await rev(['rev-parse', 'HEAD']);
+    fs.writeFileSync(path.join(dir, 'a.txt'), 'changed\n');
+    await runGit(['commit', '-qam', 'c1'], dir);
+    const c1 = await rev(['rev-parse', 'HEAD']);
+    await runGit(['reset', '-q', '--hard', h], dir);
+    fs.symlinkSync('/etc/passwd', path.join(dir, 'link'));
+    await runGit(['add', 'link'], dir);
+    await runGit(['commit', '-qm', 'c2'], dir);
+    const c2 = await rev(['rev-parse', 'HEAD']);
+    const [first, ...rest] = commands({ h, c1, c2 });
+    const body = Buffer.concat([
+      pkt(`${first}\0report-status`),
+      ...rest.map((command) => pkt(command)),
+      Buffer.from('0000'),
+      await packOf(dir, `${c1}\n${c2}\n^${h}\n`),
+    ]);
+    const res = await fetch(`http://${host}/snippets/${snippet.id}.git/git-receive-pack`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`oauth2:${alice.token}`).toString('base64')}`,
+        'content-type': 'application/x-git-receive-pack-request',
+      },
+      body,
+    });
+    const report = Buffer.from(await res.arrayBuffer()).toString('latin1');
+    const files = await t.ok('GET', `/snippets/${snippet.id}`, alice.token, undefined, 200);
+    const raw = await t.expect('GET', `/snippets/${snippet.id}/files/main/a.txt/raw`, alice.token, undefined, 200);
+    const clone = path.join(work, `${name}-after`);
+    assert.equal((await runGit(['clone', '-q', url, clone])).code, 0);
+    const head = (await runGit(['rev-parse', 'HEAD'], clone)).stdout.trim();
+    return {
+      status: res.status,
+      report,
+      h,
+      paths: files.files.map((f: { path: string }) => f.path),
+      raw: raw.body,
+      head,
+    };
+  }
+
+  it('a name ending in a newline neither hides the command after it nor moves the branch', async () => {
+    const pushed = await pushCommands('hidden', ({ h, c1, c2 }) => [
+      `${h} ${c1} refs/heads/main\n`,
+      `${h} ${c2} refs/heads/main`,
+    ]);
+    assert.equal(pushed.status, 200);
+    assert.doesNotMatch(pushed.report, /ok refs\/heads\/main/);
+    assert.deepEqual(
+      { paths: pushed.paths, raw: pushed.raw, head: pushed.head },
+      { paths: ['a.txt'], raw: 'one\n', head: pushed.h },
+    );
+  });
+
+  it('a name with a line that puts an option where a commit id goes is refused, and git never runs it', async () => {
+    const canary = path.join(t.config.dataDir, 'canary');
+    fs.writeFileSync(canary, 'still here\n');
+    const pushed = await pushCommands('option', ({ h, c1 }) => [
+      `${h} ${c1} refs/heads/main\n${h} --output=../../../../canary refs/heads/main`,
+    ]);
+    assert.match(pushed.report, /ng refs\/heads\/main/);
+    assert.deepEqual(
+      { paths: pushed.paths, raw: pushed.raw, head: pushed.head },
+      { paths: ['a.txt'], raw: 'one\n', head: pushed.h },
+    );
+    assert.equal(fs.readFileSync(canary, 'utf8'), 'still here\n');
+  });
+
+  it('a branch name that is not UTF-8 is refused before it reaches the database', async () => {
+    await t.ok('POST', '/projects', alice.token, { path: 'bytes', initialize_with_readme: true }, 201);
+    const dir = path.join(work, 'bytes');
+    const url = `http://oauth2:${alice.token}@${host}/alice/bytes.git`;
+    assert.equal((await runGit(['clone', '-q', url, dir])).code, 0);
+    const h = (await runGit(['rev-parse', 'HEAD'], dir)).stdout.trim();
+    fs.writeFileSync(path.join(dir, 'b.txt'), 'b\n');
+    await runGit(['add', 'b.txt'], dir);
+    await runGit(['commit', '-qm', 'b'], dir);
+    const c1 = (await runGit(['rev-parse', 'HEAD'], dir)).stdout.trim();
+    const body = Buffer.concat([
+      pkt(
+        Buffer.concat([
+          Buffer.from(`${'0'.repeat(40)} ${c1} refs/heads/caf`),
+          Buffer.from([0xe9]),
+          Buffer.from('\0report-status'),
+        ]),
+      ),
+      Buffer.from('0000'),
+      await packOf(dir, `${c1}\n^${h}\n`),
+    ]);
+    const res = await fetch(`http://${host}/alice/bytes.git/git-receive-pack`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`oauth2:${alice.token}`).toString('base64')}`,
+        'content-type': 'application/x-git-receive-pack-request',
+      },
+      body,
+    });
+    assert.match(Buffer.from(await res.arrayBuffer()).toString('latin1'), /ng refs\/heads\/caf/);
+    const refs = await runGit(['ls-remote', url]);
+    assert.deepEqual(
+      refs.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split('\t')[1]),
+      ['HEAD', 'refs/heads/main'],
+    );
+  });
+
+  it('commands past 4 MiB are refused unread, without holding the server', async () => {
+    const snippet = await t.ok(
+      'POST',
+      '/snippets',
+      alice.token,
+      { title: 'many', visibility: 'private', files: [{ file_path: 'a.txt', content: 'one\n' }] },
+      201,
+    );
+    const dir = path.join(work, 'many');
+    const url = `http://oauth2:${alice.token}@${host}/snippets/${snippet.id}.git`;
+    assert.equal((await runGit(['clone', '-q', url, dir])).code, 0);
+    const h = (await runGit(['rev-parse', 'HEAD'], dir)).stdout.trim();
+    // 300 commands of 60,000-character names: 18 MB for the hook, 20 KB gzipped as git lets a client send it.
+    const commands = Array.from(
+      { length: 300 },
+      (_, i) => `${'0'.repeat(40)} ${h} refs/heads/${String(i).padStart(60_000, 'x')}`,
+    );
+    const [first, ...rest] = commands;
+    const body = zlib.gzipSync(
+      Buffer.concat([
+        pkt(`${first}\0report-status`),
+        ...rest.map((c) => pkt(c)),
+        Buffer.from('0000'),
+        await packOf(dir, ''),
+      ]),
+    );
+    const { answer, longestGap } = await longestGapDuring(async () => {
+      const res = await fetch(`http://${host}/snippets/${snippet.id}.git/git-receive-pack`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`oauth2:${alice.token}`).toString('base64')}`,
+          'content-type': 'application/x-git-receive-pack-request',
+          'content-encoding': 'gzip',
+        },
+        body,
+      });
+      return Buffer.from(await res.arrayBuffer()).toString('latin1');
+    });
+    assert.doesNotMatch(answer, /\bok refs\//);
+    assert.ok(longestGap < 150, `the event loop was held ${longestGap.toFixed(0)} ms`);
+    const raw = await t.expect('GET', `/snippets/${snippet.id}/files/main/a.txt/raw`, alice.token, undefined, 200);
+    assert.equal(raw.body, 'one\n');
+  });
+});
