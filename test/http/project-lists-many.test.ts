@@ -1,8 +1,9 @@
 // Project lists over many projects: no index serves both the visibility rule and the order, so a page sorts
-// every visible project. That work happens off the event loop (storage/db/tables/projects.ts visiblePage).
+// every visible project. That work happens off the event loop (storage/db/tables/projects.ts visiblePage): on
+// SQLite's reader thread, or in the PostgreSQL server.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, TEST_DB, type TestApp } from '../helper.ts';
 import { busyShareDuring } from '../stall.ts';
 
 const PROJECTS = 50_000;
@@ -56,7 +57,10 @@ describe('project lists over 50,000 projects', () => {
           res.json.slice(0, 3).map((p: any) => p.name),
           ['P1', 'P10', 'P100'],
         );
-      assert.ok(share < 0.5, `${url}: the event loop was busy ${(share * 100).toFixed(0)} % of ${ms} ms`);
+      // SQLite sorts on the reader thread, and the loop waits for it. On PostgreSQL the server sorts whatever
+      // this code does, and the share is the page's presenting against how fast the database was that moment.
+      if (TEST_DB === 'sqlite')
+        assert.ok(share < 0.5, `${url}: the event loop was busy ${(share * 100).toFixed(0)} % of ${ms} ms`);
     }
   });
 });
