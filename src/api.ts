@@ -3,7 +3,8 @@
 import { type Config, defaults, type LogLevel } from './config.ts';
 import { createLogger } from './logging.ts';
 import { openServer } from './server.ts';
-import { parseSeedText, type SeedDocument, type SeedResult } from './domain/seed.ts';
+import type { SeedDocument, SeedResult } from './domain/seed.ts';
+import { parseSeedText } from './domain/seed-text.ts';
 import fs from 'node:fs';
 
 export interface SnippetdOptions {

@@ -3,7 +3,6 @@
 // domain functions as the API, as the administrator `root`, in the order the document lists it, so the same
 // document on a fresh ephemeral server gives the same ids. The document is checked whole before anything
 // is created; a problem found while creating is named by where it is in the document (`projects[1].path`).
-import type * as Yaml from 'yaml';
 import type { Store } from '../storage/db/store.ts';
 import type { User, Visibility } from '../storage/db/schema.ts';
 import { ACCESS_LEVELS, SCOPES, type Scope, VISIBILITIES } from './access.ts';
@@ -17,7 +16,6 @@ import { writeFile } from './project-files.ts';
 import { createSnippet } from './snippets/create.ts';
 import { updateSettings } from './settings.ts';
 import { acceptEverything } from './spam.ts';
-import { requireFromHere } from '../shipped-files.ts';
 
 export interface SeedFile {
   path: string;
@@ -86,20 +84,6 @@ export interface SeedResult {
   projects: Record<string, number>;
   /** `project` is null for a personal snippet. */
   snippets: { project: string | null; title: string; id: number }[];
-}
-
-/** A seed file's text, YAML or JSON. */
-export function parseSeedText(text: string): unknown {
-  // JSON is YAML too, but JSON.parse reads it without loading and warming up the YAML parser, which
-  // costs an ephemeral server 20 ms of its start.
-  try {
-    return JSON.parse(text);
-  } catch {}
-  try {
-    return (requireFromHere('yaml') as typeof Yaml).parse(text) ?? {};
-  } catch (error) {
-    throw invalidFields({ seed: [`is not valid YAML or JSON: ${(error as Error).message.split('\n')[0]}`] });
-  }
 }
 
 // --- checking the document's shape ----------------------------------------------------------------------

@@ -10,9 +10,10 @@ import crypto from 'node:crypto';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { Utf8Text } from '../domain/utf8.ts';
 import { parseRackQuery } from './rack-params.ts';
+import { parseYamlOrJson } from '../domain/seed-text.ts';
 
 export interface ParseTask {
-  format: 'json' | 'form';
+  format: 'json' | 'form' | 'yaml';
   /** The body's bytes in order; the last segment is filled up to `length`. */
   segments: ArrayBuffer[];
   length: number;
@@ -63,6 +64,7 @@ export default function parseBody(task: ParseTask): unknown {
  */
 function parse(task: ParseTask): unknown {
   const text = bodyText(task);
+  if (task.format === 'yaml') return parseYamlOrJson(text);
   return task.format === 'json' ? JSON.parse(text.trim()) : parseRackQuery(text);
 }
 

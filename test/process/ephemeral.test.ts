@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CLI, exited, spawnServer, type Spawned, cliCommand } from '../../scripts/spawn-server.ts';
 import { runGit } from '../helper.ts';
+import { assertCalm, whileHostile } from '../stall.ts';
 import YAML from 'yaml';
 
 const skip = process.env.SNIPPETD_TEST_DB === 'postgres' && 'the database is in memory: runs in the SQLite pass only';
@@ -287,6 +288,28 @@ describe('serve --ephemeral', { skip }, () => {
     assert.deepEqual(Object.keys(external.json.projects), ['erin/own']);
     await call(u, 'POST', '/-/snippetd/reset', ROOT);
     assert.equal((await call(u, 'GET', '/api/v4/user', 'dave-token-0123456789abcdef')).status, 401);
+  });
+
+  it('a YAML seed is parsed only once an administrator sent it, and not on the event loop', async () => {
+    // 20,000 keys: the YAML parser compared them in pairs, 2.8 s before the 401 of an anonymous request.
+    const keys = Array.from({ length: 20_000 }, (_, i) => `k${i}: v`).join('\n');
+    for (const token of [null, ALICE]) {
+      const { answer, calm } = await whileHostile(server, () =>
+        call(server.url, 'POST', '/-/snippetd/seed', token, keys, 'application/yaml'),
+      );
+      assert.equal(answer.status, token ? 403 : 401, answer.text);
+      assertCalm(calm, { stallMs: 150 });
+    }
+    // An administrator's: parsed in the body parse thread, then checked as any seed.
+    const { answer, calm } = await whileHostile(server, () =>
+      call(server.url, 'POST', '/-/snippetd/seed', ROOT, keys, 'application/yaml'),
+    );
+    assert.equal(answer.status, 400, answer.text);
+    assert.deepEqual(answer.json.message['seed.k0'], ['is not a known key']);
+    assertCalm(calm, { stallMs: 150 });
+    const broken = await call(server.url, 'POST', '/-/snippetd/seed', ROOT, 'users: [unclosed', 'application/yaml');
+    assert.equal(broken.status, 400);
+    assert.match(broken.json.message.seed[0], /^is not valid YAML or JSON: /);
   });
 
   it('a seed with a problem is refused whole, each problem named by where it is', async () => {

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { currentUser } from '../request.ts';
 import { authorize } from '../../domain/policy.ts';
-import { parseSeedText } from '../../domain/seed.ts';
+import { seedTextFailure } from '../../domain/seed-text.ts';
 import type { EphemeralControls } from '../../ephemeral.ts';
 
 declare module 'fastify' {
@@ -16,17 +16,20 @@ declare module 'fastify' {
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
 
+/** A YAML body as it came, not parsed yet. */
+class YamlText {
+  constructor(readonly text: string) {}
+}
+
 export default async function ephemeralRoutes(app: FastifyInstance) {
   const controls = app.ephemeral;
   if (!controls) return;
-  // A seed document may be sent as YAML as well as JSON (the JSON parser is the application's).
-  app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_request, body, done) => {
-    try {
-      done(null, parseSeedText(body as string));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
+  // A seed document may be sent as YAML as well as JSON (the JSON parser is the application's). Its text is
+  // parsed once an administrator sent it, in the body parse thread: anyone may send a body, and the YAML
+  // parser takes seconds over a large one.
+  app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_request, body, done) =>
+    done(null, new YamlText(body as string)),
+  );
 
   /** POST /-/snippetd/reset — back to the state right after start; 204. */
   app.post('/-/snippetd/reset', async (request, reply) => {
@@ -38,6 +41,12 @@ export default async function ephemeralRoutes(app: FastifyInstance) {
   /** POST /-/snippetd/seed — adds a seed document (the body); 201 with the ids of what it created. */
   app.post('/-/snippetd/seed', async (request, reply) => {
     authorize(currentUser(request), 'admin_all_resources', null);
-    return reply.code(201).send(await controls.seed(request.body ?? {}));
+    const document =
+      request.body instanceof YamlText
+        ? await app.parseYaml(request.body.text).catch((error) => {
+            throw seedTextFailure(error);
+          })
+        : request.body;
+    return reply.code(201).send(await controls.seed(document ?? {}));
   });
 }
