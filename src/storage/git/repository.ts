@@ -853,8 +853,15 @@ export class GitRepository {
   /** The id and mode of the entry at `filePath` in a commit ('' is the root tree), or null. */
   async entryAt(commit: string, filePath: string): Promise<{ id: string; mode: string } | null> {
     let current = { id: (await this.commit(commit)).tree, mode: '40000' };
+    // A tree over the object cache's largest is read and parsed again at each look-up (30-45 ms for 1 MiB): after
+    // a few milliseconds of levels, other requests go first.
+    let turnAt = performance.now();
     for (const part of filePath.split('/').filter(Boolean)) {
       if (current.mode !== '40000') return null;
+      if (performance.now() - turnAt >= WALK_MS_A_TURN) {
+        await nextTurn();
+        turnAt = performance.now();
+      }
       const next = (await this.tree(current.id)).find((e) => e.name === part);
       if (!next) return null;
       current = next;
@@ -1059,6 +1066,7 @@ export class GitRepository {
       const key = `${tree} ${depth}`;
       const known = entries.get(key);
       if (known !== undefined) return known;
+      await step();
       const next = (await this.tree(tree)).find((e) => e.name === parts[depth]);
       const found = !next
         ? null
