@@ -214,3 +214,38 @@ describe('pushes with ref names git refuses only after the hook', () => {
     assert.equal(raw.body, 'one\n');
   });
 });
+
+describe('a push to a server whose data directory is not ASCII', () => {
+  it('is taken, the paths git gives the hook read as they are', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-dönnées-'));
+    const t = await createTestApp({ dataDir });
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-push-utf8-'));
+    try {
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      const host = `127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+      const alice = await t.user('alice');
+      const snippet = await t.ok(
+        'POST',
+        '/snippets',
+        alice.token,
+        { title: 'utf8', visibility: 'private', files: [{ file_path: 'a.txt', content: 'one\n' }] },
+        201,
+      );
+      const dir = path.join(work, 'clone');
+      assert.equal(
+        (await runGit(['clone', '-q', `http://oauth2:${alice.token}@${host}/snippets/${snippet.id}.git`, dir])).code,
+        0,
+      );
+      fs.writeFileSync(path.join(dir, 'a.txt'), 'two\n');
+      await runGit(['commit', '-qam', 'two'], dir);
+      const push = await runGit(['push', 'origin', 'main'], dir);
+      assert.equal(push.code, 0, push.stderr);
+      const raw = await t.expect('GET', `/snippets/${snippet.id}/files/main/a.txt/raw`, alice.token, undefined, 200);
+      assert.equal(raw.body, 'two\n');
+    } finally {
+      await t.close();
+      fs.rmSync(work, { recursive: true, force: true });
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -3,7 +3,9 @@
 // A push through snippetd, which answers it for real, is in git-http.test.ts and the tests of pushes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { HOOKS_DIR } from '../../src/storage/git/push-hooks.ts';
@@ -13,10 +15,10 @@ const UPDATE = `${'0'.repeat(40)} ${'a'.repeat(40)} refs/heads/main`;
 const COULD_NOT = 'snippetd: the server could not take the push; try again\n';
 
 /** Runs the hook with git's update line on its stdin; `serve` gets its fd 3 (none when not given). */
-function runHook(serve?: (channel: Duplex) => void) {
+function runHook(serve?: (channel: Duplex) => void, PATH = process.env.PATH) {
   const child = spawn(HOOK, [], {
     cwd: '/',
-    env: { PATH: process.env.PATH, GIT_DIR: '.', GIT_QUARANTINE_PATH: '/q' },
+    env: { PATH, GIT_DIR: '.', GIT_QUARANTINE_PATH: '/q' },
     stdio: ['pipe', 'pipe', 'pipe', serve ? 'pipe' : 'ignore'],
   });
   if (serve) serve(child.stdio[3] as Duplex);
@@ -64,6 +66,26 @@ describe('the pre-receive hook', () => {
     for (const serve of [answering(null), answering('yes\n'), undefined]) {
       const { code, stderr } = await runHook(serve);
       assert.deepEqual({ code, stderr }, { code: 1, stderr: COULD_NOT });
+    }
+  });
+
+  it('marks its updates as unreadable when od fails, rather than send part of them', async () => {
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-hook-bin-'));
+    try {
+      fs.writeFileSync(path.join(bin, 'od'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+      for (const tool of ['tr', 'cat'])
+        fs.symlinkSync(
+          execFileSync('sh', ['-c', `command -v ${tool}`])
+            .toString()
+            .trim(),
+          path.join(bin, tool),
+        );
+      const asked: string[] = [];
+      const { code } = await runHook(answering('refuse snippetd: no\n', asked), bin);
+      assert.equal(code, 1);
+      assert.equal(asked[0].split('\n')[5], 'failed');
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true });
     }
   });
 });

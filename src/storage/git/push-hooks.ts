@@ -74,7 +74,11 @@ export class PushHooks {
           .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
       );
       if (REQUEST_HEAD.some((name) => !head.has(name))) throw new Error('the pre-receive hook sent no environment');
-      const updates = parseUpdates(Buffer.from(lines[REQUEST_HEAD.length], 'hex'));
+      const hex = lines[REQUEST_HEAD.length];
+      // Buffer.from stops at the first byte that is not hex: a line cut or marked (od failed) would read short.
+      const updates = /^(?:[0-9a-f]{2})*$/.test(hex)
+        ? parseUpdates(Buffer.from(hex, 'hex'))
+        : 'the push sent no ref updates git could read';
       if (typeof updates === 'string') message = `snippetd: ${updates}`;
       else {
         const env = Object.fromEntries(
@@ -149,12 +153,9 @@ function readRequest(channel: Duplex): Promise<string[] | null> {
         resolve(null);
       } else if (newlines >= REQUEST_HEAD.length + 1) {
         channel.off('data', read);
-        resolve(
-          Buffer.concat(chunks, bytes)
-            .toString('latin1')
-            .split('\n')
-            .slice(0, REQUEST_HEAD.length + 1),
-        );
+        // The paths as UTF-8, as the file system has them; the hex line is ASCII.
+        const text = Buffer.concat(chunks, bytes).toString('utf8');
+        resolve(text.split('\n').slice(0, REQUEST_HEAD.length + 1));
       }
     };
     channel.on('data', read);
