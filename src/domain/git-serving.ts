@@ -6,6 +6,7 @@ import type { Duplex, Readable } from 'node:stream';
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import { BodyIncomplete, BodyTooLarge, runHttpBackend, spoolBody } from '../storage/git/http-backend.ts';
+import { pushCommandsProblem } from '../storage/git/push-commands.ts';
 import { HOOKS_DIR, type PushDecision, type PushHooks } from '../storage/git/push-hooks.ts';
 import type { ServingCaches } from '../storage/git/serving-cache.ts';
 import { Failure } from './failure.ts';
@@ -88,6 +89,8 @@ export async function serveGitCall(
       throw error instanceof BodyIncomplete ? new Failure('request_timeout') : error;
     }));
   try {
+    const odd = spooled && (await pushCommandsProblem(spooled.read(), call.contentEncoding));
+    if (odd) throw new Failure('forbidden_git', `snippetd: ${odd}`);
     // git's index-pack refuses a larger pack as it reads it ("pack exceeds maximum allowed size").
     const maxPack = await maxPushPackBytes(store);
     const limits: Record<string, string> = maxPack ? { 'receive.maxInputSize': String(maxPack) } : {};

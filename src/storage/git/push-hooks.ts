@@ -107,9 +107,8 @@ export class PushHooks {
  * git's input to the pre-receive hook as ref updates, or why the push is refused whole. git writes a line per
  * update, `<old> <new> <ref>`, with the name as the client sent it: a line that is not such an update (what a
  * name ending in a newline leaves) or a name that is not UTF-8 refuses the push, before anything is decided on
- * it; git refuses such names too, after the hook. A name with a newline inside can still leave lines that
- * look like updates of other refs: those are decided on as if pushed, with every check, and git then refuses
- * the odd name.
+ * it; git refuses such names too, after the hook. A push with a newline in a name is refused before git
+ * runs (push-commands.ts); this holds whatever reaches the hook.
  */
 export function parseUpdates(input: Buffer): RefUpdate[] | string {
   if (input.length === 0 || input[input.length - 1] !== 0x0a) return 'the push sent no ref updates git could read';
