@@ -16,6 +16,7 @@ import { deflateBody, deflateLevel, type ObjectType } from './objects.ts';
 import { PART_BYTES, PartWriter } from './object-parts.ts';
 import type { DeflatedObject, PendingObjects, StoredObject } from './repository.ts';
 import { shippedFile } from '../../shipped-files.ts';
+import { MAX_COMMANDS_BYTES } from './push-commands.ts';
 
 export const HOOKS_DIR = shippedFile('storage', 'git', 'hooks');
 const ZERO_ID = '0'.repeat(40);
@@ -31,8 +32,6 @@ const REQUEST_HEAD = [
   'GIT_ALTERNATE_OBJECT_DIRECTORIES',
   'GIT_QUARANTINE_PATH',
 ];
-/** git's input to the hook, at most (about 40,000 ref updates); a larger one is refused unread. */
-const MAX_UPDATES_BYTES = 4 << 20;
 const UPDATE_LINE = /^([0-9a-f]{40}) ([0-9a-f]{40}) (refs\/.+)$/s;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -134,7 +133,7 @@ export function parseUpdates(input: Buffer): RefUpdate[] | string {
 }
 
 /**
- * The hook's request as its lines, or null if the channel closed first. A request past MAX_UPDATES_BYTES
+ * The hook's request as its lines, or null if the channel closed first. A request past MAX_COMMANDS_BYTES
  * closes the channel (the hook then fails, and git refuses the push) and gives null.
  */
 function readRequest(channel: Duplex): Promise<string[] | null> {
@@ -146,7 +145,7 @@ function readRequest(channel: Duplex): Promise<string[] | null> {
       chunks.push(chunk);
       bytes += chunk.length;
       for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) newlines++;
-      if (bytes > 2 * MAX_UPDATES_BYTES + 64 * 1024) {
+      if (bytes > 2 * MAX_COMMANDS_BYTES + 64 * 1024) {
         channel.off('data', read);
         channel.destroy();
         resolve(null);
