@@ -266,8 +266,9 @@ async function snippetPushProblem(
 
 /** The first push to a project without a branch that exists decides its default branch (main if pushed). */
 async function chooseDefaultBranch(store: Store, repo: GitRepository, ctx: ProjectContext): Promise<void> {
-  const branches = await repo.branches();
   const current = ctx.project.default_branch;
+  // Every ref is read only when the default branch is not there (a push of thousands of tags moves refs often).
+  const branches = current && (await repo.readBranch(current)) ? new Map([[current, '']]) : await repo.branches();
   if (branches.size && (!current || !branches.has(current))) {
     const chosen = branches.has('main') ? 'main' : [...branches.keys()].sort()[0];
     await repo.setHead(chosen);

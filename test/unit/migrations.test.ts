@@ -61,6 +61,7 @@ describe('migrations', () => {
           '0013_content_marks_index',
           '0014_snippet_answers_epoch',
           '0015_commits_by_write',
+          '0016_refs_moved',
         ],
       );
     } finally {
@@ -152,6 +153,7 @@ describe('migrations', () => {
         '0013_content_marks_index',
         '0014_snippet_answers_epoch',
         '0015_commits_by_write',
+        '0016_refs_moved',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
@@ -235,6 +237,7 @@ describe('migrations', () => {
         '0013_content_marks_index',
         '0014_snippet_answers_epoch',
         '0015_commits_by_write',
+        '0016_refs_moved',
       ]);
       const queue = () =>
         k.selectFrom('search_index_queue').select(['op', 'kind', 'source_id']).orderBy('id').execute();

@@ -120,6 +120,8 @@ export interface GitRepositoriesTable {
   owner_id: number;
   head: string;
   writes: Generated<number>;
+  /** Counts the writes that moved a ref (serving-cache.ts reads the refs again only when it moved). */
+  refs_moved: Generated<number>;
 }
 
 export interface GitObjectsTable {
@@ -222,4 +224,5 @@ export type Namespace = Selectable<NamespacesTable>;
 export type Project = Selectable<ProjectsTable>;
 export type Member = Selectable<MembersTable>;
 export type Snippet = Selectable<SnippetsTable>;
-export type GitRepositoryRow = Selectable<GitRepositoriesTable>;
+/** Without its count of ref moves, which is read when needed (GitRepository#refsMoved), never from a row kept. */
+export type GitRepositoryRow = Omit<Selectable<GitRepositoriesTable>, 'refs_moved'>;

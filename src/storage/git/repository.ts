@@ -664,12 +664,29 @@ export class GitRepository {
     return this.readRef(`refs/heads/${branch}`);
   }
 
+  /** Whether the repository has a branch (read in the key's order, branches come before tags). */
+  async hasBranches(): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('git_refs')
+      .select('name')
+      .where('repository_id', '=', this.id)
+      .where('name', 'like', 'refs/heads/%')
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /**
    * Moves `name` from `expected` (null: must not exist) to `next` (null: delete it). Two writers racing on one
    * ref: exactly one wins, the other gets RefConflict. Call once the objects it names are stored: in the same
    * transaction, or (a push) committed before it.
    */
   async moveRef(name: string, expected: string | null, next: string | null): Promise<void> {
+    await this.moveOneRef(name, expected, next);
+    await this.countRefMove();
+  }
+
+  private async moveOneRef(name: string, expected: string | null, next: string | null): Promise<void> {
     let changed: bigint;
     if (expected === null && next !== null) {
       await this.refuseNameClash(name);
@@ -733,10 +750,29 @@ export class GitRepository {
     }
     for (const [i, move] of moves.entries()) {
       if (move.old === null) continue;
-      await this.moveRef(move.ref, move.old, move.new);
+      await this.moveOneRef(move.ref, move.old, move.new);
       // SQLite's queries resolve without waiting for I/O: a push of a thousand refs held the loop 0.5-0.8 s.
       if ((i + 1) % REFS_A_TURN === 0) await nextTurn();
     }
+    await this.countRefMove();
+  }
+
+  /** How many writes moved this repository's refs, as committed now. */
+  async refsMoved(): Promise<number> {
+    const row = await this.db
+      .selectFrom('git_repositories')
+      .select('refs_moved')
+      .where('id', '=', this.id)
+      .executeTakeFirst();
+    return row?.refs_moved ?? -1;
+  }
+
+  private async countRefMove(): Promise<void> {
+    await this.db
+      .updateTable('git_repositories')
+      .set({ refs_moved: sql`refs_moved + 1` })
+      .where('id', '=', this.id)
+      .execute();
   }
 
   /**

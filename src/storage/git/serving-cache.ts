@@ -16,6 +16,8 @@ const MAX_PACK_BYTES = 1 << 30;
 export class ServingCaches {
   /** Per repository: the last write whose objects the cache holds. */
   private readonly lastWrite = new Map<number, number>();
+  /** Per repository: the count of ref moves (GitRepository#refsMoved) its refs were written at. */
+  private readonly refsMoved = new Map<number, number>();
   private readonly queues = new Map<number, Promise<unknown>>();
 
   readonly root: string;
@@ -47,6 +49,7 @@ export class ServingCaches {
   async clear(): Promise<void> {
     await Promise.all([...this.queues.keys()].map((id) => this.exclusive(id, async () => {})));
     this.lastWrite.clear();
+    this.refsMoved.clear();
     for (const name of fs.readdirSync(this.root))
       if (name.endsWith('.git')) fs.rmSync(path.join(this.root, name), { recursive: true, force: true });
   }
@@ -100,14 +103,18 @@ export class ServingCaches {
         mode: PRIVATE_FILE_MODE,
       });
       this.lastWrite.delete(repo.id);
+      this.refsMoved.delete(repo.id);
     }
-    // Refs first: every object a ref read now names was committed with it, so the query after sees it.
-    const refs = await repo.refs();
+    // Refs first: every object a ref read now names was committed with it, so the query after sees it. They
+    // are read only when a write moved them since (the count read before them: a move after it shows next time).
+    const moved = await repo.refsMoved();
+    const refs = this.refsMoved.get(repo.id) === moved ? null : await repo.refs();
     const { objects, through } = await repo.objectsWrittenAfter(this.lastWrite.get(repo.id) ?? 0);
     if (objects.length) await writePacks(dir, repo, objects);
-    writeRefs(dir, refs);
+    if (refs) writeRefs(dir, refs);
     replaceFile(path.join(dir, 'HEAD'), `ref: refs/heads/${repo.head}\n`);
     this.lastWrite.set(repo.id, through);
+    this.refsMoved.set(repo.id, moved);
     return dir;
   }
 }
