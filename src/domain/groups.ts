@@ -257,19 +257,33 @@ async function refreshFullNames(store: Store, group: Namespace): Promise<void> {
 }
 
 /**
- * The groups directly inside `group` that the viewer may see, others' requests taking their turns between
- * every CHILDREN_A_TURN: each is looked up as any group (one to four queries, which SQLite answers without a
- * turn between), and a group of 5,000 subgroups held the event loop 0.2-0.8 s.
+ * A page of the groups directly inside `group` that the viewer may see, by name, after the child `after` (an
+ * id; null: from the first), and whether more follow. Children are read CHILDREN_A_TURN at a time, others'
+ * requests taking their turns between: each is looked up as any group (one to four queries, which SQLite
+ * answers without a turn between). All of 20,000 subgroups, read and shown at once, held the event loop
+ * 76-126 ms and took 1.2-1.4 s a request.
  */
-export async function visibleChildGroups(store: Store, viewer: Viewer, group: Namespace): Promise<GroupContext[]> {
+export async function visibleChildGroups(
+  store: Store,
+  viewer: Viewer,
+  group: Namespace,
+  after: number | null,
+  limit: number,
+): Promise<{ groups: GroupContext[]; more: boolean }> {
   const visible: GroupContext[] = [];
-  for (const [n, child] of (await store.namespaces.childGroups(group.id)).entries()) {
-    if (n && n % CHILDREN_A_TURN === 0) await nextTurn();
-    const found = await findReadableGroup(store, viewer, String(child.id)).catch((error) => {
-      if (error instanceof Failure) return null;
-      throw error;
-    });
-    if (found) visible.push(found);
+  let cursor = after === null ? null : ((await store.namespaces.findById(after)) ?? null);
+  if (cursor && cursor.parent_id !== group.id) cursor = null;
+  for (;;) {
+    const children = await store.namespaces.childGroups(group.id, cursor, CHILDREN_A_TURN);
+    for (const child of children) {
+      const found = await findReadableGroup(store, viewer, String(child.id)).catch((error) => {
+        if (error instanceof Failure) return null;
+        throw error;
+      });
+      if (found && visible.push(found) > limit) return { groups: visible.slice(0, limit), more: true };
+    }
+    if (children.length < CHILDREN_A_TURN) return { groups: visible, more: false };
+    cursor = children[children.length - 1];
+    await nextTurn();
   }
-  return visible;
 }

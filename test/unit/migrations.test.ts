@@ -62,6 +62,7 @@ describe('migrations', () => {
           '0014_snippet_answers_epoch',
           '0015_commits_by_write',
           '0016_refs_moved',
+          '0017_group_children',
         ],
       );
     } finally {
@@ -154,6 +155,7 @@ describe('migrations', () => {
         '0014_snippet_answers_epoch',
         '0015_commits_by_write',
         '0016_refs_moved',
+        '0017_group_children',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
@@ -238,6 +240,7 @@ describe('migrations', () => {
         '0014_snippet_answers_epoch',
         '0015_commits_by_write',
         '0016_refs_moved',
+        '0017_group_children',
       ]);
       const queue = () =>
         k.selectFrom('search_index_queue').select(['op', 'kind', 'source_id']).orderBy('id').execute();

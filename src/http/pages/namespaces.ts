@@ -16,6 +16,7 @@ import { pageLinks, pageViewer, positiveQueryNumber, type PageHandler } from './
 import { idsBelow } from '../../domain/ids.ts';
 
 const PROJECTS_PER_PAGE = 50;
+const SUBGROUPS_PER_PAGE = 20;
 const SNIPPETS_PER_PAGE = 20;
 
 export async function groupPage(request: FastifyRequest, reply: FastifyReply, groupPath: string) {
@@ -23,7 +24,10 @@ export async function groupPage(request: FastifyRequest, reply: FastifyReply, gr
   const viewer = pageViewer(request);
   const { group } = await findReadableGroup(store, viewer, groupPath);
   const base = baseUrl(request);
-  const subgroups = await visibleChildGroups(store, viewer, group);
+  // Subgroups a page at a time after the last one shown (`subgroups_after`), as GitLab pages them by 20.
+  const after = positiveQueryNumber(request, 'subgroups_after') ?? null;
+  const subgroups = await visibleChildGroups(store, viewer, group, after, SUBGROUPS_PER_PAGE);
+  const lastShown = subgroups.groups.at(-1)?.group.id;
   const page = positiveQueryNumber(request, 'page') ?? 1;
   const window = { offset: (page - 1) * PROJECTS_PER_PAGE, limit: PROJECTS_PER_PAGE };
   const projects = await visibleProjectsIn(store, viewer, group.id, window);
@@ -33,10 +37,11 @@ export async function groupPage(request: FastifyRequest, reply: FastifyReply, gr
 ${group.description ? html`<p class="description">${group.description}</p>` : ''}
 <section><h2>Subgroups</h2>
 ${
-  subgroups.length
-    ? html`<ul class="list">${subgroups.map((g) => html`<li><a href="${base}/groups/${g.group.full_path}">${g.group.name}</a> <span class="badge">${g.group.visibility}</span></li>`)}</ul>`
+  subgroups.groups.length
+    ? html`<ul class="list">${subgroups.groups.map((g) => html`<li><a href="${base}/groups/${g.group.full_path}">${g.group.name}</a> <span class="badge">${g.group.visibility}</span></li>`)}</ul>`
     : html`<p class="empty">No subgroups to show.</p>`
-}</section>
+}
+${subgroups.more ? html`<p><a rel="next" href="${base}/groups/${group.full_path}?subgroups_after=${lastShown}">More subgroups</a></p>` : ''}</section>
 <section><h2>Projects</h2>
 ${
   projects.rows.length

@@ -57,14 +57,18 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName) {
       return new Set(rows.map((r) => r.full_path.toLowerCase()));
     },
     /** The groups directly inside a group, by name. */
-    async childGroups(parentId: number): Promise<Namespace[]> {
-      return db
-        .selectFrom('namespaces')
-        .selectAll()
-        .where('parent_id', '=', parentId)
-        .where('kind', '=', 'group')
-        .orderBy('name')
-        .execute();
+    /** Up to `limit` groups directly inside `parentId`, by name (then id), after `after` in that order. */
+    async childGroups(
+      parentId: number,
+      after: Pick<Namespace, 'name' | 'id'> | null,
+      limit: number,
+    ): Promise<Namespace[]> {
+      let query = db.selectFrom('namespaces').selectAll().where('parent_id', '=', parentId).where('kind', '=', 'group');
+      if (after)
+        query = query.where((eb) =>
+          eb.or([eb('name', '>', after.name), eb.and([eb('name', '=', after.name), eb('id', '>', after.id)])]),
+        );
+      return query.orderBy('name').orderBy('id').limit(limit).execute();
     },
     async findManyByIds(ids: number[]): Promise<Namespace[]> {
       if (ids.length === 0) return [];
