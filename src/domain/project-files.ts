@@ -2,7 +2,7 @@
 // per write, its objects and the branch's compare-and-swap in one transaction.
 import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
-import { ObjectWriter, type PreparedBlob, prepareBlob, type TreeFile } from '../storage/git/objects.ts';
+import { type GitObject, ObjectWriter, type PreparedBlob, prepareBlob, type TreeFile } from '../storage/git/objects.ts';
 import { withUploads } from '../storage/git/object-parts.ts';
 import {
   type CommitInfo,
@@ -79,24 +79,50 @@ export async function writeFile(store: Store, ctx: ProjectContext, w: FileWrite)
   const prepared = w.content ? await prepareBlob(w.content) : null;
   return withUploads(store.kysely, async (upload) => {
     if (prepared) prepared.parts = await upload(prepared.deflated);
-    return store.transaction(async (tx) => {
-      // The project first, as its delete locks it: one deleted since it was read is gone, not given a
-      // repository again.
-      if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
-      return writeFileIn(tx, await ensureProjectRepository(tx, ctx.project), ctx, w, prepared);
-    });
+    // The commit is worked out before the transaction too, from the branch as it is then: a tree of 49,000
+    // files took 400-520 ms, which every other write of the instance waited for. The transaction moves the
+    // branch only if it is still where it was (compare-and-swap); a write that lost that race twice works it
+    // out inside the transaction, as every write did before, so that it cannot lose again.
+    for (let attempt = 1; ; attempt++) {
+      const read = attempt < WRITE_ATTEMPTS ? await projectRepository(store, ctx.project) : null;
+      const planned = read && (await planWrite(read, w, prepared));
+      try {
+        return await store.transaction(async (tx) => {
+          // The project first, as its delete locks it: one deleted since it was read is gone, not given a
+          // repository again.
+          if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
+          const repo = await ensureProjectRepository(tx, ctx.project);
+          // The first write to a repository is worked out here (there is nothing to read), and a last try, with
+          // the repository's refs locked (PostgreSQL runs writes at once).
+          if (!planned) await repo.lockRefs();
+          const plan = planned && read?.id === repo.id ? planned : await planWrite(repo, w, prepared);
+          return commitWrite(tx, repo, ctx, w, plan);
+        });
+      } catch (error) {
+        if (error instanceof RefConflict && planned) continue;
+        if (error instanceof RefConflict)
+          throw badRequest(`The branch ${w.branch} changed while the file was being written; try again`);
+        if (error instanceof RefNameClash) throw badRequest(error.message);
+        throw error;
+      }
+    }
   });
 }
 
-async function writeFileIn(
-  store: Store,
-  repo: GitRepository,
-  ctx: ProjectContext,
-  w: FileWrite,
-  prepared: PreparedBlob | null,
-): Promise<string> {
-  // The branches named, each by its key: reading them all took a repository of 50,000 tags 136-354 ms, in the
-  // write's transaction.
+/** The try of a file write that works its commit out inside the transaction (its branch moved twice before). */
+const WRITE_ATTEMPTS = 3;
+
+interface WritePlan {
+  /** Where the branch was (null: it did not exist), and whether the repository had no branch at all. */
+  target: string | null;
+  empty: boolean;
+  commit: string;
+  objects: GitObject[];
+}
+
+/** The commit a file write makes on top of its branch (or its start branch) as `repo` reads them now. */
+async function planWrite(repo: GitRepository, w: FileWrite, prepared: PreparedBlob | null): Promise<WritePlan> {
+  // The branches named, each by its key: reading them all took a repository of 50,000 tags 136-354 ms.
   const target = await repo.readBranch(w.branch);
   const empty = !target && !(await repo.hasBranches());
   let parent = target;
@@ -144,21 +170,27 @@ async function writeFileIn(
     const limit = oversized.type === 'tree' ? MAX_TREE_BYTES : MAX_COMMIT_BYTES;
     throw badRequest(`The ${oversized.type} would be larger than the allowed size of ${limit / 1024 / 1024} MB`);
   }
-  try {
-    await repo.commitToBranch(w.branch, target, commit, objects);
-  } catch (error) {
-    if (error instanceof RefConflict)
-      throw badRequest(`The branch ${w.branch} changed while the file was being written; try again`);
-    if (error instanceof RefNameClash) throw badRequest(error.message);
-    throw error;
-  }
+  return { target, empty, commit, objects };
+}
+
+/** Stores a planned commit and moves its branch, in the caller's transaction; RefConflict if it moved since. */
+async function commitWrite(
+  store: Store,
+  repo: GitRepository,
+  ctx: ProjectContext,
+  w: FileWrite,
+  plan: WritePlan,
+): Promise<string> {
+  // A repository without a branch when planned, given one since: this write is no longer its first.
+  if (plan.empty && (await repo.hasBranches())) throw new RefConflict(`refs/heads/${w.branch}`);
+  await repo.commitToBranch(w.branch, plan.target, plan.commit, plan.objects);
   // The first branch of an empty repository becomes its default branch.
-  if (empty) {
+  if (plan.empty) {
     await repo.setHead(w.branch);
     if (ctx.project.default_branch !== w.branch)
       await store.projects.update(ctx.project.id, { default_branch: w.branch });
   }
-  return commit;
+  return plan.commit;
 }
 
 export interface FileRead {

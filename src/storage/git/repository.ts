@@ -735,7 +735,7 @@ export class GitRepository {
   async moveRefs(moves: readonly RefMove[]): Promise<void> {
     const created = moves.filter((m) => m.old === null && m.new !== null);
     if (created.length) {
-      await this.lockRefCreation();
+      await this.lockRefs();
       await refuseNameClashes(await this.refs(), created);
       for (let start = 0; start < created.length; start += INSERT_BATCH) {
         const batch = created.slice(start, start + INSERT_BATCH);
@@ -791,13 +791,16 @@ export class GitRepository {
    * written first (to itself): on PostgreSQL that locks it until the transaction ends, so two nodes creating
    * `x` and `x/y` at once take turns and the second sees the first (SQLite's writers take turns anyway).
    */
-  /** The repository's row, locked for the transaction: two writers creating refs create them one after the other. */
-  private async lockRefCreation(): Promise<void> {
+  /**
+   * The repository's row, locked for the transaction: two writers creating refs create them one after the
+   * other, and a write that reads a branch then moves it (a file write's last try) reads it after the other's.
+   */
+  async lockRefs(): Promise<void> {
     await this.db.updateTable('git_repositories').set({ writes: sql`writes` }).where('id', '=', this.id).execute();
   }
 
   private async refuseNameClash(name: string): Promise<void> {
-    await this.lockRefCreation();
+    await this.lockRefs();
     const folders = refFolders(name);
     const inside = `${name}/`;
     const clash = await this.db
