@@ -59,8 +59,14 @@ describe('project lists over 50,000 projects', () => {
         );
       // SQLite sorts on the reader thread, and the loop waits for it. On PostgreSQL the server sorts whatever
       // this code does, and the share is the page's presenting against how fast the database was that moment.
+      // A fast page is mostly its presenting, busy more than half of its few milliseconds (54 % of 23 ms in a
+      // CI run): the sort on the loop showed as most of 60 ms and more.
+      const busyMs = share * Number(ms);
       if (TEST_DB === 'sqlite')
-        assert.ok(share < 0.5, `${url}: the event loop was busy ${(share * 100).toFixed(0)} % of ${ms} ms`);
+        assert.ok(
+          share < 0.5 || busyMs < 40,
+          `${url}: the event loop was busy ${(share * 100).toFixed(0)} % of ${ms} ms`,
+        );
     }
   });
 });
