@@ -5,6 +5,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { Namespace, Visibility } from '../storage/db/schema.ts';
 import { ancestorIds } from '../storage/db/tables/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
+import { MAX_ROW_ID } from './ids.ts';
 import { apiError, Failure, invalidFields, notFound, tooLongError } from './failure.ts';
 
 import { ACCESS, VISIBILITY_LEVEL } from './access.ts';
@@ -256,6 +257,13 @@ async function refreshFullNames(store: Store, group: Namespace): Promise<void> {
     .execute();
 }
 
+/** The group with that id if the viewer may see it, else null. */
+const readableGroup = (store: Store, viewer: Viewer, id: number) =>
+  findReadableGroup(store, viewer, String(id)).catch((error) => {
+    if (error instanceof Failure) return null;
+    throw error;
+  });
+
 /**
  * A page of the groups directly inside `group` that the viewer may see, by name, after the child `after` (an
  * id; null: from the first), and whether more follow. Children are read CHILDREN_A_TURN at a time, others'
@@ -271,15 +279,14 @@ export async function visibleChildGroups(
   limit: number,
 ): Promise<{ groups: GroupContext[]; more: boolean }> {
   const visible: GroupContext[] = [];
-  let cursor = after === null ? null : ((await store.namespaces.findById(after)) ?? null);
-  if (cursor && cursor.parent_id !== group.id) cursor = null;
+  // Only a child the viewer may see is a place to go on from: any other id starts from the first, so that
+  // trying ids tells nothing of the hidden ones.
+  const shown = after === null || after > MAX_ROW_ID ? null : await readableGroup(store, viewer, after);
+  let cursor: Namespace | null = shown && shown.group.parent_id === group.id ? shown.group : null;
   for (;;) {
     const children = await store.namespaces.childGroups(group.id, cursor, CHILDREN_A_TURN);
     for (const child of children) {
-      const found = await findReadableGroup(store, viewer, String(child.id)).catch((error) => {
-        if (error instanceof Failure) return null;
-        throw error;
-      });
+      const found = await readableGroup(store, viewer, child.id);
       if (found && visible.push(found) > limit) return { groups: visible.slice(0, limit), more: true };
     }
     if (children.length < CHILDREN_A_TURN) return { groups: visible, more: false };

@@ -85,7 +85,13 @@ export async function writeFile(store: Store, ctx: ProjectContext, w: FileWrite)
     // out inside the transaction, as every write did before, so that it cannot lose again.
     for (let attempt = 1; ; attempt++) {
       const read = attempt < WRITE_ATTEMPTS ? await projectRepository(store, ctx.project) : null;
-      const planned = read && (await planWrite(read, w, prepared));
+      // A project deleted meanwhile leaves the plan objects it cannot read: the transaction then answers 404.
+      const planned =
+        read &&
+        (await planWrite(read, w, prepared).catch((error) => {
+          if (error instanceof MissingObject) return null;
+          throw error;
+        }));
       try {
         return await store.transaction(async (tx) => {
           // The project first, as its delete locks it: one deleted since it was read is gone, not given a

@@ -44,6 +44,13 @@ describe('a group page over many subgroups', () => {
       .filter((i) => i % 5 !== 4)
       .map((i) => `Sub ${String(i).padStart(2, '0')}`);
     assert.deepEqual(shown, [expected.slice(0, 20), expected.slice(20, 40)]);
+    // A hidden child, or an id past every row, is no place to go on from: the list starts from the first.
+    const hidden = await t.ok('GET', '/groups/team%2Fsub-4', ROOT_TOKEN, undefined, 200);
+    for (const after of [hidden.id, 99_999_999_999]) {
+      const res = await t.request({ method: 'GET', url: `/groups/team?subgroups_after=${after}`, token: null });
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(names(res.body), expected.slice(0, 20));
+    }
   });
 
   it(`lists the first 20 of ${MANY.toLocaleString('en')} without holding the event loop`, async () => {

@@ -664,13 +664,18 @@ export class GitRepository {
     return this.readRef(`refs/heads/${branch}`);
   }
 
-  /** Whether the repository has a branch (read in the key's order, branches come before tags). */
+  /** Whether the repository has a branch. */
   async hasBranches(): Promise<boolean> {
     const row = await this.db
       .selectFrom('git_refs')
       .select('name')
       .where('repository_id', '=', this.id)
-      .where('name', 'like', 'refs/heads/%')
+      .where((eb) =>
+        isPostgres(this.db)
+          ? eb('name', 'like', 'refs/heads/%')
+          : // SQLite compares bytes, through the key ('0' follows '/'); its LIKE ignores case and reads every ref.
+            eb.and([eb('name', '>=', 'refs/heads/'), eb('name', '<', 'refs/heads0')]),
+      )
       .limit(1)
       .executeTakeFirst();
     return row !== undefined;
@@ -682,8 +687,8 @@ export class GitRepository {
    * transaction, or (a push) committed before it.
    */
   async moveRef(name: string, expected: string | null, next: string | null): Promise<void> {
-    await this.moveOneRef(name, expected, next);
     await this.countRefMove();
+    await this.moveOneRef(name, expected, next);
   }
 
   private async moveOneRef(name: string, expected: string | null, next: string | null): Promise<void> {
@@ -733,6 +738,7 @@ export class GitRepository {
    * writes waiting 1.7 s. Call inside the push's transaction, once the objects they name are stored.
    */
   async moveRefs(moves: readonly RefMove[]): Promise<void> {
+    await this.countRefMove();
     const created = moves.filter((m) => m.old === null && m.new !== null);
     if (created.length) {
       await this.lockRefs();
@@ -754,7 +760,6 @@ export class GitRepository {
       // SQLite's queries resolve without waiting for I/O: a push of a thousand refs held the loop 0.5-0.8 s.
       if ((i + 1) % REFS_A_TURN === 0) await nextTurn();
     }
-    await this.countRefMove();
   }
 
   /** How many writes moved this repository's refs, as committed now. */
@@ -767,6 +772,11 @@ export class GitRepository {
     return row?.refs_moved ?? -1;
   }
 
+  /**
+   * Counts a write that moves refs, first: the count's update locks the repository's row before any ref's, in
+   * the order every writer takes them (an object store and lockRefs take that row first too). Bumped after the
+   * refs, a push deadlocked a file write on PostgreSQL (helper-60). Call inside the write's transaction.
+   */
   private async countRefMove(): Promise<void> {
     await this.db
       .updateTable('git_repositories')

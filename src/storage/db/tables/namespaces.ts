@@ -64,10 +64,8 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName) {
       limit: number,
     ): Promise<Namespace[]> {
       let query = db.selectFrom('namespaces').selectAll().where('parent_id', '=', parentId).where('kind', '=', 'group');
-      if (after)
-        query = query.where((eb) =>
-          eb.or([eb('name', '>', after.name), eb.and([eb('name', '=', after.name), eb('id', '>', after.id)])]),
-        );
+      // As a row value, which both databases read through the index of (parent_id, name, id).
+      if (after) query = query.where((eb) => eb(eb.refTuple('name', 'id'), '>', eb.tuple(after.name, after.id)));
       return query.orderBy('name').orderBy('id').limit(limit).execute();
     },
     async findManyByIds(ids: number[]): Promise<Namespace[]> {
