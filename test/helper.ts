@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -433,25 +433,33 @@ export interface GitRun {
   stderr: string;
 }
 
+/** git's environment in tests: no prompt, no configuration of the machine's, one author and committer. */
+const GIT_TEST_ENV = {
+  ...process.env,
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'Pusher',
+  GIT_AUTHOR_EMAIL: 'pusher@example.com',
+  GIT_COMMITTER_NAME: 'Pusher',
+  GIT_COMMITTER_EMAIL: 'pusher@example.com',
+};
+
+/**
+ * git in `dir` (a repository of gitDir(), say), run to its end with `input` on its stdin; its output, trimmed.
+ * For a test's setup only: the test's own server must not be what git talks to (this waits for git).
+ */
+export const gitSync =
+  (dir: string) =>
+  (args: string[], input?: string): string =>
+    execFileSync('git', args, { cwd: dir, input, encoding: 'utf8', env: GIT_TEST_ENV }).trim();
 /**
  * The git client, asynchronously (a server in this process must keep answering meanwhile), as a fixed
  * author, never prompting and reading no user or system configuration.
  */
 export function runGit(args: string[], cwd?: string): Promise<GitRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      cwd,
-      env: {
-        ...process.env,
-        GIT_TERMINAL_PROMPT: '0',
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_CONFIG_GLOBAL: '/dev/null',
-        GIT_AUTHOR_NAME: 'Pusher',
-        GIT_AUTHOR_EMAIL: 'pusher@example.com',
-        GIT_COMMITTER_NAME: 'Pusher',
-        GIT_COMMITTER_EMAIL: 'pusher@example.com',
-      },
-    });
+    const child = spawn('git', args, { cwd, env: GIT_TEST_ENV });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

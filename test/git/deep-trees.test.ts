@@ -3,11 +3,9 @@
 // loop for the whole descent at each request (helper-57: 321 ms at eight); it now takes turns between levels.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { createTestApp, gitSync, ROOT_TOKEN, type TestApp } from '../helper.ts';
 import { longestGapDuring } from '../stall.ts';
 
-const GIT_ENV = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' };
 const LEVELS = 14;
 /** About 940 KB a tree: under the 1 MiB inflated at once, over the 256 KiB the object cache keeps. */
 const ENTRIES = 24_000;
@@ -27,19 +25,7 @@ describe(`a file ${LEVELS} levels down a chain of trees of ${ENTRIES.toLocaleStr
       201,
     );
     const dir = (await t.gitDir('project', project.id))!;
-    const git = (args: string[], input?: string) =>
-      execFileSync('git', args, {
-        cwd: dir,
-        input,
-        encoding: 'utf8',
-        env: {
-          ...GIT_ENV,
-          GIT_AUTHOR_NAME: 'T',
-          GIT_AUTHOR_EMAIL: 't@example.com',
-          GIT_COMMITTER_NAME: 'T',
-          GIT_COMMITTER_EMAIL: 't@example.com',
-        },
-      }).trim();
+    const git = gitSync(dir);
     const blob = git(['hash-object', '-w', '--stdin'], 'x\n');
     const files = Array.from({ length: ENTRIES }, (_, i) => `100644 blob ${blob}\tfile-${String(i).padStart(6, '0')}`);
     let tree = git(['mktree'], `100644 blob ${blob}\ttarget\n`);

@@ -4,10 +4,8 @@
 // commit out again.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { createTestApp, gitSync, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
-const GIT_ENV = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' };
 const FILES = 40_000;
 
 describe(`file writes to a branch of ${FILES.toLocaleString('en')} files`, () => {
@@ -24,19 +22,7 @@ describe(`file writes to a branch of ${FILES.toLocaleString('en')} files`, () =>
     t = await createTestApp();
     project = await t.ok('POST', '/projects', ROOT_TOKEN, { path: 'wide', initialize_with_readme: true }, 201);
     const dir = (await t.gitDir('project', project.id))!;
-    const git = (args: string[], input?: string) =>
-      execFileSync('git', args, {
-        cwd: dir,
-        input,
-        encoding: 'utf8',
-        env: {
-          ...GIT_ENV,
-          GIT_AUTHOR_NAME: 'T',
-          GIT_AUTHOR_EMAIL: 't@example.com',
-          GIT_COMMITTER_NAME: 'T',
-          GIT_COMMITTER_EMAIL: 't@example.com',
-        },
-      }).trim();
+    const git = gitSync(dir);
     const blob = git(['hash-object', '-w', '--stdin'], 'x\n');
     const entries = Array.from({ length: FILES }, (_, i) => `100644 blob ${blob}\tfile-${String(i).padStart(6, '0')}`);
     const tree = git(['mktree'], `${entries.join('\n')}\n`);

@@ -47,6 +47,34 @@ describe('pushes with ref names git refuses only after the hook', () => {
     fs.rmSync(work, { recursive: true, force: true });
   });
 
+  /** POSTs `body` to a repository's git-receive-pack as Alice, as git sends a push; the status and the answer. */
+  async function receivePack(repository: string, body: Buffer<ArrayBuffer>, headers: Record<string, string> = {}) {
+    const res = await fetch(`http://${host}/${repository}/git-receive-pack`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`oauth2:${alice.token}`).toString('base64')}`,
+        'content-type': 'application/x-git-receive-pack-request',
+        ...headers,
+      },
+      body,
+    });
+    return { status: res.status, text: Buffer.from(await res.arrayBuffer()).toString('latin1') };
+  }
+
+  /** A project of Alice's with a README, its clone, its head H, and C1 on top of it adding b.txt (not pushed). */
+  async function projectWithCommit(name: string) {
+    await t.ok('POST', '/projects', alice.token, { path: name, initialize_with_readme: true }, 201);
+    const dir = path.join(work, name);
+    const url = `http://oauth2:${alice.token}@${host}/alice/${name}.git`;
+    assert.equal((await runGit(['clone', '-q', url, dir])).code, 0);
+    const h = (await runGit(['rev-parse', 'HEAD'], dir)).stdout.trim();
+    fs.writeFileSync(path.join(dir, 'b.txt'), 'b\n');
+    await runGit(['add', 'b.txt'], dir);
+    await runGit(['commit', '-qm', 'b'], dir);
+    const c1 = (await runGit(['rev-parse', 'HEAD'], dir)).stdout.trim();
+    return { dir, url, h, c1 };
+  }
+
   /**
    * Alice's snippet of `a.txt`, its clone, and two commits on its head: C1 changes a.txt, C2 adds a symbolic
    * link (a snippet holds plain files only). Sends `commands` (given H, C1 and C2) with a pack of both.
@@ -79,22 +107,14 @@ describe('pushes with ref names git refuses only after the hook', () => {
       Buffer.from('0000'),
       await packOf(dir, `${c1}\n${c2}\n^${h}\n`),
     ]);
-    const res = await fetch(`http://${host}/snippets/${snippet.id}.git/git-receive-pack`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from(`oauth2:${alice.token}`).toString('base64')}`,
-        'content-type': 'application/x-git-receive-pack-request',
-      },
-      body,
-    });
-    const report = Buffer.from(await res.arrayBuffer()).toString('latin1');
+    const { status, text: report } = await receivePack(`snippets/${snippet.id}.git`, body);
     const files = await t.ok('GET', `/snippets/${snippet.id}`, alice.token, undefined, 200);
     const raw = await t.expect('GET', `/snippets/${snippet.id}/files/main/a.txt/raw`, alice.token, undefined, 200);
     const clone = path.join(work, `${name}-after`);
     assert.equal((await runGit(['clone', '-q', url, clone])).code, 0);
     const head = (await runGit(['rev-parse', 'HEAD'], clone)).stdout.trim();
     return {
-      status: res.status,
+      status,
       report,
       h,
       paths: files.files.map((f: { path: string }) => f.path),
@@ -132,15 +152,7 @@ describe('pushes with ref names git refuses only after the hook', () => {
   });
 
   it('a branch name that is not UTF-8 is refused before it reaches the database', async () => {
-    await t.ok('POST', '/projects', alice.token, { path: 'bytes', initialize_with_readme: true }, 201);
-    const dir = path.join(work, 'bytes');
-    const url = `http://oauth2:${alice.token}@${host}/alice/bytes.git`;
-    assert.equal((await runGit(['clone', '-q', url, dir])).code, 0);
-    const h = (await runGit(['rev-parse', 'HEAD'], dir)).stdout.trim();
-    fs.writeFileSync(path.join(dir, 'b.txt'), 'b\n');
-    await runGit(['add', 'b.txt'], dir);
-    await runGit(['commit', '-qm', 'b'], dir);
-    const c1 = (await runGit(['rev-parse', 'HEAD'], dir)).stdout.trim();
+    const { dir, url, h, c1 } = await projectWithCommit('bytes');
     const body = Buffer.concat([
       pkt(
         Buffer.concat([
@@ -152,15 +164,7 @@ describe('pushes with ref names git refuses only after the hook', () => {
       Buffer.from('0000'),
       await packOf(dir, `${c1}\n^${h}\n`),
     ]);
-    const res = await fetch(`http://${host}/alice/bytes.git/git-receive-pack`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from(`oauth2:${alice.token}`).toString('base64')}`,
-        'content-type': 'application/x-git-receive-pack-request',
-      },
-      body,
-    });
-    assert.match(Buffer.from(await res.arrayBuffer()).toString('latin1'), /ng refs\/heads\/caf/);
+    assert.match((await receivePack('alice/bytes.git', body)).text, /ng refs\/heads\/caf/);
     const refs = await runGit(['ls-remote', url]);
     assert.deepEqual(
       refs.stdout
@@ -172,7 +176,7 @@ describe('pushes with ref names git refuses only after the hook', () => {
   });
 
   /** Sends `commands` gzipped, as git lets a client send them, and an empty pack; the answer and the longest gap. */
-  async function sendGzipped(url: string, dir: string, commands: string[]) {
+  async function sendGzipped(repository: string, dir: string, commands: string[]) {
     const [first, ...rest] = commands;
     const body = zlib.gzipSync(
       Buffer.concat([
@@ -182,18 +186,7 @@ describe('pushes with ref names git refuses only after the hook', () => {
         await packOf(dir, ''),
       ]),
     );
-    return longestGapDuring(async () => {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: {
-          authorization: `Basic ${Buffer.from(`oauth2:${alice.token}`).toString('base64')}`,
-          'content-type': 'application/x-git-receive-pack-request',
-          'content-encoding': 'gzip',
-        },
-        body,
-      });
-      return { status: res.status, text: Buffer.from(await res.arrayBuffer()).toString('latin1') };
-    });
+    return longestGapDuring(() => receivePack(repository, body, { 'content-encoding': 'gzip' }));
   }
 
   it('long names, or commands past 4 MiB, are refused before git runs, without holding the server', async () => {
@@ -216,11 +209,7 @@ describe('pushes with ref names git refuses only after the hook', () => {
       [creations(300, 60_000), /^snippetd: a ref name of 60011 bytes is longer than 4096/],
       [creations(1_100, 4_000), /^snippetd: the push's commands are larger than 4 MiB/],
     ] as const) {
-      const { answer, longestGap } = await sendGzipped(
-        `http://${host}/snippets/${snippet.id}.git/git-receive-pack`,
-        dir,
-        [...commands],
-      );
+      const { answer, longestGap } = await sendGzipped(`snippets/${snippet.id}.git`, dir, [...commands]);
       assert.equal(answer.status, 403);
       assert.match(answer.text, refusal);
       assert.ok(longestGap < 150, `the event loop was held ${longestGap.toFixed(0)} ms`);
@@ -230,29 +219,13 @@ describe('pushes with ref names git refuses only after the hook', () => {
   });
 
   it('a name with a newline inside cannot move a branch it only seems to name', async () => {
-    await t.ok('POST', '/projects', alice.token, { path: 'inject', initialize_with_readme: true }, 201);
-    const dir = path.join(work, 'inject');
-    const url = `http://oauth2:${alice.token}@${host}/alice/inject.git`;
-    assert.equal((await runGit(['clone', '-q', url, dir])).code, 0);
-    const h = (await runGit(['rev-parse', 'HEAD'], dir)).stdout.trim();
-    fs.writeFileSync(path.join(dir, 'b.txt'), 'b\n');
-    await runGit(['add', 'b.txt'], dir);
-    await runGit(['commit', '-qm', 'b'], dir);
-    const c1 = (await runGit(['rev-parse', 'HEAD'], dir)).stdout.trim();
+    const { dir, url, h, c1 } = await projectWithCommit('inject');
     const body = Buffer.concat([
       pkt(`${'0'.repeat(40)} ${c1} refs/heads/x\n${h} ${c1} refs/heads/main\0report-status`),
       Buffer.from('0000'),
       await packOf(dir, `${c1}\n^${h}\n`),
     ]);
-    const res = await fetch(`http://${host}/alice/inject.git/git-receive-pack`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from(`oauth2:${alice.token}`).toString('base64')}`,
-        'content-type': 'application/x-git-receive-pack-request',
-      },
-      body,
-    });
-    assert.equal(res.status, 403);
+    assert.equal((await receivePack('alice/inject.git', body)).status, 403);
     const refs = await runGit(['ls-remote', url]);
     assert.deepEqual(refs.stdout.trim().split('\n'), [`${h}\tHEAD`, `${h}\trefs/heads/main`]);
   });
