@@ -492,9 +492,9 @@ describe('projects API', () => {
       await t.ok('DELETE', `/projects/${p.id}`, alice.token, undefined, 202);
     });
 
-    it('search= with a long text against long descriptions answers in time linear in them (SQLite)', async () => {
+    it('search= with a long text against long descriptions answers in time linear in them', async () => {
       // SQLite's LIKE '%text%' backtracks: this search took about 2.5 ms a description, on the event loop.
-      // PostgreSQL's does too (about 4 ms), off it, as GitLab's ILIKE would on a description its trigrams pass.
+      // PostgreSQL's does too (about 4 ms a description, 817 ms in all), in the database server.
       const description = `${'a'.repeat(1999)}c`;
       const made: number[] = [];
       for (let i = 0; i < 200; i++)
@@ -503,7 +503,7 @@ describe('projects API', () => {
       const found = await paths(`&search=${'a'.repeat(1998)}b`, bob.token);
       const ms = performance.now() - start;
       assert.deepEqual([...found], []);
-      if (TEST_DB === 'sqlite') assert.ok(ms < 150, `${ms.toFixed(0)} ms`);
+      assert.ok(ms < (TEST_DB === 'sqlite' ? 150 : 300), `${ms.toFixed(0)} ms`);
       assert.deepEqual([...(await paths(`&search=${'a'.repeat(1998)}c&owned=true`, bob.token))].length, 100);
       for (const id of made) await t.ok('DELETE', `/projects/${id}`, bob.token, undefined, 202);
     });
