@@ -204,15 +204,15 @@ export function containsText(
   if (dialect === 'sqlite' && where === 'anywhere') return sql<boolean>`instr(${lowered}, ${lowerText}) > 0`;
   if (dialect === 'sqlite' && where === 'suffix' && lowerText !== '')
     return sql<boolean>`substr(${lowered}, ${-[...lowerText].length}) = ${lowerText}`;
-  const escape = (t: string) => t.replace(/[\\%_]/g, (c) => `\\${c}`);
-  const escaped = escape(lowerText);
+  const escapeLike = (t: string) => t.replace(/[\\%_]/g, (c) => `\\${c}`);
+  const escaped = escapeLike(lowerText);
   if (where === 'anywhere' && lowerText.length > LIKE_PIECE_CHARS) {
     const pieces = [...lowerText].reduce<string[]>((out, c, i) => {
       if (i % LIKE_PIECE_CHARS === 0) out.push('');
       out[out.length - 1] += c;
       return out;
     }, []);
-    const pattern = `%${pieces.map(escape).join('%')}%`;
+    const pattern = `%${pieces.map(escapeLike).join('%')}%`;
     return sql<boolean>`(${lowered} LIKE ${pattern} ESCAPE '\\' AND strpos(${lowered}, ${lowerText}) > 0)`;
   }
   const pattern = where === 'suffix' ? `%${escaped}` : where === 'prefix' ? `${escaped}%` : `%${escaped}%`;
