@@ -235,6 +235,9 @@ export async function updateProject(
       if (current && !visibilityAllowedUnder(current, visibility))
         throw invalidFields(namespaceVisibilityError(visibility, current));
     }
+    // Deleted since it was read (a delete answers 202 and goes on after it; the read may be a cached copy):
+    // 404, as a read would answer now, not the update's missing row.
+    if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
     return tx.projects.update(ctx.project.id, { ...set, last_activity_at: nowIso() });
   });
   return { ...ctx, project };
