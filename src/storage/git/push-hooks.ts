@@ -109,7 +109,7 @@ export class PushHooks {
  * it; git refuses such names too, after the hook. A push with a newline in a name is refused before git
  * runs (push-commands.ts); this holds whatever reaches the hook.
  */
-export function parseUpdates(input: Buffer): RefUpdate[] | string {
+function parseUpdates(input: Buffer): RefUpdate[] | string {
   if (input.length === 0 || input[input.length - 1] !== 0x0a) return 'the push sent no ref updates git could read';
   const updates: RefUpdate[] = [];
   const refs = new Set<string>();

@@ -741,7 +741,6 @@ export class GitRepository {
     await this.countRefMove();
     const created = moves.filter((m) => m.old === null && m.new !== null);
     if (created.length) {
-      await this.lockRefs();
       await refuseNameClashes(await this.refs(), created);
       for (let start = 0; start < created.length; start += INSERT_BATCH) {
         const batch = created.slice(start, start + INSERT_BATCH);
@@ -797,20 +796,19 @@ export class GitRepository {
   }
 
   /**
-   * Refuses a new ref that would be a folder of an existing one or inside one. The repository's row is
-   * written first (to itself): on PostgreSQL that locks it until the transaction ends, so two nodes creating
-   * `x` and `x/y` at once take turns and the second sees the first (SQLite's writers take turns anyway).
-   */
-  /**
-   * The repository's row, locked for the transaction: two writers creating refs create them one after the
-   * other, and a write that reads a branch then moves it (a file write's last try) reads it after the other's.
+   * The repository's row, locked for the transaction, as every ref move locks it first (countRefMove): a write
+   * that reads a branch and then moves it (a file write's last try) reads it after any other writer's move.
    */
   async lockRefs(): Promise<void> {
     await this.db.updateTable('git_repositories').set({ writes: sql`writes` }).where('id', '=', this.id).execute();
   }
 
+  /**
+   * Refuses a new ref that would be a folder of an existing one or inside one. Its caller counted the move
+   * first, which locks the repository's row until the transaction ends: two nodes creating `x` and `x/y` at
+   * once take turns and the second sees the first (SQLite's writers take turns anyway).
+   */
   private async refuseNameClash(name: string): Promise<void> {
-    await this.lockRefs();
     const folders = refFolders(name);
     const inside = `${name}/`;
     const clash = await this.db
