@@ -451,7 +451,7 @@ const GIT_TEST_ENV = {
  */
 export const gitSync =
   (dir: string) =>
-  (args: string[], input?: string): string =>
+  (args: string[], input?: string | Buffer): string =>
     execFileSync('git', args, { cwd: dir, input, encoding: 'utf8', env: GIT_TEST_ENV }).trim();
 /**
  * The git client, asynchronously (a server in this process must keep answering meanwhile), as a fixed

@@ -2,8 +2,15 @@
 // per write, its objects and the branch's compare-and-swap in one transaction.
 import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
-import { type GitObject, ObjectWriter, type PreparedBlob, prepareBlob, type TreeFile } from '../storage/git/objects.ts';
+import {
+  deflateOffLoop,
+  type GitObject,
+  ObjectWriter,
+  type PreparedBlob,
+  prepareBlob,
+} from '../storage/git/objects.ts';
 import { withUploads } from '../storage/git/object-parts.ts';
+import { type PathEntry, TreePath } from '../storage/git/tree-path.ts';
 import {
   type CommitInfo,
   type GitRepository,
@@ -14,7 +21,7 @@ import {
   TreeTooLarge,
 } from '../storage/git/repository.ts';
 import { Failure, notFound } from './failure.ts';
-import { hasFileDirectoryClash, isValidGitPath } from './paths.ts';
+import { isValidGitPath } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
 import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
 import type { PageWindow } from '../storage/db/page.ts';
@@ -137,31 +144,26 @@ async function planWrite(repo: GitRepository, w: FileWrite, prepared: PreparedBl
     if (!start) throw badRequest(NOT_ON_BRANCH);
     parent = start;
   }
-  const files = new Map<string, TreeFile>();
-  if (parent)
-    for (const e of await repo.listTree(parent).catch(tooLarge))
-      files.set(e.path, { path: e.path, blobId: e.id, mode: e.mode });
+  // Only the trees on the file's path are read and written again: a write to a branch of 40,000 files flattened
+  // and rebuilt all of them, 0.3-0.5 s of the event loop's time.
+  const path = await TreePath.read(repo, parent && (await repo.commit(parent)).tree, w.filePath);
+  const { state } = path;
+  if (w.action === 'create' && state.kind !== 'none')
+    throw badRequest(state.kind === 'directory' ? DIRECTORY_EXISTS : FILE_EXISTS);
+  if (w.action !== 'create' && state.kind !== 'file') throw badRequest(FILE_MISSING);
   const writer = new ObjectWriter();
-  const exists = files.has(w.filePath);
-  if (w.action === 'create' && exists) throw badRequest(FILE_EXISTS);
-  if (w.action !== 'create' && !exists) throw badRequest(FILE_MISSING);
-  if (w.action === 'delete') files.delete(w.filePath);
-  else {
-    const previous = files.get(w.filePath);
-    const mode =
-      w.executeFilemode === undefined ? (previous?.mode ?? '100644') : w.executeFilemode ? '100755' : '100644';
-    files.set(w.filePath, { path: w.filePath, blobId: writer.blob(w.content!, prepared), mode });
-  }
-  // Gitaly's answers when the path and an existing entry would be both a file and a directory.
-  if (hasFileDirectoryClash(files.keys())) {
-    throw badRequest([...files.keys()].some((p) => p.startsWith(`${w.filePath}/`)) ? DIRECTORY_EXISTS : FILE_EXISTS);
+  let entry: PathEntry | null = null;
+  if (w.action !== 'delete') {
+    const previousMode = state.kind === 'file' ? state.mode : '100644';
+    const mode = w.executeFilemode === undefined ? previousMode : w.executeFilemode ? '100755' : '100644';
+    entry = { id: writer.blob(w.content!, prepared), mode };
   }
   if (Buffer.byteLength(w.message) > MAX_COMMIT_BYTES - 64 * 1024)
     throw new Failure(
       'bad_request_param',
       `commit_message is too long (maximum is ${(MAX_COMMIT_BYTES - 64 * 1024) / 1024} KB)`,
     );
-  const tree = await writer.tree([...files.values()]);
+  const tree = path.write(writer, entry);
   const commit = writer.commit({
     tree,
     parent,
@@ -176,7 +178,7 @@ async function planWrite(repo: GitRepository, w: FileWrite, prepared: PreparedBl
     const limit = oversized.type === 'tree' ? MAX_TREE_BYTES : MAX_COMMIT_BYTES;
     throw badRequest(`The ${oversized.type} would be larger than the allowed size of ${limit / 1024 / 1024} MB`);
   }
-  return { target, empty, commit, objects };
+  return { target, empty, commit, objects: await deflateOffLoop(objects) };
 }
 
 /** Stores a planned commit and moves its branch, in the caller's transaction; RefConflict if it moved since. */

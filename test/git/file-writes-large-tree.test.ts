@@ -5,6 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, gitSync, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { busyShareDuring } from '../stall.ts';
 
 const FILES = 40_000;
 
@@ -12,7 +13,7 @@ describe(`file writes to a branch of ${FILES.toLocaleString('en')} files`, () =>
   let t: TestApp;
   let project: { id: number };
   const write = (path: string) =>
-    t.api('POST', `/projects/${project.id}/repository/files/${path}`, ROOT_TOKEN, {
+    t.api('POST', `/projects/${project.id}/repository/files/${encodeURIComponent(path)}`, ROOT_TOKEN, {
       branch: 'main',
       commit_message: `add ${path}`,
       content: path,
@@ -47,6 +48,17 @@ describe(`file writes to a branch of ${FILES.toLocaleString('en')} files`, () =>
     // Worked out in the transaction, on SQLite the first create waited for the whole write and was the only one.
     const seen = `${waits.length} creates in ${writeMs.toFixed(0)} ms, the longest ${Math.max(...waits).toFixed(0)} ms`;
     assert.ok(waits.length >= 3, seen);
+  });
+
+  it('reads and writes only the trees on its path: the event loop busy tens of milliseconds, not hundreds', async () => {
+    await write('warm-2.txt');
+    for (const path of ['busy.txt', 'deep/er/busy.txt']) {
+      const { answer, share, ms } = await busyShareDuring(() => write(path));
+      assert.equal(answer.statusCode, 201, answer.body);
+      // Flattening the 40,000 files and building every tree again kept it busy 300-500 ms.
+      const busyMs = share * Number(ms);
+      assert.ok(busyMs < 100, `${path}: busy ${busyMs.toFixed(0)} ms of ${ms}`);
+    }
   });
 
   it('takes writes racing on the branch, each on top of the others', async () => {

@@ -505,7 +505,7 @@ describe('git over HTTP with the real git client', () => {
     await ok(['push', '-q', 'origin', '--delete', 'clash'], { cwd: d });
   });
 
-  it('a tree of a million paths made of three small trees is refused whole (400), not listed into memory', async () => {
+  it('a tree of a million paths made of three small trees: its listing refused whole (400), a file written beside it', async () => {
     const d = dir('tree-bomb');
     await ok(['clone', '-q', url(pub.path, users.dev.token), d]);
     const run = (args: string[], input?: string) =>
@@ -532,7 +532,12 @@ describe('git over HTTP with the real git client', () => {
       content: 'new',
       commit_message: 'new',
     });
-    assert.deepEqual([write.statusCode, write.json], [400, { message: 'Tree is too large: more than 50000 entries' }]);
+    // A write reads and writes only the trees on its path, as Gitaly does: the million paths stay as they were.
+    assert.equal(write.statusCode, 201, write.body);
+    const written = await t.api('GET', `/projects/${pub.id}/repository/files/new.txt/raw?ref=bomb`, ROOT_TOKEN);
+    assert.deepEqual([written.statusCode, written.body], [200, 'new']);
+    const deep = await t.api('GET', `/projects/${pub.id}/repository/files/e99%2Fe42%2Fe07?ref=bomb`, ROOT_TOKEN);
+    assert.deepEqual([deep.statusCode, deep.json.blob_id], [200, run(['rev-parse', `${commit}:e99/e42/e07`])]);
     await ok(['push', '-q', 'origin', '--delete', 'bomb'], { cwd: d });
     // One directory of 50,001 files: too large to list, but each file is found along its path.
     const blob = run(['hash-object', '-w', '--stdin'], 'wide\n');

@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, type TestApp, turns } from '../helper.ts';
+import { createTestApp, gitSync, type TestApp, turns } from '../helper.ts';
 
 const FORBIDDEN = { message: '403 Forbidden' };
 const NO_PROJECT = { message: '404 Project Not Found' };
@@ -235,6 +235,110 @@ describe('project repository files API', () => {
     assert.equal(del.body, '');
     assert.equal((await log(P))[0], 'DEV <dev@example.com>|remove tmp');
     assert.deepEqual((await t.api('GET', `${file(P, 'dir/tmp.txt')}?ref=main`, dev.token)).json, NO_FILE);
+  });
+
+  it("a write changes only its path's entries: other names keep their bytes, git's order holds, emptied folders go", async () => {
+    const id = await project({ path: 'kept-bytes', initialize_with_readme: true });
+    const repo = gitSync(await gitDir(id));
+    const blob = repo(['hash-object', '-w', '--stdin'], 'x\n');
+    const inner = repo(['mktree'], `100644 blob ${blob}\tx\n`);
+    // caf\xe9.txt: a name in Latin-1, as a push from an old client may bring; git stores names as bytes.
+    const rootList = Buffer.concat([
+      Buffer.from(`100644 blob ${blob}\tREADME.md\n100644 blob ${blob}\ta-b\n040000 tree ${inner}\ta\n`),
+      Buffer.from(`100644 blob ${blob}\ta0\n100644 blob ${blob}\tcaf`),
+      Buffer.from([0xe9]),
+      Buffer.from('.txt\n'),
+    ]);
+    const tree = repo(['mktree'], rootList);
+    repo(['update-ref', 'refs/heads/main', repo(['commit-tree', tree, '-p', 'main', '-m', 'pushed'])]);
+    await t.importGitDir('project', id);
+
+    for (const [method, p, status] of [
+      ['POST', 'a.txt', 201], // between a-b and a/ in git's order
+      ['POST', 'a/y', 201],
+      ['PUT', 'a0', 200],
+      ['POST', 'z/deep/new', 201],
+      ['DELETE', 'z/deep/new', 204],
+    ] as const) {
+      const body = { branch: 'main', commit_message: `${method} ${p}`, ...(method === 'DELETE' ? {} : { content: p }) };
+      const res = await t.api(method, file(id, p), alice.token, body);
+      assert.equal(res.statusCode, status, `${method} ${p}: ${res.body}`);
+    }
+    const listed = execFileSync('git', ['--git-dir', await gitDir(id), 'ls-tree', '-r', '-z', '--name-only', 'main']);
+    const names = listed.toString('latin1').split('\0').filter(Boolean);
+    assert.deepEqual(names, ['README.md', 'a-b', 'a.txt', 'a/x', 'a/y', 'a0', 'caf\xe9.txt']);
+    assert.equal(await git(id, 'rev-parse', 'main:a/x'), blob);
+    assert.equal(await git(id, 'rev-parse', 'main:a0'), repo(['hash-object', '--stdin'], 'a0'));
+  });
+
+  it("a run of writes makes the tree git's own index makes for the same changes; clashes answer as Gitaly", async () => {
+    const id = await project({ path: 'same-trees' });
+    const oracle = gitSync(fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-tree-oracle-')));
+    oracle(['init', '-q']);
+    // Names that git's order puts around a directory's '/' (a-b, a.b, a/, a0), and bytes beyond ASCII.
+    const pool = ['a', 'a-b', 'a.b', 'a0', 'ab', 'b', 'é.txt', 'sp ace', 'a/b', 'a/b.c', 'a/b/c', 'a.b/x', 'z/y/x/w'];
+    const files = new Map<string, string>(); // path → content, as the branch should hold it
+    const seen = new Map<string, number>();
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return Math.floor(seed / 65536) % n; // the high bits: a small modulus of the low ones repeats soon
+    };
+    for (let step = 0; step < 60; step++) {
+      const p = pool[next(pool.length)];
+      const below = [...files.keys()].some((f) => p.startsWith(`${f}/`));
+      const above = [...files.keys()].some((f) => f.startsWith(`${p}/`));
+      const action = files.has(p) ? (next(3) ? 'update' : 'delete') : 'create';
+      const content = `${p} at ${step}\n`;
+      const executable = next(4) === 0;
+      const method = { create: 'POST', update: 'PUT', delete: 'DELETE' }[action];
+      const body = {
+        branch: 'main',
+        commit_message: `${action} ${p}`,
+        ...(action === 'delete' ? {} : { content, ...(executable ? { execute_filemode: true } : {}) }),
+      };
+      const res = await t.api(method, file(id, p), alice.token, body);
+      const what = below
+        ? 'below a file'
+        : above
+          ? 'a directory'
+          : `${action}${executable && action !== 'delete' ? ' +x' : ''}`;
+      seen.set(what, (seen.get(what) ?? 0) + 1);
+      if (below || above) {
+        assert.deepEqual(
+          [res.statusCode, res.json],
+          [400, { message: `A ${below ? 'file' : 'directory'} with this name already exists` }],
+          p,
+        );
+        continue;
+      }
+      assert.equal(res.statusCode, { create: 201, update: 200, delete: 204 }[action], `${method} ${p}: ${res.body}`);
+      if (action === 'delete') {
+        files.delete(p);
+        oracle(['update-index', '--force-remove', p]);
+      } else {
+        files.set(p, content);
+        const blob = oracle(['hash-object', '-w', '--stdin'], content);
+        const mode = executable
+          ? '100755'
+          : action === 'update'
+            ? oracle(['ls-files', '-s', p]).split(' ')[0]
+            : '100644';
+        oracle(['update-index', '--add', '--cacheinfo', `${mode},${blob},${p}`]);
+      }
+      if (step % 10 === 9 || step === 59)
+        assert.equal(await git(id, 'rev-parse', 'main^{tree}'), oracle(['write-tree']), `after ${method} ${p}`);
+    }
+    // The run went through every case.
+    assert.deepEqual([...seen.keys()].sort(), [
+      'a directory',
+      'below a file',
+      'create',
+      'create +x',
+      'delete',
+      'update',
+      'update +x',
+    ]);
   });
 
   it('start_branch creates a new branch from an existing one; a missing branch without it is refused', async () => {

@@ -200,6 +200,20 @@ function deflateOptions(size: number): zlib.ZlibOptions {
 export const deflateLevel = (size: number) =>
   size > 1 << 20 ? zlib.constants.Z_BEST_SPEED : zlib.constants.Z_DEFAULT_COMPRESSION;
 
+/** Bodies from this size on are deflated in Node's thread pool by deflateOffLoop (a 1 MiB tree: about 20 ms). */
+const OFF_LOOP_DEFLATE_BYTES = 64 * 1024;
+
+/** The large bodies among `objects` deflated off the event loop, so that storing them does not deflate them on it. */
+export async function deflateOffLoop(objects: GitObject[]): Promise<GitObject[]> {
+  return Promise.all(
+    objects.map(async (o) =>
+      o.deflated || o.parts !== undefined || o.body.length < OFF_LOOP_DEFLATE_BYTES
+        ? o
+        : { ...o, deflated: await deflateAsync(o.body, deflateOptions(o.body.length)) },
+    ),
+  );
+}
+
 /** Git refuses '<', '>' and newlines inside identities; GitLab strips them the same way. */
 function cleanIdentity(value: string): string {
   return value.replace(/[<>\n\r\0]/g, '').trim() || 'unknown';
