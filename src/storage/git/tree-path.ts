@@ -122,8 +122,10 @@ function find(body: Buffer, name: Buffer, directory: boolean): Level {
   let insertAt = -1;
   for (let at = 0; at < body.length; ) {
     const space = body.indexOf(0x20, at);
-    const nul = body.indexOf(0, space);
+    const nul = space === -1 ? -1 : body.indexOf(0, space);
     const end = nul + 21;
+    // Pushes are checked by receive.fsckObjects; a damaged tree from elsewhere must not send the loop back.
+    if (nul === -1 || end > body.length) throw new Error('a tree entry without its name or id');
     const nameLength = nul - space - 1;
     if (nameLength === name.length && body.compare(name, 0, name.length, space + 1, nul) === 0) {
       entry = { start: at, end };
