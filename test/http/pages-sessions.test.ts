@@ -189,6 +189,19 @@ describe('signing in to the pages', () => {
       payload: multibyte.toString(),
     });
     assert.equal(wide.statusCode, 422);
+    // A field sent as a hash or a list is no login or password: 401, not a 500.
+    for (const fields of ['login[a]=member&password=x', `login=member&password[][a]=${encodeURIComponent(PASSWORD)}`]) {
+      const g = await form();
+      const odd = await t.request({
+        method: 'POST',
+        url: '/users/sign_in',
+        token: null,
+        headers: { cookie: g.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `authenticity_token=${encodeURIComponent(g.token)}&${fields}`,
+      });
+      assert.equal(odd.statusCode, 401, fields);
+      assert.match(odd.body, /Invalid login or password\./);
+    }
   });
 
   it('signing out ends the session on the server, not only in the browser', async () => {

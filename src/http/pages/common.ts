@@ -63,6 +63,9 @@ export const copyField = (id: string, label: string, value: string) =>
 
 /** The clone URL, to copy. */
 export const cloneField = (url: string) => copyField('clone-url', 'Clone with HTTPS', url);
+/** A form field's text: '' for a field sent as a list or a hash (`login[a]=x`), as for one not sent. */
+export const formText = (value: unknown): string => (typeof value === 'string' ? value : '');
+
 /** The `search` query parameter of a page (a string, else none): the search page's, and its header box's. */
 export function pageSearchText(request: FastifyRequest): string {
   const value = (request.query as Record<string, unknown>).search;

@@ -10,6 +10,7 @@ import { getSettings } from '../../domain/settings.ts';
 import { html } from '../views/html.ts';
 import { sendFailurePage, sendPage } from './layout.ts';
 import { checkFormPost } from './form-token.ts';
+import { formText } from './common.ts';
 import { OIDC_START_PATH } from '../oidc-relying-party.ts';
 
 const SESSION_COOKIE = '_snippetd_session';
@@ -160,8 +161,9 @@ export async function sessionRoutes(app: FastifyInstance) {
     if (!signInFormTokenMatches(request)) return signInForm(request, reply, 422, returnTo, MESSAGES.expired);
     // GitLab's 403 for a password sign-in while password authentication for the web is off.
     if (!(await passwordSignInAllowed(request))) return signInForm(request, reply, 403, returnTo, MESSAGES.passwordOff);
-    const result = await signIn(request.server.store, String(form.login ?? ''), String(form.password ?? ''));
-    if (!result.ok) return signInForm(request, reply, 401, returnTo, MESSAGES[result.reason], String(form.login ?? ''));
+    const login = formText(form.login);
+    const result = await signIn(request.server.store, login, formText(form.password));
+    if (!result.ok) return signInForm(request, reply, 401, returnTo, MESSAGES[result.reason], login);
     return reply.header('Set-Cookie', signedInCookies(request, result.token)).redirect(locationOf(returnTo), 303);
   });
 
