@@ -649,4 +649,57 @@ describe('snippet forms', () => {
     assert.doesNotMatch(res.body, /file-0-content-error/);
     assert.ok(res.body.length < 100_000, `${res.body.length} characters`);
   });
+
+  it("shows a form of at most the instance's file rows and 8 MB of text, however many and whatever characters are sent", async () => {
+    // A megabyte of '"' escapes to six: 45 such rows made a 283 MB page (helper-61).
+    const quotes = '"'.repeat(1024 * 1024 - 1);
+    const rows = Array.from({ length: 14 }, (_, n): [string, string][] => [
+      [`files[${n}][file_path]`, `q${n}.txt`],
+      [`files[${n}][content]`, quotes],
+    ]).flat();
+    const res = await submit('/-/snippets/new', aliceCookie, [['title', 'Quotes'], ...rows, ['preview', '1']]);
+    assert.equal(res.statusCode, 200);
+    assert.ok(res.body.length < 10 * 1024 * 1024, `${res.body.length} characters`);
+    // The instance's 10 files and one more, which a save refuses with the API's message.
+    assert.equal(res.body.match(/<fieldset class="snippet-file">/g)?.length, 11);
+    const shown = Array.from({ length: 11 }, (_, n) => textarea(res.body, `files[${n}][content]`));
+    assert.deepEqual(
+      shown.map((text) => (text === quotes ? 'shown' : text)),
+      ['shown', ...Array(10).fill('')], // 6 MB escaped: a second would pass 8
+    );
+    assert.match(
+      res.body,
+      /<p class="field-error" id="file-1-content-error">The form shows at most 8 MB of text, so it is not shown again: paste it again and save at once, or add the file with the API or git\.<\/p>/,
+    );
+    const saved = await submit('/-/snippets/new', aliceCookie, [['title', 'Quotes'], ...rows]);
+    assert.equal(saved.statusCode, 422);
+    assert.match(saved.body, /Repository Error creating the snippet - Snippet can&#39;t have more than 10 files/);
+  });
+
+  it('an edit form keeps the files past its 8 MB of text as they are, and a save leaves them so', async () => {
+    const quotes = (n: number) => `${n}${'"'.repeat(1024 * 1024 - 2)}`;
+    const files = Array.from({ length: 4 }, (_, n) => ({ file_path: `q${n}.txt`, content: quotes(n) }));
+    const snippet = await t.must('POST', '/snippets', alice.token, { title: 'Quotes', visibility: 'private', files });
+    const form = await page(`/-/snippets/${snippet.id}/edit`, aliceCookie);
+    assert.equal(form.statusCode, 200);
+    assert.ok(form.body.length < 10 * 1024 * 1024, `${form.body.length} characters`);
+    assert.equal(textarea(form.body, 'files[0][content]'), quotes(0));
+    assert.equal(textarea(form.body, 'files[1][content]'), undefined); // 6 MB escaped: a second would pass 8
+    assert.match(form.body, /The form shows at most 8 MB of text: it is kept as it is\. You can rename or delete it\./);
+    const fields: [string, string][] = [
+      ['title', 'Quotes edited'],
+      ['base_version', hidden(form.body, 'base_version')!],
+      ...files.flatMap((f, n): [string, string][] => [
+        [`files[${n}][previous_path]`, f.file_path],
+        [`files[${n}][file_path]`, f.file_path],
+        ...(n === 0 ? [['files[0][content]', 'edited'] as [string, string]] : []),
+      ]),
+    ];
+    const saved = await submit(`/-/snippets/${snippet.id}/edit`, aliceCookie, fields);
+    assert.equal(saved.statusCode, 303, saved.body.slice(0, 500));
+    for (const [n, expected] of ['edited', quotes(1), quotes(2), quotes(3)].entries()) {
+      const raw = await t.api('GET', `/snippets/${snippet.id}/files/main/q${n}.txt/raw`, alice.token);
+      assert.equal(raw.body, expected, `q${n}.txt`);
+    }
+  });
 });

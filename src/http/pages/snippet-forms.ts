@@ -41,8 +41,8 @@ interface FileRow {
    * can be renamed or deleted, not edited here). A long text posted stays UTF-8 bytes (Utf8Text) until saved.
    */
   content: Text | null;
-  /** Why a file is kept as it is. */
-  kept?: 'binary' | 'too large';
+  /** Why a file is kept as it is: past FORM_TEXT_HTML is a text the form had no room left for. */
+  kept?: 'binary' | 'too large' | 'no room';
   remove: boolean;
 }
 
@@ -85,8 +85,11 @@ const SHORT_FIELD_BYTES = 64 * 1024;
 
 const byteLength = (text: Text) => (text instanceof Utf8Text ? text.bytes.length : Buffer.byteLength(text));
 
-/** The rows as the form sent them, in their order (Rack's files[<n>][…] nesting). */
-function rowsOf(fields: Record<string, unknown>): FileRow[] {
+/**
+ * The rows as the form sent them, in their order (Rack's files[<n>][…] nesting), at most `maxRows`: one past the
+ * instance's file count, so that a save still gets the API's message (45 rows were shown back, 283 MB).
+ */
+function rowsOf(fields: Record<string, unknown>, maxRows: number): FileRow[] {
   const files = fields.files;
   const entries = Array.isArray(files)
     ? files.map((f, i) => [String(i), f] as const)
@@ -95,6 +98,7 @@ function rowsOf(fields: Record<string, unknown>): FileRow[] {
       : [];
   return entries
     .filter(([, f]) => isHash(f))
+    .slice(0, maxRows)
     .map(([, f]) => {
       const row = f as Record<string, unknown>;
       return {
@@ -106,14 +110,14 @@ function rowsOf(fields: Record<string, unknown>): FileRow[] {
     });
 }
 
-function valuesOf(request: FastifyRequest, fallback: Visibility): FormValues {
+function valuesOf(request: FastifyRequest, fallback: Visibility, maxFiles: number): FormValues {
   const fields = formFields(request);
   return {
     title: text(fields.title),
     description: fieldText(fields.description) ?? '',
     // A form without the field (no level chosen) keeps the default, or the snippet's own level.
     visibility: fields.visibility === undefined ? fallback : text(fields.visibility),
-    files: rowsOf(fields),
+    files: rowsOf(fields, maxFiles + 1),
   };
 }
 
@@ -150,8 +154,18 @@ function fieldError(errors: FieldErrors, field: string, id: string): Html {
 const describedBy = (errors: FieldErrors, field: string, id: string) =>
   errors[field]?.length ? trusted(` aria-invalid="true" aria-describedby="${id}-error"`) : '';
 
-const keptNote = (row: FileRow) =>
-  row.kept === 'too large' ? `Larger than ${humanSize(MAX_DISPLAYED_BYTES)}, too large to edit here` : 'Binary file';
+/**
+ * The escaped text one form shows, all its textareas together (and as much again for the other version of a
+ * refused save): a megabyte of '"' escapes to six, and ten such files made a 63 MB edit form.
+ */
+const FORM_TEXT_HTML = 8 * 1024 * 1024;
+
+const KEPT_NOTES: Record<NonNullable<FileRow['kept']>, string> = {
+  binary: 'Binary file',
+  'too large': `Larger than ${humanSize(MAX_DISPLAYED_BYTES)}, too large to edit here`,
+  'no room': `The form shows at most ${humanSize(FORM_TEXT_HTML)} of text`,
+};
+const keptNote = (row: FileRow) => KEPT_NOTES[row.kept ?? 'binary'];
 
 /**
  * The form's fields, as the API's parameter names (so one validation serves both); `files[<n>]` index the
@@ -210,6 +224,23 @@ interface ShownTexts {
 async function shownText(text: Text | null, limit = MAX_DISPLAYED_BYTES): Promise<Html | null> {
   if (text === null || savedLength(text) > limit) return null;
   return trusted(await escapedHtml(text.toString()));
+}
+
+/**
+ * Each text escaped (shownText) while they fit in `room` characters together, in order: null for one too large
+ * to show, or with `noRoom` set for one past the room left.
+ */
+async function shownTexts(texts: (Text | null)[], room: number) {
+  const shown: (Html | null)[] = [];
+  const noRoom: boolean[] = [];
+  for (const text of texts) {
+    const escaped = await shownText(text);
+    const fits = escaped !== null && escaped.text.length <= room;
+    if (fits) room -= escaped.text.length;
+    shown.push(fits ? escaped : null);
+    noRoom.push(escaped !== null && !fits);
+  }
+  return { shown, noRoom };
 }
 
 /**
@@ -300,17 +331,26 @@ const snippetsHome = (projectPath: string | null) =>
  * shows is not shown again: its field says so, unless a message of the write already does.
  */
 async function formOf(request: FastifyRequest, page: FormPage, values: FormValues, errors: FieldErrors) {
-  const shown = {
-    description: await shownText(values.description, MAX_DESCRIPTION_BYTES),
-    contents: await Promise.all(values.files.map((row) => shownText(row.content))),
-  };
+  const description = await shownText(values.description, MAX_DESCRIPTION_BYTES);
+  const texts = await shownTexts(
+    values.files.map((row) => row.content),
+    FORM_TEXT_HTML - (description?.text.length ?? 0),
+  );
+  const shown = { description, contents: texts.shown };
   const shownErrors = { ...errors };
   if (shown.description === null && !shownErrors.description)
     shownErrors.description = [descriptionTooLong(byteLength(values.description))];
-  values.files.forEach((row, n) => {
+  // A stored file the form has no room for is kept as it is; a posted text is not shown again, and says why.
+  const files = values.files.map((row, n) =>
+    request.method === 'GET' && row.previousPath !== null && texts.noRoom[n]
+      ? { ...row, content: null, kept: 'no room' as const }
+      : row,
+  );
+  files.forEach((row, n) => {
     if (row.content !== null && shown.contents[n] === null && !shownErrors[`files.${n}.content`])
-      shownErrors[`files.${n}.content`] = [NOT_SHOWN_AGAIN];
+      shownErrors[`files.${n}.content`] = [texts.noRoom[n] ? NO_ROOM_AGAIN : NOT_SHOWN_AGAIN];
   });
+  values = { ...values, files };
   const preview =
     request.method === 'POST' && pressed(request, 'preview') && shown.description !== null
       ? await markdownHtml(values.description.toString())
@@ -318,7 +358,9 @@ async function formOf(request: FastifyRequest, page: FormPage, values: FormValue
   return snippetForm(request, { ...page, preview }, values, shownErrors, shown);
 }
 
-const NOT_SHOWN_AGAIN = `Larger than ${humanSize(MAX_DISPLAYED_BYTES)}, too large to edit here, so it is not shown again: paste it again and save at once, or add the file with the API or git.`;
+const AGAIN = 'so it is not shown again: paste it again and save at once, or add the file with the API or git.';
+const NOT_SHOWN_AGAIN = `Larger than ${humanSize(MAX_DISPLAYED_BYTES)}, too large to edit here, ${AGAIN}`;
+const NO_ROOM_AGAIN = `The form shows at most ${humanSize(FORM_TEXT_HTML)} of text, ${AGAIN}`;
 
 // ---- New ----
 
@@ -356,7 +398,7 @@ async function newSnippet(request: FastifyRequest, reply: FastifyReply, projectP
     return show(200, { title: '', description: '', visibility: fallback, files: [emptyRow()] }, {});
 
   checkFormPost(request);
-  const values = valuesOf(request, fallback);
+  const values = valuesOf(request, fallback, page.maxFiles);
   if (!values.files.length) values.files.push(emptyRow());
   if (pressed(request, 'add_file')) return show(200, { ...values, files: [...values.files, emptyRow()] }, {});
   if (pressed(request, 'preview')) return show(200, values, {});
@@ -472,13 +514,16 @@ const values = (errors: FieldErrors) => Object.values(errors).flat();
 
 /** The snippet as it is now, shown above a refused form so the editor sees what changed. */
 async function theirVersion(snippet: Snippet, rows: FileRow[]): Promise<Html> {
-  const contents = await Promise.all(rows.map((row) => shownText(row.content)));
+  const { shown: contents, noRoom } = await shownTexts(
+    rows.map((row) => row.content),
+    FORM_TEXT_HTML,
+  );
   return html`<section class="theirs" aria-labelledby="theirs-heading">
 <h2 id="theirs-heading">The snippet as it is now</h2>
 <p class="meta">Title: <strong>${snippet.title}</strong> · <span class="badge">${snippet.visibility}</span></p>
 ${rows.map(
   (row, n) => html`<details><summary>${row.path}</summary>
-${contents[n] === null ? html`<p class="binary">${keptNote(row)}.</p>` : html`<pre class="code"><code>${contents[n]}</code></pre>`}</details>`,
+${contents[n] === null ? html`<p class="binary">${keptNote(noRoom[n] ? { ...row, kept: 'no room' } : row)}.</p>` : html`<pre class="code"><code>${contents[n]}</code></pre>`}</details>`,
 )}
 <p>Your version is kept in the form below. Saving it again replaces the snippet as it is now.</p>
 </section>`;
@@ -519,7 +564,15 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
   }
 
   checkFormPost(request);
-  const values = valuesOf(request, snippet.visibility);
+  const posted = valuesOf(request, snippet.visibility, page.maxFiles);
+  // A file the form kept as it is comes back without its text: why it was kept is the snippet's to say.
+  const keptReason = new Map(current.map((f) => [f.previousPath, f.kept ?? ('no room' as const)]));
+  const values = {
+    ...posted,
+    files: posted.files.map((row) =>
+      row.content === null && row.previousPath !== null ? { ...row, kept: keptReason.get(row.previousPath) } : row,
+    ),
+  };
   const baseVersion = text(formFields(request).base_version);
   if (pressed(request, 'add_file'))
     return show(200, { ...values, files: [...values.files, emptyRow()] }, {}, { baseVersion });
