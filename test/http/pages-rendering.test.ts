@@ -336,7 +336,7 @@ describe('a page holds at most 4 MB of rendered files', () => {
   });
   after(() => t.close());
 
-  it('shows files until they fill the page, then links the rest; the first is always shown; the embed too', async () => {
+  it('shows files until they fill the page, then links the rest; the first is always shown; an embed shows 1 MB', async () => {
     // Each file renders to about 2.3 MB of numbered lines: one fills most of the page.
     const big = 'a\n'.repeat(20_000);
     const snippet = await t.must('POST', '/snippets', ROOT_TOKEN, {
@@ -359,15 +359,26 @@ describe('a page holds at most 4 MB of rendered files', () => {
       await get(`${snippet.web_url}.js`),
     );
     assert.ok(embed, 'the embed script');
-    for (const body of [await get(snippet.web_url), JSON.parse(embed[1]) as string]) {
-      assert.ok(body.length < 4.5 * 1024 * 1024, `${body.length} bytes`);
-      // In git's order: one.txt (shown whole, though over the page's room alone), small.txt, three.txt, two.txt.
-      assert.ok(body.includes('id="file-1-L20000"'), 'one.txt shown whole');
-      assert.ok(body.includes('id="file-2-L1"'), 'small.txt shown');
-      for (const file of ['three.txt', 'two.txt']) assert.ok(body.includes(notShown(file)), file);
-      assert.ok(body.includes(`<div class="image"><img src="${snippet.web_url}/raw/main/z.png"`), 'z.png shown');
-      assert.ok(!body.includes(notShown('one.txt')) && !body.includes(notShown('small.txt')));
-    }
+    const body = await get(snippet.web_url);
+    assert.ok(body.length < 4.5 * 1024 * 1024, `${body.length} bytes`);
+    // In git's order: one.txt (shown whole, though over the page's room alone), small.txt, three.txt, two.txt.
+    assert.ok(body.includes('id="file-1-L20000"'), 'one.txt shown whole');
+    assert.ok(body.includes('id="file-2-L1"'), 'small.txt shown');
+    for (const file of ['three.txt', 'two.txt']) assert.ok(body.includes(notShown(file)), file);
+    assert.ok(body.includes(`<div class="image"><img src="${snippet.web_url}/raw/main/z.png"`), 'z.png shown');
+    assert.ok(!body.includes(notShown('one.txt')) && !body.includes(notShown('small.txt')));
+    // The embed, a guest on another site's page, shows 1 MB, its first file included: only small.txt and z.png.
+    const markup = JSON.parse(embed[1]) as string;
+    assert.ok(markup.length < 100_000, `${markup.length} characters`);
+    for (const file of ['one.txt', 'three.txt', 'two.txt'])
+      assert.ok(
+        markup.includes(
+          `<p class="too-large">This file is not shown: an embed shows at most 1 MB of files. You can <a href="${snippet.web_url}/raw/main/${file}">view it raw</a>`,
+        ),
+        file,
+      );
+    assert.ok(markup.includes('id="file-2-L1"'), 'small.txt shown');
+    assert.ok(markup.includes(`<div class="image"><img src="${snippet.web_url}/raw/main/z.png"`), 'z.png shown');
     // A first file over the page's room alone: a later file with text is not shown, an image (which adds no
     // rendering) is.
     const over = await t.must('POST', '/snippets', ROOT_TOKEN, {

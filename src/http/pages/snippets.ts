@@ -39,8 +39,8 @@ import { NO_ACCESS } from '../../domain/policy.ts';
 import { snippetActions } from './snippet-forms.ts';
 import { isWellFormedFullPath } from '../../domain/paths.ts';
 
-/** A file's view on this page: rendered, or not shown because the files before it fill the page. */
-type PageFileView = FileView | { kind: 'not_shown'; limit: number };
+/** A file's view on this page: rendered, or not shown because the files before it (or an embed's room) fill it. */
+type PageFileView = FileView | { kind: 'not_shown'; limit: number; embed: boolean };
 
 function fileBody(view: PageFileView, rawUrl: string, filePath: string): Html {
   switch (view.kind) {
@@ -51,7 +51,7 @@ function fileBody(view: PageFileView, rawUrl: string, filePath: string): Html {
     case 'too_large':
       return tooLargeToDisplay(view.limit, rawUrl, `${rawUrl}?inline=false`);
     case 'not_shown':
-      return html`<p class="too-large">This file is not shown: the files above it fill this page (${humanSize(view.limit)} of them). You can <a href="${rawUrl}">view it raw</a> or <a href="${rawUrl}?inline=false" download>download it</a>.</p>`;
+      return html`<p class="too-large">This file is not shown: ${view.embed ? `an embed shows at most ${humanSize(view.limit)} of files` : `the files above it fill this page (${humanSize(view.limit)} of them)`}. You can <a href="${rawUrl}">view it raw</a> or <a href="${rawUrl}?inline=false" download>download it</a>.</p>`;
     case 'markdown':
       return html`<div class="markdown">${trusted(view.html)}</div>
 <details class="source"><summary>Source</summary><pre><code>${trusted(view.sourceHtml)}</code></pre></details>`;
@@ -82,18 +82,25 @@ async function fileViews(store: Store, snippet: Snippet) {
  */
 const PAGE_FILES_HTML = 4 * 1024 * 1024;
 
+/**
+ * An embed's room, its first file included: the script carries its markup as one JSON string, made on the event
+ * loop (a first file of 8 MB rendered held it 120-315 ms at each request).
+ */
+const EMBED_FILES_HTML = 1024 * 1024;
+
 const viewSize = (view: FileView) =>
   view.kind === 'code' ? view.html.length : view.kind === 'markdown' ? view.html.length + view.sourceHtml.length : 0;
 
 async function fileSections(store: Store, snippet: Snippet, web: string, embed = false): Promise<Html[]> {
-  let room = PAGE_FILES_HTML;
+  const limit = embed ? EMBED_FILES_HTML : PAGE_FILES_HTML;
+  let room = limit;
   return (await fileViews(store, snippet)).map((file, i) => {
     const rawUrl = snippetFileRawUrl(web, snippet.default_branch, file.path);
     const size = viewSize(file.view);
     // A view that adds no rendering (an image, a binary or too large a file) is never held back.
-    const shown = i === 0 || size === 0 || size <= room;
+    const shown = (i === 0 && !embed) || size === 0 || size <= room;
     room -= shown ? size : 0;
-    const view: PageFileView = shown ? file.view : { kind: 'not_shown', limit: PAGE_FILES_HTML };
+    const view: PageFileView = shown ? file.view : { kind: 'not_shown', limit, embed };
     // A copy button only where the page holds the file's text, and there is some (not in the embed: it has
     // no script of ours to run it).
     const copyable = !embed && file.size > 0 && (view.kind === 'code' || view.kind === 'markdown');
