@@ -127,8 +127,10 @@ async function render(
 }
 
 /**
- * Rendered HTML kept by a key: at most MAX_KEPT entries and MAX_KEPT_BYTES of text (unless `limits` say
- * otherwise), the oldest going first.
+ * Rendered HTML kept by a key: at most MAX_KEPT entries and MAX_KEPT_BYTES (unless `limits` say otherwise),
+ * the oldest going first; and all of them together at most ALL_KEPT_BYTES, the largest giving up its oldest.
+ * `sizeOf` counts bytes: a string's length twice (a string with a character past Latin-1 takes two bytes a
+ * code unit, and two anonymous views of such files took 300 MB counted as 150).
  * Any rendering fits (the display limit bounds each one), so a large file is rendered once per node, not
  * once per view: rendering it is the costly part, keeping it is not.
  */
@@ -139,13 +141,38 @@ export class Kept<T> {
   constructor(
     private readonly sizeOf: (value: T) => number,
     private readonly limits = { entries: MAX_KEPT, bytes: MAX_KEPT_BYTES },
-  ) {}
+  ) {
+    allKept.caches.add(this as Kept<unknown>);
+  }
+
+  /** Forgets the oldest entry; false when there is none. */
+  private dropOldest(): boolean {
+    for (const [key, entry] of this.entries) {
+      this.forget(key, entry.bytes);
+      return true;
+    }
+    return false;
+  }
+
+  private forget(key: string, bytes: number) {
+    this.entries.delete(key);
+    this.bytes -= bytes;
+    allKept.bytes -= bytes;
+  }
+
+  /** Gives up the oldest entries of the caches holding most until all of them fit ALL_KEPT_BYTES. */
+  private static fitAll() {
+    while (allKept.bytes > ALL_KEPT_BYTES) {
+      let largest: Kept<unknown> | null = null;
+      for (const cache of allKept.caches) if (!largest || cache.bytes > largest.bytes) largest = cache;
+      if (!largest?.dropOldest()) return;
+    }
+  }
 
   get(key: string): T | undefined {
     const entry = this.entries.get(key);
     if (entry && entry.until < Date.now()) {
-      this.entries.delete(key);
-      this.bytes -= entry.bytes;
+      this.forget(key, entry.bytes);
       return undefined;
     }
     return entry?.value;
@@ -153,17 +180,15 @@ export class Kept<T> {
 
   /** `forMs`: how long it is kept at most (by default, until it is pushed out). */
   keep(key: string, value: T, forMs = Number.POSITIVE_INFINITY): T {
-    const bytes = this.sizeOf(value) + key.length;
+    const bytes = this.sizeOf(value) + 2 * key.length;
     if (bytes > this.limits.bytes) return value;
     const old = this.entries.get(key);
-    if (old) this.bytes -= old.bytes;
+    if (old) this.forget(key, old.bytes);
     this.entries.set(key, { value, bytes, until: Date.now() + forMs });
     this.bytes += bytes;
-    for (const [oldest, entry] of this.entries) {
-      if (this.entries.size <= this.limits.entries && this.bytes <= this.limits.bytes) break;
-      this.entries.delete(oldest);
-      this.bytes -= entry.bytes;
-    }
+    allKept.bytes += bytes;
+    while (this.entries.size > this.limits.entries || this.bytes > this.limits.bytes) this.dropOldest();
+    Kept.fitAll();
     return value;
   }
 }
@@ -171,6 +196,8 @@ const MAX_KEPT = 2000;
 /** How long a rendering abandoned over the budget is kept before a view tries again. */
 const ABANDONED_KEPT_MS = 60_000;
 const MAX_KEPT_BYTES = 128 * 1024 * 1024;
+const ALL_KEPT_BYTES = 160 * 1024 * 1024;
+const allKept = { bytes: 0, caches: new Set<Kept<unknown>>() };
 
 /**
  * Renderings of one key under way, so that many views of a file not rendered yet wait for one rendering
@@ -197,7 +224,7 @@ export class Rendering<T> {
  * waiting for a worker, and a file abandoned while the pool was busy renders on a later view.
  */
 const views = new Kept<FileView>(
-  (view) => ('html' in view ? view.html.length : 0) + ('sourceHtml' in view ? view.sourceHtml.length : 0),
+  (view) => 2 * (('html' in view ? view.html.length : 0) + ('sourceHtml' in view ? view.sourceHtml.length : 0)),
 );
 const viewRenderings = new Rendering<FileView>();
 const viewKey = (blobId: string, filePath: string, linePrefix: string, links?: RelativeLinks) =>
@@ -230,7 +257,7 @@ export async function viewOf(
  * same, and rendering a short description costs a page about a fifth of its time. Over the budget, the
  * text is shown as it is.
  */
-const descriptions = new Kept<string>((html) => html.length);
+const descriptions = new Kept<string>((html) => 2 * html.length);
 const descriptionRenderings = new Rendering<string>();
 
 export async function markdownHtml(text: string): Promise<string> {

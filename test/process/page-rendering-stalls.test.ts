@@ -226,7 +226,7 @@ describe('snippet forms with large texts on a real server', () => {
   });
   after(() => hostile.stop());
 
-  it('the edit form of ten files of a megabyte of markup each is shown while other requests go on', async () => {
+  it('the edit form of ten files of a megabyte of markup each is shown, up to 8 MB of text, while other requests go on', async () => {
     const files = Array.from({ length: 10 }, (_, n) => ({ file_path: `f${n}.html`, content: markup }));
     const created = await fetch(`${server.url}/api/v4/snippets`, {
       method: 'POST',
@@ -245,10 +245,16 @@ describe('snippet forms with large texts on a real server', () => {
     assert.equal(answer.status, 200);
     const escaped = '&lt;'.repeat(1_000_000);
     assert.ok(text.includes(`name="description" rows="4">\n${escaped}</textarea>`));
-    for (let n = 0; n < 10; n++) assert.ok(text.includes(textarea(`files[${n}][content]`, escaped)), `file ${n}`);
+    // 4 MB escaped each: the description and the first file fill the form's 8 MB; the others are kept as they are.
+    assert.ok(text.includes(textarea('files[0][content]', escaped)), 'file 0');
+    for (let n = 1; n < 10; n++) {
+      assert.ok(!text.includes(`name="files[${n}][content]"`), `file ${n}`);
+      assert.ok(text.includes(`<input type="hidden" name="files[${n}][previous_path]" value="f${n}.html">`));
+    }
+    assert.equal(text.match(/The form shows at most 8 MB of text: it is kept as it is\./g)?.length, 9);
   });
 
-  it('a form previewed with ten such files and such a description shows them again while other requests go on', async () => {
+  it('a form previewed with ten such files and such a description shows 8 MB of them again while other requests go on', async () => {
     const fields: [string, string][] = [
       ['title', 'markup'],
       ['description', markup],
@@ -258,13 +264,20 @@ describe('snippet forms with large texts on a real server', () => {
       fields.push([`files[${n}][file_path]`, `f${n}.html`], [`files[${n}][content]`, markup]);
     const rssBefore = currentRss(server);
     const { answer, calm } = await whileHostile(server, () => postNew(fields));
-    // The page is 48 MB: it is made, encoded and compressed.
+    // The page is 12 MB: it is made, encoded and compressed (48 MB before the form had a room for text).
     assertCalm(calm, { rssBytes: rssBefore + 320 * MiB });
     assert.equal(answer.status, 200, answer.body.slice(0, 300));
     const escaped = '&lt;'.repeat(1_000_000);
     assert.ok(answer.body.includes(`<h2>Preview</h2><div class="markdown"><p>${escaped}</p>`));
-    for (let n = 0; n < 10; n++)
-      assert.ok(answer.body.includes(textarea(`files[${n}][content]`, escaped)), `file ${n}`);
+    assert.ok(answer.body.includes(textarea('files[0][content]', escaped)), 'file 0');
+    for (let n = 1; n < 10; n++)
+      assert.match(answer.body, new RegExp(`name="files\\[${n}\\]\\[content\\]"[^>]*>\\n</textarea>`), `file ${n}`);
+    assert.equal(
+      answer.body.match(
+        /The form shows at most 8 MB of text, so it is not shown again: paste it again and save at once/g,
+      )?.length,
+      9,
+    );
   });
 
   it('a 40 MB file posted with Preview is not shown again, its field says so, and other requests go on', async () => {

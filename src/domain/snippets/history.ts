@@ -51,12 +51,12 @@ const KEPT_LIMITS = { entries: 1000, bytes: 32 * 1024 * 1024 };
 /** What a page holds, about: its messages and a few hundred bytes a revision and a file (stringifying it to
  * measure took 300 ms for twenty messages of a megabyte of control characters). */
 const keptPages = new Kept<RevisionsPage>(
-  (page) => page.revisions.reduce((n, r) => n + r.message.length + 256 + r.files.length * 256, 0),
+  (page) => page.revisions.reduce((n, r) => n + 2 * r.message.length + 256 + r.files.length * 256, 0),
   KEPT_LIMITS,
 );
 const pagesUnderWay = new Rendering<RevisionsPage>();
 const keptDiffs = new Kept<RevisionDiff>(
-  (diff) => diff.message.length + diff.files.reduce((n, f) => n + (f.rows?.length ?? 0) + 256, 0),
+  (diff) => 2 * diff.message.length + diff.files.reduce((n, f) => n + 2 * (f.rows?.length ?? 0) + 256, 0),
   KEPT_LIMITS,
 );
 const diffsUnderWay = new Rendering<RevisionDiff>();
