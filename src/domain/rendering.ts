@@ -43,6 +43,10 @@ const MARKDOWN = /\.(md|markdown|mdown|mkd)$/i;
 
 export const isBinary = (content: Buffer) => content.subarray(0, 8000).includes(0);
 
+/** Whether viewOf renders the file into HTML (code or Markdown), rather than an image, binary or too large a file. */
+export const rendersHtml = (filePath: string, content: Buffer) =>
+  !IMAGE.test(filePath) && !isBinary(content) && content.length <= MAX_DISPLAYED_BYTES;
+
 // Started on the first page that renders, so the API server starts without it. Threads beyond the event
 // loop's own core, at most 4; idle ones but one end after a minute. One always stays: with none, piscina
 // starts no new thread for the tasks waiting when the last one is terminated over the budget.

@@ -4,7 +4,9 @@
 // repository files' Raw opens the raw file page; copy buttons only where there is text.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import { assertHiddenPage, createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { keptView } from '../../src/domain/rendering.ts';
 
 const pathOf = (url: string) => new URL(url).pathname;
 /** What GitLab's SendsBlob adds to a raw file's max-age: a shared cache asks again after a minute. */
@@ -394,5 +396,26 @@ describe('a page holds at most 4 MB of rendered files', () => {
     assert.ok(page.includes('id="file-1-L40000"'), 'a.txt shown whole');
     assert.ok(page.includes(notShown('b.txt').replace(snippet.web_url, over.web_url)), 'b.txt not shown');
     assert.ok(page.includes(`<div class="image"><img src="${over.web_url}/raw/main/c.png"`), 'c.png shown');
+  });
+
+  it('renders a file only while the page or embed may have room for it', async () => {
+    // Eight files of 300 KB, guessed at twice that until rendered: the embed has room for one; the page, with the
+    // first one's rendering known by then (a little over 300 KB), for six more.
+    const contents = Array.from({ length: 8 }, (_, n) => `${n}${'x'.repeat(300 * 1024)}\n`);
+    const files = contents.map((content, n) => ({ file_path: `f${n}.txt`, content }));
+    const snippet = await t.must('POST', '/snippets', ROOT_TOKEN, { title: 'eight', visibility: 'public', files });
+    const blobId = (content: string) =>
+      crypto
+        .createHash('sha1')
+        .update(`blob ${Buffer.byteLength(content)}\0${content}`)
+        .digest('hex');
+    const rendered = () => contents.map((c, n) => keptView(blobId(c), `f${n}.txt`, `file-${n + 1}-L`) !== undefined);
+    const embed = await t.request({ method: 'GET', url: `${pathOf(snippet.web_url)}.js`, token: null });
+    assert.equal(embed.statusCode, 200);
+    assert.deepEqual(rendered(), [true, false, false, false, false, false, false, false]);
+    const page = await t.request({ method: 'GET', url: pathOf(snippet.web_url), token: null });
+    assert.equal(page.statusCode, 200);
+    assert.deepEqual(rendered(), [true, true, true, true, true, true, true, false]);
+    assert.ok(page.body.includes('id="file-7-L1"') && !page.body.includes('id="file-8-L1"'));
   });
 });

@@ -41,15 +41,21 @@ const PATH_CHARS = 300;
 /** `text` with its first MARKS_PER_TEXT occurrences of `needle` (lowercase) marked, as `text.toLowerCase()` holds it. */
 function marked(text: string, needle: string): Html {
   if (!needle) return html`${text}`;
-  const { lower, start, end } = lowercased(text);
+  // ASCII lowercases in place, a code unit for a code unit: most code is, and mapping 2,000 lines of a page
+  // character by character took a tenth of a second.
+  const { lower, start, end } = ASCII.test(text)
+    ? { lower: text.toLowerCase(), start: null, end: null }
+    : lowercased(text);
+  const startOf = (k: number) => (start ? start[k] : k);
+  const endOf = (k: number) => (end ? end[k] : k + 1);
   const parts: Html[] = [];
   let from = 0;
   for (let at = lower.indexOf(needle); at !== -1; at = lower.indexOf(needle, at + needle.length)) {
     // A match that begins inside a character the previous one ended in is part of that mark already.
-    if (start[at] < from) continue;
+    if (startOf(at) < from) continue;
     if (parts.length === MARKS_PER_TEXT) break;
-    const to = end[at + needle.length - 1];
-    parts.push(html`${text.slice(from, start[at])}<mark>${text.slice(start[at], to)}</mark>`);
+    const to = endOf(at + needle.length - 1);
+    parts.push(html`${text.slice(from, startOf(at))}<mark>${text.slice(startOf(at), to)}</mark>`);
     from = to;
   }
   parts.push(html`${text.slice(from)}`);
@@ -76,6 +82,8 @@ function lowercased(text: string): { lower: string; start: number[]; end: number
   }
   return { lower, start, end };
 }
+
+const ASCII = /^[^\u0080-\uffff]*$/;
 
 /** A search across the instance while global_search_snippet_titles_enabled is off (the API's 403). */
 const SEARCH_DISABLED =

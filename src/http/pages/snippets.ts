@@ -11,7 +11,7 @@ import {
   readSnippetFile,
   snippetFiles,
 } from '../../domain/snippets/reads.ts';
-import { keptView, markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
+import { keptView, markdownHtml, rendersHtml, viewOf, type FileView } from '../../domain/rendering.ts';
 import {
   cloneField,
   codeBlock,
@@ -61,17 +61,33 @@ function fileBody(view: PageFileView, rawUrl: string, filePath: string): Html {
 }
 
 /** The snippet's files with their views, in git's order. Contents are read only for a view not kept yet. */
-async function fileViews(store: Store, snippet: Snippet) {
+const viewSize = (view: FileView) =>
+  view.kind === 'code' ? view.html.length : view.kind === 'markdown' ? view.html.length + view.sourceHtml.length : 0;
+
+/**
+ * The snippet's files with their views, in git's order, each rendered only while the page may still have room
+ * for it (`room`, less what the files before it take, twice its bytes the guess for one not rendered yet; the first
+ * file always when `firstShown`): null for one that is not rendered. An embed of ten large Markdown files
+ * rendered all ten, at each request once they no longer all fit the kept views, to show none.
+ */
+async function fileViews(store: Store, snippet: Snippet, room: number, firstShown: boolean) {
   const index = await store.snippets.fileIndex(snippet.id);
   const kept = index.map((file, i) => keptView(file.blob_id, file.path, linePrefix(i, index.length)));
   if (kept.every((view) => view !== undefined)) return index.map((file, i) => ({ ...file, view: kept[i]! }));
   // Paths, blob ids and contents read together, so each view is rendered from the bytes of its own blob.
   const files = await snippetFiles(store, snippet);
+  let left = room;
   return Promise.all(
-    files.map(async (file, i) => ({
-      ...file,
-      view: await viewOf(file.blob_id, file.path, file.content, linePrefix(i, files.length)),
-    })),
+    files.map(async (file, i) => {
+      const prefix = linePrefix(i, files.length);
+      const already = keptView(file.blob_id, file.path, prefix);
+      // A file's rendering is rarely under twice its bytes (line numbers, escapes): the guess for one not rendered.
+      const size = already ? viewSize(already) : rendersHtml(file.path, file.content) ? 2 * file.content.length : 0;
+      const roomy = (i === 0 && firstShown) || size === 0 || size <= left;
+      if (!roomy) return { ...file, view: null };
+      left -= size;
+      return { ...file, view: already ?? (await viewOf(file.blob_id, file.path, file.content, prefix)) };
+    }),
   );
 }
 
@@ -88,19 +104,16 @@ const PAGE_FILES_HTML = 4 * 1024 * 1024;
  */
 const EMBED_FILES_HTML = 1024 * 1024;
 
-const viewSize = (view: FileView) =>
-  view.kind === 'code' ? view.html.length : view.kind === 'markdown' ? view.html.length + view.sourceHtml.length : 0;
-
 async function fileSections(store: Store, snippet: Snippet, web: string, embed = false): Promise<Html[]> {
   const limit = embed ? EMBED_FILES_HTML : PAGE_FILES_HTML;
   let room = limit;
-  return (await fileViews(store, snippet)).map((file, i) => {
+  return (await fileViews(store, snippet, limit, !embed)).map((file, i) => {
     const rawUrl = snippetFileRawUrl(web, snippet.default_branch, file.path);
-    const size = viewSize(file.view);
+    const size = file.view ? viewSize(file.view) : Number.POSITIVE_INFINITY;
     // A view that adds no rendering (an image, a binary or too large a file) is never held back.
-    const shown = (i === 0 && !embed) || size === 0 || size <= room;
+    const shown = file.view !== null && ((i === 0 && !embed) || size === 0 || size <= room);
     room -= shown ? size : 0;
-    const view: PageFileView = shown ? file.view : { kind: 'not_shown', limit, embed };
+    const view: PageFileView = shown ? file.view! : { kind: 'not_shown', limit, embed };
     // A copy button only where the page holds the file's text, and there is some (not in the embed: it has
     // no script of ours to run it).
     const copyable = !embed && file.size > 0 && (view.kind === 'code' || view.kind === 'markdown');
