@@ -23,6 +23,7 @@ import * as m0014 from './migrations/0014_snippet_answers_epoch.ts';
 import * as m0015 from './migrations/0015_commits_by_write.ts';
 import * as m0016 from './migrations/0016_refs_moved.ts';
 import * as m0017 from './migrations/0017_group_children.ts';
+import * as m0018 from './migrations/0018_search_index_without_positions.ts';
 
 type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
@@ -44,6 +45,7 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
   ['0015_commits_by_write', m0015],
   ['0016_refs_moved', m0016],
   ['0017_group_children', m0017],
+  ['0018_search_index_without_positions', m0018],
 ];
 
 /** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */

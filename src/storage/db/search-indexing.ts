@@ -13,7 +13,7 @@ import type SQLite from 'better-sqlite3';
 
 /** UTF-16 code units in a piece (8 KiB of ASCII): one insert of random text then takes a few milliseconds. */
 export const PIECE_UNITS = 8192;
-/** A search's FTS phrase is at most this long; longer texts are checked exactly on the candidates it finds. */
+/** A search asks FTS5 for the trigrams of at most this much of its text; every candidate is checked exactly. */
 export const MAX_PHRASE_UNITS = 64;
 /** Pieces start this far apart: any MAX_PHRASE_UNITS window lies whole in one (one unit spare for a surrogate). */
 const STEP_UNITS = PIECE_UNITS - MAX_PHRASE_UNITS - 1;
@@ -42,10 +42,9 @@ export function pieceOf(text: string, k: number, count: number): string {
   return text.slice(start, end);
 }
 
-/** What a search asks FTS5 for: at most MAX_PHRASE_UNITS of the text, never half a surrogate pair. */
-export function phraseText(text: string): { phrase: string; truncated: boolean } {
-  if (text.length <= MAX_PHRASE_UNITS) return { phrase: text, truncated: false };
-  return { phrase: text.slice(0, boundary(text, MAX_PHRASE_UNITS)), truncated: true };
+/** What a search asks FTS5 for (its trigrams): at most MAX_PHRASE_UNITS of the text, never half a surrogate pair. */
+export function phraseText(text: string): string {
+  return text.length <= MAX_PHRASE_UNITS ? text : text.slice(0, boundary(text, MAX_PHRASE_UNITS));
 }
 
 interface QueuedWork {

@@ -110,8 +110,16 @@ function markedTextHolds(table: string, text: string) {
     : marked;
 }
 
-/** An FTS5 phrase: the text in double quotes, its own quotes doubled (a long text's start: a candidate set). */
-const ftsPhrase = (text: string) => `"${phraseText(text).phrase.replace(/"/g, '""')}"`;
+/**
+ * An FTS5 query for the text's candidates: every trigram of its first MAX_PHRASE_UNITS, each in double quotes
+ * (its own quotes doubled). The index keeps no positions (migration 0018), so it cannot ask for the phrase:
+ * a candidate holds them all somewhere in one piece, and is checked exactly.
+ */
+function ftsQuery(text: string): string {
+  const chars = [...phraseText(text)];
+  const trigrams = new Set(chars.slice(2).map((c, i) => `${chars[i]}${chars[i + 1]}${c}`));
+  return [...trigrams].map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
+}
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 /** The source (snippet_file_text or snippet) of an FTS row, a piece of it (search-indexing.ts). */
 const SOURCE_OF_PIECE = sql.raw(`rowid / ${MAX_PIECES}`);
@@ -168,7 +176,7 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
     table: 'snippet_file_text_fts' | 'snippet_fields_fts',
     pieces = false,
   ) => {
-    const phrase = texts.map(ftsPhrase).join(' AND ');
+    const phrase = texts.map(ftsQuery).join(' AND ');
     const counted = pieces ? sql`1` : sql`DISTINCT ${SOURCE_OF_PIECE}`;
     const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT ${counted}
       FROM ${sql.table(table)} WHERE ${sql.table(table)} MATCH ${phrase} LIMIT ${upTo})`.execute(reads);
@@ -225,15 +233,14 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
     /** The ids of snippets with a file whose path or content holds `text` (three characters or more), any case. */
     snippetsHolding(text: string) {
       if (dialect === 'sqlite') {
-        // The FTS phrase is exact up to MAX_PHRASE_UNITS; a longer text, and the queued rows, are checked here.
+        // The index's candidates and the queued rows, each checked here.
         const indexed = sql`SELECT ${SOURCE_OF_PIECE} FROM snippet_file_text_fts
-          WHERE snippet_file_text_fts MATCH ${ftsPhrase(text)}`;
-        const q = db.selectFrom('snippet_file_text as f').select('f.snippet_id');
-        if (phraseText(text).truncated)
-          return q.where(sql<boolean>`f.id IN (${indexed} UNION ALL ${queued('file')})`).where(fileHolds('f', text));
-        return q.where(sql<boolean>`f.id IN (${indexed} EXCEPT ${queued('file')} UNION ALL SELECT qf.id
-          FROM search_index_queue q JOIN snippet_file_text qf ON qf.id = q.source_id AND q.kind = 'file'
-          AND ${fileHolds('qf', text)})`);
+          WHERE snippet_file_text_fts MATCH ${ftsQuery(text)}`;
+        return db
+          .selectFrom('snippet_file_text as f')
+          .select('f.snippet_id')
+          .where(sql<boolean>`f.id IN (${indexed} UNION ALL ${queued('file')})`)
+          .where(fileHolds('f', text));
       }
       return db
         .selectFrom('snippet_file_text')
@@ -247,22 +254,19 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
     snippetsWithFields(texts: string[]) {
       // Each text in some piece of the snippet's (its description's pieces are rows of their own).
       const each = texts.map(
-        (t) => sql`SELECT ${SOURCE_OF_PIECE} FROM snippet_fields_fts WHERE snippet_fields_fts MATCH ${ftsPhrase(t)}`,
+        (t) => sql`SELECT ${SOURCE_OF_PIECE} FROM snippet_fields_fts WHERE snippet_fields_fts MATCH ${ftsQuery(t)}`,
       );
       return sql`${sql.join(each, sql` INTERSECT `)} UNION ${queued('fields')}`;
     },
     /** The ids of snippets whose title or description holds `text` (three characters or more), any case. */
     snippetsWithFieldsHolding(text: string) {
       if (dialect === 'sqlite') {
-        // As snippetsHolding: exact up to MAX_PHRASE_UNITS, else and for queued snippets checked here.
+        // As snippetsHolding: the index's candidates (its fields include the file name) and the queued, checked.
         const holds = sql`(${containsText(dialect, sql.ref('s.title'), text)}
           OR ${containsText(dialect, sql.ref('s.description'), text)})`;
         const indexed = sql`SELECT ${SOURCE_OF_PIECE} AS id FROM snippet_fields_fts
-          WHERE snippet_fields_fts MATCH ${`{title description}: ${ftsPhrase(text)}`}`;
-        return phraseText(text).truncated
-          ? sql`SELECT s.id FROM snippets s WHERE s.id IN (${indexed} UNION ALL ${queued('fields')}) AND ${holds}`
-          : sql`${indexed} EXCEPT ${queued('fields')} UNION ALL SELECT s.id FROM search_index_queue q
-            JOIN snippets s ON s.id = q.source_id AND q.kind = 'fields' AND ${holds}`;
+          WHERE snippet_fields_fts MATCH ${ftsQuery(text)}`;
+        return sql`SELECT s.id FROM snippets s WHERE s.id IN (${indexed} UNION ALL ${queued('fields')}) AND ${holds}`;
       }
       const pattern = likePattern(text.toLowerCase());
       return sql`SELECT id FROM snippets WHERE lower(coalesce(title, '')) LIKE ${pattern}
