@@ -369,17 +369,17 @@ describe('a page holds at most 4 MB of rendered files', () => {
     for (const file of ['three.txt', 'two.txt']) assert.ok(body.includes(notShown(file)), file);
     assert.ok(body.includes(`<div class="image"><img src="${snippet.web_url}/raw/main/z.png"`), 'z.png shown');
     assert.ok(!body.includes(notShown('one.txt')) && !body.includes(notShown('small.txt')));
-    // The embed, a guest on another site's page, shows 1 MB, its first file included: only small.txt and z.png.
+    // The embed, a guest on another site's page, shows 1 MB, its first file included: one.txt's rendering takes
+    // the room whole, so only z.png (an image adds no rendering) is shown.
     const markup = JSON.parse(embed[1]) as string;
     assert.ok(markup.length < 100_000, `${markup.length} characters`);
-    for (const file of ['one.txt', 'three.txt', 'two.txt'])
+    for (const file of ['one.txt', 'small.txt', 'three.txt', 'two.txt'])
       assert.ok(
         markup.includes(
           `<p class="too-large">This file is not shown: an embed shows at most 1 MB of files. You can <a href="${snippet.web_url}/raw/main/${file}">view it raw</a>`,
         ),
         file,
       );
-    assert.ok(markup.includes('id="file-2-L1"'), 'small.txt shown');
     assert.ok(markup.includes(`<div class="image"><img src="${snippet.web_url}/raw/main/z.png"`), 'z.png shown');
     // A first file over the page's room alone: a later file with text is not shown, an image (which adds no
     // rendering) is.
@@ -399,23 +399,42 @@ describe('a page holds at most 4 MB of rendered files', () => {
   });
 
   it('renders a file only while the page or embed may have room for it', async () => {
-    // Eight files of 300 KB, guessed at twice that until rendered: the embed has room for one; the page, with the
-    // first one's rendering known by then (a little over 300 KB), for six more.
-    const contents = Array.from({ length: 8 }, (_, n) => `${n}${'x'.repeat(300 * 1024)}\n`);
-    const files = contents.map((content, n) => ({ file_path: `f${n}.txt`, content }));
-    const snippet = await t.must('POST', '/snippets', ROOT_TOKEN, { title: 'eight', visibility: 'public', files });
+    // Ten files of 500 KB, each rendered to about 512,100 characters: the embed (1 MB) renders three and shows
+    // two; the page (4 MB) renders nine and shows eight; and they do so whichever comes first.
+    const contents = Array.from({ length: 10 }, (_, n) => `${n}${'x'.repeat(500 * 1024)}\n`);
+    const files = contents.map((content, n) => ({ file_path: `f${String(n).padStart(2, '0')}.txt`, content }));
     const blobId = (content: string) =>
       crypto
         .createHash('sha1')
         .update(`blob ${Buffer.byteLength(content)}\0${content}`)
         .digest('hex');
-    const rendered = () => contents.map((c, n) => keptView(blobId(c), `f${n}.txt`, `file-${n + 1}-L`) !== undefined);
-    const embed = await t.request({ method: 'GET', url: `${pathOf(snippet.web_url)}.js`, token: null });
-    assert.equal(embed.statusCode, 200);
-    assert.deepEqual(rendered(), [true, false, false, false, false, false, false, false]);
-    const page = await t.request({ method: 'GET', url: pathOf(snippet.web_url), token: null });
-    assert.equal(page.statusCode, 200);
-    assert.deepEqual(rendered(), [true, true, true, true, true, true, true, false]);
-    assert.ok(page.body.includes('id="file-7-L1"') && !page.body.includes('id="file-8-L1"'));
+    const expected = (rendered: number) => contents.map((_, n) => n < rendered);
+    for (const order of ['embed first', 'page first']) {
+      const snippet = await t.must('POST', '/snippets', ROOT_TOKEN, { title: order, visibility: 'public', files });
+      const rendered = () =>
+        files.map((f, n) => keptView(blobId(f.content), f.file_path, `file-${n + 1}-L`) !== undefined);
+      const embed = async () => {
+        const res = await t.request({ method: 'GET', url: `${pathOf(snippet.web_url)}.js`, token: null });
+        assert.equal(res.statusCode, 200);
+        assert.ok(res.body.includes('file-2-L1') && !res.body.includes('file-3-L1'), `${order}: the embed shows 2`);
+      };
+      const page = async () => {
+        const res = await t.request({ method: 'GET', url: pathOf(snippet.web_url), token: null });
+        assert.equal(res.statusCode, 200);
+        assert.ok(res.body.includes('id="file-8-L1"') && !res.body.includes('id="file-9-L1"'), `${order}: 8`);
+      };
+      if (order === 'embed first') {
+        await embed();
+        assert.deepEqual(rendered(), expected(3));
+        await page();
+      } else {
+        await page();
+        assert.deepEqual(rendered(), expected(9));
+        await embed();
+      }
+      assert.deepEqual(rendered(), expected(9));
+      await embed();
+      await page();
+    }
   });
 });

@@ -702,4 +702,51 @@ describe('snippet forms', () => {
       assert.equal(raw.body, expected, `q${n}.txt`);
     }
   });
+
+  it('an edit form shows again, after Preview, the texts it showed, though the browser posts them with CRLF', async () => {
+    // 3,670,016 characters escaped each: the two fit the form's 8 MB with LF, not with CRLF (helper-62).
+    const text = '"\n'.repeat(512 * 1024);
+    const files = ['a.txt', 'b.txt'].map((file_path) => ({ file_path, content: text }));
+    const snippet = await t.must('POST', '/snippets', alice.token, { title: 'Lines', visibility: 'private', files });
+    const form = await page(`/-/snippets/${snippet.id}/edit`, aliceCookie);
+    assert.equal(textarea(form.body, 'files[1][content]'), text);
+    const crlf = text.replace(/\n/g, '\r\n');
+    const previewed = await submit(`/-/snippets/${snippet.id}/edit`, aliceCookie, [
+      ['title', 'Lines'],
+      ['base_version', hidden(form.body, 'base_version')!],
+      ...files.flatMap((f, n): [string, string][] => [
+        [`files[${n}][previous_path]`, f.file_path],
+        [`files[${n}][file_path]`, f.file_path],
+        [`files[${n}][content]`, crlf],
+      ]),
+      ['preview', '1'],
+    ]);
+    assert.equal(previewed.statusCode, 200);
+    assert.equal(textarea(previewed.body, 'files[0][content]'), crlf);
+    assert.equal(textarea(previewed.body, 'files[1][content]'), crlf);
+  });
+
+  it('an edit of a snippet with more files than the instance now allows is refused, not dropped', async () => {
+    const files = ['a', 'b', 'c', 'd'].map((name) => ({ file_path: `${name}.txt`, content: name }));
+    const snippet = await t.must('POST', '/snippets', alice.token, { title: 'Four', visibility: 'private', files });
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { max_snippet_files: 2 });
+    try {
+      const form = await page(`/-/snippets/${snippet.id}/edit`, aliceCookie);
+      const res = await submit(`/-/snippets/${snippet.id}/edit`, aliceCookie, [
+        ['title', 'Four'],
+        ['base_version', hidden(form.body, 'base_version')!],
+        ...files.flatMap((f, n): [string, string][] => [
+          [`files[${n}][previous_path]`, f.file_path],
+          [`files[${n}][file_path]`, f.file_path],
+          [`files[${n}][content]`, n === 3 ? 'd edited' : f.content],
+        ]),
+      ]);
+      // GitLab's answer to a write past the limit; before, rows past it were not read and the save said nothing.
+      assert.equal(res.statusCode, 422);
+      assert.match(res.body, /Snippet can&#39;t have more than 2 files/);
+      assert.equal((await t.api('GET', `/snippets/${snippet.id}/files/main/d.txt/raw`, alice.token)).body, 'd');
+    } finally {
+      await t.must('PUT', '/application/settings', ROOT_TOKEN, { max_snippet_files: 10 });
+    }
+  });
 });

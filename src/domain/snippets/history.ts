@@ -47,11 +47,14 @@ export const DIFF_LIMITS: DiffLimits = {
  * was cut short by the time budget (which counts waiting) is kept only a while: later it may be worked out.
  */
 const RETRY_AFTER_MS = 60_000;
+/** What a commit's changed files take, about: a path may be 4,096 characters, and a change holds two. */
+const changesSize = (files: { path: string; oldPath: string }[]) =>
+  files.reduce((n, f) => n + 160 + 2 * (f.path.length + f.oldPath.length), 0);
 const KEPT_LIMITS = { entries: 1000, bytes: 32 * 1024 * 1024 };
 /** What a page holds, about: its messages and a few hundred bytes a revision and a file (stringifying it to
  * measure took 300 ms for twenty messages of a megabyte of control characters). */
 const keptPages = new Kept<RevisionsPage>(
-  (page) => page.revisions.reduce((n, r) => n + 2 * r.message.length + 256 + r.files.length * 256, 0),
+  (page) => page.revisions.reduce((n, r) => n + 2 * r.message.length + 256 + changesSize(r.files), 0),
   KEPT_LIMITS,
 );
 const pagesUnderWay = new Rendering<RevisionsPage>();
@@ -64,7 +67,7 @@ const diffsUnderWay = new Rendering<RevisionDiff>();
  * The files each commit changed, by commit id, as rows or git worked them out: a new commit's page of
  * revisions then works out one commit's files, not twenty (a page by its head is new after every commit).
  */
-const keptChanges = new Kept<FileChange[]>((files) => 64 + files.length * 160, {
+const keptChanges = new Kept<FileChange[]>((files) => 64 + changesSize(files), {
   entries: 20_000,
   bytes: 8 * 1024 * 1024,
 });

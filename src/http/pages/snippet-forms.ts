@@ -226,6 +226,12 @@ async function shownText(text: Text | null, limit = MAX_DISPLAYED_BYTES): Promis
   return trusted(await escapedHtml(text.toString()));
 }
 
+function carriageReturns(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('\r'); at !== -1; at = text.indexOf('\r', at + 1)) count++;
+  return count;
+}
+
 /**
  * Each text escaped (shownText) while they fit in `room` characters together, in order: null for one too large
  * to show, or with `noRoom` set for one past the room left.
@@ -235,8 +241,10 @@ async function shownTexts(texts: (Text | null)[], room: number) {
   const noRoom: boolean[] = [];
   for (const text of texts) {
     const escaped = await shownText(text);
-    const fits = escaped !== null && escaped.text.length <= room;
-    if (fits) room -= escaped.text.length;
+    // Counted as saved, without CR: a browser posts back with CRLF the text a form showed with LF.
+    const size = escaped === null ? 0 : escaped.text.length - carriageReturns(escaped.text);
+    const fits = escaped !== null && size <= room;
+    if (fits) room -= size;
     shown.push(fits ? escaped : null);
     noRoom.push(escaped !== null && !fits);
   }
@@ -334,7 +342,7 @@ async function formOf(request: FastifyRequest, page: FormPage, values: FormValue
   const description = await shownText(values.description, MAX_DESCRIPTION_BYTES);
   const texts = await shownTexts(
     values.files.map((row) => row.content),
-    FORM_TEXT_HTML - (description?.text.length ?? 0),
+    FORM_TEXT_HTML - (description ? description.text.length - carriageReturns(description.text) : 0),
   );
   const shown = { description, contents: texts.shown };
   const shownErrors = { ...errors };
@@ -564,7 +572,8 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
   }
 
   checkFormPost(request);
-  const posted = valuesOf(request, snippet.visibility, page.maxFiles);
+  // Rows for every stored file, should the instance's file count have been lowered since.
+  const posted = valuesOf(request, snippet.visibility, Math.max(page.maxFiles, current.length));
   // A file the form kept as it is comes back without its text: why it was kept is the snippet's to say.
   const keptReason = new Map(current.map((f) => [f.previousPath, f.kept ?? ('no room' as const)]));
   const values = {

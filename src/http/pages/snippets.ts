@@ -26,6 +26,7 @@ import { pageScript } from './scripts.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
 import type { Snippet, User } from '../../storage/db/schema.ts';
 import type { Store } from '../../storage/db/store.ts';
+import type { IndexedFile } from '../../storage/db/tables/snippets.ts';
 import { notFound } from '../../domain/failure.ts';
 import { storeOf } from '../request.ts';
 import { sendWebRaw } from '../raw.ts';
@@ -65,30 +66,32 @@ const viewSize = (view: FileView) =>
   view.kind === 'code' ? view.html.length : view.kind === 'markdown' ? view.html.length + view.sourceHtml.length : 0;
 
 /**
- * The snippet's files with their views, in git's order, each rendered only while the page may still have room
- * for it (`room`, less what the files before it take, twice its bytes the guess for one not rendered yet; the first
- * file always when `firstShown`): null for one that is not rendered. An embed of ten large Markdown files
- * rendered all ten, at each request once they no longer all fit the kept views, to show none.
+ * The snippet's files with their views, in git's order, each rendered only while the views before it, shown or
+ * not, leave `room` (the first file always when `firstShown`): null for one that is not rendered. One at a time,
+ * so the files a page renders are the same whatever it had kept: an embed of ten large Markdown files rendered
+ * all ten, at each request once they no longer all fit the kept views, to show none.
  */
 async function fileViews(store: Store, snippet: Snippet, room: number, firstShown: boolean) {
   const index = await store.snippets.fileIndex(snippet.id);
-  const kept = index.map((file, i) => keptView(file.blob_id, file.path, linePrefix(i, index.length)));
-  if (kept.every((view) => view !== undefined)) return index.map((file, i) => ({ ...file, view: kept[i]! }));
+  const allKept = index.every((file, i) => keptView(file.blob_id, file.path, linePrefix(i, index.length)));
   // Paths, blob ids and contents read together, so each view is rendered from the bytes of its own blob.
-  const files = await snippetFiles(store, snippet);
+  const files: (IndexedFile & { content?: Buffer })[] = allKept ? index : await snippetFiles(store, snippet);
+  const out = [];
   let left = room;
-  return Promise.all(
-    files.map(async (file, i) => {
-      const prefix = linePrefix(i, files.length);
-      const already = keptView(file.blob_id, file.path, prefix);
-      // A file's rendering is rarely under twice its bytes (line numbers, escapes): the guess for one not rendered.
-      const size = already ? viewSize(already) : rendersHtml(file.path, file.content) ? 2 * file.content.length : 0;
-      const roomy = (i === 0 && firstShown) || size === 0 || size <= left;
-      if (!roomy) return { ...file, view: null };
-      left -= size;
-      return { ...file, view: already ?? (await viewOf(file.blob_id, file.path, file.content, prefix)) };
-    }),
-  );
+  for (const [i, file] of files.entries()) {
+    const prefix = linePrefix(i, files.length);
+    const roomy = (i === 0 && firstShown) || left > 0;
+    const view =
+      keptView(file.blob_id, file.path, prefix) ??
+      (roomy || !rendersHtml(file.path, file.content!)
+        ? await viewOf(file.blob_id, file.path, file.content!, prefix)
+        : null);
+    // A view that adds no rendering (an image, a binary or too large a file) is never held back.
+    const usable = view && (roomy || viewSize(view) === 0) ? view : null;
+    left -= usable ? viewSize(usable) : 0;
+    out.push({ ...file, view: usable });
+  }
+  return out;
 }
 
 /**
