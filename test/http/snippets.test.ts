@@ -440,6 +440,14 @@ describe('project snippets API', () => {
           message: { error: 'Repository Error updating the snippet - Invalid file name' },
         });
       }
+      // Every file deleted: refused, as a push doing so is (it left a snippet whose raw URL answered 500).
+      const none = [
+        { action: 'delete', file_path: 'a.txt' },
+        { action: 'delete', file_path: 'b.txt' },
+      ];
+      await t.fails('PUT', url, alice.token, { files: none }, 400, {
+        message: { error: 'Repository Error updating the snippet - A snippet needs at least one file' },
+      });
       const nine = Array.from({ length: 9 }, (_, i) => ({ action: 'create', file_path: `n${i}`, content: 'x' }));
       await t.fails('PUT', url, alice.token, { title: 'Changed', files: nine }, 400, {
         message: { error: "Repository Error updating the snippet - Snippet can't have more than 10 files" },
@@ -452,6 +460,13 @@ describe('project snippets API', () => {
       });
       // Linear: milliseconds; naming each against all before it took about 6 s.
       assert.ok(performance.now() - started < 5000, `${performance.now() - started} ms`);
+      // As many deletions after them let the creates through (helper-63): each unnamed create looked at every
+      // file before it, 3.8 s on the event loop.
+      const deletes = Array.from({ length: 9_990 }, (_, i) => ({ action: 'delete', file_path: `nope${i}` }));
+      const later = performance.now();
+      const refused = await t.api('PUT', url, alice.token, { files: [...unnamed.slice(0, 9_990), ...deletes] });
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.ok(performance.now() - later < 1500, `${performance.now() - later} ms`);
       assert.deepEqual(await state(s), snap);
     });
 

@@ -33,7 +33,9 @@ export function repositoryError(verb: 'creating' | 'updating', error: unknown, s
       ? `${base} - Invalid file name`
       : error instanceof FileActionError && error.kind === 'too_many_files'
         ? `${base} - Snippet can't have more than ${settings.max_snippet_files} files`
-        : base;
+        : error instanceof FileActionError && error.kind === 'no_files'
+          ? `${base} - A snippet needs at least one file`
+          : base;
   return new Failure('bad_request_service', message, { files: [message] });
 }
 

@@ -14,7 +14,7 @@ export interface FileAction {
   content?: Text | Buffer | null;
 }
 
-export type RepoError = 'conflict' | 'invalid_name' | 'too_many_files';
+export type RepoError = 'conflict' | 'invalid_name' | 'too_many_files' | 'no_files';
 
 export class FileActionError extends Error {
   constructor(readonly kind: RepoError) {
@@ -44,14 +44,20 @@ export function isValidAction(a: FileAction): boolean {
 
 const GENERATED = /^snippetfile(\d+)\.txt$/;
 
-/** GitLab names unnamed files snippetfile<N>.txt, N one above the highest already used. */
-function generatedName(files: Map<string, Buffer>): string {
+/**
+ * GitLab names unnamed files snippetfile<N>.txt, N one above the highest already used: the names of one apply,
+ * counted on from the files it starts with and those it names so (looking at every file at each unnamed create
+ * took 3.8 s for 9,990 of them).
+ */
+function generatedNames(files: Map<string, Buffer>) {
   let highest = 0;
-  for (const path of files.keys()) {
+  const seen = (path: string) => {
     const m = GENERATED.exec(path);
     if (m) highest = Math.max(highest, Number(m[1]));
-  }
-  return `snippetfile${highest + 1}.txt`;
+    return path;
+  };
+  for (const path of files.keys()) seen(path);
+  return { seen, next: () => `snippetfile${++highest}.txt` };
 }
 
 /**
@@ -67,8 +73,9 @@ export function applyActions(
   modes: Map<string, string> = new Map(),
 ): Map<string, Buffer> {
   const files = new Map(current);
+  const generated = generatedNames(files);
   // Files past what the deletions still to come can bring under maxFiles make too many whatever follows: said
-  // at once, as an unnamed file's name looks at every file (20,000 unnamed creates took seconds).
+  // at once.
   let deletionsLeft = actions.filter((a) => a.action === 'delete').length;
   const requireName = (path: string) => {
     if (!isValidGitPath(path)) throw new FileActionError('invalid_name');
@@ -84,7 +91,7 @@ export function applyActions(
           : null;
     switch (a.action) {
       case 'create': {
-        const path = present(a.file_path) ? requireName(a.file_path) : generatedName(files);
+        const path = present(a.file_path) ? generated.seen(requireName(a.file_path)) : generated.next();
         if (files.has(path)) throw new FileActionError('conflict');
         files.set(path, content!);
         if (files.size > maxFiles + deletionsLeft) throw new FileActionError('too_many_files');
@@ -106,7 +113,11 @@ export function applyActions(
         const old = files.get(from);
         if (old === undefined) throw new FileActionError('conflict');
         files.delete(from);
-        const to = present(a.file_path) ? requireName(a.file_path) : GENERATED.test(from) ? from : generatedName(files);
+        const to = present(a.file_path)
+          ? generated.seen(requireName(a.file_path))
+          : GENERATED.test(from)
+            ? from
+            : generated.next();
         if (files.has(to)) throw new FileActionError('conflict');
         files.set(to, content ?? old);
         const mode = modes.get(from);
@@ -118,5 +129,7 @@ export function applyActions(
   }
   if (hasFileDirectoryClash(files.keys())) throw new FileActionError('conflict');
   if (files.size > maxFiles) throw new FileActionError('too_many_files');
+  // As a push is refused: a snippet without files has nothing to answer its raw URL with.
+  if (files.size === 0) throw new FileActionError('no_files');
   return files;
 }
