@@ -230,6 +230,17 @@ describe('custom template sources (docs/gitlab-compatibility.md#d9)', () => {
     });
   });
 
+  it('a template file over 1 MB is neither listed nor served (404)', async () => {
+    // 49 MB of control characters, each six in JSON, answered 308 MB anonymously (helper-63).
+    const huge = '\u0001'.repeat(1024 * 1024 + 1);
+    await commit(personal, '.gitlab/issue_templates/Huge.md', huge, bob.token);
+    await commit(personal, '.gitlab/issue_templates/Most.md', huge.slice(1), bob.token);
+    const listed = (await all(personal, 'issues', null)).map((template: { key: string }) => template.key);
+    assert.ok(listed.includes('Most') && !listed.includes('Huge'), listed.join());
+    await fails(`/projects/${personal}/templates/issues/Huge`, null, 404, NO_TEMPLATE);
+    assert.equal((await ok(`/projects/${personal}/templates/issues/Most`, null)).content, huge.slice(1));
+  });
+
   it("source_template_project_id selects that source's copy, else the built-in one", async () => {
     const q = (name: string, id: number) =>
       `/projects/${app}/templates/dockerfiles/${name}?source_template_project_id=${id}`;
@@ -289,15 +300,15 @@ describe('custom template sources (docs/gitlab-compatibility.md#d9)', () => {
   });
 
   it('a license that filling in would make more than 16 MB larger is refused with 400, before it is made', async () => {
-    const content = `${'[fullname] '.repeat(100_000)}\n`;
+    const content = `${'[fullname] '.repeat(90_000)}\n`; // under the 1 MB a template may be
     await commit(inst, 'LICENSE/many.txt', content, ROOT_TOKEN);
     const url = `/projects/${app}/templates/licenses/many`;
     const refused = { message: '400 Bad request - filled in, the license would grow by more than 16 MB' };
-    // 100,000 × (200 - 10) characters more: 19 MB.
+    // 90,000 × (200 - 10) characters more: 17 MB.
     await fails(`${url}?fullname=${'n'.repeat(200)}`, null, 400, refused);
-    // 100,000 × (100 - 10): 9 MB, filled in.
+    // 90,000 × (100 - 10): 8 MB, filled in.
     const res = await ok(`${url}?fullname=${'n'.repeat(100)}`, null);
-    assert.equal(res.content, `${`${'n'.repeat(100)} `.repeat(100_000)}\n`);
+    assert.equal(res.content, `${`${'n'.repeat(100)} `.repeat(90_000)}\n`);
     // The full name filled into the project's value first: 2,000 × 9,000 characters, 18 MB.
     const project = `${'[fullname]'.repeat(2_000)}`;
     await fails(

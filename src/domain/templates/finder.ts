@@ -148,6 +148,13 @@ async function repositoryHead(store: Store, projectId: number, branch: string | 
   return commit ? { repo, commit } : null;
 }
 
+/**
+ * The largest template a repository serves (GitLab reads any size): a 49 MB issue template of control
+ * characters, anonymous, answered 308 MB of JSON and took the process to 858 MB. Larger ones are not listed and
+ * answer 404.
+ */
+export const MAX_TEMPLATE_BYTES = 1024 * 1024;
+
 async function listInRepository(origin: RepositoryHead, type: TemplateType): Promise<ListedTemplate[]> {
   const { folder, extension } = TEMPLATE_TYPE_RULES[type];
   // A folder too large to list is one no one could choose from.
@@ -155,7 +162,7 @@ async function listInRepository(origin: RepositoryHead, type: TemplateType): Pro
     .listTree(origin.commit, { path: folder, recursive: false })
     .catch(unlessTooLarge([]));
   return entries
-    .filter((e) => e.type === 'blob' && e.path.endsWith(extension))
+    .filter((e) => e.type === 'blob' && e.path.endsWith(extension) && e.size <= MAX_TEMPLATE_BYTES)
     .map((e) => e.path.slice(folder.length + 1, -extension.length))
     .sort(byteOrder)
     .map((name) => ({ key: name, name }));
@@ -167,7 +174,7 @@ async function findInRepository(
   name: string,
 ): Promise<TemplateContent | null> {
   const { folder, extension, entity } = TEMPLATE_TYPE_RULES[type];
-  const file = await origin.repo.readFile(origin.commit, `${folder}/${name}${extension}`);
+  const file = await origin.repo.readFile(origin.commit, `${folder}/${name}${extension}`, MAX_TEMPLATE_BYTES);
   if (!file) return null;
   const content = file.toString('utf8');
   if (entity === 'file') return { kind: 'file', name, content };

@@ -916,10 +916,12 @@ export class GitRepository {
     return current;
   }
 
-  /** The bytes of `filePath` in `commit`, or null when there is no such file. */
-  async readFile(commit: string, filePath: string): Promise<Buffer | null> {
+  /** The bytes of `filePath` in `commit`, or null when there is no such file or it is larger than `maxBytes`. */
+  async readFile(commit: string, filePath: string, maxBytes = Number.POSITIVE_INFINITY): Promise<Buffer | null> {
     const entry = await this.entryAt(commit, filePath);
     if (!entry || typeOfMode(entry.mode) !== 'blob') return null;
+    if (maxBytes !== Number.POSITIVE_INFINITY && ((await this.sizes([entry.id])).get(entry.id) ?? 0) > maxBytes)
+      return null;
     return (await this.object(entry.id))?.body ?? null;
   }
 
