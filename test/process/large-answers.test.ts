@@ -1,5 +1,6 @@
 // Answers of tens of megabytes made from stored data, on a real `snippetd serve` process (test/stall.ts): a
-// project's issue template and a template project's license of 40 MB, a file of 40 MB read through the files API
+// project's issue template and a template project's license of 40 MB (now refused unread: templates are at most
+// 1 MiB), a file of 40 MB read through the files API
 // as JSON, and a page of twenty snippets whose descriptions are a megabyte each (120 MB of JSON). Each was made
 // whole on the event loop (JSON.stringify, base64, Buffer.from), holding it 0.4-0.5 s; each is now made in turns.
 // These files run alone (scripts/test.mjs, ALONE): a CI dry run's CPU-heavy neighbour files stretched the
@@ -31,15 +32,18 @@ describe('answers of tens of megabytes made from stored data', () => {
     git.remove();
   });
 
-  it("a project's 40 MB issue template and a template project's 40 MB license: each answered, the loop kept free", async () => {
-    // Quotes and line breaks, each escaped in JSON: JSON.stringify of 40 MB of them held the loop 0.4-0.9 s.
+  it("a project's 40 MB issue template and a template project's 40 MB license: refused unread, the loop kept free", async () => {
+    // Quotes and line breaks, each escaped in JSON: JSON.stringify of 40 MB of them held the loop 0.4-0.9 s; a
+    // template is now at most 1 MiB (404 past it), and one just under it is answered in turns.
     const body = '"\n'.repeat(20 * MiB);
     const license = `[fullname] ${body}[fullname]`;
+    const fits = '"\n'.repeat(512 * 1024 - 8);
     const blob = (text: string) => `blob\nmark :${text.length}\ndata ${Buffer.byteLength(text)}\n${text}\n`;
     const dir = git.repository(
       'templates',
-      `${blob(body)}${blob(license)}commit refs/heads/main\ncommitter T <t@example.com> 0 +0000\ndata 2\nt\n` +
-        `M 100644 :${body.length} .gitlab/issue_templates/Big.md\nM 100644 :${license.length} LICENSE/Big.txt\n\n`,
+      `${blob(body)}${blob(license)}${blob(fits)}commit refs/heads/main\ncommitter T <t@example.com> 0 +0000\n` +
+        `data 2\nt\nM 100644 :${body.length} .gitlab/issue_templates/Big.md\nM 100644 :${license.length} ` +
+        `LICENSE/Big.txt\nM 100644 :${fits.length} .gitlab/issue_templates/Fits.md\n\n`,
     );
     const templates = await api('POST', '/projects', { path: 'templates', visibility: 'public' });
     git.push(server, TOKEN, dir, templates.path_with_namespace);
@@ -49,21 +53,20 @@ describe('answers of tens of megabytes made from stored data', () => {
       return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
     };
 
-    let rssBefore = currentRss(server);
-    const issue = await whileHostile(server, () => json(`/projects/${templates.id}/templates/issues/Big`));
-    assertCalm(issue.calm, { rssBytes: rssBefore + 512 * MiB });
-    assert.equal(issue.answer.status, 200);
-    assert.deepEqual(JSON.parse(issue.answer.bytes.toString()), { name: 'Big', content: body });
-
-    rssBefore = currentRss(server);
-    const filled = await whileHostile(server, () =>
-      json(`/projects/${project.id}/templates/licenses/Big?fullname=Ann`),
-    );
-    assertCalm(filled.calm, { rssBytes: rssBefore + 512 * MiB });
-    assert.equal(filled.answer.status, 200);
-    const answer = JSON.parse(filled.answer.bytes.toString());
-    assert.equal(answer.content, `Ann ${body}Ann`);
-    assert.equal(answer.key, 'Big');
+    for (const url of [
+      `/projects/${templates.id}/templates/issues/Big`,
+      `/projects/${project.id}/templates/licenses/Big`,
+    ]) {
+      const rssBefore = currentRss(server);
+      const refused = await whileHostile(server, () => json(url));
+      assertCalm(refused.calm, { rssBytes: rssBefore + 64 * MiB });
+      assert.equal(refused.answer.status, 404, url);
+    }
+    const rssBefore = currentRss(server);
+    const answered = await whileHostile(server, () => json(`/projects/${templates.id}/templates/issues/Fits`));
+    assertCalm(answered.calm, { rssBytes: rssBefore + 128 * MiB });
+    assert.equal(answered.answer.status, 200);
+    assert.deepEqual(JSON.parse(answered.answer.bytes.toString()), { name: 'Fits', content: fits });
   });
 
   it('a 40 MB file read through the files API, as JSON with its content in base64: the loop kept free', async () => {
