@@ -3,6 +3,7 @@
 // pre-receive hook that commits it to the database first (git-access.ts#acceptPush), so the client's next
 // API call sees what it pushed. git's own `http-backend` speaks the protocol.
 import type { Duplex, Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import { BodyIncomplete, BodyTooLarge, runHttpBackend, spoolBody } from '../storage/git/http-backend.ts';
@@ -36,6 +37,42 @@ export interface GitAnswer {
   status: number;
   headers: Record<string, string>;
   body: Readable | Buffer;
+}
+
+/** The most a fetch's body may be, as sent and as git reads it inflated: 300,000 `have` lines. */
+export const MAX_FETCH_BODY_BYTES = 16 << 20;
+
+async function spoolFetchBody(body: Readable, dir: string, encoding: string | undefined) {
+  const spooled = await spoolBody(body, dir, MAX_FETCH_BODY_BYTES).catch((error) => {
+    if (error instanceof BodyTooLarge) throw new Failure('payload_too_large_git');
+    throw error instanceof BodyIncomplete ? new Failure('request_timeout') : error;
+  });
+  if (
+    /^(x-)?gzip$/i.test(encoding ?? '') &&
+    (await inflatedBytes(spooled.read(), MAX_FETCH_BODY_BYTES + 1)) > MAX_FETCH_BODY_BYTES
+  ) {
+    spooled.remove();
+    throw new Failure('payload_too_large_git');
+  }
+  return spooled;
+}
+
+/** How many bytes a gzipped stream inflates to, counted up to `upTo` (a body that is not gzip: git answers it). */
+async function inflatedBytes(gzipped: Readable, upTo: number): Promise<number> {
+  const inflating = gzipped.pipe(zlib.createGunzip());
+  let bytes = 0;
+  try {
+    for await (const chunk of inflating as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      if (bytes >= upTo) break;
+    }
+  } catch {
+    // Not gzip after all: git's answer to it stands.
+  } finally {
+    gzipped.destroy();
+    inflating.destroy();
+  }
+  return bytes;
 }
 
 async function collect(stream: Readable): Promise<Buffer> {
@@ -77,8 +114,17 @@ export async function serveGitCall(
       throw error instanceof BodyTooLarge ? new Failure('payload_too_large_git') : error;
     });
   if (!(write && call.method === 'POST')) {
+    // A fetch's body (its wants and haves) is received whole before git starts, and held to
+    // MAX_FETCH_BODY_BYTES as git reads it: 200 anonymous fetches sending their bodies slowly held 400 git
+    // processes, and 727 KB of gzip carried 5 million `have` lines (3.3 s of git's time).
+    const spooled = call.body && (await spoolFetchBody(call.body, caches.spoolDir(), call.contentEncoding));
     await caches.exclusive(repo.id, () => caches.refresh(repo));
-    return backend(call.body);
+    const response = await backend(spooled ? spooled.read() : null).catch((error) => {
+      spooled?.remove();
+      throw error;
+    });
+    response.done.finally(() => spooled?.remove()).catch(() => {});
+    return response;
   }
   // A push holds this node's cache of the repository until git is done, so its body is received whole first:
   // a client sending it slowly holds only its own request, never the clones and pushes of others.
