@@ -118,13 +118,15 @@ export async function serveGitCall(
     // MAX_FETCH_BODY_BYTES as git reads it: 200 anonymous fetches sending their bodies slowly held 400 git
     // processes, and 727 KB of gzip carried 5 million `have` lines (3.3 s of git's time).
     const spooled = call.body && (await spoolFetchBody(call.body, caches.spoolDir(), call.contentEncoding));
-    await caches.exclusive(repo.id, () => caches.refresh(repo));
-    const response = await backend(spooled ? spooled.read() : null).catch((error) => {
+    try {
+      await caches.exclusive(repo.id, () => caches.refresh(repo));
+      const response = await backend(spooled ? spooled.read() : null);
+      response.done.finally(() => spooled?.remove()).catch(() => {});
+      return response;
+    } catch (error) {
       spooled?.remove();
       throw error;
-    });
-    response.done.finally(() => spooled?.remove()).catch(() => {});
-    return response;
+    }
   }
   // A push holds this node's cache of the repository until git is done, so its body is received whole first:
   // a client sending it slowly holds only its own request, never the clones and pushes of others.
