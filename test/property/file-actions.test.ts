@@ -33,6 +33,8 @@ const TOO_MANY = {
   message: { error: `Repository Error updating the snippet - Snippet can't have more than ${MAX_FILES} files` },
 };
 const INVALID_ACTION_NAME = { error: 'files[0][action] does not have a valid value' };
+/** Deleting every file is refused, as a push doing so is. */
+const NO_FILES = { message: { error: 'Repository Error updating the snippet - A snippet needs at least one file' } };
 
 /** Ruby's blank?: nil, empty or only whitespace. */
 const blank = (v: string | undefined) => v === undefined || /^\s*$/.test(v);
@@ -112,6 +114,7 @@ function model(files: Map<string, string>, a: Action): Outcome[] {
     }
   }
   if (next.size > MAX_FILES) return [fail(TOO_MANY)];
+  if (next.size === 0) return [fail(NO_FILES)];
   return [{ status: 200, files: next }];
 }
 

@@ -45,20 +45,66 @@ export function isValidAction(a: FileAction): boolean {
 const GENERATED = /^snippetfile(\d+)\.txt$/;
 
 /**
- * GitLab names unnamed files snippetfile<N>.txt, N one above the highest already used: the names of one apply,
- * counted on from the files it starts with and those it names so (looking at every file at each unnamed create
- * took 3.8 s for 9,990 of them).
+ * The N of the files named snippetfile<N>.txt, as files come and go: GitLab names an unnamed file one above the
+ * highest in use. Kept in a max-heap whose numbers no longer in use are dropped as they surface, so that each
+ * name costs a few steps (looking at every file at each unnamed create took 3.8 s for 9,990 of them).
  */
-function generatedNames(files: Map<string, Buffer>) {
-  let highest = 0;
-  const seen = (path: string) => {
-    const m = GENERATED.exec(path);
-    if (m) highest = Math.max(highest, Number(m[1]));
+class GeneratedNames {
+  private readonly inUse = new Map<number, number>();
+  private readonly heap: number[] = [];
+
+  constructor(paths: Iterable<string>) {
+    for (const path of paths) this.add(path);
+  }
+
+  add(path: string): string {
+    const n = numberOf(path);
+    if (n === null) return path;
+    this.inUse.set(n, (this.inUse.get(n) ?? 0) + 1);
+    this.heap.push(n);
+    for (let at = this.heap.length - 1; at > 0; ) {
+      const up = (at - 1) >> 1;
+      if (this.heap[up] >= this.heap[at]) break;
+      [this.heap[up], this.heap[at]] = [this.heap[at], this.heap[up]];
+      at = up;
+    }
     return path;
-  };
-  for (const path of files.keys()) seen(path);
-  return { seen, next: () => `snippetfile${++highest}.txt` };
+  }
+
+  remove(path: string): void {
+    const n = numberOf(path);
+    if (n === null) return;
+    const left = (this.inUse.get(n) ?? 1) - 1;
+    if (left) this.inUse.set(n, left);
+    else this.inUse.delete(n);
+  }
+
+  /** The next name: one above the highest N in use. */
+  next(): string {
+    while (this.heap.length && !this.inUse.has(this.heap[0])) this.pop();
+    return this.add(`snippetfile${(this.heap[0] ?? 0) + 1}.txt`);
+  }
+
+  private pop(): void {
+    const last = this.heap.pop()!;
+    if (!this.heap.length) return;
+    this.heap[0] = last;
+    for (let at = 0; ; ) {
+      const [left, right] = [2 * at + 1, 2 * at + 2];
+      let top = at;
+      if (left < this.heap.length && this.heap[left] > this.heap[top]) top = left;
+      if (right < this.heap.length && this.heap[right] > this.heap[top]) top = right;
+      if (top === at) return;
+      [this.heap[top], this.heap[at]] = [this.heap[at], this.heap[top]];
+      at = top;
+    }
+  }
 }
+
+const numberOf = (path: string) => {
+  const m = GENERATED.exec(path);
+  return m ? Number(m[1]) : null;
+};
 
 /**
  * Applies actions in order to a copy of `current` (path -> content) and returns the new files. `modes` (path ->
@@ -73,7 +119,7 @@ export function applyActions(
   modes: Map<string, string> = new Map(),
 ): Map<string, Buffer> {
   const files = new Map(current);
-  const generated = generatedNames(files);
+  const generated = new GeneratedNames(files.keys());
   // Files past what the deletions still to come can bring under maxFiles make too many whatever follows: said
   // at once.
   let deletionsLeft = actions.filter((a) => a.action === 'delete').length;
@@ -91,8 +137,9 @@ export function applyActions(
           : null;
     switch (a.action) {
       case 'create': {
-        const path = present(a.file_path) ? generated.seen(requireName(a.file_path)) : generated.next();
+        const path = present(a.file_path) ? requireName(a.file_path) : generated.next();
         if (files.has(path)) throw new FileActionError('conflict');
+        if (present(a.file_path)) generated.add(path);
         files.set(path, content!);
         if (files.size > maxFiles + deletionsLeft) throw new FileActionError('too_many_files');
         break;
@@ -105,6 +152,7 @@ export function applyActions(
       case 'delete': {
         deletionsLeft--;
         if (!files.delete(a.file_path!)) throw new FileActionError('conflict');
+        generated.remove(a.file_path!);
         modes.delete(a.file_path!);
         break;
       }
@@ -113,12 +161,11 @@ export function applyActions(
         const old = files.get(from);
         if (old === undefined) throw new FileActionError('conflict');
         files.delete(from);
-        const to = present(a.file_path)
-          ? generated.seen(requireName(a.file_path))
-          : GENERATED.test(from)
-            ? from
-            : generated.next();
+        generated.remove(from);
+        const named = present(a.file_path) || GENERATED.test(from);
+        const to = present(a.file_path) ? requireName(a.file_path) : GENERATED.test(from) ? from : generated.next();
         if (files.has(to)) throw new FileActionError('conflict');
+        if (named) generated.add(to);
         files.set(to, content ?? old);
         const mode = modes.get(from);
         modes.delete(from);
