@@ -61,7 +61,7 @@ function fileBody(view: PageFileView, rawUrl: string, filePath: string): Html {
   }
 }
 
-/** The snippet's files with their views, in git's order. Contents are read only for a view not kept yet. */
+/** What a view adds to a page: its HTML's characters (none for an image, a binary or too large a file). */
 const viewSize = (view: FileView) =>
   view.kind === 'code' ? view.html.length : view.kind === 'markdown' ? view.html.length + view.sourceHtml.length : 0;
 
@@ -73,8 +73,10 @@ const viewSize = (view: FileView) =>
  */
 async function fileViews(store: Store, snippet: Snippet, room: number, firstShown: boolean) {
   const index = await store.snippets.fileIndex(snippet.id);
-  const allKept = index.every((file, i) => keptView(file.blob_id, file.path, linePrefix(i, index.length)));
-  // Paths, blob ids and contents read together, so each view is rendered from the bytes of its own blob.
+  const kept = index.map((file, i) => keptView(file.blob_id, file.path, linePrefix(i, index.length)));
+  const allKept = kept.every((view) => view !== undefined);
+  // Contents are read only for a view not kept yet; then paths, blob ids and contents are read together, so
+  // each view is rendered from the bytes of its own blob.
   const files: (IndexedFile & { content?: Buffer })[] = allKept ? index : await snippetFiles(store, snippet);
   const out = [];
   let left = room;
@@ -82,7 +84,7 @@ async function fileViews(store: Store, snippet: Snippet, room: number, firstShow
     const prefix = linePrefix(i, files.length);
     const roomy = (i === 0 && firstShown) || left > 0;
     const view =
-      keptView(file.blob_id, file.path, prefix) ??
+      (allKept ? kept[i] : keptView(file.blob_id, file.path, prefix)) ??
       (roomy || !rendersHtml(file.path, file.content!)
         ? await viewOf(file.blob_id, file.path, file.content!, prefix)
         : null);
