@@ -64,6 +64,7 @@ describe('migrations', () => {
           '0016_refs_moved',
           '0017_group_children',
           '0018_search_index_without_positions',
+          '0019_snippet_files_without_rowid',
         ],
       );
     } finally {
@@ -158,6 +159,7 @@ describe('migrations', () => {
         '0016_refs_moved',
         '0017_group_children',
         '0018_search_index_without_positions',
+        '0019_snippet_files_without_rowid',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
@@ -184,6 +186,32 @@ describe('migrations', () => {
       await storage.remove();
     }
   });
+  it('a new SQLite database gives the pages it no longer uses back to the file system, a few at a time', {
+    skip: TEST_DB === 'postgres' && 'SQLite only',
+  }, async () => {
+    const storage = await processStorage('snippetd-free-pages-');
+    const db = openDatabase(storage.databaseUrl);
+    try {
+      const k = db.kysely as any;
+      await migrateToLatest(db);
+      const pragma = async (name: string) =>
+        Number(((await sql.raw(`PRAGMA ${name}`).execute(k)).rows[0] as Record<string, number>)[name]);
+      assert.equal(await pragma('auto_vacuum'), 2); // incremental
+      await sql`CREATE TABLE scratch (x blob)`.execute(k);
+      for (let i = 0; i < 40; i++) await sql`INSERT INTO scratch VALUES (randomblob(256 * 1024))`.execute(k);
+      await sql`DROP TABLE scratch`.execute(k);
+      assert.ok((await pragma('freelist_count')) > 2000, 'ten megabytes of pages free');
+      startSearchIndexer(db);
+      for (let i = 0; (await pragma('freelist_count')) > 512; i++) {
+        assert.ok(i < 300, 'given back within 30 s');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      await db.close();
+      await storage.remove();
+    }
+  });
+
   it("0012 queues every stored snippet and file for SQLite's search index, which its indexer then fills and empties", {
     skip: TEST_DB === 'postgres' && 'SQLite only: PostgreSQL keeps its pg_trgm indexes of 0010',
   }, async () => {
@@ -244,6 +272,7 @@ describe('migrations', () => {
         '0016_refs_moved',
         '0017_group_children',
         '0018_search_index_without_positions',
+        '0019_snippet_files_without_rowid',
       ]);
       const queue = () =>
         k.selectFrom('search_index_queue').select(['op', 'kind', 'source_id']).orderBy('id').execute();

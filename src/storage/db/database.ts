@@ -87,6 +87,9 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
   const sqlite = new SQLite(file);
   try {
     addSqlFunctions(sqlite);
+    // A new database gives the pages it no longer uses back to the file system, a few at a time (the search
+    // indexer's steps: search-indexing.ts); an existing one keeps its mode (only VACUUM would change it).
+    sqlite.pragma('auto_vacuum = INCREMENTAL');
     sqlite.pragma('journal_mode = WAL');
     // FULL: a transaction is on disk before we acknowledge it, so a crash loses nothing acknowledged.
     sqlite.pragma('synchronous = FULL');

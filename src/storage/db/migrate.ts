@@ -24,6 +24,7 @@ import * as m0015 from './migrations/0015_commits_by_write.ts';
 import * as m0016 from './migrations/0016_refs_moved.ts';
 import * as m0017 from './migrations/0017_group_children.ts';
 import * as m0018 from './migrations/0018_search_index_without_positions.ts';
+import * as m0019 from './migrations/0019_snippet_files_without_rowid.ts';
 
 type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
@@ -46,6 +47,7 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
   ['0016_refs_moved', m0016],
   ['0017_group_children', m0017],
   ['0018_search_index_without_positions', m0018],
+  ['0019_snippet_files_without_rowid', m0019],
 ];
 
 /** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */
