@@ -375,6 +375,14 @@ try {
       process.stdout.write(`  ${left?.sources} texts still to index\r`);
     }
     console.log(`indexed for search in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    // Then the indexer gives the pages the queue left free back to the file system (a database made with
+    // auto_vacuum = INCREMENTAL), a few at a step: up to a minute for that, as a server would.
+    started = performance.now();
+    const freePages = async () =>
+      Number(Object.values((await sql`PRAGMA freelist_count`.execute(big.app.store.kysely)).rows[0] as object)[0]);
+    while ((await freePages()) > 1024 && performance.now() - started < 60_000)
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    console.log(`free pages given back for ${((performance.now() - started) / 1000).toFixed(1)} s`);
     await sqliteSize(big, big.dataDir);
   } else {
     const size = await sql<{ bytes: string }>`SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c

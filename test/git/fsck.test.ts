@@ -292,9 +292,10 @@ describe('snippetd fsck: the search index', () => {
     await indexed();
     if (TEST_DB === 'sqlite') {
       // One piece of a file's full-text index gone, and pieces of a snippet that never was.
-      await sql`DELETE FROM snippet_file_text_fts WHERE rowid = ${(await fileRowId('same.txt')) * 1024}`.execute(db());
+      // Piece 0 of a source is at the source's id (search-indexing.ts#pieceRowid).
+      await sql`DELETE FROM snippet_file_text_fts WHERE rowid = ${await fileRowId('same.txt')}`.execute(db());
       await sql`INSERT INTO snippet_fields_fts (rowid, title, description, file_name)
-        VALUES (${999_999 * 1024}, 'a phantom', '', 'p.txt')`.execute(db());
+        VALUES (${999_999}, 'a phantom', '', 'p.txt')`.execute(db());
     }
     // The index as it stands answers wrongly.
     assert.deepEqual(await titles('durian'), ['indexed']);
@@ -336,7 +337,7 @@ describe('snippetd fsck: the search index', () => {
     assert.deepEqual(await titles('pitaya'), ['bystander']);
     if (TEST_DB === 'sqlite') {
       const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM snippet_fields_fts_docsize
-        WHERE id = ${999_999 * 1024}`.execute(db());
+        WHERE id = ${999_999}`.execute(db());
       assert.equal(Number(rows[0].n), 0);
     }
 

@@ -292,7 +292,8 @@ describe('migrations', () => {
       /** The sources (ids) whose pieces in `table` hold `phrase`'s trigrams. */
       const found = async (table: string, phrase: string) =>
         (
-          await sql<{ id: number }>`SELECT DISTINCT rowid / 1024 AS id FROM ${sql.id(table)}
+          await sql<{ id: number }>`SELECT DISTINCT CASE WHEN rowid < ${sql.lit(2 ** 40)} THEN rowid
+            ELSE (rowid - ${sql.lit(2 ** 40)}) / 1024 END AS id FROM ${sql.id(table)}
             WHERE ${sql.id(table)} MATCH ${trigrams(phrase)}`.execute(k)
         ).rows.map((r) => r.id);
       startSearchIndexer(db);

@@ -7,7 +7,15 @@
 // not a fault: the indexer has still to do it, and the check leaves it alone.
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.ts';
-import { FTS_TABLE, MAX_PIECES, type SourceKind, type SourceRow, sourcePieces } from './search-indexing.ts';
+import {
+  FTS_TABLE,
+  LATER_PIECES,
+  MAX_PIECES,
+  pieceRowid,
+  type SourceKind,
+  type SourceRow,
+  sourcePieces,
+} from './search-indexing.ts';
 import { codePoints } from '../../text-scan.ts';
 
 /** Sources whose FTS rows are checked a batch at a time when looking for those of sources gone. */
@@ -43,11 +51,12 @@ async function isQueued(db: Kysely<Database>, kind: SourceKind, id: number): Pro
   return rows.length > 0;
 }
 
-/** The FTS rows of a source: piece number and column sizes. */
+/** The FTS rows of a source: piece number and column sizes (piece 0 at its id, the others in its range above). */
 async function storedPieces(db: Kysely<Database>, kind: SourceKind, id: number) {
+  const later = pieceRowid(id, 1) - 1;
   const { rows } = await sql<{ id: number; sz: Uint8Array }>`SELECT id, sz FROM ${docsize(kind)}
-    WHERE id BETWEEN ${id * MAX_PIECES} AND ${id * MAX_PIECES + MAX_PIECES - 1} ORDER BY id`.execute(db);
-  return rows.map((r) => ({ piece: Number(r.id) - id * MAX_PIECES, sizes: columnSizes(r.sz) }));
+    WHERE id = ${id} OR id BETWEEN ${later + 1} AND ${later + MAX_PIECES - 1} ORDER BY id`.execute(db);
+  return rows.map((r) => ({ piece: Number(r.id) === id ? 0 : Number(r.id) - later, sizes: columnSizes(r.sz) }));
 }
 
 async function recordedPieces(db: Kysely<Database>, kind: SourceKind, id: number): Promise<number> {
@@ -88,7 +97,7 @@ export async function fullTextDifference(db: Kysely<Database>, id: number, row: 
  */
 export async function requeueSource(db: Kysely<Database>, kind: SourceKind, id: number, row: SourceRow | null) {
   for (const { piece } of await storedPieces(db, kind, id))
-    await sql`DELETE FROM ${sql.table(FTS_TABLE[kind])} WHERE rowid = ${id * MAX_PIECES + piece}`.execute(db);
+    await sql`DELETE FROM ${sql.table(FTS_TABLE[kind])} WHERE rowid = ${pieceRowid(id, piece)}`.execute(db);
   await sql`DELETE FROM search_index_pieces WHERE kind = ${kind} AND source_id = ${id}`.execute(db);
   if (!row) return;
   const text = row.kind === 'file' ? [row.path, row.content] : [row.title, row.description, row.file_name];
@@ -107,16 +116,25 @@ export async function goneSources(
   kind: SourceKind,
   after: number,
 ): Promise<{ gone: number[]; next: number | null }> {
-  const { rows: fts } = await sql<{ id: number }>`SELECT id FROM ${docsize(kind)}
-    WHERE id >= ${(after + 1) * MAX_PIECES} ORDER BY id LIMIT ${LEFTOVER_BATCH}`.execute(db);
+  // Pieces 0 (at their sources' ids), later pieces (in their sources' ranges above LATER_PIECES), and the
+  // recorded counts, each walked in their sources' order.
+  const { rows: first } = await sql<{ id: number }>`SELECT id FROM ${docsize(kind)}
+    WHERE id > ${after} AND id < ${LATER_PIECES} ORDER BY id LIMIT ${LEFTOVER_BATCH}`.execute(db);
+  const { rows: later } = await sql<{ id: number }>`SELECT id FROM ${docsize(kind)}
+    WHERE id >= ${pieceRowid(after + 1, 1) - 1} ORDER BY id LIMIT ${LEFTOVER_BATCH}`.execute(db);
   const { rows: recorded } = await sql<{ source_id: number }>`SELECT source_id FROM search_index_pieces
     WHERE kind = ${kind} AND source_id > ${after} ORDER BY source_id LIMIT ${LEFTOVER_BATCH}`.execute(db);
-  const fromFts = fts.map((r) => Math.floor(Number(r.id) / MAX_PIECES));
+  const fromFirst = first.map((r) => Number(r.id));
+  const fromLater = later.map((r) => Math.floor((Number(r.id) - LATER_PIECES) / MAX_PIECES));
   const fromRecorded = recorded.map((r) => Number(r.source_id));
-  // Up to the lower of the two batches' last ids: both lists are whole below it.
-  const full = [fromFts, fromRecorded].filter((l) => l.length === LEFTOVER_BATCH).map((l) => l[l.length - 1]);
+  // Up to the lowest of the full batches' last ids: every list is whole below it.
+  const full = [fromFirst, fromLater, fromRecorded]
+    .filter((l) => l.length === LEFTOVER_BATCH)
+    .map((l) => l[l.length - 1]);
   const upTo = full.length ? Math.min(...full) : Number.POSITIVE_INFINITY;
-  const sources = [...new Set([...fromFts, ...fromRecorded])].filter((s) => s <= upTo).sort((a, b) => a - b);
+  const sources = [...new Set([...fromFirst, ...fromLater, ...fromRecorded])]
+    .filter((s) => s <= upTo)
+    .sort((a, b) => a - b);
   if (!sources.length) return { gone: [], next: null };
   const table = sql.table(kind === 'file' ? 'snippet_file_text' : 'snippets');
   const { rows: present } = await sql<{ id: number }>`SELECT id FROM ${table}

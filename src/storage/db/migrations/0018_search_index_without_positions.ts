@@ -4,8 +4,9 @@ import type { DialectName } from '../database.ts';
 // SQLite only: the search index's FTS5 tables keep no positions or columns (detail=none), a fifth of their size
 // with positions (100,000 texts of bench/million.ts's shape: 17.6 MiB, now 3.7), which kept SQLite at a million
 // snippets over its gigabyte. A search asks for all of its text's trigrams instead of their phrase and checks
-// each candidate's text exactly (tables/snippet-text.ts). Everything is indexed again: the queue takes every
-// source, and a search reads a queued source's text meanwhile, as after 0012.
+// each candidate's text exactly (tables/snippet-text.ts). Its rows move too: a source's first piece is at the
+// source's id (search-indexing.ts#pieceRowid), which halves what is left. Everything is indexed again: the
+// queue takes every source, and a search reads a queued source's text meanwhile, as after 0012.
 export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   if (dialect !== 'sqlite') return;
   await sql`DELETE FROM search_index_queue`.execute(db);

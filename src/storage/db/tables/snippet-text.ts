@@ -12,7 +12,7 @@ import type { DialectName } from '../database.ts';
 import { containsText } from '../page.ts';
 import type { Database } from '../schema.ts';
 import type { IndexedFile } from './snippets.ts';
-import { MAX_PIECES, phraseText } from '../search-indexing.ts';
+import { phraseText, SOURCE_OF_ROWID } from '../search-indexing.ts';
 import { readParts } from '../../git/object-parts.ts';
 import { codePoints } from '../../../text-scan.ts';
 
@@ -122,7 +122,7 @@ function ftsQuery(text: string): string {
 }
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 /** The source (snippet_file_text or snippet) of an FTS row, a piece of it (search-indexing.ts). */
-const SOURCE_OF_PIECE = sql.raw(`rowid / ${MAX_PIECES}`);
+const SOURCE_OF_PIECE = sql.raw(SOURCE_OF_ROWID);
 /**
  * Sources with work queued (to index, or old pieces to delete: a snippet's edited description, an id an
  * ephemeral reset gave again): the index may not say what they hold now, so they are candidates of every
