@@ -4,37 +4,16 @@
 // embed script of a public snippet of ten Markdown files of '中' and '"' (anonymous, after its page), and a
 // search page over 200 files whose long paths and lines all match (anonymous).
 //   npx tsx bench/hostile-requests.ts [checkout]
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { exited, spawnServer } from '../scripts/spawn-server.ts';
+import { sourceServer } from './source-server.ts';
 import { whileHostile } from '../test/stall.ts';
 
 const checkout = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..'));
 const TOKEN = 'hostile-requests-bench-root-token';
 const PASSWORD = 'hostile-requests-password';
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-hostile-requests-'));
-const server = await spawnServer(
-  {
-    ...process.env,
-    SNIPPETD_DATA_DIR: dataDir,
-    SNIPPETD_DATABASE_URL: `sqlite:${path.join(dataDir, 'db.sqlite3')}`,
-    SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-    SNIPPETD_LOG_LEVEL: 'warn',
-    SNIPPETD_WORKERS: '1',
-  },
-  [path.join(checkout, 'src', 'cli.ts'), 'serve', '--port', '0'],
-);
-
-async function api(method: string, url: string, body: unknown) {
-  const res = await fetch(`${server.url}/api/v4${url}`, {
-    method,
-    headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status}`);
-  return (await res.json()) as Record<string, unknown>;
-}
+const { server, api, stop } = await sourceServer(checkout, TOKEN, 'snippetd-hostile-requests-', {
+  SNIPPETD_WORKERS: '1',
+});
 await api('PUT', '/application/settings', { search_rate_limit: 0, search_rate_limit_unauthenticated: 0 });
 await api('POST', '/users', { username: 'alice', email: 'alice@example.com', name: 'Alice', password: PASSWORD });
 
@@ -113,6 +92,4 @@ for (const [name, request] of [
   console.log(name, JSON.stringify({ answer, calm: round(calm as unknown as Record<string, number>) }));
 }
 
-server.child.kill('SIGTERM');
-await exited(server.child);
-fs.rmSync(dataDir, { recursive: true, force: true });
+await stop();

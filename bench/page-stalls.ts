@@ -5,36 +5,15 @@
 // gzip and in brotli.
 //   npx tsx bench/page-stalls.ts [checkout] [javascript file]
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { exited, spawnServer } from '../scripts/spawn-server.ts';
+import { sourceServer } from './source-server.ts';
 import { whileHostile } from '../test/stall.ts';
 
 const checkout = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..'));
 const javascript = process.argv[3] ? fs.readFileSync(process.argv[3], 'utf8') : null;
 const TOKEN = 'page-stalls-bench-root-token-0123';
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-page-stalls-'));
-const server = await spawnServer(
-  {
-    ...process.env,
-    SNIPPETD_DATA_DIR: dataDir,
-    SNIPPETD_DATABASE_URL: `sqlite:${path.join(dataDir, 'db.sqlite3')}`,
-    SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-    SNIPPETD_LOG_LEVEL: 'warn',
-  },
-  [path.join(checkout, 'src', 'cli.ts'), 'serve', '--port', '0'],
-);
-
-async function api(method: string, url: string, body: unknown) {
-  const res = await fetch(`${server.url}/api/v4${url}`, {
-    method,
-    headers: { 'PRIVATE-TOKEN': TOKEN, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status}`);
-  return (await res.json()) as Record<string, unknown>;
-}
+const { server, api, stop } = await sourceServer(checkout, TOKEN, 'snippetd-page-stalls-');
 const project = await api('POST', '/projects', { path: 'bench', visibility: 'public' });
 const snippet = async (file_path: string, content: string) =>
   (
@@ -89,6 +68,4 @@ const wire = (encoding: string) =>
   });
 for (const encoding of ['identity', 'gzip', 'br']) console.log('JavaScript page on the wire', await wire(encoding));
 
-server.child.kill('SIGTERM');
-await exited(server.child);
-fs.rmSync(dataDir, { recursive: true, force: true });
+await stop();
