@@ -125,7 +125,7 @@ async function fileSections(store: Store, snippet: Snippet, web: string, embed =
     return html`<section class="file" id="file-${i + 1}" aria-labelledby="file-${i + 1}-name">
 <header class="file-header">
 <h2 id="file-${i + 1}-name">${file.path}</h2><span class="size">${humanSize(file.size)}</span>
-<nav class="file-actions"><a href="${rawUrl}">Raw</a> <a href="${rawUrl}?inline=false" download>Download</a>
+<nav class="file-actions" aria-label="Actions for ${file.path}"><a href="${rawUrl}">Raw</a> <a href="${rawUrl}?inline=false" download>Download</a>
 ${copyable ? copyButton(`file-${i + 1}`, `Copy ${file.path}`) : ''}</nav>
 </header>
 ${fileBody(view, rawUrl, file.path)}
