@@ -79,10 +79,12 @@ export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
     after = snippets[snippets.length - 1].id;
     for (const { id } of snippets) {
       let repaired = false;
-      // The snippet's row and its repository as one write left them; on SQLite, read twice when they differ.
+      // The snippet's row and its repository as one write left them. On SQLite, whose reads here are apart, they
+      // are read again when they differ, in a transaction that holds writes off for that one snippet: read
+      // apart twice, a write landed between the row and its branch in both reads once in a CI run.
       let checked = await store.snapshot((s) => snippetDifferences(s, id));
       if (store.db.dialect === 'sqlite' && checked && (!checked.repo || checked.differences.length))
-        checked = await snippetDifferences(store, id);
+        checked = await store.transaction((tx) => snippetDifferences(tx, id));
       if (!checked) continue; // deleted meanwhile
       const { snippet, repo, differences } = checked;
       if (!repo) report.problems.push(`snippet ${snippet.id}: repository missing`);
