@@ -206,8 +206,11 @@ describe('a real server under large and hostile bodies', () => {
       sendBody(server, { path: snippets, headers: withToken, body }),
     );
     assert.deepEqual([answer.status, JSON.parse(answer.body)], [400, { error: 'title is invalid' }]);
-    // The body, its text and its parse in the worker thread, each 100 MB.
-    assertCalm(calm, { rssBytes: rssBefore + 400 * MiB });
+    // The body, its text and its parse in the worker thread, each 100 MB, and the worker's heap around them: run
+    // alone, this took 420-440 MiB over the RSS before it, at a79d819 as now (2026-11-28), so a bound of 400 held
+    // only after files that had left the process larger (a CI run: 672 MiB against 632). Spread into characters
+    // it took 2.8 GB.
+    assertCalm(calm, { rssBytes: rssBefore + 480 * MiB });
   });
 
   it('works on two large bodies at a time: four creates at once all succeed within the memory bound', async () => {
