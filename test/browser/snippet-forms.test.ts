@@ -167,6 +167,28 @@ describe('snippet forms in Chromium', BROWSER_PASS, () => {
     await page.close();
   });
 
+  it("keeps the edit form within a phone's width when a file is one long line", async () => {
+    const page = await context.newPage();
+    await page.setViewportSize({ width: 390, height: 800 });
+    await signIn(page);
+    const [alice] = (await api('GET', '/users?username=alice')).json;
+    const token = (await api('POST', `/users/${alice.id}/personal_access_tokens`, { name: 'phone', scopes: ['api'] }))
+      .json.token;
+    const body = {
+      title: 'Minified',
+      visibility: 'private',
+      files: [{ file_path: 'app.min.js', content: `var a=${'1+'.repeat(5000)}1;` }],
+    };
+    const created = await api('POST', '/snippets', body, token);
+    await page.goto(`${created.json.web_url}/edit`);
+    await page.locator('.cm-editor').waitFor();
+    // A fieldset is as wide as its widest content by default: the whole form ran off the screen.
+    const widths = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    assert.ok(widths[0] <= widths[1], `the page is ${widths[0]} px wide in a ${widths[1]} px window`);
+    await accessible(page, 'edit-long-line');
+    await page.close();
+  });
+
   it('makes a personal access token, shown once, that works with the API', async () => {
     const page = await context.newPage();
     await signIn(page);

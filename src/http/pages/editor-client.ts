@@ -123,6 +123,9 @@ function accessibility(textarea: HTMLTextAreaElement): Record<string, string> {
     if (value !== null) attributes[name] = value;
   }
   if (textarea.required) attributes['aria-required'] = 'true';
+  // Focusable by its tabindex too, as a checker sees it: a file taller than the editor scrolls inside it, and a
+  // scrolling region needs something focusable (axe's scrollable-region-focusable).
+  attributes.tabindex = '0';
   return attributes;
 }
 
@@ -145,6 +148,8 @@ function upgrade(textarea: HTMLTextAreaElement): void {
       scheme.of(schemeOf()),
       EditorView.cspNonce.of(nonce),
       pageTheme,
+      // A long line wraps rather than scroll: one line of a minified file made a phone's form 84,000 px wide.
+      EditorView.lineWrapping,
       syntaxHighlighting(pageHighlight),
       EditorView.contentAttributes.of(accessibility(textarea)),
       EditorView.updateListener.of((update) => {
