@@ -62,15 +62,33 @@ function roleChanges(groups: string[], rules: OidcGroupRules): { admin?: 0 | 1; 
  * other characters turned into `_`, never starting or ending with what a path may not.
  */
 export function usernameFrom(claims: OidcClaims): string {
-  const raw = text(claims.preferred_username) || text(claims.email).split('@')[0];
+  // Made from the claim's start only: a provider may send any length, and a path is at most 255 characters.
+  const raw = (text(claims.preferred_username) || text(claims.email).split('@')[0]).slice(0, MAX_USERNAME_SOURCE);
   const cleaned = raw
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
     .replace(/[^a-zA-Z0-9_.-]+/g, '_')
     .replace(/^[-.]+/, '')
-    .replace(/(\.git|\.atom|[.])+$/i, '')
     .slice(0, 200);
-  return cleaned || 'user';
+  return withoutForbiddenEnding(cleaned) || 'user';
+}
+
+/** Characters of a claim a username is made from. */
+const MAX_USERNAME_SOURCE = 255;
+
+/**
+ * `name` without the endings a path may not have (`.git`, `.atom`, `.`), however many: a loop, as a pattern
+ * such as `/(\.git|[.])+$/` tries every start in a run of dots, in time that grows with the run's square.
+ */
+function withoutForbiddenEnding(name: string): string {
+  const lower = name.toLowerCase(); // ASCII by now: the same length
+  let end = name.length;
+  for (;;) {
+    if (lower.endsWith('.git', end)) end -= 4;
+    else if (lower.endsWith('.atom', end)) end -= 5;
+    else if (lower.endsWith('.', end)) end -= 1;
+    else return name.slice(0, end);
+  }
 }
 
 /** The signed-in user of this verified identity: found by its link, or created; with a new session. */

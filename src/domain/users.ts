@@ -7,6 +7,7 @@ import { isUniqueViolation } from '../storage/db/database.ts';
 import { conflict, forbidden, invalidFields, notFound } from './failure.ts';
 import { pathError } from './paths.ts';
 import { nowIso } from './tokens.ts';
+import { codePoints } from '../text-scan.ts';
 
 export const USERNAME_TAKEN = 'Username has already been taken';
 export const EMAIL_TAKEN = 'Email has already been taken';
@@ -22,6 +23,8 @@ export interface NewUserInput {
 }
 
 const EMAIL_FORMAT = /^[^@\s]+@[^@\s]+$/;
+/** GitLab's User validates a name's length (characters): every page that names the user shows it whole. */
+const MAX_NAME_CHARS = 255;
 
 /** scrypt on Node's thread pool: one takes tens of milliseconds, which the event loop must not wait for. */
 const scrypt = promisify(crypto.scrypt) as (password: string, salt: Buffer, length: number) => Promise<Buffer>;
@@ -58,6 +61,8 @@ function validateUserFields(input: Partial<NewUserInput>): void {
     const e = pathError(input.username, true);
     if (e) errors.username = [e];
   }
+  if (input.name !== undefined && codePoints(input.name, MAX_NAME_CHARS) > MAX_NAME_CHARS)
+    errors.name = [`is too long (maximum is ${MAX_NAME_CHARS} characters)`];
   if (input.email !== undefined && !EMAIL_FORMAT.test(input.email)) errors.email = ['is invalid'];
   if (input.public_email && !EMAIL_FORMAT.test(input.public_email)) errors.public_email = ['is invalid'];
   if (input.password !== undefined && input.password.length < 8)
@@ -134,7 +139,7 @@ export interface UserChanges {
 }
 
 export async function updateUser(store: Store, user: User, changes: UserChanges): Promise<User> {
-  validateUserFields({ email: changes.email, public_email: changes.public_email });
+  validateUserFields({ name: changes.name, email: changes.email, public_email: changes.public_email });
   if (changes.email !== undefined) {
     const other = await store.users.findByEmail(changes.email);
     if (other && other.id !== user.id) throw conflict(EMAIL_TAKEN);

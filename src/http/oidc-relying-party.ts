@@ -38,6 +38,32 @@ export class OidcFailure extends Error {
 const SCOPE = 'openid profile email';
 /** Seconds a request to the provider may take. */
 const PROVIDER_TIMEOUT = 10;
+/**
+ * Bytes an answer of the provider may have. Its metadata, keys, tokens and claims take kilobytes; the library
+ * reads an answer whole and parses it on the event loop (a 20 MB name claim held it 3 s).
+ */
+const MAX_PROVIDER_ANSWER_BYTES = 1024 * 1024;
+
+class ProviderAnswerTooLarge extends Error {}
+
+/** fetch, with the answer's body read here and refused past MAX_PROVIDER_ANSWER_BYTES. */
+async function boundedFetch(url: string, options: client.CustomFetchOptions): Promise<Response> {
+  const res = await fetch(url, options as RequestInit);
+  const tooLarge = () => new ProviderAnswerTooLarge(`${url} answered more than ${MAX_PROVIDER_ANSWER_BYTES} bytes`);
+  if (Number(res.headers.get('content-length')) > MAX_PROVIDER_ANSWER_BYTES) {
+    await res.body?.cancel();
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength;
+    if (size > MAX_PROVIDER_ANSWER_BYTES) throw tooLarge(); // leaving the loop cancels the body
+    chunks.push(chunk);
+  }
+  const { status, statusText, headers } = res;
+  return new Response(res.body ? Buffer.concat(chunks) : null, { status, statusText, headers });
+}
 
 export class RelyingParty {
   readonly issuer: string;
@@ -83,6 +109,8 @@ export class RelyingParty {
           // config.ts allows plain http for an issuer on loopback only.
           execute: new URL(this.issuer).protocol === 'http:' ? [client.allowInsecureRequests] : [],
           timeout: PROVIDER_TIMEOUT,
+          // Kept by the configuration for every later request: tokens and userinfo too.
+          [client.customFetch]: boundedFetch,
         },
       )
       .then((configuration) => {
@@ -164,8 +192,13 @@ function failureOf(error: unknown): OidcFailure {
       'provider_error',
       `${error.error}${error.error_description ? `: ${error.error_description}` : ''}`,
     );
-  // The library's own checks (ClientError) and the provider's refusals (an error body) are both an answer not taken.
-  if (error instanceof client.ClientError || error instanceof client.ResponseBodyError)
+  // The library's own checks (ClientError), the provider's refusals (an error body) and an answer too large
+  // are all an answer not taken.
+  if (
+    error instanceof client.ClientError ||
+    error instanceof client.ResponseBodyError ||
+    error instanceof ProviderAnswerTooLarge
+  )
     return new OidcFailure('invalid_answer', messageOf(error));
   return new OidcFailure('unreachable', messageOf(error));
 }

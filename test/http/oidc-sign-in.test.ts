@@ -166,6 +166,21 @@ describe('signing in with OpenID Connect', () => {
       'sub-admin': { email: 'admin@corp.example', preferred_username: 'admin', groups: ['staff'] },
       'sub-victim': { email: 'victim@corp.example', preferred_username: 'victim', groups: ['staff'] },
       'sub-umlaut': { email: 'ÄRGER@corp.example', preferred_username: 'umlaut', groups: ['staff'] },
+      // A run of dots: a pattern that strips trailing dots tries every start in it (quadratic).
+      'sub-dots': { email: 'dots@corp.example', preferred_username: `a${'.'.repeat(100_000)}x`, groups: ['staff'] },
+      'sub-long-name': {
+        email: 'long@corp.example',
+        preferred_username: 'longname',
+        name: 'N'.repeat(256),
+        groups: ['staff'],
+      },
+      // Its userinfo answer is 2 MiB: the name claim alone.
+      'sub-huge': {
+        email: 'huge@corp.example',
+        preferred_username: 'huge',
+        name: 'H'.repeat(2 << 20),
+        groups: ['staff'],
+      },
     });
     t = await createTestApp({
       externalUrl: EXTERNAL_URL,
@@ -337,6 +352,29 @@ describe('signing in with OpenID Connect', () => {
       403,
       /gave an email address or name an account here cannot have/,
     );
+  });
+
+  it('a username from a claim of any length is made from its start, in time that grows with it no faster', async () => {
+    const started = performance.now();
+    const { res } = await signIn('sub-dots');
+    const ms = performance.now() - started;
+    assert.equal(res.statusCode, 303, res.body);
+    // Its first 255 characters: `a` and dots, which a username may not end with.
+    assert.equal(await signedInAs(res), 'a');
+    // A sign-in takes tens of milliseconds; the claim took seconds of the event loop (17 s at 100,000 dots).
+    assert.ok(ms < 3000, `the sign-in took ${ms.toFixed(0)} ms`);
+  });
+
+  it('refuses a name longer than an account here may have (GitLab: 255 characters)', async () => {
+    await assertRefused(
+      () => signIn('sub-long-name'),
+      403,
+      /gave an email address or name an account here cannot have/,
+    );
+  });
+
+  it('refuses a provider answer over 1 MiB', async () => {
+    await assertRefused(() => signIn('sub-huge'), 401, /could not be verified/);
   });
 
   it('a new session replaces the one the browser had', async () => {

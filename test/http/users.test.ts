@@ -226,6 +226,32 @@ describe('users', () => {
     assert.deepEqual(dupEmail.json, { message: 'Email has already been taken' });
   });
 
+  it("a name is at most 255 characters (GitLab's User validation), on create and update", async () => {
+    const tooLong = 'ñ'.repeat(256);
+    const refused = { message: { name: ['is too long (maximum is 255 characters)'] } };
+    const create = (name: string, username: string) =>
+      t.request({
+        method: 'POST',
+        url: '/api/v4/users',
+        payload: { username, email: `${username}@example.com`, name },
+      });
+    const long = await create(tooLong, 'longname');
+    assert.equal(long.statusCode, 400);
+    assert.deepEqual(long.json, refused);
+    assert.equal((await t.request({ method: 'GET', url: '/api/v4/users?username=longname' })).json.length, 0);
+    // Characters, not bytes or UTF-16 units: 255 of U+1F600 is 510 units and is taken.
+    const fits = await create('😀'.repeat(255), 'fullname');
+    assert.equal(fits.statusCode, 201, fits.body);
+    assert.equal(fits.json.name, '😀'.repeat(255));
+    const update = await t.request({ method: 'PUT', url: `/api/v4/users/${fits.json.id}`, payload: { name: tooLong } });
+    assert.equal(update.statusCode, 400);
+    assert.deepEqual(update.json, refused);
+    assert.equal(
+      (await t.request({ method: 'GET', url: `/api/v4/users/${fits.json.id}` })).json.name,
+      '😀'.repeat(255),
+    );
+  });
+
   it('PUT /users/:id lets admins change name, email, public_email, admin and external', async () => {
     const u = await t.user('erin');
     const res = await t.request({
