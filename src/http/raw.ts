@@ -48,6 +48,14 @@ function trimPartial(buf: Buffer): Buffer {
   return buf;
 }
 
+/**
+ * An SVG document's start: an XML declaration, comments and a doctype before `<svg`. A comment ends at its
+ * first `-->`, as in XML, so the text is read one way only: with a lazy `<!--[\s\S]*?-->` a run of comments
+ * could be read 2^n ways, all of which were tried before a file that was not SVG was found out (26 empty
+ * comments: 2.7 s of the event loop, at every raw request).
+ */
+const SVG_START = /^(<\?xml[^>]*>\s*)?(<!--(?:(?!-->)[\s\S])*-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i;
+
 /** The type of a file that starts with `content` and is `size` bytes long (its first 8 KiB are enough). */
 export function sniff(content: Buffer, size = content.length): Sniffed {
   if (
@@ -60,8 +68,7 @@ export function sniff(content: Buffer, size = content.length): Sniffed {
   }
   if (isUtf8Text(content, size)) {
     const head = content.subarray(0, 4096).toString('utf8').trimStart();
-    if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(head))
-      return { type: 'image/svg+xml', inline: false };
+    if (SVG_START.test(head)) return { type: 'image/svg+xml', inline: false };
     return { type: 'text/plain; charset=utf-8', inline: true };
   }
   return { type: 'application/octet-stream', inline: false };

@@ -124,6 +124,20 @@ describe('project snippet raw endpoints', () => {
       );
     });
 
+    it('finds SVG after an XML declaration, comments and a doctype, in time that grows with the file no faster', async () => {
+      const svg =
+        '<?xml version="1.0"?>\n<!-- a -->\n<!-- b -->\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN">\n<svg></svg>';
+      const found = await raw(`${(await create({ files: [f('pic.svg', svg)] })).id}/raw`);
+      assertRaw(found, svg, 'image/svg+xml', disposition('attachment', 'pic.svg'));
+      // Forty empty comments and no SVG: a pattern with a repeated lazy comment tried 2^40 ways to read them.
+      const comments = `${'<!---->'.repeat(40)}x`;
+      const s = await create({ files: [f('comments.txt', comments)] });
+      const started = performance.now();
+      assertRaw(await raw(`${s.id}/raw`), comments, 'text/plain; charset=utf-8', disposition('inline', 'comments.txt'));
+      const ms = performance.now() - started;
+      assert.ok(ms < 1000, `the raw file took ${ms.toFixed(0)} ms`); // 26 comments took 2.7 s
+    });
+
     it('404 Snippet Not Found for unknown snippets and private ones hidden from the caller', async () => {
       const hidden = await create({ visibility: 'private', files: [f('a', 'b')] });
       for (const id of [999999, hidden.id])
