@@ -93,7 +93,9 @@ export async function sendJsonList(reply: FastifyReply, items: readonly object[]
 export function sendPrepared(reply: FastifyReply, answer: PreparedAnswer): FastifyReply {
   reply.hijack();
   reply.raw.writeHead(200, answer.headers);
-  if (Buffer.isBuffer(answer.body)) reply.raw.end(answer.body);
+  // HEAD: the headers say the length; a large blob is not read only for Node to drop its bytes.
+  if (reply.request.method === 'HEAD') reply.raw.end();
+  else if (Buffer.isBuffer(answer.body)) reply.raw.end(answer.body);
   // A blob that fails to read midway ends the connection: the client sees fewer bytes than announced.
   else pipeline(answer.body.open(), reply.raw, (error) => error && reply.raw.destroy());
   return reply;
