@@ -118,7 +118,7 @@ const GROUPS = 2;
 /**
  * The files node --test runs: the in-process tests imported by GROUPS files of their own, each one process.
  * A process loads the source through tsx first, which costs about a second of CPU: once per group, not once per
- * file (73 files of the quick tier: 77 s → 38 s). Their tests run one after another in their group, as each
+ * file (the quick tier's 73 files then: 77 s → 38 s). Their tests run one after another in their group, as each
  * file's did in its process; failures still name the test and its file.
  */
 function grouped(files) {

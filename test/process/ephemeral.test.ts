@@ -439,6 +439,28 @@ describe('serve --ephemeral: the command line', { skip }, () => {
     }
   });
 
+  it("docs/tool-authors.md's seed document, posted to a fresh server, answers the ids the page shows", async () => {
+    const page = fs.readFileSync(path.join(import.meta.dirname, '../../docs/tool-authors.md'), 'utf8');
+    const section = page.slice(page.indexOf('## Seed documents'));
+    const blocks = [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2] }));
+    const document = blocks.find((b) => b.lang === 'yaml')!.code;
+    const answer = blocks.find((b) => b.lang === 'json')!.code;
+    const fresh = await spawnServer(env({ SNIPPETD_INITIAL_ROOT_TOKEN: ROOT }), [
+      CLI,
+      'serve',
+      '--ephemeral',
+      '--port',
+      '0',
+    ]);
+    try {
+      const res = await call(fresh.url, 'POST', '/-/snippetd/seed', ROOT, document, 'application/yaml');
+      assert.equal(res.status, 201, res.text);
+      assert.deepEqual(res.json, JSON.parse(answer));
+    } finally {
+      fresh.child.kill('SIGKILL');
+    }
+  });
+
   it('a seed file with problems stops the start with one line naming them, and leaves nothing behind', () => {
     const bad = path.join(dir, 'bad.yaml');
     fs.writeFileSync(
