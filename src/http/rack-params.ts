@@ -41,13 +41,13 @@ export function addParam(params: Params, name: string, value: unknown, depth = 0
   const key = match[1];
   const after = name.slice(match[0].length);
   if (key === '__proto__' || key === 'constructor' || key === 'prototype') return params;
+  const child = after.startsWith('[]') ? listItemKey(after) : undefined;
   if (after === '') {
     params[key] = value;
   } else if (after === '[]') {
     if (!Array.isArray(params[key])) params[key] = [];
     (params[key] as unknown[]).push(value);
-  } else if (after.startsWith('[]')) {
-    const child = /^\[\]\[([^[\]]+)\]$/.exec(after)?.[1] ?? /^\[\](.+)$/.exec(after)![1];
+  } else if (child !== undefined) {
     if (!Array.isArray(params[key])) params[key] = [];
     const list = params[key] as unknown[];
     const last = list[list.length - 1];
@@ -58,6 +58,15 @@ export function addParam(params: Params, name: string, value: unknown, depth = 0
     addParam(params[key] as Params, after, value, depth + 1);
   }
   return params;
+}
+
+/**
+ * The key in a list item's name after `[]` (`[][file_path]` or `[]file_path`), as Rack's patterns
+ * `^\[\]\[([^\[\]]+)\]$` and `^\[\](.+)$` find it at the start, in Ruby, where `.` and `$` stop at a "\n":
+ * `[]\n` names none (a hash, then). A match Ruby would find at a later line's start is not looked for.
+ */
+function listItemKey(after: string): string | undefined {
+  return (/^\[\]\[([^[\]]+)\](?=\n|$)/.exec(after) ?? /^\[\]([^\n]+)/.exec(after))?.[1];
 }
 
 const ENCODED = /[%+]/;

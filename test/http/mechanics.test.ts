@@ -16,6 +16,18 @@ describe('API mechanics shared by every endpoint', () => {
     assert.equal(res.headers['content-type'], 'application/json');
   });
 
+  it('reads a parameter name with a line break after [] in a query or a form (it stopped the process)', async () => {
+    const query = await t.request({ method: 'GET', url: '/api/v4/templates/licenses?a[]%0A=1&b[]%0D=2' });
+    assert.equal(query.statusCode, 200, query.body);
+    const form = await t.request({
+      method: 'POST',
+      url: '/api/v4/snippets',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'title=t&file_name=a.txt&content=hi&a[]%0A=1',
+    });
+    assert.equal(form.statusCode, 201, form.body);
+  });
+
   it('answers a known path with another method with 405 and Allow', async () => {
     const res = await t.request({ method: 'PATCH', url: '/api/v4/projects/1' });
     assert.equal(res.statusCode, 405);

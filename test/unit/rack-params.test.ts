@@ -124,6 +124,14 @@ describe('parseRackQuery', () => {
     assert.equal(Object.hasOwn(Object.prototype, 'polluted'), false);
   });
 
+  it('reads a line break after [] as Rack does, never throwing', () => {
+    // Ruby's `.` and `$` stop at a line break (only "\n"): `a[]\n` is not a list item but a hash with the key
+    // "\n", and a list item's key ends at a line break.
+    assert.deepEqual(parse('a[]%0A=1'), { a: { '\n': '1' } });
+    assert.deepEqual(parse('a[]x%0A=1&b[][k]%0A=2'), { a: [{ x: '1' }], b: [{ k: '2' }] });
+    assert.deepEqual(parse('a[]%0D=1&b[]%E2%80%A8=2'), { a: [{ '\r': '1' }], b: [{ '\u2028': '2' }] });
+  });
+
   it('survives very deep nesting and malformed percent escapes without throwing', () => {
     assert.doesNotThrow(() => parseRackQuery(`${'a'}${'[b]'.repeat(200)}=1`));
     assert.doesNotThrow(() => parseRackQuery('a=%ZZ&b=%E0%A4%A'));
