@@ -237,6 +237,43 @@ describe('project repository files API', () => {
     assert.deepEqual((await t.api('GET', `${file(P, 'dir/tmp.txt')}?ref=main`, dev.token)).json, NO_FILE);
   });
 
+  it('reads signatures as git does, a header of 100,000 "<" in time that grows with it no faster', async () => {
+    const id = await project({ path: 'odd-idents', initialize_with_readme: true, visibility: 'public' });
+    const repo = gitSync(await gitDir(id));
+    const tree = repo(['rev-parse', 'main^{tree}']);
+    const parent = repo(['rev-parse', 'main']);
+    // git's split_ident_line: the name ends at the first "<" (spaces before it dropped), the email at the first
+    // ">" after it, the date follows the last ">". A later header of the same name is free text to git fsck.
+    const body = [
+      `tree ${tree}`,
+      `parent ${parent}`,
+      'author Ann  Other <ann@example.com> 1700000000 +0100',
+      'committer Cy <cy@example.com> 1700000100 -0230',
+      `x-extra ${'<'.repeat(100_000)}`,
+      `committer ${'<'.repeat(100_000)}`,
+      '',
+      'odd idents',
+      '',
+    ].join('\n');
+    const commit = repo(['hash-object', '-t', 'commit', '-w', '--stdin'], body);
+    repo(['update-ref', 'refs/heads/main', commit]);
+    await t.importGitDir('project', id);
+    const before = process.cpuUsage();
+    const raw = await t.api('GET', `${file(id, 'README.md', '/raw')}?ref=main`, null);
+    const commits = await t.api('GET', `/projects/${id}/repository/commits?ref_name=main&per_page=1`, null);
+    const used = process.cpuUsage(before);
+    assert.equal(raw.statusCode, 200);
+    assert.equal(commits.statusCode, 200);
+    const [c] = commits.json;
+    assert.deepEqual(
+      [c.id, c.author_name, c.author_email, c.authored_date],
+      [commit, 'Ann  Other', 'ann@example.com', '2023-11-14T23:13:20.000+01:00'],
+    );
+    // Each read parsed the commit, every "<" tried as the name's end: seconds of the event loop each.
+    const ms = (used.user + used.system) / 1000;
+    assert.ok(ms < 1000, `the reads took ${ms.toFixed(0)} ms of CPU`);
+  });
+
   it("a write changes only its path's entries: other names keep their bytes, git's order holds, emptied folders go", async () => {
     const id = await project({ path: 'kept-bytes', initialize_with_readme: true });
     const repo = gitSync(await gitDir(id));
