@@ -25,8 +25,18 @@ const SNIPPET_WRITES: Record<string, 'create' | 'update' | 'delete'> = {
 };
 // Every git clone, fetch or push starts with one ref advertisement (protocol v0 and v2 alike; v2 then
 // makes one or more pack requests), so operations are counted there and pack requests are timed.
-const GIT_REFS = /\.git\/info\/refs\?(?:.*&)?service=git-(upload|receive)-pack(?:&|$)/;
+const GIT_REFS_PATH = '.git/info/refs';
+const GIT_SERVICE = /(?:^|&)service=git-(upload|receive)-pack(?:&|$)/;
 const GIT_PACK = /\.git\/git-(upload|receive)-pack(?:\?|$)/;
+
+/**
+ * The service a ref advertisement's URL asks for. The path and the query are looked at apart: one pattern over
+ * the URL (`refs\?(?:.*&)?service=`) tried each `&` from each start, 9 ms for a 16 KB URL.
+ */
+function gitRefsService(url: string): RegExpExecArray | null {
+  const query = url.indexOf('?');
+  return query !== -1 && url.slice(0, query).endsWith(GIT_REFS_PATH) ? GIT_SERVICE.exec(url.slice(query + 1)) : null;
+}
 
 /** A check waits at most this long, as GitLab's (a hung database must not hang the probe). */
 const CHECK_TIMEOUT_MS = 10_000;
@@ -112,7 +122,7 @@ function measure(metrics: Metrics, request: FastifyRequest, reply: FastifyReply,
   if (write && status < 300) metrics.snippetWrite(write);
   if (route !== '/*') return;
   const operation = (m: RegExpExecArray | null) => (m ? (m[1] === 'upload' ? 'fetch' : 'push') : null);
-  const started = request.method === 'GET' ? operation(GIT_REFS.exec(request.url)) : null;
+  const started = request.method === 'GET' ? operation(gitRefsService(request.url)) : null;
   if (started) metrics.gitOperation(started, status);
   const pack = request.method === 'POST' ? operation(GIT_PACK.exec(request.url)) : null;
   if (pack) metrics.gitPack(pack, seconds);
