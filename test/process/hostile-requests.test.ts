@@ -73,6 +73,44 @@ describe('a real server under hostile requests', () => {
     assert.equal(server.child.exitCode, null);
   });
 
+  /** Sends `head` (and what follows) on a connection of its own, then resets it. */
+  async function sendAndReset(text: string, waitMs: number) {
+    const { port } = new URL(server.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.on('error', () => {});
+    socket.write(text);
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    socket.resetAndDestroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  it('survives a GET or HEAD whose chunked body never ends, its connection reset (the process stopped)', async () => {
+    for (const [method, path] of [
+      ['GET', '/-/readiness'],
+      ['GET', '/no/such/page'],
+      ['HEAD', '/api/v4/version'],
+    ]) {
+      // Reset while its answer is on its way: within a few milliseconds.
+      for (let waitMs = 0; waitMs < 10; waitMs++) {
+        await sendAndReset(
+          `${method} ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`,
+          waitMs,
+        );
+        assert.equal(server.child.exitCode, null, `${method} ${path}, reset after ${waitMs} ms`);
+        assert.equal((await version()).status, 200);
+      }
+    }
+  });
+
+  it('survives a CONNECT whose connection is reset, before or after its answer (the process stopped)', async () => {
+    for (const waitMs of [0, 50]) {
+      await sendAndReset('CONNECT /x HTTP/1.1\r\nHost: x\r\n\r\n', waitMs);
+      assert.equal(server.child.exitCode, null, `reset after ${waitMs} ms`);
+      assert.equal((await version()).status, 200);
+    }
+  });
+
   it('repairs a setting stored invalid by an earlier version at start-up, with one line, and creates work', async () => {
     server.child.kill('SIGTERM');
     assert.equal(await exited(server.child), 0);

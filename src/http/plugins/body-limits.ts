@@ -178,5 +178,8 @@ function capped(
     },
   });
   payload.on('error', (error) => counted.destroy(error));
+  // Whoever reads the body hears its errors through a listener of its own. A GET's or a HEAD's body is read by
+  // no one, and an error nobody listens for (its connection reset) stopped the process.
+  counted.on('error', () => {});
   return payload.pipe(counted);
 }

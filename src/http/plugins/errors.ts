@@ -132,6 +132,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
   // Node hands CONNECT to a 'connect' listener, never to the app, and drops the connection when there
   // is none. It is routed like any other method: no route serves it (404), and the connection closes.
   app.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node took its own error listener off the socket before handing it over: a reset with none stopped the process.
+    socket.on('error', () => socket.destroy());
     if (head.length) socket.unshift(head);
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;
