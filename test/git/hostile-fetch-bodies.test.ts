@@ -3,6 +3,7 @@
 // a gzipped body of millions of `have` lines is refused before git reads it. A real clone still works.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -72,6 +73,40 @@ describe('fetch bodies no git client sends', () => {
     const running = gitProcesses();
     for (const socket of sockets) socket.destroy();
     // Piped to git as it came, each held http-backend and upload-pack: 40.
+    assert.equal(running, 0);
+  });
+
+  it('a fetch whose client stops reading and hangs up leaves no git process behind', async () => {
+    // About 8 MB of pack that deflate leaves large: more than the connection's buffers hold.
+    const content = crypto.randomBytes(6 << 20).toString('base64');
+    await t.ok(
+      'POST',
+      `/projects/${encodeURIComponent(project.path_with_namespace)}/repository/files/big.txt`,
+      ROOT_TOKEN,
+      { branch: 'main', content, commit_message: 'big' },
+      201,
+    );
+    const head = (await runGit(['ls-remote', `http://127.0.0.1:${port}/${project.path_with_namespace}.git`])).stdout;
+    const body = `${pkt(`want ${head.split('\t')[0]} ofs-delta\n`)}0000${pkt('done\n')}`;
+    for (let i = 0; i < 3; i++) {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      socket.write(
+        `POST /${project.path_with_namespace}.git/git-upload-pack HTTP/1.1\r\nHost: x\r\n` +
+          `Content-Type: application/x-git-upload-pack-request\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
+      // The answer's first bytes, then nothing read: git fills the buffers and waits to write more.
+      await new Promise((resolve) => socket.once('data', resolve));
+      socket.pause();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      socket.resetAndDestroy();
+    }
+    let running = gitProcesses();
+    for (let waited = 0; running > 0 && waited < 3000; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      running = gitProcesses();
+    }
+    // Each fetch left http-backend, upload-pack and pack-objects waiting to write, for good.
     assert.equal(running, 0);
   });
 

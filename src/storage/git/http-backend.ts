@@ -108,6 +108,11 @@ export function runHttpBackend(req: BackendRequest): Promise<BackendResponse> {
     env,
     stdio: ['pipe', 'pipe', 'pipe', req.hookChannel ? 'pipe' : 'ignore'],
   }) as ChildProcessByStdio<Writable, Readable, Readable>;
+  // git that cannot start (no file descriptor left) has no pipes, and says why in an error event: heard from
+  // here on, since one nobody hears stops the process.
+  const failed = new Promise<never>((_, reject) => child.on('error', reject));
+  failed.catch(() => {});
+  if (!child.stdin || !child.stdout || !child.stderr) return failed;
   const channel = child.stdio[3] as Duplex | null;
   if (req.hookChannel && channel) {
     // A hook still running once git is gone would hold the channel, and with it the 'close' below.
@@ -115,6 +120,7 @@ export function runHttpBackend(req: BackendRequest): Promise<BackendResponse> {
     req.hookChannel(channel);
   }
   const done = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+  const pushing = req.method === 'POST' && req.pathInfo.endsWith('/git-receive-pack');
   let tooLarge = false;
   if (req.body) {
     let received = 0;
@@ -148,10 +154,18 @@ export function runHttpBackend(req: BackendRequest): Promise<BackendResponse> {
       const { status, headers } = parseCgiHeaders(head.subarray(0, end.at).toString('latin1'));
       body.write(head.subarray(end.at + end.length));
       child.stdout.pipe(body);
+      // A client gone before the answer's end leaves git waiting to write it, for good. A fetch's git is
+      // stopped (its pack is for no one); a push's is read to its end, as stopping it could leave its
+      // repository between two states.
+      body.on('close', () => {
+        if (body.readableEnded) return;
+        if (pushing) child.stdout.resume();
+        else child.kill('SIGKILL');
+      });
       resolve({ status, headers, body, done });
     };
     child.stdout.on('data', onData);
-    child.on('error', reject);
+    failed.catch(reject);
     done.then(() => {
       if (tooLarge) reject(new BodyTooLarge());
       else if (headerEnd(head) === null) reject(new Error('git http-backend answered without headers'));
