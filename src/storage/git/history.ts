@@ -84,11 +84,19 @@ function runGit(
 ): Promise<GitOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', ['--git-dir', dir, ...args], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    // First: git that cannot start (no file descriptor left) has no pipes, and an error event nobody hears
+    // stops the process.
+    let timer: NodeJS.Timeout | undefined;
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    if (!child.stdout || !child.stderr) return;
     const chunks: Buffer[] = [];
     let bytes = 0;
     let cut = false;
     let stderr = '';
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new GitTimeout(`git ${args[0]} took over ${timeoutMs} ms`));
     }, timeoutMs);
@@ -105,10 +113,6 @@ function runGit(
     });
     child.stderr.on('data', (c: Buffer) => {
       if (stderr.length < 4096) stderr += c.toString();
-    });
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
     });
     child.on('close', (code) => {
       clearTimeout(timer);

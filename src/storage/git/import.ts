@@ -48,9 +48,10 @@ async function allObjects(dir: string): Promise<GitObject[]> {
     .map((line) => line.slice(0, 40));
   return new Promise((resolve, reject) => {
     const child = spawn('git', ['--git-dir', dir, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    child.on('error', reject); // first: a git that cannot start has no pipes
+    if (!child.stdout || !child.stdin) return;
     const chunks: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) return reject(new Error(`${dir}: git cat-file exited ${code}`));
       resolve(parseCatFileBatch(Buffer.concat(chunks)));
