@@ -376,6 +376,11 @@ export function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 
 function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
   const pool = new (postgresDriver().Pool)({ connectionString: url, max: 10 });
+  // PostgreSQL ends connections (a restart, a failover, an administrator): an error event on the pool for an
+  // idle one, on the client for one in use, and one nobody hears stops the process. The pool drops such a
+  // connection (at its release, for one in use) and opens another; a query it was running fails as any does.
+  pool.on('error', (error) => process.emitWarning(`a PostgreSQL connection failed: ${error.message}`));
+  pool.on('connect', (client) => client.on('error', () => {}));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log });
   // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
   // A time limit: read requests wait for this query, so one that hangs must fail them, not stall them all.
