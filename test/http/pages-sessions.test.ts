@@ -28,14 +28,18 @@ describe('signing in to the pages', () => {
     const token = /name="authenticity_token" value="([^"]+)"/.exec(res.body)?.[1];
     return { res, token: token!, cookie: `_snippetd_sign_in=${cookieValue(res, '_snippetd_sign_in')}` };
   }
-  async function submit(login: string, password: string, redirectTo = '/') {
+  /** `session`: the session cookie the browser already has, sent along. */
+  async function submit(login: string, password: string, redirectTo = '/', session?: string) {
     const f = await form();
     const payload = new URLSearchParams({ authenticity_token: f.token, login, password, redirect_to: redirectTo });
     return t.request({
       method: 'POST',
       url: '/users/sign_in',
       token: null,
-      headers: { cookie: f.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        cookie: session ? `${f.cookie}; ${session}` : f.cookie,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       payload: payload.toString(),
     });
   }
@@ -225,6 +229,17 @@ describe('signing in to the pages', () => {
     assert.equal(out.headers.location, '/');
     assert.match(setCookies(out)[0], /^_snippetd_session=; .*Max-Age=0/);
     assertHiddenPage(await view(secret.web_url, cookie), secret.web_url, false);
+  });
+
+  it('a sign-in ends the session the browser had: whoever was signed in there is signed out', async () => {
+    const before = await session('member');
+    assert.equal((await view(secret.web_url, before)).statusCode, 200);
+    const res = await submit('outsider', PASSWORD, '/', before);
+    assert.equal(res.statusCode, 303, res.body);
+    const after = `_snippetd_session=${cookieValue(res, '_snippetd_session')}`;
+    assert.notEqual(after, before);
+    assertHiddenPage(await view(secret.web_url, before), secret.web_url, false);
+    assertHiddenPage(await view(secret.web_url, after), secret.web_url, true);
   });
 
   it('locks the account for 10 minutes after 10 failed attempts, then lets it in again', async () => {

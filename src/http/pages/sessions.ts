@@ -164,6 +164,9 @@ export async function sessionRoutes(app: FastifyInstance) {
     const login = formText(form.login);
     const result = await signIn(request.server.store, login, formText(form.password));
     if (!result.ok) return signInForm(request, reply, 401, returnTo, MESSAGES[result.reason], login);
+    // A new session, never beside the one this browser had: whoever was signed in here before is signed out.
+    const previous = sessionCookieOf(request);
+    if (previous) await signOut(request.server.store, previous);
     return reply.header('Set-Cookie', signedInCookies(request, result.token)).redirect(locationOf(returnTo), 303);
   });
 
