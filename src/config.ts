@@ -4,6 +4,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
+/** A search's statements on a large instance take milliseconds; seconds are a text built to be slow. */
+export const DEFAULT_SEARCH_TIMEOUT_MS = 10_000;
+
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface Config {
@@ -28,6 +31,8 @@ export interface Config {
   idleTimeoutSeconds: number;
   /** How long rendering one file or description for a page may take before it is shown as plain text. */
   renderBudgetMs: number;
+  /** How long one statement of a search may run on PostgreSQL before the search is answered 408. */
+  searchTimeoutMs: number;
   /** Addresses whose X-Forwarded-For header is trusted for the client address. */
   trustedProxies: string[];
   /** Addresses and CIDR ranges that may read /-/health, /-/readiness, /-/liveness and /-/metrics. */
@@ -143,6 +148,12 @@ const SETTINGS: Setting[] = [
     flag: '--render-budget-ms',
     parse: integer(100, 10 * 60 * 1000),
   },
+  {
+    key: 'searchTimeoutMs',
+    env: 'SNIPPETD_SEARCH_TIMEOUT_MS',
+    flag: '--search-timeout-ms',
+    parse: integer(100, 10 * 60 * 1000),
+  },
   { key: 'trustedProxies', env: 'SNIPPETD_TRUSTED_PROXIES', flag: '--trusted-proxies', parse: list },
   {
     key: 'monitoringAllowlist',
@@ -225,6 +236,7 @@ export function defaults(dataDir = path.resolve('data')): Config {
     idleTimeoutSeconds: 60,
     // Highlighting a megabyte of code takes about 2 s of one core; Markdown that takes longer is hostile.
     renderBudgetMs: 5000,
+    searchTimeoutMs: DEFAULT_SEARCH_TIMEOUT_MS,
     trustedProxies: [],
     // GitLab's default monitoring.ip_whitelist: loopback only.
     monitoringAllowlist: ['127.0.0.0/8', '::1/128'],

@@ -69,7 +69,7 @@ export async function openConfiguredDatabase(config: Config, observe?: QueryObse
   const named = `the database ${redactDatabaseUrl(config.databaseUrl)} (SNIPPETD_DATABASE_URL)`;
   let db: Db | null = null;
   try {
-    db = openDatabase(config.databaseUrl, observe);
+    db = openDatabase(config.databaseUrl, observe, { searchTimeoutMs: config.searchTimeoutMs });
     await migrateToLatest(db);
     if (db.dialect === 'postgres') {
       const refused = await privilegesMissing(db);

@@ -30,6 +30,7 @@ export type FailureReason =
   | 'method_not_allowed' // 405 {"error":"405 Not Allowed"}; detail: the Allow header
   | 'conflict' // 409 {"message":"<detail>"}
   | 'request_timeout' // 408 {"message":"408 Request Timeout"}: a request not whole within the request timeout
+  | 'search_timeout' // 408 {"error":"Request timed out"}: a search stopped at its time limit (GitLab's API::Search)
   | 'precondition_failed' // 412 {"message":"412 Precondition Failed"}
   | 'payload_too_large' // 413 {"message":"413 Request Entity Too Large"}; the connection is closed after it
   | 'payload_too_large_git' // 413 text, for git clients; the connection is closed after it

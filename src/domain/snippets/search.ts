@@ -3,6 +3,7 @@
 // Gitlab::SQL::Pattern#fuzzy_search over title, description and file name). The snippets searched are the
 // finder's: whatever the viewer may see, never anything else.
 import type { Store } from '../../storage/db/store.ts';
+import { isStatementTimeout } from '../../storage/db/database.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import type { SnippetListFilter, TextMatch } from '../../storage/db/tables/snippets.ts';
 import { findReadableProject } from '../projects.ts';
@@ -11,7 +12,7 @@ import type { PageOf, PageWindow } from '../../storage/db/page.ts';
 import type { Viewer } from '../policy.ts';
 import { findSnippetsMatching } from './finder.ts';
 import { byteOrder } from '../../order.ts';
-import { forbidden } from '../failure.ts';
+import { Failure, forbidden } from '../failure.ts';
 import { getSettings } from '../settings.ts';
 import { codePoints } from '../../text-scan.ts';
 
@@ -83,6 +84,18 @@ async function checkGlobalSearch(store: Store, place: SearchPlace): Promise<void
   if (place.projectId !== undefined || place.groupTraversalIds !== undefined) return;
   if (!(await getSettings(store)).global_search_snippet_titles_enabled) throw forbidden(GLOBAL_SEARCH_DISABLED);
 }
+/**
+ * `search`'s answer, or GitLab's 408 when one of its statements ran into the searches' time limit (on
+ * PostgreSQL: storage/db/database.ts, Db.searcher), as GitLab's API::Search answers a cancelled query.
+ */
+async function withinTimeLimit<T>(search: () => Promise<T>): Promise<T> {
+  try {
+    return await search();
+  } catch (error) {
+    throw isStatementTimeout(error) ? new Failure('search_timeout') : error;
+  }
+}
+
 /** A title search's text in this many snippets' fields is searched by walking the snippets, not through the index. */
 const COMMON = 2000;
 
@@ -93,6 +106,16 @@ export async function searchSnippetTitles(
   search: string,
   window: PageWindow,
   place: SearchPlace = {},
+): Promise<PageOf<Snippet>> {
+  return withinTimeLimit(() => titlesPage(store, viewer, search, window, place));
+}
+
+async function titlesPage(
+  store: Store,
+  viewer: Viewer,
+  search: string,
+  window: PageWindow,
+  place: SearchPlace,
 ): Promise<PageOf<Snippet>> {
   await checkGlobalSearch(store, place);
   if (isAbusiveSearch(search)) return NOTHING;
@@ -234,7 +257,7 @@ export async function searchSnippetBlobs(
 ): Promise<PageOf<BlobResult>> {
   await checkGlobalSearch(store, place);
   if (isAbusiveSearch(search)) return NOTHING;
-  return blobsPage(store, viewer, search.trim(), window, place);
+  return withinTimeLimit(() => blobsPage(store, viewer, search.trim(), window, place));
 }
 
 /**
@@ -426,5 +449,5 @@ export async function searchForPage(
     if (filters.extension === undefined) extensions.push(...known);
   }
   if (extensions.length) filter.fileExtensions = extensions;
-  return blobsPage(store, viewer, text, window, filter);
+  return withinTimeLimit(() => blobsPage(store, viewer, text, window, filter));
 }

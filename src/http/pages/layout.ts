@@ -117,6 +117,7 @@ ${body}
 const FAILURE_PAGES: Record<number, [heading: string, text: string]> = {
   403: ['Access denied', "You don't have permission to do this."],
   404: ['Page not found', "The page could not be found or you don't have permission to view it."],
+  408: ['Request timed out', 'The request took too long. Please try again.'],
   422: [
     'The change you requested was rejected',
     'The form expired or came from another site. Reload the page and try again.',

@@ -89,6 +89,9 @@ const ASCII = /^[^\u0080-\uffff]*$/;
 const SEARCH_DISABLED =
   'Searching snippets across this instance is turned off. Search within a project with project:<path>.';
 
+/** A search that ran into its time limit (GitLab's API answers "Request timed out"). */
+const SEARCH_TIMED_OUT = 'The search took too long. Try a shorter text, or narrow it with a filter.';
+
 /** GitLab's words for a search over its limit. */
 const SEARCH_LIMITED = 'This endpoint has been requested too many times. Try again later.';
 
@@ -110,8 +113,9 @@ async function searchPage(request: FastifyRequest, reply: FastifyReply) {
   try {
     found = await searchForPage(store, pageViewer(request), query, window);
   } catch (error) {
-    if (!(error instanceof Failure && error.reason === 'forbidden')) throw error;
-    return sendFailurePage(request, reply, error, { text: SEARCH_DISABLED });
+    if (!(error instanceof Failure && (error.reason === 'forbidden' || error.reason === 'search_timeout'))) throw error;
+    const text = error.reason === 'forbidden' ? SEARCH_DISABLED : SEARCH_TIMED_OUT;
+    return sendFailurePage(request, reply, error, { text });
   }
   const base = baseUrl(request);
   const snippets = found.rows.map((r) => r.snippet);

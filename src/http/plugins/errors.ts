@@ -50,6 +50,7 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   method_not_allowed: (f) => [405, { error: '405 Not Allowed' }, { Allow: f.detail }],
   conflict: (f) => [409, { message: f.detail }],
   request_timeout: () => [408, { message: '408 Request Timeout' }, { Connection: 'close' }],
+  search_timeout: () => [408, { error: 'Request timed out' }],
   precondition_failed: () => [412, { message: '412 Precondition Failed' }],
   payload_too_large: () => [413, { message: '413 Request Entity Too Large' }, { Connection: 'close' }],
   payload_too_large_git: () => [413, 'Request body is too large\n', { Connection: 'close' }],

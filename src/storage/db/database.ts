@@ -3,6 +3,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { addSqlFunctions } from './sqlite-functions.ts';
 import type * as Pg from 'pg';
+import { DEFAULT_SEARCH_TIMEOUT_MS } from '../../config.ts';
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -35,6 +36,12 @@ export interface Db {
    * and an in-memory SQLite database the main Kysely, whose queries never hold the event loop or cannot.
    */
   reader: Kysely<Database>;
+  /**
+   * The searches' SELECTs: the reader on SQLite. On PostgreSQL a pool of its own, of SEARCH_CONNECTIONS, whose
+   * statements stop after the search time limit: a search for a long text over long files runs for seconds in
+   * the database, and ten at once took every connection of the main pool (helper-70: others waited 39 s).
+   */
+  searcher: Kysely<Database>;
   /** The committed values of the change epochs (migrations 0003 and 0014); null when they cannot be known now. */
   readEpoch(): Epochs | null | Promise<Epochs | null>;
   close(): Promise<void>;
@@ -71,12 +78,20 @@ export function postgresDriver(): typeof Pg {
 /** Told of every query Kysely runs and how long it took (the server's metrics); never its parameters. */
 export type QueryObserver = (sql: string, failed: boolean, milliseconds: number) => void;
 
-export function openDatabase(url: string, observe?: QueryObserver): Db {
+export interface DatabaseOptions {
+  /** Milliseconds a search's statement may run on PostgreSQL (SNIPPETD_SEARCH_TIMEOUT_MS). */
+  searchTimeoutMs?: number;
+}
+
+export function openDatabase(url: string, observe?: QueryObserver, options: DatabaseOptions = {}): Db {
   const log =
     observe && ((event: LogEvent) => observe(event.query.sql, event.level === 'error', event.queryDurationMillis));
   if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), log);
-  return openPostgres(url, log);
+  return openPostgres(url, log, options.searchTimeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS);
 }
+
+/** Searches running at once on PostgreSQL, in each process; the others wait their turn for a connection. */
+const SEARCH_CONNECTIONS = 2;
 
 function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
   if (file !== ':memory:') {
@@ -120,6 +135,7 @@ function openSqlite(file: string, log?: (event: LogEvent) => void): Db {
     kysely,
     dialect: 'sqlite',
     reader,
+    searcher: reader,
     readEpoch: epoch.read,
     close: async () => {
       await indexer.close();
@@ -374,14 +390,18 @@ export function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   };
 }
 
-function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
-  const pool = new (postgresDriver().Pool)({ connectionString: url, max: 10 });
-  // PostgreSQL ends connections (a restart, a failover, an administrator): an error event on the pool for an
-  // idle one, on the client for one in use, and one nobody hears stops the process. The pool drops such a
-  // connection (at its release, for one in use) and opens another; a query it was running fails as any does.
-  pool.on('error', (error) => process.emitWarning(`a PostgreSQL connection failed: ${error.message}`));
-  pool.on('connect', (client) => client.on('error', () => {}));
+function openPostgres(url: string, log: ((event: LogEvent) => void) | undefined, searchTimeoutMs: number): Db {
+  const pool = postgresPool({ connectionString: url, max: 10 });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log });
+  const searchPool = postgresPool({
+    connectionString: url,
+    max: SEARCH_CONNECTIONS,
+    statement_timeout: searchTimeoutMs,
+  });
+  const searcher = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: withNamedStatements(searchPool) }),
+    log,
+  });
   // A named statement: each pooled connection prepares it once (the epoch is read on most read requests).
   // A time limit: read requests wait for this query, so one that hangs must fail them, not stall them all.
   const epochQuery = {
@@ -396,8 +416,31 @@ function openPostgres(url: string, log?: (event: LogEvent) => void): Db {
       ? { access: Number(row.access), content: Number(row.content) }
       : null;
   };
-  return { kysely, dialect: 'postgres', reader: kysely, readEpoch, close: () => kysely.destroy() };
+  return {
+    kysely,
+    dialect: 'postgres',
+    reader: kysely,
+    searcher,
+    readEpoch,
+    close: async () => {
+      await searcher.destroy();
+      await kysely.destroy();
+    },
+  };
 }
+
+function postgresPool(config: Pg.PoolConfig): Pg.Pool {
+  const pool = new (postgresDriver().Pool)(config);
+  // PostgreSQL ends connections (a restart, a failover, an administrator): an error event on the pool for an
+  // idle one, on the client for one in use, and one nobody hears stops the process. The pool drops such a
+  // connection (at its release, for one in use) and opens another; a query it was running fails as any does.
+  pool.on('error', (error) => process.emitWarning(`a PostgreSQL connection failed: ${error.message}`));
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
+}
+
+/** Whether `error` is PostgreSQL's for a statement stopped at its time limit (query_canceled). */
+export const isStatementTimeout = (error: unknown) => (error as { code?: unknown })?.code === '57014';
 
 /** SQL texts given a name; later new texts run unnamed (a bound on what each connection keeps prepared). */
 const MAX_NAMED_STATEMENTS = 1000;

@@ -15,8 +15,17 @@ import { identitiesTable } from './tables/identities.ts';
 import { gitRepositoriesTable } from './tables/git.ts';
 import { ObjectCache } from '../git/object-cache.ts';
 
-/** `reads`: where long reads go (Db.reader), or `k` itself within a transaction, whose reads must see its writes. */
-function repositories(k: Kysely<Database>, objects: ObjectCache, dialect: DialectName, reads: Kysely<Database>) {
+/**
+ * `reads`: where long reads go (Db.reader), `searches` where searches' go (Db.searcher), or `k` itself within a
+ * transaction, whose reads must see its writes.
+ */
+function repositories(
+  k: Kysely<Database>,
+  objects: ObjectCache,
+  dialect: DialectName,
+  reads: Kysely<Database>,
+  searches: Kysely<Database>,
+) {
   return {
     users: usersTable(k),
     tokens: tokensTable(k),
@@ -24,7 +33,7 @@ function repositories(k: Kysely<Database>, objects: ObjectCache, dialect: Dialec
     projects: projectsTable(k, dialect, reads),
     members: membersTable(k, reads),
     settings: settingsTable(k),
-    snippets: snippetsTable(k, dialect, reads),
+    snippets: snippetsTable(k, dialect, reads, searches),
     sessions: sessionsTable(k),
     identities: identitiesTable(k),
     git: gitRepositoriesTable(k, objects),
@@ -65,7 +74,7 @@ export function createStore(db: Db, k: Kysely<Database> = db.kysely, objects = n
     db,
     kysely: k,
     objects,
-    ...repositories(k, objects, db.dialect, k === db.kysely ? db.reader : k),
+    ...repositories(k, objects, db.dialect, k === db.kysely ? db.reader : k, k === db.kysely ? db.searcher : k),
     memo: (_key, load) => load(),
     memoAnswer: (_key, load) => load(),
     transaction: (work) => k.transaction().execute((tx) => work(createStore(db, tx, objects))),

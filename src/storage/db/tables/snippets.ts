@@ -93,9 +93,17 @@ const DEEP_OFFSET = 1000;
 /** Guest (10) or more in the project or a group above it: members see every snippet of the project. */
 const MEMBER = 10;
 
-/** `reads`: where the search's reads go (off SQLite's event loop: Db.reader). */
-export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
-  const texts = snippetTextTable(db, dialect, reads);
+/**
+ * `reads`: where deep list pages go (off SQLite's event loop: Db.reader); `searches`: where searches go (the
+ * reader too on SQLite; on PostgreSQL a few connections of their own, with a time limit: Db.searcher).
+ */
+export function snippetsTable(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  reads: Kysely<Database>,
+  searches: Kysely<Database>,
+) {
+  const texts = snippetTextTable(db, dialect, searches);
   /** Whether the statement's `snippets` row has `text` in its title or description, any case. */
   const fieldsHold = (text: string) =>
     sql<boolean>`(${containsText(dialect, sql.ref('snippets.title'), text)} OR ${containsText(dialect, sql.ref('snippets.description'), text)})`;
@@ -283,7 +291,7 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
         const how = await texts.howToFindHolding(holding, () => this.walkedFirst(scope, filter, holding, needed));
         filter = { ...filter, ...how };
       }
-      return fetchSnippetPage(reads, this.visibleQuery(scope, filter), window, 'updated', !!filter.holdingIds);
+      return fetchSnippetPage(searches, this.visibleQuery(scope, filter), window, 'updated', !!filter.holdingIds);
     },
     /**
      * The ids of the first `needed` snippets of visibleQuery that hold `text` (three characters or more), the
@@ -327,7 +335,7 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
       const edge = newestFirst(this.visibleQuery(scope, others).select(['snippets.updated_at', 'snippets.id']))
         .limit(2)
         .offset(walked - 1);
-      const [last, next] = (await reads.executeQuery(edge.compile())).rows;
+      const [last, next] = (await searches.executeQuery(edge.compile())).rows;
       const holders = newestFirst(
         this.visibleQuery(scope, { ...others, holding: text, commonText: true }).select('snippets.id'),
       )
@@ -335,7 +343,7 @@ export function snippetsTable(db: Kysely<Database>, dialect: DialectName, reads:
           q.where(sql<boolean>`(snippets.updated_at, snippets.id) >= (${last.updated_at}, ${last.id})`),
         )
         .limit(needed);
-      const ids: number[] = (await reads.executeQuery(holders.compile())).rows.map((h) => h.id);
+      const ids: number[] = (await searches.executeQuery(holders.compile())).rows.map((h) => h.id);
       return { ids, complete: ids.length === needed || next === undefined };
     },
     /** The newest `limit` of visibleQuery (below `filter.beforeId`), and whether more follow; nothing counted. */
