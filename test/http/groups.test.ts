@@ -2,7 +2,7 @@
 // project.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, TEST_DB, type TestApp } from '../helper.ts';
 
 const BASE = 'http://gitlab.example.com';
 const FORBIDDEN = { message: '403 Forbidden' };
@@ -208,6 +208,22 @@ describe('groups API', () => {
   });
 
   describe('PUT /groups/:id', () => {
+    it("a rename that renames 300 subgroups' full names moves the access epoch once, not once a row", {
+      skip: TEST_DB !== 'postgres' && 'SQLite updates the epoch row in place, once a row at no cost that grows',
+    }, async () => {
+      const top = await t.ok('POST', '/groups', owner.token, { name: 'Many', path: 'many' }, 201);
+      for (let i = 0; i < 300; i++)
+        await t.ok('POST', '/groups', owner.token, { name: `S${i}`, path: `s${i}`, parent_id: top.id }, 201);
+      const access = async () => (await t.app.store.db.readEpoch())!.access;
+      const before = await access();
+      assert.equal((await t.ok('PUT', `/groups/${top.id}`, owner.token, { name: 'Renamed' }, 200)).name, 'Renamed');
+      const moved = (await access()) - before;
+      // A bump a row made one PostgreSQL row take 301 versions in one transaction: quadratic, 3 s at 20,000.
+      assert.ok(moved >= 1 && moved <= 3, `the access epoch moved ${moved} times`);
+      const sub = await t.ok('GET', `/groups/${encodeURIComponent('many/s299')}`, owner.token, undefined, 200);
+      assert.equal(sub.full_name, 'Renamed / S299');
+    });
+
     it('is for owners and admins: maintainers and non-members get 403, hidden groups 404', async () => {
       for (const who of [maint, stranger]) {
         const res = await t.api('PUT', `/groups/${parent.id}`, who.token, { description: 'no' });

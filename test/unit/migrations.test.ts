@@ -65,6 +65,7 @@ describe('migrations', () => {
           '0017_group_children',
           '0018_search_index_without_positions',
           '0019_snippet_files_without_rowid',
+          '0020_access_epoch_once',
         ],
       );
     } finally {
@@ -160,6 +161,7 @@ describe('migrations', () => {
         '0017_group_children',
         '0018_search_index_without_positions',
         '0019_snippet_files_without_rowid',
+        '0020_access_epoch_once',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
@@ -273,6 +275,7 @@ describe('migrations', () => {
         '0017_group_children',
         '0018_search_index_without_positions',
         '0019_snippet_files_without_rowid',
+        '0020_access_epoch_once',
       ]);
       const queue = () =>
         k.selectFrom('search_index_queue').select(['op', 'kind', 'source_id']).orderBy('id').execute();
