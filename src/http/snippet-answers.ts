@@ -26,7 +26,8 @@ export const depsOf = (request: FastifyRequest): SnippetDeps => ({
 
 export const requestMeta = (request: FastifyRequest) => ({
   userAgent: String(request.headers['user-agent'] ?? ''),
-  ip: request.ip,
+  // Unknown once the client has hung up (a large body parsed after it left): its write is stored all the same.
+  ip: request.ip ?? '',
 });
 
 /** A snippet with where it lives: its project, or null for a personal snippet. */

@@ -4,6 +4,7 @@
 // server's own event-loop delay and memory stay within test/stall.ts's bounds.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { processStorage } from '../helper.ts';
 import { exited, spawnServer, type Spawned } from '../../scripts/spawn-server.ts';
 import { assertCalm, currentRss, MiB, whileHostile } from '../stall.ts';
@@ -211,6 +212,38 @@ describe('a real server under large and hostile bodies', () => {
     // only after files that had left the process larger (a CI run: 672 MiB against 632). Spread into characters
     // it took 2.8 GB.
     assertCalm(calm, { rssBytes: rssBefore + 480 * MiB });
+  });
+
+  it('stores a write whose client hung up once it had sent it (its address is then unknown)', async () => {
+    // Over 1 MiB: the body is parsed in a thread, and by then the connection is gone.
+    const title = `hung up ${Date.now()}`;
+    const body = JSON.stringify({
+      title,
+      visibility: 'private',
+      files: [{ file_path: 'a.txt', content: 'x'.repeat(1_500_000) }],
+    });
+    const { port } = new URL(server.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.on('error', () => {});
+    await new Promise<void>((resolve) =>
+      socket.write(
+        `POST /api/v4/snippets HTTP/1.1\r\nHost: x\r\nPRIVATE-TOKEN: ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        () => resolve(),
+      ),
+    );
+    socket.destroy();
+    let found = false;
+    for (let waited = 0; !found && waited < 5000; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const mine = await (
+        await fetch(`${server.url}/api/v4/snippets?per_page=100`, { headers: { 'PRIVATE-TOKEN': TOKEN } })
+      ).json();
+      found = mine.some((s: { title: string }) => s.title === title);
+    }
+    // helper-70 saw such writes fail (500, lost) on PostgreSQL 10 times in 10: the user agent detail's address
+    // was read from the closed connection, null, which the table refuses. Not reproduced here.
+    assert.ok(found, 'the snippet was stored');
   });
 
   it('works on two large bodies at a time: four creates at once all succeed within the memory bound', async () => {
