@@ -109,7 +109,12 @@ export async function createGroup(
     errors.parent_id = ['has too deep level of nesting'];
   if (Object.keys(errors).length) throw invalidFields(errors);
   const fullPath = parent ? `${parent.full_path}/${input.path}` : input.path;
-  if ((await store.namespaces.findByFullPath(fullPath)) || (!parent && (await store.users.findByUsername(fullPath)))) {
+  // A path names one thing: a group, a user or a project (GitLab's routes), as a project's create checks too.
+  if (
+    (await store.namespaces.findByFullPath(fullPath)) ||
+    (!parent && (await store.users.findByUsername(fullPath))) ||
+    (parent && (await store.projects.findByFullPath(fullPath)))
+  ) {
     throw invalidFields({ path: ['has already been taken'] });
   }
   try {

@@ -140,7 +140,13 @@ describe('groups API', () => {
       assert.equal((await t.ok('GET', `/groups/${g.id}`, owner.token, undefined, 200)).description, 'd'.repeat(255));
     });
 
-    it('refuses a taken path with 400 (groups, subgroups, usernames; any case)', async () => {
+    it('refuses a taken path with 400 (groups, subgroups, usernames, projects; any case)', async () => {
+      await t.ok('POST', '/projects', owner.token, { path: 'tools', namespace_id: parent.id }, 201);
+      refused(
+        await t.api('POST', '/groups', owner.token, { name: 'Tools', path: 'TOOLS', parent_id: parent.id }),
+        'path',
+        'has already been taken',
+      );
       refused(
         await t.api('POST', '/groups', stranger.token, { name: 'Again', path: 'PARENT' }),
         'path',
