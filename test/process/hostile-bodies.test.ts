@@ -246,6 +246,42 @@ describe('a real server under large and hostile bodies', () => {
     assert.ok(found, 'the snippet was stored');
   });
 
+  it('cuts off large bodies that come a few bytes a second, so that they cannot hold every other large write', async () => {
+    const content = 'y'.repeat(2 * 1024 * 1024);
+    const slow = () => {
+      const { port } = new URL(server.url);
+      const socket = net.connect(Number(port), '127.0.0.1');
+      socket.on('error', () => {});
+      let answer = '';
+      socket.on('data', (chunk) => {
+        answer += chunk.toString();
+      });
+      socket.write(
+        `POST ${snippets} HTTP/1.1\r\nHost: x\r\nPRIVATE-TOKEN: ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${content.length + 100}\r\n\r\n{"title":"slow",`,
+      );
+      const drip = setInterval(() => socket.write(' '), 200);
+      return { socket, drip, answer: () => answer };
+    };
+    const senders = [slow(), slow()];
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const started = performance.now();
+    const res = await fetch(`${server.url}${snippets}`, {
+      method: 'POST',
+      headers: withToken,
+      body: JSON.stringify({ title: 'steady', visibility: 'private', files: [{ file_path: 'a.txt', content }] }),
+      signal: AbortSignal.timeout(40_000),
+    });
+    const waited = performance.now() - started;
+    for (const s of senders) {
+      clearInterval(s.drip);
+      s.socket.destroy();
+    }
+    assert.equal(res.status, 201);
+    // The drips held both turns for the request timeout, 300 s; they are cut after about 10 s.
+    assert.ok(waited < 20_000, `the write waited ${waited.toFixed(0)} ms`);
+    for (const s of senders) assert.match(s.answer(), /^HTTP\/1\.1 408 /);
+  });
+
   it('works on two large bodies at a time: four creates at once all succeed within the memory bound', async () => {
     const content = 'const a = "b";\n'.repeat((40 * MiB) / 15);
     const body = Buffer.from(JSON.stringify({ title: 'four', files: [{ file_path: 'a.js', content }] }));

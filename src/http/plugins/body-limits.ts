@@ -12,7 +12,7 @@
 import type { ServerResponse } from 'node:http';
 import { Transform } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type Failure, payloadTooLarge } from '../../domain/failure.ts';
+import { Failure, payloadTooLarge } from '../../domain/failure.ts';
 import { getSettings } from '../../domain/settings.ts';
 import { MAX_DESCRIPTION_BYTES } from '../../domain/snippets/limits.ts';
 import { storeOf } from '../request.ts';
@@ -33,6 +33,13 @@ export const ANONYMOUS_BODY_BYTES = 1024 * 1024;
  * once took 1 GB. Small bodies never wait.
  */
 export const LARGE_BODIES_AT_ONCE = 2;
+/**
+ * A large body, once its turn came, must keep coming at this pace on average after the first seconds, or it is
+ * answered 408 and its turn given to the next: two bodies sent a few bytes a second held both turns for the
+ * whole request timeout (300 s), every other large write waiting (helper-70). 16 KiB/s is 128 kbit/s.
+ */
+const LARGE_BODY_BYTES_PER_SECOND = 16 * 1024;
+const LARGE_BODY_GRACE_MS = 10_000;
 /** SNIPPETD_MAX_BODY_BYTES's own upper bound: no body is ever larger. */
 export const MAX_BODY_CEILING = 1024 * 1024 * 1024;
 /** Title, file paths, visibility and the other short parameters of a snippet write. */
@@ -90,11 +97,11 @@ export function registerBodyLimits(
     if (declared !== null && declared > limit) throw answerBeforeBody(request, payloadTooLarge());
     const refusal = await refusalFor(request, externalUrl);
     if (refusal && declared !== null) throw answerBeforeBody(request, refusal);
+    // Chunked and refused: counted as it comes, and cut off where a declared length would have been refused.
+    if (refusal) return capped(request, payload, anonymousLimit, refusal);
     // Its turn ends when its answer is sent or its connection closes, whichever comes first.
-    if (!refusal) await largeBodies.take(response);
-    if (declared !== null) return payload;
-    // Chunked: counted as it comes, and cut off where the declared length would have been refused.
-    return refusal ? capped(request, payload, anonymousLimit, refusal) : capped(request, payload, limit, null);
+    await largeBodies.take(response);
+    return steadily(request, declared !== null ? payload : capped(request, payload, limit, null));
   }
 }
 
@@ -160,6 +167,31 @@ class Turns {
     if (next) next();
     else this.free++;
   }
+}
+
+/** `payload`, failing with 408 once it comes slower than LARGE_BODY_BYTES_PER_SECOND after the grace. */
+function steadily(request: FastifyRequest, payload: NodeJS.ReadableStream): NodeJS.ReadableStream {
+  const started = Date.now();
+  let received = 0;
+  const paced = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      received += chunk.length;
+      callback(null, chunk);
+    },
+    flush(callback) {
+      clearInterval(check);
+      callback();
+    },
+  });
+  const check = setInterval(() => {
+    const elapsed = Date.now() - started;
+    if (elapsed > LARGE_BODY_GRACE_MS && received < (elapsed / 1000) * LARGE_BODY_BYTES_PER_SECOND)
+      paced.destroy(answerBeforeBody(request, new Failure('request_timeout')));
+  }, 1000).unref();
+  paced.on('close', () => clearInterval(check));
+  payload.on('error', (error) => paced.destroy(error));
+  paced.on('error', () => {}); // heard by whoever reads the body; a GET's is read by no one
+  return payload.pipe(paced);
 }
 
 /** `payload`, failing with `refusal` (413 when null) once more than `limit` bytes came. */
