@@ -41,6 +41,9 @@ export async function signIn(store: Store, login: string, password: string, now 
 
 /** A new session for `user`, who has proven who they are; answers its token (the cookie's value). */
 export async function startSession(store: Store, user: User, now = Date.now()): Promise<string> {
+  // A session nobody signs out of (a browser closed) is found idle only if its cookie comes back: the ones
+  // idle too long go at each sign-in, or they would add up for good.
+  await store.sessions.deleteIdleSince(new Date(now - SESSION_IDLE_MS).toISOString());
   const token = crypto.randomBytes(32).toString('base64url');
   const at = new Date(now).toISOString();
   await store.sessions.insert({ token_digest: digestToken(token), user_id: user.id, created_at: at, last_seen_at: at });

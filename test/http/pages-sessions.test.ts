@@ -231,6 +231,29 @@ describe('signing in to the pages', () => {
     assertHiddenPage(await view(secret.web_url, cookie), secret.web_url, false);
   });
 
+  it('a sign-in removes the sessions idle longer than a week, which no cookie may bring back', async () => {
+    const member = (await t.must('GET', '/users?username=member', ROOT_TOKEN))[0];
+    const kysely = t.app.store.kysely;
+    const at = (daysAgo: number) => new Date(Date.now() - daysAgo * 24 * 3600 * 1000).toISOString();
+    const rows = [8, 30, 6].map((days, i) => ({
+      token_digest: `idle-${days}-${i}`,
+      user_id: member.id,
+      created_at: at(days),
+      last_seen_at: at(days),
+    }));
+    await kysely.insertInto('sessions').values(rows).execute();
+    await session('outsider');
+    const left = await kysely
+      .selectFrom('sessions')
+      .select('token_digest')
+      .where('token_digest', 'like', 'idle-%')
+      .execute();
+    assert.deepEqual(
+      left.map((r) => r.token_digest),
+      ['idle-6-2'],
+    );
+  });
+
   it('a sign-in ends the session the browser had: whoever was signed in there is signed out', async () => {
     const before = await session('member');
     assert.equal((await view(secret.web_url, before)).statusCode, 200);

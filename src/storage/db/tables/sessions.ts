@@ -16,6 +16,10 @@ export function sessionsTable(db: Kysely<Database>) {
     async delete(tokenDigest: string) {
       await db.deleteFrom('sessions').where('token_digest', '=', tokenDigest).execute();
     },
+    /** Removes every session last seen before `before`: whoever had one would be asked to sign in again. */
+    async deleteIdleSince(before: string) {
+      await db.deleteFrom('sessions').where('last_seen_at', '<', before).execute();
+    },
     /** Which of these users are locked out of signing in at `now`. */
     async lockedAmong(userIds: number[], now: string): Promise<number[]> {
       if (!userIds.length) return [];
