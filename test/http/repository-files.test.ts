@@ -237,6 +237,19 @@ describe('project repository files API', () => {
     assert.deepEqual((await t.api('GET', `${file(P, 'dir/tmp.txt')}?ref=main`, dev.token)).json, NO_FILE);
   });
 
+  it("a node's cache of a repository written and read 60 times holds a bounded number of packs", async () => {
+    const id = await project({ path: 'many-writes', initialize_with_readme: true });
+    for (let i = 0; i < 60; i++) {
+      assert.equal((await put(id, `f${i}.txt`, { content: `${i}\n` }, alice.token)).statusCode, 201);
+      await gitDir(id); // brought up to date, as a fetch or a diff page brings it
+    }
+    const packs = fs.readdirSync(path.join(await gitDir(id), 'objects', 'pack')).filter((f) => f.endsWith('.pack'));
+    // A pack for each refresh, for good: 60.
+    assert.ok(packs.length <= 51, `${packs.length} packs`);
+    assert.equal(await git(id, 'rev-list', '--count', 'main'), '61');
+    assert.equal(await git(id, 'fsck', '--strict', '--no-progress'), '');
+  });
+
   it('reads signatures as git does, a header of 100,000 "<" in time that grows with it no faster', async () => {
     const id = await project({ path: 'odd-idents', initialize_with_readme: true, visibility: 'public' });
     const repo = gitSync(await gitDir(id));

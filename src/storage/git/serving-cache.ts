@@ -2,9 +2,11 @@
 // node keeps one per repository it serves, built from the rows and brought up to date from them before every
 // git request. Nothing in it is the truth: the directory is emptied at start-up, and a node may delete any
 // cache at any time; the next request builds it again.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { promisify } from 'node:util';
 import { PackFileWriter } from './pack-file.ts';
 import type { GitRepository, ObjectRow } from './repository.ts';
 import { isProcessAlive, pidInName } from '../leftovers.ts';
@@ -12,12 +14,20 @@ import { makePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../private-
 
 /** Packs stay under 2 GiB, so their index needs no 64-bit offsets. */
 const MAX_PACK_BYTES = 1 << 30;
+/**
+ * Packs a refresh may have added to a cache before git merges them into one (git's own gc.autoPackLimit). A
+ * refresh adds one for the objects written since the last; only a push runs git's gc, so a snippet written
+ * through the API and read by git or a diff page gained a pack each time, for good (helper-69: 199 packs).
+ */
+const PACKS_BEFORE_REPACK = 50;
 
 export class ServingCaches {
   /** Per repository: the last write whose objects the cache holds. */
   private readonly lastWrite = new Map<number, number>();
   /** Per repository: the count of ref moves (GitRepository#refsMoved) its refs were written at. */
   private readonly refsMoved = new Map<number, number>();
+  /** Per repository: the packs refreshes wrote since the cache was made or last repacked. */
+  private readonly packsWritten = new Map<number, number>();
   private readonly queues = new Map<number, Promise<unknown>>();
 
   readonly root: string;
@@ -50,6 +60,7 @@ export class ServingCaches {
     await Promise.all([...this.queues.keys()].map((id) => this.exclusive(id, async () => {})));
     this.lastWrite.clear();
     this.refsMoved.clear();
+    this.packsWritten.clear();
     for (const name of fs.readdirSync(this.root))
       if (name.endsWith('.git')) fs.rmSync(path.join(this.root, name), { recursive: true, force: true });
   }
@@ -104,13 +115,21 @@ export class ServingCaches {
       });
       this.lastWrite.delete(repo.id);
       this.refsMoved.delete(repo.id);
+      this.packsWritten.delete(repo.id);
     }
     // Refs first: every object a ref read now names was committed with it, so the query after sees it. They
     // are read only when a write moved them since (the count read before them: a move after it shows next time).
     const moved = await repo.refsMoved();
     const refs = this.refsMoved.get(repo.id) === moved ? null : await repo.refs();
     const { objects, through } = await repo.objectsWrittenAfter(this.lastWrite.get(repo.id) ?? 0);
-    if (objects.length) await writePacks(dir, repo, objects);
+    if (objects.length) {
+      const packs = (this.packsWritten.get(repo.id) ?? 0) + (await writePacks(dir, repo, objects));
+      // git repacks for readers running meanwhile: the new pack is in place before the old ones go. Objects no
+      // ref reaches stay (-k): the cache is said to hold every object written through lastWrite.
+      if (packs > PACKS_BEFORE_REPACK)
+        await promisify(execFile)('git', ['--git-dir', dir, 'repack', '-a', '-d', '-k', '-q']);
+      this.packsWritten.set(repo.id, packs > PACKS_BEFORE_REPACK ? 0 : packs);
+    }
     if (refs) writeRefs(dir, refs);
     replaceFile(path.join(dir, 'HEAD'), `ref: refs/heads/${repo.head}\n`);
     this.lastWrite.set(repo.id, through);
@@ -125,10 +144,14 @@ function replaceFile(file: string, data: string | Buffer): void {
   fs.renameSync(tmp, file);
 }
 
-/** `objects` as packs (each under MAX_PACK_BYTES, give or take an object), their bodies streamed from the rows. */
-async function writePacks(dir: string, repo: GitRepository, objects: ObjectRow[]): Promise<void> {
+/**
+ * `objects` as packs (each under MAX_PACK_BYTES, give or take an object), their bodies streamed from the rows;
+ * answers how many.
+ */
+async function writePacks(dir: string, repo: GitRepository, objects: ObjectRow[]): Promise<number> {
   const packDir = path.join(dir, 'objects', 'pack');
   let start = 0;
+  let packs = 0;
   while (start < objects.length) {
     // A pack's header counts its objects: those whose inflated sizes (over what they store) add up to the limit.
     let end = start;
@@ -143,12 +166,14 @@ async function writePacks(dir: string, repo: GitRepository, objects: ObjectRow[]
         await pack.body(piece);
       }
       await pack.finish();
+      packs++;
     } catch (error) {
       await pack.abandon();
       throw error;
     }
     start = end;
   }
+  return packs;
 }
 
 /**
