@@ -28,6 +28,8 @@ export class ServingCaches {
   private readonly refsMoved = new Map<number, number>();
   /** Per repository: the packs refreshes wrote since the cache was made or last repacked. */
   private readonly packsWritten = new Map<number, number>();
+  /** Per repository: when it was last refreshed, the least recently refreshed first. */
+  private readonly refreshedAt = new Map<number, number>();
   private readonly queues = new Map<number, Promise<unknown>>();
 
   readonly root: string;
@@ -38,7 +40,15 @@ export class ServingCaches {
    * Caches live in a directory of this process's own below `parent`, so that two processes given one data
    * directory never touch each other's; those of processes that are gone are removed here.
    */
-  constructor(parent: string) {
+  constructor(
+    parent: string,
+    /**
+     * Caches kept: past `repositories`, those not refreshed for `idleMs` are removed, the least recently
+     * refreshed first, so that a node does not keep a copy of every repository it ever served, deleted ones
+     * included (helper-69: about 48 KB each, for the life of the process).
+     */
+    private readonly keep = { repositories: 1000, idleMs: 10 * 60 * 1000 },
+  ) {
     makePrivateDir(parent);
     for (const name of fs.readdirSync(parent)) {
       if (!isProcessAlive(pidInName(name, ''))) fs.rmSync(path.join(parent, name), { recursive: true, force: true });
@@ -103,6 +113,9 @@ export class ServingCaches {
    * the refs and HEAD exactly as the database has them. Call inside exclusive().
    */
   async refresh(repo: GitRepository): Promise<string> {
+    this.refreshedAt.delete(repo.id);
+    this.refreshedAt.set(repo.id, Date.now());
+    this.removeIdle();
     const dir = this.dirOf(repo.id);
     if (fs.existsSync(path.join(dir, 'HEAD'))) this.counts.hits++;
     else {
@@ -135,6 +148,21 @@ export class ServingCaches {
     this.lastWrite.set(repo.id, through);
     this.refsMoved.set(repo.id, moved);
     return dir;
+  }
+
+  /** Removes the least recently refreshed caches past `keep`, each once no request of this node uses it. */
+  private removeIdle(): void {
+    for (const [id, at] of this.refreshedAt) {
+      if (this.refreshedAt.size <= this.keep.repositories || Date.now() - at < this.keep.idleMs) return;
+      this.refreshedAt.delete(id);
+      this.exclusive(id, async () => {
+        if (this.refreshedAt.has(id)) return; // refreshed again meanwhile
+        fs.rmSync(this.dirOf(id), { recursive: true, force: true });
+        this.lastWrite.delete(id);
+        this.refsMoved.delete(id);
+        this.packsWritten.delete(id);
+      }).catch(() => {});
+    }
   }
 }
 
