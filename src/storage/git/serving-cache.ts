@@ -22,12 +22,8 @@ const MAX_PACK_BYTES = 1 << 30;
 const PACKS_BEFORE_REPACK = 50;
 
 export class ServingCaches {
-  /** Per repository: the last write whose objects the cache holds. */
-  private readonly lastWrite = new Map<number, number>();
-  /** Per repository: the count of ref moves (GitRepository#refsMoved) its refs were written at. */
-  private readonly refsMoved = new Map<number, number>();
-  /** Per repository: the packs refreshes wrote since the cache was made or last repacked. */
-  private readonly packsWritten = new Map<number, number>();
+  /** Per repository: what its cache on disk holds. */
+  private readonly held = new Map<number, Held>();
   /** Per repository: when it was last refreshed, the least recently refreshed first. */
   private readonly refreshedAt = new Map<number, number>();
   private readonly queues = new Map<number, Promise<unknown>>();
@@ -68,9 +64,8 @@ export class ServingCaches {
    */
   async clear(): Promise<void> {
     await Promise.all([...this.queues.keys()].map((id) => this.exclusive(id, async () => {})));
-    this.lastWrite.clear();
-    this.refsMoved.clear();
-    this.packsWritten.clear();
+    this.held.clear();
+    this.refreshedAt.clear();
     for (const name of fs.readdirSync(this.root))
       if (name.endsWith('.git')) fs.rmSync(path.join(this.root, name), { recursive: true, force: true });
   }
@@ -126,27 +121,26 @@ export class ServingCaches {
       fs.writeFileSync(path.join(dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n', {
         mode: PRIVATE_FILE_MODE,
       });
-      this.lastWrite.delete(repo.id);
-      this.refsMoved.delete(repo.id);
-      this.packsWritten.delete(repo.id);
+      this.held.delete(repo.id);
     }
+    const held = this.held.get(repo.id) ?? { lastWrite: 0, refsMoved: -1, packs: 0 };
     // Refs first: every object a ref read now names was committed with it, so the query after sees it. They
     // are read only when a write moved them since (the count read before them: a move after it shows next time).
     const moved = await repo.refsMoved();
-    const refs = this.refsMoved.get(repo.id) === moved ? null : await repo.refs();
-    const { objects, through } = await repo.objectsWrittenAfter(this.lastWrite.get(repo.id) ?? 0);
-    if (objects.length) {
-      const packs = (this.packsWritten.get(repo.id) ?? 0) + (await writePacks(dir, repo, objects));
-      // git repacks for readers running meanwhile: the new pack is in place before the old ones go. Objects no
-      // ref reaches stay (-k): the cache is said to hold every object written through lastWrite.
-      if (packs > PACKS_BEFORE_REPACK)
-        await promisify(execFile)('git', ['--git-dir', dir, 'repack', '-a', '-d', '-k', '-q']);
-      this.packsWritten.set(repo.id, packs > PACKS_BEFORE_REPACK ? 0 : packs);
-    }
+    const refs = held.refsMoved === moved ? null : await repo.refs();
+    const { objects, through } = await repo.objectsWrittenAfter(held.lastWrite);
+    let packs = held.packs + (objects.length ? await writePacks(dir, repo, objects) : 0);
+    // git repacks for readers running meanwhile: the new pack is in place before the old ones go. Objects no ref
+    // reaches stay (-k): the cache is said to hold every object written through lastWrite. One that fails (no
+    // descriptor left) is tried again at the next refresh; the cache serves as it is.
+    if (packs > PACKS_BEFORE_REPACK)
+      packs = await promisify(execFile)('git', ['--git-dir', dir, 'repack', '-a', '-d', '-k', '-q']).then(
+        () => 0,
+        () => packs,
+      );
     if (refs) writeRefs(dir, refs);
     replaceFile(path.join(dir, 'HEAD'), `ref: refs/heads/${repo.head}\n`);
-    this.lastWrite.set(repo.id, through);
-    this.refsMoved.set(repo.id, moved);
+    this.held.set(repo.id, { lastWrite: through, refsMoved: moved, packs });
     return dir;
   }
 
@@ -158,12 +152,18 @@ export class ServingCaches {
       this.exclusive(id, async () => {
         if (this.refreshedAt.has(id)) return; // refreshed again meanwhile
         fs.rmSync(this.dirOf(id), { recursive: true, force: true });
-        this.lastWrite.delete(id);
-        this.refsMoved.delete(id);
-        this.packsWritten.delete(id);
+        this.held.delete(id);
       }).catch(() => {});
     }
   }
+}
+
+/** What a repository's cache holds: objects written through `lastWrite`, refs as of `refsMoved` ref moves. */
+interface Held {
+  lastWrite: number;
+  refsMoved: number;
+  /** Packs refreshes wrote since the cache was made or last repacked. */
+  packs: number;
 }
 
 function replaceFile(file: string, data: string | Buffer): void {
