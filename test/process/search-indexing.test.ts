@@ -157,6 +157,39 @@ describe('search indexing: large files of random text indexed without holding th
       );
     for (const { id } of made) await request('DELETE', `/snippets/${id}`);
   });
+
+  it('answers content searches over files of one long line without keeping the lines', async (t) => {
+    await request('PUT', '/application/settings', { search_rate_limit: 0 });
+    // Five snippets of ten files, each one line just under a mebibyte (the most the index takes), the needle last.
+    const line = `${'const longLine = [1, 2, 3]; '.repeat((MiB - 200) / 28)}Needle`;
+    const made: number[] = [];
+    for (let s = 0; s < 5; s++) {
+      const files = Array.from({ length: 10 }, (_, f) => ({ file_path: `line-${f}.js`, content: line }));
+      made.push((await request('POST', '/snippets', { title: `one line ${s}`, visibility: 'public', files })).id);
+    }
+    await indexed();
+    // Each line shown (its first 500 characters) kept the whole line alive until the answer was sent: four
+    // searches at once took the server's memory up by 309 MiB, now by 50-100 (the pieces read, until collected).
+    const rssBefore = currentRss(server);
+    const { answer, calm } = await whileHostile(server, () =>
+      Promise.all([1, 2, 3, 4].map(() => request('GET', '/search?scope=snippet_blobs&per_page=100&search=needle'))),
+    );
+    t.diagnostic(`4 searches at once: ${JSON.stringify(calm)}, RSS before ${Math.round(rssBefore / MiB)} MiB`);
+    assertCalm(calm, { rssBytes: rssBefore + 160 * MiB });
+    const expected = [...made].reverse().map((id) => ({
+      id,
+      matches: Array.from({ length: 10 }, (_, f) => ({
+        path: `line-${f}.js`,
+        lines: [{ number: 1, text: line.slice(0, 500) }],
+      })),
+    }));
+    for (const found of answer)
+      assert.deepEqual(
+        found.map((s: { id: number; matches: unknown }) => ({ id: s.id, matches: s.matches })),
+        expected,
+      );
+    for (const id of made) await request('DELETE', `/snippets/${id}`);
+  });
 });
 
 describe('snippetd fsck: the search index lag', {

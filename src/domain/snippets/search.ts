@@ -134,6 +134,16 @@ export const MAX_LINES_PER_FILE = 10;
 /** A shown line is cut at this many characters. */
 const MAX_LINE_LENGTH = 500;
 
+/**
+ * A found line as shown: at most MAX_LINE_LENGTH characters, copied. V8 makes a slice of a long string a view
+ * that keeps the whole string alive: 500 characters of a line of a MiB kept its MiB until the answer was sent,
+ * and four searches over files of one long line kept over 250 MiB.
+ */
+function shownLine(line: string): string {
+  const shown = (line.endsWith('\r') ? line.slice(0, -1) : line).slice(0, MAX_LINE_LENGTH);
+  return Buffer.from(shown, 'utf16le').toString('utf16le');
+}
+
 /** A file of a found snippet whose path or content holds the text, with the lines that hold it (1-based). */
 export interface FileMatch {
   path: string;
@@ -189,7 +199,7 @@ class MatchingLines {
   }
 
   #found(line: string): void {
-    this.lines.push({ number: this.#number, text: line.replace(/\r$/, '').slice(0, MAX_LINE_LENGTH) });
+    this.lines.push({ number: this.#number, text: shownLine(line) });
   }
 
   /** `text`: whole lines, each ending with a newline, the line being read just ended. */
@@ -238,7 +248,7 @@ function linesWhereStarts(content: string, needle: string): FileMatch['lines'] {
     const end = newline === -1 ? content.length : newline;
     for (let i = content.indexOf('\n', counted); i !== -1 && i < start; i = content.indexOf('\n', i + 1)) number++;
     counted = start;
-    out.push({ number, text: content.slice(start, end).replace(/\r$/, '').slice(0, MAX_LINE_LENGTH) });
+    out.push({ number, text: shownLine(content.slice(start, end)) });
     at = newline === -1 ? -1 : lower.indexOf(needle, end + 1);
   }
   return out;
