@@ -118,13 +118,20 @@ export async function serveGitCall(
     // MAX_FETCH_BODY_BYTES as git reads it: 200 anonymous fetches sending their bodies slowly held 400 git
     // processes, and 727 KB of gzip carried 5 million `have` lines (3.3 s of git's time).
     const spooled = call.body && (await spoolFetchBody(call.body, caches.spoolDir(), call.contentEncoding));
+    let release = () => {};
     try {
-      await caches.exclusive(repo.id, () => caches.refresh(repo));
+      release = (await caches.refreshForReading(repo)).release;
       const response = await backend(spooled ? spooled.read() : null);
-      response.done.finally(() => spooled?.remove()).catch(() => {});
+      response.done
+        .finally(() => {
+          spooled?.remove();
+          release();
+        })
+        .catch(() => {});
       return response;
     } catch (error) {
       spooled?.remove();
+      release();
       throw error;
     }
   }

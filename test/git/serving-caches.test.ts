@@ -45,4 +45,32 @@ describe("a node's repository caches", () => {
     assert.equal(caches.has(repos[1].id), false);
     caches.close();
   });
+
+  it('keeps a cache while git reads it (a clone, a log, a diff), and removes it at a refresh after', async () => {
+    const caches = new ServingCaches(parent, { repositories: 1, idleMs: 0 });
+    const repos: GitRepository[] = [];
+    for (const name of ['four', 'five', 'six']) {
+      const project = await t.ok('POST', '/projects', ROOT_TOKEN, { path: name, initialize_with_readme: true }, 201);
+      repos.push((await t.app.store.git.find('project', project.id))!);
+    }
+    const refresh = (i: number) => caches.exclusive(repos[i].id, () => caches.refresh(repos[i]));
+    const settled = (i: number) => caches.exclusive(repos[i].id, async () => {});
+    const reading = await caches.refreshForReading(repos[0]);
+    await refresh(1);
+    await refresh(2);
+    await settled(0);
+    // Removed under a running clone, the clone failed.
+    assert.equal(caches.has(repos[0].id), true);
+    const log = await runGit(['--git-dir', reading.dir, 'log', '--format=%s', 'main']);
+    assert.equal(log.stdout.trim(), 'Initial commit', log.stderr);
+    assert.equal(caches.has(repos[1].id), false);
+    reading.release();
+    await refresh(2);
+    await settled(0);
+    assert.deepEqual(
+      repos.map((r) => caches.has(r.id)),
+      [false, false, true],
+    );
+    caches.close();
+  });
 });

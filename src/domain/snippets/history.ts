@@ -74,8 +74,14 @@ const keptChanges = new Kept<FileChange[]>((files) => 64 + changesSize(files), {
 /** Pages from this one on are read by git (one process skips the commits): the rows would be walked commit by commit. */
 const ROWS_PAGES = 10;
 
-async function cacheDir(caches: ServingCaches, repo: GitRepository): Promise<string> {
-  return caches.exclusive(repo.id, () => caches.refresh(repo));
+/** `read` given the repository's cache, up to date and kept while `read` runs. */
+async function readingCache<T>(caches: ServingCaches, repo: GitRepository, read: (dir: string) => Promise<T>) {
+  const { dir, release } = await caches.refreshForReading(repo);
+  try {
+    return await read(dir);
+  } finally {
+    release();
+  }
 }
 
 export interface RevisionsPage {
@@ -140,14 +146,15 @@ async function pageFromRows(repo: GitRepository, head: string, page: number): Pr
 }
 
 async function readPage(caches: ServingCaches, repo: GitRepository, head: string, page: number) {
-  const dir = await cacheDir(caches, repo);
   // One more than a page says whether another follows, without counting them all.
-  const { revisions, filesOmitted } = await readRevisions(dir, head, {
-    skip: (page - 1) * REVISIONS_PER_PAGE,
-    limit: REVISIONS_PER_PAGE + 1,
-    maxBytes: MAX_LOG_BYTES,
-    timeoutMs: renderBudget(),
-  });
+  const { revisions, filesOmitted } = await readingCache(caches, repo, (dir) =>
+    readRevisions(dir, head, {
+      skip: (page - 1) * REVISIONS_PER_PAGE,
+      limit: REVISIONS_PER_PAGE + 1,
+      maxBytes: MAX_LOG_BYTES,
+      timeoutMs: renderBudget(),
+    }),
+  );
   if (!filesOmitted) for (const r of revisions) keptChanges.keep(r.id, r.files);
   return {
     revisions: revisions.slice(0, REVISIONS_PER_PAGE),
@@ -266,11 +273,10 @@ export class RevisionPreparer {
 async function workOutDiff(caches: ServingCaches, repo: GitRepository, id: string): Promise<RevisionDiff> {
   const commit = await repo.commit(id);
   const parent = commit.parents[0] ?? null;
-  const dir = await cacheDir(caches, repo);
   let patches: { files: FilePatch[]; cut: boolean };
   let timedOut = false;
   try {
-    patches = await readCommitDiff(dir, parent, id, DIFF_LIMITS, renderBudget());
+    patches = await readingCache(caches, repo, (dir) => readCommitDiff(dir, parent, id, DIFF_LIMITS, renderBudget()));
   } catch (error) {
     if (!(error instanceof GitTimeout)) throw error;
     patches = { files: [], cut: true };

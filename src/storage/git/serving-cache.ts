@@ -27,6 +27,8 @@ export class ServingCaches {
   /** Per repository: when it was last refreshed, the least recently refreshed first. */
   private readonly refreshedAt = new Map<number, number>();
   private readonly queues = new Map<number, Promise<unknown>>();
+  /** Per repository: git processes reading its cache now (a fetch, a log, a diff); a cache read is not removed. */
+  private readonly readers = new Map<number, number>();
 
   readonly root: string;
   /** Refreshes that found the repository on disk (a hit) or had to build it from the rows (a miss). */
@@ -144,13 +146,41 @@ export class ServingCaches {
     return dir;
   }
 
-  /** Removes the least recently refreshed caches past `keep`, each once no request of this node uses it. */
+  /**
+   * The cache brought up to date for git processes that read it outside exclusive() (a fetch, a log, a diff),
+   * kept until `release` is called: removing it under a running clone broke the clone.
+   */
+  async refreshForReading(repo: GitRepository): Promise<{ dir: string; release: () => void }> {
+    return this.exclusive(repo.id, async () => {
+      const dir = await this.refresh(repo);
+      this.readers.set(repo.id, (this.readers.get(repo.id) ?? 0) + 1);
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        const left = (this.readers.get(repo.id) ?? 1) - 1;
+        if (left) this.readers.set(repo.id, left);
+        else this.readers.delete(repo.id);
+      };
+      return { dir, release };
+    });
+  }
+
+  /**
+   * Removes the least recently refreshed caches past `keep`, each once no request of this node uses it; one
+   * being read is looked at again at a later refresh.
+   */
   private removeIdle(): void {
     for (const [id, at] of this.refreshedAt) {
       if (this.refreshedAt.size <= this.keep.repositories || Date.now() - at < this.keep.idleMs) return;
+      if (this.readers.has(id)) continue;
       this.refreshedAt.delete(id);
       this.exclusive(id, async () => {
         if (this.refreshedAt.has(id)) return; // refreshed again meanwhile
+        if (this.readers.has(id)) {
+          this.refreshedAt.set(id, at);
+          return;
+        }
         fs.rmSync(this.dirOf(id), { recursive: true, force: true });
         this.held.delete(id);
       }).catch(() => {});
