@@ -124,7 +124,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     failed: (error) => app.log.error({ err: error }, 'a git push failed'),
   });
   app.decorate('gitNode', { caches: gitCaches, pushHooks, maxBodyBytes: config.maxGitBodyBytes });
-  // Before the caches go: a diff being prepared writes to its cache repository.
+  // Before the caches go: a diff being prepared writes to its serving cache.
   const revisions = new RevisionPreparer(store, gitCaches);
   app.addHook('onClose', () => revisions.close());
   app.addHook('onClose', async () => {

@@ -1,5 +1,5 @@
 // Serving a git request once it is known who asks for which repository (git-access.ts): a clone or fetch from
-// this node's cache repository brought up to date from the rows, a push through git's receive-pack with the
+// this node's serving cache brought up to date from the rows, a push through git's receive-pack with the
 // pre-receive hook that commits it to the database first (git-access.ts#acceptPush), so the client's next
 // API call sees what it pushed. git's own `http-backend` speaks the protocol.
 import type { Duplex, Readable } from 'node:stream';
@@ -13,7 +13,7 @@ import type { ServingCaches } from '../storage/git/serving-cache.ts';
 import { Failure } from './failure.ts';
 import { acceptPush, type GitTarget, maxPushPackBytes } from './git-access.ts';
 
-/** What a node serves git with: its cache repositories, its push hooks, the largest request body. */
+/** What a node serves git with: its serving caches, its push hooks, the largest request body. */
 export interface GitNode {
   caches: ServingCaches;
   pushHooks: PushHooks;

@@ -2,7 +2,7 @@
 // branch, newest first, with the files each changed, and one commit's changes as a diff. Written through the
 // API, a page or `git push`, a commit is a commit. A page of revisions is read from the rows (the commits
 // walked as `git log` walks them, each one's files from storage/git/changes.ts); what only git can tell (a
-// rename by similarity, a large change) and every diff, git itself reads from the node's cache repository of
+// rename by similarity, a large change) and every diff, git itself reads from the node's serving cache of
 // the snippet (storage/git/history.ts), brought up to date from the rows first, as a clone is. The caller has
 // found the snippet as the viewer may see it (reads.ts#findSnippetOrPersonalForPage).
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -219,9 +219,9 @@ const MAX_WAITING = 16;
  * Works out a new commit's first page of revisions (from the rows) and its diff (git, then the highlighting
  * in the render pool) right after the update that made it, so that their first views find them kept: a diff
  * costs a git process and its highlighting (for 200 changed lines of JavaScript, about 35 ms of CPU:
- * bench/revisions.ts), far over a page's 20 ms. Only for a snippet whose cache repository this node has
+ * bench/revisions.ts), far over a page's 20 ms. Only for a snippet whose serving cache this node has
  * (someone looked at a diff of it, or cloned it, since the node started): a snippet nobody looks at costs its
- * writes nothing, and none gets a cache repository for it. One at a time, in the background; a preparation
+ * writes nothing, and none gets a serving cache for it. One at a time, in the background; a preparation
  * that fails is left to the first view.
  */
 export class RevisionPreparer {

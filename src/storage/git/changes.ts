@@ -1,5 +1,5 @@
 // The files a commit changed against its first parent, worked out from the rows in-process, as
-// `git log --raw --numstat -M` (history.ts) reports them: no git process and no cache repository, so a
+// `git log --raw --numstat -M` (history.ts) reports them: no git process and no serving cache, so a
 // revisions page after a new commit costs row reads and one line count. Only what can be worked out exactly
 // as git does is: a line count follows git's xdiff (its line classes, trimmed ends, discarded lines, then a
 // minimal Myers diff, which git's is as long as the difference stays under its cost heuristics). Anything

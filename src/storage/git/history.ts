@@ -1,5 +1,5 @@
 // A repository's history and the changes of one commit, as git itself works them out (rename detection,
-// binary files, line counts) in a node's cache repository (serving-cache.ts). Reads elsewhere never spawn
+// binary files, line counts) in a node's serving cache (serving-cache.ts). Reads elsewhere never spawn
 // git; these do, because a diff with its renames is git's own algorithm, and one process answers a whole
 // page. The process is bounded: its output is read up to a limit, and it is killed past its time.
 import { spawn } from 'node:child_process';

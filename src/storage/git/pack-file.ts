@@ -1,5 +1,5 @@
 // A pack file (git's format v2) and its index written from stored objects as their deflated bodies come, a
-// piece at a time: a cache repository's objects (serving-cache.ts). Written whole in memory, a 48 MiB object
+// piece at a time: a serving cache's objects (serving-cache.ts). Written whole in memory, a 48 MiB object
 // was copied, hashed and written to disk in one go on the event loop, for a clone right after it was pushed.
 import crypto from 'node:crypto';
 import fs from 'node:fs';

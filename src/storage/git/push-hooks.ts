@@ -2,7 +2,7 @@
 // runs the pre-receive hook (hooks/pre-receive) after it received the pack and before it moves any ref; the
 // hook asks this process, over the socket git http-backend was started with as its file descriptor 3, to take
 // the push, and passes the answer on. The pushed objects are read from git's quarantine with the environment
-// the hook hands over; a push refused here leaves nothing, in the database or in the cache repository. No
+// the hook hands over; a push refused here leaves nothing, in the database or in the serving cache. No
 // object is read before its type and inflated size are known (`git cat-file --batch-check`), so the limits
 // (max_file_size) are checked first; bodies are then streamed from `git cat-file --batch` into the database in
 // batches. The list of the push's objects (ids, types, sizes, paths) is held whole.

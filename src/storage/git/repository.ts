@@ -1,7 +1,7 @@
 // A git repository kept as rows (git_objects, git_refs; migration 0005). Reads are row lookups, ref ->
 // commit -> tree -> blob, and never spawn git; a write stores its objects and moves its ref by compare-and-swap
 // in the caller's transaction, so the objects, the ref and the caller's other rows commit together or not at
-// all. Git itself runs only to serve clone and push, from a cache repository built from these rows
+// all. Git itself runs only to serve clone and push, from a serving cache built from these rows
 // (serving-cache.ts).
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Insertable, type Kysely, sql } from 'kysely';

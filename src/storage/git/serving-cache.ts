@@ -1,4 +1,4 @@
-// Git's own programs serve clone, fetch and push (http-backend.ts), and they need a repository on disk. A
+// Git's own programs serve clone, fetch and push (http-backend.ts), and they need a git directory on disk. A
 // node keeps one per repository it serves, built from the rows and brought up to date from them before every
 // git request. Nothing in it is the truth: the directory is emptied at start-up, and a node may delete any
 // cache at any time; the next request builds it again.
@@ -31,7 +31,7 @@ export class ServingCaches {
   private readonly readers = new Map<number, number>();
 
   readonly root: string;
-  /** Refreshes that found the repository on disk (a hit) or had to build it from the rows (a miss). */
+  /** Refreshes that found the cache on disk (a hit) or had to build it from the rows (a miss). */
   readonly counts = { hits: 0, misses: 0 };
 
   /**
