@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
 import type { Token, User } from '../storage/db/schema.ts';
+import type { PageOf } from '../storage/db/page.ts';
 import { invalidToken, unauthorized } from './failure.ts';
 import { SCOPES, type Scope } from './access.ts';
 
@@ -60,9 +61,13 @@ export const selfGrantableScopes = (user: Pick<User, 'admin'>): Scope[] =>
   SCOPES.filter((scope) => scope !== 'sudo' || user.admin === 1);
 
 /** A user's own tokens, active first then the rest, newest first within each; never their values. */
-export async function ownTokens(store: Store, user: Pick<User, 'id'>): Promise<Token[]> {
-  const { rows } = await store.tokens.listPage({ userId: user.id }, { offset: 0, limit: 1000 });
-  return rows.sort((a, b) => Number(isActive(b)) - Number(isActive(a)) || b.id - a.id);
+/** Tokens a page of the user's own shows. */
+export const OWN_TOKENS_PER_PAGE = 100;
+
+/** Page `page` (from 1) of the user's own tokens: those in use first, each part newest first. */
+export function ownTokens(store: Store, user: Pick<User, 'id'>, page: number): Promise<PageOf<Token>> {
+  const window = { offset: (page - 1) * OWN_TOKENS_PER_PAGE, limit: OWN_TOKENS_PER_PAGE };
+  return store.tokens.ownPage(user.id, today(), window);
 }
 
 /** Revokes one of the user's own tokens; false when there is no such token of theirs. */

@@ -4,6 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertHiddenPage, createTestApp, ROOT_TOKEN, signInCookie, type TestApp } from '../helper.ts';
+import { createToken } from '../../src/domain/tokens.ts';
 
 const PASSWORD = 'correct horse battery';
 const PATH = '/-/user_settings/personal_access_tokens';
@@ -115,5 +116,39 @@ describe('personal access tokens page', () => {
       error_description: 'Token was revoked. You have to re-authorize from the user.',
     });
     assert.match((await page(cookie)).body, /<th scope="row">to revoke<\/th>[\s\S]*?<td>Revoked<\/td><\/tr>/);
+  });
+
+  it('lists a hundred tokens a page, those in use first, each part newest first', async () => {
+    // A factory, not the page: 1,030 tokens through the form would be most of the test.
+    await t.must('POST', '/users', ROOT_TOKEN, {
+      username: 'erin',
+      email: 'erin@example.com',
+      name: 'erin',
+      password: PASSWORD,
+    });
+    const erin = await signInCookie(t, 'erin', PASSWORD);
+    const user = (await t.app.store.users.findByUsername('erin'))!;
+    const ids: number[] = [];
+    for (let i = 1; i <= 1030; i++) {
+      const expiresAt = i % 100 === 50 ? '2020-01-01' : null;
+      ids.push((await createToken(t.app.store, user, { name: `t-${i}`, scopes: ['api'], expiresAt })).token.id);
+    }
+    for (const id of ids.slice(-10)) await t.app.store.tokens.revoke(id);
+    // The oracle: t-1 .. t-1030, of which t-50, t-150, .. t-1050 expired, t-1021 .. t-1030 revoked.
+    const inUse = (i: number) => i % 100 !== 50 && i <= 1020;
+    const all = Array.from({ length: 1030 }, (_, i) => 1030 - i);
+    const expected = [...all.filter(inUse), ...all.filter((i) => !inUse(i))].map((i) => `t-${i}`);
+    const shown = async (n: number) => {
+      const res = await t.request({ method: 'GET', url: `${PATH}?page=${n}`, token: null, headers: { cookie: erin } });
+      assert.equal(res.statusCode, 200);
+      const names = [...res.body.matchAll(/<tr><th scope="row">(t-\d+)<\/th>/g)].map((m) => m[1]);
+      const links = [...res.body.matchAll(/<a rel="(prev|next)" href="[^"]*\?page=(\d+)">/g)].map(
+        (m) => `${m[1]} ${m[2]}`,
+      );
+      return { names, links };
+    };
+    assert.deepEqual(await shown(1), { names: expected.slice(0, 100), links: ['next 2'] });
+    assert.deepEqual(await shown(5), { names: expected.slice(400, 500), links: ['prev 4', 'next 6'] });
+    assert.deepEqual(await shown(11), { names: expected.slice(1000), links: ['prev 10'] });
   });
 });

@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Failure, notFound } from '../../domain/failure.ts';
 import { createToken, isActive, ownTokens, revokeOwnToken, selfGrantableScopes } from '../../domain/tokens.ts';
 import type { Scope } from '../../domain/access.ts';
-import type { User } from '../../storage/db/schema.ts';
+import type { Token, User } from '../../storage/db/schema.ts';
 import { parseRowId } from '../../domain/ids.ts';
 import { validate } from '../params.ts';
 import { createTokenSpec } from '../schemas/users.ts';
@@ -13,7 +13,8 @@ import { storeOf } from '../request.ts';
 import { html, trusted, type Html } from '../views/html.ts';
 import { checkFormPost, formFields, formTokenField } from './form-token.ts';
 import { newNonce, sendPage } from './layout.ts';
-import type { PageHandler } from './common.ts';
+import { pageLinks, positiveQueryNumber, type PageHandler } from './common.ts';
+import { baseUrl } from '../urls.ts';
 
 const PATH = '/-/user_settings/personal_access_tokens';
 
@@ -49,7 +50,8 @@ async function tokensPage(
   extra: { created?: string; errors?: Record<string, string[]> } = {},
 ) {
   const user = signedIn(request);
-  const tokens = await ownTokens(storeOf(request), user);
+  const page = positiveQueryNumber(request, 'page') ?? 1;
+  const tokens = await ownTokens(storeOf(request), user, page);
   const errors = extra.errors ?? {};
   const error = (field: string) =>
     errors[field]?.length ? html`<p class="field-error" id="token-${field}-error">${errors[field].join(' ')}</p>` : '';
@@ -92,13 +94,17 @@ ${error('scopes')}
 </section>
 <section aria-labelledby="tokens-heading">
 <h2 id="tokens-heading">Your tokens</h2>
-${tokenTable(request, tokens)}
+${tokenTable(request, tokens.rows)}
+${pageLinks(
+  page > 1 ? { href: `${baseUrl(request)}${PATH}?page=${page - 1}`, label: 'Newer' } : undefined,
+  tokens.hasMore ? { href: `${baseUrl(request)}${PATH}?page=${page + 1}`, label: 'Older' } : undefined,
+)}
 </section>
 <script nonce="${nonce}">${trusted(COPY_INPUT_SCRIPT)}</script>`;
   return sendPage(reply, status, 'Personal access tokens', body, nonce);
 }
 
-function tokenTable(request: FastifyRequest, tokens: Awaited<ReturnType<typeof ownTokens>>): Html {
+function tokenTable(request: FastifyRequest, tokens: Token[]): Html {
   if (!tokens.length) return html`<p class="empty">You have no tokens.</p>`;
   return html`<table class="tokens">
 <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th></tr></thead>

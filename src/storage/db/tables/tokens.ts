@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database, Token, User } from '../schema.ts';
 import { fetchPage, type PageWindow } from '../page.ts';
 
@@ -57,6 +57,20 @@ export function tokensTable(db: Kysely<Database>) {
       let q = db.selectFrom('personal_access_tokens');
       if (filter.userId !== undefined) q = q.where('user_id', '=', filter.userId);
       return fetchPage(db, q.selectAll().orderBy('id', 'asc'), window);
+    },
+    /**
+     * One page of a user's tokens for their settings page: those in use first (not revoked, not expired on
+     * `today`), each part newest first.
+     */
+    ownPage(userId: number, today: string, window: PageWindow) {
+      const inactive = sql<number>`case when revoked = 0 and (expires_at is null or expires_at > ${today}) then 0 else 1 end`;
+      const q = db
+        .selectFrom('personal_access_tokens')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .orderBy(inactive)
+        .orderBy('id', 'desc');
+      return fetchPage(db, q, window);
     },
     async revoke(id: number): Promise<void> {
       await db.updateTable('personal_access_tokens').set({ revoked: 1 }).where('id', '=', id).execute();
