@@ -282,13 +282,26 @@ async function workOutDiff(caches: ServingCaches, repo: GitRepository, id: strin
     patches = { files: [], cut: true };
     timedOut = true;
   }
-  const files = await Promise.all(
-    patches.files.map(async ({ hunks, ...file }): Promise<FileDiff> => {
-      if (hunks === null) return { ...file, rows: null };
-      const result = await diffLines(file.path, hunks);
-      return result ? { ...file, rows: result.rows } : { ...file, rows: null, omitted: 'render_failed' };
-    }),
-  );
+  const rendered = async ({ hunks, ...file }: FilePatch): Promise<FileDiff> => {
+    if (hunks === null) return { ...file, rows: null };
+    const result = await diffLines(file.path, hunks);
+    if (!result) return { ...file, rows: null, omitted: 'render_failed' };
+    return result.rows === null ? { ...file, rows: null, omitted: 'not_shown' } : { ...file, rows: result.rows };
+  };
+  // Files rendered a few at a time, until the page's rows reach DIFF_PAGE_HTML: those after are not shown.
+  const files: FileDiff[] = [];
+  let pageHtml = 0;
+  for (let i = 0; i < patches.files.length; i += RENDERED_AT_ONCE) {
+    const batch = patches.files.slice(i, i + RENDERED_AT_ONCE);
+    const done = pageHtml < DIFF_PAGE_HTML ? await Promise.all(batch.map(rendered)) : batch.map(leftOut);
+    for (const [k, file] of done.entries()) {
+      const size = file.rows?.length ?? 0;
+      const fits = pageHtml + size <= DIFF_PAGE_HTML;
+      if (fits) pageHtml += size;
+      files.push(fits ? file : leftOut(batch[k]));
+    }
+  }
+  const cut = patches.cut || files.some((f) => f.omitted === 'not_shown');
   return {
     id,
     parent,
@@ -298,7 +311,19 @@ async function workOutDiff(caches: ServingCaches, repo: GitRepository, id: strin
     authoredAt: new Date(commit.author.time * 1000).toISOString(),
     message: commit.message,
     files,
-    cut: patches.cut,
+    cut,
     timedOut,
   };
 }
+
+/** The rows of a diff page at most (their markup is most of the page), as a snippet file's highlighted HTML. */
+const DIFF_PAGE_HTML = 4 * 1024 * 1024;
+/** Files of a diff highlighted at once (the render pool has up to four threads). */
+const RENDERED_AT_ONCE = 4;
+
+/** A file of the diff left out: its rows over the page's (a file without rows keeps its note). */
+const leftOut = ({ hunks, ...file }: FilePatch): FileDiff => ({
+  ...file,
+  rows: null,
+  omitted: hunks === null ? file.omitted : 'not_shown',
+});
