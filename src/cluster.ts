@@ -50,6 +50,8 @@ export async function runPrimary(config: Config, options: PrimaryOptions): Promi
     for (const worker of Object.values(cluster.workers ?? {})) if (worker?.isConnected()) worker.send(message);
   };
   const fork = () => forkedAt.set(cluster.fork(), Date.now());
+  /** Replacements of workers that died, each waiting its delay. */
+  const replacing = new Set<NodeJS.Timeout>();
 
   const answer = (worker: Worker, id: number, value: unknown) => {
     if (worker.isConnected()) worker.send({ snippetd: 'answer', id, answer: value } satisfies ToWorker);
@@ -79,6 +81,7 @@ export async function runPrimary(config: Config, options: PrimaryOptions): Promi
     const age = Date.now() - (forkedAt.get(worker) ?? 0);
     forkedAt.delete(worker);
     if (stopping) {
+      broadcast();
       // The status stop() set: a start that failed exits non-zero, a SIGTERM 0.
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(process.exitCode ?? 0);
       return;
@@ -93,11 +96,20 @@ export async function runPrimary(config: Config, options: PrimaryOptions): Promi
     lifecycle.warn(
       `worker ${worker.id} (pid ${worker.process.pid}) exited (${signal ?? `code ${code}`}); replacing it`,
     );
-    setTimeout(fork, age < RESTART_DELAY_MS ? RESTART_DELAY_MS : 0);
+    const timer = setTimeout(
+      () => {
+        replacing.delete(timer);
+        fork();
+      },
+      age < RESTART_DELAY_MS ? RESTART_DELAY_MS : 0,
+    );
+    replacing.add(timer);
   });
 
   const stop = (status: number) => {
     stopping = true;
+    // A replacement still to come would serve on, and keep the primary from ever exiting.
+    for (const timer of replacing) clearTimeout(timer);
     const workers = Object.values(cluster.workers ?? {});
     if (workers.length === 0) process.exit(status);
     // Each worker closes as a single server does on SIGTERM: in-flight requests finish, then it exits.

@@ -465,3 +465,52 @@ describe('a cluster that cannot start', { skip: TEST_DB === 'postgres' && 'no da
     }
   });
 });
+
+describe('a stop while a crashed worker waits to be replaced', {
+  skip: TEST_DB === 'postgres' && 'no database of its own',
+}, () => {
+  it('exits 0 without starting the replacement', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-workers-delay-'));
+    const server = await spawnServer({
+      ...process.env,
+      SNIPPETD_DATA_DIR: dataDir,
+      SNIPPETD_DATABASE_URL: '',
+      SNIPPETD_LOG_LEVEL: 'info',
+      SNIPPETD_WORKERS: '2',
+    });
+    const primary = server.child.pid!;
+    const children = () =>
+      new Set(
+        fs.readFileSync(`/proc/${primary}/task/${primary}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+      );
+    try {
+      const token = fs.readFileSync(path.join(dataDir, 'initial_root_token'), 'utf8').trim();
+      const first = children();
+      const victim = Math.min(...first);
+      // A write in flight on the worker left keeps the stop waiting past the replacement's second.
+      const answer = await call(server.url, 'POST', '/api/v4/snippets', {
+        token,
+        body: { title: 'in flight', visibility: 'private', files: [{ file_path: 'a.txt', content: 'a\n' }] },
+        between: async () => {
+          process.kill(victim, 'SIGKILL');
+          // Its replacement, killed as soon as it is there: one that dies that young is replaced after a second.
+          const young = await until('a replacement worker', () => [...children()].find((pid) => !first.has(pid)));
+          process.kill(young, 'SIGKILL');
+          await until(
+            'the second death to be logged',
+            () => logLines(server).find((line) => line.msg?.startsWith(`worker 3 (pid ${young}) exited`)) || undefined,
+          );
+          server.child.kill('SIGTERM');
+          await sleep(2000);
+        },
+      });
+      assert.equal(answer.status, 201, answer.text);
+      // The replacement's timer was left running: a fourth worker started, and the primary never exited.
+      assert.equal(await Promise.race([exited(server.child), sleep(10_000).then(() => 'still running')]), 0);
+      assert.ok(!logLines(server).some((line) => line.worker === 4), 'no worker 4 started');
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
