@@ -26,6 +26,7 @@ import type { ProjectContext } from './projects.ts';
 import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
 import type { PageWindow } from '../storage/db/page.ts';
 import { trimOf } from '../text-scan.ts';
+import type { Viewable } from './rendering.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
 export const FILE_MISSING = "A file with this name doesn't exist";
@@ -247,18 +248,21 @@ async function locateFile(store: Store, ctx: ProjectContext, ref: string, filePa
 }
 
 /**
- * A file's blob id and bytes at `ref` (the default branch when none), without what the files API adds (its
- * last commit, a walk of history, and a hash of its bytes): what pages show.
+ * A file's blob id and bytes at `ref` (the default branch when none; past a MiB its size and start only,
+ * rendering.ts#Viewable), without what the files API adds (its last commit, a walk of history, and a hash of
+ * its bytes): what pages show.
  */
 export async function readFileBlob(
   store: Store,
   ctx: ProjectContext,
   ref: string | undefined,
   filePath: string,
-): Promise<{ blobId: string; content: Buffer }> {
+): Promise<{ blobId: string; content: Viewable }> {
   return readingRepository(store, ctx, async () => {
     const { repo, entry } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
-    return { blobId: entry.id, content: await blobOf(repo, entry.id) };
+    const content = await repo.sendableBlob(entry.id);
+    if (!content) throw new MissingObject(`repository ${repo.id} has no blob ${entry.id}`);
+    return { blobId: entry.id, content };
   });
 }
 

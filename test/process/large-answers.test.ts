@@ -125,4 +125,28 @@ describe('answers of tens of megabytes made from stored data', () => {
       Array.from({ length: 20 }, (_, n) => [`described ${19 - n}`, true]),
     );
   });
+
+  it('eight first views at once of a page with a 45 MB file: too large to display, its bytes not read', async () => {
+    const snippet = await api('POST', '/snippets', {
+      title: 'large',
+      visibility: 'public',
+      files: [
+        { file_path: 'large.txt', content: 'y'.repeat(45 * 1024 * 1024) },
+        { file_path: 'small.txt', content: 'small\n' },
+      ],
+    });
+    const view = async () => {
+      const res = await fetch(snippet.web_url);
+      return { status: res.status, text: await res.text() };
+    };
+    // Each view read the whole file to learn it was too large: eight at once took 660 MiB more.
+    const rssBefore = currentRss(server);
+    const { answer, calm } = await whileHostile(server, () => Promise.all(Array.from({ length: 8 }, view)));
+    assertCalm(calm, { rssBytes: rssBefore + 64 * MiB });
+    for (const page of answer) {
+      assert.equal(page.status, 200);
+      assert.match(page.text, /This file is too large to display: it is larger than 1 MB\./);
+      assert.match(page.text, /<span class="hljs-?[^"]*">small<\/span>|>small\n?</);
+    }
+  });
 });

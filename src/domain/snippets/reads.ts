@@ -26,6 +26,26 @@ export async function snippetFiles(store: Store, snippet: Pick<Snippet, 'id'>): 
   );
 }
 
+/** Every file of the snippet's head as a page shows it (rendering.ts#Viewable), in git's order. */
+export async function snippetFilesToView(
+  store: Store,
+  snippet: Pick<Snippet, 'id'>,
+): Promise<(IndexedFile & { content: Buffer | LargeBlob })[]> {
+  const index = await store.snippets.fileIndex(snippet.id);
+  if (!index.length) return [];
+  const repo = await snippetRepository(store, snippet);
+  return Promise.all(
+    index.map(async (f) => {
+      const content = await repo.sendableBlob(f.blob_id);
+      if (!content) {
+        const missing = new MissingObject(`repository ${repo.id} has no blob ${f.blob_id} (${f.path})`);
+        return deletedMeanwhile(store, { kind: 'snippet', id: snippet.id }, missing);
+      }
+      return { ...f, content };
+    }),
+  );
+}
+
 export async function withContents(repo: GitRepository, index: IndexedFile[]): Promise<SnippetFile[]> {
   const blobs = await repo.readBlobs(index.map((f) => f.blob_id));
   return index.map((f) => {

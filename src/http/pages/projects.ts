@@ -208,7 +208,7 @@ async function blobPage(request: FastifyRequest, reply: FastifyReply, projectPat
   const view = await viewOf(blobId, file, content, 'L', relativeLinks(base, ctx, ref, file));
   const rawUrl = rawFileUrl(base, ctx, ref, file);
   const fileName = file.split('/').pop()!;
-  const copyable = content.length > 0 && (view.kind === 'code' || view.kind === 'markdown');
+  const copyable = Buffer.isBuffer(content) && content.length > 0 && (view.kind === 'code' || view.kind === 'markdown');
   const nonce = newNonce();
   const body = html`${projectHeader(base, ctx)}
 <section class="file" id="file-1" aria-labelledby="file-1-name"><header class="file-header"><h2 id="file-1-name">${file}</h2><span class="meta">on ${ref}</span>

@@ -9,9 +9,9 @@ import {
   findSnippetOrPersonalForPage,
   isReadableByAnyone,
   readSnippetFile,
-  snippetFiles,
+  snippetFilesToView,
 } from '../../domain/snippets/reads.ts';
-import { keptView, markdownHtml, rendersHtml, viewOf, type FileView } from '../../domain/rendering.ts';
+import { keptView, markdownHtml, rendersHtml, viewOf, type FileView, type Viewable } from '../../domain/rendering.ts';
 import {
   cloneField,
   codeBlock,
@@ -77,7 +77,7 @@ async function fileViews(store: Store, snippet: Snippet, room: number, firstShow
   const allKept = kept.every((view) => view !== undefined);
   // Contents are read only for a view not kept yet; then paths, blob ids and contents are read together, so
   // each view is rendered from the bytes of its own blob.
-  const files: (IndexedFile & { content?: Buffer })[] = allKept ? index : await snippetFiles(store, snippet);
+  const files: (IndexedFile & { content?: Viewable })[] = allKept ? index : await snippetFilesToView(store, snippet);
   const out = [];
   let left = room;
   for (const [i, file] of files.entries()) {
