@@ -54,6 +54,14 @@ export type Viewable = Buffer | Pick<LargeBlob, 'size' | 'head'>;
 export const rendersHtml = (filePath: string, content: Viewable) =>
   Buffer.isBuffer(content) && !IMAGE.test(filePath) && !isBinary(content) && content.length <= MAX_DISPLAYED_BYTES;
 
+/**
+ * A render thread's heap at most. A file of 1 MB can make highlight.js or markdown-it build gigabytes before the
+ * output's own bound is checked (1 MB of `[1,` as JSON: 1.2 GB; a 5-column table: 0.75 GB), and a thread kept
+ * its heap once idle. Past it the thread ends, and the file is shown plain; a MB of ordinary code or prose
+ * renders within a third of it.
+ */
+const RENDER_HEAP_MB = 256;
+
 // Started on the first page that renders, so the API server starts without it. Threads beyond the event
 // loop's own core, at most 4; idle ones but one end after a minute. One always stays: with none, piscina
 // starts no new thread for the tasks waiting when the last one is terminated over the budget.
@@ -69,6 +77,7 @@ async function renderPool(): Promise<Piscina> {
     minThreads: 1,
     maxThreads: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
     idleTimeout: 60_000,
+    resourceLimits: { maxOldGenerationSizeMb: RENDER_HEAP_MB },
   });
   // A thread that fails outside a task (its module cannot load, say) must not end the server, as an 'error'
   // event nobody hears would: its tasks fail and their files are shown plain; the failure is said on stderr.

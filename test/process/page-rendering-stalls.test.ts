@@ -161,9 +161,33 @@ describe('a rendering over its budget on a real server', () => {
     assert.equal(answer.status, 200);
     assert.match(
       answer.text,
-      /<p class="notice">Rendering this file took too long, so it is shown as plain text.<\/p>\n<pre class="code"><code class="hljs">a\*\*a\*\*/,
+      /<p class="notice">Rendering this file took too long or too much memory, so it is shown as plain text.<\/p>\n<pre class="code"><code class="hljs">a\*\*a\*\*/,
     );
     assert.ok(answer.text.includes('a**\n&lt;end&gt;</code></pre>'));
+  });
+});
+
+describe('a rendering over its memory on a real server', () => {
+  let hostile: Awaited<ReturnType<typeof hostileServer>>;
+  before(async () => {
+    hostile = await hostileServer(120_000);
+  });
+  after(() => hostile.stop());
+
+  it('a page with a megabyte of JSON that highlights into gigabytes shows it plain, within the memory bound', async () => {
+    // highlight.js made 1.2 GB of its tokens for 1 MB of `[1,` before the output's own bound was checked, and
+    // the render thread kept that heap once idle: one anonymous view took the server 490 MiB more here for good
+    // (helper-73 saw 1.1 GB), now 260.
+    const content = `${'[1,'.repeat(333_333)}\n`;
+    const web = await hostile.snippet([{ file_path: 'numbers.json', content }]);
+    const rssBefore = currentRss(hostile.server);
+    const { answer, calm } = await whileHostile(hostile.server, () => page(web));
+    assertCalm(calm, { rssBytes: rssBefore + 384 * MiB });
+    assert.equal(answer.status, 200);
+    assert.match(
+      answer.text,
+      /<p class="notice">Rendering this file took too long or too much memory, so it is shown as plain text.<\/p>\n<pre class="code numbered digits-1"><code class="hljs"><span class="line" id="L1"><a class="ln" href="#L1" aria-hidden="true" tabindex="-1"><\/a>\[1,\[1,/,
+    );
   });
 });
 
