@@ -351,12 +351,18 @@ export async function listTree(
     if (dir && found.length === 0) throw notFound('Tree');
     return found;
   });
-  // GitLab's Tree#sorted_entries: directories, then files, then submodules, each in git's order.
-  const rank = { tree: 0, blob: 1, commit: 2 };
-  return entries
-    .map((e, i) => ({ e, i }))
-    .sort((a, b) => rank[a.e.type] - rank[b.e.type] || a.i - b.i)
-    .map(({ e }) => ({ id: e.id, name: e.path.split('/').pop()!, type: e.type, path: e.path, mode: e.mode }));
+  // GitLab's Tree#sorted_entries: directories, then files, then submodules, each in git's order. In one pass,
+  // not a sort: 50,000 entries sorted held the event loop over 100 ms.
+  const sorted: Record<TreeItem['type'], TreeItem[]> = { tree: [], blob: [], commit: [] };
+  for (const e of entries)
+    sorted[e.type].push({
+      id: e.id,
+      name: e.path.slice(e.path.lastIndexOf('/') + 1),
+      type: e.type,
+      path: e.path,
+      mode: e.mode,
+    });
+  return [...sorted.tree, ...sorted.blob, ...sorted.commit];
 }
 
 /**
