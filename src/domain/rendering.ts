@@ -131,12 +131,14 @@ async function render(
   content: Viewable,
   linePrefix: string,
   links: RelativeLinks | undefined,
+  plainOnly: boolean,
 ): Promise<FileView> {
   if (IMAGE.test(filePath)) return { kind: 'image' };
   if (isBinary(Buffer.isBuffer(content) ? content : content.head)) return { kind: 'binary' };
   if (!Buffer.isBuffer(content) || content.length > MAX_DISPLAYED_BYTES)
     return { kind: 'too_large', limit: MAX_DISPLAYED_BYTES };
   const text = content.toString('utf8');
+  if (plainOnly) return { kind: 'code', ...(await plain(text, linePrefix)), language: null, renderAbandoned: true };
   if (MARKDOWN.test(filePath)) {
     const rendered = await inWorker({ op: 'markdown', text, links });
     if (rendered) return { kind: 'markdown', html: rendered.html, sourceHtml: rendered.sourceHtml! };
@@ -255,19 +257,24 @@ const viewKey = (blobId: string, filePath: string, linePrefix: string, links?: R
 export const keptView = (blobId: string, filePath: string, linePrefix = 'L'): FileView | undefined =>
   views.get(viewKey(blobId, filePath, linePrefix));
 
-/** `links`: where a repository file's relative links lead (a snippet's files have none). */
+/**
+ * `links`: where a repository file's relative links lead (a snippet's files have none). `plainOnly`: a file
+ * before it on the page was abandoned, so it is shown plain as if it had been too (kept as briefly), rather
+ * than take the pool for another budget: ten slow files made one view take a render thread for 50 s.
+ */
 export async function viewOf(
   blobId: string,
   filePath: string,
   content: Viewable,
   linePrefix = 'L',
   links?: RelativeLinks,
+  plainOnly = false,
 ): Promise<FileView> {
   const key = viewKey(blobId, filePath, linePrefix, links);
   return (
     views.get(key) ??
     viewRenderings.once(key, async () => {
-      const view = await render(filePath, content, linePrefix, links);
+      const view = await render(filePath, content, linePrefix, links, plainOnly);
       return views.keep(key, view, 'renderAbandoned' in view && view.renderAbandoned ? ABANDONED_KEPT_MS : undefined);
     })
   );

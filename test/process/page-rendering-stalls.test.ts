@@ -161,9 +161,37 @@ describe('a rendering over its budget on a real server', () => {
     assert.equal(answer.status, 200);
     assert.match(
       answer.text,
-      /<p class="notice">Rendering this file took too long or too much memory, so it is shown as plain text.<\/p>\n<pre class="code"><code class="hljs">a\*\*a\*\*/,
+      /<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.<\/p>\n<pre class="code"><code class="hljs">a\*\*a\*\*/,
     );
     assert.ok(answer.text.includes('a**\n&lt;end&gt;</code></pre>'));
+  });
+});
+
+describe('a page of several renderings over their budget on a real server', () => {
+  let hostile: Awaited<ReturnType<typeof hostileServer>>;
+  before(async () => {
+    hostile = await hostileServer(1000);
+  });
+  after(() => hostile.stop());
+
+  it('takes the budget once: the files after the first abandoned one are shown plain at once', async () => {
+    // Each file waited out its own budget: five such files took a render thread five budgets a view.
+    const files = [1, 2, 3, 4, 5].map((n) => ({
+      file_path: `slow-${n}.md`,
+      content: `${'a**'.repeat(200_000)}\n${n}`,
+    }));
+    const web = await hostile.snippet(files);
+    const started = performance.now();
+    const answer = await page(web);
+    const took = performance.now() - started;
+    assert.equal(answer.status, 200);
+    assert.equal(
+      answer.text.split(
+        '<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.</p>',
+      ).length - 1,
+      5,
+    );
+    assert.ok(took < 2500, `the page took ${took.toFixed(0)} ms`);
   });
 });
 
@@ -186,7 +214,7 @@ describe('a rendering over its memory on a real server', () => {
     assert.equal(answer.status, 200);
     assert.match(
       answer.text,
-      /<p class="notice">Rendering this file took too long or too much memory, so it is shown as plain text.<\/p>\n<pre class="code numbered digits-1"><code class="hljs"><span class="line" id="L1"><a class="ln" href="#L1" aria-hidden="true" tabindex="-1"><\/a>\[1,\[1,/,
+      /<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.<\/p>\n<pre class="code numbered digits-1"><code class="hljs"><span class="line" id="L1"><a class="ln" href="#L1" aria-hidden="true" tabindex="-1"><\/a>\[1,\[1,/,
     );
   });
 });

@@ -40,7 +40,7 @@ export const tooLargeToDisplay = (limit: number, rawUrl: string, downloadUrl: st
   html`<p class="too-large">This file is too large to display: it is larger than ${humanSize(limit)}. You can <a href="${rawUrl}">view it raw</a> or <a href="${downloadUrl}" download>download it</a> instead.</p>`;
 
 /** Said above a file whose rendering went over its time budget (domain/rendering.ts). */
-export const renderAbandoned = html`<p class="notice">Rendering this file took too long or too much memory, so it is shown as plain text.</p>
+export const renderAbandoned = html`<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.</p>
 `;
 
 /**

@@ -80,14 +80,16 @@ async function fileViews(store: Store, snippet: Snippet, room: number, firstShow
   const files: (IndexedFile & { content?: Viewable })[] = allKept ? index : await snippetFilesToView(store, snippet);
   const out = [];
   let left = room;
+  let abandoned = false;
   for (const [i, file] of files.entries()) {
     const prefix = linePrefix(i, files.length);
     const roomy = (i === 0 && firstShown) || left > 0;
-    const view =
+    const view: FileView | null =
       (allKept ? kept[i] : keptView(file.blob_id, file.path, prefix)) ??
       (roomy || !rendersHtml(file.path, file.content!)
-        ? await viewOf(file.blob_id, file.path, file.content!, prefix)
+        ? await viewOf(file.blob_id, file.path, file.content!, prefix, undefined, abandoned)
         : null);
+    abandoned ||= view?.kind === 'code' && view.renderAbandoned === true;
     // A view that adds no rendering (an image, a binary or too large a file) is never held back.
     const usable = view && (roomy || viewSize(view) === 0) ? view : null;
     left -= usable ? viewSize(usable) : 0;
