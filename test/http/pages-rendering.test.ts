@@ -217,7 +217,7 @@ A claim[^1].
     const body = (await page(pathOf(one.web_url))).body;
     assert.ok(
       body.includes(
-        `<pre class="code numbered digits-1"><code class="hljs language-js">${line('L', 1)}<span class="hljs-comment">/* one</span>\n</span>` +
+        `<pre class="code numbered digits-1" tabindex="0"><code class="hljs language-js">${line('L', 1)}<span class="hljs-comment">/* one</span>\n</span>` +
           `${line('L', 2)}<span class="hljs-comment">two */</span>\n</span>` +
           `${line('L', 3)}<span class="hljs-keyword">const</span> x = <span class="hljs-string">&quot;&lt;y&gt;&quot;</span>;\n</span></code></pre>`,
       ),
@@ -231,7 +231,9 @@ A claim[^1].
     // A file not ending in a line break ends on its last line, with no break after it.
     assert.ok(page2.includes(`${line('file-1-L', 1)}first\n</span>${line('file-1-L', 2)}second</span></code></pre>`));
     assert.ok(
-      page2.includes(`<pre class="code numbered digits-4"><code class="hljs language-txt">${line('file-2-L', 1)}x\n`),
+      page2.includes(
+        `<pre class="code numbered digits-4" tabindex="0"><code class="hljs language-txt">${line('file-2-L', 1)}x\n`,
+      ),
     );
     assert.ok(page2.includes(`${line('file-2-L', 1000)}x\n</span></code></pre>`));
     assert.doesNotMatch(page2, /id="L\d/);
@@ -240,7 +242,7 @@ A claim[^1].
       ['clone-url', 'embed', 'file-1', 'file-2'],
     );
     // The page's text, tags taken away, is the file's text: numbers are drawn by the stylesheet.
-    const code = /<pre class="code numbered digits-1"><code[^>]*>([\s\S]*?)<\/code><\/pre>/.exec(body)![1];
+    const code = /<pre class="code numbered digits-1" tabindex="0"><code[^>]*>([\s\S]*?)<\/code><\/pre>/.exec(body)![1];
     const text = code
       .replace(/<[^>]+>/g, '')
       .replace(/&quot;/g, '"')

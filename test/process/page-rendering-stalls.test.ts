@@ -161,7 +161,7 @@ describe('a rendering over its budget on a real server', () => {
     assert.equal(answer.status, 200);
     assert.match(
       answer.text,
-      /<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.<\/p>\n<pre class="code"><code class="hljs">a\*\*a\*\*/,
+      /<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.<\/p>\n<pre class="code" tabindex="0"><code class="hljs">a\*\*a\*\*/,
     );
     assert.ok(answer.text.includes('a**\n&lt;end&gt;</code></pre>'));
   });
@@ -214,7 +214,7 @@ describe('a rendering over its memory on a real server', () => {
     assert.equal(answer.status, 200);
     assert.match(
       answer.text,
-      /<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.<\/p>\n<pre class="code numbered digits-1"><code class="hljs"><span class="line" id="L1"><a class="ln" href="#L1" aria-hidden="true" tabindex="-1"><\/a>\[1,\[1,/,
+      /<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.<\/p>\n<pre class="code numbered digits-1" tabindex="0"><code class="hljs"><span class="line" id="L1"><a class="ln" href="#L1" aria-hidden="true" tabindex="-1"><\/a>\[1,\[1,/,
     );
   });
 });

@@ -50,7 +50,8 @@ export const renderAbandoned = html`<p class="notice">Rendering took too long or
 export function codeBlock(view: Extract<FileView, { kind: 'code' }>): Html {
   const numbered = view.lines !== undefined;
   const digits = numbered ? Math.min(String(view.lines).length, 7) : 0;
-  return html`${view.renderAbandoned ? renderAbandoned : ''}<pre class="code${numbered ? ` numbered digits-${digits}` : ''}"><code class="hljs${view.language ? ` language-${view.language}` : ''}">${trusted(view.html)}</code></pre>`;
+  // Focusable: a line wider than the page scrolls inside it, and a keyboard reaches a scrolling region only so.
+  return html`${view.renderAbandoned ? renderAbandoned : ''}<pre class="code${numbered ? ` numbered digits-${digits}` : ''}" tabindex="0"><code class="hljs${view.language ? ` language-${view.language}` : ''}">${trusted(view.html)}</code></pre>`;
 }
 
 /** A button that copies the text of the element with this id (shown by the page's script, scripts.ts). */

@@ -95,7 +95,8 @@ ${pageLinks(
 }
 
 /** A file's diff as a table: its rows come made from the render pool (domain/diff-highlight.ts). */
-const diffTable = (rows: string) => html`<div class="diff-scroll"><table class="diff">
+// Focusable, as a code block is (common.ts#codeBlock): long lines scroll inside it.
+const diffTable = (rows: string) => html`<div class="diff-scroll" tabindex="0"><table class="diff">
 <thead class="visually-hidden"><tr><th scope="col">Line before</th><th scope="col">Line after</th><th scope="col">Text</th></tr></thead>
 <tbody>${trusted(rows)}</tbody></table></div>`;
 
