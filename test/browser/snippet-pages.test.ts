@@ -29,6 +29,7 @@ describe('snippet pages in Chromium', BROWSER_PASS, () => {
   let groupProject: any;
   let lines: any;
   let notes: any;
+  let wide: any;
 
   const api = (method: string, route: string, body: unknown) => mustApi(server, TOKEN, method, route, body);
 
@@ -52,6 +53,15 @@ describe('snippet pages in Chromium', BROWSER_PASS, () => {
       title: 'Lines',
       visibility: 'public',
       files: [{ file_path: 'count.py', content: Array.from({ length: 40 }, (_, i) => `n = ${i + 1}\n`).join('') }],
+    });
+    // Lines wider than any screen: the code block scrolls, and a keyboard must reach it.
+    wide = await api('POST', `/projects/${project.id}/snippets`, {
+      title: 'Wide',
+      visibility: 'public',
+      files: [
+        { file_path: 'wide.js', content: `const wide = '${'wide '.repeat(80)}';\n` },
+        { file_path: 'WIDE.md', content: `# Wide\n\n\`\`\`\n${'wide '.repeat(80)}\n\`\`\`\n` },
+      ],
     });
     notes = await api('POST', `/projects/${project.id}/snippets`, {
       title: 'Rendered Markdown',
@@ -122,6 +132,7 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
       ['snippet', snippet.web_url],
       ['markdown', notes.web_url],
       ['lines', `${lines.web_url}#L3-5`],
+      ['wide', wide.web_url],
       ['sign-in', `${server.url}/users/sign_in`],
       ['project', projectUrl],
       ['project-snippets', `${projectUrl}/-/snippets`],
