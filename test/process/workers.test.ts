@@ -486,20 +486,20 @@ describe('a stop while a crashed worker waits to be replaced', {
     try {
       const token = fs.readFileSync(path.join(dataDir, 'initial_root_token'), 'utf8').trim();
       const first = children();
-      const victim = Math.min(...first);
-      // A write in flight on the worker left keeps the stop waiting past the replacement's second.
+      process.kill(Math.min(...first), 'SIGKILL');
+      // Its replacement, killed as soon as it is there: one that dies that young is replaced after a second.
+      const young = await until('a replacement worker', () => [...children()].find((pid) => !first.has(pid)));
+      process.kill(young, 'SIGKILL');
+      await until(
+        'the second death to be logged',
+        () => logLines(server).find((line) => line.msg?.startsWith(`worker 3 (pid ${young}) exited`)) || undefined,
+      );
+      // A write in flight on the one worker left keeps the stop waiting past the replacement's second.
       const answer = await call(server.url, 'POST', '/api/v4/snippets', {
         token,
         body: { title: 'in flight', visibility: 'private', files: [{ file_path: 'a.txt', content: 'a\n' }] },
         between: async () => {
-          process.kill(victim, 'SIGKILL');
-          // Its replacement, killed as soon as it is there: one that dies that young is replaced after a second.
-          const young = await until('a replacement worker', () => [...children()].find((pid) => !first.has(pid)));
-          process.kill(young, 'SIGKILL');
-          await until(
-            'the second death to be logged',
-            () => logLines(server).find((line) => line.msg?.startsWith(`worker 3 (pid ${young}) exited`)) || undefined,
-          );
+          await sleep(100); // the connection handed to the worker, well within the replacement's second
           server.child.kill('SIGTERM');
           await sleep(2000);
         },
