@@ -57,8 +57,8 @@ export const rendersHtml = (filePath: string, content: Viewable) =>
 /**
  * A render thread's heap at most. A file of 1 MB can make highlight.js or markdown-it build gigabytes before the
  * output's own bound is checked (1 MB of `[1,` as JSON: 1.2 GB; a 5-column table: 0.75 GB), and a thread kept
- * its heap once idle. Past it the thread ends, and the file is shown plain; a MB of ordinary code or prose
- * renders within a third of it.
+ * its heap once idle. Past it the thread ends, and the file is shown plain; a MB of ordinary JavaScript, Python
+ * or Markdown prose renders within it.
  */
 const RENDER_HEAP_MB = 256;
 
