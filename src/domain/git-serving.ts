@@ -124,14 +124,14 @@ export async function serveGitCall(
       const response = await backend(spooled ? spooled.read() : null);
       response.done
         .finally(() => {
-          spooled?.remove();
           release();
+          spooled?.remove();
         })
         .catch(() => {});
       return response;
     } catch (error) {
-      spooled?.remove();
       release();
+      spooled?.remove();
       throw error;
     }
   }

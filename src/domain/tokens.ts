@@ -60,11 +60,10 @@ export async function authenticateToken(store: Store, plain: string): Promise<{ 
 export const selfGrantableScopes = (user: Pick<User, 'admin'>): Scope[] =>
   SCOPES.filter((scope) => scope !== 'sudo' || user.admin === 1);
 
-/** A user's own tokens, active first then the rest, newest first within each; never their values. */
 /** Tokens a page of the user's own shows. */
 export const OWN_TOKENS_PER_PAGE = 100;
 
-/** Page `page` (from 1) of the user's own tokens: those in use first, each part newest first. */
+/** Page `page` (from 1) of the user's own tokens: those in use first, each part newest first; never their values. */
 export function ownTokens(store: Store, user: Pick<User, 'id'>, page: number): Promise<PageOf<Token>> {
   const window = { offset: (page - 1) * OWN_TOKENS_PER_PAGE, limit: OWN_TOKENS_PER_PAGE };
   return store.tokens.ownPage(user.id, today(), window);

@@ -17,18 +17,23 @@ describe("a revision's diff page of large patches", () => {
   after(() => t.close());
 
   it('shows markup-heavy files plain, up to its share of rows, and says which files are not shown', async () => {
-    // Ten files of 190 KiB of `<a>` each, lines of 999 characters. Highlighted as HTML, one is 4 MB of rows
+    // Nine files of 190 KiB of `<a>` each, lines of 999 characters. Highlighted as HTML, one is 4 MB of rows
     // (ten such made a page of 41 MB); the others are text (not highlighted, which would only take longer).
     const line = `${'<a>'.repeat(333)}\n`;
     const content = line.repeat(Math.floor((190 * 1024) / line.length));
-    const paths = ['f0.html', ...Array.from({ length: 9 }, (_, i) => `f${i + 1}.txt`)];
+    // And a small change last, which would fit after a file left out, but comes after it: not shown either.
+    const paths = ['f0.html', ...Array.from({ length: 8 }, (_, i) => `f${i + 1}.txt`), 'z.txt'];
     const snippet = await t.must('POST', '/snippets', ROOT_TOKEN, {
       title: 'markup',
       visibility: 'public',
       files: paths.map((file_path) => ({ file_path, content: 'x\n' })),
     });
     await t.must('PUT', `/snippets/${snippet.id}`, ROOT_TOKEN, {
-      files: paths.map((file_path) => ({ action: 'update', file_path, content })),
+      files: paths.map((file_path) => ({
+        action: 'update',
+        file_path,
+        content: file_path === 'z.txt' ? 'y\n' : content,
+      })),
     });
     const web = new URL(snippet.web_url).pathname;
     const list = await t.request({ method: 'GET', url: `${web}/revisions`, token: null });

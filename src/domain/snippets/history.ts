@@ -291,14 +291,14 @@ async function workOutDiff(caches: ServingCaches, repo: GitRepository, id: strin
   // Files rendered a few at a time, until the page's rows reach DIFF_PAGE_HTML: those after are not shown.
   const files: FileDiff[] = [];
   let pageHtml = 0;
+  let full = false;
   for (let i = 0; i < patches.files.length; i += RENDERED_AT_ONCE) {
     const batch = patches.files.slice(i, i + RENDERED_AT_ONCE);
-    const done = pageHtml < DIFF_PAGE_HTML ? await Promise.all(batch.map(rendered)) : batch.map(leftOut);
+    const done: FileDiff[] = full ? batch.map(leftOut) : await Promise.all(batch.map(rendered));
     for (const [k, file] of done.entries()) {
-      const size = file.rows?.length ?? 0;
-      const fits = pageHtml + size <= DIFF_PAGE_HTML;
-      if (fits) pageHtml += size;
-      files.push(fits ? file : leftOut(batch[k]));
+      full ||= pageHtml + (file.rows?.length ?? 0) > DIFF_PAGE_HTML;
+      pageHtml += full ? 0 : (file.rows?.length ?? 0);
+      files.push(full ? leftOut(batch[k]) : file);
     }
   }
   const cut = patches.cut || files.some((f) => f.omitted === 'not_shown');

@@ -34,15 +34,16 @@ export async function snippetFilesToView(
   const index = await store.snippets.fileIndex(snippet.id);
   if (!index.length) return [];
   const repo = await snippetRepository(store, snippet);
-  return Promise.all(
-    index.map(async (f) => {
-      const content = await repo.sendableBlob(f.blob_id);
-      if (!content) {
-        const missing = new MissingObject(`repository ${repo.id} has no blob ${f.blob_id} (${f.path})`);
-        return deletedMeanwhile(store, { kind: 'snippet', id: snippet.id }, missing);
-      }
-      return { ...f, content };
-    }),
+  const files = index.map(async (f) => {
+    const content = await repo.sendableBlob(f.blob_id);
+    if (!content) throw new MissingObject(`repository ${repo.id} has no blob ${f.blob_id} (${f.path})`);
+    return { ...f, content };
+  });
+  // A large blob's parts, too, may be gone with a snippet deleted meanwhile.
+  return Promise.all(files).catch((error) =>
+    error instanceof MissingObject
+      ? deletedMeanwhile(store, { kind: 'snippet', id: snippet.id }, error)
+      : Promise.reject(error),
   );
 }
 

@@ -115,17 +115,20 @@ function setIndexedPieces(sqlite: SQLite.Database, kind: SourceKind, id: number,
 }
 
 /**
- * The source the last step read, by its queued work: the steps after it take their pieces from it. Read again
+ * The source each connection's last step read, by its queued work: the steps after it take their pieces from it. Read again
  * at every step, a text of 8 MB that is not ASCII took longer to read than a step's budget, so each step added
  * one piece (22 s for the file). A change to the source since queues a delete of its pieces and new work after
  * this, as a delete of the source does.
  */
-let lastRead: { work: number; source: ReturnType<typeof sourcePieces> } | null = null;
+const lastRead = new WeakMap<SQLite.Database, { work: number; source: ReturnType<typeof sourcePieces> }>();
 
 /** Adds pieces of the queued source to its FTS table until `deadline`; true when the source is done. */
 function indexSome(sqlite: SQLite.Database, work: QueuedWork, deadline: number): boolean {
-  const source = lastRead?.work === work.id ? lastRead.source : storedSourcePieces(sqlite, work.kind, work.source_id);
-  lastRead = null;
+  // By connection: a thread (or the main thread, for in-memory databases) indexes every database its process
+  // opened, and work ids are a database's own.
+  const read = lastRead.get(sqlite);
+  const source = read?.work === work.id ? read.source : storedSourcePieces(sqlite, work.kind, work.source_id);
+  lastRead.delete(sqlite);
   if (!source) return true; // deleted since: its delete follows in the queue
   const table = FTS_TABLE[work.kind];
   const columns = work.kind === 'file' ? 'path, content' : 'title, description, file_name';
@@ -141,7 +144,7 @@ function indexSome(sqlite: SQLite.Database, work: QueuedWork, deadline: number):
   setIndexedPieces(sqlite, work.kind, work.source_id, Math.max(k, indexedPieces(sqlite, work.kind, work.source_id)));
   if (k < source.count) {
     sqlite.prepare('UPDATE search_index_queue SET next_piece = ? WHERE id = ?').run(k, work.id);
-    lastRead = { work: work.id, source };
+    lastRead.set(sqlite, { work: work.id, source });
     return false;
   }
   return true;
