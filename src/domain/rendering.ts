@@ -33,7 +33,16 @@ export function setRenderBudget(ms: number): void {
 export const renderBudget = () => renderBudgetMs;
 
 export type FileView =
-  | { kind: 'code'; html: string; language: string | null; lines?: number; renderAbandoned?: boolean }
+  | {
+      kind: 'code';
+      html: string;
+      language: string | null;
+      lines?: number;
+      /** Shown plain: its rendering took too long or too much memory. */
+      renderAbandoned?: boolean;
+      /** Shown plain without being tried: a file above it on the page was abandoned (viewOf's plainOnly). */
+      renderSkipped?: boolean;
+    }
   | { kind: 'markdown'; html: string; sourceHtml: string }
   | { kind: 'too_large'; limit: number }
   | { kind: 'image' }
@@ -138,7 +147,7 @@ async function render(
   if (!Buffer.isBuffer(content) || content.length > MAX_DISPLAYED_BYTES)
     return { kind: 'too_large', limit: MAX_DISPLAYED_BYTES };
   const text = content.toString('utf8');
-  if (plainOnly) return { kind: 'code', ...(await plain(text, linePrefix)), language: null, renderAbandoned: true };
+  if (plainOnly) return { kind: 'code', ...(await plain(text, linePrefix)), language: null, renderSkipped: true };
   if (MARKDOWN.test(filePath)) {
     const rendered = await inWorker({ op: 'markdown', text, links });
     if (rendered) return { kind: 'markdown', html: rendered.html, sourceHtml: rendered.sourceHtml! };
@@ -259,8 +268,9 @@ export const keptView = (blobId: string, filePath: string, linePrefix = 'L'): Fi
 
 /**
  * `links`: where a repository file's relative links lead (a snippet's files have none). `plainOnly`: a file
- * before it on the page was abandoned, so it is shown plain as if it had been too (kept as briefly), rather
- * than take the pool for another budget: ten slow files made one view take a render thread for 50 s.
+ * before it on the page was abandoned, so it is shown plain without being tried, rather than take the pool for
+ * another budget (ten slow files made one view take a render thread for 50 s). Kept apart, and as briefly as an
+ * abandoned view: another page showing the same file, or this one once the slow file is gone, tries it.
  */
 export async function viewOf(
   blobId: string,
@@ -270,12 +280,13 @@ export async function viewOf(
   links?: RelativeLinks,
   plainOnly = false,
 ): Promise<FileView> {
-  const key = viewKey(blobId, filePath, linePrefix, links);
+  const key = `${viewKey(blobId, filePath, linePrefix, links)}${plainOnly ? '\nplain' : ''}`;
   return (
     views.get(key) ??
     viewRenderings.once(key, async () => {
       const view = await render(filePath, content, linePrefix, links, plainOnly);
-      return views.keep(key, view, 'renderAbandoned' in view && view.renderAbandoned ? ABANDONED_KEPT_MS : undefined);
+      const briefly = view.kind === 'code' && (view.renderAbandoned || view.renderSkipped);
+      return views.keep(key, view, briefly ? ABANDONED_KEPT_MS : undefined);
     })
   );
 }

@@ -94,14 +94,14 @@ describe('push limits: memory and time bounded whatever the push', () => {
     assert.equal(r.code, 0, r.stdout + r.stderr);
     return r.stdout.split('\n').filter((line) => /: dangling /.test(line));
   };
-  /** Whether any of this node's cache repositories holds the object. */
+  /** Whether any of this node's serving caches holds the object. */
   const inCache = async (id: string) => {
     const root = path.join(storage.dataDir, 'cache', 'git');
     const repos = fs
       .readdirSync(root, { recursive: true, encoding: 'utf8' })
       .filter((p) => p.endsWith('HEAD') && fs.existsSync(path.join(root, path.dirname(p), 'objects')))
       .map((p) => path.join(root, path.dirname(p)));
-    assert.ok(repos.length > 0, 'no cache repository found');
+    assert.ok(repos.length > 0, 'no serving cache found');
     for (const repo of repos) if ((await git(['--git-dir', repo, 'cat-file', '-e', id])).code === 0) return true;
     return false;
   };

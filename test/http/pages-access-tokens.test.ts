@@ -150,5 +150,7 @@ describe('personal access tokens page', () => {
     assert.deepEqual(await shown(1), { names: expected.slice(0, 100), links: ['next 2'] });
     assert.deepEqual(await shown(5), { names: expected.slice(400, 500), links: ['prev 4', 'next 6'] });
     assert.deepEqual(await shown(11), { names: expected.slice(1000), links: ['prev 10'] });
+    const past = await t.request({ method: 'GET', url: `${PATH}?page=12`, token: null, headers: { cookie: erin } });
+    assert.match(past.body, /<p class="empty">No more tokens\.<\/p>/);
   });
 });

@@ -540,7 +540,7 @@ describe('snippet revisions pages', () => {
   });
 
   it("works a new commit's diff out after the update, for a snippet whose diffs are looked at", async () => {
-    /** The node's git cache repositories brought up to date (hit) and built (miss), from /-/metrics. */
+    /** The node's git serving caches brought up to date (hit) and built (miss), from /-/metrics. */
     const serving = async () => {
       const metrics = (await t.request({ method: 'GET', url: '/-/metrics', token: null })).body;
       const count = (result: string) =>
@@ -564,7 +564,7 @@ describe('snippet revisions pages', () => {
     await page(`${web}/revisions/${first}`);
     const before = await serving();
     await update(watched.id, 'let a = 2;\n');
-    // Worked out in the background: git reads it from the node's cache repository, brought up to date.
+    // Worked out in the background: git reads it from the node's serving cache, brought up to date.
     for (let waited = 0; (await serving()).hits === before.hits; waited += 20) {
       assert.ok(waited < 10_000, 'the new commit was not worked out');
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -587,7 +587,7 @@ describe('snippet revisions pages', () => {
     assert.deepEqual(await serving(), prepared);
     assert.equal((await gitLog(watched.id))[0], second);
 
-    // A snippet whose diffs nobody looked at costs its updates nothing: no cache repository is made for it.
+    // A snippet whose diffs nobody looked at costs its updates nothing: no serving cache is made for it.
     const unwatched = await t.must('POST', '/snippets', aliceToken, {
       title: 'unwatched',
       visibility: 'public',

@@ -161,7 +161,7 @@ describe('a rendering over its budget on a real server', () => {
     assert.equal(answer.status, 200);
     assert.match(
       answer.text,
-      /<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.<\/p>\n<pre class="code" tabindex="0"><code class="hljs">a\*\*a\*\*/,
+      /<p class="notice">Rendering this file took too long or too much memory, so it is shown as plain text.<\/p>\n<pre class="code" tabindex="0"><code class="hljs">a\*\*a\*\*/,
     );
     assert.ok(answer.text.includes('a**\n&lt;end&gt;</code></pre>'));
   });
@@ -185,13 +185,25 @@ describe('a page of several renderings over their budget on a real server', () =
     const answer = await page(web);
     const took = performance.now() - started;
     assert.equal(answer.status, 200);
-    assert.equal(
-      answer.text.split(
-        '<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.</p>',
-      ).length - 1,
-      5,
+    // The first abandoned, the four after it untried, each with its note.
+    const notes = (text: string) => answer.text.split(`<p class="notice">${text}</p>`).length - 1;
+    assert.deepEqual(
+      [
+        notes('Rendering this file took too long or too much memory, so it is shown as plain text.'),
+        notes('A file above this one took too long or too much memory to render, so this one is shown as plain text.'),
+      ],
+      [1, 4],
     );
     assert.ok(took < 2500, `the page took ${took.toFixed(0)} ms`);
+    // An untried file is kept apart: the same file second on another page, after a quick one, is highlighted.
+    const quick = await hostile.snippet([
+      { file_path: 'quick.md', content: '# Quick\n' },
+      { file_path: 'slow-2.md', content: 'plain **and** bold\n' },
+    ]);
+    await page(await hostile.snippet([files[0], { file_path: 'slow-2.md', content: 'plain **and** bold\n' }]));
+    const other = await page(quick);
+    assert.match(other.text, /<p>plain <strong>and<\/strong> bold<\/p>/);
+    assert.doesNotMatch(other.text, /class="notice"/);
   });
 });
 
@@ -214,7 +226,7 @@ describe('a rendering over its memory on a real server', () => {
     assert.equal(answer.status, 200);
     assert.match(
       answer.text,
-      /<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.<\/p>\n<pre class="code numbered digits-1" tabindex="0"><code class="hljs"><span class="line" id="L1"><a class="ln" href="#L1" aria-hidden="true" tabindex="-1"><\/a>\[1,\[1,/,
+      /<p class="notice">Rendering this file took too long or too much memory, so it is shown as plain text.<\/p>\n<pre class="code numbered digits-1" tabindex="0"><code class="hljs"><span class="line" id="L1"><a class="ln" href="#L1" aria-hidden="true" tabindex="-1"><\/a>\[1,\[1,/,
     );
   });
 });

@@ -64,7 +64,7 @@ describe('files on disk are private to the service', () => {
         title: 't',
         files: [{ file_path: 'a.txt', content: 'private' }],
       });
-      // A clone builds the snippet's cache repository on disk.
+      // A clone builds the snippet's serving cache on disk.
       const remote = `${server.url.replace('://', `://root:${TOKEN}@`)}/${project.path_with_namespace}/snippets/${snippet.id}.git`;
       const clone = spawnSync('git', ['clone', '-q', remote, path.join(tmp(), 'clone')], { encoding: 'utf8' });
       assert.equal(clone.status, 0, clone.stderr);

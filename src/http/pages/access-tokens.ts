@@ -94,7 +94,7 @@ ${error('scopes')}
 </section>
 <section aria-labelledby="tokens-heading">
 <h2 id="tokens-heading">Your tokens</h2>
-${tokenTable(request, tokens.rows)}
+${tokenTable(request, tokens.rows, page)}
 ${pageLinks(
   page > 1 ? { href: `${baseUrl(request)}${PATH}?page=${page - 1}`, label: 'Newer' } : undefined,
   tokens.hasMore ? { href: `${baseUrl(request)}${PATH}?page=${page + 1}`, label: 'Older' } : undefined,
@@ -104,8 +104,8 @@ ${pageLinks(
   return sendPage(reply, status, 'Personal access tokens', body, nonce);
 }
 
-function tokenTable(request: FastifyRequest, tokens: Token[]): Html {
-  if (!tokens.length) return html`<p class="empty">You have no tokens.</p>`;
+function tokenTable(request: FastifyRequest, tokens: Token[], page: number): Html {
+  if (!tokens.length) return html`<p class="empty">${page > 1 ? 'No more tokens.' : 'You have no tokens.'}</p>`;
   return html`<table class="tokens">
 <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th></tr></thead>
 <tbody>${tokens.map(

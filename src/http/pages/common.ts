@@ -39,8 +39,11 @@ ${next ? html`<a rel="next" href="${next.href}">${next.label}</a>` : ''}
 export const tooLargeToDisplay = (limit: number, rawUrl: string, downloadUrl: string) =>
   html`<p class="too-large">This file is too large to display: it is larger than ${humanSize(limit)}. You can <a href="${rawUrl}">view it raw</a> or <a href="${downloadUrl}" download>download it</a> instead.</p>`;
 
-/** Said above a file whose rendering went over its time budget (domain/rendering.ts). */
-export const renderAbandoned = html`<p class="notice">Rendering took too long or too much memory, so this file is shown as plain text.</p>
+/** Said above a file whose rendering went over its time or memory budget (domain/rendering.ts). */
+export const renderAbandoned = html`<p class="notice">Rendering this file took too long or too much memory, so it is shown as plain text.</p>
+`;
+/** Said above a file shown plain untried, after an abandoned one above it (domain/rendering.ts#viewOf). */
+const renderSkipped = html`<p class="notice">A file above this one took too long or too much memory to render, so this one is shown as plain text.</p>
 `;
 
 /**
@@ -51,7 +54,8 @@ export function codeBlock(view: Extract<FileView, { kind: 'code' }>): Html {
   const numbered = view.lines !== undefined;
   const digits = numbered ? Math.min(String(view.lines).length, 7) : 0;
   // Focusable: a line wider than the page scrolls inside it, and a keyboard reaches a scrolling region only so.
-  return html`${view.renderAbandoned ? renderAbandoned : ''}<pre class="code${numbered ? ` numbered digits-${digits}` : ''}" tabindex="0"><code class="hljs${view.language ? ` language-${view.language}` : ''}">${trusted(view.html)}</code></pre>`;
+  const notice = view.renderAbandoned ? renderAbandoned : view.renderSkipped ? renderSkipped : '';
+  return html`${notice}<pre class="code${numbered ? ` numbered digits-${digits}` : ''}" tabindex="0"><code class="hljs${view.language ? ` language-${view.language}` : ''}">${trusted(view.html)}</code></pre>`;
 }
 
 /** A button that copies the text of the element with this id (shown by the page's script, scripts.ts). */

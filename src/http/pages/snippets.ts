@@ -89,7 +89,7 @@ async function fileViews(store: Store, snippet: Snippet, room: number, firstShow
       (roomy || !rendersHtml(file.path, file.content!)
         ? await viewOf(file.blob_id, file.path, file.content!, prefix, undefined, abandoned)
         : null);
-    abandoned ||= view?.kind === 'code' && view.renderAbandoned === true;
+    abandoned ||= view?.kind === 'code' && (view.renderAbandoned === true || view.renderSkipped === true);
     // A view that adds no rendering (an image, a binary or too large a file) is never held back.
     const usable = view && (roomy || viewSize(view) === 0) ? view : null;
     left -= usable ? viewSize(usable) : 0;
