@@ -61,8 +61,9 @@ export class ServingCaches {
   }
 
   /**
-   * Forgets every cache, each after the git request using it is done: the rows were replaced wholesale (an
-   * ephemeral server's reset reuses repository ids, so a write count no longer says what a cache holds).
+   * Forgets every cache, each after the refresh or push using it is done (a clone reading it then fails, as
+   * any request across a reset may): the rows were replaced wholesale (an ephemeral server's reset reuses
+   * repository ids, so a write count no longer says what a cache holds).
    */
   async clear(): Promise<void> {
     await Promise.all([...this.queues.keys()].map((id) => this.exclusive(id, async () => {})));
