@@ -4,6 +4,7 @@
 // all. Git itself runs only to serve clone and push, from a serving cache built from these rows
 // (serving-cache.ts).
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { loopSlice } from '../../loop-slice.ts';
 import { type Insertable, type Kysely, sql } from 'kysely';
 import type { Database, GitObjectsTable, GitRepositoryRow } from '../db/schema.ts';
 import {
@@ -60,8 +61,6 @@ export class RefConflict extends Error {
 }
 
 const STEPS_BETWEEN_YIELDS = 500;
-/** The longest a walk through history goes on before other requests' turn. */
-const WALK_MS_A_TURN = 10;
 /**
  * Commits a walk through history reads at once when it meets one it has not read (readAhead): the first time
  * a few, twice as many each time after up to the most (a short walk reads little it will not use). Rows over
@@ -901,13 +900,10 @@ export class GitRepository {
     let current = { id: (await this.commit(commit)).tree, mode: '40000' };
     // A tree over the object cache's largest is read and parsed again at each look-up (30-45 ms for 1 MiB): after
     // a few milliseconds of levels, other requests go first.
-    let turnAt = performance.now();
+    const slice = loopSlice();
     for (const part of filePath.split('/').filter(Boolean)) {
       if (current.mode !== '40000') return null;
-      if (performance.now() - turnAt >= WALK_MS_A_TURN) {
-        await nextTurn();
-        turnAt = performance.now();
-      }
+      if (slice.over()) await slice.pass();
       const next = (await this.tree(current.id)).find((e) => e.name === part);
       if (!next) return null;
       current = next;
@@ -949,14 +945,11 @@ export class GitRepository {
     let walked = 0;
     // By time, not by entries: a tree not in the object cache is a query and an inflate on the event loop
     // (SQLite), and 1,000 directories read that way held it 240 ms.
-    let turnAt = performance.now();
+    const slice = loopSlice();
     const walk = async (treeId: string, prefix: string) => {
       for (const e of await this.tree(treeId)) {
         if (++walked > limit) throw new TreeTooLarge(limit);
-        if (performance.now() - turnAt >= WALK_MS_A_TURN) {
-          await nextTurn();
-          turnAt = performance.now();
-        }
+        if (slice.over()) await slice.pass();
         const type = typeOfMode(e.mode);
         const entry = { mode: e.mode.padStart(6, '0'), type, id: e.id, path: `${prefix}${e.name}` };
         if (type !== 'tree' || !recursive || opts.trees) out.push(entry);
@@ -1080,11 +1073,9 @@ export class GitRepository {
     // (a tree over the cache's largest is read and parsed each time), other requests go first (a merge of
     // thousands of parents is as many steps).
     let steps = 0;
-    let turnAt = performance.now();
+    const slice = loopSlice();
     const step = async () => {
-      if (++steps % STEPS_BETWEEN_YIELDS !== 0 && performance.now() - turnAt < WALK_MS_A_TURN) return;
-      await nextTurn();
-      turnAt = performance.now();
+      if (++steps % STEPS_BETWEEN_YIELDS === 0 || slice.over()) await slice.pass();
     };
     let ahead = READ_AHEAD_FIRST;
     // Where a statement is a round trip (PostgreSQL); SQLite's are calls in this process, and there a batch

@@ -1,6 +1,6 @@
 // One path of a commit's tree, read and rewritten level by level: a write of one file makes new trees only for
 // the directories on its path, and every other entry keeps its bytes (a name that is not UTF-8 included).
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { loopSlice } from '../../loop-slice.ts';
 import type { ObjectWriter } from './objects.ts';
 import { type GitRepository, MissingObject } from './repository.ts';
 
@@ -26,9 +26,6 @@ interface Level {
   insertAt: number;
 }
 
-/** Reading trees on the path for this long, at most, before other requests take a turn. */
-const WALK_MS_A_TURN = 10;
-
 const DIRECTORY_MODE = '40000';
 const SLASH = 0x2f;
 
@@ -46,13 +43,10 @@ export class TreePath {
     const names = filePath.split('/').map((part) => Buffer.from(part));
     const levels: Level[] = [];
     let treeId = rootTree;
-    let turnAt = performance.now();
+    const slice = loopSlice();
     for (let depth = 0; depth < names.length; depth++) {
       if (!treeId) return new TreePath(names, levels, { kind: 'none' });
-      if (performance.now() - turnAt >= WALK_MS_A_TURN) {
-        await nextTurn();
-        turnAt = performance.now();
-      }
+      if (slice.over()) await slice.pass();
       const last = depth === names.length - 1;
       const level = find(await treeBody(repo, treeId), names[depth], !last);
       levels.push(level);
