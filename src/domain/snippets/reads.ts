@@ -16,31 +16,30 @@ export interface SnippetFile extends IndexedFile {
 }
 
 /** Every file of the snippet's head with its bytes, in git's order. */
-export async function snippetFiles(store: Store, snippet: Pick<Snippet, 'id'>): Promise<SnippetFile[]> {
-  const index = await store.snippets.fileIndex(snippet.id);
-  if (!index.length) return [];
-  return withContents(await snippetRepository(store, snippet), index).catch((error) =>
-    error instanceof MissingObject
-      ? deletedMeanwhile(store, { kind: 'snippet', id: snippet.id }, error)
-      : Promise.reject(error),
-  );
-}
+export const snippetFiles = (store: Store, snippet: Pick<Snippet, 'id'>): Promise<SnippetFile[]> =>
+  headFiles(store, snippet, withContents);
 
 /** Every file of the snippet's head as a page shows it (rendering.ts#Viewable), in git's order. */
-export async function snippetFilesToView(
+export const snippetFilesToView = (store: Store, snippet: Pick<Snippet, 'id'>) =>
+  headFiles(store, snippet, async (repo, index) =>
+    Promise.all(
+      index.map(async (f) => {
+        const content = await repo.sendableBlob(f.blob_id);
+        if (!content) throw new MissingObject(`repository ${repo.id} has no blob ${f.blob_id} (${f.path})`);
+        return { ...f, content };
+      }),
+    ),
+  );
+
+/** The snippet's head files as `read` reads them from its repository: 404 if the snippet went meanwhile. */
+async function headFiles<T>(
   store: Store,
   snippet: Pick<Snippet, 'id'>,
-): Promise<(IndexedFile & { content: Buffer | LargeBlob })[]> {
+  read: (repo: GitRepository, index: IndexedFile[]) => Promise<T[]>,
+): Promise<T[]> {
   const index = await store.snippets.fileIndex(snippet.id);
   if (!index.length) return [];
-  const repo = await snippetRepository(store, snippet);
-  const files = index.map(async (f) => {
-    const content = await repo.sendableBlob(f.blob_id);
-    if (!content) throw new MissingObject(`repository ${repo.id} has no blob ${f.blob_id} (${f.path})`);
-    return { ...f, content };
-  });
-  // A large blob's parts, too, may be gone with a snippet deleted meanwhile.
-  return Promise.all(files).catch((error) =>
+  return read(await snippetRepository(store, snippet), index).catch((error) =>
     error instanceof MissingObject
       ? deletedMeanwhile(store, { kind: 'snippet', id: snippet.id }, error)
       : Promise.reject(error),
