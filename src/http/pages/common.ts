@@ -40,7 +40,7 @@ export const tooLargeToDisplay = (limit: number, rawUrl: string, downloadUrl: st
   html`<p class="too-large">This file is too large to display: it is larger than ${humanSize(limit)}. You can <a href="${rawUrl}">view it raw</a> or <a href="${downloadUrl}" download>download it</a> instead.</p>`;
 
 /** Said above a file whose rendering went over its time or memory budget (domain/rendering.ts). */
-export const renderAbandoned = html`<p class="notice">Rendering this file took too long or too much memory, so it is shown as plain text.</p>
+const renderAbandoned = html`<p class="notice">Rendering this file took too long or too much memory, so it is shown as plain text.</p>
 `;
 /** Said above a file shown plain untried, after an abandoned one above it (domain/rendering.ts#viewOf). */
 const renderSkipped = html`<p class="notice">A file above this one took too long or too much memory to render, so this one is shown as plain text.</p>
