@@ -18,6 +18,7 @@ import {
   MissingObject,
   RefConflict,
   RefNameClash,
+  type TreeEntry,
   TreeTooLarge,
 } from '../storage/git/repository.ts';
 import { Failure, notFound } from './failure.ts';
@@ -328,20 +329,15 @@ export async function readFile(
 /** A ref that is not given means the default branch, or HEAD in a repository without one yet. */
 const defaultRef = (ctx: ProjectContext) => ctx.project.default_branch ?? 'HEAD';
 
-export interface TreeItem {
-  id: string;
-  name: string;
-  type: 'blob' | 'tree' | 'commit';
-  path: string;
-  mode: string;
-}
+/** An entry's own name: the last part of its path. */
+export const nameOf = (entry: { path: string }) => entry.path.slice(entry.path.lastIndexOf('/') + 1);
 
 /** The entries inside `path` (or the root) at `ref`, in GitLab's order; 404 Tree Not Found. */
 export async function listTree(
   store: Store,
   ctx: ProjectContext,
   opts: { ref?: string; path?: string; recursive: boolean },
-): Promise<TreeItem[]> {
+): Promise<TreeEntry[]> {
   const entries = await readingRepository(store, ctx, async () => {
     const repo = await projectRepository(store, ctx.project);
     const commit = repo && (await repo.resolveCommit(opts.ref ?? defaultRef(ctx)));
@@ -353,15 +349,8 @@ export async function listTree(
   });
   // GitLab's Tree#sorted_entries: directories, then files, then submodules, each in git's order. In one pass,
   // not a sort: 50,000 entries sorted held the event loop over 100 ms.
-  const sorted: Record<TreeItem['type'], TreeItem[]> = { tree: [], blob: [], commit: [] };
-  for (const e of entries)
-    sorted[e.type].push({
-      id: e.id,
-      name: e.path.slice(e.path.lastIndexOf('/') + 1),
-      type: e.type,
-      path: e.path,
-      mode: e.mode,
-    });
+  const sorted: Record<TreeEntry['type'], TreeEntry[]> = { tree: [], blob: [], commit: [] };
+  for (const e of entries) sorted[e.type].push(e);
   return [...sorted.tree, ...sorted.blob, ...sorted.commit];
 }
 

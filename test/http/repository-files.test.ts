@@ -627,6 +627,75 @@ describe('project repository files API', () => {
     );
   });
 
+  it("tree: a large tree's pages are listed from one walk, each exact, and a change is listed anew", async () => {
+    // 400 folders each holding a folder with a file: 1,201 entries with the README. Each page walked all 801
+    // trees again (a 49,500-entry tree: 270-450 ms of CPU a page); now the listing is kept for the tree.
+    const id = await project({ path: 'wide', visibility: 'private', initialize_with_readme: true });
+    const gitOf = gitSync(await gitDir(id));
+    const commitWith = (change: (i: number) => string) => {
+      const inner = (i: number) =>
+        gitOf(['mktree'], `100644 blob ${gitOf(['hash-object', '-w', '--stdin'], change(i))}\tf\n`);
+      const folders = Array.from(
+        { length: 400 },
+        (_, i) => `040000 tree ${gitOf(['mktree'], `040000 tree ${inner(i)}\ta\n`)}\td${i}`,
+      );
+      const readme = gitOf(['rev-parse', 'main:README.md']);
+      const tree = gitOf(['mktree'], `${[...folders, `100644 blob ${readme}\tREADME.md`].join('\n')}\n`);
+      gitOf(['update-ref', 'refs/heads/main', gitOf(['commit-tree', tree, '-p', 'main', '-m', 'wide'])]);
+    };
+    commitWith((i) => `${i}\n`);
+    await t.importGitDir('project', id);
+    /** git's own listing in GitLab's order: trees, then blobs, each as git lists them. */
+    const oracle = async (args: string[]) => {
+      const all = (await git(id, 'ls-tree', ...args)).split('\n').map((line) => {
+        const [meta, p] = line.split('\t');
+        const [mode, type, oid] = meta.split(' ');
+        return { id: oid, name: p.split('/').pop(), type, path: p, mode };
+      });
+      return [...all.filter((x) => x.type === 'tree'), ...all.filter((x) => x.type === 'blob')];
+    };
+    const lookups = async () => {
+      const res = await t.request({ method: 'GET', url: '/-/metrics', token: null });
+      return res.body
+        .split('\n')
+        .filter((l) => l.startsWith('snippetd_cache_requests_total{cache="git_object"'))
+        .reduce((sum, l) => sum + Number(l.split(' ')[1]), 0);
+    };
+    const pageOf = async (query: string) => {
+      const res = await t.expect('GET', `/projects/${id}/repository/tree?${query}`, alice.token, undefined, 200);
+      return { json: res.json, total: res.headers['x-total'] };
+    };
+    const everything = await oracle(['-r', '-t', 'main']);
+    assert.equal(everything.length, 1201);
+    assert.deepEqual(await pageOf('recursive=true&per_page=100'), { json: everything.slice(0, 100), total: '1201' });
+    const before = await lookups();
+    assert.deepEqual(await pageOf('recursive=true&per_page=100&page=9'), {
+      json: everything.slice(800, 900),
+      total: '1201',
+    });
+    // The ref and the path's trees are looked up again, not the 801 trees below.
+    const again = (await lookups()) - before;
+    assert.ok(again < 20, `${again} object lookups for the second page`);
+    // Another path, or not recursive, of the same tree is a listing of its own.
+    assert.deepEqual(await pageOf('path=d7&recursive=true'), {
+      json: (await oracle(['-r', '-t', 'main', 'd7/'])).filter((x) => x.path !== 'd7'),
+      total: '2',
+    });
+    assert.deepEqual(await pageOf('per_page=100&page=5'), {
+      json: everything.filter((x) => !x.path.includes('/')).slice(400),
+      total: '401',
+    });
+    // A new commit's tree is listed anew: the files' new ids.
+    commitWith((i) => `${i} changed\n`);
+    await t.importGitDir('project', id);
+    const changed = await oracle(['-r', '-t', 'main']);
+    assert.notDeepEqual(changed, everything);
+    assert.deepEqual(await pageOf('recursive=true&per_page=100&page=9'), {
+      json: changed.slice(800, 900),
+      total: '1201',
+    });
+  });
+
   it('commits: newest first with every field, ref_name, per_page pagination with X-Total', async () => {
     const ids = (await git(P, 'rev-list', 'main')).split('\n');
     const res = await t.expect('GET', `/projects/${P}/repository/commits`, reporter.token, undefined, 200);

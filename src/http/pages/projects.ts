@@ -6,9 +6,10 @@ import { findReadableProject, type ProjectContext } from '../../domain/projects.
 import { can, NO_ACCESS } from '../../domain/policy.ts';
 import { findSnippets } from '../../domain/snippets/finder.ts';
 import { Failure, notFound } from '../../domain/failure.ts';
-import { listTree, rawFileBlob, readFileBlob, type TreeItem } from '../../domain/project-files.ts';
+import { listTree, nameOf, rawFileBlob, readFileBlob } from '../../domain/project-files.ts';
 import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
+import type { TreeEntry } from '../../storage/git/repository.ts';
 import { storeOf } from '../request.ts';
 import { baseUrl, encodePath, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
@@ -53,16 +54,16 @@ function snippetList(base: string, ctx: ProjectContext, snippets: Snippet[]): Ht
 /** Entries a folder's page lists: 50,000 made 5 MB of HTML in 160 ms. The API's tree pages through them all. */
 const TREE_ITEMS_SHOWN = 1_000;
 
-function treeList(base: string, ctx: ProjectContext, ref: string, items: TreeItem[]): Html {
-  const link = (kind: 'tree' | 'blob', item: TreeItem) =>
+function treeList(base: string, ctx: ProjectContext, ref: string, items: TreeEntry[]): Html {
+  const link = (kind: 'tree' | 'blob', item: TreeEntry) =>
     `${base}/${ctx.project.full_path}/-/${kind}/${encodeURIComponent(ref)}/${encodePath(item.path)}`;
   const more = items.length - TREE_ITEMS_SHOWN;
   return html`<ul class="list tree">${items
     .slice(0, TREE_ITEMS_SHOWN)
     .map((item) =>
       item.type === 'tree'
-        ? html`<li><a href="${link('tree', item)}">${item.name}/</a></li>`
-        : html`<li><a href="${link('blob', item)}">${item.name}</a></li>`,
+        ? html`<li><a href="${link('tree', item)}">${nameOf(item)}/</a></li>`
+        : html`<li><a href="${link('blob', item)}">${nameOf(item)}</a></li>`,
     )}</ul>
 ${more > 0 ? html`<p class="meta">The first ${TREE_ITEMS_SHOWN.toLocaleString('en')} entries are shown, ${more.toLocaleString('en')} more are not.</p>` : ''}`;
 }
@@ -114,9 +115,9 @@ ${pageScript(nonce)}`;
 const README = /^readme(\.(md|markdown|mdown|mkd|txt|rst|adoc))?$/i;
 
 /** The project's README on `ref`, rendered, when its root has one. */
-async function readmeOf(request: FastifyRequest, ctx: ProjectContext, ref: string, files: TreeItem[]) {
-  const readmes = files.filter((f) => f.type === 'blob' && README.test(f.name));
-  const name = readmes.find((f) => /\.(md|markdown|mdown|mkd)$/i.test(f.name)) ?? readmes[0];
+async function readmeOf(request: FastifyRequest, ctx: ProjectContext, ref: string, files: TreeEntry[]) {
+  const readmes = files.filter((f) => f.type === 'blob' && README.test(nameOf(f)));
+  const name = readmes.find((f) => /\.(md|markdown|mdown|mkd)$/i.test(nameOf(f))) ?? readmes[0];
   if (!name) return null;
   const { blobId, content } = await readFileBlob(storeOf(request), ctx, ref, name.path);
   const view = await viewOf(
@@ -127,8 +128,8 @@ async function readmeOf(request: FastifyRequest, ctx: ProjectContext, ref: strin
     relativeLinks(baseUrl(request), ctx, ref, name.path),
   );
   const rawUrl = rawFileUrl(baseUrl(request), ctx, ref, name.path);
-  return html`<section class="file readme" aria-labelledby="readme-name"><header class="file-header"><h2 id="readme-name">${name.name}</h2></header>
-${fileView(view, rawUrl, name.name)}
+  return html`<section class="file readme" aria-labelledby="readme-name"><header class="file-header"><h2 id="readme-name">${nameOf(name)}</h2></header>
+${fileView(view, rawUrl, nameOf(name))}
 </section>`;
 }
 

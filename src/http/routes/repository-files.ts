@@ -12,7 +12,15 @@ import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize } from '../../domain/policy.ts';
-import { type FileWrite, listCommits, listTree, rawFileBlob, readFile, writeFile } from '../../domain/project-files.ts';
+import {
+  type FileWrite,
+  listCommits,
+  listTree,
+  nameOf,
+  rawFileBlob,
+  readFile,
+  writeFile,
+} from '../../domain/project-files.ts';
 import { utf8Bytes } from '../../domain/utf8.ts';
 
 /** The project, if the caller may read its code (404 when hidden, 403 for guests of private projects). */
@@ -106,8 +114,14 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   app.get('/projects/:id/repository/tree', async (request, reply) => {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.treeSpec, request);
-    const items = await listTree(storeOf(request), ctx, p);
-    return paginateArray(request, reply, items);
+    const entries = await listTree(storeOf(request), ctx, p);
+    return paginateArray(request, reply, entries).map((e) => ({
+      id: e.id,
+      name: nameOf(e),
+      type: e.type,
+      path: e.path,
+      mode: e.mode,
+    }));
   });
 
   /** GET /projects/:id/repository/commits?ref_name= — newest first, paginated; [] for an empty repository. */

@@ -935,12 +935,20 @@ export class GitRepository {
   async listTree(
     commit: string,
     opts: { path?: string; recursive?: boolean; trees?: boolean; limit?: number } = {},
-  ): Promise<TreeEntry[]> {
+  ): Promise<readonly TreeEntry[]> {
     const recursive = opts.recursive !== false;
     const limit = opts.limit ?? TREE_ENTRIES_LIMIT;
     const dir = trimEndOf(opts.path ?? '', '/');
     const start = await this.entryAt(commit, dir);
     if (start?.mode !== '40000') return [];
+    // A push's objects are read before they are stored: nothing listed through them is kept.
+    const keeping = this.pending === NO_PENDING;
+    const key = `${start.id}\n${dir}\n${recursive}\n${opts.trees === true}`;
+    const kept = keeping ? this.cache.listing(this.id, key) : undefined;
+    if (kept) {
+      if (kept.walked > limit) throw new TreeTooLarge(limit);
+      return kept.entries;
+    }
     const out: Omit<TreeEntry, 'size'>[] = [];
     let walked = 0;
     // By time, not by entries: a tree not in the object cache is a query and an inflate on the event loop
@@ -958,7 +966,9 @@ export class GitRepository {
     };
     await walk(start.id, dir ? `${dir}/` : '');
     const sizes = await this.sizes(out.filter((e) => e.type === 'blob').map((e) => e.id));
-    return out.map((e) => ({ ...e, size: sizes.get(e.id) ?? 0 }));
+    const entries = out.map((e) => ({ ...e, size: sizes.get(e.id) ?? 0 }));
+    if (keeping) this.cache.keepListing(this.id, key, { entries, walked });
+    return entries;
   }
 
   /** The modes of a commit's files that are not a plain file's (100644), by path: executables. */
