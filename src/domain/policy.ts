@@ -204,6 +204,8 @@ interface Subjects {
   update_snippet: SnippetSubject;
   admin_snippet: SnippetSubject;
   admin_token: { user_id: number };
+  /** A user's profile and snippet lists (GitLab's UserPolicy): visitors lose it when the Public level is restricted. */
+  read_user: { publicRestricted: boolean };
   read_user_private: { user_id: number };
 }
 export type Ability = keyof Subjects;
@@ -247,6 +249,7 @@ const RULES: { [A in Ability]: (viewer: Viewer, subject: Subjects[A]) => boolean
       ? canWritePersonalSnippet(viewer, s.snippet)
       : canDeleteSnippet(viewer, s.project, s.access, s.snippet.author_id),
   admin_token: (viewer, s) => viewer !== null && (isAdmin(viewer) || viewer.id === s.user_id),
+  read_user: (viewer, s) => viewer !== null || !s.publicRestricted,
   read_user_private: (viewer, s) => viewer !== null && (isAdmin(viewer) || viewer.id === s.user_id),
 };
 

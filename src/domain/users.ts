@@ -8,6 +8,8 @@ import { conflict, forbidden, invalidFields, notFound } from './failure.ts';
 import { pathError } from './paths.ts';
 import { nowIso } from './tokens.ts';
 import { codePoints } from '../text-scan.ts';
+import { can, type Viewer } from './policy.ts';
+import { publicVisibilityRestricted } from './settings.ts';
 
 export const USERNAME_TAKEN = 'Username has already been taken';
 export const EMAIL_TAKEN = 'Email has already been taken';
@@ -162,6 +164,17 @@ export async function updateUser(store: Store, user: User, changes: UserChanges)
 export async function findUser(store: Store, id: number): Promise<User> {
   const user = await store.users.findById(id);
   if (!user) throw notFound('User');
+  return user;
+}
+
+/** A user the viewer may read (read_user), by id or username; 404 User Not Found otherwise, as for none. */
+export async function findReadableUser(store: Store, viewer: Viewer, idOrUsername: number | string): Promise<User> {
+  const user =
+    typeof idOrUsername === 'number'
+      ? await store.users.findById(idOrUsername)
+      : await store.users.findByUsername(idOrUsername);
+  if (!user || !can(viewer, 'read_user', { publicRestricted: await publicVisibilityRestricted(store) }))
+    throw notFound('User');
   return user;
 }
 

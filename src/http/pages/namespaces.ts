@@ -7,7 +7,8 @@ import { findReadableGroup, visibleChildGroups } from '../../domain/groups.ts';
 import { visibleProjectsIn } from '../../domain/projects.ts';
 import { findNewestSnippets, projectsOf, type SnippetListFilter } from '../../domain/snippets/finder.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
-import { notFound } from '../../domain/failure.ts';
+import { findReadableUser } from '../../domain/users.ts';
+import { publicVisibilityRestricted } from '../../domain/settings.ts';
 import { storeOf } from '../request.ts';
 import { baseUrl, snippetWebUrl } from '../urls.ts';
 import { html } from '../views/html.ts';
@@ -56,9 +57,7 @@ ${pageLinks(
 }
 
 async function userPage(request: FastifyRequest, reply: FastifyReply, username: string) {
-  const store = storeOf(request);
-  const user = await store.users.findByUsername(username);
-  if (!user) throw notFound('User');
+  const user = await findReadableUser(storeOf(request), pageViewer(request), username);
   const snippets = await snippetsPage(request, { authorId: user.id });
   const body = html`<h1>${user.name}</h1>
 <p class="meta">@${user.username}</p>
@@ -69,8 +68,7 @@ async function userPage(request: FastifyRequest, reply: FastifyReply, username: 
 
 /** /users/<username>/snippets: the snippets of one author that the viewer may see, personal and project ones. */
 async function userSnippetsPage(request: FastifyRequest, reply: FastifyReply, username: string) {
-  const user = await storeOf(request).users.findByUsername(username);
-  if (!user) throw notFound('User');
+  const user = await findReadableUser(storeOf(request), pageViewer(request), username);
   const listPath = `/users/${user.username}/snippets`;
   const body = html`<h1>Snippets by <a href="${baseUrl(request)}/${user.username}">${user.name}</a></h1>
 ${await snippetsAcrossProjects(request, listPath, await snippetsPage(request, { authorId: user.id }))}`;
@@ -118,6 +116,8 @@ async function snippetsAcrossProjects(
 
 /** /explore/snippets: the newest snippets the viewer may see, across the instance. */
 async function explorePage(request: FastifyRequest, reply: FastifyReply) {
+  if (!pageViewer(request) && (await publicVisibilityRestricted(storeOf(request))))
+    return reply.redirect(`/users/sign_in?redirect_to=${encodeURIComponent('/explore/snippets')}`, 302);
   const body = html`<h1>Explore snippets</h1>${await snippetsAcrossProjects(request, '/explore/snippets', await snippetsPage(request, {}))}`;
   return sendPage(reply, 200, 'Explore snippets', body);
 }

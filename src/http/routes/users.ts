@@ -7,7 +7,7 @@ import { baseUrl } from '../urls.ts';
 import * as spec from '../schemas/users.ts';
 import { userFull, userPublic } from '../presenters/users.ts';
 import { createdToken, personalAccessToken } from '../presenters/tokens.ts';
-import { changeState, createUser, findUser, updateUser } from '../../domain/users.ts';
+import { changeState, createUser, findReadableUser, findUser, updateUser } from '../../domain/users.ts';
 import { createToken } from '../../domain/tokens.ts';
 import { lockedUsers } from '../../domain/sessions.ts';
 import { badRequest, recordNotFound, unauthorized } from '../../domain/failure.ts';
@@ -56,7 +56,7 @@ export default async function userRoutes(app: FastifyInstance) {
   app.get('/users/:id', { config: { scopes: ['read_user'] } }, async (request) => {
     const { id } = validateRequest(spec.idSpec, request);
     const store = storeOf(request);
-    const user = await findUser(store, id);
+    const user = await findReadableUser(store, request.principal.user, id);
     const identities = can(request.principal.user, 'read_user_private', { user_id: user.id })
       ? await store.identities.forUsers([user.id])
       : [];
