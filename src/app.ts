@@ -75,9 +75,11 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     // The largest body anyone may send; plugins/body-limits.ts decides each request's own limit.
     bodyLimit: config.maxBodyBytes ?? MAX_BODY_CEILING,
     // Slow clients: a request must be whole within the request timeout (its headers within a minute at
-    // most), and a connection on which nothing moves is closed. Node checks every second, not every 30.
+    // most), and a connection on which nothing moves, before a request or between two, is closed. Node checks
+    // every second, not every 30.
     requestTimeout: config.requestTimeoutSeconds * 1000,
     connectionTimeout: config.idleTimeoutSeconds * 1000,
+    keepAliveTimeout: config.idleTimeoutSeconds * 1000,
     http: {
       headersTimeout: Math.min(60, config.requestTimeoutSeconds) * 1000,
       connectionsCheckingInterval: 1000,

@@ -1,6 +1,6 @@
 // Slow clients cannot hold a connection forever (issue 17): a request whose headers or body trickle in a
 // byte at a time is answered 408 and closed once the request timeout passes, and a connection on which
-// nothing moves is closed after the idle timeout. Real sockets, with timeouts of one or two seconds.
+// nothing moves, before a request or between two, is closed after the idle timeout. Real sockets, with timeouts of one or two seconds.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -58,6 +58,14 @@ describe('slow clients', () => {
   it('a connection on which nothing moves is closed after the idle timeout', async () => {
     const { received, closedAfterMs } = await trickle(port, '', '');
     assert.equal(received, '');
+    assert.ok(closedAfterMs >= 900 && closedAfterMs < 3500, `closed after ${closedAfterMs} ms`);
+  });
+
+  it('a kept-alive connection is closed after the idle timeout once its answer is sent', async () => {
+    // Fastify's own keep-alive timeout (72 s) held it open past the idle timeout between requests.
+    const { received, closedAfterMs } = await trickle(port, 'GET /api/v4/version HTTP/1.1\r\nHost: x\r\n\r\n', '');
+    assert.match(received, /^HTTP\/1\.1 401 /);
+    assert.match(received, /\r\nKeep-Alive: timeout=1\r\n/);
     assert.ok(closedAfterMs >= 900 && closedAfterMs < 3500, `closed after ${closedAfterMs} ms`);
   });
 
