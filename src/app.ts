@@ -25,7 +25,7 @@ import { baseUrl } from './http/urls.ts';
 import { schemaCompilers } from './http/schema-compilers.ts';
 import { writeJson } from './http/prepared-answer.ts';
 import { monitoringRoutes, observeRequests } from './http/plugins/monitoring.ts';
-import { databaseAnswers, gitCacheUsable } from './storage/readiness.ts';
+import { databaseAnswers, servingCachesUsable } from './storage/readiness.ts';
 import { createLogger, RequestLogLines, requestId, requestLogger } from './logging.ts';
 import { createMetrics } from './metrics.ts';
 import { workersCheck } from './workers.ts';
@@ -118,23 +118,23 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   app.decorate('oidc', oidc);
   if (oidc) app.addHook('onReady', async () => oidc.warmUp(app.log));
   app.decorate('dataDir', config.dataDir);
-  const gitCaches = new ServingCaches(path.join(config.dataDir, 'cache', 'git'));
-  metrics.cache('git_serving', gitCaches.counts);
+  const servingCaches = new ServingCaches(path.join(config.dataDir, 'cache', 'git'));
+  metrics.cache('git_serving', servingCaches.counts);
   const pushHooks = new PushHooks({
     // A client's mistake, answered with git's refusal: worth a line, not an alarm.
     refused: ({ updates, missing }) => app.log.info({ updates, missing }, 'a git push named objects it did not send'),
     failed: (error) => app.log.error({ err: error }, 'a git push failed'),
   });
-  app.decorate('gitNode', { caches: gitCaches, pushHooks, maxBodyBytes: config.maxGitBodyBytes });
+  app.decorate('gitNode', { caches: servingCaches, pushHooks, maxBodyBytes: config.maxGitBodyBytes });
   // Before the caches go: a diff being prepared writes to its serving cache.
-  const revisions = new RevisionPreparer(store, gitCaches);
+  const revisions = new RevisionPreparer(store, servingCaches);
   app.addHook('onClose', () => revisions.close());
   app.addHook('onClose', async () => {
-    gitCaches.close();
+    servingCaches.close();
     // Ephemeral mode's data directory is a temporary one of its own (ephemeral.ts).
     if (config.ephemeral) fs.rmSync(config.dataDir, { recursive: true, force: true });
   });
-  app.decorate('ephemeral', config.ephemeral ? new EphemeralControls(store, gitCaches) : null);
+  app.decorate('ephemeral', config.ephemeral ? new EphemeralControls(store, servingCaches) : null);
   app.decorate('snippetDeps', {
     store,
     committed: (snippetId: number, commit: string) => revisions.prepare(snippetId, commit),
@@ -181,7 +181,11 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   knowAllPaths();
   monitoringRoutes(app, {
     metrics,
-    checks: { db: () => databaseAnswers(db), storage: () => gitCacheUsable(gitCaches.root), master: workersCheck() },
+    checks: {
+      db: () => databaseAnswers(db),
+      storage: () => servingCachesUsable(servingCaches.root),
+      master: workersCheck(),
+    },
     allowlist: config.monitoringAllowlist,
   });
   return app;

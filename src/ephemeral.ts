@@ -40,7 +40,7 @@ export class EphemeralControls {
 
   constructor(
     private readonly store: Store,
-    private readonly gitCaches: ServingCaches,
+    private readonly servingCaches: ServingCaches,
   ) {}
 
   /** Applies the start seed (if any) and remembers the result as the state reset returns to. */
@@ -77,7 +77,7 @@ export class EphemeralControls {
     await restoreSnapshot(this.store.db, name);
     // Both are keyed by repository id, and a restore gives ids out again (the read cache sees the epoch move).
     this.store.objects.clear();
-    await this.gitCaches.clear();
+    await this.servingCaches.clear();
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {

@@ -63,9 +63,6 @@ const keepRules = {
   bytes: (k: KeptAnswer) => k.answer.size,
 };
 
-/** URLs longer than this are answered without keeping anything (their `Link` headers repeat them). */
-const MAX_KEPT_URL_LENGTH = 2048;
-
 /**
  * Sends the answer kept for this caller, `dependsOn` and URL, else the one `build` makes (kept if its
  * source allows). Call it only after the request's parameters were checked: a kept answer stands for
@@ -125,8 +122,7 @@ async function keptOrBuilt(
 }
 
 /**
- * Whether the URL says everything the answer depends on, and is short enough to keep under: not with a
- * token in the URL, nor with a body (not on GET today).
+ * Whether the URL says everything the answer depends on: not with a token in the URL, nor with a body (not on
+ * GET today). A long URL makes a key the read cache does not keep (its MAX_KEY_CHARS).
  */
-const keepable = (request: FastifyRequest) =>
-  request.body == null && request.url.length <= MAX_KEPT_URL_LENGTH && !urlHasSecret(request.url);
+const keepable = (request: FastifyRequest) => request.body == null && !urlHasSecret(request.url);

@@ -14,7 +14,7 @@ export async function databaseAnswers(db: Db): Promise<void> {
 }
 
 /** The node can serve git: its cache directory takes a file, and `git` runs. */
-export async function gitCacheUsable(cacheDir: string): Promise<void> {
+export async function servingCachesUsable(cacheDir: string): Promise<void> {
   await fs.mkdir(cacheDir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const probe = path.join(cacheDir, `.readiness-${process.pid}`);
   await fs.writeFile(probe, 'ok', { mode: PRIVATE_FILE_MODE });

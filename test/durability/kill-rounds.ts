@@ -423,8 +423,8 @@ function leftoversOf(dataDir: string, serverTmp: string, livePid: number | null,
   const cache = path.join(dataDir, 'cache');
   if (fs.existsSync(cache)) {
     for (const name of fs.readdirSync(cache)) if (name !== 'git') found.push(`cache/${name} in the data directory`);
-    const gitCaches = path.join(cache, 'git');
-    for (const name of fs.existsSync(gitCaches) ? fs.readdirSync(gitCaches) : [])
+    const servingCaches = path.join(cache, 'git');
+    for (const name of fs.existsSync(servingCaches) ? fs.readdirSync(servingCaches) : [])
       if (!name.startsWith(`${livePid}-`)) found.push(`cache/git/${name} in the data directory`);
   }
   for (const name of fs.readdirSync(serverTmp)) found.push(`${name} in the temporary directory`);

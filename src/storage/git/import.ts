@@ -1,4 +1,4 @@
-// Bare repositories on disk into rows: how `snippetd migrate` brings in the data directory of an earlier
+// Legacy repositories (bare ones on disk) into rows: how `snippetd migrate` brings in the data directory of an earlier
 // version (one bare repository per project and snippet under repositories/). Every object's id is recomputed
 // from its bytes before it is stored; running it again stores nothing twice.
 import { execFile, spawn } from 'node:child_process';

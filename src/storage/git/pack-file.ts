@@ -25,7 +25,7 @@ export class PackFileWriter {
     private readonly file: fs.promises.FileHandle,
   ) {}
 
-  /** Begins a pack of `count` objects in `dir` (a repository's objects/pack). */
+  /** Begins a pack of `count` objects in `dir` (a serving cache's objects/pack). */
   static async begin(dir: string, count: number): Promise<PackFileWriter> {
     const tmp = path.join(dir, `tmp_pack_${crypto.randomBytes(6).toString('hex')}`);
     const writer = new PackFileWriter(dir, tmp, await fs.promises.open(tmp, 'wx', PRIVATE_FILE_MODE));
