@@ -54,7 +54,7 @@ function snippetList(base: string, ctx: ProjectContext, snippets: Snippet[]): Ht
 /** Entries a folder's page lists: 50,000 made 5 MB of HTML in 160 ms. The API's tree pages through them all. */
 const TREE_ITEMS_SHOWN = 1_000;
 
-function treeList(base: string, ctx: ProjectContext, ref: string, items: TreeEntry[]): Html {
+function treeList(base: string, ctx: ProjectContext, ref: string, items: readonly TreeEntry[]): Html {
   const link = (kind: 'tree' | 'blob', item: TreeEntry) =>
     `${base}/${ctx.project.full_path}/-/${kind}/${encodeURIComponent(ref)}/${encodePath(item.path)}`;
   const more = items.length - TREE_ITEMS_SHOWN;
@@ -115,7 +115,7 @@ ${pageScript(nonce)}`;
 const README = /^readme(\.(md|markdown|mdown|mkd|txt|rst|adoc))?$/i;
 
 /** The project's README on `ref`, rendered, when its root has one. */
-async function readmeOf(request: FastifyRequest, ctx: ProjectContext, ref: string, files: TreeEntry[]) {
+async function readmeOf(request: FastifyRequest, ctx: ProjectContext, ref: string, files: readonly TreeEntry[]) {
   const readmes = files.filter((f) => f.type === 'blob' && README.test(nameOf(f)));
   const name = readmes.find((f) => /\.(md|markdown|mdown|mkd)$/i.test(nameOf(f))) ?? readmes[0];
   if (!name) return null;
