@@ -21,6 +21,7 @@ import { getSettings, indexedFileMaxBytes } from './settings.ts';
 import { textRows } from '../storage/db/tables/snippet-text.ts';
 import { fullTextDifference, goneSources, requeueSource } from '../storage/db/search-index-check.ts';
 import type { SourceKind } from '../storage/db/search-indexing.ts';
+import type { IndexedFile } from '../storage/db/tables/snippets.ts';
 
 /** Snippets read at a time. */
 const SNIPPET_BATCH = 100;
@@ -95,11 +96,9 @@ export async function fsck(store: Store, repair: boolean): Promise<FsckReport> {
           repaired = true;
         }
       }
-      const searchDifferences = await store.transaction((tx) =>
-        searchIndexDifferences(tx, snippet.id, maxBytes, repair),
-      );
-      for (const d of searchDifferences) report.problems.push(`snippet ${snippet.id}: ${d}`);
-      if (repaired || (repair && searchDifferences.length)) report.repaired++;
+      const search = await store.transaction((tx) => searchIndexDifferences(tx, snippet.id, maxBytes, repair));
+      for (const d of search.differences) report.problems.push(`snippet ${snippet.id}: ${d}`);
+      if (repaired || search.repaired) report.repaired++;
     }
   }
   if (store.db.dialect === 'sqlite')
@@ -125,10 +124,13 @@ async function snippetDifferences(store: Store, id: number) {
  */
 async function searchIndexDifferences(tx: Store, snippetId: number, maxBytes: number, repair: boolean) {
   const snippet = await tx.snippets.lock(snippetId);
-  if (!snippet) return [];
-  const files = await tx.snippets.fileIndex(snippetId);
+  if (!snippet) return { differences: [], repaired: false };
+  const indexedFiles = await tx.snippets.fileIndex(snippetId);
+  const { bodies, unreadable } = await soundBlobs(tx, snippetId, indexedFiles, maxBytes);
+  // A file whose blob is missing or damaged keeps its text: it may be the only copy of the file left.
+  const files = indexedFiles.filter((f) => !unreadable.has(f.blob_id));
   const expected = new Map(
-    (await textRows(tx.kysely, snippetId, files, maxBytes)).map((r, i) => [r.path, { ...r, file: files[i] }]),
+    (await textRows(tx.kysely, snippetId, files, maxBytes, bodies)).map((r, i) => [r.path, { ...r, file: files[i] }]),
   );
   const rows = await tx.kysely
     .selectFrom('snippet_file_text')
@@ -138,9 +140,22 @@ async function searchIndexDifferences(tx: Store, snippetId: number, maxBytes: nu
   const differences: string[] = [];
   const removed: string[] = [];
   const rewritten: typeof files = [];
+  /** Sources whose full-text entries differ from their rows, to be indexed again. */
+  const requeued: { kind: SourceKind; id: number; source: Parameters<typeof requeueSource>[3] }[] = [];
   const sqlite = tx.db.dialect === 'sqlite';
+  for (const file of indexedFiles) {
+    if (!unreadable.has(file.blob_id)) continue;
+    const kept = rows.find((r) => r.path === file.path)?.content;
+    const exact = kept !== undefined && kept !== '' && objectId('blob', Buffer.from(kept)) === file.blob_id;
+    differences.push(
+      `${file.path}: its blob ${file.blob_id} is missing or damaged; its text in the search index is kept${
+        exact ? ', and is that blob exactly' : ''
+      }`,
+    );
+  }
   for (const row of rows) {
     const want = expected.get(row.path);
+    if (indexedFiles.some((f) => f.path === row.path && unreadable.has(f.blob_id))) continue;
     if (!want) {
       differences.push(`${row.path}: in the search index, not a file of the snippet`);
       removed.push(row.path);
@@ -157,7 +172,7 @@ async function searchIndexDifferences(tx: Store, snippetId: number, maxBytes: nu
       const fullText = await fullTextDifference(tx.kysely, row.id, { kind: 'file', ...row });
       if (fullText) {
         differences.push(`${row.path}: ${fullText}`);
-        if (repair) await requeueSource(tx.kysely, 'file', row.id, { kind: 'file', ...row });
+        requeued.push({ kind: 'file', id: row.id, source: { kind: 'file', ...row } });
       }
     }
   }
@@ -172,12 +187,31 @@ async function searchIndexDifferences(tx: Store, snippetId: number, maxBytes: nu
     const fullText = await fullTextDifference(tx.kysely, snippetId, fields);
     if (fullText) {
       differences.push(`title, description and file name: ${fullText}`);
-      if (repair) await requeueSource(tx.kysely, 'fields', snippetId, fields);
+      requeued.push({ kind: 'fields', id: snippetId, source: fields });
     }
   }
-  if (repair && (removed.length || rewritten.length))
+  const repaired = repair && (removed.length > 0 || rewritten.length > 0 || requeued.length > 0);
+  if (!repaired) return { differences, repaired };
+  for (const r of requeued) await requeueSource(tx.kysely, r.kind, r.id, r.source);
+  if (removed.length || rewritten.length)
     await tx.snippets.texts.sync(snippetId, [...removed, ...rewritten.map((f) => f.path)], rewritten, maxBytes);
-  return differences;
+  return { differences, repaired };
+}
+
+/**
+ * The blobs of `files` the search index may hold the text of (up to `maxBytes`), read and checked against their
+ * ids, and the ids of those missing, that cannot be inflated or whose bytes hash to another id.
+ */
+async function soundBlobs(tx: Store, snippetId: number, files: IndexedFile[], maxBytes: number) {
+  const bodies = new Map<string, Buffer>();
+  const unreadable = new Set<string>();
+  const repo = await tx.git.find('snippet', snippetId);
+  for (const id of new Set(files.filter((f) => f.size <= maxBytes).map((f) => f.blob_id))) {
+    const body = repo && (await repo.readBlobs([id]).catch(() => null))?.get(id);
+    if (body && objectId('blob', body) === id) bodies.set(id, body);
+    else unreadable.add(id);
+  }
+  return { bodies, unreadable };
 }
 
 /** SQLite: full-text index entries of files or snippets gone, a line each; with `repair`, removed. */

@@ -66,7 +66,7 @@ export async function importLegacyRepositories(
     await store.transaction(async (tx) => {
       const rows = await tx.git.ensure(repo.kind, repo.ownerId, 'main');
       objects += (await importDirectory(rows, repo.dir)).objects;
-      if (repo.kind === 'snippet') await reindexSnippet(tx, repo.ownerId);
+      if (repo.kind === 'snippet') await reindexSnippet(tx, repo.ownerId, { allTexts: true });
     });
     repositories++;
   }

@@ -5,9 +5,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { sql } from 'kysely';
 import { createTestApp, ROOT_TOKEN, TEST_DB, type TestApp, untilSearchIndexed } from '../helper.ts';
 import { cliCommand } from '../../scripts/spawn-server.ts';
@@ -357,5 +359,132 @@ describe('snippetd fsck: the search index', () => {
     await indexed();
     assert.deepEqual(await titles('kumquat'), ['indexed']);
     assert.equal((await fsckCli(t)).code, 0);
+  });
+});
+
+// Damage fsck must report without making it worse (helper-77): a file's blob gone or damaged, where the search
+// index holds the only copy of its text (--repair replaced that text with '' or the damaged bytes); a large
+// object's part gone (fsck stopped at "unexpected end of file" naming nothing); a file's index row gone while
+// its text row stayed (--repair failed on the text row's unique key and repaired nothing).
+describe('snippetd fsck on damaged rows', () => {
+  let t: TestApp;
+  const db = () => t.app.store.kysely;
+  const text = async (snippetId: number, path: string) =>
+    (
+      await db()
+        .selectFrom('snippet_file_text')
+        .select('content')
+        .where('snippet_id', '=', snippetId)
+        .where('path', '=', path)
+        .executeTakeFirst()
+    )?.content;
+  const blobOf = async (snippetId: number, path: string) =>
+    (
+      await db()
+        .selectFrom('snippet_files')
+        .select('blob_id')
+        .where('snippet_id', '=', snippetId)
+        .where('path', '=', path)
+        .executeTakeFirstOrThrow()
+    ).blob_id;
+  const objectRow = async (snippetId: number, blobId: string) =>
+    db()
+      .selectFrom('git_objects as o')
+      .innerJoin('git_repositories as r', 'r.id', 'o.repository_id')
+      .select(['o.repository_id', 'o.oid', 'o.parts'])
+      .where('r.kind', '=', 'snippet')
+      .where('r.owner_id', '=', snippetId)
+      .where('o.oid', '=', Buffer.from(blobId, 'hex'))
+      .executeTakeFirstOrThrow();
+  const create = (title: string, files: { file_path: string; content: string }[]) =>
+    t.ok('POST', '/snippets', ROOT_TOKEN, { title, visibility: 'public', files }, 201);
+
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t?.close());
+
+  it("a blob gone or damaged: reported, and --repair keeps the search index's text of it", async () => {
+    const lost = await create('lost', [{ file_path: 'only.txt', content: 'the only copy\n' }]);
+    const bent = await create('bent', [{ file_path: 'bent.txt', content: 'the right text\n' }]);
+    if (TEST_DB === 'sqlite') await untilSearchIndexed(db());
+    const lostBlob = await blobOf(lost.id, 'only.txt');
+    const bentBlob = await blobOf(bent.id, 'bent.txt');
+    const lostRow = await objectRow(lost.id, lostBlob);
+    await db()
+      .deleteFrom('git_objects')
+      .where('repository_id', '=', lostRow.repository_id)
+      .where('oid', '=', lostRow.oid)
+      .execute();
+    const bentRow = await objectRow(bent.id, bentBlob);
+    await db()
+      .updateTable('git_objects')
+      .set({ data: zlib.deflateSync('abc') })
+      .where('repository_id', '=', bentRow.repository_id)
+      .where('oid', '=', bentRow.oid)
+      .execute();
+    for (const args of [[], ['--repair'], []]) {
+      const r = await fsckCli(t, args);
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      const lines = r.stdout.trim().split('\n');
+      assert.ok(
+        lines.includes(
+          `snippet ${lost.id}: only.txt: its blob ${lostBlob} is missing or damaged; its text in the search index is kept, and is that blob exactly`,
+        ),
+        r.stdout,
+      );
+      assert.ok(
+        lines.includes(
+          `snippet ${bent.id}: bent.txt: its blob ${bentBlob} is missing or damaged; its text in the search index is kept, and is that blob exactly`,
+        ),
+        r.stdout,
+      );
+      assert.equal(Number(summary(r.stdout)?.[3]), 0, 'nothing was repaired');
+      assert.equal(await text(lost.id, 'only.txt'), 'the only copy\n');
+      assert.equal(await text(bent.id, 'bent.txt'), 'the right text\n');
+    }
+  });
+
+  it("a large object's part gone: reported with its object, and every snippet is still checked", async () => {
+    // Stored as parts (a file over 1 MiB), and under the search index's limit: its check reads it too.
+    await t.must('PUT', '/application/settings', ROOT_TOKEN, { search_indexed_file_size_limit_kb: 2048 });
+    const large = await create('large', [
+      { file_path: 'large.txt', content: crypto.randomBytes(800_000).toString('base64') },
+    ]);
+    const after = await create('after', [{ file_path: 'a.txt', content: 'a\n' }]);
+    if (TEST_DB === 'sqlite') await untilSearchIndexed(db());
+    const blob = await blobOf(large.id, 'large.txt');
+    const row = await objectRow(large.id, blob);
+    assert.ok(row.parts !== null, 'stored as parts');
+    await db().deleteFrom('git_object_parts').where('upload_id', '=', row.parts!).where('seq', '=', 1).execute();
+    const r = await fsckCli(t);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.ok(r.stdout.includes(`snippet ${large.id}: object ${blob}: cannot be inflated\n`), r.stdout);
+    assert.ok(
+      r.stdout.includes(
+        `snippet ${large.id}: large.txt: its blob ${blob} is missing or damaged; its text in the search index is kept, and is that blob exactly\n`,
+      ),
+      r.stdout,
+    );
+    assert.ok(!r.stdout.includes(`snippet ${after.id}:`), r.stdout);
+    assert.equal(Number(summary(r.stdout)?.[1]), 4, `every repository checked:\n${r.stdout}`);
+  });
+
+  it("a file's index row gone, its text row left: --repair writes the index row again", async () => {
+    const s = await create('indexed', [
+      { file_path: 'x.txt', content: 'x\n' },
+      { file_path: 'y.txt', content: 'y\n' },
+    ]);
+    if (TEST_DB === 'sqlite') await untilSearchIndexed(db());
+    await db().deleteFrom('snippet_files').where('snippet_id', '=', s.id).where('path', '=', 'y.txt').execute();
+    const r = await fsckCli(t, ['--repair']);
+    assert.ok(r.stdout.includes(`snippet ${s.id}: y.txt: repository`), r.stdout + r.stderr);
+    assert.ok(summary(r.stdout), r.stdout + r.stderr);
+    const files = await t.ok('GET', `/snippets/${s.id}`, ROOT_TOKEN, undefined, 200);
+    assert.deepEqual(
+      files.files.map((f: { path: string }) => f.path),
+      ['x.txt', 'y.txt'],
+    );
+    assert.equal(await text(s.id, 'y.txt'), 'y\n');
   });
 });

@@ -64,6 +64,9 @@ async function asBeforeGitRows(databaseUrl: string, more?: (db: ReturnType<typeo
   try {
     for (const table of ['git_objects', 'git_refs', 'git_repositories'] as const)
       await db.kysely.deleteFrom(table).execute();
+    // Migration 0010 wrote the search index's text of each file from its repository's rows, which such a
+    // database did not have yet: every text is empty.
+    await db.kysely.updateTable('snippet_file_text').set({ content: '' }).execute();
     await more?.(db);
   } finally {
     await db.close();

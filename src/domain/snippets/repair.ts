@@ -7,21 +7,31 @@ import { getSettings, indexedFileMaxBytes } from '../settings.ts';
 
 /**
  * Makes the snippet's row and index of files say what its branch holds; call inside a transaction. For fsck
- * --repair and imports from the repositories of earlier versions, which could disagree after a crash.
+ * --repair and imports from the repositories of earlier versions, which could disagree after a crash; with
+ * `allTexts`, every file's text in the search index is written again too.
  */
-export async function reindexSnippet(tx: Store, snippetId: number): Promise<void> {
+export async function reindexSnippet(tx: Store, snippetId: number, opts: { allTexts?: boolean } = {}): Promise<void> {
   const locked = await tx.snippets.lock(snippetId);
   if (!locked) return;
   const repo = await snippetRepository(tx, locked);
   const head = await repo.readBranch(locked.default_branch);
   if (!head) return;
   const files = (await repo.listTree(head)).map((e) => ({ path: e.path, blob_id: e.id, size: e.size }));
-  await tx.snippets.syncFiles(
-    snippetId,
-    await tx.snippets.fileIndex(snippetId),
-    files,
-    indexedFileMaxBytes(await getSettings(tx)),
-  );
+  const indexed = await tx.snippets.fileIndex(snippetId);
+  const maxBytes = indexedFileMaxBytes(await getSettings(tx));
+  // A file's text row without its index row (a damaged database) would clash with the one written again for it.
+  const known = new Set(indexed.map((f) => f.path));
+  const orphans = files.filter((f) => !known.has(f.path)).map((f) => f.path);
+  if (orphans.length) await tx.snippets.texts.sync(snippetId, orphans, [], maxBytes);
+  await tx.snippets.syncFiles(snippetId, indexed, files, maxBytes);
+  // An import's text rows were written before its repository was there (migration 0010), empty.
+  if (opts.allTexts)
+    await tx.snippets.texts.sync(
+      snippetId,
+      files.map((f) => f.path),
+      files,
+      maxBytes,
+    );
   if (head !== locked.head_commit)
     await tx.snippets.update(snippetId, { head_commit: head, file_name: files[0]?.path ?? locked.file_name });
 }
