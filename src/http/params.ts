@@ -89,6 +89,9 @@ const FALSE = new Set(['false', '0', 'f', 'no', 'n', 'off']);
 
 const INVALID = Symbol('invalid');
 
+/** A date and time of day with no offset after it (no `Z`, no `+02:00`). */
+const WITHOUT_OFFSET = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+
 /**
  * What the long texts (Utf8Text) of one request's parameters other than a file's content may take when made
  * strings, in all: about 60 ms of the event loop (4 ms a MiB). Past it a parameter is invalid. Every such
@@ -154,8 +157,10 @@ function coerce(type: ParamType, given: unknown, rule: ParamRule, budget: String
         return value;
       return INVALID;
     case 'datetime': {
-      // Grape's DateTime: an ISO 8601 date or time, answered in UTC as timestamps are stored.
-      const time = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
+      // Grape's DateTime: an ISO 8601 date or time, answered in UTC as timestamps are stored. A time without an
+      // offset is UTC, as Ruby's DateTime.parse reads it (JavaScript reads it in the server's time zone).
+      if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(value)) return INVALID;
+      const time = Date.parse(WITHOUT_OFFSET.test(value) ? `${value.replace(' ', 'T')}Z` : value);
       return Number.isNaN(time) ? INVALID : new Date(time).toISOString();
     }
     case 'string_array': {
@@ -187,6 +192,9 @@ const isBlank = (v: unknown) =>
   (v instanceof Utf8Text && v.isBlank()) ||
   (Array.isArray(v) && v.length === 0);
 
+/** Types Grape coerces from a string to another kind of value (its primitives other than String). */
+const SCALAR_NOT_STRING = new Set<ParamType>(['integer', 'id', 'boolean', 'date', 'datetime']);
+
 function validateInto(
   spec: ParamSpec,
   input: Record<string, unknown>,
@@ -197,7 +205,11 @@ function validateInto(
 ) {
   for (const [name, rule] of Object.entries(spec)) {
     const label = prefix(name);
-    const notGiven = input[name] === undefined || (input[name] === null && !rule.required && !rule.nullable);
+    // Grape reads '' as nil for any type but String (PrimitiveCoercer#treat_as_nil?): `?page=` is no page given.
+    const notGiven =
+      input[name] === undefined ||
+      (input[name] === null && !rule.required && !rule.nullable) ||
+      (input[name] === '' && !rule.required && SCALAR_NOT_STRING.has(rule.type));
     if (!(name in input) || notGiven) {
       if (rule.required) errors.push(`${label} is missing`);
       else if (rule.default !== undefined) out[name] = rule.default;

@@ -401,6 +401,20 @@ describe('personal snippets', () => {
     ]);
     assert.deepEqual(await ids('created_after=2999-01-01'), []);
     assert.deepEqual(await ids('created_before=2000-01-01T00:00:00Z'), []);
+    // A time without an offset is UTC, as GitLab (Ruby's DateTime) reads it, whatever the server's time zone:
+    // read in New York's, an hour before the snippet found nothing.
+    const zone = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      const hourBefore = new Date(Date.parse(at) - 3600_000).toISOString().slice(0, 19);
+      assert.deepEqual(await ids(`created_after=${hourBefore}`), [s.id]);
+      assert.deepEqual(await ids(`created_before=${hourBefore.replace('T', '%20')}`), []);
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+    // An empty value of a parameter that is not a string is none given, as Grape reads it.
+    assert.deepEqual(await ids('created_after=&page=&per_page='), [s.id]);
   });
 
   it('answers every list as the single reads do: a snippet is listed exactly when GET /snippets/:id answers it', async () => {

@@ -481,6 +481,37 @@ describe('projects API', () => {
       assert.deepEqual([...(await paths('&search=mine', alice.token))], ['alice/mine']);
     });
 
+    it('archived, visibility, min_access_level, search_namespaces, id_after/id_before filter as GitLab', async () => {
+      const open = await t.ok('POST', '/projects', bob.token, { path: 'filter-open', visibility: 'public' }, 201);
+      const kept = await t.ok('POST', '/projects', bob.token, { path: 'filter-kept', visibility: 'public' }, 201);
+      const shut = await t.ok('POST', '/projects', bob.token, { path: 'filter-shut', visibility: 'private' }, 201);
+      await t.ok('POST', `/projects/${kept.id}/archive`, bob.token, undefined, 201);
+      const ofBob = (got: Set<string>) => [...got].filter((p) => p.startsWith('bob/filter-')).sort();
+      assert.deepEqual(ofBob(await paths('&archived=false', bob.token)), ['bob/filter-open', 'bob/filter-shut']);
+      assert.deepEqual(ofBob(await paths('&archived=true', bob.token)), ['bob/filter-kept']);
+      assert.deepEqual(ofBob(await paths('&visibility=private', bob.token)), ['bob/filter-shut']);
+      assert.deepEqual(ofBob(await paths('&visibility=public', bob.token)), ['bob/filter-kept', 'bob/filter-open']);
+      await t.fails('GET', '/projects?visibility=bogus', bob.token, undefined, 400, {
+        error: 'visibility does not have a valid value',
+      });
+      // Alice is a member of none of them: at least guest, she sees none; she maintains the dotted project.
+      assert.deepEqual(ofBob(await paths('&min_access_level=10', alice.token)), []);
+      assert.ok((await paths('&min_access_level=50', bob.token)).has('bob/filter-shut'));
+      const maintained = await paths('&min_access_level=40', dev.token);
+      assert.ok(maintained.has('grp/sub.x/proj.with.dots') && !maintained.has('alice/mine'), [...maintained].join());
+      await t.fails('GET', '/projects?min_access_level=7', bob.token, undefined, 400, {
+        error: 'min_access_level does not have a valid value',
+      });
+      // The search matches the namespaces' path too only with search_namespaces.
+      assert.deepEqual([...(await paths('&search=sub.x', bob.token))], []);
+      assert.deepEqual(
+        [...(await paths('&search=sub.x&search_namespaces=true', bob.token))],
+        ['grp/sub.x/proj.with.dots'],
+      );
+      assert.deepEqual(ofBob(await paths(`&id_after=${open.id}&id_before=${shut.id}`, bob.token)), ['bob/filter-kept']);
+      for (const p of [open, kept, shut]) await t.ok('DELETE', `/projects/${p.id}`, bob.token, undefined, 202);
+    });
+
     it('search= folds letters beyond ASCII as PostgreSQL lower() does, on SQLite too', async () => {
       const p = await t.ok('POST', '/projects', alice.token, { path: 'fruit', description: 'Äpfel und Öl' }, 201);
       for (const search of ['äpfel', 'ÄPFEL', 'und öl'])

@@ -3,7 +3,7 @@
 // #validation-messages, #token-failures).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
 
 const BASE = 'http://gitlab.example.com';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -139,6 +139,35 @@ describe('users', () => {
     const anon = await t.request({ method: 'GET', url: '/api/v4/users?username=alice', token: null });
     assert.equal(anon.statusCode, 401);
     assert.deepEqual(anon.json, { message: '401 Unauthorized' });
+  });
+
+  it('GET /users?search= finds users by name or username, or by whole email: the public one, any for admins', async () => {
+    const carol = await t.must('POST', '/users', ROOT_TOKEN, {
+      username: 'carol-x',
+      email: 'carol.private@example.com',
+      name: 'Carol Searchable',
+      password: 'correct horse battery',
+    });
+    await t.must('PUT', `/users/${carol.id}`, ROOT_TOKEN, { public_email: 'carol.private@example.com' });
+    const dan = await t.must('POST', '/users', ROOT_TOKEN, {
+      username: 'dan-x',
+      email: 'dan.hidden@example.com',
+      name: 'Dan',
+      password: 'correct horse battery',
+    });
+    const found = async (query: string, token: string) =>
+      (await t.ok('GET', `/users?${query}`, token, undefined, 200)).map((u: { id: number }) => u.id);
+    assert.deepEqual(await found('search=SEARCHABLE', bob.token), [carol.id]);
+    assert.deepEqual(await found('search=-x', bob.token), [dan.id, carol.id]);
+    assert.deepEqual(await found('search=carol.private@example.com', bob.token), [carol.id]);
+    assert.deepEqual(await found('search=dan.hidden@example.com', bob.token), [], 'a private email: admins only');
+    assert.deepEqual(await found('search=dan.hidden@example.com', ROOT_TOKEN), [dan.id]);
+    assert.deepEqual(await found('search=hidden', ROOT_TOKEN), [], 'an email matches whole');
+    await t.must('POST', `/users/${dan.id}/block`, ROOT_TOKEN);
+    assert.deepEqual(await found('search=-x&blocked=true', ROOT_TOKEN), [dan.id]);
+    assert.deepEqual(await found('search=-x&active=true', ROOT_TOKEN), [carol.id]);
+    assert.deepEqual(await found('search=-x&blocked=true', bob.token), [], 'blocked users: admins only');
+    await t.must('POST', `/users/${dan.id}/unblock`, ROOT_TOKEN);
   });
 
   it('POST /users is for admins: 401 anonymous, 403 otherwise', async () => {

@@ -40,8 +40,16 @@ export default async function projectRoutes(app: FastifyInstance) {
     const filter = {
       viewer: viewer && { id: viewer.id, admin: viewer.admin === 1, external: viewer.external === 1 },
       membership: p.membership && viewer !== null,
-      minAccessLevel: p.owned && viewer ? ACCESS.owner : undefined,
+      // Of the signed-in viewer's own access (ProjectsFinder ignores both for a visitor).
+      minAccessLevel: viewer ? (p.owned ? ACCESS.owner : p.min_access_level) : undefined,
       search: p.search,
+      searchNamespaces: p.search_namespaces,
+      archived: p.archived,
+      visibility: p.visibility,
+      idAfter: p.id_after,
+      idBefore: p.id_before,
+      lastActivityAfter: p.last_activity_after,
+      lastActivityBefore: p.last_activity_before,
     };
     const order = { column: ORDER_COLUMNS[p.order_by], direction: p.sort };
     const rows = await paginated(request, reply, (window) => store.projects.visiblePage(filter, order, window));

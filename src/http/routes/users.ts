@@ -40,8 +40,15 @@ export default async function userRoutes(app: FastifyInstance) {
     const viewer = currentUser(request);
     const p = validateRequest(spec.listUsersSpec, request);
     const store = storeOf(request);
-    // GitLab's UsersFinder: blocked users are listed to administrators only.
-    const filter = { ...p, withBlocked: can(viewer, 'admin_all_resources', null) };
+    // GitLab's UsersFinder: blocked users, emails other than public ones and the external filter are
+    // administrators' alone.
+    const admin = can(viewer, 'admin_all_resources', null);
+    const filter = {
+      ...p,
+      external: admin && p.external,
+      withBlocked: admin,
+      searchesEmails: admin,
+    };
     const rows = await paginated(request, reply, (window) => store.users.listPage(filter, window));
     const ids = rows.map((u) => u.id);
     const locked = await lockedUsers(store, ids);

@@ -1,5 +1,5 @@
 import type { ParamSpec } from '../params.ts';
-import { VISIBILITIES } from '../../domain/access.ts';
+import { ACCESS_LEVELS, VISIBILITIES } from '../../domain/access.ts';
 
 const SNIPPETS_ACCESS = ['disabled', 'private', 'enabled'] as const;
 
@@ -33,6 +33,14 @@ export const listProjectsSpec = {
   membership: { type: 'boolean' },
   owned: { type: 'boolean' },
   search: { type: 'string' },
+  search_namespaces: { type: 'boolean' },
+  archived: { type: 'boolean' },
+  visibility: { type: 'string', values: VISIBILITIES },
+  min_access_level: { type: 'integer', values: ACCESS_LEVELS },
+  id_after: { type: 'integer' },
+  id_before: { type: 'integer' },
+  last_activity_after: { type: 'datetime' },
+  last_activity_before: { type: 'datetime' },
   order_by: {
     type: 'string',
     values: ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at'] as const,

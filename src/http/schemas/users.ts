@@ -23,7 +23,13 @@ export const updateUserSpec = {
   external: { type: 'boolean' },
 } satisfies ParamSpec;
 
-export const listUsersSpec = { username: { type: 'string' } } satisfies ParamSpec;
+export const listUsersSpec = {
+  username: { type: 'string' },
+  search: { type: 'string' },
+  active: { type: 'boolean' },
+  blocked: { type: 'boolean' },
+  external: { type: 'boolean' },
+} satisfies ParamSpec;
 
 export const createTokenSpec = {
   id: { type: 'id', required: true },

@@ -27,7 +27,7 @@ function repositories(
   searches: Kysely<Database>,
 ) {
   return {
-    users: usersTable(k),
+    users: usersTable(k, dialect),
     tokens: tokensTable(k),
     namespaces: namespacesTable(k, dialect),
     projects: projectsTable(k, dialect, reads),

@@ -14,8 +14,16 @@ export interface ProjectListFilter {
   /** Only projects where the viewer's effective access is at least this level. */
   minAccessLevel?: number;
   search?: string;
+  /** The search matches the namespaces' full path too (GitLab's search_namespaces). */
+  searchNamespaces?: boolean;
   /** Only the projects directly in this namespace. */
   namespaceId?: number;
+  archived?: boolean;
+  visibility?: Visibility;
+  idAfter?: number;
+  idBefore?: number;
+  lastActivityAfter?: string;
+  lastActivityBefore?: string;
 }
 
 const NAMESPACE_COLUMNS = [
@@ -147,9 +155,16 @@ export function projectsTable(db: Kysely<Database>, dialect: DialectName, reads:
             containsText(dialect, sql.ref('projects.name'), search),
             containsText(dialect, sql.ref('projects.path'), search),
             containsText(dialect, sql.ref('projects.description'), search),
+            ...(filter.searchNamespaces ? [containsText(dialect, sql.ref('projects.full_path'), search)] : []),
           ]),
         );
       }
+      if (filter.archived !== undefined) q = q.where('archived', '=', filter.archived ? 1 : 0);
+      if (filter.visibility) q = q.where('visibility', '=', filter.visibility);
+      if (filter.idAfter !== undefined) q = q.where('id', '>', filter.idAfter);
+      if (filter.idBefore !== undefined) q = q.where('id', '<', filter.idBefore);
+      if (filter.lastActivityAfter) q = q.where('last_activity_at', '>', filter.lastActivityAfter);
+      if (filter.lastActivityBefore) q = q.where('last_activity_at', '<', filter.lastActivityBefore);
       return q;
     },
   };

@@ -1,9 +1,22 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, NewUser, User, UserUpdate } from '../schema.ts';
-import { fetchPage, type PageWindow } from '../page.ts';
+import type { DialectName } from '../database.ts';
+import { containsText, fetchPage, type PageWindow } from '../page.ts';
 import { setsNothing } from '../rows.ts';
 
-export function usersTable(db: Kysely<Database>) {
+/** GET /users's filters (GitLab's UsersFinder). */
+export interface UserListFilter {
+  username?: string;
+  /** In the name or username, or the whole email: the public one, any for administrators. */
+  search?: string;
+  searchesEmails: boolean;
+  withBlocked: boolean;
+  active?: boolean;
+  blocked?: boolean;
+  external?: boolean;
+}
+
+export function usersTable(db: Kysely<Database>, dialect: DialectName) {
   return {
     async insert(user: NewUser): Promise<User> {
       return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
@@ -42,12 +55,26 @@ export function usersTable(db: Kysely<Database>) {
      * One page of users, newest first, optionally filtered by exact (case-insensitive) username, and without
      * blocked users for those who may not see them.
      */
-    listPage(filter: { username?: string; withBlocked: boolean }, window: PageWindow) {
+    listPage(filter: UserListFilter, window: PageWindow) {
       let q = db.selectFrom('users');
       if (!filter.withBlocked) q = q.where('state', '!=', 'blocked');
       if (filter.username !== undefined) {
         q = q.where((eb) => eb(eb.fn('lower', ['username']), '=', filter.username!.toLowerCase()));
       }
+      if (filter.search) {
+        const search = filter.search;
+        const email = filter.searchesEmails ? 'email' : 'public_email';
+        q = q.where((eb) =>
+          eb.or([
+            containsText(dialect, sql.ref('name'), search),
+            containsText(dialect, sql.ref('username'), search),
+            eb(eb.fn('lower', [email]), '=', search.toLowerCase()),
+          ]),
+        );
+      }
+      if (filter.active) q = q.where('state', '=', 'active');
+      if (filter.blocked) q = q.where('state', '=', 'blocked');
+      if (filter.external) q = q.where('external', '=', 1);
       return fetchPage(db, q.selectAll().orderBy('id', 'desc'), window);
     },
   };
