@@ -54,6 +54,9 @@ export interface FileWrite {
   message: string;
   author: { name: string; email: string };
   executeFilemode?: boolean;
+  /** The last commit the writer knew to change the file (GitLab's last_commit_id): an update or delete of a file
+   * changed since is refused. */
+  lastCommitId?: string;
 }
 
 /** A tree over the listing's limit: 400 (GitLab lists it however long that takes). */
@@ -153,6 +156,13 @@ async function planWrite(repo: GitRepository, w: FileWrite, prepared: PreparedBl
   if (w.action === 'create' && state.kind !== 'none')
     throw badRequest(state.kind === 'directory' ? DIRECTORY_EXISTS : FILE_EXISTS);
   if (w.action !== 'create' && state.kind !== 'file') throw badRequest(FILE_MISSING);
+  if (
+    w.action !== 'create' &&
+    w.lastCommitId &&
+    parent &&
+    (await changedSince(repo, parent, w.lastCommitId, w.filePath))
+  )
+    throw badRequest(w.action === 'update' ? CHANGED_SINCE_UPDATE : CHANGED_SINCE_DELETE);
   const writer = new ObjectWriter();
   let entry: PathEntry | null = null;
   if (w.action !== 'delete') {
@@ -181,6 +191,21 @@ async function planWrite(repo: GitRepository, w: FileWrite, prepared: PreparedBl
     throw badRequest(`The ${oversized.type} would be larger than the allowed size of ${limit / 1024 / 1024} MB`);
   }
   return { target, empty, commit, objects: await deflateOffLoop(objects) };
+}
+
+const CHANGED_SINCE_UPDATE = 'You are attempting to update a file that has changed since you started editing it.';
+const CHANGED_SINCE_DELETE = 'You are attempting to delete a file that has been previously updated.';
+
+/**
+ * GitLab's Files::BaseService#file_has_changed?: the last commit to change the file on the branch is not the
+ * last to change it as of `known`. A `known` that names no commit, or a file that neither had, is no change.
+ */
+async function changedSince(repo: GitRepository, branchHead: string, known: string, filePath: string) {
+  const knownCommit = await repo.resolveCommit(known).catch(() => null);
+  if (!knownCommit) return false;
+  const lastChange = async (commit: string) => (await repo.log(commit, { skip: 0, limit: 1, path: filePath }))[0]?.id;
+  const [onBranch, asKnown] = [await lastChange(branchHead), await lastChange(knownCommit)];
+  return onBranch !== undefined && asKnown !== undefined && onBranch !== asKnown;
 }
 
 /** Stores a planned commit and moves its branch, in the caller's transaction; RefConflict if it moved since. */

@@ -627,6 +627,43 @@ describe('project repository files API', () => {
     );
   });
 
+  it('last_commit_id: an update or delete of a file changed since that commit is refused, as Files::BaseService', async () => {
+    const id = await project({ path: 'locking', visibility: 'private', initialize_with_readme: true });
+    const head = async () => git(id, 'rev-parse', 'main');
+    assert.equal((await put(id, 'lock.txt', { content: 'one' }, alice.token)).statusCode, 201);
+    const first = await head();
+    const update = (body: object) =>
+      t.api('PUT', file(id, 'lock.txt'), alice.token, { branch: 'main', commit_message: 'edit', ...body });
+    assert.equal((await update({ content: 'two', last_commit_id: first })).statusCode, 200);
+    const second = await head();
+    // The file changed since `first`: refused, and the branch stays.
+    const stale = await update({ content: 'three', last_commit_id: first });
+    assert.equal(stale.statusCode, 400);
+    assert.deepEqual(stale.json, {
+      message: 'You are attempting to update a file that has changed since you started editing it.',
+    });
+    assert.equal(await head(), second);
+    // Another file's commit after it: this file's last change is still `second`, so either id is current.
+    assert.equal((await put(id, 'other.txt', { content: 'x' }, alice.token)).statusCode, 201);
+    assert.equal((await update({ content: 'three', last_commit_id: await head() })).statusCode, 200);
+    const third = await head();
+    // An id that names no commit is no change, as GitLab finds no last commit for it.
+    assert.equal((await update({ content: 'four', last_commit_id: '0'.repeat(40) })).statusCode, 200);
+    const remove = (lastCommitId: string) =>
+      t.api('DELETE', file(id, 'lock.txt'), alice.token, {
+        branch: 'main',
+        commit_message: 'rm',
+        last_commit_id: lastCommitId,
+      });
+    const staleDelete = await remove(third);
+    assert.equal(staleDelete.statusCode, 400);
+    assert.deepEqual(staleDelete.json, {
+      message: 'You are attempting to delete a file that has been previously updated.',
+    });
+    assert.equal((await remove(await head())).statusCode, 204);
+    assert.equal(await git(id, 'ls-tree', '--name-only', 'main', 'lock.txt'), '');
+  });
+
   it("tree: a large tree's pages are listed from one walk, each exact, and a change is listed anew", async () => {
     // 400 folders each holding a folder with a file: 1,201 entries with the README. Each page walked all 801
     // trees again (a 49,500-entry tree: 270-450 ms of CPU a page); now the listing is kept for the tree.

@@ -77,6 +77,8 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
         message: p.commit_message,
         author: { name: p.author_name || viewer.name, email: p.author_email || viewer.email },
         executeFilemode: written?.execute_filemode,
+        // GitLab reads it on update and delete; a create has no earlier commit of the file to compare.
+        lastCommitId: action === 'create' ? undefined : p.last_commit_id,
       });
       if (action === 'delete') return reply.code(204).send();
       return reply.code(status).send({ file_path: p.file_path, branch: p.branch });

@@ -30,9 +30,10 @@ export const writeFileSpec = {
   content: { type: 'text', required: true },
   encoding: { type: 'string', values: ['text', 'base64'] as const, default: 'text' },
   execute_filemode: { type: 'boolean' },
+  last_commit_id: { type: 'string' },
 } satisfies ParamSpec;
 
-export const deleteFileSpec = writeCommon;
+export const deleteFileSpec = { ...writeCommon, last_commit_id: { type: 'string' } } satisfies ParamSpec;
 
 export const treeSpec = {
   path: {
