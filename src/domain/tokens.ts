@@ -2,7 +2,8 @@
 import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
 import type { Token, User } from '../storage/db/schema.ts';
-import type { PageOf } from '../storage/db/page.ts';
+import type { PageOf, PageWindow } from '../storage/db/page.ts';
+import type { TokenListFilter } from '../storage/db/tables/tokens.ts';
 import { invalidToken, unauthorized } from './failure.ts';
 import { SCOPES, type Scope } from './access.ts';
 
@@ -67,6 +68,19 @@ export const OWN_TOKENS_PER_PAGE = 100;
 export function ownTokens(store: Store, user: Pick<User, 'id'>, page: number): Promise<PageOf<Token>> {
   const window = { offset: (page - 1) * OWN_TOKENS_PER_PAGE, limit: OWN_TOKENS_PER_PAGE };
   return store.tokens.ownPage(user.id, today(), window);
+}
+
+/** A page of tokens by GET /personal_access_tokens's filters; `state` is in use or not on today's date. */
+export function listTokens(
+  store: Store,
+  filter: Omit<TokenListFilter, 'inUse'> & { state?: 'active' | 'inactive' },
+  window: PageWindow,
+) {
+  const { state, ...rest } = filter;
+  return store.tokens.listPage(
+    { ...rest, ...(state && { inUse: { is: state === 'active', today: today() } }) },
+    window,
+  );
 }
 
 /** Revokes one of the user's own tokens; false when there is no such token of theirs. */

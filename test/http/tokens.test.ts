@@ -127,6 +127,37 @@ describe('personal access tokens', () => {
     assert.deepEqual(anon.json, { message: '401 Unauthorized' });
   });
 
+  it('GET /personal_access_tokens filters by state, revoked, name, and creation, use and expiry dates', async () => {
+    const carol = await t.user('carol');
+    const make = async (name: string, expiresAt?: string) =>
+      (await create(carol.id, { name, scopes: ['api'], ...(expiresAt && { expires_at: expiresAt }) })).json;
+    const live = await make('deploy-live');
+    const old = await make('deploy-old', dayOffset(-1));
+    const gone = await make('other-gone', dayOffset(10));
+    await t.ok('DELETE', `/personal_access_tokens/${gone.id}`, ROOT_TOKEN, undefined, 204);
+    const ids = async (query: string) =>
+      (await t.ok('GET', `/personal_access_tokens?user_id=${carol.id}&${query}`, ROOT_TOKEN, undefined, 200))
+        .map((x: { id: number }) => x.id)
+        .filter((id: number) => [live.id, old.id, gone.id].includes(id));
+    assert.deepEqual(await ids('state=active'), [live.id]);
+    assert.deepEqual(await ids('state=inactive'), [old.id, gone.id]);
+    assert.deepEqual(await ids('revoked=true'), [gone.id]);
+    assert.deepEqual(await ids('revoked=false'), [live.id, old.id]);
+    assert.deepEqual(await ids('search=DEPLOY'), [live.id, old.id]);
+    assert.deepEqual(await ids(`expires_before=${dayOffset(5)}`), [old.id]);
+    assert.deepEqual(await ids(`expires_after=${dayOffset(5)}`), [gone.id]);
+    assert.deepEqual(await ids('created_after=2999-01-01T00:00:00Z'), []);
+    assert.deepEqual(await ids('created_before=2999-01-01T00:00:00Z'), [live.id, old.id, gone.id]);
+    // Used once now: after an hour ago, and never before it.
+    await t.request({ method: 'GET', url: '/api/v4/user', token: live.token });
+    const hourAgo = new Date(Date.now() - 3600_000).toISOString();
+    assert.deepEqual(await ids(`last_used_after=${hourAgo}`), [live.id]);
+    assert.deepEqual(await ids(`last_used_before=${hourAgo}`), []);
+    await t.fails('GET', '/personal_access_tokens?state=bogus', ROOT_TOKEN, undefined, 400, {
+      error: 'state does not have a valid value',
+    });
+  });
+
   it("a non-admin asking for another user's tokens is 401 (GitLab restrict_non_admins!)", async () => {
     const res = await t.request({
       method: 'GET',

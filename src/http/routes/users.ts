@@ -8,7 +8,7 @@ import * as spec from '../schemas/users.ts';
 import { userFull, userPublic } from '../presenters/users.ts';
 import { createdToken, personalAccessToken } from '../presenters/tokens.ts';
 import { changeState, createUser, findReadableUser, findUser, updateUser } from '../../domain/users.ts';
-import { createToken } from '../../domain/tokens.ts';
+import { createToken, listTokens } from '../../domain/tokens.ts';
 import { lockedUsers } from '../../domain/sessions.ts';
 import { badRequest, recordNotFound, unauthorized } from '../../domain/failure.ts';
 import type { Scope } from '../../domain/access.ts';
@@ -129,7 +129,19 @@ export default async function userRoutes(app: FastifyInstance) {
     if (p.user_id !== undefined && !can(viewer, 'admin_token', { user_id: p.user_id })) throw unauthorized();
     const userId = can(viewer, 'admin_all_resources', null) ? p.user_id : viewer.id;
     const store = storeOf(request);
-    const rows = await paginated(request, reply, (window) => store.tokens.listPage({ userId }, window));
+    const filter = {
+      userId,
+      revoked: p.revoked,
+      state: p.state,
+      createdBefore: p.created_before,
+      createdAfter: p.created_after,
+      lastUsedBefore: p.last_used_before,
+      lastUsedAfter: p.last_used_after,
+      expiresBefore: p.expires_before,
+      expiresAfter: p.expires_after,
+      search: p.search,
+    };
+    const rows = await paginated(request, reply, (window) => listTokens(store, filter, window));
     return rows.map(personalAccessToken);
   });
 

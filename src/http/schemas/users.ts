@@ -46,4 +46,15 @@ export const createTokenSpec = {
   expires_at: { type: 'date' },
 } satisfies ParamSpec;
 
-export const listTokensSpec = { user_id: { type: 'id' } } satisfies ParamSpec;
+export const listTokensSpec = {
+  user_id: { type: 'id' },
+  revoked: { type: 'boolean' },
+  state: { type: 'string', values: ['active', 'inactive'] as const },
+  created_before: { type: 'datetime' },
+  created_after: { type: 'datetime' },
+  last_used_before: { type: 'datetime' },
+  last_used_after: { type: 'datetime' },
+  expires_before: { type: 'date' },
+  expires_after: { type: 'date' },
+  search: { type: 'string' },
+} satisfies ParamSpec;

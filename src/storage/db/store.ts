@@ -28,7 +28,7 @@ function repositories(
 ) {
   return {
     users: usersTable(k, dialect),
-    tokens: tokensTable(k),
+    tokens: tokensTable(k, dialect),
     namespaces: namespacesTable(k, dialect),
     projects: projectsTable(k, dialect, reads),
     members: membersTable(k, reads),

@@ -1,6 +1,28 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, Token, User } from '../schema.ts';
-import { fetchPage, type PageWindow } from '../page.ts';
+import type { DialectName } from '../database.ts';
+import { containsText, fetchPage, type PageWindow } from '../page.ts';
+
+/** GET /personal_access_tokens's filters (GitLab's PersonalAccessTokensFinder). */
+export interface TokenListFilter {
+  userId?: number;
+  revoked?: boolean;
+  /** In use (neither revoked nor expired on `today`), or not. */
+  inUse?: { is: boolean; today: string };
+  createdBefore?: string;
+  createdAfter?: string;
+  lastUsedBefore?: string;
+  lastUsedAfter?: string;
+  /** Dates (YYYY-MM-DD), as expires_at is one. */
+  expiresBefore?: string;
+  expiresAfter?: string;
+  /** In the name, any case. */
+  search?: string;
+}
+
+/** 1 for a token neither revoked nor expired on `today`, else 0. */
+const inUseOn = (today: string) =>
+  sql<number>`case when revoked = 0 and (expires_at is null or expires_at > ${today}) then 1 else 0 end`;
 
 const USER_COLUMNS = [
   'id',
@@ -28,7 +50,7 @@ const TOKEN_COLUMNS = [
   'last_used_at',
 ] as const satisfies readonly (keyof Token)[];
 
-export function tokensTable(db: Kysely<Database>) {
+export function tokensTable(db: Kysely<Database>, dialect: DialectName) {
   return {
     async insert(token: Omit<Token, 'id'>): Promise<Token> {
       return db.insertInto('personal_access_tokens').values(token).returningAll().executeTakeFirstOrThrow();
@@ -53,9 +75,18 @@ export function tokensTable(db: Kysely<Database>) {
       return db.selectFrom('personal_access_tokens').selectAll().where('id', '=', id).executeTakeFirst();
     },
     /** One page of tokens (of one user, or all), oldest first. */
-    listPage(filter: { userId?: number }, window: PageWindow) {
+    listPage(filter: TokenListFilter, window: PageWindow) {
       let q = db.selectFrom('personal_access_tokens');
       if (filter.userId !== undefined) q = q.where('user_id', '=', filter.userId);
+      if (filter.revoked !== undefined) q = q.where('revoked', '=', filter.revoked ? 1 : 0);
+      if (filter.inUse) q = q.where(inUseOn(filter.inUse.today), '=', filter.inUse.is ? 1 : 0);
+      if (filter.createdBefore) q = q.where('created_at', '<=', filter.createdBefore);
+      if (filter.createdAfter) q = q.where('created_at', '>=', filter.createdAfter);
+      if (filter.lastUsedBefore) q = q.where('last_used_at', '<=', filter.lastUsedBefore);
+      if (filter.lastUsedAfter) q = q.where('last_used_at', '>=', filter.lastUsedAfter);
+      if (filter.expiresBefore) q = q.where('expires_at', '<', filter.expiresBefore);
+      if (filter.expiresAfter) q = q.where('expires_at', '>', filter.expiresAfter);
+      if (filter.search) q = q.where(containsText(dialect, sql.ref('name'), filter.search));
       return fetchPage(db, q.selectAll().orderBy('id', 'asc'), window);
     },
     /**
@@ -63,12 +94,11 @@ export function tokensTable(db: Kysely<Database>) {
      * `today`), each part newest first.
      */
     ownPage(userId: number, today: string, window: PageWindow) {
-      const inactive = sql<number>`case when revoked = 0 and (expires_at is null or expires_at > ${today}) then 0 else 1 end`;
       const q = db
         .selectFrom('personal_access_tokens')
         .selectAll()
         .where('user_id', '=', userId)
-        .orderBy(inactive)
+        .orderBy(inUseOn(today), 'desc')
         .orderBy('id', 'desc');
       return fetchPage(db, q, window);
     },
