@@ -112,6 +112,24 @@ describe('members API', () => {
       ]);
     });
 
+    it('GET members and members/all filter by query (name or username) and user_ids, as GitLab', async () => {
+      const direct = (query: string) =>
+        t.ok('GET', `/projects/${app.id}/members?${query}`, owner.token, undefined, 200);
+      const all = (query: string) =>
+        t.ok('GET', `/projects/${app.id}/members/all?${query}`, owner.token, undefined, 200);
+      assert.deepEqual(levels(await direct('query=PMAI')), [['pmaint', 40]]);
+      assert.deepEqual(levels(await direct(`user_ids=${pdev.id},${pmaint.id}`)), [
+        ['pdev', 30],
+        ['pmaint', 40],
+      ]);
+      assert.deepEqual(levels(await direct(`user_ids[]=${pdev.id}`)), [['pdev', 30]]);
+      assert.deepEqual(levels(await all('query=gmai')), [['gmaint', 40]]);
+      assert.deepEqual(levels(await all(`query=p&user_ids=${pmaint.id}`)), [['pmaint', 40]]);
+      await t.fails('GET', `/projects/${app.id}/members?user_ids=x`, owner.token, undefined, 400, {
+        error: 'user_ids is invalid',
+      });
+    });
+
     it("GET members/all adds ancestor groups' members, the highest level winning", async () => {
       await t.ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: reporter.id, access_level: 30 }, 201);
       await t.ok('POST', `/projects/${app.id}/members`, owner.token, { user_id: gmaint.id, access_level: 10 }, 201);

@@ -4,7 +4,7 @@ import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { paginated } from '../pagination.ts';
 import { baseUrl } from '../urls.ts';
-import { addMemberSpec, memberIdSpec, updateMemberSpec } from '../schemas/groups.ts';
+import { addMemberSpec, listMembersSpec, memberIdSpec, updateMemberSpec } from '../schemas/groups.ts';
 import { member } from '../presenters/users.ts';
 import {
   addMember,
@@ -66,6 +66,12 @@ function refuseExpiry(expiresAt: string | undefined) {
   if (expiresAt?.trim()) throw invalidFields({ expires_at: ['is not supported: memberships here do not expire'] });
 }
 
+/** A members list's filters, as its parameters give them. */
+function memberFilter(request: FastifyRequest) {
+  const p = validateRequest(listMembersSpec, request);
+  return { query: p.query || undefined, userIds: p.user_ids?.map(Number) };
+}
+
 export default async function memberRoutes(app: FastifyInstance) {
   for (const kind of ['projects', 'groups'] as const) {
     const resolve = (request: FastifyRequest) => resolvers[kind](request, (request.params as { id: string }).id);
@@ -74,9 +80,10 @@ export default async function memberRoutes(app: FastifyInstance) {
     app.get(`/${kind}/:id/members`, async (request, reply) => {
       const r = await resolve(request);
       r.requireReader();
+      const filter = memberFilter(request);
       const store = storeOf(request);
       const base = r.source.type === 'Project' ? { projectId: r.source.id } : { namespaceIds: [r.source.id] };
-      const rows = await paginated(request, reply, (window) => store.members.listPage(base, window));
+      const rows = await paginated(request, reply, (window) => store.members.listPage({ ...base, ...filter }, window));
       return rows.map((m) => member(m, baseUrl(request)));
     });
 
@@ -85,7 +92,7 @@ export default async function memberRoutes(app: FastifyInstance) {
       const r = await resolve(request);
       r.requireReader();
       const projectId = r.source.type === 'Project' ? r.source.id : undefined;
-      const sources = { projectId, namespaceIds: r.inheritedFrom };
+      const sources = { projectId, namespaceIds: r.inheritedFrom, ...memberFilter(request) };
       const rows = await paginated(request, reply, (window) => storeOf(request).members.allPage(sources, window));
       return rows.map((m) => member(m, baseUrl(request)));
     });

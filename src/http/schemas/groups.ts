@@ -31,3 +31,13 @@ export const updateMemberSpec = {
 } satisfies ParamSpec;
 
 export const memberIdSpec = { user_id: { type: 'id', required: true } } satisfies ParamSpec;
+
+/** GET …/members and …/members/all: GitLab's query and user_ids (a list, or ids apart by commas). */
+export const listMembersSpec = {
+  query: { type: 'string' },
+  user_ids: {
+    type: 'string_array',
+    commaSeparated: true,
+    check: (v) => (v === null || (v as string[]).every((id) => /^\d+$/.test(id)) ? null : 'is invalid'),
+  },
+} satisfies ParamSpec;

@@ -31,7 +31,7 @@ function repositories(
     tokens: tokensTable(k, dialect),
     namespaces: namespacesTable(k, dialect),
     projects: projectsTable(k, dialect, reads),
-    members: membersTable(k, reads),
+    members: membersTable(k, dialect, reads),
     settings: settingsTable(k),
     snippets: snippetsTable(k, dialect, reads, searches),
     sessions: sessionsTable(k),

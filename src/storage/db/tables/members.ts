@@ -1,6 +1,16 @@
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, Member } from '../schema.ts';
-import { fetchPage, type PageWindow } from '../page.ts';
+import type { DialectName } from '../database.ts';
+import { containsText, fetchPage, type PageWindow } from '../page.ts';
+
+/** Whose memberships a list holds, and GitLab's filters of it (lib/api/members.rb: query, user_ids). */
+export interface MemberSources {
+  projectId?: number;
+  namespaceIds?: number[];
+  /** In the user's name or username (any case), or their whole public email. */
+  query?: string;
+  userIds?: number[];
+}
 
 export type SourceType = Member['source_type'];
 
@@ -38,13 +48,28 @@ function ofSources(table: string, sources: { projectId?: number; namespaceIds?: 
 }
 
 /** `reads`: where the lists of inherited members go (off SQLite's event loop: Db.reader). */
-export function membersTable(db: Kysely<Database>, reads: Kysely<Database>) {
+export function membersTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
   const withUser = () =>
     db
       .selectFrom('members')
       .innerJoin('users', 'users.id', 'members.user_id')
       .selectAll('members')
       .select(['users.username', 'users.name', 'users.state', 'users.created_at as user_created_at']);
+  /** The memberships of the sources, filtered as asked. */
+  const ofList = (sources: MemberSources) => {
+    let q = withUser().where(ofSources('members', sources));
+    const { query, userIds } = sources;
+    if (query)
+      q = q.where((eb) =>
+        eb.or([
+          containsText(dialect, sql.ref('users.name'), query),
+          containsText(dialect, sql.ref('users.username'), query),
+          eb(eb.fn('lower', ['users.public_email']), '=', query.toLowerCase()),
+        ]),
+      );
+    if (userIds) q = q.where('members.user_id', 'in', userIds.length ? userIds : [-1]);
+    return q;
+  };
   return {
     async insert(member: Omit<Member, 'id'>): Promise<Member> {
       return db.insertInto('members').values(member).returningAll().executeTakeFirstOrThrow();
@@ -81,14 +106,12 @@ export function membersTable(db: Kysely<Database>, reads: Kysely<Database>) {
      * here, an owner adding every user of the instance at each level of a group's ancestry made one request
      * sort them all.
      */
-    allPage(sources: { projectId?: number; namespaceIds?: number[] }, window: PageWindow) {
-      const ranked = withUser()
-        .select(
-          sql<number>`row_number() OVER (PARTITION BY members.user_id ORDER BY members.access_level DESC, members.id)`.as(
-            'rank',
-          ),
-        )
-        .where(ofSources('members', sources));
+    allPage(sources: MemberSources, window: PageWindow) {
+      const ranked = ofList(sources).select(
+        sql<number>`row_number() OVER (PARTITION BY members.user_id ORDER BY members.access_level DESC, members.id)`.as(
+          'rank',
+        ),
+      );
       // The rank column comes along; the presenter reads the member's and the user's.
       const query = reads
         .selectFrom(ranked.as('ranked'))
@@ -98,8 +121,8 @@ export function membersTable(db: Kysely<Database>, reads: Kysely<Database>) {
       return fetchPage(reads, query, window);
     },
     /** One page of the direct members of a project or group, by user id. */
-    listPage(sources: { projectId?: number; namespaceIds?: number[] }, window: PageWindow) {
-      return fetchPage(db, this.listQuery(sources).orderBy('members.user_id', 'asc'), window);
+    listPage(sources: MemberSources, window: PageWindow) {
+      return fetchPage(db, ofList(sources).orderBy('members.user_id', 'asc'), window);
     },
     /** Members of one project or of a set of namespaces, with their user columns. */
     listQuery(sources: { projectId?: number; namespaceIds?: number[] }) {
