@@ -54,8 +54,8 @@ export interface FileWrite {
   message: string;
   author: { name: string; email: string };
   executeFilemode?: boolean;
-  /** The last commit the writer knew to change the file (GitLab's last_commit_id): an update or delete of a file
-   * changed since is refused. */
+  /** The last commit the writer knew to change the file (GitLab's last_commit_id): an update of a file changed
+   * since is refused. */
   lastCommitId?: string;
 }
 
@@ -156,13 +156,8 @@ async function planWrite(repo: GitRepository, w: FileWrite, prepared: PreparedBl
   if (w.action === 'create' && state.kind !== 'none')
     throw badRequest(state.kind === 'directory' ? DIRECTORY_EXISTS : FILE_EXISTS);
   if (w.action !== 'create' && state.kind !== 'file') throw badRequest(FILE_MISSING);
-  if (
-    w.action !== 'create' &&
-    w.lastCommitId &&
-    parent &&
-    (await changedSince(repo, parent, w.lastCommitId, w.filePath))
-  )
-    throw badRequest(w.action === 'update' ? CHANGED_SINCE_UPDATE : CHANGED_SINCE_DELETE);
+  if (w.lastCommitId && parent && (await changedSince(repo, parent, w.lastCommitId, w.filePath)))
+    throw badRequest(CHANGED_SINCE);
   const writer = new ObjectWriter();
   let entry: PathEntry | null = null;
   if (w.action !== 'delete') {
@@ -193,8 +188,7 @@ async function planWrite(repo: GitRepository, w: FileWrite, prepared: PreparedBl
   return { target, empty, commit, objects: await deflateOffLoop(objects) };
 }
 
-const CHANGED_SINCE_UPDATE = 'You are attempting to update a file that has changed since you started editing it.';
-const CHANGED_SINCE_DELETE = 'You are attempting to delete a file that has been previously updated.';
+const CHANGED_SINCE = 'You are attempting to update a file that has changed since you started editing it.';
 
 /**
  * GitLab's Files::BaseService#file_has_changed?: the last commit to change the file on the branch is not the

@@ -1,7 +1,7 @@
 // Repository files, tree and commits of a project (docs/gitlab-compatibility.md#repository-files). Reads need
 // GitLab's download_code (403 for guests of private projects), writes push_code (developer+).
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { paginateArray, parsePage, setPageHeaders } from '../pagination.ts';
@@ -13,6 +13,7 @@ import * as spec from '../schemas/repository.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize } from '../../domain/policy.ts';
 import {
+  type FileRead,
   type FileWrite,
   listCommits,
   listTree,
@@ -50,6 +51,25 @@ async function fileJson(info: object, content: Buffer): Promise<Buffer> {
   json.write('"}', written, 'latin1');
   return json;
 }
+/**
+ * GitLab's set_http_headers(blob_data): each field of the file but its content as `X-Gitlab-<Field-Name>`, for
+ * clients that read a file's metadata from HEAD (go-gitlab's GetFileMetaData). A value goes out as its UTF-8
+ * bytes, as Rack writes it; a control character, which no header may hold, percent-encoded.
+ */
+function setFileHeaders(reply: FastifyReply, info: Omit<FileRead, 'content'>): void {
+  for (const [key, value] of Object.entries(info)) {
+    const name = `X-Gitlab-${key
+      .split('_')
+      .map((w) => w[0].toUpperCase() + w.slice(1))
+      .join('-')}`;
+    const bytes = Buffer.from(String(value), 'utf8').toString('latin1');
+    reply.header(
+      name,
+      bytes.replace(/[^\t\x20-\x7e\x80-\xff]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`),
+    );
+  }
+}
+
 /** A multiple of 3, so that each turn's base64 joins the next without padding. */
 const BASE64_BYTES_A_TURN = 3 * 1024 * 1024;
 
@@ -77,8 +97,9 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
         message: p.commit_message,
         author: { name: p.author_name || viewer.name, email: p.author_email || viewer.email },
         executeFilemode: written?.execute_filemode,
-        // GitLab reads it on update and delete; a create has no earlier commit of the file to compare.
-        lastCommitId: action === 'create' ? undefined : p.last_commit_id,
+        // GitLab's update alone declares it (its delete's parameters leave it out, so Files::DeleteService never
+        // sees one).
+        lastCommitId: action === 'update' ? written?.last_commit_id : undefined,
       });
       if (action === 'delete') return reply.code(204).send();
       return reply.code(status).send({ file_path: p.file_path, branch: p.branch });
@@ -96,6 +117,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.getFileSpec, request);
     const { info, content } = await readFile(storeOf(request), ctx, p.ref, p.file_path);
+    setFileHeaders(reply, info);
     return reply.type('application/json').send(await fileJson(info, content));
   });
 

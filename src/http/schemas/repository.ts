@@ -33,7 +33,7 @@ export const writeFileSpec = {
   last_commit_id: { type: 'string' },
 } satisfies ParamSpec;
 
-export const deleteFileSpec = { ...writeCommon, last_commit_id: { type: 'string' } } satisfies ParamSpec;
+export const deleteFileSpec = writeCommon;
 
 export const treeSpec = {
   path: {
