@@ -1,13 +1,14 @@
 // With the Public level restricted (application settings), visitors who are not signed in see no user: GitLab's
-// UserPolicy gives them no read_user, so the users API answers 404 and the profile pages send them to sign in,
-// as the Explore pages do (Explore::ApplicationController authenticates unless Public is open). A public snippet
+// UserPolicy gives them no read_user and its GlobalPolicy no read_users_list, so the users API answers them 403
+// and the profile pages send them to sign in, as the Explore pages do (Explore::ApplicationController
+// authenticates unless Public is open). A public snippet
 // or project at its own address stays open to them. Signed-in viewers see everything as before.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertHiddenPage, createTestApp, ROOT_TOKEN, signInCookie, type TestApp } from '../helper.ts';
 
 const PASSWORD = 'correct horse battery';
-const NO_USER = { message: '404 User Not Found' };
+const NOT_LISTED = { message: '403 Forbidden - Not authorized to access /api/v4/users' };
 
 describe('the Public level restricted', () => {
   let t: TestApp;
@@ -41,8 +42,15 @@ describe('the Public level restricted', () => {
   });
   after(() => t.close());
 
+  const lookUp = () => t.api('GET', '/users?username=alice', null);
+
   it('visitors see users and Explore while Public is open', async () => {
-    assert.equal((await t.api('GET', `/users/${alice.id}`, null)).statusCode, 200);
+    const found = await lookUp();
+    assert.equal(found.statusCode, 200);
+    assert.deepEqual(
+      found.json.map((u: { id: number }) => u.id),
+      [alice.id],
+    );
     for (const path of profilePages) {
       const res = await page(path);
       assert.equal(res.statusCode, 200, path);
@@ -50,11 +58,11 @@ describe('the Public level restricted', () => {
     }
   });
 
-  it('restricted: the users API answers visitors 404, and the profile and Explore pages send them to sign in', async () => {
+  it('restricted: the users API answers visitors 403, and the profile and Explore pages send them to sign in', async () => {
     await restrict(['public']);
-    const anonymous = await t.api('GET', `/users/${alice.id}`, null);
-    assert.equal(anonymous.statusCode, 404);
-    assert.deepEqual(anonymous.json, NO_USER);
+    const anonymous = await lookUp();
+    assert.equal(anonymous.statusCode, 403);
+    assert.deepEqual(anonymous.json, NOT_LISTED);
     for (const path of profilePages) assertHiddenPage(await page(path), path, false);
     // Signed in, by token or on the pages, nothing changes.
     const signedIn = await t.api('GET', `/users/${alice.id}`, token);
@@ -74,7 +82,7 @@ describe('the Public level restricted', () => {
 
   it('open again: visitors see users and Explore at once', async () => {
     await restrict([]);
-    assert.equal((await t.api('GET', `/users/${alice.id}`, null)).statusCode, 200);
+    assert.equal((await lookUp()).statusCode, 200);
     for (const path of profilePages) assert.equal((await page(path)).statusCode, 200, path);
   });
 });

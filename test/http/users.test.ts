@@ -136,9 +136,22 @@ describe('users', () => {
     const none = await t.request({ method: 'GET', url: '/api/v4/users?username=nobody', token: bob.token });
     assert.equal(none.statusCode, 200);
     assert.deepEqual(none.json, []);
+    // A visitor may look one user up by username (the public fields), and nothing else (GitLab's users index).
     const anon = await t.request({ method: 'GET', url: '/api/v4/users?username=alice', token: null });
-    assert.equal(anon.statusCode, 401);
-    assert.deepEqual(anon.json, { message: '401 Unauthorized' });
+    assert.equal(anon.statusCode, 200);
+    assert.deepEqual(
+      anon.json.map((u: Record<string, unknown>) => [u.id, Object.keys(u).sort()]),
+      [[alice.id, [...PUBLIC_KEYS].sort()]],
+    );
+    for (const query of ['', '?search=ali', '?username=']) {
+      const listed = await t.request({ method: 'GET', url: `/api/v4/users${query}`, token: null });
+      assert.equal(listed.statusCode, 403, query);
+      assert.deepEqual(listed.json, { message: '403 Forbidden - Not authorized to access /api/v4/users' }, query);
+    }
+    // One user by id is for those signed in (GitLab: forbidden! unless current_user).
+    const byId = await t.request({ method: 'GET', url: `/api/v4/users/${alice.id}`, token: null });
+    assert.equal(byId.statusCode, 403);
+    assert.deepEqual(byId.json, { message: '403 Forbidden - Not authorized!' });
   });
 
   it('GET /users?search= finds users by name or username, or by whole email: the public one, any for admins', async () => {

@@ -10,7 +10,8 @@ import { createdToken, personalAccessToken } from '../presenters/tokens.ts';
 import { changeState, createUser, findReadableUser, findUser, updateUser } from '../../domain/users.ts';
 import { createToken, listTokens } from '../../domain/tokens.ts';
 import { lockedUsers } from '../../domain/sessions.ts';
-import { badRequest, recordNotFound, unauthorized } from '../../domain/failure.ts';
+import { badRequest, forbidden, recordNotFound, unauthorized } from '../../domain/failure.ts';
+import { publicVisibilityRestricted } from '../../domain/settings.ts';
 import type { Scope } from '../../domain/access.ts';
 import type { Identity, Token, User } from '../../storage/db/schema.ts';
 import { authorize, can } from '../../domain/policy.ts';
@@ -35,20 +36,23 @@ export default async function userRoutes(app: FastifyInstance) {
     return userFull(user, baseUrl(request), locked.has(user.id), await storeOf(request).identities.forUsers([user.id]));
   });
 
-  /** GET /users?username= — signed in; 401 anonymous; blocked users for administrators only. */
+  /**
+   * GET /users?username= — blocked users for administrators only. A visitor may look one user up by username
+   * alone, as GitLab lets them (403 otherwise, and with the Public level restricted).
+   */
   app.get('/users', { config: { scopes: ['read_user'] } }, async (request, reply) => {
-    const viewer = currentUser(request);
+    const viewer = request.principal.user;
     const p = validateRequest(spec.listUsersSpec, request);
     const store = storeOf(request);
+    if (!viewer && (!p.username || (await publicVisibilityRestricted(store))))
+      throw forbidden('Not authorized to access /api/v4/users');
     // GitLab's UsersFinder: blocked users, emails other than public ones and the external filter are
     // administrators' alone.
     const admin = can(viewer, 'admin_all_resources', null);
-    const filter = {
-      ...p,
-      external: admin && p.external,
-      withBlocked: admin,
-      searchesEmails: admin,
-    };
+    // A visitor's list is the one user the username names (UsersFinder's exact match), without other filters.
+    const filter = viewer
+      ? { ...p, external: admin && p.external, withBlocked: admin, searchesEmails: admin }
+      : { username: p.username, withBlocked: false, searchesEmails: false };
     const rows = await paginated(request, reply, (window) => store.users.listPage(filter, window));
     const ids = rows.map((u) => u.id);
     const locked = await lockedUsers(store, ids);
@@ -59,9 +63,10 @@ export default async function userRoutes(app: FastifyInstance) {
     return rows.map((u) => present(viewer, u, baseUrl(request), locked, identities));
   });
 
-  /** GET /users/:id — public profile (full for admins and oneself); 404 User Not Found. */
+  /** GET /users/:id — signed in (403 for visitors, as GitLab); public profile, full for admins and oneself; 404. */
   app.get('/users/:id', { config: { scopes: ['read_user'] } }, async (request) => {
     const { id } = validateRequest(spec.idSpec, request);
+    if (!request.principal.user) throw forbidden('Not authorized!');
     const store = storeOf(request);
     const user = await findReadableUser(store, request.principal.user, id);
     const identities = can(request.principal.user, 'read_user_private', { user_id: user.id })
