@@ -394,18 +394,38 @@ const COMMITS_COUNTED = 10_000;
 export async function listCommits(
   store: Store,
   ctx: ProjectContext,
-  opts: { refName?: string; path?: string },
+  opts: { refName?: string; path?: string; since?: string; until?: string; author?: string },
   window: PageWindow,
 ): Promise<{ commits: CommitInfo[]; total: number | null; hasMore: boolean }> {
   return readingRepository(store, ctx, async () => {
     const repo = await projectRepository(store, ctx.project);
     const ref = repo && (await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
     if (!repo || !ref) return { commits: [], total: 0, hasMore: false };
-    const commits = await repo.log(ref, { skip: window.offset, limit: window.limit + 1, path: opts.path });
+    const match = commitMatcher(opts);
+    const commits = await repo.log(ref, { skip: window.offset, limit: window.limit + 1, path: opts.path, match });
     return {
       commits: commits.slice(0, window.limit),
-      total: await repo.countCommits(ref, opts.path, COMMITS_COUNTED),
+      total: await repo.countCommits(ref, opts.path, COMMITS_COUNTED, match),
       hasMore: commits.length > window.limit,
     };
   });
+}
+
+/**
+ * `git log --since --until --author`, as GitLab's commits list asks Gitaly: the committer's time within the
+ * bounds, the author's `name <email>` holding the text. None when nothing is asked.
+ */
+function commitMatcher(opts: { since?: string; until?: string; author?: string }) {
+  const since = opts.since ? Date.parse(opts.since) : null;
+  const until = opts.until ? Date.parse(opts.until) : null;
+  const { author } = opts;
+  if (since === null && until === null && !author) return undefined;
+  return (c: CommitInfo) => {
+    const at = Date.parse(c.committedAt);
+    return (
+      (since === null || at >= since) &&
+      (until === null || at <= until) &&
+      (!author || `${c.authorName} <${c.authorEmail}>`.includes(author))
+    );
+  };
 }

@@ -807,6 +807,45 @@ describe('project repository files API', () => {
     }
   });
 
+  it('commits: since, until and author filter as git log does, X-Total with them', async () => {
+    const id = await project({ path: 'dated', visibility: 'private', initialize_with_readme: true });
+    const gitOf = gitSync(await gitDir(id));
+    // A history of its own, in place of the README's commit (made now).
+    let parent = '';
+    const tree = gitOf(['rev-parse', 'main^{tree}']);
+    const made: Record<string, string> = {};
+    for (const [name, who, at] of [
+      ['2020', 'Ann Other <ann@example.org>', 1_577_836_800], // 2020-01-01
+      ['2021', 'Bob Bee <bob@example.net>', 1_609_459_200], // 2021-01-01
+      ['2022', 'Ann Other <ann@example.org>', 1_640_995_200], // 2022-01-01
+    ] as const) {
+      const parentLine = parent ? `parent ${parent}\n` : '';
+      const body = `tree ${tree}\n${parentLine}author ${who} ${at} +0200\ncommitter ${who} ${at} +0200\n\n${name}\n`;
+      parent = gitOf(['hash-object', '-t', 'commit', '-w', '--stdin'], body);
+      made[name] = parent;
+    }
+    gitOf(['update-ref', 'refs/heads/main', parent]);
+    await t.importGitDir('project', id);
+    const listed = async (query: string) => {
+      const res = await t.expect('GET', `/projects/${id}/repository/commits?${query}`, alice.token, undefined, 200);
+      return { ids: res.json.map((c: { id: string }) => c.id), total: res.headers['x-total'] };
+    };
+    assert.deepEqual(await listed(''), { ids: [made['2022'], made['2021'], made['2020']], total: '3' });
+    assert.deepEqual(await listed('since=2020-06-01T00:00:00Z'), { ids: [made['2022'], made['2021']], total: '2' });
+    assert.deepEqual(await listed('until=2021-06-01'), { ids: [made['2021'], made['2020']], total: '2' });
+    // 2021-01-01T00:00:00Z exactly is within both bounds; +02:00 is read as the same moment.
+    assert.deepEqual(await listed('since=2021-01-01T02:00:00%2B02:00&until=2021-01-01T00:00:00Z'), {
+      ids: [made['2021']],
+      total: '1',
+    });
+    assert.deepEqual(await listed('author=Ann'), { ids: [made['2022'], made['2020']], total: '2' });
+    assert.deepEqual(await listed('author=bob@example.net'), { ids: [made['2021']], total: '1' });
+    assert.deepEqual(await listed('author=Ann&since=2021-01-01&per_page=1'), { ids: [made['2022']], total: '1' });
+    await t.fails('GET', `/projects/${id}/repository/commits?since=yesterday`, alice.token, undefined, 400, {
+      error: 'since is invalid',
+    });
+  });
+
   it('initialize_with_readme=true gives a README.md on the default branch', async () => {
     const id = await project({ name: 'Readme Proj', path: 'readme', initialize_with_readme: true, description: 'hi' });
     const got = await t.expect('GET', `${file(id, 'README.md')}?ref=main`, alice.token, undefined, 200);

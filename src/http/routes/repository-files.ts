@@ -157,7 +157,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const { commits, total, hasMore } = await listCommits(
       storeOf(request),
       ctx,
-      { refName: p.ref_name, path: p.path },
+      { refName: p.ref_name, path: p.path, since: p.since, until: p.until, author: p.author },
       window,
     );
     setPageHeaders(request, reply, page, total, hasMore);

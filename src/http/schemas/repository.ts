@@ -47,4 +47,7 @@ export const treeSpec = {
 export const commitsSpec = {
   ref_name: { type: 'string', allowBlank: false },
   path: treeSpec.path,
+  since: { type: 'datetime' },
+  until: { type: 'datetime' },
+  author: { type: 'string' },
 } satisfies ParamSpec;

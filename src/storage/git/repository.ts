@@ -996,10 +996,14 @@ export class GitRepository {
    * those that changed it, following git's default history simplification (a merge that kept the path of one
    * parent is followed along that parent only).
    */
-  async log(commit: string, opts: { skip: number; limit: number; path?: string }): Promise<CommitInfo[]> {
+  async log(
+    commit: string,
+    opts: { skip: number; limit: number; path?: string; match?: (info: CommitInfo) => boolean },
+  ): Promise<CommitInfo[]> {
     const out: CommitInfo[] = [];
     let skip = opts.skip;
     await this.walk(commit, opts.path, (info) => {
+      if (opts.match && !opts.match(info)) return true;
       if (skip > 0) skip--;
       else out.push(info);
       return out.length < opts.limit;
@@ -1008,9 +1012,14 @@ export class GitRepository {
   }
 
   /** How many commits `log` would list, counted up to `upTo`: null when there are more. */
-  async countCommits(commit: string, path: string | undefined, upTo: number): Promise<number | null> {
+  async countCommits(
+    commit: string,
+    path: string | undefined,
+    upTo: number,
+    match?: (info: CommitInfo) => boolean,
+  ): Promise<number | null> {
     let count = 0;
-    await this.walk(commit, path, () => ++count <= upTo);
+    await this.walk(commit, path, (info) => (match && !match(info)) || ++count <= upTo);
     return count > upTo ? null : count;
   }
 
