@@ -204,6 +204,9 @@ describe('snippet forms in Chromium', BROWSER_PASS, () => {
     const me = await api('GET', '/user', undefined, plain);
     assert.deepEqual([me.status, me.json.username], [200, 'alice']);
     await accessible(page, 'token-created');
+    // Asked again first: the summary opens the confirmation, whose button revokes.
+    await page.getByLabel('Revoke laptop').click();
+    await accessible(page, 'token-revoke-confirm');
     await page.getByRole('button', { name: 'Revoke laptop' }).click();
     await page.waitForURL(`${server.url}/-/user_settings/personal_access_tokens`);
     assert.equal((await api('GET', '/user', undefined, plain)).status, 401);

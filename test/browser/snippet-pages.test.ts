@@ -98,6 +98,8 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
       name: 'Member',
       password: 'correct horse battery',
     });
+    // A token, so that the tokens page shows its table (481 px wide on a phone before it stacked its rows).
+    await api('POST', `/users/${member.id}/personal_access_tokens`, { name: 'laptop', scopes: ['read_api'] });
     const privateProject = await api('POST', '/projects', { name: 'inner', visibility: 'private' });
     await api('POST', `/projects/${privateProject.id}/members`, { user_id: member.id, access_level: 20 });
     secret = await api('POST', `/projects/${privateProject.id}/snippets`, {
@@ -118,7 +120,9 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
       res.setHeader('Content-Type', 'text/html; charset=utf-8');
       res.end(
         `<!doctype html><title>Blog</title><h1>My blog</h1><script src="${snippet.web_url}.js"></script>` +
-          `<h2>Again</h2><script src="${snippet.web_url}.js"></script><h2>Notes</h2><script src="${notes.web_url}.js"></script>`,
+          `<h2>Again</h2><script src="${snippet.web_url}.js"></script><h2>Notes</h2><script src="${notes.web_url}.js"></script>` +
+          // A blog's own rules for code, which the embed must not take.
+          '<style>pre{background:#272822;color:#f8f8f2;border:3px solid red}code{font-size:30px}a{color:red}</style>',
       );
     });
     await new Promise<void>((resolve) => otherOrigin.listen(0, '127.0.0.1', resolve));
@@ -225,6 +229,17 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
     for (const n of [3, 4, 5, 6]) assert.equal(await background(n), lit, `line ${n} of the shift-clicked range`);
     assert.equal(await background(7), plain);
     await screenshot(page, 'line-range.png');
+    // A range named once the page is open (an edited address, a link on the page) is brought into view.
+    await page.setViewportSize({ width: 800, height: 300 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate(() => {
+      location.hash = '#L35-37';
+    });
+    await page.waitForFunction(() => document.getElementById('L35')?.classList.contains('hll'));
+    const seen = await page
+      .locator('#L35')
+      .evaluate((el) => el.getBoundingClientRect().top >= 0 && el.getBoundingClientRect().bottom <= innerHeight);
+    assert.ok(seen, 'line 35 is in view');
     // A repository file's lines too.
     await page.goto(`${groupProject.web_url}/-/blob/main/ci/deploy.yml#L2`);
     assert.notEqual(
@@ -268,6 +283,15 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
     assert.ok(await page.locator('#user-content-usage').isVisible());
     const top = await page.locator('#user-content-usage').evaluate((el) => el.getBoundingClientRect().top);
     assert.ok(Math.abs(top) < 50, `the heading scrolled to the top: ${top}`);
+    // A heading's text starts where a paragraph's does: its anchor sits in the margin (it pulled the text
+    // against the file's border).
+    const textLeft = (selector: string) =>
+      md.locator(selector).evaluate((el) => {
+        const range = document.createRange();
+        range.selectNodeContents(el.lastChild as Node);
+        return range.getBoundingClientRect().left;
+      });
+    assert.equal(await textLeft('h1'), await md.locator('table').evaluate((el) => el.getBoundingClientRect().left));
     assert.deepEqual(refused, []);
     await screenshot(page, 'markdown-page.png');
     await page.close();
@@ -318,6 +342,23 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
       await page.locator('.snippetd-embed').first().locator('a.ln').first().getAttribute('href'),
       `${snippet.web_url}#file-2-L1`,
     );
+    // The page's own pre, code and a rules reach none of the embed's colours or sizes.
+    const pre = page.locator('.snippetd-embed pre').first();
+    assert.deepEqual(
+      await pre.evaluate((el) => {
+        const style = getComputedStyle(el);
+        const code = getComputedStyle(el.querySelector('code')!);
+        return [style.backgroundColor, style.color, style.borderTopWidth, code.fontSize];
+      }),
+      ['rgb(255, 255, 255)', 'rgb(31, 31, 36)', '0px', '13px'],
+    );
+    assert.equal(
+      await page
+        .locator('.snippetd-embed-title a')
+        .first()
+        .evaluate((el) => getComputedStyle(el).color),
+      'rgb(16, 104, 191)',
+    );
     await screenshot(page, 'snippet-embed.png');
     await page.close();
   });
@@ -358,6 +399,19 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
     await page.goto(secret.web_url);
     assert.equal(page.url(), signInUrl);
     await page.close();
+  });
+
+  it('a visitor sent to sign in from a line of a private snippet is back on that line', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${secret.web_url}#L1`);
+    assert.equal(await page.locator('h1').textContent(), 'Sign in');
+    await page.getByLabel('Username or email').fill('member');
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${secret.web_url}#L1`);
+    assert.equal(await page.locator('h1').textContent(), 'Secret plan');
+    await context.close();
   });
 
   it('a snippet a signed-in visitor may not see is a 404 page', async () => {

@@ -69,7 +69,7 @@ describe('personal access tokens page', () => {
     assert.equal(write.json.error, 'insufficient_scope');
     const again = await page(cookie);
     assert.ok(!again.body.includes(plain!), 'never shown again');
-    assert.match(again.body, /<tr><th scope="row">laptop<\/th><td>read_api, read_user<\/td>/);
+    assert.match(again.body, /<tr><th scope="row">laptop<\/th><td data-label="Scopes">read_api, read_user<\/td>/);
   });
 
   it('shows what is wrong next to its field and keeps what was typed', async () => {
@@ -88,8 +88,25 @@ describe('personal access tokens page', () => {
     ]);
     assert.equal(sudo.statusCode, 422);
     assert.match(sudo.body, /scopes does not have a valid value/);
+    // A date that has come already: a token born expired is of no use to anyone here.
+    const today = new Date().toISOString().slice(0, 10);
+    const past = await post(PATH, cookie, [
+      ['authenticity_token', formToken(form.body)],
+      ['name', 'stale'],
+      ['scopes[]', 'api'],
+      ['expires_at', today],
+    ]);
+    assert.equal(past.statusCode, 422);
+    assert.match(
+      past.body,
+      /<p class="field-error" id="token-expires_at-error">Expiration date must be in the future<\/p>/,
+    );
+    assert.match(
+      past.body,
+      new RegExp(`<input id="token-expires" name="expires_at" type="date" min="\\d{4}-\\d\\d-\\d\\d" value="${today}"`),
+    );
     const names = (await t.must('GET', '/personal_access_tokens?per_page=100', ROOT_TOKEN)).map((x: any) => x.name);
-    assert.ok(!names.includes('no scopes') && !names.includes('sudo'));
+    assert.ok(!names.includes('no scopes') && !names.includes('sudo') && !names.includes('stale'));
   });
 
   it("revokes one of one's own tokens with the form token, and no one else's", async () => {
@@ -102,7 +119,13 @@ describe('personal access tokens page', () => {
     const plain = /value="(glpat-[\w-]+)"/.exec(created.body)![1];
     const id = (await t.must('GET', '/personal_access_tokens/self', plain)).id;
     const revoke = `${PATH}/${id}/revoke`;
-    assert.match(created.body, new RegExp(`<form method="post" action="${revoke}">`));
+    // Asked again before it is done: the form is inside a closed <details>.
+    assert.match(
+      created.body,
+      new RegExp(
+        `<details class="revoke"><summary aria-label="Revoke to revoke">Revoke</summary><form method="post" action="${revoke}">`,
+      ),
+    );
     // Without the form token, or by someone else: nothing happens.
     assert.equal((await post(revoke, cookie, [['authenticity_token', 'x']])).statusCode, 422);
     const other = await page(otherCookie);
@@ -115,7 +138,10 @@ describe('personal access tokens page', () => {
       error: 'invalid_token',
       error_description: 'Token was revoked. You have to re-authorize from the user.',
     });
-    assert.match((await page(cookie)).body, /<th scope="row">to revoke<\/th>[\s\S]*?<td>Revoked<\/td><\/tr>/);
+    assert.match(
+      (await page(cookie)).body,
+      /<th scope="row">to revoke<\/th>[\s\S]*?<td data-label="State">Revoked<\/td><\/tr>/,
+    );
   });
 
   it('lists a hundred tokens a page, those in use first, each part newest first', async () => {

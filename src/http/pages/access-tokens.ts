@@ -30,6 +30,8 @@ const SCOPE_TEXT: Record<Scope, string> = {
 
 const { id: _id, ...tokenFieldsSpec } = createTokenSpec;
 
+const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+
 interface Typed {
   name: string;
   scopes: string[];
@@ -80,7 +82,7 @@ ${formTokenField(request)}
 <input id="token-name" name="name" value="${typed.name}" maxlength="255"${invalid('name')}>
 ${error('name')}
 <label for="token-expires">Expiration date (optional)</label>
-<input id="token-expires" name="expires_at" type="date" value="${typed.expiresAt}"${invalid('expires_at')}>
+<input id="token-expires" name="expires_at" type="date" min="${tomorrow()}" value="${typed.expiresAt}"${invalid('expires_at')}>
 ${error('expires_at')}
 <fieldset${invalid('scopes')}><legend>Scopes</legend>
 ${selfGrantableScopes(user).map(
@@ -106,16 +108,18 @@ ${pageLinks(
 
 function tokenTable(request: FastifyRequest, tokens: Token[], page: number): Html {
   if (!tokens.length) return html`<p class="empty">${page > 1 ? 'No more tokens.' : 'You have no tokens.'}</p>`;
+  // On a narrow screen each row is a block of labelled lines (app.css), so that nothing scrolls off the side.
   return html`<table class="tokens">
 <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th></tr></thead>
 <tbody>${tokens.map(
-    (t) => html`<tr><th scope="row">${t.name}</th><td>${t.scopes.split(' ').join(', ')}</td>
-<td><time datetime="${t.created_at}">${t.created_at.slice(0, 10)}</time></td>
-<td>${t.last_used_at ? html`<time datetime="${t.last_used_at}">${t.last_used_at.slice(0, 10)}</time>` : 'Never'}</td>
-<td>${t.expires_at ?? 'Never'}</td>
-<td>${
+    (t) => html`<tr><th scope="row">${t.name}</th><td data-label="Scopes">${t.scopes.split(' ').join(', ')}</td>
+<td data-label="Created"><time datetime="${t.created_at}">${t.created_at.slice(0, 10)}</time></td>
+<td data-label="Last used">${t.last_used_at ? html`<time datetime="${t.last_used_at}">${t.last_used_at.slice(0, 10)}</time>` : 'Never'}</td>
+<td data-label="Expires">${t.expires_at ?? 'Never'}</td>
+<td data-label="State">${
       isActive(t)
-        ? html`<form method="post" action="${PATH}/${t.id}/revoke">${formTokenField(request)}<button type="submit" class="danger" aria-label="${`Revoke ${t.name}`}">Revoke</button></form>`
+        ? // Revoking is for good: asked again first, without JavaScript (a <details> opens by itself).
+          html`<details class="revoke"><summary aria-label="${`Revoke ${t.name}`}">Revoke</summary><form method="post" action="${PATH}/${t.id}/revoke">${formTokenField(request)}<p>Whatever uses this token stops working at once.</p><button type="submit" class="danger">${`Revoke ${t.name}`}</button></form></details>`
         : t.revoked
           ? 'Revoked'
           : 'Expired'
@@ -153,6 +157,9 @@ async function accessTokens(request: FastifyRequest, reply: FastifyReply) {
       ...(typed.scopes.length && { scopes: typed.scopes }),
       ...(typed.expiresAt && { expires_at: typed.expiresAt }),
     });
+    // GitLab's date picker starts tomorrow (the API lets an administrator give a past date: docs/gitlab-compatibility.md).
+    if (p.expires_at && p.expires_at < tomorrow())
+      throw new Failure('bad_request_param', '', { expires_at: ['Expiration date must be in the future'] });
     const scopes = p.scopes as Scope[];
     if (!scopes.every((s) => selfGrantableScopes(user).includes(s)))
       throw new Failure('bad_request_param', '', { scopes: ['scopes does not have a valid value'] });

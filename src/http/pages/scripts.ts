@@ -36,7 +36,9 @@ const PAGE_SCRIPT = `(() => {
         l.classList.add('hll');
         first = first || l;
       }
-      if (first && scroll) first.scrollIntoView({ block: 'center' });
+      // A line range named after the page loaded (a link, an edited address) is brought into view too.
+      const seen = first && first.getBoundingClientRect().bottom > 0 && first.getBoundingClientRect().top < innerHeight;
+      if (first && (scroll || !seen)) first.scrollIntoView({ block: 'center' });
       return;
     }
     const name = decodeURIComponent(location.hash.slice(1));

@@ -7,8 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../storage/db/schema.ts';
 import { sessionUser, signIn, signOut } from '../../domain/sessions.ts';
 import { getSettings } from '../../domain/settings.ts';
-import { html } from '../views/html.ts';
-import { sendFailurePage, sendPage } from './layout.ts';
+import { html, trusted } from '../views/html.ts';
+import { newNonce, sendFailurePage, sendPage } from './layout.ts';
 import { checkFormPost } from './form-token.ts';
 import { formText } from './common.ts';
 import { OIDC_START_PATH } from '../oidc-relying-party.ts';
@@ -139,12 +139,19 @@ export async function signInForm(
 <button type="submit">Sign in with ${oidc.label}</button>
 </form>`
     : '';
+  const nonce = newNonce();
   const body = html`<h1>Sign in</h1>
 ${message ? html`<p class="alert" role="alert">${message}</p>` : ''}
 ${passwordForm}
-${providerForm}`;
-  return sendPage(reply, status, 'Sign in', body, undefined, { formActions: oidc?.formActionOrigins() });
+${providerForm}
+<script nonce="${nonce}">${trusted(KEEP_FRAGMENT_SCRIPT)}</script>`;
+  return sendPage(reply, status, 'Sign in', body, nonce, { formActions: oidc?.formActionOrigins() });
 }
+
+// A browser never sends a URL's fragment: the line a visitor was sent here from (#L12) goes back with them, as
+// GitLab's preserve_url_fragment does.
+const KEEP_FRAGMENT_SCRIPT = `if (location.hash) for (const input of document.querySelectorAll('input[name="redirect_to"]'))
+  if (!input.value.includes('#')) input.value += location.hash;`;
 
 export async function sessionRoutes(app: FastifyInstance) {
   app.decorateRequest('pageUser', null);

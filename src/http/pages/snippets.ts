@@ -166,12 +166,15 @@ for (const el of root.querySelectorAll('[aria-labelledby]')) el.setAttribute('ar
 for (const a of root.querySelectorAll('a.anchor')) a.setAttribute('href', '#' + a.id);
 for (const a of root.querySelectorAll('a[href^="#"]:not(.anchor)')) a.setAttribute('href', '#' + id + '-' + a.getAttribute('href').slice(1));`;
 
-// Scoped to the embed's own elements, so it neither takes nor gives styles to the page around it.
+// Scoped to the embed's own elements, so it neither takes nor gives styles to the page around it: what a page's
+// own `pre`, `code` and `a` rules would change (colours, background, font) is set here.
 const EMBED_STYLE = `.snippetd-embed{font:14px/1.45 system-ui,sans-serif;border:1px solid #dcdcde;border-radius:6px;color:#1f1f24;background:#fff}
 .snippetd-embed .snippetd-embed-title{margin:0;padding:.5rem .75rem;border-bottom:1px solid #dcdcde}
 .snippetd-embed .file-header{display:flex;gap:1rem;padding:.4rem .75rem;background:#f6f6f8}
 .snippetd-embed .file-header h2{font-size:1em;margin:0}.snippetd-embed button.copy{display:none}
-.snippetd-embed pre{margin:0;padding:.75rem;overflow-x:auto;font:13px/1.45 ui-monospace,monospace}
+.snippetd-embed pre{margin:0;padding:.75rem;overflow-x:auto;font:13px/1.45 ui-monospace,monospace;color:#1f1f24;background:#fff;border:0;border-radius:0}
+.snippetd-embed pre code{font:inherit;color:inherit;background:none;padding:0;border:0}
+.snippetd-embed a{color:#1068bf}
 .snippetd-embed .hljs-keyword{color:#a626a4}.snippetd-embed .hljs-string{color:#2a7a2a}
 .snippetd-embed .hljs-number{color:#986801}.snippetd-embed .hljs-comment{color:#6a6a72}
 .snippetd-embed .hljs-title{color:#2856c3}
