@@ -174,7 +174,7 @@ const EMBED_STYLE = `.snippetd-embed{font:14px/1.45 system-ui,sans-serif;border:
 .snippetd-embed .file-header h2{font-size:1em;margin:0}.snippetd-embed button.copy{display:none}
 .snippetd-embed pre{margin:0;padding:.75rem;overflow-x:auto;font:13px/1.45 ui-monospace,monospace;color:#1f1f24;background:#fff;border:0;border-radius:0}
 .snippetd-embed pre code{font:inherit;color:inherit;background:none;padding:0;border:0}
-.snippetd-embed a{color:#1068bf}
+.snippetd-embed a{color:#1068bf}.snippetd-embed .markdown{padding:0 .75rem}.snippetd-embed details.source{padding:0 .75rem .5rem}
 .snippetd-embed .hljs-keyword{color:#a626a4}.snippetd-embed .hljs-string{color:#2a7a2a}
 .snippetd-embed .hljs-number{color:#986801}.snippetd-embed .hljs-comment{color:#6a6a72}
 .snippetd-embed .hljs-title{color:#2856c3}
