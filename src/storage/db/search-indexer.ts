@@ -3,6 +3,7 @@
 // STEP_BUDGET_MS, each under the process's write lock (write-lock.ts), so a write of a request waits at most
 // one step, asynchronously. An in-memory database (ephemeral mode) has no second connection: there the steps
 // run on the main connection, between queries, STEP_BUDGET_MS at a time.
+import { inspect } from 'node:util';
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
@@ -14,6 +15,8 @@ import { sqliteBackground } from './sqlite-background.ts';
 const STEP_BUDGET_MS = 10;
 /** How often an idle indexer looks at the queue (searches read queued rows meanwhile, so none is missed). */
 const IDLE_POLL_MS = 200;
+/** The longest wait before trying again after failed steps (twice as long after each failure until then). */
+const MAX_RETRY_MS = 30_000;
 /**
  * How often a busy indexer checkpoints SQLite's log, outside the write lock: its steps write the log fast
  * (FTS5 segments), and SQLite would otherwise checkpoint inside some commit when the log passes 1,000 pages,
@@ -82,17 +85,26 @@ export class SearchIndexer {
     const step = await this.steps();
     // A look at the queue first: the thread starts only when there is work for it.
     let idle = true;
+    let failures = 0;
     while (!this.closed) {
       try {
-        idle = (await step(idle)).idle;
+        const peeked: boolean = idle;
+        idle = (await step(peeked)).idle;
+        if (!peeked) failures = 0;
       } catch (error) {
         if (this.closed) break;
-        process.emitWarning(`a search index step failed: ${(error as Error).message}`);
-        idle = true;
+        failures++;
+        const reason = error instanceof Error ? error.message : inspect(error);
+        process.emitWarning(`a search index step failed (${failures} in a row): ${reason}`);
+        // The work is there still: a step again once the wait is over, not a look at the queue first.
+        idle = false;
       }
-      // Busy: the next step as soon as the event loop has had its turn; idle: a look at the queue later.
+      // Busy: the next step as soon as the event loop has had its turn; idle: a look at the queue later; after
+      // failures, later and later: on a full disk each try grew the log by what a file's removal had just freed,
+      // five times a second. Closing ends any wait.
+      const wait = failures ? Math.min(IDLE_POLL_MS * 2 ** failures, MAX_RETRY_MS) : idle ? IDLE_POLL_MS : 0;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, idle ? IDLE_POLL_MS : 0);
+        const timer = setTimeout(resolve, wait);
         this.wake = () => {
           clearTimeout(timer);
           resolve();
