@@ -146,10 +146,12 @@ async function searchIndexDifferences(tx: Store, snippetId: number, maxBytes: nu
   for (const file of indexedFiles) {
     if (!unreadable.has(file.blob_id)) continue;
     const kept = rows.find((r) => r.path === file.path)?.content;
-    const exact = kept !== undefined && kept !== '' && objectId('blob', Buffer.from(kept)) === file.blob_id;
+    const exact = kept && objectId('blob', Buffer.from(kept)) === file.blob_id;
     differences.push(
-      `${file.path}: its blob ${file.blob_id} is missing or damaged; its text in the search index is kept${
-        exact ? ', and is that blob exactly' : ''
+      `${file.path}: its blob ${file.blob_id} is missing or damaged; ${
+        kept
+          ? `its text in the search index is kept${exact ? ', and is that blob exactly' : ''}`
+          : 'the search index has no text of it'
       }`,
     );
   }

@@ -14,6 +14,9 @@ export function rowId(n: number): number {
   return Math.abs(n) <= MAX_ROW_ID ? n : NO_ROW_ID;
 }
 
+/** A whole number as a bound on ids (`id_after`, `id_before`): within the columns' range, the same bound. */
+export const idBound = (n: number): number => Math.max(-MAX_ROW_ID, Math.min(MAX_ROW_ID, n));
+
 /** GitLab's INTEGER_ID_REGEX: an `:id` that is a number rather than a path. */
 const INTEGER_ID = /^-?\d+$/;
 

@@ -205,11 +205,15 @@ function validateInto(
 ) {
   for (const [name, rule] of Object.entries(spec)) {
     const label = prefix(name);
-    // Grape reads '' as nil for any type but String (PrimitiveCoercer#treat_as_nil?): `?page=` is no page given.
+    // Grape reads '' as nil for any type but String (PrimitiveCoercer#treat_as_nil?): `?page=` is no page given,
+    // and a nullable setting given '' is cleared, as by null.
+    const emptyAsNil = input[name] === '' && !rule.required && SCALAR_NOT_STRING.has(rule.type);
+    if (emptyAsNil && rule.nullable) {
+      out[name] = null;
+      continue;
+    }
     const notGiven =
-      input[name] === undefined ||
-      (input[name] === null && !rule.required && !rule.nullable) ||
-      (input[name] === '' && !rule.required && SCALAR_NOT_STRING.has(rule.type));
+      input[name] === undefined || (input[name] === null && !rule.required && !rule.nullable) || emptyAsNil;
     if (!(name in input) || notGiven) {
       if (rule.required) errors.push(`${label} is missing`);
       else if (rule.default !== undefined) out[name] = rule.default;

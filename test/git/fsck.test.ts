@@ -407,6 +407,7 @@ describe('snippetd fsck on damaged rows', () => {
   it("a blob gone or damaged: reported, and --repair keeps the search index's text of it", async () => {
     const lost = await create('lost', [{ file_path: 'only.txt', content: 'the only copy\n' }]);
     const bent = await create('bent', [{ file_path: 'bent.txt', content: 'the right text\n' }]);
+    const bare = await create('bare', [{ file_path: 'bare.txt', content: 'no copy left\n' }]);
     if (TEST_DB === 'sqlite') await untilSearchIndexed(db());
     const lostBlob = await blobOf(lost.id, 'only.txt');
     const bentBlob = await blobOf(bent.id, 'bent.txt');
@@ -416,6 +417,14 @@ describe('snippetd fsck on damaged rows', () => {
       .where('repository_id', '=', lostRow.repository_id)
       .where('oid', '=', lostRow.oid)
       .execute();
+    const bareBlob = await blobOf(bare.id, 'bare.txt');
+    const bareRow = await objectRow(bare.id, bareBlob);
+    await db()
+      .deleteFrom('git_objects')
+      .where('repository_id', '=', bareRow.repository_id)
+      .where('oid', '=', bareRow.oid)
+      .execute();
+    await db().deleteFrom('snippet_file_text').where('snippet_id', '=', bare.id).execute();
     const bentRow = await objectRow(bent.id, bentBlob);
     await db()
       .updateTable('git_objects')
@@ -436,6 +445,12 @@ describe('snippetd fsck on damaged rows', () => {
       assert.ok(
         lines.includes(
           `snippet ${bent.id}: bent.txt: its blob ${bentBlob} is missing or damaged; its text in the search index is kept, and is that blob exactly`,
+        ),
+        r.stdout,
+      );
+      assert.ok(
+        lines.includes(
+          `snippet ${bare.id}: bare.txt: its blob ${bareBlob} is missing or damaged; the search index has no text of it`,
         ),
         r.stdout,
       );
@@ -467,24 +482,38 @@ describe('snippetd fsck on damaged rows', () => {
       r.stdout,
     );
     assert.ok(!r.stdout.includes(`snippet ${after.id}:`), r.stdout);
-    assert.equal(Number(summary(r.stdout)?.[1]), 4, `every repository checked:\n${r.stdout}`);
+    assert.equal(Number(summary(r.stdout)?.[1]), 5, `every repository checked:\n${r.stdout}`);
   });
 
   it("a file's index row gone, its text row left: --repair writes the index row again", async () => {
     const s = await create('indexed', [
       { file_path: 'x.txt', content: 'x\n' },
       { file_path: 'y.txt', content: 'y\n' },
+      { file_path: 'z.txt', content: 'z, the only copy\n' },
     ]);
     if (TEST_DB === 'sqlite') await untilSearchIndexed(db());
-    await db().deleteFrom('snippet_files').where('snippet_id', '=', s.id).where('path', '=', 'y.txt').execute();
+    // z.txt's blob is gone too: its text row is the only copy, which --repair must keep.
+    const zBlob = await blobOf(s.id, 'z.txt');
+    const zRow = await objectRow(s.id, zBlob);
+    await db()
+      .deleteFrom('git_objects')
+      .where('repository_id', '=', zRow.repository_id)
+      .where('oid', '=', zRow.oid)
+      .execute();
+    await db()
+      .deleteFrom('snippet_files')
+      .where('snippet_id', '=', s.id)
+      .where('path', 'in', ['y.txt', 'z.txt'])
+      .execute();
     const r = await fsckCli(t, ['--repair']);
     assert.ok(r.stdout.includes(`snippet ${s.id}: y.txt: repository`), r.stdout + r.stderr);
     assert.ok(summary(r.stdout), r.stdout + r.stderr);
     const files = await t.ok('GET', `/snippets/${s.id}`, ROOT_TOKEN, undefined, 200);
     assert.deepEqual(
       files.files.map((f: { path: string }) => f.path),
-      ['x.txt', 'y.txt'],
+      ['x.txt', 'y.txt', 'z.txt'],
     );
     assert.equal(await text(s.id, 'y.txt'), 'y\n');
+    assert.equal(await text(s.id, 'z.txt'), 'z, the only copy\n');
   });
 });

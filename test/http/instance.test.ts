@@ -212,8 +212,11 @@ describe('application settings: null and wrong types never break later requests'
     ['restricted_visibility_levels', [{ level: 20 }], 400, isInvalid('restricted_visibility_levels')],
     ['restricted_visibility_levels', 'secret', 400, notValid('restricted_visibility_levels')],
     ['file_template_project_id', null, 200, null],
+    // '' is nil to Grape for a number: it clears a setting that takes null, and fails a check as null does.
+    ['file_template_project_id', '', 200, null],
     ['file_template_project_id', 'abc', 400, isInvalid('file_template_project_id')],
     ['snippet_size_limit', null, 400, { message: { snippet_size_limit: ['is not a number'] } }],
+    ['snippet_size_limit', '', 400, { message: { snippet_size_limit: ['is not a number'] } }],
     ['snippet_size_limit', 'big', 400, isInvalid('snippet_size_limit')],
     ['snippet_size_limit', 0, 400, { message: { snippet_size_limit: ['must be greater than 0'] } }],
     ['max_snippet_files', null, 400, { message: { max_snippet_files: ['is not a number'] } }],

@@ -509,6 +509,10 @@ describe('projects API', () => {
         ['grp/sub.x/proj.with.dots'],
       );
       assert.deepEqual(ofBob(await paths(`&id_after=${open.id}&id_before=${shut.id}`, bob.token)), ['bob/filter-kept']);
+      // Past the id columns' range (PostgreSQL refused the comparison: a 500): as far as any id can be.
+      assert.deepEqual(ofBob(await paths('&id_after=3000000000', bob.token)), []);
+      assert.deepEqual(ofBob(await paths('&id_before=-3000000000', bob.token)), []);
+      assert.equal(ofBob(await paths('&id_before=3000000000', bob.token)).length, 3);
       for (const p of [open, kept, shut]) await t.ok('DELETE', `/projects/${p.id}`, bob.token, undefined, 202);
     });
 

@@ -19,11 +19,33 @@ export async function reindexSnippet(tx: Store, snippetId: number, opts: { allTe
   const files = (await repo.listTree(head)).map((e) => ({ path: e.path, blob_id: e.id, size: e.size }));
   const indexed = await tx.snippets.fileIndex(snippetId);
   const maxBytes = indexedFileMaxBytes(await getSettings(tx));
-  // A file's text row without its index row (a damaged database) would clash with the one written again for it.
+  // A file's text row without its index row (a damaged database) would clash with the one written again for it:
+  // it goes, and comes back from the file's blob, or, where that blob cannot be read, from the text it held,
+  // which may be the only copy of the file left.
   const known = new Set(indexed.map((f) => f.path));
-  const orphans = files.filter((f) => !known.has(f.path)).map((f) => f.path);
-  if (orphans.length) await tx.snippets.texts.sync(snippetId, orphans, [], maxBytes);
-  await tx.snippets.syncFiles(snippetId, indexed, files, maxBytes);
+  const orphans = files.filter((f) => !known.has(f.path));
+  const bodies = new Map<string, Buffer>();
+  if (orphans.length) {
+    const held = await tx.snippets.texts.of(
+      snippetId,
+      orphans.map((f) => f.path),
+    );
+    for (const f of orphans) {
+      const text = held.get(f.path);
+      const readable = await repo.readBlobs([f.blob_id]).then(
+        (blobs) => blobs.has(f.blob_id),
+        () => false,
+      );
+      if (text && !readable) bodies.set(f.blob_id, Buffer.from(text));
+    }
+    await tx.snippets.texts.sync(
+      snippetId,
+      orphans.map((f) => f.path),
+      [],
+      maxBytes,
+    );
+  }
+  await tx.snippets.syncFiles(snippetId, indexed, files, maxBytes, bodies);
   // An import's text rows were written before its repository was there (migration 0010), empty.
   if (opts.allTexts)
     await tx.snippets.texts.sync(

@@ -19,6 +19,7 @@ import { findReadableGroup } from '../../domain/groups.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize, can } from '../../domain/policy.ts';
 import { invalidFields } from '../../domain/failure.ts';
+import { rowId } from '../../domain/ids.ts';
 
 interface Resolved {
   source: MemberSource;
@@ -69,7 +70,11 @@ function refuseExpiry(expiresAt: string | undefined) {
 /** A members list's filters, as its parameters give them. */
 function memberFilter(request: FastifyRequest) {
   const p = validateRequest(listMembersSpec, request);
-  return { query: p.query || undefined, userIds: p.user_ids?.map(Number) };
+  // GitLab filters only by a list given (`present?`); an id past the columns' range names no one.
+  return {
+    query: p.query || undefined,
+    userIds: p.user_ids?.length ? p.user_ids.map((id) => rowId(Number(id))) : undefined,
+  };
 }
 
 export default async function memberRoutes(app: FastifyInstance) {

@@ -16,6 +16,7 @@ import {
 } from '../../domain/projects.ts';
 import { findUser } from '../../domain/users.ts';
 import { ACCESS } from '../../domain/access.ts';
+import { idBound } from '../../domain/ids.ts';
 import { authorize } from '../../domain/policy.ts';
 
 const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
@@ -46,8 +47,8 @@ export default async function projectRoutes(app: FastifyInstance) {
       searchNamespaces: p.search_namespaces,
       archived: p.archived,
       visibility: p.visibility,
-      idAfter: p.id_after,
-      idBefore: p.id_before,
+      idAfter: p.id_after === undefined ? undefined : idBound(p.id_after),
+      idBefore: p.id_before === undefined ? undefined : idBound(p.id_before),
       lastActivityAfter: p.last_activity_after,
       lastActivityBefore: p.last_activity_before,
     };

@@ -17,8 +17,11 @@ const BUDGET_BYTES = 32 * 1024 * 1024;
  */
 const MIN_KEPT_LISTING = 1000;
 const LISTING_BUDGET_BYTES = 32 * 1024 * 1024;
-/** What a kept listing entry holds besides its path: the object, its id and the array's slot (measured: ~250 bytes). */
-const LISTING_ENTRY_BYTES = 200;
+/**
+ * What a kept listing entry holds besides its path: the object, its id and the array's slot (measured: ~250
+ * bytes with a 17-character path), and its slot in the listing's GitLab order (domain/project-files.ts).
+ */
+const LISTING_ENTRY_BYTES = 250;
 
 /** A tree's whole listing (GitRepository.listTree) and how many entries its walk went through. */
 export interface TreeListing {
@@ -88,7 +91,8 @@ export class ObjectCache {
     if (listing.walked < MIN_KEPT_LISTING) return;
     const full = `${repositoryId}:${key}`;
     if (this.listings.has(full)) return;
-    const bytes = listing.entries.reduce((sum, e) => sum + LISTING_ENTRY_BYTES + e.path.length, 0);
+    // A path's characters as two bytes each: V8 keeps one beyond Latin-1 so.
+    const bytes = listing.entries.reduce((sum, e) => sum + LISTING_ENTRY_BYTES + 2 * e.path.length, 0);
     if (bytes > LISTING_BUDGET_BYTES) return;
     this.listings.set(full, { listing, bytes });
     this.listingBytes += bytes;

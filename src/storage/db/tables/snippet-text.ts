@@ -227,6 +227,17 @@ export function snippetTextTable(db: Kysely<Database>, dialect: DialectName, rea
           .values(await textRows(db, snippetId, changed, maxBytes, bodies))
           .execute();
     },
+    /** The texts the index holds of these paths of the snippet, by path. */
+    async of(snippetId: number, paths: string[]): Promise<Map<string, string>> {
+      if (!paths.length) return new Map();
+      const rows = await db
+        .selectFrom('snippet_file_text')
+        .select(['path', 'content'])
+        .where('snippet_id', '=', snippetId)
+        .where('path', 'in', paths)
+        .execute();
+      return new Map(rows.map((r) => [r.path, r.content]));
+    },
     async deleteSnippet(snippetId: number): Promise<void> {
       await db.deleteFrom('snippet_file_text').where('snippet_id', '=', snippetId).execute();
     },
