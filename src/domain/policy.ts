@@ -206,6 +206,8 @@ interface Subjects {
   admin_token: { user_id: number };
   /** A user's profile and snippet lists (GitLab's UserPolicy): visitors lose it when the Public level is restricted. */
   read_user: { publicRestricted: boolean };
+  /** Listing users (GitLab's GlobalPolicy): the same. */
+  read_users_list: { publicRestricted: boolean };
   read_user_private: { user_id: number };
 }
 export type Ability = keyof Subjects;
@@ -250,6 +252,7 @@ const RULES: { [A in Ability]: (viewer: Viewer, subject: Subjects[A]) => boolean
       : canDeleteSnippet(viewer, s.project, s.access, s.snippet.author_id),
   admin_token: (viewer, s) => viewer !== null && (isAdmin(viewer) || viewer.id === s.user_id),
   read_user: (viewer, s) => viewer !== null || !s.publicRestricted,
+  read_users_list: (viewer, s) => viewer !== null || !s.publicRestricted,
   read_user_private: (viewer, s) => viewer !== null && (isAdmin(viewer) || viewer.id === s.user_id),
 };
 

@@ -168,7 +168,6 @@ const isKey = (key: string): key is Key => Object.hasOwn(DEFAULT_SETTINGS, key);
 /** Settings resolved from a stored record; read requests get the same cached record back, so resolve it once. */
 const resolved = new WeakMap<Record<string, unknown>, ApplicationSettings>();
 
-/** The settings in force: each stored valid value, else GitLab's default. */
 /**
  * GitLab's public_visibility_restricted?: an administrator restricted the Public level, so visitors who are not
  * signed in see no user profiles and no Explore pages (a public snippet or project by its own address stays open).
@@ -177,6 +176,7 @@ export async function publicVisibilityRestricted(store: Store): Promise<boolean>
   return (await getSettings(store)).restricted_visibility_levels.includes('public');
 }
 
+/** The settings in force: each stored valid value, else GitLab's default. */
 export async function getSettings(store: Store): Promise<ApplicationSettings> {
   const stored = await store.settings.all();
   let settings = resolved.get(stored);

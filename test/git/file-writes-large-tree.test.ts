@@ -45,8 +45,11 @@ describe(`file writes to a branch of ${FILES.toLocaleString('en')} files`, () =>
     assert.equal((await writing).statusCode, 201);
     const writeMs = performance.now() - started;
     // Worked out in the transaction, on SQLite the first create waited for the whole write and was the only one.
-    const seen = `${waits.length} creates in ${writeMs.toFixed(0)} ms, the longest ${Math.max(...waits).toFixed(0)} ms`;
-    assert.ok(waits.length >= 3, seen);
+    // Now a create is answered while the write goes on: more than one, none waiting as long as the write. (The
+    // write reads only the trees on its path, so it may end within two creates: 69 ms on PostgreSQL in a CI run.)
+    const longest = Math.max(...waits);
+    const seen = `${waits.length} creates in ${writeMs.toFixed(0)} ms, the longest ${longest.toFixed(0)} ms`;
+    assert.ok(waits.length >= 2 && longest < writeMs, seen);
   });
 
   it("reads and writes only the trees on its path: tens of milliseconds of the process's CPU, not hundreds", async () => {

@@ -25,14 +25,30 @@ interface Acknowledged {
   at: number;
 }
 
-describe('backup and restore while writes go on', () => {
+/** Directories of a describe's own, removed after it, and a process environment on a data directory of them. */
+function scratch() {
   const dirs: string[] = [];
-  const cleanups: (() => Promise<void>)[] = [];
   const tmp = () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-backup-'));
     dirs.push(dir);
     return dir;
   };
+  const envFor = (databaseUrl: string) => ({
+    ...process.env,
+    SNIPPETD_DATA_DIR: tmp(),
+    SNIPPETD_DATABASE_URL: databaseUrl,
+    SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
+    SNIPPETD_LOG_LEVEL: 'warn',
+  });
+  const remove = () => {
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  };
+  return { dirs, tmp, envFor, remove };
+}
+
+describe('backup and restore while writes go on', () => {
+  const { tmp, envFor, remove } = scratch();
+  const cleanups: (() => Promise<void>)[] = [];
   let sourceUrl: string;
   let restoreUrl: string;
 
@@ -63,16 +79,9 @@ describe('backup and restore while writes go on', () => {
   });
   after(async () => {
     for (const c of cleanups) await c();
-    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+    remove();
   });
 
-  const envFor = (databaseUrl: string) => ({
-    ...process.env,
-    SNIPPETD_DATA_DIR: tmp(),
-    SNIPPETD_DATABASE_URL: databaseUrl,
-    SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-    SNIPPETD_LOG_LEVEL: 'warn',
-  });
   const cli = (databaseUrl: string, args: string[]) => run(...cliCommand(...args), { env: envFor(databaseUrl) });
 
   it('restores every write acknowledged before the backup started', async () => {
@@ -205,22 +214,8 @@ describe('backup and restore while writes go on', () => {
 // SQLite's backup in steps started again at every write of another connection: on a 95 MB database written 18
 // times a second it never ended (helper-77). And a damaged or cut backup file was restored and served.
 describe('SQLite backups of a busy database, and damaged backup files', { skip: TEST_DB === 'postgres' }, () => {
-  const dirs: string[] = [];
-  const tmp = () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-backup-'));
-    dirs.push(dir);
-    return dir;
-  };
-  after(() => {
-    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-  });
-  const envFor = (databaseUrl: string) => ({
-    ...process.env,
-    SNIPPETD_DATA_DIR: tmp(),
-    SNIPPETD_DATABASE_URL: databaseUrl,
-    SNIPPETD_INITIAL_ROOT_TOKEN: TOKEN,
-    SNIPPETD_LOG_LEVEL: 'warn',
-  });
+  const { dirs, tmp, envFor, remove } = scratch();
+  after(remove);
   const cli = (databaseUrl: string, args: string[]) =>
     run(...cliCommand(...args), { env: envFor(databaseUrl), timeout: 60_000 });
   const source = () => path.join(dirs[0], 'source.sqlite3');

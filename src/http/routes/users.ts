@@ -44,8 +44,9 @@ export default async function userRoutes(app: FastifyInstance) {
     const viewer = request.principal.user;
     const p = validateRequest(spec.listUsersSpec, request);
     const store = storeOf(request);
-    if (!viewer && (!p.username || (await publicVisibilityRestricted(store))))
-      throw forbidden('Not authorized to access /api/v4/users');
+    // GitLab's users index: read_users_list, and a visitor must name the one user (no list of everyone).
+    const listable = can(viewer, 'read_users_list', { publicRestricted: await publicVisibilityRestricted(store) });
+    if (!listable || (!viewer && !p.username)) throw forbidden('Not authorized to access /api/v4/users');
     // GitLab's UsersFinder: blocked users, emails other than public ones and the external filter are
     // administrators' alone.
     const admin = can(viewer, 'admin_all_resources', null);
