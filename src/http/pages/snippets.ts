@@ -176,7 +176,7 @@ const EMBED_STYLE = `.snippetd-embed{font:14px/1.45 system-ui,sans-serif;border:
 .snippetd-embed pre code{font:inherit;color:inherit;background:none;padding:0;border:0}
 .snippetd-embed a{color:#1068bf}.snippetd-embed .markdown{padding:0 .75rem}.snippetd-embed details.source{padding:0 .75rem .5rem}
 .snippetd-embed .hljs-keyword{color:#a626a4}.snippetd-embed .hljs-string{color:#2a7a2a}
-.snippetd-embed .hljs-number{color:#986801}.snippetd-embed .hljs-comment{color:#6a6a72}
+.snippetd-embed .hljs-number{color:#8a5d00}.snippetd-embed .hljs-comment{color:#6a6a72}
 .snippetd-embed .hljs-title{color:#2856c3}
 .snippetd-embed code{counter-reset:line}.snippetd-embed .line{display:block;counter-increment:line}
 .snippetd-embed .ln{display:inline-block;min-width:3ch;margin-right:1rem;text-align:right;color:#6a6a72;text-decoration:none;user-select:none}
