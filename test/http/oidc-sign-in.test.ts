@@ -369,8 +369,14 @@ describe('signing in with OpenID Connect', () => {
   it('a new session replaces the one the browser had', async () => {
     const browser = new Browser(t, op.issuer);
     const before = await signInCookie(t, 'bob', PASSWORD);
-    browser.store('snippetd', [`${before}; Path=/`]);
-    const { res } = await signIn('sub-alice', { browser });
+    // Bob signs in in another tab while this one is at the provider (the sign-in page sends someone signed in on).
+    const { res } = await signIn('sub-alice', {
+      browser,
+      change: (url) => {
+        browser.store('snippetd', [`${before}; Path=/`]);
+        return url;
+      },
+    });
     const after = sessionCookie(res)!.split(';')[0];
     assert.notEqual(after, before);
     const old = await t.request({

@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertHiddenPage, createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
-import { LOCK_MS, SESSION_IDLE_MS, sessionUser, signIn } from '../../src/domain/sessions.ts';
+import { LOCK_MS, SESSION_IDLE_MS, sessionUser, signIn, signOut } from '../../src/domain/sessions.ts';
 
 const PASSWORD = 'correct horse battery';
 const pathOf = (url: string) => new URL(url).pathname;
@@ -252,6 +252,29 @@ describe('signing in to the pages', () => {
       left.map((r) => r.token_digest),
       ['idle-6-2'],
     );
+  });
+
+  it('the sign-in page sends someone signed in where signing in would (Devise require_no_authentication)', async () => {
+    const cookie = await session('member');
+    const to = (query: string) =>
+      t.request({ method: 'GET', url: `/users/sign_in${query}`, token: null, headers: { cookie } });
+    for (const [query, location] of [
+      ['', '/'],
+      [`?redirect_to=${encodeURIComponent(pathOf(secret.web_url))}`, pathOf(secret.web_url)],
+      ['?redirect_to=%2F%2Fevil.example', '/'],
+    ]) {
+      const res = await to(query);
+      assert.equal(res.statusCode, 302, query);
+      assert.equal(res.headers.location, location, query);
+      assert.equal(res.headers['set-cookie'], undefined, query);
+    }
+    // A session that ended is no one: the form again.
+    const ended = await to('');
+    await signOut(t.app.store, decodeURIComponent(cookie.split('=')[1]));
+    assert.equal(ended.statusCode, 302);
+    const form = await to('');
+    assert.equal(form.statusCode, 200);
+    assert.match(form.body, /name="authenticity_token"/);
   });
 
   it('a sign-in ends the session the browser had: whoever was signed in there is signed out', async () => {

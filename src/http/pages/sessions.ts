@@ -158,8 +158,10 @@ export async function sessionRoutes(app: FastifyInstance) {
   app.decorateRequest('pageSession', null);
 
   app.get('/users/sign_in', async (request, reply) => {
-    await readPageUser(request);
-    return signInForm(request, reply, 200, safeReturnPath((request.query as Record<string, unknown>).redirect_to));
+    const returnTo = safeReturnPath((request.query as Record<string, unknown>).redirect_to);
+    // Devise's require_no_authentication, as GitLab: someone signed in already goes where signing in would take them.
+    if (await readPageUser(request)) return reply.redirect(locationOf(returnTo), 302);
+    return signInForm(request, reply, 200, returnTo);
   });
 
   app.post('/users/sign_in', async (request, reply) => {
