@@ -190,8 +190,8 @@ describe('snippet forms', () => {
       res.body,
       /<input id="snippet-title" name="title" value=" {2}" maxlength="255" aria-invalid="true" aria-describedby="snippet-title-error">/,
     );
-    assert.match(res.body, /<p class="field-error" id="snippet-title-error">title is empty<\/p>/);
-    assert.match(res.body, /<p class="field-error" id="file-1-path-error">files\[1\]\[file_path\] is empty<\/p>/);
+    assert.match(res.body, /<p class="field-error" id="snippet-title-error">Title can&#39;t be blank<\/p>/);
+    assert.match(res.body, /<p class="field-error" id="file-1-path-error">File name can&#39;t be blank<\/p>/);
     assert.equal(textarea(res.body, 'description'), 'kept <description>');
     assert.equal(textarea(res.body, 'files[0][content]'), 'typed\ntext & more');
     assert.equal(textarea(res.body, 'files[1][content]'), 'second');
@@ -200,16 +200,17 @@ describe('snippet forms', () => {
   });
 
   it('refuses a visibility the API does not know, with its message next to the field, on new and edit', async () => {
-    // The oracle: the API's own answer to the same value (Grape's values check).
-    const message = 'visibility does not have a valid value';
+    // The oracle: the API's own answer to the same value (Grape's values check), worded for a form.
+    const api = 'visibility does not have a valid value';
     await t.fails(
       'POST',
       '/snippets',
       alice.token,
       { title: 'x', visibility: 'secret', files: [{ file_path: 'a.txt', content: 'a' }] },
       400,
-      { error: message },
+      { error: api },
     );
+    const message = `V${api.slice(1)}`;
     const field = new RegExp(
       `<fieldset class="visibility" aria-invalid="true" aria-describedby="snippet-visibility-error">[\\s\\S]*<p class="field-error" id="snippet-visibility-error">${message}</p>`,
     );

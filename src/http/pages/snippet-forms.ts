@@ -315,13 +315,22 @@ function errorsOf(error: unknown, rows: number[]): FieldErrors {
   for (const [name, messages] of entries) {
     const file = /^files\[(\d+)\]\[(file_path|content)\]$/.exec(name);
     for (const message of messages) {
-      if (file) add(`files.${rows[Number(file[1])]}.${file[2] === 'file_path' ? 'path' : 'content'}`, message);
-      else if (name === 'title' || name === 'description' || name === 'visibility') add(name, message);
+      if (file) {
+        const [field, label] = file[2] === 'file_path' ? ['path', 'File name'] : ['content', 'Content'];
+        add(`files.${rows[Number(file[1])]}.${field}`, asFormMessage(name, label, message));
+      } else if (name === 'title' || name === 'description' || name === 'visibility')
+        add(name, asFormMessage(name, name[0].toUpperCase() + name.slice(1), message));
       else add('files', message);
     }
   }
   return errors;
 }
+
+/** A parameter's message as GitLab's forms word it: the field's label for the parameter, Rails' "can't be blank". */
+const asFormMessage = (param: string, label: string, message: string) =>
+  message.startsWith(`${param} `)
+    ? `${label} ${message.slice(param.length + 1).replace(/^is empty$/, "can't be blank")}`
+    : message;
 
 const pressed = (request: FastifyRequest, button: 'preview' | 'add_file') => formFields(request)[button] === '1';
 
@@ -509,7 +518,7 @@ function checkRows(rows: FileRow[]): FieldErrors {
   const errors: FieldErrors = {};
   rows.forEach((row, n) => {
     if (row.remove) return;
-    if (!row.path.trim()) addFieldMessage(errors, `files.${n}.path`, 'File name is empty');
+    if (!row.path.trim()) addFieldMessage(errors, `files.${n}.path`, "File name can't be blank");
     if (row.content !== null && (typeof row.content === 'string' ? !row.content.trim() : row.content.isBlank()))
       addFieldMessage(errors, `files.${n}.content`, "Content can't be blank");
   });
