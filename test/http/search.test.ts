@@ -139,6 +139,22 @@ describe('search API: snippet_titles', () => {
     await bad('?search[]=needle&scope=snippet_titles', 'search is invalid');
   });
 
+  it("validates GitLab's state and confidential filters, which no snippet is outside of", async () => {
+    // A caller of its own: searches are limited per user a minute.
+    const carol = await t.user('carol-filters');
+    const search = (filters: string) => `/search?search=needle&scope=snippet_titles${filters}`;
+    await t.fails('GET', search('&state=open'), carol.token, undefined, 400, {
+      error: 'state does not have a valid value',
+    });
+    await t.fails('GET', search('&confidential=maybe'), carol.token, undefined, 400, {
+      error: 'confidential is invalid',
+    });
+    const all = await t.must('GET', search(''), carol.token);
+    assert.ok(all.length > 0);
+    for (const filters of ['&state=opened', '&state=all&confidential=false', '&confidential=true&state=merged'])
+      assert.deepEqual(await t.must('GET', search(filters), carol.token), all, filters);
+  });
+
   it('answers 403 to a search across the instance while global_search_snippet_titles_enabled is off', async () => {
     const setting = (on: boolean) =>
       t.must('PUT', '/application/settings', ROOT_TOKEN, { global_search_snippet_titles_enabled: on });

@@ -8,4 +8,7 @@ export const SEARCH_SCOPES = ['snippet_titles', 'snippet_blobs'] as const;
 export const searchSpec = {
   search: { type: 'string', required: true },
   scope: { type: 'string', required: true, values: SEARCH_SCOPES },
+  // GitLab's search_params_common: checked as GitLab checks them; snippets have neither a state nor confidentiality.
+  state: { type: 'string', values: ['all', 'opened', 'closed', 'merged'] as const },
+  confidential: { type: 'boolean' },
 } satisfies ParamSpec;
