@@ -482,6 +482,16 @@ describe('project snippets API', () => {
       assert.equal((await update(s, { content: 'v3', file_name: 'three.rb' })).file_name, 'three.rb');
       assert.deepEqual([await tree(s.id), await show(s.id, 'three.rb')], [['three.rb'], 'v3']);
       assert.deepEqual(await log(s.id), ['Update snippet', 'Update snippet', 'Update snippet', 'Initial commit']);
+      // An empty file_name names the file as an unnamed one (GitLab's snippetfile<N>.txt), once.
+      assert.equal((await update(s, { file_name: '' })).file_name, 'snippetfile1.txt');
+      assert.deepEqual([await tree(s.id), await show(s.id, 'snippetfile1.txt')], [['snippetfile1.txt'], 'v3']);
+      assert.equal((await update(s, { file_name: '', content: 'v4' })).file_name, 'snippetfile1.txt');
+      assert.deepEqual([await tree(s.id), await show(s.id, 'snippetfile1.txt')], [['snippetfile1.txt'], 'v4']);
+      assert.equal(
+        (await t.must('GET', `/projects/${proj.id}/snippets/${s.id}`, alice.token)).file_name,
+        'snippetfile1.txt',
+      );
+      assert.equal((await log(s.id)).length, 6);
       const multi = await create({ files: [f('a', '1'), f('b', '2')] });
       const snap = await state(multi);
       const error = {

@@ -44,6 +44,9 @@ export function isValidAction(a: FileAction): boolean {
 
 const GENERATED = /^snippetfile(\d+)\.txt$/;
 
+/** Whether a path is one GitLab gives an unnamed file: snippetfile<N>.txt. */
+export const isGeneratedName = (path: string) => GENERATED.test(path);
+
 /**
  * The N of the files named snippetfile<N>.txt, as files come and go: GitLab names an unnamed file one above the
  * highest in use. Kept in a max-heap whose numbers no longer in use are dropped as they surface, so that each

@@ -12,7 +12,7 @@ import { conflict, Failure, notFound, serviceError } from '../failure.ts';
 import { isVisibilityRestricted } from '../policy.ts';
 import { getSettings, indexedFileMaxBytes, type ApplicationSettings } from '../settings.ts';
 import { nowIso } from '../tokens.ts';
-import { applyActions, FileActionError, isValidAction, type FileAction } from './files.ts';
+import { applyActions, FileActionError, isGeneratedName, isValidAction, type FileAction } from './files.ts';
 import { checkAttributes } from './limits.ts';
 import { byteOrder } from '../../order.ts';
 import { type Meta, type SnippetDeps, buildCommit, rejectSpam, repositoryError, restrictedError } from './commits.ts';
@@ -47,7 +47,8 @@ export const snippetVersion = (snippet: Pick<Snippet, 'head_commit' | 'updated_a
  * (docs/gitlab-compatibility.md#snippet-update).
  */
 function legacyAction(current: string, input: UpdateInput): FileAction {
-  const target = input.file_name !== undefined && input.file_name !== '' ? input.file_name : current;
+  // An empty name is a move as in GitLab: the file becomes snippetfile<N>.txt, unless it is one already.
+  const target = input.file_name === '' && isGeneratedName(current) ? current : (input.file_name ?? current);
   if (target !== current)
     return { action: 'move', previous_path: current, file_path: target, content: input.content ?? null };
   return { action: 'update', file_path: current, content: input.content ?? null };
@@ -174,7 +175,12 @@ async function changeOf(
   const first = actions[0];
   return {
     from: state,
-    row: { ...row, head_commit: commit, file_name: first.file_path || first.previous_path || snippet.file_name },
+    row: {
+      ...row,
+      head_commit: commit,
+      // The one file of a one-file update is the one left, whatever name it was given.
+      file_name: legacy ? [...next.keys()][0] : first.file_path || first.previous_path || snippet.file_name,
+    },
     commit: { id: commit, objects, files: indexed, indexedFileMaxBytes: indexedFileMaxBytes(settings) },
     fromVersion: input.baseVersion !== undefined,
   };
