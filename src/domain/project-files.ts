@@ -27,7 +27,6 @@ import type { ProjectContext } from './projects.ts';
 import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
 import type { PageWindow } from '../storage/db/page.ts';
 import { trimOf } from '../text-scan.ts';
-import type { Viewable } from './rendering.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
 export const FILE_MISSING = "A file with this name doesn't exist";
@@ -268,21 +267,18 @@ async function locateFile(store: Store, ctx: ProjectContext, ref: string, filePa
 }
 
 /**
- * A file's blob id and bytes at `ref` (the default branch when none; past a MiB its size and start only,
- * rendering.ts#Viewable), without what the files API adds (its last commit, a walk of history, and a hash of
- * its bytes): what pages show.
+ * A file's blob id and bytes at `ref` (the default branch when none; past a MiB a LargeBlob, streamed), without
+ * what the files API adds (its last commit, a walk of history, and a hash of its bytes): what pages show and send.
  */
 export async function readFileBlob(
   store: Store,
   ctx: ProjectContext,
   ref: string | undefined,
   filePath: string,
-): Promise<{ blobId: string; content: Viewable }> {
+): Promise<{ blobId: string; content: Buffer | LargeBlob }> {
   return readingRepository(store, ctx, async () => {
     const { repo, entry } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
-    const content = await repo.sendableBlob(entry.id);
-    if (!content) throw new MissingObject(`repository ${repo.id} has no blob ${entry.id}`);
-    return { blobId: entry.id, content };
+    return { blobId: entry.id, content: await sendableBlobOf(repo, entry.id) };
   });
 }
 
@@ -292,26 +288,18 @@ async function lastCommitChanging(repo: GitRepository, commit: string, filePath:
   return last?.id ?? commit;
 }
 
-/**
- * readFileBlob to send as it is (a large blob streamed: GitRepository.sendableBlob), with the commit read and
- * the last commit that changed the file (GitLab's X-Gitlab-Last-Commit-Id).
- */
-export async function rawFileBlob(
+/** The raw file as the files API sends it: its bytes, and readFile's fields for GitLab's X-Gitlab-* headers. */
+export async function rawFile(
   store: Store,
   ctx: ProjectContext,
   ref: string | undefined,
   filePath: string,
-): Promise<{ blobId: string; commitId: string; content: Buffer | LargeBlob; lastCommitId: string }> {
+): Promise<{ info: FileInfo; content: Buffer | LargeBlob }> {
   return readingRepository(store, ctx, async () => {
     const { repo, commit, entry } = await locateFile(store, ctx, ref ?? defaultRef(ctx), filePath);
-    const content = await repo.sendableBlob(entry.id);
-    if (!content) throw new MissingObject(`repository ${repo.id} has no blob ${entry.id}`);
-    return {
-      blobId: entry.id,
-      commitId: commit,
-      content,
-      lastCommitId: await lastCommitChanging(repo, commit, filePath),
-    };
+    const content = await sendableBlobOf(repo, entry.id);
+    // GitLab's blob_data names the ref as it was asked for: none, when the default branch was read.
+    return { content, info: await fileInfo(repo, commit, entry, filePath, ref ?? '', content) };
   });
 }
 
@@ -321,28 +309,59 @@ export async function readFile(
   ctx: ProjectContext,
   ref: string | undefined,
   filePath: string,
-): Promise<{ info: Omit<FileRead, 'content'>; content: Buffer }> {
+): Promise<{ info: FileInfo; content: Buffer }> {
   const at = ref ?? defaultRef(ctx);
   return readingRepository(store, ctx, async () => {
     const { repo, commit, entry } = await locateFile(store, ctx, at, filePath);
     const content = await blobOf(repo, entry.id);
-    return {
-      content,
-      info: {
-        file_name: filePath.split('/').pop()!,
-        file_path: filePath,
-        size: content.length,
-        encoding: 'base64',
-        // In libuv's threads (Web Crypto's digest): 50 ms of the event loop for a 50 MB file.
-        content_sha256: Buffer.from(await crypto.subtle.digest('SHA-256', content)).toString('hex'),
-        ref: at,
-        blob_id: entry.id,
-        commit_id: commit,
-        last_commit_id: await lastCommitChanging(repo, commit, filePath),
-        execute_filemode: entry.mode === '100755',
-      },
-    };
+    return { content, info: await fileInfo(repo, commit, entry, filePath, at, content) };
   });
+}
+
+/** Every field of a file but its content (GitLab's blob_data). */
+export type FileInfo = Omit<FileRead, 'content'>;
+
+async function fileInfo(
+  repo: GitRepository,
+  commit: string,
+  entry: { id: string; mode: string },
+  filePath: string,
+  ref: string,
+  content: Buffer | LargeBlob,
+): Promise<FileInfo> {
+  return {
+    file_name: filePath.split('/').pop()!,
+    file_path: filePath,
+    size: Buffer.isBuffer(content) ? content.length : content.size,
+    encoding: 'base64',
+    content_sha256: await sha256Of(content),
+    ref,
+    blob_id: entry.id,
+    commit_id: commit,
+    last_commit_id: await lastCommitChanging(repo, commit, filePath),
+    execute_filemode: entry.mode === '100755',
+  };
+}
+
+/**
+ * The SHA-256 of a file's bytes, in hex. A whole one in libuv's threads (Web Crypto's digest: 50 ms of the event
+ * loop for a 50 MB file); a large one a piece at a time as it inflates, never held whole.
+ */
+async function sha256Of(content: Buffer | LargeBlob): Promise<string> {
+  if (Buffer.isBuffer(content)) return Buffer.from(await crypto.subtle.digest('SHA-256', content)).toString('hex');
+  const hash = crypto.createHash('sha256');
+  try {
+    for await (const piece of content.open()) hash.update(piece as Buffer);
+  } catch (error) {
+    throw new MissingObject(`a large blob's parts end early: ${(error as Error).message}`);
+  }
+  return hash.digest('hex');
+}
+
+async function sendableBlobOf(repo: GitRepository, id: string): Promise<Buffer | LargeBlob> {
+  const content = await repo.sendableBlob(id);
+  if (!content) throw new MissingObject(`repository ${repo.id} has no blob ${id}`);
+  return content;
 }
 
 /** A ref that is not given means the default branch, or HEAD in a repository without one yet. */

@@ -212,6 +212,14 @@ describe('project repository files API', () => {
         (await git(P, 'log', '-1', '--format=%H', 'main', '--', 'hello.txt')).trim(),
       ],
     );
+    // All ten of GET's (blob_data), the ref as asked: none when the default branch was read.
+    const metaOf = (answer: { headers: Record<string, unknown> }) =>
+      Object.fromEntries(Object.entries(answer.headers).filter(([name]) => name.startsWith('x-gitlab-')));
+    const got = await t.expect('GET', `${file(P, 'hello.txt')}?ref=main`, reporter.token, undefined, 200);
+    assert.equal(Object.keys(metaOf(got)).length, 10);
+    assert.deepEqual(metaOf(text), { ...metaOf(got), 'x-gitlab-ref': '' });
+    const atMain = await t.expect('GET', `${file(P, 'hello.txt', '/raw')}?ref=main`, reporter.token, undefined, 200);
+    assert.deepEqual(metaOf(atMain), metaOf(got));
     const first = await git(P, 'rev-list', '--max-parents=0', 'main');
     const old = await t.expect('GET', `${file(P, 'hello.txt', '/raw')}?ref=${first}`, reporter.token, undefined, 200);
     assert.equal(old.body, 'hello\n');

@@ -97,6 +97,20 @@ describe('answers of tens of megabytes made from stored data', () => {
       ['big.bin', content.length, 'base64', crypto.createHash('sha256').update(content).digest('hex')],
     );
     assert.ok(Buffer.from(file.content, 'base64').equals(content));
+
+    // Its raw bytes, with GitLab's X-Gitlab-* headers: the hash taken as the file inflates, never held twice.
+    const rawRssBefore = currentRss(server);
+    const raw = await whileHostile(server, async () => {
+      const res = await fetch(`${server.url}/api/v4/projects/${target.id}/repository/files/big.bin/raw`);
+      return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+    });
+    assertCalm(raw.calm, { rssBytes: rawRssBefore + 256 * MiB });
+    assert.equal(raw.answer.status, 200);
+    assert.deepEqual(
+      ['size', 'content-sha256', 'blob-id', 'last-commit-id'].map((name) => raw.answer.headers.get(`x-gitlab-${name}`)),
+      [String(content.length), file.content_sha256, file.blob_id, file.last_commit_id],
+    );
+    assert.ok(raw.answer.bytes.equals(content));
   });
 
   it('a page of twenty snippets whose descriptions are a megabyte of control characters each: the loop kept free', async () => {

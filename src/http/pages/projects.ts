@@ -6,7 +6,7 @@ import { findReadableProject, type ProjectContext } from '../../domain/projects.
 import { can, NO_ACCESS } from '../../domain/policy.ts';
 import { findSnippets } from '../../domain/snippets/finder.ts';
 import { Failure, notFound } from '../../domain/failure.ts';
-import { listTree, nameOf, rawFileBlob, readFileBlob } from '../../domain/project-files.ts';
+import { listTree, nameOf, readFileBlob } from '../../domain/project-files.ts';
 import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import type { TreeEntry } from '../../storage/git/repository.ts';
@@ -236,7 +236,7 @@ async function rawFilePage(
   const ctx = await codeProject(request, projectPath);
   const viewer = pageViewer(request);
   await limitRaw(request, ctx.project.id, file, viewer !== null);
-  const { blobId, content } = await rawFileBlob(storeOf(request), ctx, ref, file);
+  const { blobId, content } = await readFileBlob(storeOf(request), ctx, ref, file);
   const anyone = can(null, 'download_code', { project: ctx.project, access: NO_ACCESS });
   return sendWebRaw(
     request,

@@ -13,12 +13,12 @@ import * as spec from '../schemas/repository.ts';
 import { findReadableProject } from '../../domain/projects.ts';
 import { authorize } from '../../domain/policy.ts';
 import {
-  type FileRead,
+  type FileInfo,
   type FileWrite,
   listCommits,
   listTree,
   nameOf,
-  rawFileBlob,
+  rawFile,
   readFile,
   writeFile,
 } from '../../domain/project-files.ts';
@@ -56,7 +56,7 @@ async function fileJson(info: object, content: Buffer): Promise<Buffer> {
  * clients that read a file's metadata from HEAD (go-gitlab's GetFileMetaData). A value goes out as its UTF-8
  * bytes, as Rack writes it; a control character, which no header may hold, percent-encoded.
  */
-function setFileHeaders(reply: FastifyReply, info: Omit<FileRead, 'content'>): void {
+function setFileHeaders(reply: FastifyReply, info: FileInfo): void {
   for (const [key, value] of Object.entries(info)) {
     const name = `X-Gitlab-${key
       .split('_')
@@ -126,12 +126,9 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.rawFileSpec, request);
     await limitRaw(request, ctx.project.id, p.file_path, !!request.principal.user);
-    const file = await rawFileBlob(storeOf(request), ctx, p.ref, p.file_path);
-    reply
-      .header('X-Gitlab-Blob-Id', file.blobId)
-      .header('X-Gitlab-Commit-Id', file.commitId)
-      .header('X-Gitlab-Last-Commit-Id', file.lastCommitId);
-    return sendRaw(reply, p.file_path, file.content);
+    const { info, content } = await rawFile(storeOf(request), ctx, p.ref, p.file_path);
+    setFileHeaders(reply, info);
+    return sendRaw(reply, p.file_path, content);
   });
 
   /** GET /projects/:id/repository/tree — [{id, name, type, path, mode}], paginated; 404 Tree Not Found. */
