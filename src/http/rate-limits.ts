@@ -22,9 +22,10 @@ export function registerApiThrottle(app: FastifyInstance): void {
 }
 
 async function throttle(request: FastifyRequest): Promise<void> {
-  // The cached settings even on a write: a throttle setting one request late is harmless, and a settings
-  // query on every write is not.
-  const settings = await getSettings(request.server.readStore);
+  // As the request's other lookups: a write not under the read cache reads the settings themselves, for the
+  // cache is refreshed only when a request that uses it starts, and a node answering writes alone kept a
+  // throttle another node had turned on or off for as long as no read came.
+  const settings = await getSettings(storeOf(request));
   if (!settings.throttle_authenticated_api_enabled && !settings.throttle_unauthenticated_api_enabled) return;
   await checkApiThrottle(request.server.rateCounters, settings, {
     userId: request.principal.user?.id ?? null,

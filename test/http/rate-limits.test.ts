@@ -268,6 +268,25 @@ describe('rate limits', () => {
     await t.expect('GET', '/application/settings', ROOT_TOKEN, undefined, 200);
   });
 
+  it('API throttle: a change applies to the very next write, with no read between', async () => {
+    // Users of its own: the requests the others made this minute are counted already.
+    const { token } = await t.user('throttled-writer');
+    const admin = (await t.user('throttling-admin', { admin: true })).token;
+    const create = (n: number, status: number) =>
+      t.expect('POST', '/projects', token, { path: `throttled-${n}` }, status);
+    const change = (changes: object) => t.ok('PUT', '/application/settings', admin, changes, 200);
+    await change({
+      throttle_authenticated_api_enabled: true,
+      throttle_authenticated_api_requests_per_period: 2,
+      throttle_authenticated_api_period_in_seconds: 60,
+    });
+    await create(1, 201);
+    await create(2, 201);
+    await create(3, 429);
+    await change({ throttle_authenticated_api_enabled: false });
+    await create(4, 201);
+  });
+
   it('API throttle per address, with the configured text; health and metrics are never limited', async () => {
     await settings({
       throttle_unauthenticated_api_enabled: true,
@@ -298,6 +317,32 @@ describe('rate limits across nodes', {
   after(async () => {
     await two.close();
     await one.close();
+  });
+
+  it('applies a throttle changed on one node to the other’s next write, with no read between', async () => {
+    // Run first, by users of its own: the one below leaves root's requests of this minute counted.
+    const user = await one.user('throttled-across');
+    const admin = (await one.user('throttling-admin-across', { admin: true })).token;
+    const create = (node: TestApp, n: number, status: number) =>
+      node.expect('POST', '/projects', user.token, { path: `across-${n}` }, status);
+    // Node two has read the settings (throttles off) and then answers writes alone.
+    await two.expect('GET', '/user', user.token, undefined, 200);
+    for (let n = 1; n <= 3; n++) await create(two, n, 201);
+    await one.ok(
+      'PUT',
+      '/application/settings',
+      admin,
+      {
+        throttle_authenticated_api_enabled: true,
+        throttle_authenticated_api_requests_per_period: 1,
+        throttle_authenticated_api_period_in_seconds: 60,
+      },
+      200,
+    );
+    await create(two, 4, 201);
+    await create(two, 5, 429);
+    await one.ok('PUT', '/application/settings', admin, { throttle_authenticated_api_enabled: false }, 200);
+    await create(two, 6, 201);
   });
 
   it('counts every node’s requests against one limit', async () => {
