@@ -206,6 +206,39 @@ describe('never a 500', () => {
     assert.deepEqual(file2.rawPayload, Buffer.from([0, 1]));
   });
 
+  it('half of a UTF-16 pair in any parameter, a path or content too, is 400 Bad Request and writes nothing', async () => {
+    const snippets = async () => (await t.ok('GET', '/snippets', ROOT_TOKEN, undefined, 200)).length;
+    const before = await snippets();
+    const lone = '\ud800';
+    const file = (over: object) => [{ file_path: 'a.txt', content: 'x', ...over }];
+    for (const [method, url, payload] of [
+      ['POST', '/snippets', { title: 't', files: file({ file_path: `a${lone}` }) }],
+      ['POST', '/snippets', { title: 't', file_name: `a${lone}`, content: 'x' }],
+      ['POST', '/snippets', { title: 't', files: file({ content: `x${lone}` }) }],
+      ['POST', '/snippets', { title: `t${lone}`, files: file({}) }],
+      ['POST', `/projects/${projectId}/snippets`, { title: 't', files: file({ file_path: `${lone}.txt` }) }],
+      [
+        'PUT',
+        `/projects/${projectId}/snippets/${snippetId}`,
+        { files: [{ action: 'create', file_path: `b${lone}`, content: 'x' }] },
+      ],
+      ['PUT', `/groups/${groupId}`, { description: `\udc00${'a'.repeat(10)}` }],
+    ] as const) {
+      // JSON.stringify writes the half pair as the escape \ud800, as a client's JSON may.
+      assertMalformed(await t.api(method, url, ROOT_TOKEN, payload), `${method} ${url} ${JSON.stringify(payload)}`);
+    }
+    assert.equal(await snippets(), before);
+    // A whole pair is text like any other.
+    const emoji = await t.ok(
+      'POST',
+      '/snippets',
+      ROOT_TOKEN,
+      { title: '😀', files: file({ file_path: '😀.txt' }) },
+      201,
+    );
+    assert.deepEqual([emoji.title, emoji.file_name], ['😀', '😀.txt']);
+  });
+
   it('nested parameters where a scalar is expected: a list keeps them in Link as Rails does, a page number refuses them', async () => {
     const res = await t.api('GET', '/templates/licenses?per_page=5&z[y]=2&a[][b]=1&a[][b]=0&s[]=b&s[]=a', null);
     assert.equal(res.statusCode, 200, res.body);

@@ -5,6 +5,9 @@
 // one failed there (500). Two kinds of parameters keep their own rules (docs/gitlab-compatibility.md#d17):
 // a file's `content` is stored as a git blob, bytes in which NUL is as good as any other; and paths, whose
 // rules (domain/paths.ts) refuse every control character with a message that names the parameter.
+// Nor is a string with half of a UTF-16 pair (a JSON `\ud800` alone), in any parameter: it is no text, as
+// GitLab's middleware finds a string of invalid UTF-8 malformed; kept, it became U+FFFD in storage and broke
+// the answer's URLs (a 500 after the write).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Failure } from '../../domain/failure.ts';
 import { isHash } from '../rack-params.ts';
@@ -19,20 +22,24 @@ const OWN_RULES = new Set(['content', 'file_path', 'previous_path', 'path']);
 /** GitLab looks at nested values down to this depth (files[0][file_path] is at 2); no parameter is deeper. */
 const MAX_DEPTH = 2;
 
-function valueHasNul(value: unknown, depth: number): boolean {
-  if (typeof value === 'string') return value.includes(NUL);
-  if (value instanceof Utf8Text) return value.bytes.includes(0);
+/** `ownRules`: a NUL is left to the parameter's own rules (OWN_RULES); half a pair never is. */
+function valueIsMalformed(value: unknown, depth: number, ownRules: boolean): boolean {
+  if (typeof value === 'string') return (!ownRules && value.includes(NUL)) || !isWellFormed(value);
+  if (value instanceof Utf8Text) return !ownRules && value.bytes.includes(0);
   if (depth >= MAX_DEPTH) return false;
-  if (Array.isArray(value)) return value.some((v) => valueHasNul(v, depth + 1));
-  return isHash(value) && paramsHaveNul(value, depth + 1);
+  if (Array.isArray(value)) return value.some((v) => valueIsMalformed(v, depth + 1, ownRules));
+  return isHash(value) && paramsAreMalformed(value, depth + 1);
 }
 
-function paramsHaveNul(params: Record<string, unknown>, depth = 0): boolean {
+function paramsAreMalformed(params: Record<string, unknown>, depth = 0): boolean {
   for (const key in params) {
-    if (!OWN_RULES.has(key) && Object.hasOwn(params, key) && valueHasNul(params[key], depth)) return true;
+    if (Object.hasOwn(params, key) && valueIsMalformed(params[key], depth, OWN_RULES.has(key))) return true;
   }
   return false;
 }
+
+// String.prototype.isWellFormed (ES2024): no lone surrogate.
+const isWellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /** The credentials and the Sudo target, which are looked up as text. */
 function headersHaveNul(request: FastifyRequest): boolean {
@@ -50,10 +57,10 @@ export function isMalformed(request: FastifyRequest): boolean {
   // Route parameters are the URL path decoded: `:id`, `:ref`, ... and the whole path of git and page URLs.
   return (
     headersHaveNul(request) ||
-    (isObject(request.params) && paramsHaveNul(request.params)) ||
-    (isObject(request.query) && paramsHaveNul(request.query)) ||
+    (isObject(request.params) && paramsAreMalformed(request.params)) ||
+    (isObject(request.query) && paramsAreMalformed(request.query)) ||
     // A git request's body is a stream, and a long JSON string one Utf8Text: neither has parameters.
-    (isHash(request.body) && paramsHaveNul(request.body))
+    (isHash(request.body) && paramsAreMalformed(request.body))
   );
 }
 
