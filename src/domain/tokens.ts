@@ -4,7 +4,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { Token, User } from '../storage/db/schema.ts';
 import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import type { TokenListFilter } from '../storage/db/tables/tokens.ts';
-import { invalidToken, unauthorized } from './failure.ts';
+import { invalidFields, invalidToken, tooLongError, unauthorized } from './failure.ts';
 import { SCOPES, type Scope } from './access.ts';
 
 export const digestToken = (plain: string) => crypto.createHash('sha256').update(plain).digest('hex');
@@ -20,11 +20,18 @@ export const isExpired = (token: Pick<Token, 'expires_at'>) => token.expires_at 
 export const isActive = (token: Token) => token.revoked === 0 && !isExpired(token);
 export const scopesOf = (token: Pick<Token, 'scopes'>) => token.scopes.split(' ').filter(Boolean) as Scope[];
 
+/** The longest token name, in characters (docs/gitlab-compatibility.md#users-and-tokens). */
+export const MAX_TOKEN_NAME_CHARS = 255;
+
 export async function createToken(
   store: Store,
   user: Pick<User, 'id'>,
   input: { name: string; scopes: Scope[]; expiresAt: string | null; plain?: string },
 ): Promise<{ token: Token; plain: string }> {
+  // GitLab's name has no bound but its request's size; ours is the form's, for every token list and page shows
+  // each name whole (helper-82: nine names of 16 MB made a list of 157 MB).
+  const tooLong = tooLongError(input.name, MAX_TOKEN_NAME_CHARS);
+  if (tooLong) throw invalidFields({ name: [tooLong] });
   const plain = input.plain ?? generateToken();
   const token = await store.tokens.insert({
     user_id: user.id,

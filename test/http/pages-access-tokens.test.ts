@@ -105,8 +105,20 @@ describe('personal access tokens page', () => {
       past.body,
       new RegExp(`<input id="token-expires" name="expires_at" type="date" min="\\d{4}-\\d\\d-\\d\\d" value="${today}"`),
     );
+    // The form's maxlength, held by the server too.
+    const long = await post(PATH, cookie, [
+      ['authenticity_token', formToken(form.body)],
+      ['name', 'n'.repeat(256)],
+      ['scopes[]', 'api'],
+    ]);
+    assert.equal(long.statusCode, 422);
+    assert.match(
+      long.body,
+      /<p class="field-error" id="token-name-error">Name is too long \(maximum is 255 characters\)<\/p>/,
+    );
     const names = (await t.must('GET', '/personal_access_tokens?per_page=100', ROOT_TOKEN)).map((x: any) => x.name);
     assert.ok(!names.includes('no scopes') && !names.includes('sudo') && !names.includes('stale'));
+    assert.ok(!names.some((name: string) => name.length > 255));
   });
 
   it("revokes one of one's own tokens with the form token, and no one else's", async () => {

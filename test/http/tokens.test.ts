@@ -76,6 +76,13 @@ describe('personal access tokens', () => {
     const badDate = await create(alice.id, { name: 'x', scopes: ['api'], expires_at: 'tomorrow' });
     assert.equal(badDate.statusCode, 400);
     assert.deepEqual(badDate.json, { error: 'expires_at is invalid' });
+    // A name of at most 255 characters (code points), as every list shows each name whole.
+    const longest = await create(alice.id, { name: '😀'.repeat(255), scopes: ['api'] });
+    assert.equal(longest.statusCode, 201);
+    assert.equal(longest.json.name, '😀'.repeat(255));
+    const tooLong = await create(alice.id, { name: 'x'.repeat(256), scopes: ['api'] });
+    assert.equal(tooLong.statusCode, 400);
+    assert.deepEqual(tooLong.json, { message: { name: ['is too long (maximum is 255 characters)'] } });
   });
 
   it('is for admins only: 401 anonymous, 403 for users (even for themselves), 404 unknown user', async () => {

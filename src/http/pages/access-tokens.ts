@@ -170,7 +170,13 @@ async function accessTokens(request: FastifyRequest, reply: FastifyReply) {
     });
     return tokensPage(request, reply, 201, empty, { created: plain });
   } catch (error) {
-    if (!(error instanceof Failure) || error.reason !== 'bad_request_param') throw error;
+    if (!(error instanceof Failure)) throw error;
+    // The model's messages (createToken's name) read as the field's: "Name is too long ...".
+    if (error.reason === 'bad_request_fields')
+      return tokensPage(request, reply, 422, typed, {
+        errors: { name: (error.fields.name ?? []).map((m) => `Name ${m}`) },
+      });
+    if (error.reason !== 'bad_request_param') throw error;
     return tokensPage(request, reply, 422, typed, { errors: error.fields });
   }
 }
