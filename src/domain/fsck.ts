@@ -13,7 +13,7 @@
 import zlib from 'node:zlib';
 import type { Store } from '../storage/db/store.ts';
 import { objectId, parseCommit, parseTree, TYPE_OF_PACK_TYPE, tagTarget } from '../storage/git/objects.ts';
-import { isValidRefName } from './project-files.ts';
+import { isValidRefName } from './paths.ts';
 import type { GitRepository } from '../storage/git/repository.ts';
 import { readParts } from '../storage/git/object-parts.ts';
 import { reindexSnippet } from './snippets/repair.ts';

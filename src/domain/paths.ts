@@ -42,9 +42,16 @@ export function isWellFormedFullPath(fullPath: string): boolean {
 }
 
 /** A path derived from a display name, as GitLab does when only `name` is given. */
+/** How much of a name pathFromName reads: past a path's 255 characters, whatever the name's spaces. */
+const NAME_CHARS_READ = 4096;
+
 export function pathFromName(name: string): string {
   return trimOf(
     name
+      .trimStart()
+      // A name is at most 255 characters: the path of a longer one is refused as well from its start, and making
+      // it from 16 MB held the event loop a second.
+      .slice(0, NAME_CHARS_READ)
       .trim()
       .toLowerCase()
       .replace(/[^a-z0-9_.-]+/g, '-'),
@@ -105,3 +112,21 @@ export function hasFileDirectoryClash(paths: Iterable<string>): boolean {
 
 const FILE = Symbol('file');
 type PathNode = Map<string, PathNode | typeof FILE>;
+
+// ---- Refs ----
+
+/** A full ref name (`refs/heads/x`) git accepts: git check-ref-format's rules. */
+export function isValidRefName(ref: string): boolean {
+  return (
+    ref.startsWith('refs/') &&
+    !ref.endsWith('.') &&
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: git refuses control characters in ref names.
+    !/(\.\.|@\{|[\s~^:?*[\\\x00-\x1f\x7f])/.test(ref) &&
+    ref.split('/').every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'))
+  );
+}
+
+/** Branch names the API takes: valid in a ref, at most 255 characters, and not to be read as options. */
+export function isValidBranchName(name: string): boolean {
+  return name.length <= 255 && !name.startsWith('-') && name !== '@' && isValidRefName(`refs/heads/${name}`);
+}

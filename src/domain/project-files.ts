@@ -22,7 +22,7 @@ import {
   TreeTooLarge,
 } from '../storage/git/repository.ts';
 import { Failure, notFound } from './failure.ts';
-import { isValidGitPath } from './paths.ts';
+import { isValidBranchName, isValidGitPath } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
 import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
 import type { PageWindow } from '../storage/db/page.ts';
@@ -62,22 +62,6 @@ export interface FileWrite {
 function tooLarge(error: unknown): never {
   if (error instanceof TreeTooLarge) throw badRequest(`Tree is too large: more than ${error.limit} entries`);
   throw error;
-}
-
-/** A full ref name (`refs/heads/x`) git accepts: git check-ref-format's rules. */
-export function isValidRefName(ref: string): boolean {
-  return (
-    ref.startsWith('refs/') &&
-    !ref.endsWith('.') &&
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: git refuses control characters in ref names.
-    !/(\.\.|@\{|[\s~^:?*[\\\x00-\x1f\x7f])/.test(ref) &&
-    ref.split('/').every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'))
-  );
-}
-
-/** Branch names the API takes: valid in a ref, at most 255 characters, and not to be read as options. */
-export function isValidBranchName(name: string): boolean {
-  return name.length <= 255 && !name.startsWith('-') && name !== '@' && isValidRefName(`refs/heads/${name}`);
 }
 
 /** Applies one file change as a commit on `branch`; returns the new commit id. */

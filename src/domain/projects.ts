@@ -6,9 +6,9 @@ import type { Namespace, Project, ProjectsTable, User, Visibility } from '../sto
 import { writeFile } from './project-files.ts';
 import { ancestorIds } from '../storage/db/tables/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { invalidFields, limitReached, notFound, tooLongError } from './failure.ts';
+import { apiError, badRequest, invalidFields, limitReached, notFound, tooLongError } from './failure.ts';
 import { ACCESS } from './access.ts';
-import { pathError, pathFromName } from './paths.ts';
+import { isValidBranchName, pathError, pathFromName } from './paths.ts';
 import { getSettings } from './settings.ts';
 import { nowIso } from './tokens.ts';
 import {
@@ -105,6 +105,8 @@ export async function createProject(
   }
   const name = input.name ?? input.path!;
   const path = input.path ?? pathFromName(input.name!);
+  if (input.default_branch !== undefined && !isValidBranchName(input.default_branch))
+    throw badRequest('Invalid branch name');
   const visibility = input.visibility ?? settings.default_project_visibility;
   // Alone, before any other check, as GitLab's Projects::CreateService returns at once.
   if (isVisibilityRestricted(actor, visibility, settings.restricted_visibility_levels))
@@ -205,6 +207,10 @@ export async function updateProject(
     if (isVisibilityRestricted(viewer, changes.visibility, restricted_visibility_levels))
       throw invalidFields(restrictedLevelErrors(changes.visibility));
   }
+  // GitLab's change_head fails for a name no branch can have (and for a branch not there, which snippetd lets
+  // be: a first push may make it, as for a new project's).
+  if (changes.default_branch !== undefined && !isValidBranchName(changes.default_branch))
+    throw apiError('Could not set the default branch');
   const errors: Record<string, string[]> = {};
   const description = tooLongError(changes.description, MAX_PROJECT_DESCRIPTION);
   if (description) errors.description = [description];

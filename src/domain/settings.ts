@@ -5,6 +5,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { Visibility } from '../storage/db/schema.ts';
 import { VISIBILITIES, VISIBILITY_LEVEL } from './access.ts';
 import { invalidParams, invalidFields } from './failure.ts';
+import { isValidBranchName } from './paths.ts';
 import { TEXT_INDEX_MAX_BYTES } from '../storage/db/tables/snippet-text.ts';
 
 export interface ApplicationSettings {
@@ -114,7 +115,8 @@ const aVisibility = (v: unknown) => (isVisibility(v) ? null : 'is not included i
  * come first; it is answered with the model's message all the same.
  */
 const RULES: Record<Key, (value: unknown) => string | null> = {
-  default_branch_name: (v) => (typeof v === 'string' && v.trim() !== '' ? null : "can't be blank"),
+  default_branch_name: (v) =>
+    typeof v !== 'string' || v.trim() === '' ? "can't be blank" : isValidBranchName(v) ? null : 'is invalid',
   default_snippet_visibility: aVisibility,
   default_project_visibility: aVisibility,
   default_group_visibility: aVisibility,

@@ -108,6 +108,9 @@ function packTexts(value: unknown): ParsedBody {
   let kept = 0;
   const replacement = (text: string): string | null => {
     if (text.length <= SHORT_CHARS) return null;
+    // Half of a UTF-16 pair is no text: such a string comes across as that half alone, which the main thread
+    // refuses as it refuses it in a small body (plugins/malformed-strings.ts); as bytes it became U+FFFD.
+    if (!(text as unknown as { isWellFormed(): boolean }).isWellFormed()) return '\ud800';
     if (text.length < OWN_BYTES_CHARS && kept + text.length <= KEPT_CHARS) {
       kept += text.length;
       return null;

@@ -195,6 +195,17 @@ const isBlank = (v: unknown) =>
 /** Types Grape coerces from a string to another kind of value (its primitives other than String). */
 const SCALAR_NOT_STRING = new Set<ParamType>(['integer', 'id', 'boolean', 'date', 'datetime']);
 
+/** A spec's entries, made once: validateInto runs once for each item of a list of up to 50,000. */
+const specEntries = new WeakMap<ParamSpec, [string, ParamRule][]>();
+function entriesOf(spec: ParamSpec): [string, ParamRule][] {
+  let entries = specEntries.get(spec);
+  if (!entries) {
+    entries = Object.entries(spec);
+    specEntries.set(spec, entries);
+  }
+  return entries;
+}
+
 function validateInto(
   spec: ParamSpec,
   input: Record<string, unknown>,
@@ -203,8 +214,9 @@ function validateInto(
   errors: string[],
   budget: StringBudget,
 ) {
-  for (const [name, rule] of Object.entries(spec)) {
-    const label = prefix(name);
+  for (const [name, rule] of entriesOf(spec)) {
+    // Made only for a message: 50,000 files made 100,000 labels no answer used.
+    const label = () => prefix(name);
     // Grape reads '' as nil for any type but String (PrimitiveCoercer#treat_as_nil?): `?page=` is no page given,
     // and a nullable setting given '' is cleared, as by null.
     const emptyAsNil = input[name] === '' && !rule.required && SCALAR_NOT_STRING.has(rule.type);
@@ -215,36 +227,40 @@ function validateInto(
     const notGiven =
       input[name] === undefined || (input[name] === null && !rule.required && !rule.nullable) || emptyAsNil;
     if (!(name in input) || notGiven) {
-      if (rule.required) errors.push(`${label} is missing`);
+      if (rule.required) errors.push(`${label()} is missing`);
       else if (rule.default !== undefined) out[name] = rule.default;
       continue;
     }
     const value = coerce(rule.type, input[name], rule, budget);
     if (value === INVALID) {
-      errors.push(`${label} is invalid`);
+      errors.push(`${label()} is invalid`);
       continue;
     }
     const extra = rule.check ? rule.check(value) : null;
-    if (extra) errors.push(`${label} ${extra}`);
+    if (extra) errors.push(`${label()} ${extra}`);
     if ((rule.allowBlank === false && isBlank(value)) || (rule.required && !rule.nullable && value === null)) {
-      errors.push(`${label} is empty`);
+      errors.push(`${label()} is empty`);
       continue;
     }
     if (value !== null && rule.values && !rule.values.includes(value as string | number)) {
-      errors.push(`${label} does not have a valid value`);
+      errors.push(`${label()} does not have a valid value`);
       continue;
     }
     if (value !== null && rule.exceptValues?.includes(value as string | number)) {
-      errors.push(`${label} has a value not allowed`);
+      errors.push(`${label()} has a value not allowed`);
       continue;
     }
     if (rule.type === 'hash_array' && rule.items && Array.isArray(value)) {
-      out[name] = value.map((item, i) => {
+      const items: Record<string, unknown>[] = [];
+      for (const [i, item] of value.entries()) {
+        // Enough said: the request is refused whatever follows.
+        if (errors.length >= MAX_MESSAGES) break;
         const itemOut: Record<string, unknown> = {};
-        const itemLabel = (n: string) => `${label}[${i}][${n}]`;
-        validateInto(rule.items!, item as Record<string, unknown>, itemLabel, itemOut, errors, budget);
-        return itemOut;
-      });
+        const itemLabel = (n: string) => `${label()}[${i}][${n}]`;
+        validateInto(rule.items, item as Record<string, unknown>, itemLabel, itemOut, errors, budget);
+        items.push(itemOut);
+      }
+      out[name] = items;
       continue;
     }
     out[name] = value;
@@ -270,6 +286,12 @@ function checkConstraints(c: Constraints, spec: ParamSpec, input: Record<string,
   }
 }
 
+/**
+ * The most messages a refusal gives (docs/gitlab-compatibility.md#validation-messages): Grape gives one for each, and 50,000 empty
+ * files, which the JSON limits let through, made 100,000 of them, 3.5 MB, and held the event loop 0.4 s.
+ */
+const MAX_MESSAGES = 100;
+
 /** Coerces `input` by `spec`; unknown parameters are dropped. Throws a 400 failure on any violation. */
 const topLevel = (name: string) => name;
 
@@ -282,7 +304,10 @@ export function validate<S extends ParamSpec>(
   const errors: string[] = [];
   validateInto(spec, input, topLevel, out, errors, { bytes: STRING_PARAMS_BYTES });
   if (constraints) checkConstraints(constraints, spec, input, errors);
-  if (errors.length) throw invalidParams([...new Set(errors)].join(', '), fieldsOf(errors));
+  if (errors.length) {
+    const messages = [...new Set(errors)].slice(0, MAX_MESSAGES);
+    throw invalidParams(messages.join(', '), fieldsOf(messages));
+  }
   return out as ParamsOf<S>;
 }
 
@@ -292,7 +317,7 @@ export function validate<S extends ParamSpec>(
  */
 function fieldsOf(errors: string[]): Record<string, string[]> {
   const fields: Record<string, string[]> = {};
-  for (const error of new Set(errors)) {
+  for (const error of errors) {
     const name = /^[^\s,]+/.exec(error)?.[0] ?? '';
     addFieldMessage(fields, name, error);
   }

@@ -201,6 +201,10 @@ describe('application settings: null and wrong types never break later requests'
   const CASES: [string, unknown, number, unknown][] = [
     ['default_branch_name', null, 400, { error: 'default_branch_name is empty' }],
     ['default_branch_name', { a: 1 }, 400, isInvalid('default_branch_name')],
+    // A name no branch can have: every new project would be given it.
+    ['default_branch_name', 'a..b', 400, { message: { default_branch_name: ['is invalid'] } }],
+    ['default_branch_name', 'b'.repeat(256), 400, { message: { default_branch_name: ['is invalid'] } }],
+    ['default_branch_name', 'release/2026', 200, 'release/2026'],
     ['default_snippet_visibility', null, 200, 'private'],
     ['default_snippet_visibility', 10, 400, notValid('default_snippet_visibility')],
     ['default_snippet_visibility', ['public'], 400, isInvalid('default_snippet_visibility')],

@@ -241,6 +241,16 @@ describe('projects API', () => {
         ],
         ['Edited', 'editable', 'new', 'public', 'disabled', false, 'dev'],
       );
+      // A name no branch can have is GitLab's change_head failing; the project stays as it was.
+      for (const default_branch of ['a..b', '-x', 'd'.repeat(256)])
+        await t.fails('PUT', `/projects/${p.id}`, bob.token, { default_branch }, 400, {
+          message: 'Could not set the default branch',
+        });
+      for (const default_branch of ['a..b', 'd'.repeat(256)])
+        await t.fails('POST', '/projects', bob.token, { path: 'odd-branch', default_branch }, 400, {
+          message: '400 Bad request - Invalid branch name',
+        });
+      assert.equal((await t.ok('GET', `/projects/${p.id}`, bob.token, undefined, 200)).default_branch, 'dev');
       const byAdmin = await t.ok('PUT', `/projects/reporter%2Feditable`, boss.token, { description: 'admin' }, 200);
       assert.equal(byAdmin.description, 'admin');
       assert.equal((await t.ok('GET', `/projects/${p.id}`, dev.token, undefined, 200)).description, 'admin');

@@ -121,6 +121,54 @@ describe('a real server under large and hostile bodies', () => {
     assertCalm(calm);
   });
 
+  it('refuses 50,000 empty files at once with a short answer, and stays calm', async () => {
+    // Within the JSON limits; Grape's one message for each was 100,000 messages, 3.5 MB, and held the loop.
+    const body = JSON.stringify({ title: 't', visibility: 'public', files: Array(49_999).fill({}) });
+    const { answer, calm } = await whileHostile(server, () =>
+      Promise.all(
+        [json, json, withToken, withToken].map(async (headers) => {
+          const res = await fetch(`${server.url}/api/v4/snippets`, { method: 'POST', headers, body });
+          return { status: res.status, body: await res.text() };
+        }),
+      ),
+    );
+    const messages = Array.from({ length: 50 }, (_, i) => [
+      `files[${i}][file_path] is missing`,
+      `files[${i}][content] is missing`,
+    ]).flat();
+    for (const { status, body } of answer)
+      assert.deepEqual([status, JSON.parse(body)], [400, { error: messages.join(', ') }]);
+    assertCalm(calm);
+  });
+
+  it('refuses a project name of 16 MB and a last_commit_id of 15 MB at once, and stays calm', async () => {
+    const name = 'A b-.'.repeat(3_150_000);
+    const { answer, calm } = await whileHostile(server, async () => {
+      const res = await fetch(`${server.url}/api/v4/projects`, {
+        method: 'POST',
+        headers: withToken,
+        body: JSON.stringify({ name }),
+      });
+      return { status: res.status, body: await res.json() };
+    });
+    assert.equal(answer.status, 400);
+    assert.deepEqual(answer.body.message.name, ['is too long (maximum is 255 characters)']);
+    assertCalm(calm);
+
+    const files = `/api/v4/projects/${encodeURIComponent('root/p')}/repository/files`;
+    const write = (method: string, lastCommitId?: string) =>
+      fetch(`${server.url}${files}/a.txt`, {
+        method,
+        headers: withToken,
+        body: JSON.stringify({ branch: 'main', content: method, commit_message: 'm', last_commit_id: lastCommitId }),
+      });
+    assert.equal((await write('POST')).status, 201);
+    const updated = await whileHostile(server, async () => (await write('PUT', 'abcdef'.repeat(2_600_000))).status);
+    // An id that names no commit is no change (docs/gitlab-compatibility.md).
+    assert.equal(updated.answer, 200);
+    assertCalm(updated.calm);
+  });
+
   it('still creates a large snippet from an authenticated JSON body', async () => {
     // Over 1 MiB, so parsed in the worker thread; its blob is hashed and deflated in the thread pool.
     const content = 'const a = "b";\n'.repeat((20 * MiB) / 15);

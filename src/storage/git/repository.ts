@@ -24,6 +24,7 @@ import { pipeline, Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { trimEndOf } from '../../text-scan.ts';
+import { MAX_REF_NAME_BYTES } from './push-commands.ts';
 
 const inflateAsync = promisify(zlib.inflate);
 const NO_BYTES = Buffer.alloc(0);
@@ -843,6 +844,9 @@ export class GitRepository {
    * does (refs before abbreviated ids); null when it names none or names something else.
    */
   async resolveCommit(ref: string): Promise<string | null> {
+    // No ref is longer than a push may name one (in bytes; a character is one at least): a body's 15 MB "ref"
+    // was otherwise sent to the database whole.
+    if (ref.length > MAX_REF_NAME_BYTES) return null;
     if (ref.startsWith('-') || /[\0\n\\]|\.\.|@\{|[~^:?*[]/.test(ref)) return null;
     if (FULL_ID.test(ref)) return this.peelToCommit(ref);
     if (ref === 'HEAD') ref = `refs/heads/${this.head}`;
