@@ -89,7 +89,7 @@ async function prepareStore(store: Store, config: Config, lifecycle: Logger): Pr
   if (boot.created && boot.tokenFile) {
     lifecycle.info(`created administrator "root"; its token is in ${boot.tokenFile}`);
   } else if (boot.created) {
-    lifecycle.info('created administrator "root" with the token from SNIPPETD_INITIAL_ROOT_TOKEN');
+    lifecycle.info('created administrator "root" with the given initial root token');
   }
   return boot.token;
 }

@@ -4,7 +4,7 @@
 // memory whatever SNIPPETD_TEST_DB says, so this runs in the SQLite pass only.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -400,6 +400,39 @@ describe('serve --ephemeral: the command line', { skip }, () => {
   before(() => {
     dir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-ephemeral-tests-'));
     fs.mkdirSync(dir, { recursive: true });
+  });
+
+  it('keeps answering when the suite stops reading its output after the start-up lines', async () => {
+    // As a suite starts it: standard output a pipe, read up to the line that says where the server is.
+    const { SNIPPETD_LOG_LEVEL: _, ...inherited } = env({ SNIPPETD_INITIAL_ROOT_TOKEN: ROOT });
+    const [command, args] = cliCommand('serve', '--ephemeral', '--port', '0');
+    const child = spawn(command, args, { env: inherited, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let seen = '';
+        const onData = (chunk: Buffer) => {
+          seen += chunk;
+          const found = /listening on (\S+) /.exec(seen);
+          if (!found) return;
+          child.stdout.off('data', onData);
+          child.stdout.pause();
+          resolve(found[1]);
+        };
+        child.stdout.on('data', onData);
+        child.once('exit', () => reject(new Error(`exited: ${seen}`)));
+      });
+      // At info each of these was a line: the pipe's 64 KiB were full after about 240 and the server waited.
+      for (let n = 0; n < 600; n++) {
+        const res = await fetch(`${url}/api/v4/version`, {
+          headers: { 'private-token': ROOT },
+          signal: AbortSignal.timeout(5000),
+        });
+        assert.equal(res.status, 200, `request ${n}`);
+        await res.arrayBuffer();
+      }
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it('--seed needs --ephemeral, and --ephemeral keeps its own directory and database', () => {
