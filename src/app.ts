@@ -112,7 +112,8 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
       done(error);
     });
   });
-  app.decorate('rateCounters', rateCounters(db));
+  const counters = rateCounters(db);
+  app.decorate('rateCounters', counters);
   app.decorate('externalUrl', config.externalUrl);
   const oidc = relyingPartyOf(config);
   app.decorate('oidc', oidc);
@@ -134,7 +135,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     // Ephemeral mode's data directory is a temporary one of its own (ephemeral.ts).
     if (config.ephemeral) fs.rmSync(config.dataDir, { recursive: true, force: true });
   });
-  app.decorate('ephemeral', config.ephemeral ? new EphemeralControls(store, servingCaches) : null);
+  app.decorate('ephemeral', config.ephemeral ? new EphemeralControls(store, servingCaches, counters) : null);
   app.decorate('snippetDeps', {
     store,
     committed: (snippetId: number, commit: string) => revisions.prepare(snippetId, commit),

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Config } from './config.ts';
 import type { Store } from './storage/db/store.ts';
 import type { ServingCaches } from './storage/git/serving-cache.ts';
+import type { RateCounters } from './storage/rate-counters.ts';
 import { restoreSnapshot, saveSnapshot } from './storage/db/snapshot.ts';
 import { isProcessAlive, pidInName } from './storage/leftovers.ts';
 import { applySeed, type SeedResult } from './domain/seed.ts';
@@ -41,6 +42,7 @@ export class EphemeralControls {
   constructor(
     private readonly store: Store,
     private readonly servingCaches: ServingCaches,
+    private readonly rateCounters: RateCounters,
   ) {}
 
   /** Applies the start seed (if any) and remembers the result as the state reset returns to. */
@@ -78,6 +80,8 @@ export class EphemeralControls {
     // Both are keyed by repository id, and a restore gives ids out again (the read cache sees the epoch move).
     this.store.objects.clear();
     await this.servingCaches.clear();
+    // Counted by user, project and path: ids given out again would inherit the counts of those taken away.
+    await this.rateCounters.clear();
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {

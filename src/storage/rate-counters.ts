@@ -10,6 +10,8 @@ import { primaryCounter } from '../workers.ts';
 export interface RateCounters {
   /** Counts one request under `key` in the current window of `periodSeconds`; answers the count so far. */
   hit(key: string, periodSeconds: number): Promise<{ count: number; secondsLeft: number }>;
+  /** Forgets every count: an ephemeral server's reset (ephemeral.ts) starts the windows over with the ids. */
+  clear(): Promise<void>;
 }
 
 /** Windows older than this are deleted now and then (the longest period a setting may take is far shorter). */
@@ -57,6 +59,9 @@ export function memoryCounters(): RateCounters {
       entry.count++;
       return { count: entry.count, secondsLeft };
     },
+    async clear() {
+      counts.clear();
+    },
   };
 }
 
@@ -73,6 +78,9 @@ function databaseCounters(db: Db): RateCounters {
       if (++hits % 10_000 === 0)
         await sql`DELETE FROM rate_limit_counters WHERE window_start < ${start - KEEP_SECONDS}`.execute(db.kysely);
       return { count: Number(rows[0].count), secondsLeft };
+    },
+    async clear() {
+      await sql`DELETE FROM rate_limit_counters`.execute(db.kysely);
     },
   };
 }

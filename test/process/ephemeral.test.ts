@@ -185,6 +185,20 @@ describe('serve --ephemeral', { skip }, () => {
     await call(u, 'POST', '/-/snippetd/reset', ROOT);
   });
 
+  it('reset: rate limits count afresh, as the ids they count by are given out again', async () => {
+    const u = server.url;
+    const limit = (n: number) =>
+      call(u, 'PUT', '/api/v4/application/settings', ROOT, JSON.stringify({ search_rate_limit: n }));
+    const search = async () => (await call(u, 'GET', '/api/v4/search?scope=snippet_titles&search=x', ALICE)).status;
+    assert.equal((await limit(2)).status, 200);
+    assert.deepEqual([await search(), await search(), await search()], [200, 200, 429]);
+    assert.equal((await call(u, 'POST', '/-/snippetd/reset', ROOT)).status, 204);
+    // The reset put the setting back too: the same limit again, and alice's count starts at none.
+    assert.equal((await limit(2)).status, 200);
+    assert.deepEqual([await search(), await search(), await search()], [200, 200, 429]);
+    assert.equal((await call(u, 'POST', '/-/snippetd/reset', ROOT)).status, 204);
+  });
+
   it('reset: search finds what is stored after it, never what the reset took away', async () => {
     const u = server.url;
     const create = (content: string) =>
