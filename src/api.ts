@@ -2,7 +2,7 @@
 // this process and hands back its URLs, the root token and the controls of ephemeral mode.
 import { type Config, defaults, type LogLevel } from './config.ts';
 import { createLogger } from './logging.ts';
-import { openServer } from './server.ts';
+import { openServer, seedError } from './server.ts';
 import type { SeedDocument, SeedResult } from './domain/seed.ts';
 import { parseSeedText } from './domain/seed-text.ts';
 import fs from 'node:fs';
@@ -60,7 +60,11 @@ export async function startSnippetd(options: SnippetdOptions = {}): Promise<Runn
     apiUrl: `${address}/api/v4`,
     rootToken: rootToken!,
     seeded,
-    seed: (fixture) => controls.seed(fixture),
+    // Refused as a start seed is: one message naming each problem where it is, not the failure's bare reason.
+    seed: (fixture) =>
+      controls.seed(fixture).catch((error) => {
+        throw seedError('the seed document', error);
+      }),
     reset: () => controls.reset(),
     close: () => app.close(),
   };

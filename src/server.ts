@@ -117,7 +117,7 @@ function readSeedFile(file: string): string {
 }
 
 /** A seed that cannot be applied stops the start with one line naming each problem by where it is. */
-function seedError(source: string, error: unknown): unknown {
+export function seedError(source: string, error: unknown): unknown {
   if (!(error instanceof Failure) || error.reason !== 'bad_request_fields') return error;
   const problems = Object.entries(error.fields).map(([where, messages]) => `${where} ${messages.join(', ')}`);
   return new ConfigError(`${source}: ${problems.join('; ')}`);

@@ -32,6 +32,9 @@ export async function createToken(
   // each name whole (helper-82: nine names of 16 MB made a list of 157 MB).
   const tooLong = tooLongError(input.name, MAX_TOKEN_NAME_CHARS);
   if (tooLong) throw invalidFields({ name: [tooLong] });
+  // A token given whole (a seed's, the initial root token) that another holds already: theirs, not a 500.
+  if (input.plain !== undefined && (await store.tokens.findWithUserByDigest(digestToken(input.plain))))
+    throw invalidFields({ token: ['has already been taken'] });
   const plain = input.plain ?? generateToken();
   const token = await store.tokens.insert({
     user_id: user.id,

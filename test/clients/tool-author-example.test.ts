@@ -63,5 +63,15 @@ describe('a tool author’s test suite, with startSnippetd and gitbeaker', { ski
     assert.deepEqual(ids, { users: { bob: 3 }, groups: {}, projects: { 'bob/dots': 2 }, snippets: [] });
     const project = await asRoot.Projects.show('bob/dots');
     assert.equal(project.id, 2);
+    // A document with a problem: nothing of it kept, and the message says where.
+    await assert.rejects(gitlab.seed({ users: [{ username: 'carol' }], projects: [{ path: 'nobody/x' }] }), {
+      message: 'the seed document: projects[0].path names no group or user "nobody"',
+    });
+    assert.deepEqual(await gitlab.seed({ users: [{ username: 'carol' }] }), {
+      users: { carol: 4 },
+      groups: {},
+      projects: {},
+      snippets: [],
+    });
   });
 });

@@ -343,6 +343,19 @@ describe('serve --ephemeral', { skip }, () => {
         'seed.groups[0].visibility': ['must be one of private, internal, public'],
       },
     });
+    // A token someone holds already (alice's, seeded), named where it is.
+    const taken = await call(
+      u,
+      'POST',
+      '/-/snippetd/seed',
+      ROOT,
+      JSON.stringify({ users: [{ username: 'dave', tokens: [{ token: ALICE }] }] }),
+    );
+    assert.deepEqual(
+      [taken.status, taken.json],
+      [400, { message: { 'users[0].tokens[0].token': ['has already been taken'] } }],
+    );
+    assert.equal((await call(u, 'GET', '/api/v4/users?username=dave', ROOT)).json.length, 0);
   });
 
   it('a seed that fails half-way leaves nothing of itself', async () => {
