@@ -25,7 +25,11 @@ export function ephemeralConfig(config: Config): Config {
   const tmp = os.tmpdir();
   for (const name of fs.readdirSync(tmp)) {
     if (OWN_DIR.test(name) && !isProcessAlive(pidInName(name, DIR_PREFIX)))
-      fs.rmSync(path.join(tmp, name), { recursive: true, force: true });
+      try {
+        fs.rmSync(path.join(tmp, name), { recursive: true, force: true });
+      } catch {
+        // Another user's on a shared machine, say: theirs to remove, and no reason for this start to fail.
+      }
   }
   const dataDir = fs.mkdtempSync(path.join(tmp, `${DIR_PREFIX}${process.pid}-`));
   return { ...config, ephemeral: true, dataDir, databaseUrl: 'sqlite::memory:' };

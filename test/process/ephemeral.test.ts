@@ -499,6 +499,25 @@ describe('serve --ephemeral: the command line', { skip }, () => {
     }
   });
 
+  it("a start goes on when such a directory cannot be removed (another user's, on a shared machine)", async (t) => {
+    const left = path.join(os.tmpdir(), 'snippetd-ephemeral-999999998-Xyz789');
+    fs.mkdirSync(path.join(left, 'cache'), { recursive: true });
+    // Immutable: not even root may remove what is in it, as a user may not remove another's files.
+    if (spawnSync('chattr', ['+i', left]).status !== 0) {
+      fs.rmSync(left, { recursive: true, force: true });
+      return t.skip('chattr cannot make a directory immutable here');
+    }
+    try {
+      const server = await spawnServer(env(), [CLI, 'serve', '--ephemeral', '--port', '0']);
+      assert.equal((await fetch(`${server.url}/-/readiness`)).status, 200);
+      server.child.kill('SIGTERM');
+      assert.equal(await exited(server.child), 0);
+    } finally {
+      spawnSync('chattr', ['-i', left]);
+      fs.rmSync(left, { recursive: true, force: true });
+    }
+  });
+
   it("docs/tool-authors.md's seed document, posted to a fresh server, answers the ids the page shows", async () => {
     const page = fs.readFileSync(path.join(import.meta.dirname, '../../docs/tool-authors.md'), 'utf8');
     const section = page.slice(page.indexOf('## Seed documents'));
