@@ -80,6 +80,10 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     requestTimeout: config.requestTimeoutSeconds * 1000,
     connectionTimeout: config.idleTimeoutSeconds * 1000,
     keepAliveTimeout: config.idleTimeoutSeconds * 1000,
+    // A test suite's stand-in stops when asked, whatever it is still sending: a test that read an answer's status
+    // and not its body held close() (and SIGTERM) until the client let go. A server that keeps its data lets its
+    // answers finish.
+    forceCloseConnections: config.ephemeral ? true : 'idle',
     http: {
       headersTimeout: Math.min(60, config.requestTimeoutSeconds) * 1000,
       connectionsCheckingInterval: 1000,

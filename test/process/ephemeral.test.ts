@@ -462,6 +462,42 @@ describe('serve --ephemeral: the command line', { skip }, () => {
     }
   });
 
+  it('stops at SIGTERM while an answer a test never read is still being sent', async () => {
+    const server = await spawnServer(env({ SNIPPETD_INITIAL_ROOT_TOKEN: ROOT }), [
+      CLI,
+      'serve',
+      '--ephemeral',
+      '--port',
+      '0',
+    ]);
+    try {
+      const made = await call(
+        server.url,
+        'POST',
+        '/api/v4/snippets',
+        ROOT,
+        JSON.stringify({
+          title: 'large',
+          visibility: 'public',
+          files: [{ file_path: 'a.txt', content: 'a'.repeat(5 << 20) }],
+        }),
+      );
+      assert.equal(made.status, 201);
+      // The status read, the 5 MB body never: more than the socket's buffers hold.
+      const res = await fetch(`${server.url}/api/v4/snippets/${made.json.id}/raw`, {
+        headers: { 'private-token': ROOT },
+      });
+      assert.equal(res.status, 200);
+      const started = Date.now();
+      server.child.kill('SIGTERM');
+      assert.equal(await exited(server.child), 0);
+      assert.ok(Date.now() - started < 5000, `stopped after ${Date.now() - started} ms`);
+      await res.body?.cancel().catch(() => {});
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  });
+
   it('--seed needs --ephemeral, and --ephemeral keeps its own directory and database', () => {
     const seed = cli(['serve', '--seed', 'seed.yaml']);
     assert.deepEqual(
