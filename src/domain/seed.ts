@@ -16,10 +16,12 @@ import { writeFile } from './project-files.ts';
 import { createSnippet } from './snippets/create.ts';
 import { updateSettings } from './settings.ts';
 import { acceptEverything } from './spam.ts';
+import { Utf8Text } from './utf8.ts';
 
 export interface SeedFile {
   path: string;
-  content: string;
+  /** A long one in a large body comes as its bytes (http/body-parse-worker.ts), as an API write's does. */
+  content: string | Utf8Text;
 }
 
 export interface SeedSnippet {
@@ -118,6 +120,7 @@ function checkObject(
 
 const text = (v: unknown) => (typeof v === 'string' && v !== '' ? null : 'must be a non-empty string');
 const anyText = (v: unknown) => (typeof v === 'string' ? null : 'must be a string');
+const fileContent = (v: unknown) => (typeof v === 'string' || v instanceof Utf8Text ? null : 'must be a string');
 const bool = (v: unknown) => (typeof v === 'boolean' ? null : 'must be true or false');
 const visibility = (v: unknown) =>
   (VISIBILITIES as unknown[]).includes(v) ? null : `must be one of ${VISIBILITIES.join(', ')}`;
@@ -138,7 +141,7 @@ function checkDocument(doc: unknown): asserts doc is SeedDocument {
   const member = (v: unknown, where: string) =>
     checkObject(v, where, { user: text, access_level: accessLevel }, ['user', 'access_level'], problems);
   const file = (v: unknown, where: string) =>
-    checkObject(v, where, { path: text, content: anyText }, ['path', 'content'], problems);
+    checkObject(v, where, { path: text, content: fileContent }, ['path', 'content'], problems);
   const token = (v: unknown, where: string) =>
     checkObject(
       v,
@@ -384,7 +387,7 @@ export async function applySeed(given: Store, doc: unknown): Promise<SeedResult>
         writeFile(store, ctx, {
           action: 'create',
           filePath: f.path,
-          content: Buffer.from(f.content),
+          content: f.content instanceof Utf8Text ? f.content.bytes : Buffer.from(f.content),
           branch: ctx.project.default_branch ?? 'main',
           message: `Add ${f.path}`,
           author: { name: creator.name, email: creator.email },

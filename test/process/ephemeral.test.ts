@@ -326,6 +326,19 @@ describe('serve --ephemeral', { skip }, () => {
     assert.match(broken.json.message.seed[0], /^is not valid YAML or JSON: /);
   });
 
+  it('POST /-/snippetd/seed takes a document as large as the API takes a snippet', async () => {
+    const content = 'large seed\n'.repeat(200_000);
+    const doc = { projects: [{ path: 'alice/large', files: [{ path: 'large.txt', content }] }] };
+    const seeded = await call(server.url, 'POST', '/-/snippetd/seed', ROOT, JSON.stringify(doc));
+    assert.equal(seeded.status, 201, seeded.text);
+    const raw = await call(server.url, 'GET', '/api/v4/projects/alice%2Flarge/repository/files/large.txt/raw', ROOT);
+    assert.equal(raw.text, content);
+    // Anyone else's large body is refused unread, as the API's is.
+    const anonymous = await call(server.url, 'POST', '/-/snippetd/seed', null, JSON.stringify(doc));
+    assert.equal(anonymous.status, 401);
+    assert.equal((await call(server.url, 'POST', '/-/snippetd/reset', ROOT)).status, 204);
+  });
+
   it('a seed with a problem is refused whole, each problem named by where it is', async () => {
     const u = server.url;
     const shape = await call(

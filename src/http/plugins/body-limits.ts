@@ -122,7 +122,8 @@ async function refusalFor(
   const refusal = await refusalBeforeBody(request, externalUrl);
   // Outside the API (the sign-in form, git paths with another content type) no token is asked for: a large
   // body there, with or without one, is simply too large.
-  const api = request.routeOptions.url?.startsWith('/api/v4/') ?? false;
+  // The seed control takes what the API takes: a document's files are as large as the snippets it makes.
+  const api = request.routeOptions.url?.startsWith('/api/v4/') || request.routeOptions.url === '/-/snippetd/seed';
   if (!api) return payloadTooLarge();
   return refusal;
 }
