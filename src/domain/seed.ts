@@ -14,7 +14,7 @@ import { createProject, type ProjectContext } from './projects.ts';
 import { addMember } from './members.ts';
 import { writeFile } from './project-files.ts';
 import { createSnippet } from './snippets/create.ts';
-import { updateSettings } from './settings.ts';
+import { isKey, updateSettings } from './settings.ts';
 import { acceptEverything } from './spam.ts';
 import { Utf8Text } from './utf8.ts';
 
@@ -418,6 +418,10 @@ export async function applySeed(given: Store, doc: unknown): Promise<SeedResult>
         if (!project) throw invalidFields({ file_template_project: [`names no project "${file_template_project}"`] });
         settings.file_template_project_id = project.id;
       }
+      // The API ignores a name it does not know, as Grape does; a document's typo never passes silently.
+      const unknown = Object.keys(settings).filter((key) => !isKey(key));
+      if (unknown.length)
+        throw invalidFields(Object.fromEntries(unknown.map((key) => [key, ['is not a known setting']])));
       await updateSettings(store, settings);
     });
   }

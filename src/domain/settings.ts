@@ -165,7 +165,7 @@ export function visibilityFromLevel(value: string): Visibility | null {
   return VISIBILITIES.find((v) => String(VISIBILITY_LEVEL[v]) === value) ?? null;
 }
 
-const isKey = (key: string): key is Key => Object.hasOwn(DEFAULT_SETTINGS, key);
+export const isKey = (key: string): key is Key => Object.hasOwn(DEFAULT_SETTINGS, key);
 
 /** Settings resolved from a stored record; read requests get the same cached record back, so resolve it once. */
 const resolved = new WeakMap<Record<string, unknown>, ApplicationSettings>();

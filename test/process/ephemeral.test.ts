@@ -369,6 +369,26 @@ describe('serve --ephemeral', { skip }, () => {
       [400, { message: { 'users[0].tokens[0].token': ['has already been taken'] } }],
     );
     assert.equal((await call(u, 'GET', '/api/v4/users?username=dave', ROOT)).json.length, 0);
+    // A setting's name mistyped, or one snippetd does not have.
+    const typo = await call(
+      u,
+      'POST',
+      '/-/snippetd/seed',
+      ROOT,
+      JSON.stringify({ settings: { default_snippet_visibilty: 'public', signup_enabled: true } }),
+    );
+    assert.deepEqual(
+      [typo.status, typo.json],
+      [
+        400,
+        {
+          message: {
+            'settings.default_snippet_visibilty': ['is not a known setting'],
+            'settings.signup_enabled': ['is not a known setting'],
+          },
+        },
+      ],
+    );
   });
 
   it('a seed that fails half-way leaves nothing of itself', async () => {
