@@ -369,6 +369,11 @@ describe('serve --ephemeral', { skip }, () => {
       [400, { message: { 'users[0].tokens[0].token': ['has already been taken'] } }],
     );
     assert.equal((await call(u, 'GET', '/api/v4/users?username=dave', ROOT)).json.length, 0);
+    // A body of another type: neither a seed of nothing nor a form's one key.
+    for (const type of ['text/plain', 'application/octet-stream', 'application/x-www-form-urlencoded']) {
+      const other = await call(u, 'POST', '/-/snippetd/seed', ROOT, '{"users": [{"username": "erin"}]}', type);
+      assert.deepEqual([other.status, other.json], [415, { message: '415 Unsupported Media Type' }], type);
+    }
     // A setting's name mistyped, or one snippetd does not have.
     const typo = await call(
       u,

@@ -6,6 +6,7 @@ import { currentUser } from '../request.ts';
 import { authorize } from '../../domain/policy.ts';
 import { seedTextFailure } from '../../domain/seed-text.ts';
 import type { EphemeralControls } from '../../ephemeral.ts';
+import { Failure } from '../../domain/failure.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -41,6 +42,10 @@ export default async function ephemeralRoutes(app: FastifyInstance) {
   /** POST /-/snippetd/seed — adds a seed document (the body); 201 with the ids of what it created. */
   app.post('/-/snippetd/seed', async (request, reply) => {
     authorize(currentUser(request), 'admin_all_resources', null);
+    // JSON or YAML only: another type's body reached here as nothing (text/plain, a seed of nothing, 201) or as
+    // a form's one key.
+    const json = /^application\/(.+\+)?json/i.test(request.headers['content-type'] ?? '');
+    if (!json && !(request.body instanceof YamlText)) throw new Failure('unsupported_media_type');
     const document =
       request.body instanceof YamlText
         ? await app.parseYaml(request.body.text).catch((error) => {
