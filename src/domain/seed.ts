@@ -334,7 +334,8 @@ export async function applySeed(given: Store, doc: unknown): Promise<SeedResult>
           plain: t.token,
         }),
       );
-    result.users[user.username] = user.id;
+    // By the names the document used, in its case: a test looks them up as it wrote them.
+    result.users[u.username] = user.id;
   }
 
   for (const [i, g] of (doc.groups ?? []).entries()) {
@@ -352,7 +353,7 @@ export async function applySeed(given: Store, doc: unknown): Promise<SeedResult>
       });
     });
     await addMembers(g.members, 'Namespace', group.id, where);
-    result.groups[group.full_path] = group.id;
+    result.groups[g.path] = group.id;
   }
 
   for (const [i, p] of (doc.projects ?? []).entries()) {
@@ -397,9 +398,9 @@ export async function applySeed(given: Store, doc: unknown): Promise<SeedResult>
       const snippet = await step(`${where}.snippets[${j}]`, async () =>
         seedSnippet(ctx, s.author ? await userNamed(s.author, 'author') : creator, s),
       );
-      result.snippets.push({ project: ctx.project.full_path, title: snippet.title, id: snippet.id });
+      result.snippets.push({ project: p.path, title: snippet.title, id: snippet.id });
     }
-    result.projects[ctx.project.full_path] = ctx.project.id;
+    result.projects[p.path] = ctx.project.id;
   }
 
   for (const [j, s] of (doc.snippets ?? []).entries()) {

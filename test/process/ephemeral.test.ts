@@ -369,6 +369,28 @@ describe('serve --ephemeral', { skip }, () => {
       [400, { message: { 'users[0].tokens[0].token': ['has already been taken'] } }],
     );
     assert.equal((await call(u, 'GET', '/api/v4/users?username=dave', ROOT)).json.length, 0);
+    // The ids by the names as the document wrote them, whatever their case.
+    const cased = await call(
+      u,
+      'POST',
+      '/-/snippetd/seed',
+      ROOT,
+      JSON.stringify({
+        users: [{ username: 'Fred' }],
+        groups: [{ path: 'Team' }],
+        projects: [
+          { path: 'fred/dots', snippets: [{ title: 't', files: [{ path: 'a', content: 'a' }] }] },
+          { path: 'TEAM/tools' },
+        ],
+      }),
+    );
+    assert.equal(cased.status, 201, cased.text);
+    assert.deepEqual(
+      [Object.keys(cased.json.users), Object.keys(cased.json.groups), Object.keys(cased.json.projects)],
+      [['Fred'], ['Team'], ['fred/dots', 'TEAM/tools']],
+    );
+    assert.equal(cased.json.snippets[0].project, 'fred/dots');
+    assert.equal((await call(u, 'POST', '/-/snippetd/reset', ROOT)).status, 204);
     // A body of another type: neither a seed of nothing nor a form's one key.
     for (const type of ['text/plain', 'application/octet-stream', 'application/x-www-form-urlencoded']) {
       const other = await call(u, 'POST', '/-/snippetd/seed', ROOT, '{"users": [{"username": "erin"}]}', type);
