@@ -1,6 +1,6 @@
 // The programmatic API for test suites (docs/tool-authors.md): `startSnippetd()` runs an ephemeral server in
 // this process and hands back its URLs, the root token and the controls of ephemeral mode.
-import { type Config, defaults, type LogLevel } from './config.ts';
+import { type Config, defaults, initialToken, type LogLevel } from './config.ts';
 import { createLogger } from './logging.ts';
 import { openServer, seedError } from './server.ts';
 import type { SeedDocument, SeedResult } from './domain/seed.ts';
@@ -47,7 +47,8 @@ export async function startSnippetd(options: SnippetdOptions = {}): Promise<Runn
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
     externalUrl: options.externalUrl?.replace(/\/+$/, '') ?? null,
-    initialRootToken: options.rootToken ?? null,
+    // Held to the command line's rule: '' or a short token made a root no request could sign in as.
+    initialRootToken: options.rootToken === undefined ? null : initialToken(options.rootToken, 'rootToken'),
     logLevel: options.logLevel ?? 'silent',
   };
   const seed =

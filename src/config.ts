@@ -186,7 +186,7 @@ function booleanValue(raw: string, name: string): boolean {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
-function initialToken(raw: string, name: string): string {
+export function initialToken(raw: string, name: string): string {
   if (raw.length < 20) throw new ConfigError(`${name} must be at least 20 characters long`);
   return raw;
 }

@@ -58,6 +58,11 @@ describe('a tool author’s test suite, with startSnippetd and gitbeaker', { ski
     assert.equal(created.id, 2);
   });
 
+  it('refuses a root token shorter than the command line takes, before starting', async () => {
+    for (const rootToken of ['', 'short'])
+      await assert.rejects(startSnippetd({ rootToken }), { message: 'rootToken must be at least 20 characters long' });
+  });
+
   it('adds data for one test with seed(), answering its ids', async () => {
     const ids = await gitlab.seed({ users: [{ username: 'bob' }], projects: [{ path: 'bob/dots' }] });
     assert.deepEqual(ids, { users: { bob: 3 }, groups: {}, projects: { 'bob/dots': 2 }, snippets: [] });
