@@ -26,7 +26,8 @@ function trickle(port: number, head: string, drip: string) {
   });
 }
 
-describe('slow clients', () => {
+// The tests run at once: each waits out a timeout on a socket of its own (about 9 s one after another).
+describe('slow clients', { concurrency: true }, () => {
   let t: TestApp;
   let port: number;
   before(async () => {
