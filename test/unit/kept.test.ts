@@ -6,7 +6,9 @@ import { Kept } from '../../src/domain/rendering.ts';
 
 const MiB = 1024 * 1024;
 
-describe('kept renderings', () => {
+const skip = process.env.SNIPPETD_TEST_DB === 'postgres' && 'opens no database: runs in the SQLite pass only';
+
+describe('kept renderings', { skip }, () => {
   it('keeps all caches within one limit: the cache holding most gives up its oldest first', () => {
     const views = new Kept<string>((html) => 2 * html.length, { entries: 10, bytes: 128 * MiB });
     const pages = new Kept<string>((html) => 2 * html.length, { entries: 10, bytes: 128 * MiB });
