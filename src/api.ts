@@ -1,6 +1,6 @@
 // The programmatic API for test suites (docs/tool-authors.md): `startSnippetd()` runs an ephemeral server in
 // this process and hands back its URLs, the root token and the controls of ephemeral mode.
-import { type Config, defaults, initialToken, type LogLevel } from './config.ts';
+import { type Config, ConfigError, defaults, initialToken, type LogLevel } from './config.ts';
 import { createLogger } from './logging.ts';
 import { openServer, seedError } from './server.ts';
 import type { SeedDocument, SeedResult } from './domain/seed.ts';
@@ -64,7 +64,9 @@ export async function startSnippetd(options: SnippetdOptions = {}): Promise<Runn
     // Refused as a start seed is: one message naming each problem where it is, not the failure's bare reason.
     seed: (fixture) =>
       controls.seed(fixture).catch((error) => {
-        throw seedError('the seed document', error);
+        const refused = seedError('the seed document', error);
+        // An Error of the plain kind: a ConfigError is the command line's, for a server that does not start.
+        throw refused instanceof ConfigError ? new Error(refused.message) : refused;
       }),
     reset: () => controls.reset(),
     close: () => app.close(),

@@ -66,7 +66,12 @@ export class EphemeralControls {
 
   /** Back to the state right after start; ids given after a reset are those given after the start. */
   reset(): Promise<void> {
-    return this.serially(() => this.restore(STARTED));
+    return this.serially(async () => {
+      await this.restore(STARTED);
+      // Counted by user, project and path: ids given out again would inherit the counts of those taken away. (A
+      // failed seed gives out no id another had, and keeps the counts.)
+      await this.rateCounters.clear();
+    });
   }
 
   private async seedWhole(doc: unknown): Promise<SeedResult> {
@@ -84,8 +89,6 @@ export class EphemeralControls {
     // Both are keyed by repository id, and a restore gives ids out again (the read cache sees the epoch move).
     this.store.objects.clear();
     await this.servingCaches.clear();
-    // Counted by user, project and path: ids given out again would inherit the counts of those taken away.
-    await this.rateCounters.clear();
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {

@@ -41,10 +41,13 @@ export function isWellFormedFullPath(fullPath: string): boolean {
   return fullPath.split('/').every((segment) => PATH_FORMAT.test(segment));
 }
 
-/** A path derived from a display name, as GitLab does when only `name` is given. */
-/** How much of a name pathFromName reads: past a path's 255 characters, whatever the name's spaces. */
+/**
+ * How much of a name, past its leading spaces, pathFromName reads: enough for a path over 255 characters, which is
+ * refused, however many characters of the name the path drops.
+ */
 const NAME_CHARS_READ = 4096;
 
+/** A path derived from a display name, as GitLab does when only `name` is given. */
 export function pathFromName(name: string): string {
   return trimOf(
     name

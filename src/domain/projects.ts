@@ -105,14 +105,15 @@ export async function createProject(
   }
   const name = input.name ?? input.path!;
   const path = input.path ?? pathFromName(input.name!);
-  if (input.default_branch !== undefined && !isValidBranchName(input.default_branch))
-    throw badRequest('Invalid branch name');
   const visibility = input.visibility ?? settings.default_project_visibility;
   // Alone, before any other check, as GitLab's Projects::CreateService returns at once.
   if (isVisibilityRestricted(actor, visibility, settings.restricted_visibility_levels))
     throw invalidFields(restrictedLevelErrors(visibility));
   if (namespace.kind === 'user' && !mayCreatePersonalProjects(actor))
     throw limitReached('You cannot create projects in your personal namespace. Contact your GitLab administrator.');
+  // GitLab fails to make the repository's HEAD of a name no branch can have.
+  if (input.default_branch !== undefined && !isValidBranchName(input.default_branch))
+    throw badRequest('Invalid branch name');
   const errors: Record<string, string[]> = {};
   const bad = pathError(path, false);
   if (bad) errors.path = [bad];

@@ -16,7 +16,7 @@ import { writeFile } from './project-files.ts';
 import { createSnippet } from './snippets/create.ts';
 import { isKey, updateSettings } from './settings.ts';
 import { acceptEverything } from './spam.ts';
-import { Utf8Text } from './utf8.ts';
+import { isWellFormed, Utf8Text } from './utf8.ts';
 
 export interface SeedFile {
   path: string;
@@ -134,6 +134,21 @@ function list(each: (item: unknown, where: string, problems: Problems) => void, 
     for (const [i, item] of v.entries()) each(item, `${where}[${i}]`, problems);
     return null;
   };
+}
+
+/**
+ * A large body's long strings come as their bytes (http/body-parse-worker.ts): each becomes the string it is, but
+ * a file's content, which goes to its blob as bytes. Half of a UTF-16 pair anywhere (a file's path, however deep)
+ * is refused as the API refuses it: it would be stored as U+FFFD.
+ */
+function asTexts(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item === 'string' && !isWellFormed(item)) throw new Failure('bad_request_malformed');
+    if (item instanceof Utf8Text) {
+      if (key !== 'content') (value as Record<string, unknown>)[key] = item.toString();
+    } else asTexts(item);
+  }
 }
 
 function checkDocument(doc: unknown): asserts doc is SeedDocument {
@@ -281,6 +296,7 @@ function withSeedLookups(store: Store): Store {
 
 /** Applies `doc` (already parsed) to the database. The caller makes it all-or-nothing (ephemeral.ts). */
 export async function applySeed(given: Store, doc: unknown): Promise<SeedResult> {
+  asTexts(doc);
   checkDocument(doc);
   const store = withSeedLookups(given);
   /** A snippet in the project `ctx` names, or a personal one: the API's create, without a spam check. */

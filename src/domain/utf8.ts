@@ -51,6 +51,12 @@ function whitespaceAt(bytes: Buffer, at: number): number {
 /** A parameter's text: a string, or a long one kept as bytes. */
 export type Text = string | Utf8Text;
 
+/** Whether `text` holds no half of a UTF-16 pair (String.prototype.isWellFormed, ES2024): such a string is no text. */
+export const isWellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** How the body parse thread refuses a string with half a pair (the message is what crosses back). */
+export const MALFORMED_STRING = 'a string holds half of a UTF-16 pair';
+
 /** `Buffer.from(text)`, a mebi-character at a time for a long text, the event loop taking its turn between. */
 export async function utf8Bytes(text: Text): Promise<Buffer> {
   if (text instanceof Utf8Text) return text.bytes;

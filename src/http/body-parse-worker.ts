@@ -8,7 +8,7 @@
 // sees them as Utf8Text (domain/utf8.ts): a file's content goes to its blob as those bytes, never a string.
 import crypto from 'node:crypto';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import { Utf8Text } from '../domain/utf8.ts';
+import { isWellFormed, MALFORMED_STRING, Utf8Text } from '../domain/utf8.ts';
 import { parseRackQuery } from './rack-params.ts';
 import { parseYamlOrJson } from '../domain/seed-text.ts';
 
@@ -108,9 +108,9 @@ function packTexts(value: unknown): ParsedBody {
   let kept = 0;
   const replacement = (text: string): string | null => {
     if (text.length <= SHORT_CHARS) return null;
-    // Half of a UTF-16 pair is no text: such a string comes across as that half alone, which the main thread
-    // refuses as it refuses it in a small body (plugins/malformed-strings.ts); as bytes it became U+FFFD.
-    if (!(text as unknown as { isWellFormed(): boolean }).isWellFormed()) return '\ud800';
+    // Half of a UTF-16 pair is no text: refused here, where the whole string is (the main thread refuses a short
+    // one, plugins/malformed-strings.ts); as bytes it became U+FFFD.
+    if (!isWellFormed(text)) throw new Error(MALFORMED_STRING);
     if (text.length < OWN_BYTES_CHARS && kept + text.length <= KEPT_CHARS) {
       kept += text.length;
       return null;

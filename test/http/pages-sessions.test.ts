@@ -269,9 +269,7 @@ describe('signing in to the pages', () => {
       assert.equal(res.headers['set-cookie'], undefined, query);
     }
     // A session that ended is no one: the form again.
-    const ended = await to('');
     await signOut(t.app.store, decodeURIComponent(cookie.split('=')[1]));
-    assert.equal(ended.statusCode, 302);
     const form = await to('');
     assert.equal(form.statusCode, 200);
     assert.match(form.body, /name="authenticity_token"/);

@@ -321,6 +321,7 @@ describe('rate limits across nodes', {
 
   it('applies a throttle changed on one node to the other’s next write, with no read between', async () => {
     // Run first, by users of its own: the one below leaves root's requests of this minute counted.
+    await awayFromMinuteEnd();
     const user = await one.user('throttled-across');
     const admin = (await one.user('throttling-admin-across', { admin: true })).token;
     const create = (node: TestApp, n: number, status: number) =>

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CLI, exited, spawnServer, type Spawned, cliCommand } from '../../scripts/spawn-server.ts';
-import { runGit } from '../helper.ts';
+import { awayFromMinuteEnd, runGit } from '../helper.ts';
 import { assertCalm, whileHostile } from '../stall.ts';
 import YAML from 'yaml';
 
@@ -190,6 +190,8 @@ describe('serve --ephemeral', { skip }, () => {
     const limit = (n: number) =>
       call(u, 'PUT', '/api/v4/application/settings', ROOT, JSON.stringify({ search_rate_limit: n }));
     const search = async () => (await call(u, 'GET', '/api/v4/search?scope=snippet_titles&search=x', ALICE)).status;
+    // Within one minute's window, which the counts are of.
+    await awayFromMinuteEnd(5);
     assert.equal((await limit(2)).status, 200);
     assert.deepEqual([await search(), await search(), await search()], [200, 200, 429]);
     assert.equal((await call(u, 'POST', '/-/snippetd/reset', ROOT)).status, 204);
@@ -337,6 +339,28 @@ describe('serve --ephemeral', { skip }, () => {
     const anonymous = await call(server.url, 'POST', '/-/snippetd/seed', null, JSON.stringify(doc));
     assert.equal(anonymous.status, 401);
     assert.equal((await call(server.url, 'POST', '/-/snippetd/reset', ROOT)).status, 204);
+  });
+
+  it('a seed keeps its long texts as they are, and refuses half of a UTF-16 pair however deep', async () => {
+    const u = server.url;
+    // A YAML seed is parsed in the body parse thread, whose long strings come back as bytes.
+    const description = 'd'.repeat(70_000);
+    const yaml = `snippets:\n  - title: long\n    description: ${description}\n    files: [{ path: a.txt, content: a }]\n`;
+    const seeded = await call(u, 'POST', '/-/snippetd/seed', ROOT, yaml, 'application/yaml');
+    assert.equal(seeded.status, 201, seeded.text);
+    const snippet = await call(u, 'GET', `/api/v4/snippets/${seeded.json.snippets[0].id}`, ROOT);
+    assert.equal(snippet.json.description, description);
+    // Half a pair in a large file's content, three levels deep, and in a short path: refused, nothing kept.
+    const content = `${'c'.repeat(70_000)}\ud800`;
+    for (const [body, type] of [
+      [JSON.stringify({ projects: [{ path: 'alice/odd', files: [{ path: 'a.txt', content }] }] }), 'application/json'],
+      ['projects:\n  - path: alice/odd\n    files: [{ path: "a\\ud800", content: a }]\n', 'application/yaml'],
+    ]) {
+      const refused = await call(u, 'POST', '/-/snippetd/seed', ROOT, body, type);
+      assert.deepEqual([refused.status, refused.text], [400, 'Bad Request'], type);
+    }
+    assert.equal((await call(u, 'GET', '/api/v4/projects/alice%2Fodd', ROOT)).status, 404);
+    assert.equal((await call(u, 'POST', '/-/snippetd/reset', ROOT)).status, 204);
   });
 
   it('a seed with a problem is refused whole, each problem named by where it is', async () => {

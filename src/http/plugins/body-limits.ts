@@ -4,7 +4,7 @@
 //   can need: its content (`snippet_size_limit`, for all its files together) and description, each three
 //   times over for their encoding (a form's `%XX` and JSON's `\uXXXX` for text beyond ASCII, as Python's
 //   clients send it: three bytes for one), and room for the other parameters; so may a signed-in visitor
-//   posting a page's form;
+//   posting a page's form, and an administrator posting an ephemeral server's seed document;
 //   SNIPPETD_MAX_BODY_BYTES, when set, is the limit instead;
 // - anyone else may send ANONYMOUS_BODY_BYTES. A larger body is refused with what the request would get
 //   without a valid token (401, or the token's own 401/403), before it is read, and the connection closed.
@@ -121,10 +121,11 @@ async function refusalFor(
   }
   const refusal = await refusalBeforeBody(request, externalUrl);
   // Outside the API (the sign-in form, git paths with another content type) no token is asked for: a large
-  // body there, with or without one, is simply too large.
-  // The seed control takes what the API takes: a document's files are as large as the snippets it makes.
-  const api = request.routeOptions.url?.startsWith('/api/v4/') || request.routeOptions.url === '/-/snippetd/seed';
-  if (!api) return payloadTooLarge();
+  // body there, with or without one, is simply too large. The ephemeral seed control asks for one as the API
+  // does: a document's files are as large as the snippets it makes.
+  const takesTokens =
+    request.routeOptions.url?.startsWith('/api/v4/') || request.routeOptions.url === '/-/snippetd/seed';
+  if (!takesTokens) return payloadTooLarge();
   return refusal;
 }
 

@@ -10,7 +10,7 @@ import { addParam, MAX_PARAMS, parseRackQuery } from '../rack-params.ts';
 import { JsonLimitScanner } from '../json-limits.ts';
 import { Failure, invalidParams, payloadTooLarge } from '../../domain/failure.ts';
 import { shippedFile } from '../../shipped-files.ts';
-import { Utf8Text } from '../../domain/utf8.ts';
+import { MALFORMED_STRING, Utf8Text } from '../../domain/utf8.ts';
 import { type ParsedBody, type ParseTask, revivedTexts } from '../body-parse-worker.ts';
 import { answerBeforeBody, MALFORMED_BODY } from './errors.ts';
 import { declaredLength } from './body-limits.ts';
@@ -45,7 +45,13 @@ export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number):
       // A thread failing outside a task must not end the server (an 'error' event nobody hears would).
       workers.on('error', (error: Error) => process.emitWarning(`a body parse thread failed: ${error.message}`));
     }
-    return workers.run(task, { transferList: task.segments }).then((parsed: ParsedBody) => revivedTexts(parsed));
+    return workers.run(task, { transferList: task.segments }).then(
+      (parsed: ParsedBody) => revivedTexts(parsed),
+      (error: Error) => {
+        // GitLab's answer to a malformed string, as for a short one (plugins/malformed-strings.ts).
+        throw error?.message === MALFORMED_STRING ? new Failure('bad_request_malformed') : error;
+      },
+    );
   };
   const parseInWorker =
     (format: ParseTask['format']): ParseInWorker =>

@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Failure } from '../../domain/failure.ts';
 import { isHash } from '../rack-params.ts';
-import { Utf8Text } from '../../domain/utf8.ts';
+import { isWellFormed, Utf8Text } from '../../domain/utf8.ts';
 
 const NUL = '\u0000';
 /**
@@ -37,9 +37,6 @@ function paramsAreMalformed(params: Record<string, unknown>, depth = 0): boolean
   }
   return false;
 }
-
-// String.prototype.isWellFormed (ES2024): no lone surrogate.
-const isWellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /** The credentials and the Sudo target, which are looked up as text. */
 function headersHaveNul(request: FastifyRequest): boolean {

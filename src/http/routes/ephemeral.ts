@@ -49,7 +49,7 @@ export default async function ephemeralRoutes(app: FastifyInstance) {
     const document =
       request.body instanceof YamlText
         ? await app.parseYaml(request.body.text).catch((error) => {
-            throw seedTextFailure(error);
+            throw error instanceof Failure ? error : seedTextFailure(error);
           })
         : request.body;
     return reply.code(201).send(await controls.seed(document ?? {}));
