@@ -78,6 +78,10 @@ function startEphemeral(extra: NodeJS.ProcessEnv = {}): Promise<Spawned> {
   ]);
 }
 
+/** An ephemeral server with root's fixed token and no seed. */
+const startWithoutSeed = () =>
+  spawnServer(env({ SNIPPETD_INITIAL_ROOT_TOKEN: ROOT }), [CLI, 'serve', '--ephemeral', '--port', '0']);
+
 async function call(base: string, method: string, url: string, token: string | null, body?: string, type?: string) {
   const headers: Record<string, string> = {};
   if (token) headers['private-token'] = token;
@@ -547,13 +551,7 @@ describe('serve --ephemeral: the command line', { skip }, () => {
   });
 
   it('stops at SIGTERM while an answer a test never read is still being sent', async () => {
-    const server = await spawnServer(env({ SNIPPETD_INITIAL_ROOT_TOKEN: ROOT }), [
-      CLI,
-      'serve',
-      '--ephemeral',
-      '--port',
-      '0',
-    ]);
+    const server = await startWithoutSeed();
     try {
       const made = await call(
         server.url,
@@ -644,13 +642,7 @@ describe('serve --ephemeral: the command line', { skip }, () => {
     const blocks = [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2] }));
     const document = blocks.find((b) => b.lang === 'yaml')!.code;
     const answer = blocks.find((b) => b.lang === 'json')!.code;
-    const fresh = await spawnServer(env({ SNIPPETD_INITIAL_ROOT_TOKEN: ROOT }), [
-      CLI,
-      'serve',
-      '--ephemeral',
-      '--port',
-      '0',
-    ]);
+    const fresh = await startWithoutSeed();
     try {
       const res = await call(fresh.url, 'POST', '/-/snippetd/seed', ROOT, document, 'application/yaml');
       assert.equal(res.status, 201, res.text);
