@@ -143,11 +143,12 @@ export async function startServer(config: Config): Promise<void> {
   }
   const { app, address } = await openServer(config, { logger, lifecycle });
   let closing = false;
-  const shutdown = (signal: string) => {
+  /** `why`: what ended the server, as its log line says it ("SIGTERM received"). */
+  const shutdown = (why: string) => {
     if (closing) return;
     closing = true;
     // A worker's stop is the primary's, which says so once.
-    if (!cluster.isWorker) lifecycle.info(`${signal} received, closing`);
+    if (!cluster.isWorker) lifecycle.info(`${why}, closing`);
     app.close().then(
       () => process.exit(0),
       (error) => {
@@ -156,8 +157,14 @@ export async function startServer(config: Config): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM received'));
+  process.once('SIGINT', () => shutdown('SIGINT received'));
+  // A test suite's stand-in ends with the suite: one whose runner was killed before it could stop the server went on
+  // serving for good, its port and temporary directory taken. Its parent gone, a process is given another.
+  if (config.ephemeral) {
+    const parent = process.ppid;
+    setInterval(() => process.ppid !== parent && shutdown('its parent process ended'), 1000).unref();
+  }
   // Logged once the handlers are in place: whoever waits for this line may send SIGTERM at once.
   if (cluster.isWorker) announceServing(address);
   else listening(address, '');

@@ -516,6 +516,8 @@ describe('serve --ephemeral: the command line', { skip }, () => {
     dir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-ephemeral-tests-'));
     fs.mkdirSync(dir, { recursive: true });
   });
+  // Made again above when the first part removed it: each run had left one behind.
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('keeps answering when the suite stops reading its output after the start-up lines', async () => {
     // As a suite starts it: standard output a pipe, read up to the line that says where the server is.
@@ -547,6 +549,48 @@ describe('serve --ephemeral: the command line', { skip }, () => {
       }
     } finally {
       child.kill('SIGKILL');
+    }
+  });
+
+  it('stops when the process that started it is killed, and leaves nothing behind', async () => {
+    // A test runner (here a small node process) starts the server and is SIGKILLed: no chance to stop it.
+    const [command, args] = cliCommand('serve', '--ephemeral', '--port', '0');
+    const runner = spawn(
+      process.execPath,
+      [
+        '-e',
+        `require('node:child_process').spawn(${JSON.stringify(command)}, ${JSON.stringify(args)}, { stdio: 'inherit' });
+         setInterval(() => {}, 1000);`,
+      ],
+      { env: env({ SNIPPETD_INITIAL_ROOT_TOKEN: ROOT }), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      const pid = await new Promise<number>((resolve, reject) => {
+        let seen = '';
+        runner.stdout.on('data', (chunk: Buffer) => {
+          seen += chunk;
+          const line = seen.split('\n').find((l) => l.includes('listening on'));
+          if (line) resolve(JSON.parse(line).pid);
+        });
+        runner.once('exit', () => reject(new Error(`exited: ${seen}`)));
+      });
+      const dirs = () => fs.readdirSync(os.tmpdir()).filter((name) => name.startsWith(`snippetd-ephemeral-${pid}-`));
+      assert.equal(dirs().length, 1);
+      runner.kill('SIGKILL');
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      const deadline = Date.now() + 10_000;
+      while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(alive(), false, 'the server outlived its parent by 10 s');
+      assert.deepEqual(dirs(), []);
+    } finally {
+      runner.kill('SIGKILL');
     }
   });
 
