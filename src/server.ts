@@ -159,12 +159,6 @@ export async function startServer(config: Config): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM received'));
   process.once('SIGINT', () => shutdown('SIGINT received'));
-  // A test suite's stand-in ends with the suite: one whose runner was killed before it could stop the server went on
-  // serving for good, its port and temporary directory taken. Its parent gone, a process is given another.
-  if (config.ephemeral) {
-    const parent = process.ppid;
-    setInterval(() => process.ppid !== parent && shutdown('its parent process ended'), 1000).unref();
-  }
   // Logged once the handlers are in place: whoever waits for this line may send SIGTERM at once.
   if (cluster.isWorker) announceServing(address);
   else listening(address, '');
