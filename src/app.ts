@@ -7,7 +7,7 @@ import { openConfiguredDatabase } from './startup-checks.ts';
 import { createStore } from './storage/db/store.ts';
 import { startSearchIndexer } from './storage/db/database.ts';
 import { ServingCaches } from './storage/git/serving-cache.ts';
-import { rateCounters } from './storage/rate-counters.ts';
+import { memoryCounters, rateCounters } from './storage/rate-counters.ts';
 import { registerApiThrottle } from './http/rate-limits.ts';
 import { PushHooks } from './storage/git/push-hooks.ts';
 import { ReadCache, withCachedReads } from './storage/db/read-cache.ts';
@@ -116,8 +116,9 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
       done(error);
     });
   });
-  const counters = rateCounters(db);
-  app.decorate('rateCounters', counters);
+  // An ephemeral server's counts are in its memory (one process, SQLite), for its reset to forget.
+  const ephemeralCounts = config.ephemeral ? memoryCounters() : null;
+  app.decorate('rateCounters', ephemeralCounts ?? rateCounters(db));
   app.decorate('externalUrl', config.externalUrl);
   const oidc = relyingPartyOf(config);
   app.decorate('oidc', oidc);
@@ -139,7 +140,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     // Ephemeral mode's data directory is a temporary one of its own (ephemeral.ts).
     if (config.ephemeral) fs.rmSync(config.dataDir, { recursive: true, force: true });
   });
-  app.decorate('ephemeral', config.ephemeral ? new EphemeralControls(store, servingCaches, counters) : null);
+  app.decorate('ephemeral', ephemeralCounts ? new EphemeralControls(store, servingCaches, ephemeralCounts) : null);
   app.decorate('snippetDeps', {
     store,
     committed: (snippetId: number, commit: string) => revisions.prepare(snippetId, commit),

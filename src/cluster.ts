@@ -58,7 +58,6 @@ export async function runPrimary(config: Config, options: PrimaryOptions): Promi
   };
   const ask = async (worker: Worker, id: number, question: Question) => {
     if (question.kind === 'hit') answer(worker, id, await counters.hit(question.key, question.periodSeconds));
-    else if (question.kind === 'clear') answer(worker, id, await counters.clear());
     else if (question.kind === 'metrics') answer(worker, id, await workersMetrics());
     else lock.acquire(worker, () => answer(worker, id, undefined));
   };

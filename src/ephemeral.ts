@@ -8,7 +8,6 @@ import path from 'node:path';
 import type { Config } from './config.ts';
 import type { Store } from './storage/db/store.ts';
 import type { ServingCaches } from './storage/git/serving-cache.ts';
-import type { RateCounters } from './storage/rate-counters.ts';
 import { restoreSnapshot, saveSnapshot } from './storage/db/snapshot.ts';
 import { isProcessAlive, pidInName } from './storage/leftovers.ts';
 import { applySeed, type SeedResult } from './domain/seed.ts';
@@ -46,7 +45,8 @@ export class EphemeralControls {
   constructor(
     private readonly store: Store,
     private readonly servingCaches: ServingCaches,
-    private readonly rateCounters: RateCounters,
+    /** The rate limits' counts: an ephemeral server's are in its memory (rate-counters.ts). */
+    private readonly rateCounters: { clear(): void },
   ) {}
 
   /** Applies the start seed (if any) and remembers the result as the state reset returns to. */
@@ -70,7 +70,7 @@ export class EphemeralControls {
       await this.restore(STARTED);
       // Counted by user, project and path: ids given out again would inherit the counts of those taken away. (A
       // failed seed gives out no id another had, and keeps the counts.)
-      await this.rateCounters.clear();
+      this.rateCounters.clear();
     });
   }
 

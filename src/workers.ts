@@ -10,11 +10,7 @@ export type ToPrimary =
   | { snippetd: 'serving'; address: string }
   | { snippetd: 'ask'; id: number; question: Question }
   | { snippetd: 'unlock' };
-export type Question =
-  | { kind: 'hit'; key: string; periodSeconds: number }
-  | { kind: 'clear' }
-  | { kind: 'lock' }
-  | { kind: 'metrics' };
+export type Question = { kind: 'hit'; key: string; periodSeconds: number } | { kind: 'lock' } | { kind: 'metrics' };
 export type ToWorker =
   | { snippetd: 'workers'; serving: number; wanted: number }
   | { snippetd: 'answer'; id: number; answer: unknown };
@@ -61,10 +57,7 @@ export const inWorker = () => cluster.isWorker;
 /** The primary's rate-limit counts (rate-counters.ts), in a worker; else null. */
 export function primaryCounter(): RateCounters | null {
   if (!cluster.isWorker) return null;
-  return {
-    hit: (key, periodSeconds) => ask({ kind: 'hit', key, periodSeconds }),
-    clear: () => ask({ kind: 'clear' }),
-  };
+  return { hit: (key, periodSeconds) => ask({ kind: 'hit', key, periodSeconds }) };
 }
 
 /**

@@ -10,8 +10,6 @@ import { primaryCounter } from '../workers.ts';
 export interface RateCounters {
   /** Counts one request under `key` in the current window of `periodSeconds`; answers the count so far. */
   hit(key: string, periodSeconds: number): Promise<{ count: number; secondsLeft: number }>;
-  /** Forgets every count: an ephemeral server's reset (ephemeral.ts) starts the windows over with the ids. */
-  clear(): Promise<void>;
 }
 
 /** Windows older than this are deleted now and then (the longest period a setting may take is far shorter). */
@@ -39,8 +37,11 @@ export function rateCounters(db: Db): RateCounters {
   return primaryCounter() ?? memoryCounters();
 }
 
-/** Counts in this process's memory: a single server's, or the primary's for its workers (cluster.ts). */
-export function memoryCounters(): RateCounters {
+/**
+ * Counts in this process's memory: a single server's, or the primary's for its workers (cluster.ts). `clear`
+ * forgets them all: an ephemeral server's reset (ephemeral.ts) gives the ids they are counted by out again.
+ */
+export function memoryCounters(): RateCounters & { clear(): void } {
   const counts = new Map<string, { start: number; count: number }>();
   return {
     async hit(key, periodSeconds) {
@@ -59,7 +60,7 @@ export function memoryCounters(): RateCounters {
       entry.count++;
       return { count: entry.count, secondsLeft };
     },
-    async clear() {
+    clear() {
       counts.clear();
     },
   };
@@ -78,9 +79,6 @@ function databaseCounters(db: Db): RateCounters {
       if (++hits % 10_000 === 0)
         await sql`DELETE FROM rate_limit_counters WHERE window_start < ${start - KEEP_SECONDS}`.execute(db.kysely);
       return { count: Number(rows[0].count), secondsLeft };
-    },
-    async clear() {
-      await sql`DELETE FROM rate_limit_counters`.execute(db.kysely);
     },
   };
 }
