@@ -180,8 +180,8 @@ const CHANGED_SINCE = 'You are attempting to update a file that has changed sinc
 async function changedSince(repo: GitRepository, branchHead: string, known: string, filePath: string) {
   const knownCommit = await repo.resolveCommit(known).catch(() => null);
   if (!knownCommit) return false;
-  const lastChange = async (commit: string) => (await repo.log(commit, { skip: 0, limit: 1, path: filePath }))[0]?.id;
-  const [onBranch, asKnown] = [await lastChange(branchHead), await lastChange(knownCommit)];
+  const onBranch = await lastChangeOf(repo, branchHead, filePath);
+  const asKnown = await lastChangeOf(repo, knownCommit, filePath);
   return onBranch !== undefined && asKnown !== undefined && onBranch !== asKnown;
 }
 
@@ -266,10 +266,15 @@ export async function readFileBlob(
   });
 }
 
-/** The last commit from `commit` back that changed `filePath` (GitLab's last_commit_id): a walk of history. */
-async function lastCommitChanging(repo: GitRepository, commit: string, filePath: string): Promise<string> {
+/** The last commit from `commit` back that changed `filePath`, if one did: a walk of history. */
+async function lastChangeOf(repo: GitRepository, commit: string, filePath: string): Promise<string | undefined> {
   const [last] = await repo.log(commit, { skip: 0, limit: 1, path: filePath });
-  return last?.id ?? commit;
+  return last?.id;
+}
+
+/** GitLab's last_commit_id: the last commit that changed the file, else the commit read. */
+async function lastCommitChanging(repo: GitRepository, commit: string, filePath: string): Promise<string> {
+  return (await lastChangeOf(repo, commit, filePath)) ?? commit;
 }
 
 /** The raw file as the files API sends it: its bytes, and readFile's fields for GitLab's X-Gitlab-* headers. */
