@@ -33,6 +33,9 @@ declare module 'fastify' {
   }
 }
 
+/** The content types parsed as JSON: `application/json` and `application/*+json` (Fastify lowercases them). */
+export const JSON_TYPE = /^application\/(.+\+)?json/;
+
 export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   let workers: Piscina | null = null;
@@ -64,7 +67,7 @@ export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number):
     return run({ format: 'yaml', segments: [segment], length: bytes.length });
   });
   app.addHook('onClose', async () => workers?.destroy());
-  app.addContentTypeParser(/^application\/(.+\+)?json/, (req, payload, done) => {
+  app.addContentTypeParser(JSON_TYPE, (req, payload, done) => {
     readJson(req, payload, maxBodyBytes, parseInWorker('json')).then(
       (v) => done(null, v),
       (e) => done(e as Error, undefined),

@@ -7,6 +7,7 @@ import { authorize } from '../../domain/policy.ts';
 import { seedTextFailure } from '../../domain/seed-text.ts';
 import type { EphemeralControls } from '../../ephemeral.ts';
 import { Failure } from '../../domain/failure.ts';
+import { JSON_TYPE } from '../plugins/body.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -44,7 +45,7 @@ export default async function ephemeralRoutes(app: FastifyInstance) {
     authorize(currentUser(request), 'admin_all_resources', null);
     // JSON or YAML only: another type's body reached here as nothing (text/plain, a seed of nothing, 201) or as
     // a form's one key.
-    const json = /^application\/(.+\+)?json/i.test(request.headers['content-type'] ?? '');
+    const json = JSON_TYPE.test(request.headers['content-type']?.toLowerCase() ?? '');
     if (!json && !(request.body instanceof YamlText)) throw new Failure('unsupported_media_type');
     const document =
       request.body instanceof YamlText
