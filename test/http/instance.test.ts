@@ -1,4 +1,5 @@
-// Instance endpoints (docs/gitlab-compatibility.md#instance): GET /version and GET/PUT /application/settings.
+// Instance endpoints (docs/gitlab-compatibility.md#instance): GET /metadata and /version, and GET/PUT
+// /application/settings.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
@@ -17,32 +18,52 @@ const DEFAULTS = {
 };
 const pick = (body: Record<string, unknown>) => Object.fromEntries(Object.keys(DEFAULTS).map((k) => [k, body[k]]));
 
-describe('GET /version', () => {
-  let t: TestApp;
-  let alice: { id: number; token: string };
-  before(async () => {
-    t = await createTestApp();
-    alice = await t.user('alice');
-  });
-  after(() => t.close());
+// GitLab's lib/api/metadata.rb: /version is the deprecated name of /metadata, and both answer the same object
+// (spec/fixtures/api/schemas/public_api/v4/metadata.json); a read_user token may read them.
+for (const path of ['/version', '/metadata']) {
+  describe(`GET ${path}`, () => {
+    let t: TestApp;
+    let alice: { id: number; token: string };
+    before(async () => {
+      t = await createTestApp();
+      alice = await t.user('alice');
+    });
+    after(() => t.close());
 
-  it('is 401 anonymous', async () => {
-    const res = await t.request({ method: 'GET', url: '/api/v4/version', token: null });
-    assert.equal(res.statusCode, 401);
-    assert.deepEqual(res.json, { message: '401 Unauthorized' });
-  });
+    it('is 401 anonymous', async () => {
+      const res = await t.request({ method: 'GET', url: `/api/v4${path}`, token: null });
+      assert.equal(res.statusCode, 401);
+      assert.deepEqual(res.json, { message: '401 Unauthorized' });
+    });
 
-  it('answers version and revision to any signed-in user', async () => {
-    for (const token of [undefined, alice.token]) {
-      const res = await t.request({ method: 'GET', url: '/api/v4/version', token });
-      assert.equal(res.statusCode, 200);
-      assert.equal(res.headers['content-type'], 'application/json');
-      assert.match(res.json.version, SEMVER);
-      assert.equal(typeof res.json.revision, 'string');
-      assert.ok(res.json.revision.length > 0);
-    }
+    it('answers the version, the revision, no agent server and no enterprise edition to any signed-in user', async () => {
+      for (const token of [undefined, alice.token]) {
+        const res = await t.request({ method: 'GET', url: `/api/v4${path}`, token });
+        assert.equal(res.statusCode, 200);
+        assert.equal(res.headers['content-type'], 'application/json');
+        const { version, revision, ...rest } = res.json;
+        assert.match(version, SEMVER);
+        assert.equal(typeof revision, 'string');
+        assert.ok(revision.length > 0);
+        assert.deepEqual(rest, { kas: { enabled: false, externalUrl: null, version: null }, enterprise: false });
+      }
+    });
+
+    it('takes a token with api, read_api or read_user, and refuses one with neither (403 insufficient_scope)', async () => {
+      for (const scopes of [['api'], ['read_api'], ['read_user']]) {
+        const { token } = await t.user(`with-${scopes[0].replace('_', '-')}`, { scopes });
+        const res = await t.request({ method: 'GET', url: `/api/v4${path}`, token });
+        assert.equal(res.statusCode, 200, scopes.join());
+        const head = await t.request({ method: 'HEAD', url: `/api/v4${path}`, token });
+        assert.equal(head.statusCode, 200, `HEAD ${scopes.join()}`);
+      }
+      const { token } = await t.user('with-read-repository', { scopes: ['read_repository'] });
+      const res = await t.request({ method: 'GET', url: `/api/v4${path}`, token });
+      assert.equal(res.statusCode, 403);
+      assert.equal(res.json.error, 'insufficient_scope');
+    });
   });
-});
+}
 
 describe('application settings', () => {
   let t: TestApp;

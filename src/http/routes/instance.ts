@@ -1,4 +1,4 @@
-// Instance endpoints: version, and application settings for administrators.
+// Instance endpoints: metadata (and its deprecated name, version), and application settings for administrators.
 import type { FastifyInstance } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
@@ -7,12 +7,21 @@ import { getSettings, updateSettings } from '../../domain/settings.ts';
 import { SNIPPETD_VERSION } from '../../version.ts';
 import { authorize } from '../../domain/policy.ts';
 
+/** GitLab's metadata entity: no agent server for Kubernetes (kas) and not the enterprise edition. */
+const INSTANCE_METADATA = {
+  ...SNIPPETD_VERSION,
+  kas: { enabled: false, externalUrl: null, version: null },
+  enterprise: false,
+};
+
 export default async function instanceRoutes(app: FastifyInstance) {
-  /** GET /version — signed-in users (401 anonymous). */
-  app.get('/version', async (request) => {
-    currentUser(request);
-    return SNIPPETD_VERSION;
-  });
+  /** GET /metadata and GET /version — signed-in users (401 anonymous); a read_user token may read them too. */
+  for (const path of ['/metadata', '/version']) {
+    app.get(path, { config: { scopes: ['read_user'] } }, async (request) => {
+      currentUser(request);
+      return INSTANCE_METADATA;
+    });
+  }
 
   /** GET /application/settings — admins only: 401 anonymous, 403 others. */
   app.get('/application/settings', async (request) => {
