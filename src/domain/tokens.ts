@@ -4,7 +4,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { Token, User } from '../storage/db/schema.ts';
 import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import type { TokenListFilter } from '../storage/db/tables/tokens.ts';
-import { invalidFields, invalidToken, tooLongError, unauthorized } from './failure.ts';
+import { badRequest, invalidFields, invalidToken, tooLongError, unauthorized } from './failure.ts';
 import { SCOPES, type Scope } from './access.ts';
 
 export const digestToken = (plain: string) => crypto.createHash('sha256').update(plain).digest('hex');
@@ -47,6 +47,30 @@ export async function createToken(
     last_used_at: null,
   });
   return { token, plain };
+}
+
+/** How long a rotated token lives when no expires_at is given: GitLab's RotateService::EXPIRATION_PERIOD. */
+const ROTATED_TOKEN_DAYS = 7;
+
+/**
+ * Revokes `token` and makes its successor, with its name and scopes, expiring on `expiresAt` or a week from today
+ * (GitLab's default, where every token must expire); a token already revoked is GitLab's 400.
+ */
+export function rotateToken(
+  store: Store,
+  token: Token,
+  expiresAt: string | null,
+): Promise<{ token: Token; plain: string }> {
+  return store.transaction(async (tx) => {
+    // Revoked only if it was not: of two rotations at once, one makes a successor.
+    if (!(await tx.tokens.revoke(token.id))) throw badRequest('Token already revoked');
+    const days = new Date(Date.now() + ROTATED_TOKEN_DAYS * 86_400_000).toISOString().slice(0, 10);
+    return createToken(
+      tx,
+      { id: token.user_id },
+      { name: token.name, scopes: scopesOf(token), expiresAt: expiresAt ?? days },
+    );
+  });
 }
 
 const TOUCH_INTERVAL_MS = 10 * 60 * 1000;

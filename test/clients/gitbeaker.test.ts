@@ -126,6 +126,23 @@ describe('@gitbeaker/rest against snippetd', () => {
     assert.equal(self.user_id, userId);
   });
 
+  it('rotates tokens through PersonalAccessTokens.rotate, by id and as self', async () => {
+    const made = await root.PersonalAccessTokens.create(userId, 'to-rotate', ['api'], { expiresAt: '2099-01-31' });
+    const rotated = await new Gitlab({ host, token: userToken }).PersonalAccessTokens.rotate(made.id as number, {
+      expiresAt: '2099-02-28',
+    });
+    assert.equal(rotated.name, 'to-rotate');
+    assert.equal(rotated.expires_at, '2099-02-28');
+    assert.match(String(rotated.token), /^glpat-/);
+    const again = await new Gitlab({ host, token: String(rotated.token) }).PersonalAccessTokens.rotate('self');
+    assert.equal(again.name, 'to-rotate');
+    assert.notEqual(again.token, rotated.token);
+    const old = await statusOf(new Gitlab({ host, token: String(rotated.token) }).Users.showCurrentUser());
+    assert.equal(old.status, 401);
+    const me = await new Gitlab({ host, token: String(again.token) }).Users.showCurrentUser();
+    assert.equal(me.id, userId);
+  });
+
   it('creates a group', async () => {
     const group = await root.Groups.create('Client Group', 'client-group', {
       visibility: 'private',

@@ -1,5 +1,5 @@
 // Personal access tokens (docs/gitlab-compatibility.md#users-and-tokens and #token-failures): creation by admins,
-// listing, self, revocation, expiry, and the plain token being shown only once.
+// listing, self, revocation, rotation, expiry, and the plain token being shown only once.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
@@ -256,6 +256,100 @@ describe('personal access tokens', () => {
     const refused = await t.request({ method: 'GET', url: '/api/v4/user', token: made.json.token });
     assert.equal(refused.statusCode, 401);
     assert.deepEqual(refused.json, REVOKED);
+  });
+
+  // GitLab's PersonalAccessTokens::RotateService: the token is revoked and a new one made with its name and scopes,
+  // expiring on the given date or, by default, a week from today; the answer is 200 with the new plain token.
+  const rotate = (url: string, token: string | null, payload?: Record<string, unknown>) =>
+    t.request({ method: 'POST', url: `/api/v4/personal_access_tokens/${url}/rotate`, token, payload });
+
+  it('POST /personal_access_tokens/:id/rotate revokes the token and answers a new one with its name and scopes', async () => {
+    const made = await create(alice.id, { name: 'rotating', scopes: ['api', 'read_user'], expires_at: dayOffset(300) });
+    const res = await rotate(String(made.json.id), alice.token);
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'application/json');
+    const { id, token, created_at, ...rest } = res.json;
+    assert.ok(id > made.json.id);
+    assert.match(created_at, ISO);
+    assert.equal(typeof token, 'string');
+    assert.notEqual(token, made.json.token);
+    assert.deepEqual(rest, {
+      name: 'rotating',
+      revoked: false,
+      description: null,
+      scopes: ['api', 'read_user'],
+      user_id: alice.id,
+      last_used_at: null,
+      active: true,
+      expires_at: dayOffset(7),
+    });
+    const old = await t.request({ method: 'GET', url: '/api/v4/user', token: made.json.token });
+    assert.equal(old.statusCode, 401);
+    assert.deepEqual(old.json, REVOKED);
+    const user = await t.request({ method: 'GET', url: '/api/v4/user', token });
+    assert.equal(user.statusCode, 200);
+    assert.equal(user.json.id, alice.id);
+    const listed = await t.api('GET', `/personal_access_tokens/${made.json.id}`, ROOT_TOKEN);
+    assert.equal(listed.json.revoked, true);
+  });
+
+  it('rotate takes expires_at; a revoked token is 400 Token already revoked and makes no new one', async () => {
+    const made = await create(bob.id, { name: 'dated', scopes: ['read_api'] });
+    const res = await rotate(String(made.json.id), bob.token, { expires_at: dayOffset(40) });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json.expires_at, dayOffset(40));
+    assert.deepEqual(res.json.scopes, ['read_api']);
+    const before = await t.api('GET', `/personal_access_tokens?user_id=${bob.id}&per_page=100`, ROOT_TOKEN);
+    const again = await rotate(String(made.json.id), bob.token);
+    assert.equal(again.statusCode, 400);
+    assert.deepEqual(again.json, { message: '400 Bad request - Token already revoked' });
+    const after = await t.api('GET', `/personal_access_tokens?user_id=${bob.id}&per_page=100`, ROOT_TOKEN);
+    assert.equal(after.json.length, before.json.length);
+    // Two rotations at once: one successor.
+    const twice = await create(bob.id, { name: 'twice', scopes: ['api'] });
+    const both = await Promise.all([
+      rotate(String(twice.json.id), bob.token),
+      rotate(String(twice.json.id), bob.token),
+    ]);
+    assert.deepEqual(both.map((r) => r.statusCode).sort(), [200, 400]);
+    const bad = await rotate(String(res.json.id), bob.token, { expires_at: 'soon' });
+    assert.equal(bad.statusCode, 400);
+    assert.deepEqual(bad.json, { error: 'expires_at is invalid' });
+  });
+
+  it("rotate: administrators rotate anyone's token (404 for a missing one); others get 401 for tokens not theirs or missing", async () => {
+    const made = await create(alice.id, { name: 'theirs', scopes: ['api'] });
+    const byBob = await rotate(String(made.json.id), bob.token);
+    assert.equal(byBob.statusCode, 401);
+    assert.deepEqual(byBob.json, { message: '401 Unauthorized' });
+    const missingByBob = await rotate('999999', bob.token);
+    assert.equal(missingByBob.statusCode, 401);
+    assert.equal((await rotate(String(made.json.id), null)).statusCode, 401);
+    const missing = await rotate('999999', ROOT_TOKEN);
+    assert.equal(missing.statusCode, 404);
+    assert.deepEqual(missing.json, { message: '404 Not found' });
+    const byRoot = await rotate(String(made.json.id), ROOT_TOKEN);
+    assert.equal(byRoot.statusCode, 200);
+    assert.equal(byRoot.json.user_id, alice.id);
+    // A token to read with cannot rotate: POST needs the api scope.
+    const reader = await create(bob.id, { name: 'reader', scopes: ['read_api'] });
+    const refused = await rotate(String(reader.json.id), reader.json.token);
+    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.json.error, 'insufficient_scope');
+  });
+
+  it('POST /personal_access_tokens/self/rotate rotates the token used; the old one is then refused', async () => {
+    const made = await create(bob.id, { name: 'self-rotate', scopes: ['api'] });
+    const res = await rotate('self', made.json.token, { expires_at: dayOffset(3) });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json.name, 'self-rotate');
+    assert.equal(res.json.expires_at, dayOffset(3));
+    assert.equal(res.json.user_id, bob.id);
+    const old = await t.request({ method: 'GET', url: '/api/v4/user', token: made.json.token });
+    assert.deepEqual(old.json, REVOKED);
+    const self = await t.request({ method: 'GET', url: '/api/v4/personal_access_tokens/self', token: res.json.token });
+    assert.equal(self.json.id, res.json.id);
+    assert.equal((await rotate('self', null)).statusCode, 401);
   });
 
   it('the plain token appears in no answer but the creation answer', async () => {

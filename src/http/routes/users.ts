@@ -8,7 +8,7 @@ import * as spec from '../schemas/users.ts';
 import { userFull, userPublic } from '../presenters/users.ts';
 import { createdToken, personalAccessToken } from '../presenters/tokens.ts';
 import { changeState, createUser, findReadableUser, findUser, updateUser } from '../../domain/users.ts';
-import { createToken, listTokens } from '../../domain/tokens.ts';
+import { createToken, listTokens, rotateToken } from '../../domain/tokens.ts';
 import { lockedUsers } from '../../domain/sessions.ts';
 import { badRequest, forbidden, recordNotFound, unauthorized } from '../../domain/failure.ts';
 import { publicVisibilityRestricted } from '../../domain/settings.ts';
@@ -162,6 +162,28 @@ export default async function userRoutes(app: FastifyInstance) {
     const viewer = currentUser(request);
     const { id } = validateRequest(spec.idSpec, request);
     return personalAccessToken(await visibleToken(request, viewer, id));
+  });
+
+  /** POST /personal_access_tokens/self/rotate — revokes the token used for this request; 200 with its successor. */
+  app.post('/personal_access_tokens/self/rotate', async (request) => {
+    currentUser(request);
+    const p = validateRequest(spec.rotateTokenSpec, request);
+    const { token, plain } = await rotateToken(storeOf(request), request.principal.token!, p.expires_at ?? null);
+    return createdToken(token, plain);
+  });
+
+  /**
+   * POST /personal_access_tokens/:id/rotate — own token, or any for admins; 200 with its successor. As GitLab,
+   * only an administrator learns that a token does not exist (404 Not found); anyone else gets 401.
+   */
+  app.post('/personal_access_tokens/:id/rotate', async (request) => {
+    const viewer = currentUser(request);
+    const p = validateRequest({ ...spec.idSpec, ...spec.rotateTokenSpec }, request);
+    const token = await storeOf(request).tokens.findById(p.id);
+    if (!token || !can(viewer, 'admin_token', token))
+      throw can(viewer, 'admin_all_resources', null) ? recordNotFound() : unauthorized();
+    const rotated = await rotateToken(storeOf(request), token, p.expires_at ?? null);
+    return createdToken(rotated.token, rotated.plain);
   });
 
   /** DELETE /personal_access_tokens/self — revokes the token used for this request; 204. */

@@ -46,6 +46,8 @@ export const createTokenSpec = {
   expires_at: { type: 'date' },
 } satisfies ParamSpec;
 
+export const rotateTokenSpec = { expires_at: { type: 'date' } } satisfies ParamSpec;
+
 export const listTokensSpec = {
   user_id: { type: 'id' },
   revoked: { type: 'boolean' },

@@ -102,8 +102,15 @@ export function tokensTable(db: Kysely<Database>, dialect: DialectName) {
         .orderBy('id', 'desc');
       return fetchPage(db, q, window);
     },
-    async revoke(id: number): Promise<void> {
-      await db.updateTable('personal_access_tokens').set({ revoked: 1 }).where('id', '=', id).execute();
+    /** Revokes the token; false when there was none to revoke (missing, or revoked already). */
+    async revoke(id: number): Promise<boolean> {
+      const { numUpdatedRows } = await db
+        .updateTable('personal_access_tokens')
+        .set({ revoked: 1 })
+        .where('id', '=', id)
+        .where('revoked', '=', 0)
+        .executeTakeFirst();
+      return numUpdatedRows > 0n;
     },
     async touch(id: number, at: string): Promise<void> {
       await db.updateTable('personal_access_tokens').set({ last_used_at: at }).where('id', '=', id).execute();
