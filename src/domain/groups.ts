@@ -3,7 +3,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Store } from '../storage/db/store.ts';
 import type { Namespace, Visibility } from '../storage/db/schema.ts';
-import { ancestorIds } from '../storage/db/tables/namespaces.ts';
+import { ancestorIds, type GroupListFilter, type GroupOrderColumn } from '../storage/db/tables/namespaces.ts';
+import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
 import { MAX_ROW_ID } from './ids.ts';
 import { apiError, Failure, invalidFields, notFound, tooLongError } from './failure.ts';
@@ -298,4 +299,54 @@ export async function visibleChildGroups(
     cursor = children[children.length - 1];
     await nextTurn();
   }
+}
+
+/** What GET /groups asks for (lib/api/groups.rb's group_list_params). */
+export interface GroupListQuery {
+  all_available?: boolean;
+  owned: boolean;
+  min_access_level?: number;
+  search?: string;
+  skip_groups?: number[];
+  top_level_only: boolean;
+  visibility?: Visibility;
+  order_by: GroupOrderColumn;
+  sort: 'asc' | 'desc';
+}
+
+/**
+ * One page of the groups GitLab's GroupsFinder gives GET /groups. A visitor: the public groups. `owned`: the
+ * groups the viewer owns as a member; `min_access_level`: those where the viewer is a member at that level or
+ * more, and the groups below them. An administrator: every group, unless `all_available=false`. Anyone else:
+ * the groups they are a member of, with the groups above and below them, and with `all_available` also every
+ * group their visibility lets them see. Each listed group is one `findReadableGroup` would give them.
+ */
+export function listGroups(
+  store: Store,
+  viewer: Viewer,
+  q: GroupListQuery,
+  window: PageWindow,
+): Promise<PageOf<Namespace>> {
+  const filter: GroupListFilter = {
+    all: false,
+    visibleLevels: [],
+    search: q.search,
+    skip: q.skip_groups,
+    topLevelOnly: q.top_level_only,
+    visibility: q.visibility,
+  };
+  if (!viewer) {
+    // GitLab's "anonymous users will never return any owned groups".
+    if (!q.owned) filter.visibleLevels = ['public'];
+  } else if (q.owned) {
+    filter.member = { userId: viewer.id, minAccess: ACCESS.owner, related: 'none' };
+  } else if (q.min_access_level !== undefined) {
+    filter.member = { userId: viewer.id, minAccess: q.min_access_level, related: 'descendants' };
+  } else if (can(viewer, 'admin_all_resources', null) && q.all_available !== false) {
+    filter.all = true;
+  } else {
+    filter.member = { userId: viewer.id, minAccess: ACCESS.guest, related: 'both' };
+    if (q.all_available) filter.visibleLevels = viewer.external ? ['public'] : ['public', 'internal'];
+  }
+  return store.namespaces.groupsPage(filter, { column: q.order_by, direction: q.sort }, window);
 }

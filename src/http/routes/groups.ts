@@ -3,9 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { baseUrl } from '../urls.ts';
-import { createGroupSpec, updateGroupSpec } from '../schemas/groups.ts';
+import { createGroupSpec, listGroupsSpec, updateGroupSpec } from '../schemas/groups.ts';
+import { paginated } from '../pagination.ts';
 import { group } from '../presenters/groups.ts';
-import { authorizeNewGroup, createGroup, findReadableGroup, updateGroup } from '../../domain/groups.ts';
+import { authorizeNewGroup, createGroup, findReadableGroup, listGroups, updateGroup } from '../../domain/groups.ts';
 import { authorize } from '../../domain/policy.ts';
 
 export default async function groupRoutes(app: FastifyInstance) {
@@ -18,6 +19,17 @@ export default async function groupRoutes(app: FastifyInstance) {
     await authorizeNewGroup(store, viewer, parent);
     const created = await createGroup(store, viewer, parent, p);
     return reply.code(201).send(group(created, baseUrl(request)));
+  });
+
+  /** GET /groups — the groups GitLab's GroupsFinder gives the caller (domain/groups.ts#listGroups), by name. */
+  app.get('/groups', async (request, reply) => {
+    const p = validateRequest(listGroupsSpec, request);
+    const query = { ...p, skip_groups: p.skip_groups?.map(Number) };
+    const rows = await paginated(request, reply, (window) =>
+      listGroups(storeOf(request), request.principal.user, query, window),
+    );
+    const base = baseUrl(request);
+    return rows.map((row) => group(row, base));
   });
 
   /** GET /groups/:id — whoever can see the group; 404 Group Not Found otherwise. */

@@ -9,6 +9,22 @@ export const createGroupSpec = {
   description: { type: 'string' },
 } satisfies ParamSpec;
 
+/** GET /groups: GitLab's group_list_params, without `statistics` and `similarity` (no statistics are kept here). */
+export const listGroupsSpec = {
+  all_available: { type: 'boolean' },
+  owned: { type: 'boolean', default: false },
+  min_access_level: { type: 'integer', values: ACCESS_LEVELS },
+  search: { type: 'string' },
+  skip_groups: {
+    type: 'string_array',
+    check: (v) => (v === null || (v as string[]).every((id) => /^\d+$/.test(id)) ? null : 'is invalid'),
+  },
+  top_level_only: { type: 'boolean', default: false },
+  visibility: { type: 'string', values: VISIBILITIES },
+  order_by: { type: 'string', values: ['name', 'path', 'id'] as const, default: 'name' },
+  sort: { type: 'string', values: ['asc', 'desc'] as const, default: 'asc' },
+} satisfies ParamSpec;
+
 export const updateGroupSpec = {
   name: { type: 'string', allowBlank: false },
   visibility: { type: 'string', values: VISIBILITIES },

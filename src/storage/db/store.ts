@@ -29,7 +29,7 @@ function repositories(
   return {
     users: usersTable(k, dialect),
     tokens: tokensTable(k, dialect),
-    namespaces: namespacesTable(k, dialect),
+    namespaces: namespacesTable(k, dialect, reads),
     projects: projectsTable(k, dialect, reads),
     members: membersTable(k, dialect, reads),
     settings: settingsTable(k),

@@ -1,14 +1,48 @@
 import type { Kysely } from 'kysely';
-import type { Database, Namespace, NamespacesTable } from '../schema.ts';
+import type { Database, Namespace, NamespacesTable, Visibility } from '../schema.ts';
 import type { DialectName } from '../database.ts';
 import type { Insertable, Updateable } from 'kysely';
 import { sql } from 'kysely';
 import { setsNothing } from '../rows.ts';
-import { containsText } from '../page.ts';
+import { containsText, fetchPage, type PageWindow } from '../page.ts';
 
 export type NewNamespace = Omit<Insertable<NamespacesTable>, 'traversal_ids'>;
 
-export function namespacesTable(db: Kysely<Database>, dialect: DialectName) {
+/** GET /groups's filters (domain/groups.ts#listGroups says which groups each viewer gets). */
+export interface GroupListFilter {
+  /** Every group (an administrator's default); otherwise those below. */
+  all: boolean;
+  /** Groups with these visibility levels. */
+  visibleLevels: Visibility[];
+  /**
+   * And groups tied to this user's group memberships of at least `minAccess`: the groups themselves, and, as
+   * `related` says, their descendants and ancestors.
+   */
+  member?: { userId: number; minAccess: number; related: 'descendants' | 'both' | 'none' };
+  search?: string;
+  skip?: number[];
+  topLevelOnly?: boolean;
+  visibility?: Visibility;
+}
+
+export type GroupOrderColumn = 'name' | 'path' | 'id';
+
+/**
+ * In SQL, whether the group of the outer query's `namespaces` row is tied to one of `member`'s group memberships: the group itself,
+ * a group below it (`descendants`), or above it too (`both`).
+ */
+const tiedToMembership = (member: NonNullable<GroupListFilter['member']>) => {
+  const below = sql`namespaces.traversal_ids LIKE mg.traversal_ids || '/%'`;
+  const above = sql`mg.traversal_ids LIKE namespaces.traversal_ids || '/%'`;
+  const related =
+    member.related === 'none' ? sql`1 = 0` : member.related === 'descendants' ? below : sql`${below} OR ${above}`;
+  return sql<boolean>`EXISTS (SELECT 1 FROM members m JOIN namespaces mg ON mg.id = m.source_id
+    WHERE m.source_type = 'Namespace' AND m.user_id = ${member.userId} AND m.access_level >= ${member.minAccess}
+      AND (mg.id = namespaces.id OR ${related}))`;
+};
+
+/** `reads`: where lists go (off SQLite's event loop: Db.reader). */
+export function namespacesTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
   return {
     /** Inserts a namespace and fills its traversal ids (parent's ids + its own) in one transaction. */
     async insert(ns: NewNamespace, parent: Namespace | null, tx: Kysely<Database> = db): Promise<Namespace> {
@@ -56,7 +90,6 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName) {
         .execute();
       return new Set(rows.map((r) => r.full_path.toLowerCase()));
     },
-    /** The groups directly inside a group, by name. */
     /** Up to `limit` groups directly inside `parentId`, by name (then id), after `after` in that order. */
     async childGroups(
       parentId: number,
@@ -67,6 +100,35 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName) {
       // As a row value, which both databases read through the index of (parent_id, name, id).
       if (after) query = query.where((eb) => eb(eb.refTuple('name', 'id'), '>', eb.tuple(after.name, after.id)));
       return query.orderBy('name').orderBy('id').limit(limit).execute();
+    },
+    /** One page of the groups `filter` gives, in `order` then by id. */
+    groupsPage(
+      filter: GroupListFilter,
+      order: { column: GroupOrderColumn; direction: 'asc' | 'desc' },
+      window: PageWindow,
+    ) {
+      let q = db.selectFrom('namespaces').selectAll().where('kind', '=', 'group');
+      if (!filter.all) {
+        const { member, visibleLevels } = filter;
+        q = q.where((eb) =>
+          eb.or([
+            ...(visibleLevels.length ? [eb('visibility', 'in', visibleLevels)] : []),
+            ...(member ? [tiedToMembership(member)] : []),
+            ...(visibleLevels.length || member ? [] : [sql<boolean>`1 = 0`]),
+          ]),
+        );
+      }
+      if (filter.search) {
+        const search = filter.search;
+        q = q.where((eb) =>
+          eb.or([containsText(dialect, sql.ref('name'), search), containsText(dialect, sql.ref('full_path'), search)]),
+        );
+      }
+      if (filter.skip?.length) q = q.where('id', 'not in', filter.skip);
+      if (filter.topLevelOnly) q = q.where('parent_id', 'is', null);
+      if (filter.visibility) q = q.where('visibility', '=', filter.visibility);
+      const query = q.orderBy(order.column, order.direction).orderBy('id', 'asc');
+      return fetchPage(reads, query, window);
     },
     async findManyByIds(ids: number[]): Promise<Namespace[]> {
       if (ids.length === 0) return [];

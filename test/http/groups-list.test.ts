@@ -1,0 +1,171 @@
+// GET /groups (docs/gitlab-compatibility.md#groups): which groups GitLab's GroupsFinder gives each caller, its
+// filters, order and pages. The oracle is a table of each group's visibility and each user's memberships, read by
+// the rules GitLab's finder states, not by the server's query.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+
+const BASE = 'http://gitlab.example.com';
+
+interface Made {
+  id: number;
+  name: string;
+  path: string;
+  full_path: string;
+  visibility: string;
+}
+
+describe('GET /groups', () => {
+  let t: TestApp;
+  type U = Awaited<ReturnType<TestApp['user']>>;
+  let alice: U, bob: U;
+  const groups: Record<string, Made> = {};
+
+  before(async () => {
+    t = await createTestApp({ externalUrl: BASE });
+    alice = await t.user('alice');
+    bob = await t.user('bob', { external: true });
+    const make = async (key: string, name: string, visibility: string, parent?: string, token = ROOT_TOKEN) => {
+      const path = key.split('/').pop()!;
+      const payload = { name, path, visibility, ...(parent && { parent_id: groups[parent].id }) };
+      groups[key] = await t.ok('POST', '/groups', token, payload, 201);
+    };
+    await make('zpub', 'Zeta public', 'public');
+    await make('int', 'Internal things', 'internal');
+    await make('priv', 'Private one', 'private');
+    await make('priv/child', 'A child', 'private', 'priv');
+    await make('priv/child/deep', 'Deep child', 'private', 'priv/child');
+    await make('priv2', 'Private two', 'private');
+    await make('priv2/sub', 'Sub of two', 'private', 'priv2');
+    await make('priv2/sibling', 'Sibling', 'private', 'priv2');
+    await make('secret', 'Secret', 'private');
+    await make('mine', 'Mine', 'private', undefined, alice.token);
+    const member = (key: string, user: U, level: number) =>
+      t.ok('POST', `/groups/${groups[key].id}/members`, ROOT_TOKEN, { user_id: user.id, access_level: level }, 201);
+    await member('priv', alice, 10);
+    await member('priv2/sub', alice, 30);
+    await member('priv2/sub', bob, 10);
+  });
+  after(() => t.close());
+
+  const list = async (query: string, token: string | null) => {
+    const res = await t.request({ method: 'GET', url: `/api/v4/groups?per_page=100&${query}`, token });
+    assert.equal(res.statusCode, 200, res.body);
+    return res;
+  };
+  const keys = async (query: string, token: string | null) =>
+    (await list(query, token)).json.map((g: Made) => Object.keys(groups).find((k) => groups[k].id === g.id));
+  /** The groups, by name then id, as GitLab's default order_by=name&sort=asc. */
+  const byName = (...wanted: string[]) =>
+    wanted.sort((a, b) => groups[a].name.localeCompare(groups[b].name, 'en') || groups[a].id - groups[b].id);
+
+  it('a visitor gets the public groups; with owned=true none', async () => {
+    assert.deepEqual(await keys('', null), ['zpub']);
+    assert.deepEqual(await keys('owned=true', null), []);
+    assert.deepEqual(await keys('min_access_level=10', null), ['zpub']);
+  });
+
+  it('a user gets the groups of their memberships, the groups below them and the groups above them', async () => {
+    // priv: a member; priv/child and priv/child/deep: below it; priv2: above priv2/sub, where a member; mine: owner.
+    const mineAndAround = ['priv', 'priv/child', 'priv/child/deep', 'priv2', 'priv2/sub', 'mine'];
+    assert.deepEqual(await keys('', alice.token), byName(...mineAndAround));
+    assert.deepEqual(await keys('all_available=false', alice.token), byName(...mineAndAround));
+    // With all_available, also every group their visibility lets them see.
+    assert.deepEqual(await keys('all_available=true', alice.token), byName(...mineAndAround, 'zpub', 'int'));
+    // An external user sees no internal group.
+    assert.deepEqual(await keys('all_available=true', bob.token), byName('priv2', 'priv2/sub', 'zpub'));
+    // Every group listed can be read on its own.
+    for (const key of mineAndAround) {
+      const one = await t.request({ method: 'GET', url: `/api/v4/groups/${groups[key].id}`, token: alice.token });
+      assert.equal(one.statusCode, 200, key);
+    }
+  });
+
+  it('owned=true and min_access_level give the groups of memberships at that level, and the groups below', async () => {
+    assert.deepEqual(await keys('owned=true', alice.token), ['mine']);
+    assert.deepEqual(await keys('min_access_level=30', alice.token), byName('priv2/sub', 'mine'));
+    assert.deepEqual(
+      await keys('min_access_level=10', alice.token),
+      byName('priv', 'priv/child', 'priv/child/deep', 'priv2/sub', 'mine'),
+    );
+    assert.deepEqual(await keys('min_access_level=50', bob.token), []);
+  });
+
+  it('an administrator gets every group, or with all_available=false those of their memberships', async () => {
+    const all = Object.keys(groups);
+    assert.deepEqual(await keys('', ROOT_TOKEN), byName(...all));
+    // Root made every group but alice's, and so owns them.
+    assert.deepEqual(await keys('all_available=false', ROOT_TOKEN), byName(...all.filter((k) => k !== 'mine')));
+    assert.deepEqual(await keys('owned=true', ROOT_TOKEN), byName(...all.filter((k) => k !== 'mine')));
+  });
+
+  it('filters by search (name or full path), skip_groups, top_level_only and visibility', async () => {
+    assert.deepEqual(await keys('search=CHILD', alice.token), byName('priv/child', 'priv/child/deep'));
+    assert.deepEqual(await keys('search=priv2/s', ROOT_TOKEN), byName('priv2/sub', 'priv2/sibling'));
+    assert.deepEqual(
+      await keys(`skip_groups[]=${groups.priv.id}&skip_groups[]=${groups.mine.id}`, alice.token),
+      byName('priv/child', 'priv/child/deep', 'priv2', 'priv2/sub'),
+    );
+    assert.deepEqual(await keys('top_level_only=true', alice.token), byName('priv', 'priv2', 'mine'));
+    assert.deepEqual(await keys('visibility=internal&all_available=true', alice.token), ['int']);
+  });
+
+  it('orders by name, path or id, either way, then by id', async () => {
+    const all = Object.keys(groups);
+    const by = (field: 'path' | 'id', desc: boolean) =>
+      [...all].sort((a, b) => {
+        const [x, y] = [groups[a][field], groups[b][field]];
+        const order = typeof x === 'number' ? x - (y as number) : String(x).localeCompare(String(y), 'en');
+        return (desc ? -order : order) || groups[a].id - groups[b].id;
+      });
+    assert.deepEqual(await keys('order_by=id', ROOT_TOKEN), by('id', false));
+    assert.deepEqual(await keys('order_by=id&sort=desc', ROOT_TOKEN), by('id', true));
+    assert.deepEqual(await keys('order_by=path&sort=desc', ROOT_TOKEN), by('path', true));
+    assert.deepEqual(await keys('sort=desc', ROOT_TOKEN), byName(...all).reverse());
+  });
+
+  it('answers each group as GET /groups/:id does, in pages with their headers', async () => {
+    const res = await t.request({
+      method: 'GET',
+      url: '/api/v4/groups?per_page=2&page=2&order_by=id',
+      token: alice.token,
+    });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['x-total'], '6');
+    assert.equal(res.headers['x-total-pages'], '3');
+    assert.equal(res.headers['x-page'], '2');
+    assert.equal(res.headers['x-per-page'], '2');
+    const ids = [
+      groups.priv.id,
+      groups['priv/child'].id,
+      groups['priv/child/deep'].id,
+      groups.priv2.id,
+      groups['priv2/sub'].id,
+      groups.mine.id,
+    ].sort((a, b) => a - b);
+    assert.deepEqual(
+      res.json.map((g: Made) => g.id),
+      ids.slice(2, 4),
+    );
+    for (const g of res.json) {
+      const one = await t.request({ method: 'GET', url: `/api/v4/groups/${g.id}`, token: alice.token });
+      assert.deepEqual(g, one.json);
+    }
+    assert.equal(res.json[0].web_url, `${BASE}/groups/${res.json[0].full_path}`);
+  });
+
+  it("answers Grape's 400 for values it does not take", async () => {
+    for (const [query, error] of [
+      ['order_by=similarity', 'order_by does not have a valid value'],
+      ['sort=up', 'sort does not have a valid value'],
+      ['min_access_level=15', 'min_access_level does not have a valid value'],
+      ['visibility=secret', 'visibility does not have a valid value'],
+      ['skip_groups[]=x', 'skip_groups is invalid'],
+      ['all_available=maybe', 'all_available is invalid'],
+    ]) {
+      const res = await t.request({ method: 'GET', url: `/api/v4/groups?${query}`, token: alice.token });
+      assert.equal(res.statusCode, 400, query);
+      assert.deepEqual(res.json, { error }, query);
+    }
+  });
+});
