@@ -155,6 +155,11 @@ describe('@gitbeaker/rest against snippetd', () => {
     assert.equal(group.parent_id, null);
     assert.equal(group.web_url, `${host}/groups/client-group`);
     groupId = group.id as number;
+    const listed = await root.Groups.all({ search: 'client-gr' });
+    assert.deepEqual(
+      listed.map((g) => g.id),
+      [groupId],
+    );
     const shown = await root.Groups.show('client-group');
     assert.equal(shown.id, groupId);
   });
