@@ -106,6 +106,10 @@ describe('GET /groups', () => {
       await keys(`skip_groups[]=${groups.priv.id}&skip_groups[]=${groups.mine.id}`, alice.token),
       byName('priv/child', 'priv/child/deep', 'priv2', 'priv2/sub'),
     );
+    assert.deepEqual(
+      await keys(`skip_groups=${groups.priv.id},${groups.mine.id}`, alice.token),
+      byName('priv/child', 'priv/child/deep', 'priv2', 'priv2/sub'),
+    );
     assert.deepEqual(await keys('top_level_only=true', alice.token), byName('priv', 'priv2', 'mine'));
     assert.deepEqual(await keys('visibility=internal&all_available=true', alice.token), ['int']);
   });
@@ -122,6 +126,8 @@ describe('GET /groups', () => {
     assert.deepEqual(await keys('order_by=id&sort=desc', ROOT_TOKEN), by('id', true));
     assert.deepEqual(await keys('order_by=path&sort=desc', ROOT_TOKEN), by('path', true));
     assert.deepEqual(await keys('sort=desc', ROOT_TOKEN), byName(...all).reverse());
+    // Similarity orders by name here, as GitLab does without a search.
+    assert.deepEqual(await keys('order_by=similarity', ROOT_TOKEN), byName(...all));
   });
 
   it('answers each group as GET /groups/:id does, in pages with their headers', async () => {
@@ -156,7 +162,7 @@ describe('GET /groups', () => {
 
   it("answers Grape's 400 for values it does not take", async () => {
     for (const [query, error] of [
-      ['order_by=similarity', 'order_by does not have a valid value'],
+      ['order_by=stars', 'order_by does not have a valid value'],
       ['sort=up', 'sort does not have a valid value'],
       ['min_access_level=15', 'min_access_level does not have a valid value'],
       ['visibility=secret', 'visibility does not have a valid value'],

@@ -24,7 +24,11 @@ export default async function groupRoutes(app: FastifyInstance) {
   /** GET /groups — the groups GitLab's GroupsFinder gives the caller (domain/groups.ts#listGroups), by name. */
   app.get('/groups', async (request, reply) => {
     const p = validateRequest(listGroupsSpec, request);
-    const query = { ...p, skip_groups: p.skip_groups?.map(Number) };
+    const query = {
+      ...p,
+      skip_groups: p.skip_groups?.map(Number),
+      order_by: p.order_by === 'similarity' ? ('name' as const) : p.order_by,
+    };
     const rows = await paginated(request, reply, (window) =>
       listGroups(storeOf(request), request.principal.user, query, window),
     );

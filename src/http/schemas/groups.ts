@@ -9,7 +9,10 @@ export const createGroupSpec = {
   description: { type: 'string' },
 } satisfies ParamSpec;
 
-/** GET /groups: GitLab's group_list_params, without `statistics` and `similarity` (no statistics are kept here). */
+/**
+ * GET /groups: GitLab's group_list_params. No statistics are kept here, so `statistics` adds nothing; `similarity`
+ * orders by name, as GitLab does without a search (docs/gitlab-compatibility.md#groups).
+ */
 export const listGroupsSpec = {
   all_available: { type: 'boolean' },
   owned: { type: 'boolean', default: false },
@@ -17,11 +20,12 @@ export const listGroupsSpec = {
   search: { type: 'string' },
   skip_groups: {
     type: 'string_array',
+    commaSeparated: true,
     check: (v) => (v === null || (v as string[]).every((id) => /^\d+$/.test(id)) ? null : 'is invalid'),
   },
   top_level_only: { type: 'boolean', default: false },
   visibility: { type: 'string', values: VISIBILITIES },
-  order_by: { type: 'string', values: ['name', 'path', 'id'] as const, default: 'name' },
+  order_by: { type: 'string', values: ['name', 'path', 'id', 'similarity'] as const, default: 'name' },
   sort: { type: 'string', values: ['asc', 'desc'] as const, default: 'asc' },
 } satisfies ParamSpec;
 
