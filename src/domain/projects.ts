@@ -262,10 +262,14 @@ export async function deleteProject(store: Store, ctx: ProjectContext): Promise<
   });
 }
 
+/** Who lists projects, as the lists' visibility rule (storage's ProjectListFilter) reads them; null: a visitor. */
+export const listViewer = (viewer: Viewer) =>
+  viewer && { id: viewer.id, admin: viewer.admin === 1, external: viewer.external === 1 };
+
 /** One page of the projects directly in a namespace that the viewer may see, by name. */
 export function visibleProjectsIn(store: Store, viewer: Viewer, namespaceId: number, window: PageWindow) {
   const filter = {
-    viewer: viewer && { id: viewer.id, admin: viewer.admin === 1, external: viewer.external === 1 },
+    viewer: listViewer(viewer),
     namespaceId,
   };
   return store.projects.visiblePage(filter, { column: 'name', direction: 'asc' }, window);

@@ -1,6 +1,6 @@
-// GET /groups (docs/gitlab-compatibility.md#groups): which groups GitLab's GroupsFinder gives each caller, its
-// filters, order and pages. The oracle is a table of each group's visibility and each user's memberships, read by
-// the rules GitLab's finder states, not by the server's query.
+// GET /groups and GET /groups/:id/projects (docs/gitlab-compatibility.md#groups): which groups GitLab's
+// GroupsFinder gives each caller, its filters, order and pages, and a group's projects. The oracle is a table of
+// each group's visibility and each user's memberships, read by the rules GitLab's finder states, not by the query.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
@@ -173,5 +173,117 @@ describe('GET /groups', () => {
       assert.equal(res.statusCode, 400, query);
       assert.deepEqual(res.json, { error }, query);
     }
+  });
+});
+
+describe('GET /groups/:id/projects', () => {
+  let t: TestApp;
+  type U = Awaited<ReturnType<TestApp['user']>>;
+  let alice: U;
+  let top: Made, sub: Made, hidden: Made;
+  const projects: Record<string, { id: number; name: string; created_at: string; path: string }> = {};
+
+  before(async () => {
+    t = await createTestApp({ externalUrl: BASE });
+    alice = await t.user('alice');
+    top = await t.ok('POST', '/groups', ROOT_TOKEN, { name: 'Top', path: 'top', visibility: 'public' }, 201);
+    sub = await t.ok(
+      'POST',
+      '/groups',
+      ROOT_TOKEN,
+      { name: 'Sub', path: 'sub', visibility: 'public', parent_id: top.id },
+      201,
+    );
+    hidden = await t.ok('POST', '/groups', ROOT_TOKEN, { name: 'Hidden', path: 'hidden', visibility: 'private' }, 201);
+    const make = async (key: string, namespace: Made, visibility: string, extra: Record<string, unknown> = {}) => {
+      const payload = { name: key, path: key.toLowerCase(), namespace_id: namespace.id, visibility, ...extra };
+      projects[key] = await t.ok('POST', '/projects', ROOT_TOKEN, payload, 201);
+    };
+    await make('Beta', top, 'public', { description: 'templates here' });
+    await make('Alpha', top, 'internal');
+    await make('Gamma', top, 'private');
+    await make('Delta', sub, 'public');
+    await make('Epsilon', hidden, 'private');
+    await t.ok(
+      'POST',
+      `/projects/${projects.Gamma.id}/members`,
+      ROOT_TOKEN,
+      { user_id: alice.id, access_level: 40 },
+      201,
+    );
+  });
+  after(() => t.close());
+
+  const names = async (group: Made | string, query: string, token: string | null) => {
+    const id = typeof group === 'string' ? group : group.id;
+    const res = await t.request({ method: 'GET', url: `/api/v4/groups/${id}/projects?${query}`, token });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json.map((p: { name: string }) => p.name);
+  };
+  /** GitLab's default order: created_at descending, then id. */
+  const newestFirst = (...keys: string[]) => keys.sort((a, b) => projects[b].id - projects[a].id);
+
+  it("lists the group's projects the caller can see, newest first", async () => {
+    assert.deepEqual(await names(top, '', null), ['Beta']);
+    assert.deepEqual(await names(top, '', alice.token), newestFirst('Beta', 'Alpha', 'Gamma'));
+    assert.deepEqual(await names('top', '', ROOT_TOKEN), newestFirst('Beta', 'Alpha', 'Gamma'));
+    assert.deepEqual(await names(sub, '', alice.token), ['Delta']);
+  });
+
+  it('include_subgroups adds the projects of the groups below; filters and order as GET /projects', async () => {
+    assert.deepEqual(
+      await names(top, 'include_subgroups=true', alice.token),
+      newestFirst('Beta', 'Alpha', 'Gamma', 'Delta'),
+    );
+    assert.deepEqual(await names(top, 'include_subgroups=true&order_by=name&sort=asc', alice.token), [
+      'Alpha',
+      'Beta',
+      'Delta',
+      'Gamma',
+    ]);
+    assert.deepEqual(await names(top, 'order_by=similarity&sort=desc', alice.token), ['Alpha', 'Beta', 'Gamma']);
+    assert.deepEqual(await names(top, 'search=templates', alice.token), ['Beta']);
+    assert.deepEqual(await names(top, 'visibility=internal', alice.token), ['Alpha']);
+    assert.deepEqual(await names(top, 'min_access_level=40', alice.token), ['Gamma']);
+    assert.deepEqual(await names(top, 'owned=true', alice.token), []);
+    await t.ok('POST', `/projects/${projects.Alpha.id}/archive`, ROOT_TOKEN, undefined, 201);
+    assert.deepEqual(await names(top, 'archived=true', alice.token), ['Alpha']);
+    assert.deepEqual(await names(top, 'archived=false', alice.token), newestFirst('Beta', 'Gamma'));
+  });
+
+  it('answers each project as GET /projects does, in pages with their headers', async () => {
+    const res = await t.request({
+      method: 'GET',
+      url: `/api/v4/groups/${top.id}/projects?per_page=1&page=2`,
+      token: alice.token,
+    });
+    assert.equal(res.headers['x-total'], '3');
+    assert.equal(res.headers['x-next-page'], '3');
+    const [listed] = res.json;
+    const all = await t.request({
+      method: 'GET',
+      url: `/api/v4/projects?per_page=100&order_by=id`,
+      token: alice.token,
+    });
+    assert.deepEqual(
+      listed,
+      all.json.find((p: { id: number }) => p.id === listed.id),
+    );
+  });
+
+  it('is 404 Group Not Found for a group the caller cannot see, and 400 for values GitLab does not take', async () => {
+    for (const id of [String(hidden.id), 'hidden', '999999']) {
+      const res = await t.request({ method: 'GET', url: `/api/v4/groups/${id}/projects`, token: alice.token });
+      assert.equal(res.statusCode, 404, id);
+      assert.deepEqual(res.json, { message: '404 Group Not Found' });
+    }
+    assert.deepEqual(await names(hidden, '', ROOT_TOKEN), ['Epsilon']);
+    const res = await t.request({
+      method: 'GET',
+      url: `/api/v4/groups/${top.id}/projects?order_by=stars`,
+      token: alice.token,
+    });
+    assert.equal(res.statusCode, 400);
+    assert.deepEqual(res.json, { error: 'order_by does not have a valid value' });
   });
 });

@@ -11,17 +11,26 @@ import {
   createProject,
   deleteProject,
   findReadableProject,
+  listViewer,
   updateProject,
   type ProjectContext,
 } from '../../domain/projects.ts';
 import { findUser } from '../../domain/users.ts';
+import { findReadableGroup } from '../../domain/groups.ts';
 import { ACCESS } from '../../domain/access.ts';
 import { idBound } from '../../domain/ids.ts';
 import { authorize } from '../../domain/policy.ts';
+import type { Project } from '../../storage/db/schema.ts';
 
 const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
 const presentOne = (request: FastifyRequest, ctx: ProjectContext) =>
   projectWithPermissions(ctx.project, ctx.namespace, ctx.access, urls(request));
+/** Projects of a list, each with its namespace (read in one query). */
+async function presentMany(request: FastifyRequest, rows: Project[]) {
+  const ids = [...new Set(rows.map((r) => r.namespace_id))];
+  const namespaces = new Map((await storeOf(request).namespaces.findManyByIds(ids)).map((n) => [n.id, n]));
+  return rows.map((row) => project(row, namespaces.get(row.namespace_id)!, urls(request)));
+}
 const projectId = (request: FastifyRequest) => (request.params as { id: string }).id;
 const ORDER_COLUMNS = {
   id: 'id',
@@ -30,6 +39,8 @@ const ORDER_COLUMNS = {
   created_at: 'created_at',
   updated_at: 'last_activity_at',
   last_activity_at: 'last_activity_at',
+  similarity: 'name',
+  star_count: 'id',
 } as const;
 
 export default async function projectRoutes(app: FastifyInstance) {
@@ -39,7 +50,7 @@ export default async function projectRoutes(app: FastifyInstance) {
     const p = validateRequest(spec.listProjectsSpec, request);
     const store = storeOf(request);
     const filter = {
-      viewer: viewer && { id: viewer.id, admin: viewer.admin === 1, external: viewer.external === 1 },
+      viewer: listViewer(viewer),
       membership: p.membership && viewer !== null,
       // Of the signed-in viewer's own access (ProjectsFinder ignores both for a visitor).
       minAccessLevel: viewer ? (p.owned ? ACCESS.owner : p.min_access_level) : undefined,
@@ -54,10 +65,34 @@ export default async function projectRoutes(app: FastifyInstance) {
     };
     const order = { column: ORDER_COLUMNS[p.order_by], direction: p.sort };
     const rows = await paginated(request, reply, (window) => store.projects.visiblePage(filter, order, window));
-    const namespaces = new Map(
-      (await store.namespaces.findManyByIds([...new Set(rows.map((r) => r.namespace_id))])).map((n) => [n.id, n]),
-    );
-    return rows.map((row) => project(row, namespaces.get(row.namespace_id)!, urls(request)));
+    return presentMany(request, rows);
+  });
+
+  /**
+   * GET /groups/:id/projects — the group's projects the caller can see (with include_subgroups, those of the
+   * groups below too), as GET /projects lists them; 404 Group Not Found for a group they cannot see.
+   */
+  app.get('/groups/:id/projects', async (request, reply) => {
+    const viewer = request.principal.user;
+    const { id } = request.params as { id: string };
+    const store = storeOf(request);
+    const { group } = await findReadableGroup(store, viewer, id);
+    const p = validateRequest(spec.listGroupProjectsSpec, request);
+    const filter = {
+      viewer: listViewer(viewer),
+      minAccessLevel: viewer ? (p.owned ? ACCESS.owner : p.min_access_level) : undefined,
+      ...(p.include_subgroups ? { underNamespace: group.traversal_ids } : { namespaceId: group.id }),
+      search: p.search,
+      archived: p.archived,
+      visibility: p.visibility,
+    };
+    // GitLab's similarity without a search: by name, ascending whatever the sort.
+    const order = {
+      column: ORDER_COLUMNS[p.order_by],
+      direction: p.order_by === 'similarity' ? 'asc' : p.sort,
+    } as const;
+    const rows = await paginated(request, reply, (window) => store.projects.visiblePage(filter, order, window));
+    return presentMany(request, rows);
   });
 
   /** GET /projects/:id — whoever can read it; 404 Project Not Found otherwise. */

@@ -29,6 +29,25 @@ export const updateProjectSpec = {
   default_branch: { type: 'string', allowBlank: false },
 } satisfies ParamSpec;
 
+/**
+ * GET /groups/:id/projects: GitLab's parameters. Nothing is shared with groups here, so `with_shared` adds
+ * nothing; `simple` answers the whole project; `similarity` orders by name and `star_count` (no stars here) by id.
+ */
+export const listGroupProjectsSpec = {
+  archived: { type: 'boolean' },
+  visibility: { type: 'string', values: VISIBILITIES },
+  search: { type: 'string' },
+  order_by: {
+    type: 'string',
+    values: ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at', 'similarity', 'star_count'] as const,
+    default: 'created_at',
+  },
+  sort: { type: 'string', values: ['asc', 'desc'] as const, default: 'desc' },
+  owned: { type: 'boolean', default: false },
+  include_subgroups: { type: 'boolean', default: false },
+  min_access_level: { type: 'integer', values: ACCESS_LEVELS },
+} satisfies ParamSpec;
+
 export const listProjectsSpec = {
   membership: { type: 'boolean' },
   owned: { type: 'boolean' },

@@ -18,6 +18,8 @@ export interface ProjectListFilter {
   searchNamespaces?: boolean;
   /** Only the projects directly in this namespace. */
   namespaceId?: number;
+  /** Only the projects in the namespace with these traversal ids, or in any namespace below it. */
+  underNamespace?: string;
   archived?: boolean;
   visibility?: Visibility;
   idAfter?: number;
@@ -148,6 +150,15 @@ export function projectsTable(db: Kysely<Database>, dialect: DialectName, reads:
         q = q.where((eb) => eb.or([eb('visibility', 'in', levels), accessAtLeast(10)]));
       }
       if (filter.namespaceId !== undefined) q = q.where('namespace_id', '=', filter.namespaceId);
+      if (filter.underNamespace !== undefined) {
+        const traversal = filter.underNamespace;
+        q = q.where('namespace_id', 'in', (eb) =>
+          eb
+            .selectFrom('namespaces')
+            .select('id')
+            .where((n) => n.or([n('traversal_ids', '=', traversal), n('traversal_ids', 'like', `${traversal}/%`)])),
+        );
+      }
       if (filter.search) {
         const search = filter.search;
         q = q.where((eb) =>
