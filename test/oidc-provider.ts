@@ -45,14 +45,21 @@ function signJwt(header: object, payload: object, key: crypto.KeyObject): string
 const decodePart = (jwt: string, index: number) =>
   JSON.parse(Buffer.from(jwt.split('.')[index], 'base64url').toString('utf8'));
 
-export async function startTestProvider(accounts: Record<string, TestAccount>): Promise<TestProvider> {
+/**
+ * `mountPath`: the provider below a path of its server, its issuer that path with its trailing slash as
+ * Authentik's is (`/application/o/<slug>/`).
+ */
+export async function startTestProvider(
+  accounts: Record<string, TestAccount>,
+  { mountPath = '' }: { mountPath?: string } = {},
+): Promise<TestProvider> {
   const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
   const strangerKey = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'test-key', alg: 'RS256', use: 'sig' };
 
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}${mountPath}`;
 
   let spoil: 'wrong_audience' | 'bad_signature' | null = null;
   const state: TestProvider = {
@@ -92,7 +99,10 @@ export async function startTestProvider(accounts: Record<string, TestAccount>): 
     },
     features: { devInteractions: { enabled: false } },
     pkce: { required: () => true },
-    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    interactions: {
+      url: (_ctx: unknown, interaction: { uid: string }) =>
+        `${mountPath.replace(/\/$/, '')}/interaction/${interaction.uid}`,
+    },
     async findAccount(_ctx: unknown, sub: string) {
       const account = state.accounts.get(sub);
       return account && { accountId: sub, claims: async () => ({ sub, ...state.accounts.get(sub) }) };
@@ -134,6 +144,15 @@ export async function startTestProvider(accounts: Record<string, TestAccount>): 
     }
   });
 
-  server.on('request', provider.callback());
+  const callback = provider.callback();
+  // Mounted as a framework mounts it: originalUrl keeps the whole path, url is the rest.
+  const prefix = mountPath.replace(/\/$/, '');
+  server.on('request', (req: http.IncomingMessage & { originalUrl?: string }, res) => {
+    if (prefix && req.url?.startsWith(prefix)) {
+      req.originalUrl = req.url;
+      req.url = req.url.slice(prefix.length) || '/';
+    }
+    callback(req, res);
+  });
   return state;
 }

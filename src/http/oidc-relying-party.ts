@@ -98,21 +98,31 @@ export class RelyingParty {
     );
   }
 
+  private discover(issuer: URL): Promise<client.Configuration> {
+    return client.discovery(
+      issuer,
+      this.config.oidcClientId!,
+      undefined,
+      client.ClientSecretBasic(this.config.oidcClientSecret!),
+      {
+        // config.ts allows plain http for an issuer on loopback only.
+        execute: issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [],
+        timeout: PROVIDER_TIMEOUT,
+        // Kept by the configuration for every later request: tokens and userinfo too.
+        [client.customFetch]: boundedFetch,
+      },
+    );
+  }
+
   private configuration(): Promise<client.Configuration> {
-    this.discovered ??= client
-      .discovery(
-        new URL(this.issuer),
-        this.config.oidcClientId!,
-        undefined,
-        client.ClientSecretBasic(this.config.oidcClientSecret!),
-        {
-          // config.ts allows plain http for an issuer on loopback only.
-          execute: new URL(this.issuer).protocol === 'http:' ? [client.allowInsecureRequests] : [],
-          timeout: PROVIDER_TIMEOUT,
-          // Kept by the configuration for every later request: tokens and userinfo too.
-          [client.customFetch]: boundedFetch,
-        },
-      )
+    this.discovered ??= this.discover(new URL(this.issuer))
+      .catch((error) => {
+        // config.ts drops a trailing slash (a Keycloak realm's issuer typed with one); the library compares the
+        // metadata's issuer exactly, so a provider whose identifier has one (Authentik's) is met again with it.
+        const withSlash = new URL(`${this.issuer}/`);
+        if (metadataIssuerOf(error) !== withSlash.href) throw error;
+        return this.discover(withSlash);
+      })
       .then((configuration) => {
         // The ID token's signature is checked against the provider's keys too: openid-client leaves it to
         // TLS by default (the token comes straight from the token endpoint), which an http issuer lacks and
@@ -179,6 +189,13 @@ export class RelyingParty {
     }
     return { ...idClaims, ...userinfo, sub: idClaims.sub } as OidcClaims;
   }
+}
+
+/** The issuer a discovery refused for not being the one expected names. */
+function metadataIssuerOf(error: unknown): string | undefined {
+  if (!(error instanceof client.ClientError)) return undefined;
+  const cause = error.cause as { attribute?: unknown; body?: { issuer?: unknown } } | undefined;
+  return cause?.attribute === 'issuer' && typeof cause.body?.issuer === 'string' ? cause.body.issuer : undefined;
 }
 
 const messageOf = (error: unknown) =>

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, ROOT_TOKEN, signInCookie, type TestApp } from '../helper.ts';
 import { CLIENT_ID, CLIENT_SECRET, startTestProvider, type TestProvider } from '../oidc-provider.ts';
+import { loadConfig } from '../../src/config.ts';
 
 // Nothing listens there: the app is reached through inject, the provider only redirects the "browser" to it.
 const EXTERNAL_URL = 'http://127.0.0.1:9';
@@ -577,5 +578,52 @@ describe('without OpenID Connect', () => {
       token: null,
     });
     assert.equal(callback.statusCode, 404);
+  });
+});
+
+describe('an issuer whose identifier ends with a slash (Authentik’s)', () => {
+  let t: TestApp;
+  let op: TestProvider;
+
+  before(async () => {
+    op = await startTestProvider(
+      { 'sub-ann': { email: 'ann@corp.example', preferred_username: 'ann' } },
+      { mountPath: '/application/o/snippetd/' },
+    );
+    // As the operator copies it from the provider; the configuration drops a trailing slash (a Keycloak realm's
+    // issuer typed with one still works).
+    const { oidcIssuer } = loadConfig(
+      {
+        SNIPPETD_OIDC_ISSUER: op.issuer,
+        SNIPPETD_OIDC_CLIENT_ID: CLIENT_ID,
+        SNIPPETD_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+      },
+      [],
+    );
+    t = await createTestApp({
+      externalUrl: EXTERNAL_URL,
+      oidcIssuer,
+      oidcClientId: CLIENT_ID,
+      oidcClientSecret: CLIENT_SECRET,
+    });
+  });
+  after(async () => {
+    await t?.close();
+    await op?.close();
+  });
+
+  it('signs in: the provider’s metadata names the issuer as it was given', async () => {
+    const browser = new Browser(t, op.issuer);
+    const page = await browser.snippetd('GET', '/users/sign_in');
+    const start = await browser.snippetd('POST', '/users/auth/openid_connect', {
+      authenticity_token: formToken(page.body),
+      redirect_to: '/',
+    });
+    assert.equal(start.statusCode, 303, start.body);
+    assert.ok((start.headers.location as string).startsWith(`${op.issuer}auth?`), start.headers.location as string);
+    const res = await browser.snippetd('GET', await browser.atProvider(start.headers.location as string));
+    assert.equal(res.statusCode, 303, res.body);
+    const ann = (await t.ok('GET', '/users?username=ann', ROOT_TOKEN, undefined, 200)) as any[];
+    assert.deepEqual(ann[0].identities, [{ provider: 'openid_connect', extern_uid: 'sub-ann' }]);
   });
 });
