@@ -33,6 +33,20 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, at + 1)}${pairs.join('&')}`;
 }
 
+/**
+ * The URL without the query parameters named like a secret: for one handed on (a page's return path), which
+ * would reach the next request's URL, and its log line, with the secret in clear inside another parameter.
+ */
+export function withoutSecretParams(url: string): string {
+  const at = url.indexOf('?');
+  if (at === -1) return url;
+  const kept = url
+    .slice(at + 1)
+    .split('&')
+    .filter((pair) => !isSecretName(pair.includes('=') ? pair.slice(0, pair.indexOf('=')) : pair));
+  return kept.length ? `${url.slice(0, at + 1)}${kept.join('&')}` : url.slice(0, at);
+}
+
 /** Whether the URL carries a query parameter named like a secret, however its name is encoded. */
 export function urlHasSecret(url: string): boolean {
   const at = url.indexOf('?');

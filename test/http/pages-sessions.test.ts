@@ -386,6 +386,25 @@ describe('signing in to the pages', () => {
     assertHiddenPage(res, secret.web_url, false);
   });
 
+  it('a token in a page’s URL goes no further: not into the sign-in redirect, its log line or its link', async () => {
+    // Pages never read one (a GitLab habit: a raw URL with ?private_token=); the request's own log line masks
+    // it, and the return path the page hands on must not carry it to the next request's line in clear.
+    const url = `${pathOf(secret.web_url)}/raw?private_token=${ROOT_TOKEN}&inline=false`;
+    const res = await t.request({ method: 'GET', url, token: null });
+    assert.equal(res.statusCode, 302);
+    assert.equal(
+      res.headers.location,
+      `/users/sign_in?redirect_to=${encodeURIComponent(`${pathOf(secret.web_url)}/raw?inline=false`)}`,
+    );
+    const open = await t.request({ method: 'GET', url: `/explore/snippets?feed_token=${ROOT_TOKEN}`, token: null });
+    assert.equal(open.statusCode, 200);
+    assert.ok(!open.body.includes(ROOT_TOKEN), 'the page’s Sign in link carries the token');
+    assert.match(
+      open.body,
+      /<a class="account" href="\/users\/sign_in\?redirect_to=%2Fexplore%2Fsnippets">Sign in<\/a>/,
+    );
+  });
+
   it('the session cookie is Secure when snippetd is served over https', async () => {
     const https = await createTestApp({ externalUrl: 'https://snippets.example' });
     try {

@@ -8,6 +8,7 @@ import { CHARS_A_TURN, utf8Bytes } from '../../domain/utf8.ts';
 import { formTokenField } from './form-token.ts';
 import { editorScriptTag } from './editor.ts';
 import { pageSearchText } from './common.ts';
+import { withoutSecretParams } from '../../logging.ts';
 
 export const STYLESHEET_PATH = '/-/snippetd/app.css';
 
@@ -28,11 +29,16 @@ const policy = (nonce: string, editor: boolean, formActions: string[]) =>
     "frame-ancestors 'self'",
   ].join('; ');
 
-/** Where "Sign in" sends a visitor, and back to the page they were on (GitLab's stored location). */
-export const signInPath = (returnTo: string) =>
-  returnTo === '/' || returnTo.startsWith('/users/sign_in')
+/**
+ * Where "Sign in" sends a visitor, and back to the page they were on (GitLab's stored location); without a
+ * token its URL had (pages never read one), which would otherwise be logged in clear inside `redirect_to`.
+ */
+export const signInPath = (pageUrl: string) => {
+  const returnTo = withoutSecretParams(pageUrl);
+  return returnTo === '/' || returnTo.startsWith('/users/sign_in')
     ? '/users/sign_in'
     : `/users/sign_in?redirect_to=${encodeURIComponent(returnTo)}`;
+};
 
 /** The header: where to go, and who is signed in (with their menu) or a way to sign in. */
 function topHeader(request: FastifyRequest): Html {
