@@ -49,6 +49,16 @@ const REFUSALS: Record<OidcRefusal | 'state' | OidcFailure['kind'], [status: num
 const flowCookie = (request: FastifyRequest, value: string, maxAge: number) =>
   `${FLOW_COOKIE}=${value}; Path=${OIDC_START_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure(request)}`;
 
+/** Bytes of a cookie's name and value browsers keep at most: a larger one is dropped, and its return refused. */
+const MAX_COOKIE_BYTES = 4096;
+
+/** The flow cookie's value; a return path that would not fit is left for the front page. */
+function flowValue(checks: FlowChecks, returnTo: string): string {
+  const encode = (flow: Flow) => Buffer.from(JSON.stringify(flow)).toString('base64url');
+  const value = encode({ ...checks, returnTo });
+  return FLOW_COOKIE.length + 1 + value.length <= MAX_COOKIE_BYTES ? value : encode({ ...checks, returnTo: '/' });
+}
+
 function readFlow(request: FastifyRequest): Flow | null {
   const raw = cookies(request)[FLOW_COOKIE];
   if (!raw) return null;
@@ -95,9 +105,8 @@ export async function oidcRoutes(app: FastifyInstance) {
       if (error instanceof OidcFailure) return refusalPage(request, reply, error.kind, error.message);
       throw error;
     }
-    const flow: Flow = { ...started.checks, returnTo };
     return reply
-      .header('Set-Cookie', flowCookie(request, Buffer.from(JSON.stringify(flow)).toString('base64url'), FLOW_SECONDS))
+      .header('Set-Cookie', flowCookie(request, flowValue(started.checks, returnTo), FLOW_SECONDS))
       .redirect(started.url.href, 303);
   });
 
