@@ -8,7 +8,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import { conflict, Failure } from './failure.ts';
 import { pathError } from './paths.ts';
-import { startSession } from './sessions.ts';
+import { mayStartSession, startSession } from './sessions.ts';
 import { createUser, EMAIL_TAKEN, USERNAME_TAKEN } from './users.ts';
 
 /** GitLab's name for the provider, in the users API's `identities`. */
@@ -108,7 +108,9 @@ export async function signInWithOidc(
     if (!made.ok) return made;
     ({ user, created } = made);
   }
-  if (user.state !== 'active') return { ok: false, reason: 'blocked' };
+  const signingIn = await mayStartSession(store, user);
+  if (!signingIn) return { ok: false, reason: 'blocked' };
+  user = signingIn;
   const changes = roleChanges(groups, rules);
   const current = user;
   if (Object.entries(changes).some(([key, value]) => current[key as keyof typeof changes] !== value))

@@ -1,13 +1,13 @@
 // Signing in to the pages, as GitLab does: username or email and password; after 10 failed attempts the
 // account is locked for 10 minutes (Devise's lockable, GitLab's defaults; paranoid, so a locked account
-// answers as a wrong password does); blocked and deactivated users
-// cannot sign in; a session ends after a week without use (GitLab's session_expire_delay). Sessions live
+// answers as a wrong password does); blocked users cannot sign in, and a deactivated user who signs in is
+// active again (GitLab's self-service reactivation); a session ends after a week without use (GitLab's session_expire_delay). Sessions live
 // in the database, stored as the digest of their token, so any node can serve them.
 import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import { digestToken, nowIso } from './tokens.ts';
-import { verifyPassword } from './users.ts';
+import { changeState, verifyPassword } from './users.ts';
 
 export const MAX_FAILED_ATTEMPTS = 10;
 export const LOCK_MS = 10 * 60 * 1000;
@@ -34,9 +34,19 @@ export async function signIn(store: Store, login: string, password: string, now 
     const locked = await store.sessions.recordFailure(user.id, at, MAX_FAILED_ATTEMPTS, until);
     return { ok: false, reason: locked ? 'locked' : 'invalid' };
   }
-  if (user.state !== 'active') return { ok: false, reason: 'blocked' };
+  const signingIn = await mayStartSession(store, user);
+  if (!signingIn) return { ok: false, reason: 'blocked' };
   if (failures) await store.sessions.clearFailures(user.id);
-  return { ok: true, token: await startSession(store, user, now), user };
+  return { ok: true, token: await startSession(store, signingIn, now), user: signingIn };
+}
+
+/**
+ * The user who has proven who they are, as they may start a session: active, or made active again when they were
+ * deactivated (GitLab: a deactivated user reactivates their account by signing in to the web); null when blocked.
+ */
+export async function mayStartSession(store: Store, user: User): Promise<User | null> {
+  if (user.state === 'deactivated') return changeState(store, user, 'activate');
+  return user.state === 'active' ? user : null;
 }
 
 /** A new session for `user`, who has proven who they are; answers its token (the cookie's value). */

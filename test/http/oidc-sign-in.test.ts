@@ -538,6 +538,15 @@ describe('signing in with OpenID Connect', () => {
     }
   });
 
+  it('signs a deactivated user in and makes them active again, as GitLab does', async () => {
+    const alice = await userNamed('alice');
+    await t.must('POST', `/users/${alice.id}/deactivate`, ROOT_TOKEN);
+    const { res } = await signIn('sub-alice');
+    assert.equal(res.statusCode, 303, res.body);
+    assert.equal(await signedInAs(res), 'alice');
+    assert.equal((await t.must('GET', `/users/${alice.id}`, ROOT_TOKEN)).state, 'active');
+  });
+
   it('password sign-in for the web can be switched off, and API tokens keep working', async () => {
     await t.must('PUT', '/application/settings', ROOT_TOKEN, { password_authentication_enabled_for_web: false });
     try {

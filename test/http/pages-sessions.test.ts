@@ -63,6 +63,7 @@ describe('signing in to the pages', () => {
     const member = await user('member');
     await user('outsider');
     await user('blocked');
+    await user('resting');
     const project = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'private-project' });
     await t.must('POST', `/projects/${project.id}/members`, ROOT_TOKEN, { user_id: member.id, access_level: 20 });
     secret = await t.must('POST', `/projects/${project.id}/snippets`, ROOT_TOKEN, {
@@ -371,6 +372,19 @@ describe('signing in to the pages', () => {
     assert.match(res.body, /Your account has been blocked/);
     const home = await t.request({ method: 'GET', url: '/', token: null, headers: { cookie } });
     assert.match(home.body, /href="\/users\/sign_in">Sign in<\/a>/);
+  });
+
+  it('a deactivated user who signs in with their password is active again, as in GitLab; a wrong password changes nothing', async () => {
+    const resting = (await t.must('GET', '/users?username=resting', ROOT_TOKEN))[0];
+    await t.must('POST', `/users/${resting.id}/deactivate`, ROOT_TOKEN);
+    const wrong = await submit('resting', 'not the password');
+    assert.equal(wrong.statusCode, 401);
+    assert.equal((await t.must('GET', `/users/${resting.id}`, ROOT_TOKEN)).state, 'deactivated');
+    const cookie = await session('resting');
+    const home = await t.request({ method: 'GET', url: '/', token: null, headers: { cookie } });
+    assert.match(home.body, /resting/);
+    assert.doesNotMatch(home.body, /href="\/users\/sign_in">Sign in<\/a>/);
+    assert.equal((await t.must('GET', `/users/${resting.id}`, ROOT_TOKEN)).state, 'active');
   });
 
   it('a session unused for a week ends', async () => {
