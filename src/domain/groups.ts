@@ -314,18 +314,27 @@ export interface GroupListQuery {
   sort: 'asc' | 'desc';
 }
 
+/** GET /groups/:id/subgroups and /descendant_groups: the group whose subgroups are listed (a readable one). */
+export interface GroupListParent {
+  group: Namespace;
+  /** Every group below it, not only those directly inside. */
+  descendants: boolean;
+}
+
 /**
  * One page of the groups GitLab's GroupsFinder gives GET /groups. A visitor: the public groups. `owned`: the
  * groups the viewer owns as a member; `min_access_level`: those where the viewer is a member at that level or
  * more, and the groups below them. An administrator: every group, unless `all_available=false`. Anyone else:
  * the groups they are a member of, with the groups above and below them, and with `all_available` also every
- * group their visibility lets them see. Each listed group is one `findReadableGroup` would give them.
+ * group their visibility lets them see. Each listed group is one `findReadableGroup` would give them. With a
+ * `parent`, only the groups inside it (GET /groups/:id/subgroups and /descendant_groups), by the same rules.
  */
 export function listGroups(
   store: Store,
   viewer: Viewer,
   q: GroupListQuery,
   window: PageWindow,
+  parent?: GroupListParent,
 ): Promise<PageOf<Namespace>> {
   const filter: GroupListFilter = {
     all: false,
@@ -334,6 +343,11 @@ export function listGroups(
     skip: q.skip_groups,
     topLevelOnly: q.top_level_only,
     visibility: q.visibility,
+    // GitLab's finder takes top_level_only in place of the parent.
+    parent:
+      parent && !q.top_level_only
+        ? { id: parent.group.id, traversalIds: parent.group.traversal_ids, descendants: parent.descendants }
+        : undefined,
   };
   if (!viewer) {
     // GitLab's "anonymous users will never return any owned groups".

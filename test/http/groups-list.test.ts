@@ -48,13 +48,22 @@ describe('GET /groups', () => {
   });
   after(() => t.close());
 
-  const list = async (query: string, token: string | null) => {
-    const res = await t.request({ method: 'GET', url: `/api/v4/groups?per_page=100&${query}`, token });
+  const list = async (query: string, token: string | null, below = '') => {
+    const url = below
+      ? `/api/v4/groups/${groupPath(below)}?per_page=100&${query}`
+      : `/api/v4/groups?per_page=100&${query}`;
+    const res = await t.request({ method: 'GET', url, token });
     assert.equal(res.statusCode, 200, res.body);
     return res;
   };
-  const keys = async (query: string, token: string | null) =>
-    (await list(query, token)).json.map((g: Made) => Object.keys(groups).find((k) => groups[k].id === g.id));
+  /** `priv/subgroups` as the group's id and what follows it. */
+  const groupPath = (below: string) => {
+    const at = below.lastIndexOf('/');
+    const key = below.slice(0, at);
+    return `${groups[key]?.id ?? key}${below.slice(at)}`;
+  };
+  const keys = async (query: string, token: string | null, below = '') =>
+    (await list(query, token, below)).json.map((g: Made) => Object.keys(groups).find((k) => groups[k].id === g.id));
   /** The groups, by name then id, as GitLab's default order_by=name&sort=asc. */
   const byName = (...wanted: string[]) =>
     wanted.sort((a, b) => groups[a].name.localeCompare(groups[b].name, 'en') || groups[a].id - groups[b].id);
@@ -158,6 +167,23 @@ describe('GET /groups', () => {
       assert.deepEqual(g, one.json);
     }
     assert.equal(res.json[0].web_url, `${BASE}/groups/${res.json[0].full_path}`);
+  });
+
+  it('GET /groups/:id/subgroups and /descendant_groups: the same groups, of those inside the group', async () => {
+    assert.deepEqual(await keys('', alice.token, 'priv/subgroups'), ['priv/child']);
+    assert.deepEqual(await keys('', alice.token, 'priv/descendant_groups'), byName('priv/child', 'priv/child/deep'));
+    // Of priv2, alice is a member of priv2/sub only; priv2/sibling is private and none of hers.
+    assert.deepEqual(await keys('all_available=true', alice.token, 'priv2/subgroups'), ['priv2/sub']);
+    assert.deepEqual(await keys('', ROOT_TOKEN, 'priv2/subgroups'), byName('priv2/sub', 'priv2/sibling'));
+    assert.deepEqual(await keys('search=deep', ROOT_TOKEN, 'priv/descendant_groups'), ['priv/child/deep']);
+    // Inside a group, GitLab searches the groups' own paths, not their full paths.
+    assert.deepEqual(await keys('search=priv', ROOT_TOKEN, 'priv/descendant_groups'), []);
+    assert.deepEqual(await keys('', null, 'zpub/subgroups'), []);
+    for (const path of ['secret/subgroups', 'secret/descendant_groups', '999999/subgroups']) {
+      const res = await t.request({ method: 'GET', url: `/api/v4/groups/${path}`, token: alice.token });
+      assert.equal(res.statusCode, 404, path);
+      assert.deepEqual(res.json, { message: '404 Group Not Found' });
+    }
   });
 
   it("answers Grape's 400 for values it does not take", async () => {

@@ -1,13 +1,35 @@
 // Groups (docs/gitlab-compatibility.md#groups). `:id` is a number or a URL-encoded full path.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { baseUrl } from '../urls.ts';
 import { createGroupSpec, listGroupsSpec, updateGroupSpec } from '../schemas/groups.ts';
 import { paginated } from '../pagination.ts';
 import { group } from '../presenters/groups.ts';
-import { authorizeNewGroup, createGroup, findReadableGroup, listGroups, updateGroup } from '../../domain/groups.ts';
+import {
+  authorizeNewGroup,
+  createGroup,
+  findReadableGroup,
+  listGroups,
+  updateGroup,
+  type GroupListParent,
+} from '../../domain/groups.ts';
 import { authorize } from '../../domain/policy.ts';
+
+/** A page of GET /groups's answer, of the groups inside `parent` when given. */
+async function listed(request: FastifyRequest, reply: FastifyReply, parent?: GroupListParent) {
+  const p = validateRequest(listGroupsSpec, request);
+  const query = {
+    ...p,
+    skip_groups: p.skip_groups?.map(Number),
+    order_by: p.order_by === 'similarity' ? ('name' as const) : p.order_by,
+  };
+  const rows = await paginated(request, reply, (window) =>
+    listGroups(storeOf(request), request.principal.user, query, window, parent),
+  );
+  const base = baseUrl(request);
+  return rows.map((row) => group(row, base));
+}
 
 export default async function groupRoutes(app: FastifyInstance) {
   /** POST /groups — signed in (401); 403 when the user may not create it; 400 for invalid or taken paths. */
@@ -22,19 +44,22 @@ export default async function groupRoutes(app: FastifyInstance) {
   });
 
   /** GET /groups — the groups GitLab's GroupsFinder gives the caller (domain/groups.ts#listGroups), by name. */
-  app.get('/groups', async (request, reply) => {
-    const p = validateRequest(listGroupsSpec, request);
-    const query = {
-      ...p,
-      skip_groups: p.skip_groups?.map(Number),
-      order_by: p.order_by === 'similarity' ? ('name' as const) : p.order_by,
-    };
-    const rows = await paginated(request, reply, (window) =>
-      listGroups(storeOf(request), request.principal.user, query, window),
-    );
-    const base = baseUrl(request);
-    return rows.map((row) => group(row, base));
-  });
+  app.get('/groups', (request, reply) => listed(request, reply));
+
+  /**
+   * GET /groups/:id/subgroups and /descendant_groups — the same, of the groups directly inside the group or anywhere
+   * below it; 404 Group Not Found for a group the caller cannot see.
+   */
+  for (const [path, descendants] of [
+    ['subgroups', false],
+    ['descendant_groups', true],
+  ] as const) {
+    app.get(`/groups/:id/${path}`, async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const { group } = await findReadableGroup(storeOf(request), request.principal.user, id);
+      return listed(request, reply, { group, descendants });
+    });
+  }
 
   /** GET /groups/:id — whoever can see the group; 404 Group Not Found otherwise. */
   app.get('/groups/:id', async (request) => {

@@ -22,6 +22,8 @@ export interface GroupListFilter {
   search?: string;
   skip?: number[];
   topLevelOnly?: boolean;
+  /** Only the groups directly inside this group, or (`descendants`) anywhere below it. */
+  parent?: { id: number; traversalIds: string; descendants: boolean };
   visibility?: Visibility;
 }
 
@@ -120,12 +122,19 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName, read
       }
       if (filter.search) {
         const search = filter.search;
+        // GitLab's Namespace.search: in the full path when listing from the top, in the own path inside a parent.
+        const path = sql.ref<string>(filter.parent ? 'path' : 'full_path');
         q = q.where((eb) =>
-          eb.or([containsText(dialect, sql.ref('name'), search), containsText(dialect, sql.ref('full_path'), search)]),
+          eb.or([containsText(dialect, sql.ref('name'), search), containsText(dialect, path, search)]),
         );
       }
       if (filter.skip?.length) q = q.where('id', 'not in', filter.skip);
       if (filter.topLevelOnly) q = q.where('parent_id', 'is', null);
+      const parent = filter.parent;
+      if (parent)
+        q = parent.descendants
+          ? q.where('traversal_ids', 'like', `${parent.traversalIds}/%`)
+          : q.where('parent_id', '=', parent.id);
       if (filter.visibility) q = q.where('visibility', '=', filter.visibility);
       const query = q.orderBy(order.column, order.direction).orderBy('id', 'asc');
       return fetchPage(reads, query, window);
