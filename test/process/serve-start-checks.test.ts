@@ -96,6 +96,26 @@ describe('serve start-up checks', {
     assert.equal(result.stderr, 'snippetd: git is not found on the PATH; snippetd runs it for every clone and push\n');
   });
 
+  it('a database a newer version migrated', async () => {
+    // An older binary started on it (a downgrade, a newer backup restored) served it: searches failed with 500,
+    // and its writes skipped what the newer version keeps up (refs_moved, the search index's queue).
+    const dataDir = path.join(dir, 'newer');
+    const file = path.join(dataDir, 'snippetd.sqlite3');
+    const db = openDatabase(`sqlite:${file}`);
+    await migrateToLatest(db);
+    await db.kysely
+      .insertInto('snippetd_migrations' as never)
+      .values({ name: '9999_from_a_newer_version', applied_at: new Date().toISOString() } as never)
+      .execute();
+    await db.close();
+    const result = serve(dataDir);
+    assert.equal(result.status, 1, result.stderr);
+    assert.equal(
+      result.stderr,
+      `snippetd: the database sqlite:${file} (SNIPPETD_DATABASE_URL) cannot be used: it was migrated by a newer snippetd (migration 9999_from_a_newer_version, unknown to this one); run that version or a later one, or restore a backup made before it\n`,
+    );
+  });
+
   it('with all of them, it starts', async () => {
     // The checks must not refuse what works: a fresh directory, as the unprivileged user where there is one.
     const dataDir = path.join(dir, 'fine');

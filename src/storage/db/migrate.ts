@@ -96,6 +96,14 @@ async function migratePending(tx: Kysely<any>, dialect: DialectName): Promise<st
   const done = new Set(
     (await sql<{ name: string }>`SELECT name FROM snippetd_migrations`.execute(tx)).rows.map((r) => r.name),
   );
+  // A newer version's schema served by this one (a downgrade, a newer backup restored) fails its searches and
+  // writes without what the newer one keeps up (refs_moved, the search queue's triggers): refused, as Gitea does.
+  const known = new Set(MIGRATIONS.map(([name]) => name));
+  const newer = [...done].filter((name) => !known.has(name)).sort();
+  if (newer.length)
+    throw new Error(
+      `it was migrated by a newer snippetd (${newer.length > 1 ? 'migrations' : 'migration'} ${newer.join(', ')}, unknown to this one); run that version or a later one, or restore a backup made before it`,
+    );
   const applied: string[] = [];
   for (const [name, migration] of MIGRATIONS) {
     if (done.has(name)) continue;
