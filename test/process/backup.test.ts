@@ -297,3 +297,54 @@ describe('SQLite backups of a busy database, and damaged backup files', { skip: 
     }
   });
 });
+
+// pg_restore recreates the schema the dump names: restored into a database whose URL names another schema, it said
+// "restored", and a server started there found that schema empty and served a new, empty instance.
+describe('a PostgreSQL backup restored where the URL names another schema', {
+  skip: TEST_DB === 'postgres' ? false : 'needs PostgreSQL',
+}, () => {
+  const { tmp, envFor, remove } = scratch();
+  const cli = (databaseUrl: string, args: string[]) => run(...cliCommand(...args), { env: envFor(databaseUrl) });
+  const database = `snippetd_restore_other_${process.pid}_${Date.now()}`;
+  const admin = async (statement: string, url = POSTGRES_URL) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query(statement)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  let source: Awaited<ReturnType<typeof postgresSchemaUrl>>;
+  before(async () => {
+    source = await postgresSchemaUrl();
+    await admin(`CREATE DATABASE ${database}`);
+  });
+  after(async () => {
+    await source.drop();
+    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    remove();
+  });
+
+  it('is refused, naming the schema to restore with, and leaves the database empty', async () => {
+    await cli(source.url, ['migrate']);
+    const file = path.join(tmp(), 'schema.backup');
+    await cli(source.url, ['backup', 'create', file]);
+    const dumped = new URL(source.url).searchParams.get('options')!.replace('-c search_path=', '');
+    const target = new URL(POSTGRES_URL);
+    target.pathname = `/${database}`;
+    const plain = target.toString();
+    target.searchParams.set('options', '-c search_path=elsewhere');
+    await assert.rejects(
+      cli(target.toString(), ['backup', 'restore', file]),
+      (error: { stderr: string }) =>
+        error.stderr ===
+        `snippetd: ${file} holds the schema ${dumped}, and SNIPPETD_DATABASE_URL uses the schema elsewhere; restore with search_path=${dumped} in its options\n`,
+    );
+    const tables = await admin(
+      "SELECT table_schema FROM information_schema.tables WHERE table_schema <> 'pg_catalog' AND table_schema <> 'information_schema'",
+      plain,
+    );
+    assert.deepEqual(tables, []);
+  });
+});

@@ -54,6 +54,7 @@ export async function restoreBackup(databaseUrl: string, file: string): Promise<
     }
     return;
   }
+  const dumped = await dumpedSchema(file);
   const client = new (postgresDriver().Client)({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -61,6 +62,12 @@ export async function restoreBackup(databaseUrl: string, file: string): Promise<
       'SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema()',
     );
     if (rows[0].n > 0) throw new BackupError('the PostgreSQL database is not empty; restore into an empty one');
+    // The dump recreates its own schema: into another, the service would find its schema empty and start afresh.
+    const schema = await targetSchema(client);
+    if (schema !== dumped)
+      throw new BackupError(
+        `${file} holds the schema ${dumped}, and SNIPPETD_DATABASE_URL uses the schema ${schema}; restore with search_path=${dumped} in its options`,
+      );
     // The search index's operator class comes from pg_trgm, an extension of the database, not of the dumped
     // schema: the dump names it but does not bring it. Installed as migration 0010 installs it.
     await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public');
@@ -71,6 +78,25 @@ export async function restoreBackup(databaseUrl: string, file: string): Promise<
   // One transaction: a restore that fails part-way leaves the database empty, to be restored again.
   const { args, env } = postgresTarget(databaseUrl);
   await runTool('pg_restore', ['--no-owner', '--single-transaction', args[0], file], env);
+}
+
+/** The schema of snippetd's tables in a pg_dump archive, from its table of contents. */
+async function dumpedSchema(file: string): Promise<string> {
+  const list = await runTool('pg_restore', ['--list', file], {});
+  // `215; 1259 16390 TABLE s1 snippetd_migrations postgres`
+  const schema = /^\d+; \d+ \d+ TABLE (\S+) snippetd_migrations /m.exec(list)?.[1];
+  if (!schema) throw new BackupError(`${file} is not a backup of snippetd's database`);
+  return schema;
+}
+
+/** The schema the service's tables go in: the first of search_path that exists, or that a restore will create. */
+async function targetSchema(client: { query(text: string): Promise<{ rows: Record<string, string | null>[] }> }) {
+  const { rows } = await client.query("SELECT current_schema() AS current, current_setting('search_path') AS path");
+  const first = (rows[0].path ?? '')
+    .split(',')
+    .map((name) => name.trim().replace(/^"(.*)"$/, '$1'))
+    .find((name) => name && name !== '$user');
+  return rows[0].current ?? first ?? 'public';
 }
 
 /**
@@ -127,9 +153,10 @@ function postgresTarget(databaseUrl: string): { args: string[]; env: Record<stri
   return { args, env: password ? { PGPASSWORD: password } : {} };
 }
 
-async function runTool(tool: string, args: string[], env: Record<string, string>): Promise<void> {
+/** Runs one of PostgreSQL's programs; answers what it printed. */
+async function runTool(tool: string, args: string[], env: Record<string, string>): Promise<string> {
   try {
-    await run(tool, args, { maxBuffer: 1 << 24, env: { ...process.env, ...env } });
+    return (await run(tool, args, { maxBuffer: 1 << 24, env: { ...process.env, ...env } })).stdout;
   } catch (error) {
     const e = error as { code?: string; stderr?: string };
     if (e.code === 'ENOENT') throw new BackupError(`${tool} is not installed (it comes with PostgreSQL's client)`);
