@@ -278,13 +278,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     if (config.ephemeral && given)
       throw new ConfigError(`${given.name} cannot be used with --ephemeral, which keeps nothing`);
   }
-  // An in-memory database lives in one process: ephemeral mode serves from one.
+  // An in-memory database lives in one process: ephemeral mode serves from one, and so does sqlite::memory:,
+  // whose workers would each serve a database of their own.
   const workers = raw.get('workers');
   if (config.ephemeral && workers && config.workers > 1)
     throw new ConfigError(
       `${workers.name} cannot be more than 1 with --ephemeral, whose database is in one process's memory`,
     );
-  if (config.ephemeral) config.workers = 1;
+  const memory = config.databaseUrl === 'sqlite::memory:' ? raw.get('databaseUrl') : undefined;
+  if (memory && workers && config.workers > 1)
+    throw new ConfigError(
+      `${workers.name} cannot be more than 1 with an in-memory database (${memory.name}), which is in one process's memory`,
+    );
+  if (config.ephemeral || memory) config.workers = 1;
   // A test suite reads the start-up lines and often nothing after: a line a request at info would fill its pipe
   // in about 240 requests, and the server would then wait on the pipe for good.
   if (config.ephemeral && !raw.has('logLevel')) config.logLevel = 'warn';

@@ -443,6 +443,44 @@ describe('ephemeral mode keeps one process', { skip: TEST_DB === 'postgres' && '
   });
 });
 
+// Each worker opened a database of its own in its memory: two snippets both had id 1, and a read saw either.
+describe('an in-memory SQLite database keeps one process', {
+  skip: TEST_DB === 'postgres' && 'no database of its own',
+}, () => {
+  it('serves from one process whatever the CPUs, and refuses --workers 2', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-workers-memory-'));
+    // SNIPPETD_WORKERS not set: one worker per CPU, but not for a database in one process's memory.
+    const env = {
+      ...process.env,
+      SNIPPETD_DATA_DIR: dataDir,
+      SNIPPETD_DATABASE_URL: 'sqlite::memory:',
+      SNIPPETD_WORKERS: '',
+      SNIPPETD_INITIAL_ROOT_TOKEN: 'in-memory-root-token-0123456789',
+    };
+    try {
+      const server = await spawnServer(env, [CLI, 'serve', '--port', '0']);
+      try {
+        assert.ok(!server.output().includes('"worker"'), 'no worker lines');
+        const token = 'in-memory-root-token-0123456789';
+        const body = { title: 'm', visibility: 'public', files: [{ file_path: 'a.txt', content: 'm\n' }] };
+        const ids = [];
+        for (let i = 0; i < 4; i++)
+          ids.push((await call(server.url, 'POST', '/api/v4/snippets', { body, token })).json.id);
+        assert.deepEqual(ids, [1, 2, 3, 4]);
+      } finally {
+        server.child.kill('SIGTERM');
+        await exited(server.child);
+      }
+      await assert.rejects(spawnServer(env, [CLI, 'serve', '--port', '0', '--workers', '2']), {
+        message:
+          "exited 1: snippetd: --workers cannot be more than 1 with an in-memory database (SNIPPETD_DATABASE_URL), which is in one process's memory\n",
+      });
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a cluster that cannot start', { skip: TEST_DB === 'postgres' && 'no database of its own' }, () => {
   it('exits non-zero when its workers cannot listen (the port taken), as one process does', async () => {
     const taken = http.createServer();
