@@ -153,13 +153,14 @@ export async function createProject(
         created_at: now,
         last_activity_at: now,
       });
-      // The creator owns a personal project and maintains one in a group (GitLab's rule).
-      const level = ns.kind === 'user' ? ACCESS.owner : ACCESS.maintainer;
+      // A personal project is owned by its namespace's owner, not by an admin who placed it there
+      // (GitLab's Projects::CreateService#setup_authorizations); the creator maintains one in a group.
+      const personal = ns.kind === 'user';
       await tx.members.insert({
         source_type: 'Project',
         source_id: project.id,
-        user_id: creator.id,
-        access_level: level,
+        user_id: personal ? (ns.owner_id ?? creator.id) : creator.id,
+        access_level: personal ? ACCESS.owner : ACCESS.maintainer,
         created_at: now,
       });
       const access = await projectAccess(tx, creator, project, ns);

@@ -454,6 +454,21 @@ describe('projects API', () => {
       assert.deepEqual(seen.permissions, { project_access: lvl(50), group_access: null });
     });
 
+    it("an admin's POST /projects into a user's namespace makes that user the owner, not the admin", async () => {
+      // GitLab's Projects::CreateService#setup_authorizations: add_owner(@project.namespace.owner).
+      const nsId = (await t.ok('GET', '/projects/bob%2Fgiven', boss.token, undefined, 200)).namespace.id;
+      const p = await t.ok('POST', '/projects', boss.token, { path: 'placed', namespace_id: nsId }, 201);
+      assert.equal(p.path_with_namespace, 'bob/placed');
+      assert.deepEqual(p.permissions, { project_access: null, group_access: null });
+      const seen = await t.ok('GET', `/projects/${p.id}`, bob.token, undefined, 200);
+      assert.deepEqual(seen.permissions, { project_access: lvl(50), group_access: null });
+      const members = await t.ok('GET', `/projects/${p.id}/members`, boss.token, undefined, 200);
+      assert.deepEqual(
+        members.map((m: any) => [m.username, m.access_level]),
+        [['bob', 50]],
+      );
+    });
+
     it('answers 404 User Not Found for an unknown user', async () => {
       const res = await t.api('POST', '/projects/user/987654', boss.token, { path: 'x' });
       assert.equal(res.statusCode, 404);
