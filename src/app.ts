@@ -20,6 +20,7 @@ import { Failure } from './domain/failure.ts';
 import { registerAuth } from './http/plugins/auth.ts';
 import { registerMalformedStrings } from './http/plugins/malformed-strings.ts';
 import { registerResponseHeaders } from './http/plugins/headers.ts';
+import { registerCors } from './http/plugins/cors.ts';
 import { registerCompression, registerJsonCompression } from './http/plugins/compression.ts';
 import { baseUrl } from './http/urls.ts';
 import { schemaCompilers } from './http/schema-compilers.ts';
@@ -150,6 +151,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   });
   app.addHook('onClose', async () => db.close());
 
+  registerCors(app, config.externalUrl);
   registerBodyLimits(app, config.maxBodyBytes, baseUrl);
   registerBodyParsers(app, config.maxBodyBytes ?? MAX_BODY_CEILING);
   registerMalformedStrings(app);

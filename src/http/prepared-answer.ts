@@ -92,13 +92,23 @@ export async function sendJsonList(reply: FastifyReply, items: readonly object[]
 /** Writes a prepared answer; Fastify is told the reply is handled here. */
 export function sendPrepared(reply: FastifyReply, answer: PreparedAnswer): FastifyReply {
   reply.hijack();
-  reply.raw.writeHead(200, answer.headers);
+  // The Vary this request's hooks set (plugins/cors.ts) joins the answer's own, which is kept for others.
+  const vary = reply.getHeader('vary');
+  reply.raw.writeHead(200, vary === undefined ? answer.headers : withVary(answer.headers, String(vary)));
   // HEAD: the headers say the length; a large blob is not read only for Node to drop its bytes.
   if (reply.request.method === 'HEAD') reply.raw.end();
   else if (Buffer.isBuffer(answer.body)) reply.raw.end(answer.body);
   // A blob that fails to read midway ends the connection: the client sees fewer bytes than announced.
   else pipeline(answer.body.open(), reply.raw, (error) => error && reply.raw.destroy());
   return reply;
+}
+
+function withVary(headers: string[], vary: string): string[] {
+  const copy = headers.slice();
+  const at = copy.indexOf('vary');
+  if (at === -1 || at % 2 === 1) copy.push('vary', vary);
+  else copy[at + 1] = `${vary}, ${copy[at + 1]}`;
+  return copy;
 }
 
 const JSON_HEADER_LIST = Object.entries(JSON_HEADERS).flat();

@@ -17,7 +17,8 @@ function describing(headers: http.IncomingHttpHeaders) {
 const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const PAGE_HEADERS = ['x-per-page', 'x-page', 'x-next-page', 'x-prev-page', 'x-total', 'x-total-pages', 'link'];
-const JSON_HEADERS = ['content-type', 'x-frame-options', 'x-content-type-options', 'content-length'];
+// `vary: Origin` on every API answer, as GitLab's Rack::Cors adds it (plugins/cors.ts).
+const JSON_HEADERS = ['content-type', 'x-frame-options', 'x-content-type-options', 'content-length', 'vary'];
 
 describe('prepared answers over a socket', () => {
   let t: TestApp;
