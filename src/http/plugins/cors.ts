@@ -1,6 +1,8 @@
 // Cross-origin access to the API, as GitLab's Rack::Cors rules (config/application.rb) give it: browser
 // clients on other sites (gitbeaker in a web page) may call /api/* without the session cookie, the
 // instance's own origin with it. Ahead of everything else, as Rack::Cors is ahead of Warden and the API.
+// Not @fastify/cors: it routes OPTIONS for every path (here a path's other methods answer 405 with Allow, D8),
+// and sets its headers on Fastify's reply, which the prepared answers (prepared-answer.ts) write past.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
