@@ -269,8 +269,16 @@ async function main(argv: string[]): Promise<void> {
       console.error(
         `snippetd fsck: the search index has ${backlog.sources} sources (${backlog.bytes} bytes of text) still to take in; a running server does`,
       );
-    if (report.problems.length && report.repaired === 0 && report.searchIndexLeftoversRemoved === 0)
-      process.exitCode = 1;
+    // As git fsck, non-zero while a problem is there: after a repair, what a check finds then.
+    const left =
+      opt.repair && report.problems.length
+        ? (await withStore(config, (store) => fsck(store, false))).problems
+        : report.problems;
+    if (opt.repair && left.length)
+      console.error(
+        `snippetd fsck: ${left.length} ${left.length === 1 ? 'problem is' : 'problems are'} left after the repair`,
+      );
+    if (left.length) process.exitCode = 1;
   } else {
     const file = parsed.args[0];
     const { createBackup, restoreBackup } = await import('./storage/db/backup.ts');

@@ -508,6 +508,9 @@ describe('snippetd fsck on damaged rows', () => {
     const r = await fsckCli(t, ['--repair']);
     assert.ok(r.stdout.includes(`snippet ${s.id}: y.txt: repository`), r.stdout + r.stderr);
     assert.ok(summary(r.stdout), r.stdout + r.stderr);
+    // z.txt's blob is still gone: a repair that leaves a problem exits 1, as git fsck does while one is there.
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /snippetd fsck: \d+ problems? (is|are) left after the repair\n/);
     const files = await t.ok('GET', `/snippets/${s.id}`, ROOT_TOKEN, undefined, 200);
     assert.deepEqual(
       files.files.map((f: { path: string }) => f.path),
