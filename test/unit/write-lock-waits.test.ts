@@ -67,4 +67,24 @@ describe('SQLite reads while a write waits for the write lock', { skip }, () => 
       ['single', 'in a transaction'],
     );
   });
+
+  it("a transaction SQLite ended on its own (a full disk's SQLITE_FULL) fails with its own error, and the next one runs", async () => {
+    // SQLite rolls a transaction back itself on some errors; Kysely's rollback then found none, and its error
+    // ("cannot rollback - no transaction is active") took the place of the one that said what happened.
+    const failed = db.kysely.transaction().execute(async (tx) => {
+      await sql`INSERT INTO notes (text) VALUES ('rolled back by SQLite')`.execute(tx);
+      await sql`ROLLBACK`.execute(tx);
+      throw new Error('database or disk is full');
+    });
+    await assert.rejects(failed, /database or disk is full/);
+    await within(
+      db.kysely.transaction().execute((tx) => sql`INSERT INTO notes (text) VALUES ('after')`.execute(tx)),
+      'a transaction after it',
+    );
+    const texts = (await sql<{ text: string }>`SELECT text FROM notes ORDER BY rowid`.execute(db.kysely)).rows;
+    assert.deepEqual(
+      texts.map((r) => r.text),
+      ['single', 'in a transaction', 'after'],
+    );
+  });
 });

@@ -316,7 +316,9 @@ class QueuedSqliteDriver extends SqliteDriver {
 
   override async rollbackTransaction(connection: DatabaseConnection) {
     try {
-      await super.rollbackTransaction(connection);
+      // SQLite ends a transaction itself on some errors (SQLITE_FULL): a rollback then would fail, and its error
+      // would take the place of the one that says what happened.
+      if (this.#sqlite.inTransaction) await super.rollbackTransaction(connection);
     } finally {
       this.#unlock();
     }
