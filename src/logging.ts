@@ -19,18 +19,23 @@ const SECRET_NAME = /token|password|secret|^code$/i;
  */
 const isSecretName = (nameAsSent: string) => SECRET_NAME.test(decode(nameAsSent));
 
+/** The URL's query, as pairs as sent, and what comes before it; null when it has none. */
+function queryOf(url: string): { before: string; pairs: string[] } | null {
+  const at = url.indexOf('?');
+  return at === -1 ? null : { before: url.slice(0, at + 1), pairs: url.slice(at + 1).split('&') };
+}
+
+/** Whether a query pair (`name=value`, as sent) is a value of a parameter named like a secret. */
+const isSecretPair = (pair: string) => pair.includes('=') && isSecretName(pair.slice(0, pair.indexOf('=')));
+
 /** The URL with the value of every query parameter named like a secret masked (the names stay as sent). */
 export function redactUrl(url: string): string {
-  const at = url.indexOf('?');
-  if (at === -1) return url;
-  const pairs = url
-    .slice(at + 1)
-    .split('&')
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      return eq !== -1 && isSecretName(pair.slice(0, eq)) ? `${pair.slice(0, eq)}=[REDACTED]` : pair;
-    });
-  return `${url.slice(0, at + 1)}${pairs.join('&')}`;
+  const query = queryOf(url);
+  if (!query) return url;
+  const pairs = query.pairs.map((pair) =>
+    isSecretPair(pair) ? `${pair.slice(0, pair.indexOf('='))}=[REDACTED]` : pair,
+  );
+  return `${query.before}${pairs.join('&')}`;
 }
 
 /**
@@ -38,23 +43,15 @@ export function redactUrl(url: string): string {
  * would reach the next request's URL, and its log line, with the secret in clear inside another parameter.
  */
 export function withoutSecretParams(url: string): string {
-  const at = url.indexOf('?');
-  if (at === -1) return url;
-  const kept = url
-    .slice(at + 1)
-    .split('&')
-    .filter((pair) => !isSecretName(pair.includes('=') ? pair.slice(0, pair.indexOf('=')) : pair));
-  return kept.length ? `${url.slice(0, at + 1)}${kept.join('&')}` : url.slice(0, at);
+  const query = queryOf(url);
+  if (!query) return url;
+  const kept = query.pairs.filter((pair) => !isSecretPair(pair));
+  return kept.length ? `${query.before}${kept.join('&')}` : query.before.slice(0, -1);
 }
 
 /** Whether the URL carries a query parameter named like a secret, however its name is encoded. */
 export function urlHasSecret(url: string): boolean {
-  const at = url.indexOf('?');
-  if (at === -1) return false;
-  return url
-    .slice(at + 1)
-    .split('&')
-    .some((pair) => pair.includes('=') && isSecretName(pair.slice(0, pair.indexOf('='))));
+  return queryOf(url)?.pairs.some(isSecretPair) ?? false;
 }
 
 const SECRET_HEADERS = ['private-token', 'authorization', 'cookie', 'set-cookie', 'job-token', 'sudo'];
