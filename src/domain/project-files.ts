@@ -26,7 +26,10 @@ import { isValidBranchName, isValidGitPath } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
 import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
 import type { PageWindow } from '../storage/db/page.ts';
+import type { ServingCaches } from '../storage/git/serving-cache.ts';
+import type { FileChange } from '../storage/git/history.ts';
 import { trimOf } from '../text-scan.ts';
+import { commitChanges } from './commit-changes.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
 export const FILE_MISSING = "A file with this name doesn't exist";
@@ -416,6 +419,26 @@ export async function listCommits(
       total: await repo.countCommits(ref, opts.path, COMMITS_COUNTED, match),
       hasMore: commits.length > window.limit,
     };
+  });
+}
+
+/**
+ * The commit `ref` names (an id, a branch or a tag) with the files it changed (`changes`; null when not asked, or
+ * when git did not list them in time); null when it names none.
+ */
+export async function readCommit(
+  store: Store,
+  caches: ServingCaches,
+  ctx: ProjectContext,
+  ref: string,
+  changes: boolean,
+): Promise<{ commit: CommitInfo; files: FileChange[] | null } | null> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    const id = repo && (await repo.resolveCommit(ref));
+    if (!repo || !id) return null;
+    const [commit] = await repo.log(id, { skip: 0, limit: 1 });
+    return { commit, files: changes ? await commitChanges(caches, repo, id) : null };
   });
 }
 

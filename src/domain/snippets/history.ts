@@ -11,7 +11,6 @@ import type { Snippet } from '../../storage/db/schema.ts';
 import type { ServingCaches } from '../../storage/git/serving-cache.ts';
 import {
   type DiffLimits,
-  type FileChange,
   type FilePatch,
   GitTimeout,
   readCommitDiff,
@@ -20,6 +19,7 @@ import {
 } from '../../storage/git/history.ts';
 import type { GitRepository } from '../../storage/git/repository.ts';
 import { changesFromRows } from '../../storage/git/changes.ts';
+import { changesSize, keptChanges, readingCache } from '../commit-changes.ts';
 import { notFound } from '../failure.ts';
 import { diffLines, Kept, Rendering, renderBudget } from '../rendering.ts';
 
@@ -47,9 +47,6 @@ export const DIFF_LIMITS: DiffLimits = {
  * was cut short by the time budget (which counts waiting) is kept only a while: later it may be worked out.
  */
 const RETRY_AFTER_MS = 60_000;
-/** What a commit's changed files take, about: a path may be 4,096 characters, and a change holds two. */
-const changesSize = (files: { path: string; oldPath: string }[]) =>
-  files.reduce((n, f) => n + 160 + 2 * (f.path.length + f.oldPath.length), 0);
 const KEPT_LIMITS = { entries: 1000, bytes: 32 * 1024 * 1024 };
 /** What a page holds, about: its messages and a few hundred bytes a revision and a file (stringifying it to
  * measure took 300 ms for twenty messages of a megabyte of control characters). */
@@ -63,26 +60,8 @@ const keptDiffs = new Kept<RevisionDiff>(
   KEPT_LIMITS,
 );
 const diffsUnderWay = new Rendering<RevisionDiff>();
-/**
- * The files each commit changed, by commit id, as rows or git worked them out: a new commit's page of
- * revisions then works out one commit's files, not twenty (a page by its head is new after every commit).
- */
-const keptChanges = new Kept<FileChange[]>((files) => 64 + changesSize(files), {
-  entries: 20_000,
-  bytes: 8 * 1024 * 1024,
-});
 /** Pages from this one on are read by git (one process skips the commits): the rows would be walked commit by commit. */
 const ROWS_PAGES = 10;
-
-/** `read` given the repository's cache, up to date and kept while `read` runs. */
-async function readingCache<T>(caches: ServingCaches, repo: GitRepository, read: (dir: string) => Promise<T>) {
-  const { dir, release } = await caches.refreshForReading(repo);
-  try {
-    return await read(dir);
-  } finally {
-    release();
-  }
-}
 
 export interface RevisionsPage {
   revisions: Revision[];

@@ -10,7 +10,9 @@ import { baseUrl } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
 import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
-import { findReadableProject } from '../../domain/projects.ts';
+import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
+import { notFound } from '../../domain/failure.ts';
+import { commit, commitDetail } from '../presenters/commits.ts';
 import { authorize } from '../../domain/policy.ts';
 import {
   type FileInfo,
@@ -19,21 +21,23 @@ import {
   listTree,
   nameOf,
   rawFile,
+  readCommit,
   readFile,
   writeFile,
 } from '../../domain/project-files.ts';
 import { utf8Bytes } from '../../domain/utf8.ts';
 
 /** The project, if the caller may read its code (404 when hidden, 403 for guests of private projects). */
+/** Where the project's commits are shown (GitLab's …/-/commit/<id>). */
+const commitsWeb = (request: FastifyRequest, ctx: ProjectContext) =>
+  `${baseUrl(request)}/${ctx.project.full_path}/-/commit`;
+
 async function readableCode(request: FastifyRequest) {
   const viewer = request.principal.user;
   const ctx = await findReadableProject(storeOf(request), viewer, (request.params as { id: string }).id);
   authorize(viewer, 'download_code', ctx);
   return ctx;
 }
-
-/** git's strict ISO dates carry seconds; GitLab's carry milliseconds (2024-05-02T10:11:12.000+00:00). */
-const withMillis = (iso: string) => iso.replace(/(T\d\d:\d\d:\d\d)(?=[Z+-])/, '$1.000');
 
 /**
  * The file entity as JSON bytes, its content last, in base64 (which JSON never escapes) written a few
@@ -158,24 +162,18 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
       window,
     );
     setPageHeaders(request, reply, page, total, hasMore);
-    const web = `${baseUrl(request)}/${ctx.project.full_path}/-/commit`;
     return sendJsonList(
       reply,
-      commits.map((c) => ({
-        id: c.id,
-        short_id: c.id.slice(0, 8),
-        created_at: withMillis(c.committedAt),
-        parent_ids: c.parents,
-        title: c.message.split('\n', 1)[0],
-        message: c.message.replace(/\n$/, ''),
-        author_name: c.authorName,
-        author_email: c.authorEmail,
-        authored_date: withMillis(c.authoredAt),
-        committer_name: c.committerName,
-        committer_email: c.committerEmail,
-        committed_date: withMillis(c.committedAt),
-        web_url: `${web}/${c.id}`,
-      })),
+      commits.map((c) => commit(c, commitsWeb(request, ctx))),
     );
+  });
+
+  /** GET /projects/:id/repository/commits/:sha — a commit by id, branch or tag; 404 Commit Not Found. */
+  app.get('/projects/:id/repository/commits/:sha', async (request) => {
+    const ctx = await readableCode(request);
+    const p = validateRequest(spec.commitSpec, request);
+    const found = await readCommit(storeOf(request), request.server.gitNode.caches, ctx, p.sha, p.stats);
+    if (!found) throw notFound('Commit');
+    return commitDetail(found.commit, found.files, ctx.project.id, commitsWeb(request, ctx));
   });
 }

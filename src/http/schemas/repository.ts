@@ -51,3 +51,9 @@ export const commitsSpec = {
   until: { type: 'datetime' },
   author: { type: 'string' },
 } satisfies ParamSpec;
+
+/** GET …/repository/commits/:sha: a commit id, branch or tag (GitLab's `sha`), and whether to count its lines. */
+export const commitSpec = {
+  sha: { type: 'string', required: true, allowBlank: false },
+  stats: { type: 'boolean', default: true },
+} satisfies ParamSpec;

@@ -1,0 +1,66 @@
+// GitLab's commit entities (lib/api/entities/commit.rb, commit_detail.rb, commit_stats.rb).
+import type { CommitInfo } from '../../storage/git/repository.ts';
+import type { FileChange } from '../../storage/git/history.ts';
+
+/** git's strict ISO dates carry seconds; GitLab's carry milliseconds (2024-05-02T10:11:12.000+00:00). */
+const withMillis = (iso: string) => iso.replace(/(T\d\d:\d\d:\d\d)(?=[Z+-])/, '$1.000');
+
+/** A trailer line (`Signed-off-by: A <a@example.com>`): git's default separator, ':'. */
+const TRAILER = /^([A-Za-z0-9][A-Za-z0-9-]*):\s*(.*)$/;
+
+/**
+ * The trailers of a message, as git reads them unfolded: the last paragraph, when it is not the subject's and each
+ * of its lines is a trailer or the continuation of one (indented); in their order.
+ */
+export function trailersOf(message: string): [string, string][] {
+  const paragraphs = message.replace(/\n+$/, '').split(/\n[ \t]*\n/);
+  if (paragraphs.length < 2) return [];
+  const trailers: [string, string][] = [];
+  for (const line of paragraphs[paragraphs.length - 1].split('\n')) {
+    const found = TRAILER.exec(line);
+    if (found) trailers.push([found[1], found[2].trim()]);
+    else if (/^[ \t]/.test(line) && trailers.length) trailers[trailers.length - 1][1] += ` ${line.trim()}`;
+    else return [];
+  }
+  return trailers;
+}
+
+/** GitLab's Commit entity; `webBase` is the project's `…/-/commit`. */
+export function commit(c: CommitInfo, webBase: string) {
+  const trailers = trailersOf(c.message);
+  const extended: Record<string, string[]> = {};
+  for (const [key, value] of trailers) (extended[key] ??= []).push(value);
+  return {
+    id: c.id,
+    short_id: c.id.slice(0, 8),
+    created_at: withMillis(c.committedAt),
+    parent_ids: c.parents,
+    title: c.message.split('\n', 1)[0],
+    message: c.message.replace(/\n$/, ''),
+    author_name: c.authorName,
+    author_email: c.authorEmail,
+    authored_date: withMillis(c.authoredAt),
+    committer_name: c.committerName,
+    committer_email: c.committerEmail,
+    committed_date: withMillis(c.committedAt),
+    // The last value of each key, as GitLab's Commit#trailers; every value in extended_trailers.
+    trailers: Object.fromEntries(trailers),
+    extended_trailers: extended,
+    web_url: `${webBase}/${c.id}`,
+  };
+}
+
+/**
+ * GitLab's CommitDetail: the commit, its line counts against its first parent (a binary file counts none, as in
+ * git's numstat) unless `files` is null, and no pipeline.
+ */
+export function commitDetail(c: CommitInfo, files: FileChange[] | null, projectId: number, webBase: string) {
+  const additions = files?.reduce((n, f) => n + (f.added ?? 0), 0) ?? 0;
+  const deletions = files?.reduce((n, f) => n + (f.deleted ?? 0), 0) ?? 0;
+  return Object.assign(commit(c, webBase), {
+    ...(files && { stats: { additions, deletions, total: additions + deletions } }),
+    status: null,
+    project_id: projectId,
+    last_pipeline: null,
+  });
+}
