@@ -29,7 +29,7 @@ export function trailersOf(message: string): [string, string][] {
 export function commit(c: CommitInfo, webBase: string) {
   const trailers = trailersOf(c.message);
   const extended: Record<string, string[]> = {};
-  for (const [key, value] of trailers) (extended[key] ??= []).push(value);
+  for (const [key, value] of trailers) extended[key] = [...(extended[key] ?? []), value];
   return {
     id: c.id,
     short_id: c.id.slice(0, 8),
