@@ -28,6 +28,7 @@ export type FailureReason =
   | 'not_found_git' // text <detail>: a repository the caller may not see
   // others
   | 'method_not_allowed' // 405 {"error":"405 Not Allowed"}; detail: the Allow header
+  | 'method_options' // 204, no body: Grape's answer to OPTIONS on an API path no route serves; detail: Allow
   | 'conflict' // 409 {"message":"<detail>"}
   | 'request_timeout' // 408 {"message":"408 Request Timeout"}: a request not whole within the request timeout
   | 'search_timeout' // 408 {"error":"Request timed out"}: a search stopped at its time limit (GitLab's API::Search)

@@ -32,14 +32,23 @@ describe('API mechanics shared by every endpoint', () => {
     const res = await t.request({ method: 'PATCH', url: '/api/v4/projects/1' });
     assert.equal(res.statusCode, 405);
     assert.deepEqual(res.json, { error: '405 Not Allowed' });
-    assert.equal(res.headers.allow, 'GET, HEAD, PUT, DELETE');
+    assert.equal(res.headers.allow, 'OPTIONS, GET, HEAD, PUT, DELETE');
+  });
+
+  it("answers OPTIONS of a known API path with 204 and Allow, as Grape's own OPTIONS routes do", async () => {
+    const res = await t.request({ method: 'OPTIONS', url: '/api/v4/projects/1' });
+    assert.equal(res.statusCode, 204);
+    assert.equal(res.body, '');
+    assert.equal(res.headers.allow, 'OPTIONS, GET, HEAD, PUT, DELETE');
+    const unknown = await t.request({ method: 'OPTIONS', url: '/api/v4/nothing/here' });
+    assert.deepEqual([unknown.statusCode, unknown.json], [404, { error: '404 Not Found' }]);
   });
 
   it('answers GET and HEAD of a path served only by POST with 405 and Allow (not the catch-all of pages)', async () => {
     for (const method of ['GET', 'HEAD'] as const) {
       const res = await t.request({ method, url: '/api/v4/projects/1/archive' });
       assert.equal(res.statusCode, 405, method);
-      assert.equal(res.headers.allow, 'POST', method);
+      assert.equal(res.headers.allow, 'OPTIONS, POST', method);
       assert.equal(res.headers['content-type'], 'application/json', method);
       if (method === 'GET') assert.deepEqual(res.json, { error: '405 Not Allowed' });
     }

@@ -48,6 +48,7 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   not_found_route: () => [404, { error: '404 Not Found' }],
   not_found_git: (f) => [404, gitText(f)],
   method_not_allowed: (f) => [405, { error: '405 Not Allowed' }, { Allow: f.detail }],
+  method_options: (f) => [204, '', { Allow: f.detail }],
   conflict: (f) => [409, { message: f.detail }],
   request_timeout: () => [408, { message: '408 Request Timeout' }, { Connection: 'close' }],
   search_timeout: () => [408, { error: 'Request timed out' }],
@@ -183,9 +184,11 @@ export function answerUnservedMethods(app: FastifyInstance, routerOptions: { max
   app.decorate('unservedRequest', (request: FastifyRequest) => {
     // Methods outside the list (CONNECT, WebDAV's) are unknown to every path: 404.
     const found = METHODS.includes(request.method) && paths.find('GET', request.url.split('?', 1)[0]);
-    return found && !hasEmptySegment(found.params)
-      ? new Failure('method_not_allowed', found.store as string)
-      : routeNotFound();
+    if (!found || hasEmptySegment(found.params)) return routeNotFound();
+    // Grape routes OPTIONS on every API path (204) and names it first in Allow; pages are Rails', which do not.
+    if (!request.url.startsWith('/api/')) return new Failure('method_not_allowed', found.store as string);
+    const allow = `OPTIONS, ${found.store}`;
+    return new Failure(request.method === 'OPTIONS' ? 'method_options' : 'method_not_allowed', allow);
   });
   return () => {
     for (const [url, methods] of methodsByUrl) {
