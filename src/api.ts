@@ -2,10 +2,8 @@
 // this process and hands back its URLs, the root token and the controls of ephemeral mode.
 import { type Config, ConfigError, defaults, initialToken, type LogLevel } from './config.ts';
 import { createLogger } from './logging.ts';
-import { openServer, seedError } from './server.ts';
+import { openServer, parseSeedFile, seedError } from './server.ts';
 import type { SeedDocument, SeedResult } from './domain/seed.ts';
-import { parseSeedText } from './domain/seed-text.ts';
-import fs from 'node:fs';
 
 export interface SnippetdOptions {
   /** Applied before the port opens, as `serve --seed`: a seed document, or the path of a YAML or JSON file. */
@@ -51,8 +49,7 @@ export async function startSnippetd(options: SnippetdOptions = {}): Promise<Runn
     initialRootToken: options.rootToken === undefined ? null : initialToken(options.rootToken, 'rootToken'),
     logLevel: options.logLevel ?? 'silent',
   };
-  const seed =
-    typeof options.seed === 'string' ? parseSeedText(fs.readFileSync(options.seed, 'utf8')) : (options.seed ?? null);
+  const seed = typeof options.seed === 'string' ? parseSeedFile(options.seed) : (options.seed ?? null);
   const logger = createLogger(config.logLevel);
   const { app, address, rootToken, seeded } = await openServer(config, { logger, lifecycle: logger, seed });
   const controls = app.ephemeral!;

@@ -62,7 +62,7 @@ export async function openServer(given: Config, options: OpenOptions): Promise<O
     const rootToken = await prepareStore(app.store, config, lifecycle);
     let seeded: SeedResult | null = null;
     if (app.ephemeral) {
-      const document = seed ?? (config.seedFile ? parseSeedText(readSeedFile(config.seedFile)) : null);
+      const document = seed ?? (config.seedFile ? parseSeedFile(config.seedFile) : null);
       seeded = await app.ephemeral.start(document).catch((error) => {
         throw seedError(config.seedFile ?? 'the seed', error);
       });
@@ -113,6 +113,16 @@ function readSeedFile(file: string): string {
     return fs.readFileSync(file, 'utf8');
   } catch (error) {
     throw new ConfigError(`the seed file ${file} (--seed) cannot be read: ${(error as Error).message}`);
+  }
+}
+
+/** A seed file's document; one that is not YAML or JSON stops the start with one line, as other problems do. */
+export function parseSeedFile(file: string): unknown {
+  const text = readSeedFile(file);
+  try {
+    return parseSeedText(text);
+  } catch (error) {
+    throw seedError(file, error);
   }
 }
 

@@ -747,6 +747,12 @@ describe('serve --ephemeral: the command line', { skip }, () => {
       [late.status, late.stderr],
       [1, `snippetd: ${broken}: projects[0].path names no group or user "nowhere"\n`],
     );
+    // Neither YAML nor JSON: the file's name and the parser's first line, as the other problems are told.
+    const unreadable = path.join(dir, 'unreadable.yaml');
+    fs.writeFileSync(unreadable, 'users:\n  - username: [unclosed\n');
+    const parse = cli(['serve', '--ephemeral', '--seed', unreadable, '--port', '0']);
+    assert.equal(parse.status, 1, parse.stdout);
+    assert.match(parse.stderr, new RegExp(`^snippetd: ${unreadable}: seed is not valid YAML or JSON: \\S[^\\n]*\n$`));
     const after = fs.readdirSync(os.tmpdir()).filter((n) => /^snippetd-ephemeral-\d/.test(n)).length;
     assert.equal(after, before);
   });
