@@ -254,11 +254,16 @@ function checkDocument(doc: unknown): asserts doc is SeedDocument {
 
 // --- creating --------------------------------------------------------------------------------------------
 
+/** The document's names of the fields GitLab's models name otherwise in their errors. */
+const DOCUMENT_FIELDS: Record<string, string> = { visibility_level: 'visibility' };
+
 /** A failure of the domain, named by where in the document it happened. */
 function at(where: string, error: unknown): unknown {
   if (!(error instanceof Failure)) return error;
   if (Object.keys(error.fields).length)
-    return invalidFields(Object.fromEntries(Object.entries(error.fields).map(([k, v]) => [`${where}.${k}`, v])));
+    return invalidFields(
+      Object.fromEntries(Object.entries(error.fields).map(([k, v]) => [`${where}.${DOCUMENT_FIELDS[k] ?? k}`, v])),
+    );
   return invalidFields({ [where]: [error.detail || error.reason] });
 }
 

@@ -747,6 +747,20 @@ describe('serve --ephemeral: the command line', { skip }, () => {
       [late.status, late.stderr],
       [1, `snippetd: ${broken}: projects[0].path names no group or user "nowhere"\n`],
     );
+    // A model's error names the document's field, not the model's (GitLab's visibility_level).
+    const visible = path.join(dir, 'visible.yaml');
+    fs.writeFileSync(
+      visible,
+      'groups:\n  - path: g\n    visibility: private\nprojects:\n  - path: g/p\n    visibility: public\n',
+    );
+    const level = cli(['serve', '--ephemeral', '--seed', visible, '--port', '0']);
+    assert.deepEqual(
+      [level.status, level.stderr],
+      [
+        1,
+        `snippetd: ${visible}: projects[0].visibility public is not allowed since the namespace has a private visibility.\n`,
+      ],
+    );
     // Neither YAML nor JSON: the file's name and the parser's first line, as the other problems are told.
     const unreadable = path.join(dir, 'unreadable.yaml');
     fs.writeFileSync(unreadable, 'users:\n  - username: [unclosed\n');
