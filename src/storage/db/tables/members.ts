@@ -1,7 +1,8 @@
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, Member } from '../schema.ts';
 import type { DialectName } from '../database.ts';
-import { containsText, fetchPage, type PageWindow } from '../page.ts';
+import { fetchPage, type PageWindow } from '../page.ts';
+import { userMatches } from './users.ts';
 
 /** Whose memberships a list holds, and GitLab's filters of it (lib/api/members.rb: query, user_ids). */
 export interface MemberSources {
@@ -59,14 +60,7 @@ export function membersTable(db: Kysely<Database>, dialect: DialectName, reads: 
   const ofList = (sources: MemberSources) => {
     let q = withUser().where(ofSources('members', sources));
     const { query, userIds } = sources;
-    if (query)
-      q = q.where((eb) =>
-        eb.or([
-          containsText(dialect, sql.ref('users.name'), query),
-          containsText(dialect, sql.ref('users.username'), query),
-          eb(eb.fn('lower', ['users.public_email']), '=', query.toLowerCase()),
-        ]),
-      );
+    if (query) q = q.where(userMatches(dialect, query, 'users', 'public_email'));
     if (userIds) q = q.where('members.user_id', 'in', userIds.length ? userIds : [-1]);
     return q;
   };

@@ -16,6 +16,17 @@ export interface UserListFilter {
   external?: boolean;
 }
 
+/**
+ * GitLab's search of users (UsersFinder, and the members lists' `query`): the name or the username holds the text,
+ * in any case, or the email (`email`: the public one, or any) is the text whole. `table`: the users' alias.
+ */
+export const userMatches = (dialect: DialectName, search: string, table: string, email: 'email' | 'public_email') =>
+  sql<boolean>`(${containsText(dialect, sql.ref(`${table}.name`), search)} OR ${containsText(
+    dialect,
+    sql.ref(`${table}.username`),
+    search,
+  )} OR lower(${sql.ref(`${table}.${email}`)}) = ${search.toLowerCase()})`;
+
 export function usersTable(db: Kysely<Database>, dialect: DialectName) {
   return {
     async insert(user: NewUser): Promise<User> {
@@ -63,14 +74,7 @@ export function usersTable(db: Kysely<Database>, dialect: DialectName) {
       }
       if (filter.search) {
         const search = filter.search;
-        const email = filter.searchesEmails ? 'email' : 'public_email';
-        q = q.where((eb) =>
-          eb.or([
-            containsText(dialect, sql.ref('name'), search),
-            containsText(dialect, sql.ref('username'), search),
-            eb(eb.fn('lower', [email]), '=', search.toLowerCase()),
-          ]),
-        );
+        q = q.where(userMatches(dialect, search, 'users', filter.searchesEmails ? 'email' : 'public_email'));
       }
       if (filter.active) q = q.where('state', '=', 'active');
       if (filter.blocked) q = q.where('state', '=', 'blocked');
