@@ -1,12 +1,12 @@
 // JSON and raw file answers written straight to the socket: status, every header and the body bytes, built
 // once so that they can be kept whole (kept-answers.ts). They skip Fastify's reply pipeline, so its onSend
 // hooks do not run for them: they carry every header those hooks would add (JSON_HEADERS and
-// SECURITY_HEADERS, the lists the hook in plugins/headers.ts sets).
+// SECURITY_HEADERS, the lists the hook in plugins/headers.ts sets, and API_VARY: they answer the API alone).
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyReply } from 'fastify';
-import { JSON_HEADERS, SECURITY_HEADERS } from './plugins/headers.ts';
+import { API_VARY, JSON_HEADERS, SECURITY_HEADERS } from './plugins/headers.ts';
 import { type RawContent, rawHeaders, sizeOf } from './raw.ts';
 import { type ContentEncoding, compressJson, JSON_COMPRESSION_THRESHOLD } from './plugins/compression.ts';
 import { CHARS_A_TURN, utf8Bytes } from '../domain/utf8.ts';
@@ -38,8 +38,8 @@ export async function prepareJsonAnswer(
   for (const [name, value] of Object.entries(JSON_HEADERS)) headers.push(name, value);
   if (encoding && body.length >= JSON_COMPRESSION_THRESHOLD) {
     body = await compressJson(body, encoding);
-    headers.push('content-encoding', encoding, 'vary', 'accept-encoding');
-  }
+    headers.push('content-encoding', encoding, 'vary', `${API_VARY}, accept-encoding`);
+  } else headers.push('vary', API_VARY);
   return withLength(headers, body);
 }
 
@@ -48,6 +48,7 @@ export function prepareRawAnswer(filePath: string | null, content: RawContent): 
   const headers: string[] = [];
   for (const [name, value] of Object.entries(rawHeaders(filePath, content))) headers.push(name, value);
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) headers.push(name, value);
+  headers.push('vary', API_VARY);
   return withLength(headers, content);
 }
 
@@ -92,23 +93,13 @@ export async function sendJsonList(reply: FastifyReply, items: readonly object[]
 /** Writes a prepared answer; Fastify is told the reply is handled here. */
 export function sendPrepared(reply: FastifyReply, answer: PreparedAnswer): FastifyReply {
   reply.hijack();
-  // The Vary this request's hooks set (plugins/cors.ts) joins the answer's own, which is kept for others.
-  const vary = reply.getHeader('vary');
-  reply.raw.writeHead(200, vary === undefined ? answer.headers : withVary(answer.headers, String(vary)));
+  reply.raw.writeHead(200, answer.headers);
   // HEAD: the headers say the length; a large blob is not read only for Node to drop its bytes.
   if (reply.request.method === 'HEAD') reply.raw.end();
   else if (Buffer.isBuffer(answer.body)) reply.raw.end(answer.body);
   // A blob that fails to read midway ends the connection: the client sees fewer bytes than announced.
   else pipeline(answer.body.open(), reply.raw, (error) => error && reply.raw.destroy());
   return reply;
-}
-
-function withVary(headers: string[], vary: string): string[] {
-  const copy = headers.slice();
-  const at = copy.indexOf('vary');
-  if (at === -1 || at % 2 === 1) copy.push('vary', vary);
-  else copy[at + 1] = `${vary}, ${copy[at + 1]}`;
-  return copy;
 }
 
 const JSON_HEADER_LIST = Object.entries(JSON_HEADERS).flat();

@@ -48,11 +48,10 @@ export function registerCors(app: FastifyInstance, externalUrl: string | null): 
     return headers;
   };
   app.addHook('onRequest', (request, reply, done) => {
-    if (!isApiPath(request.url)) return done();
-    // Every API answer may differ by Origin (Rack::Cors adds it whether or not one was sent).
-    reply.header('vary', 'Origin');
+    // Most requests send no Origin (every client but a browser's script): one look, and on. Their answers still
+    // say they vary by it (plugins/headers.ts, prepared-answer.ts).
     const origin = request.headers.origin;
-    if (typeof origin !== 'string') return done();
+    if (typeof origin !== 'string' || !isApiPath(request.url)) return done();
     const asked = request.headers['access-control-request-method'];
     if (request.method === 'OPTIONS' && typeof asked === 'string') {
       // A preflight is answered here, 200 with no body; a method not allowed gets no CORS headers.
