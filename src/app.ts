@@ -34,6 +34,7 @@ import type { Logger } from 'pino';
 import instanceRoutes from './http/routes/instance.ts';
 import userRoutes from './http/routes/users.ts';
 import groupRoutes from './http/routes/groups.ts';
+import namespaceRoutes from './http/routes/namespaces.ts';
 import projectRoutes from './http/routes/projects.ts';
 import memberRoutes from './http/routes/members.ts';
 import projectSnippetRoutes from './http/routes/project-snippets.ts';
@@ -169,6 +170,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
       await api.register(instanceRoutes);
       await api.register(userRoutes);
       await api.register(groupRoutes);
+      await api.register(namespaceRoutes);
       await api.register(projectRoutes);
       await api.register(memberRoutes);
       await api.register(projectSnippetRoutes);

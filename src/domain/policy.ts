@@ -197,6 +197,8 @@ interface Subjects {
   admin_group: GroupSubject;
   create_subgroup: GroupSubject;
   create_projects: { namespace: Namespace; access: Access };
+  /** A namespace through the namespaces API: one's own, or a group one is a member of (or of a group above it). */
+  read_namespace_via_membership: { namespace: Namespace; access: Access };
   read_project_snippets: ProjectSubject;
   /** In a project, or a personal snippet (project null). */
   create_snippet: ProjectSubject | PersonalSubject;
@@ -235,6 +237,10 @@ const RULES: { [A in Ability]: (viewer: Viewer, subject: Subjects[A]) => boolean
     s.namespace.kind === 'group'
       ? canCreateProjectInGroup(viewer, s.access)
       : viewer !== null && (isAdmin(viewer) || s.namespace.owner_id === viewer.id),
+  read_namespace_via_membership: (viewer, s) =>
+    viewer !== null &&
+    (isAdmin(viewer) ||
+      (s.namespace.kind === 'user' ? s.namespace.owner_id === viewer.id : maxAccess(s.access) >= ACCESS.guest)),
   read_project_snippets: (viewer, s) => canUseSnippetsFeature(viewer, s.project, s.access),
   create_snippet: (viewer, s) =>
     s.project === null ? canCreatePersonalSnippet(viewer) : canCreateSnippet(viewer, s.project, s.access),

@@ -25,3 +25,9 @@ export const namespaceBasic = (ns: Namespace, base: string) => ({
   avatar_url: null,
   web_url: ns.kind === 'group' ? `${base}/groups/${ns.full_path}` : `${base}/${ns.full_path}`,
 });
+
+/** GitLab's Namespace entity: the basic one, and for a group its administrator may see, its members with those below. */
+export const namespace = (ns: Namespace, base: string, membersCountWithDescendants?: number) =>
+  membersCountWithDescendants === undefined
+    ? namespaceBasic(ns, base)
+    : Object.assign(namespaceBasic(ns, base), { members_count_with_descendants: membersCountWithDescendants });

@@ -29,6 +29,16 @@ export interface GroupListFilter {
 
 export type GroupOrderColumn = 'name' | 'path' | 'id';
 
+/** GET /namespaces's filters (domain/namespaces.ts says which namespaces each viewer gets). */
+export interface NamespaceListFilter {
+  /** Every namespace (an administrator's); otherwise this user's own and their groups. */
+  member: { userId: number; ownedOnly: boolean } | null;
+  topLevelOnly: boolean;
+  search?: string;
+  /** The search matches the full path, not the namespace's own path. */
+  fullPathSearch: boolean;
+}
+
 /**
  * In SQL, whether the group of the outer query's `namespaces` row is tied to one of `member`'s group memberships: the group itself,
  * a group below it (`descendants`), or above it too (`both`).
@@ -138,6 +148,57 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName, read
       if (filter.visibility) q = q.where('visibility', '=', filter.visibility);
       const query = q.orderBy(order.column, order.direction).orderBy('id', 'asc');
       return fetchPage(reads, query, window);
+    },
+    /**
+     * One page of namespaces by id: every one, or a user's own and the groups they are a member of themselves (GitLab's
+     * User#namespaces: no group above or below them), with `ownedOnly` those they own.
+     */
+    namespacesPage(filter: NamespaceListFilter, window: PageWindow) {
+      let q = db.selectFrom('namespaces').selectAll();
+      const member = filter.member;
+      if (member)
+        q = q.where((eb) =>
+          eb.or([
+            eb.and([eb('kind', '=', 'user'), eb('owner_id', '=', member.userId)]),
+            eb(
+              'id',
+              'in',
+              eb
+                .selectFrom('members')
+                .select('source_id')
+                .where('source_type', '=', 'Namespace')
+                .where('user_id', '=', member.userId)
+                .where('access_level', '>=', member.ownedOnly ? 50 : 10),
+            ),
+          ]),
+        );
+      if (filter.topLevelOnly) q = q.where('parent_id', 'is', null);
+      if (filter.search) {
+        const search = filter.search;
+        const path = sql.ref<string>(filter.fullPathSearch ? 'full_path' : 'path');
+        q = q.where((eb) =>
+          eb.or([containsText(dialect, sql.ref('name'), search), containsText(dialect, path, search)]),
+        );
+      }
+      return fetchPage(reads, q.orderBy('id', 'asc'), window);
+    },
+    /**
+     * How many users are members of each group or of a group below it (GitLab's members_count_with_descendants),
+     * by group id.
+     */
+    async membersWithDescendants(groups: Pick<Namespace, 'id' | 'traversal_ids'>[]): Promise<Map<number, number>> {
+      const counts = new Map<number, number>();
+      for (const g of groups) {
+        const row = await db
+          .selectFrom('members as m')
+          .innerJoin('namespaces as n', 'n.id', 'm.source_id')
+          .select((eb) => eb.fn.count<number>('m.user_id').distinct().as('count'))
+          .where('m.source_type', '=', 'Namespace')
+          .where((eb) => eb.or([eb('n.id', '=', g.id), eb('n.traversal_ids', 'like', `${g.traversal_ids}/%`)]))
+          .executeTakeFirstOrThrow();
+        counts.set(g.id, Number(row.count));
+      }
+      return counts;
     },
     async findManyByIds(ids: number[]): Promise<Namespace[]> {
       if (ids.length === 0) return [];
