@@ -155,6 +155,9 @@ describe('@gitbeaker/rest against snippetd', () => {
     assert.equal(group.parent_id, null);
     assert.equal(group.web_url, `${host}/groups/client-group`);
     groupId = group.id as number;
+    // A tool reads a namespace's id to create a project in it.
+    const namespace = await root.Namespaces.show('client-group');
+    assert.deepEqual([namespace.id, namespace.kind], [groupId, 'group']);
     const listed = await root.Groups.all({ search: 'client-gr' });
     assert.deepEqual(
       listed.map((g) => g.id),
