@@ -1,6 +1,6 @@
 // Projects (docs/gitlab-compatibility.md#projects). `:id` is a number or a URL-encoded full path; a project the
 // caller cannot read is always 404 Project Not Found, never 403.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
 import { paginated } from '../pagination.ts';
@@ -15,10 +15,10 @@ import {
   updateProject,
   type ProjectContext,
 } from '../../domain/projects.ts';
-import { findUser } from '../../domain/users.ts';
+import { findReadableUser, findUser } from '../../domain/users.ts';
 import { findReadableGroup } from '../../domain/groups.ts';
 import { ACCESS } from '../../domain/access.ts';
-import { idBound } from '../../domain/ids.ts';
+import { idBound, parseRowId } from '../../domain/ids.ts';
 import { authorize } from '../../domain/policy.ts';
 import type { Project } from '../../storage/db/schema.ts';
 
@@ -43,29 +43,43 @@ const ORDER_COLUMNS = {
   star_count: 'id',
 } as const;
 
+/** A page of GET /projects's answer, of one namespace's projects when `namespaceId` is given. */
+async function listedProjects(request: FastifyRequest, reply: FastifyReply, namespaceId?: number) {
+  const viewer = request.principal.user;
+  const p = validateRequest(spec.listProjectsSpec, request);
+  const store = storeOf(request);
+  const filter = {
+    viewer: listViewer(viewer),
+    membership: p.membership && viewer !== null,
+    // Of the signed-in viewer's own access (ProjectsFinder ignores both for a visitor).
+    minAccessLevel: viewer ? (p.owned ? ACCESS.owner : p.min_access_level) : undefined,
+    namespaceId,
+    search: p.search,
+    searchNamespaces: p.search_namespaces,
+    archived: p.archived,
+    visibility: p.visibility,
+    idAfter: p.id_after === undefined ? undefined : idBound(p.id_after),
+    idBefore: p.id_before === undefined ? undefined : idBound(p.id_before),
+    lastActivityAfter: p.last_activity_after,
+    lastActivityBefore: p.last_activity_before,
+  };
+  const order = { column: ORDER_COLUMNS[p.order_by], direction: p.sort };
+  const rows = await paginated(request, reply, (window) => store.projects.visiblePage(filter, order, window));
+  return presentMany(request, rows);
+}
+
 export default async function projectRoutes(app: FastifyInstance) {
   /** GET /projects — anyone; the projects the caller can see, paginated; membership, owned, search. */
-  app.get('/projects', async (request, reply) => {
-    const viewer = request.principal.user;
-    const p = validateRequest(spec.listProjectsSpec, request);
-    const store = storeOf(request);
-    const filter = {
-      viewer: listViewer(viewer),
-      membership: p.membership && viewer !== null,
-      // Of the signed-in viewer's own access (ProjectsFinder ignores both for a visitor).
-      minAccessLevel: viewer ? (p.owned ? ACCESS.owner : p.min_access_level) : undefined,
-      search: p.search,
-      searchNamespaces: p.search_namespaces,
-      archived: p.archived,
-      visibility: p.visibility,
-      idAfter: p.id_after === undefined ? undefined : idBound(p.id_after),
-      idBefore: p.id_before === undefined ? undefined : idBound(p.id_before),
-      lastActivityAfter: p.last_activity_after,
-      lastActivityBefore: p.last_activity_before,
-    };
-    const order = { column: ORDER_COLUMNS[p.order_by], direction: p.sort };
-    const rows = await paginated(request, reply, (window) => store.projects.visiblePage(filter, order, window));
-    return presentMany(request, rows);
+  app.get('/projects', (request, reply) => listedProjects(request, reply));
+
+  /**
+   * GET /users/:user_id/projects — the projects in the user's namespace the caller can see, with GET /projects's
+   * filters; the user by id or username (404 User Not Found).
+   */
+  app.get('/users/:user_id/projects', async (request, reply) => {
+    const { user_id } = request.params as { user_id: string };
+    const user = await findReadableUser(storeOf(request), request.principal.user, parseRowId(user_id) ?? user_id);
+    return listedProjects(request, reply, user.namespace_id ?? -1);
   });
 
   /**
