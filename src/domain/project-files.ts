@@ -25,11 +25,12 @@ import { Failure, notFound } from './failure.ts';
 import { isValidBranchName, isValidGitPath } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
 import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
-import type { PageWindow } from '../storage/db/page.ts';
+import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import type { ServingCaches } from '../storage/git/serving-cache.ts';
-import type { FileChange } from '../storage/git/history.ts';
+import { branchesMergedInto, type FileChange } from '../storage/git/history.ts';
 import { trimOf } from '../text-scan.ts';
-import { commitChanges } from './commit-changes.ts';
+import { commitChanges, readingCache } from './commit-changes.ts';
+import { renderBudget } from './rendering.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
 export const FILE_MISSING = "A file with this name doesn't exist";
@@ -440,6 +441,72 @@ export async function readCommit(
     const [commit] = await repo.log(id, { skip: 0, limit: 1 });
     return { commit, files: changes ? await commitChanges(caches, repo, id) : null };
   });
+}
+
+/** A branch of a project's repository, as GitLab's Branch entity needs it. */
+export interface BranchInfo {
+  name: string;
+  commit: CommitInfo;
+  /** The default branch reaches its head, which is not the default branch's own (GitLab's merged_to_root_ref?). */
+  merged: boolean;
+  default: boolean;
+}
+
+/** Branches' names searched as GitLab's BranchesFinder does: `^text` at the start, `text$` at the end, else anywhere. */
+function branchMatch(search: string | undefined) {
+  if (!search) return null;
+  if (search.startsWith('^')) return { text: search.slice(1), where: 'prefix' as const };
+  if (search.endsWith('$')) return { text: search.slice(0, -1), where: 'suffix' as const };
+  return { text: search, where: 'anywhere' as const };
+}
+
+/** One page of the project's branches by name, with `search` as GitLab's; none in an empty repository. */
+export async function listBranches(
+  store: Store,
+  caches: ServingCaches,
+  ctx: ProjectContext,
+  search: string | undefined,
+  window: PageWindow,
+): Promise<PageOf<BranchInfo>> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    if (!repo) return { rows: [], total: 0, hasMore: false };
+    const page = await repo.branchesPage(branchMatch(search), window);
+    const heads = page.rows.map((r) => ({ name: r.name, id: Buffer.from(r.oid).toString('hex') }));
+    return { ...page, rows: await branchInfos(caches, repo, heads) };
+  });
+}
+
+/** The project's branch `name`; null when there is none. */
+export async function findBranch(
+  store: Store,
+  caches: ServingCaches,
+  ctx: ProjectContext,
+  name: string,
+): Promise<BranchInfo | null> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    const id = repo && isValidBranchName(name) ? await repo.readBranch(name) : null;
+    if (!repo || !id) return null;
+    const [info] = await branchInfos(caches, repo, [{ name, id }]);
+    return info;
+  });
+}
+
+/** Each branch with its commit, and whether it is merged: git tells that, for the branches not at the default's head. */
+async function branchInfos(caches: ServingCaches, repo: GitRepository, heads: { name: string; id: string }[]) {
+  const root = await repo.readBranch(repo.head);
+  const others = heads.filter((h) => root !== null && h.id !== root).map((h) => h.name);
+  const merged =
+    root && others.length
+      ? await readingCache(caches, repo, (dir) => branchesMergedInto(dir, root, others, renderBudget()))
+      : new Set<string>();
+  const infos: BranchInfo[] = [];
+  for (const head of heads) {
+    const [commit] = await repo.log(head.id, { skip: 0, limit: 1 });
+    infos.push({ name: head.name, commit, merged: merged.has(head.name), default: head.name === repo.head });
+  }
+  return infos;
 }
 
 /**

@@ -1,6 +1,7 @@
-// GitLab's commit entities (lib/api/entities/commit.rb, commit_detail.rb, commit_stats.rb).
+// GitLab's commit and branch entities (lib/api/entities/commit.rb, commit_detail.rb, commit_stats.rb, branch.rb).
 import type { CommitInfo } from '../../storage/git/repository.ts';
 import type { FileChange } from '../../storage/git/history.ts';
+import type { BranchInfo } from '../../domain/project-files.ts';
 
 /** git's strict ISO dates carry seconds; GitLab's carry milliseconds (2024-05-02T10:11:12.000+00:00). */
 const withMillis = (iso: string) => iso.replace(/(T\d\d:\d\d:\d\d)(?=[Z+-])/, '$1.000');
@@ -63,4 +64,22 @@ export function commitDetail(c: CommitInfo, files: FileChange[] | null, projectI
     project_id: projectId,
     last_pipeline: null,
   });
+}
+
+/**
+ * GitLab's Branch entity. No branch is protected here (docs/gitlab-compatibility.md#repository-files): a developer
+ * pushes to any, so GitLab's protected-branch fields are false and `can_push` is the caller's push_code.
+ */
+export function branch(b: BranchInfo, canPush: boolean, projectWeb: string) {
+  return {
+    name: b.name,
+    commit: commit(b.commit, `${projectWeb}/-/commit`),
+    merged: b.merged,
+    protected: false,
+    developers_can_push: false,
+    developers_can_merge: false,
+    can_push: canPush,
+    default: b.default,
+    web_url: `${projectWeb}/-/tree/${b.name.split('/').map(encodeURIComponent).join('/')}`,
+  };
 }

@@ -4,7 +4,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
 import { validateRequest } from '../params.ts';
-import { paginateArray, parsePage, setPageHeaders } from '../pagination.ts';
+import { paginateArray, paginated, parsePage, setPageHeaders } from '../pagination.ts';
 import { sendJsonList } from '../prepared-answer.ts';
 import { baseUrl } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
@@ -12,14 +12,16 @@ import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
 import { notFound } from '../../domain/failure.ts';
-import { commit, commitDetail } from '../presenters/commits.ts';
-import { authorize } from '../../domain/policy.ts';
+import { branch, commit, commitDetail } from '../presenters/commits.ts';
+import { authorize, can } from '../../domain/policy.ts';
 import {
   type FileInfo,
   type FileWrite,
   listCommits,
   listTree,
   nameOf,
+  findBranch,
+  listBranches,
   rawFile,
   readCommit,
   readFile,
@@ -27,11 +29,19 @@ import {
 } from '../../domain/project-files.ts';
 import { utf8Bytes } from '../../domain/utf8.ts';
 
-/** The project, if the caller may read its code (404 when hidden, 403 for guests of private projects). */
-/** Where the project's commits are shown (GitLab's …/-/commit/<id>). */
-const commitsWeb = (request: FastifyRequest, ctx: ProjectContext) =>
-  `${baseUrl(request)}/${ctx.project.full_path}/-/commit`;
+/** The project's page; its commits are shown at …/-/commit/<id> (GitLab's). */
+const projectWeb = (request: FastifyRequest, ctx: ProjectContext) => `${baseUrl(request)}/${ctx.project.full_path}`;
+const commitsWeb = (request: FastifyRequest, ctx: ProjectContext) => `${projectWeb(request, ctx)}/-/commit`;
 
+/** The branch the path names (decoded: a name with `/` comes as %2F); 404 Branch Not Found. */
+async function branchOf(request: FastifyRequest, ctx: ProjectContext) {
+  const { branch: name } = request.params as { branch: string };
+  const found = await findBranch(storeOf(request), request.server.gitNode.caches, ctx, name);
+  if (!found) throw notFound('Branch');
+  return found;
+}
+
+/** The project, if the caller may read its code (404 when hidden, 403 for guests of private projects). */
 async function readableCode(request: FastifyRequest) {
   const viewer = request.principal.user;
   const ctx = await findReadableProject(storeOf(request), viewer, (request.params as { id: string }).id);
@@ -166,6 +176,31 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
       reply,
       commits.map((c) => commit(c, commitsWeb(request, ctx))),
     );
+  });
+
+  /** GET /projects/:id/repository/branches — the branches by name, paginated; [] for an empty repository. */
+  app.get('/projects/:id/repository/branches', async (request, reply) => {
+    const ctx = await readableCode(request);
+    const p = validateRequest(spec.branchesSpec, request);
+    const store = storeOf(request);
+    const rows = await paginated(request, reply, (window) =>
+      listBranches(store, request.server.gitNode.caches, ctx, p.search, window),
+    );
+    const canPush = can(request.principal.user, 'push_code', ctx);
+    return rows.map((b) => branch(b, canPush, projectWeb(request, ctx)));
+  });
+
+  /** HEAD /projects/:id/repository/branches/:branch — 204 when the branch exists, else 404 (before the GET's own). */
+  app.head('/projects/:id/repository/branches/:branch', async (request, reply) => {
+    await branchOf(request, await readableCode(request));
+    return reply.code(204).send();
+  });
+
+  /** GET /projects/:id/repository/branches/:branch — 404 Branch Not Found. */
+  app.get('/projects/:id/repository/branches/:branch', async (request) => {
+    const ctx = await readableCode(request);
+    const found = await branchOf(request, ctx);
+    return branch(found, can(request.principal.user, 'push_code', ctx), projectWeb(request, ctx));
   });
 
   /** GET /projects/:id/repository/commits/:sha — a commit by id, branch or tag; 404 Commit Not Found. */

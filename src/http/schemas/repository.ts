@@ -57,3 +57,12 @@ export const commitSpec = {
   sha: { type: 'string', required: true, allowBlank: false },
   stats: { type: 'boolean', default: true },
 } satisfies ParamSpec;
+
+/**
+ * GET …/repository/branches: GitLab's `search` (`^` at the start, `$` at the end) and `sort` by name; its
+ * `updated_asc`/`updated_desc` and `regex` are not served (docs/gitlab-compatibility.md#repository-files).
+ */
+export const branchesSpec = {
+  search: { type: 'string' },
+  sort: { type: 'string', values: ['name_asc'] as const, default: 'name_asc' },
+} satisfies ParamSpec;

@@ -314,6 +314,32 @@ export async function readCommitDiff(
   return reader.finish(cut);
 }
 
+/**
+ * Which of `branches` point at a commit `root` reaches, as git's `for-each-ref --merged` tells (each name given
+ * whole: git refuses `*`, `?` and `[` in ref names, and a name's path below it is filtered out here).
+ */
+export async function branchesMergedInto(
+  dir: string,
+  root: string,
+  branches: string[],
+  timeoutMs: number,
+): Promise<Set<string>> {
+  if (!branches.length) return new Set();
+  const refs = branches.map((name) => `refs/heads/${name}`);
+  const { stdout } = await runGit(
+    dir,
+    ['for-each-ref', `--merged=${root}`, '--format=%(refname)', '--', ...refs],
+    1024 * 1024,
+    timeoutMs,
+  );
+  const asked = new Set(refs);
+  const merged = stdout
+    .toString('utf8')
+    .split('\n')
+    .filter((ref) => asked.has(ref));
+  return new Set(merged.map((ref) => ref.slice('refs/heads/'.length)));
+}
+
 const DIFF_HEADER = Buffer.from('diff --git ');
 const NUL_PAIR = Buffer.from([0, 0]);
 

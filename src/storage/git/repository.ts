@@ -18,7 +18,7 @@ import {
   tagTarget,
 } from './objects.ts';
 import type { ObjectCache } from './object-cache.ts';
-import { isPostgres } from '../db/page.ts';
+import { containsText, fetchPage, isPostgres, type PageWindow } from '../db/page.ts';
 import { claimUploads, partsOf, readParts } from './object-parts.ts';
 import { pipeline, Readable } from 'node:stream';
 import { promisify } from 'node:util';
@@ -360,6 +360,8 @@ async function largeBlob(deflated: () => AsyncIterable<Buffer>, size: number): P
   return { size, head: Buffer.concat(chunks).subarray(0, HEAD_BYTES), open };
 }
 
+const REFS_HEADS = 'refs/heads/';
+
 export class GitRepository {
   /**
    * @param pending objects a push brought that are not stored yet: read before the rows, never cached, so
@@ -661,6 +663,36 @@ export class GitRepository {
 
   readBranch(branch: string): Promise<string | null> {
     return this.readRef(`refs/heads/${branch}`);
+  }
+
+  /**
+   * One page of the branches (short names) in byte order, as git lists them, each with the commit it points at;
+   * with `match`, those whose name holds its text (any case) where it says.
+   */
+  branchesPage(match: { text: string; where: 'anywhere' | 'prefix' | 'suffix' } | null, window: PageWindow) {
+    const postgres = isPostgres(this.db);
+    let q = this.db
+      .selectFrom('git_refs')
+      .select([sql<string>`substr(name, ${REFS_HEADS.length + 1})`.as('name'), 'oid'])
+      .where('repository_id', '=', this.id)
+      .where((eb) =>
+        postgres
+          ? eb('name', 'like', `${REFS_HEADS}%`)
+          : // As hasBranches: SQLite compares bytes through the key, where its LIKE reads every ref.
+            eb.and([eb('name', '>=', REFS_HEADS), eb('name', '<', 'refs/heads0')]),
+      );
+    if (match)
+      q = q.where(
+        containsText(
+          postgres ? 'postgres' : 'sqlite',
+          sql`substr(name, ${REFS_HEADS.length + 1})`,
+          match.text,
+          match.where,
+        ),
+      );
+    // Byte order whatever the database's collation (git's order, and SQLite's).
+    q = q.orderBy(postgres ? sql`name COLLATE "C"` : sql`name`);
+    return fetchPage(this.db, q, window);
   }
 
   /** Whether the repository has a branch. */
