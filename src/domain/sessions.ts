@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import { digestToken, nowIso } from './tokens.ts';
-import { changeState, verifyPassword } from './users.ts';
+import { verifyPassword } from './users.ts';
 
 export const MAX_FAILED_ATTEMPTS = 10;
 export const LOCK_MS = 10 * 60 * 1000;
@@ -45,8 +45,10 @@ export async function signIn(store: Store, login: string, password: string, now 
  * deactivated (GitLab: a deactivated user reactivates their account by signing in to the web); null when blocked.
  */
 export async function mayStartSession(store: Store, user: User): Promise<User | null> {
-  if (user.state === 'deactivated') return changeState(store, user, 'activate');
-  return user.state === 'active' ? user : null;
+  if (user.state !== 'deactivated') return user.state === 'active' ? user : null;
+  // Only if still deactivated: `user` was read before the password's check, and a block meanwhile must stand.
+  const now = (await store.users.reactivate(user.id)) ?? (await store.users.findById(user.id));
+  return now?.state === 'active' ? now : null;
 }
 
 /** A new session for `user`, who has proven who they are; answers its token (the cookie's value). */

@@ -64,6 +64,7 @@ describe('signing in to the pages', () => {
     await user('outsider');
     await user('blocked');
     await user('resting');
+    await user('racing');
     const project = await t.must('POST', '/projects', ROOT_TOKEN, { name: 'private-project' });
     await t.must('POST', `/projects/${project.id}/members`, ROOT_TOKEN, { user_id: member.id, access_level: 20 });
     secret = await t.must('POST', `/projects/${project.id}/snippets`, ROOT_TOKEN, {
@@ -385,6 +386,17 @@ describe('signing in to the pages', () => {
     assert.match(home.body, /resting/);
     assert.doesNotMatch(home.body, /href="\/users\/sign_in">Sign in<\/a>/);
     assert.equal((await t.must('GET', `/users/${resting.id}`, ROOT_TOKEN)).state, 'active');
+  });
+
+  it('a block that lands while a deactivated user signs in stands: the sign-in does not make them active again', async () => {
+    const racing = (await t.must('GET', '/users?username=racing', ROOT_TOKEN))[0];
+    await t.must('POST', `/users/${racing.id}/deactivate`, ROOT_TOKEN);
+    // The password check takes tens of milliseconds on the thread pool; the block is answered meanwhile.
+    const signingIn = signIn(t.app.store, 'racing', PASSWORD);
+    await t.must('POST', `/users/${racing.id}/block`, ROOT_TOKEN);
+    const result = await signingIn;
+    assert.equal((await t.must('GET', `/users/${racing.id}`, ROOT_TOKEN)).state, 'blocked');
+    assert.deepEqual(result, { ok: false, reason: 'blocked' });
   });
 
   it('a session unused for a week ends', async () => {

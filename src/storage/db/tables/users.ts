@@ -50,6 +50,16 @@ export function usersTable(db: Kysely<Database>, dialect: DialectName) {
         .where((eb) => eb(eb.fn('lower', ['email']), '=', eb.fn('lower', [eb.val(email)])))
         .executeTakeFirst();
     },
+    /** Makes a deactivated user active; undefined when the user is not deactivated (now). */
+    async reactivate(id: number): Promise<User | undefined> {
+      return db
+        .updateTable('users')
+        .set({ state: 'active' })
+        .where('id', '=', id)
+        .where('state', '=', 'deactivated')
+        .returningAll()
+        .executeTakeFirst();
+    },
     async update(id: number, changes: UserUpdate): Promise<User> {
       if (setsNothing(changes))
         return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
