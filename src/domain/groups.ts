@@ -340,7 +340,8 @@ export function listGroups(
     all: false,
     visibleLevels: [],
     search: q.search,
-    skip: q.skip_groups,
+    // An id past any row's matches none (PostgreSQL refuses one past its integer type), and one given twice is one.
+    skip: q.skip_groups && [...new Set(q.skip_groups.filter((id) => id <= MAX_ROW_ID))],
     topLevelOnly: q.top_level_only,
     visibility: q.visibility,
     // GitLab's finder takes top_level_only in place of the parent.

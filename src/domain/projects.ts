@@ -1,7 +1,8 @@
 // Projects: lookup by id or path with visibility (404, never 403), creation in a user's or a group's
 // namespace, changes, archiving and deletion.
 import type { Store } from '../storage/db/store.ts';
-import type { PageWindow } from '../storage/db/page.ts';
+import type { PageOf, PageWindow } from '../storage/db/page.ts';
+import type { ProjectListFilter, ProjectOrderColumn } from '../storage/db/tables/projects.ts';
 import type { Namespace, Project, ProjectsTable, User, Visibility } from '../storage/db/schema.ts';
 import { writeFile } from './project-files.ts';
 import { ancestorIds } from '../storage/db/tables/namespaces.ts';
@@ -266,6 +267,57 @@ export async function deleteProject(store: Store, ctx: ProjectContext): Promise<
 /** Who lists projects, as the lists' visibility rule (storage's ProjectListFilter) reads them; null: a visitor. */
 export const listViewer = (viewer: Viewer) =>
   viewer && { id: viewer.id, admin: viewer.admin === 1, external: viewer.external === 1 };
+
+/** What a list of projects asks for (GET /projects's parameters as the domain reads them). */
+export interface ProjectListQuery {
+  membership?: boolean;
+  owned?: boolean;
+  minAccessLevel?: number;
+  search?: string;
+  searchNamespaces?: boolean;
+  archived?: boolean;
+  visibility?: Visibility;
+  idAfter?: number;
+  idBefore?: number;
+  lastActivityAfter?: string;
+  lastActivityBefore?: string;
+  order: { column: ProjectOrderColumn; direction: 'asc' | 'desc' };
+}
+
+/** Whose projects: those in a namespace (`below`: and in the groups below it); null: every one the viewer sees. */
+export type ProjectListScope = { namespace: Namespace; below: boolean } | null;
+
+/**
+ * One page of the projects the viewer may see (GitLab's ProjectsFinder), in `scope`, each with its namespace.
+ * `owned` and `minAccessLevel` are the viewer's own access, which a visitor has none of (ignored for them).
+ */
+export async function listProjects(
+  store: Store,
+  viewer: Viewer,
+  q: ProjectListQuery,
+  scope: ProjectListScope,
+  window: PageWindow,
+): Promise<PageOf<{ project: Project; namespace: Namespace }>> {
+  const filter: ProjectListFilter = {
+    viewer: listViewer(viewer),
+    membership: q.membership && viewer !== null,
+    minAccessLevel: viewer ? (q.owned ? ACCESS.owner : q.minAccessLevel) : undefined,
+    ...(scope &&
+      (scope.below ? { underNamespace: scope.namespace.traversal_ids } : { namespaceId: scope.namespace.id })),
+    search: q.search,
+    searchNamespaces: q.searchNamespaces,
+    archived: q.archived,
+    visibility: q.visibility,
+    idAfter: q.idAfter,
+    idBefore: q.idBefore,
+    lastActivityAfter: q.lastActivityAfter,
+    lastActivityBefore: q.lastActivityBefore,
+  };
+  const page = await store.projects.visiblePage(filter, q.order, window);
+  const ids = [...new Set(page.rows.map((r) => r.namespace_id))];
+  const namespaces = new Map((await store.namespaces.findManyByIds(ids)).map((n) => [n.id, n]));
+  return { ...page, rows: page.rows.map((project) => ({ project, namespace: namespaces.get(project.namespace_id)! })) };
+}
 
 /** One page of the projects directly in a namespace that the viewer may see, by name. */
 export function visibleProjectsIn(store: Store, viewer: Viewer, namespaceId: number, window: PageWindow) {

@@ -16,9 +16,13 @@ import {
 } from '../../domain/groups.ts';
 import { authorize } from '../../domain/policy.ts';
 
-/** A page of GET /groups's answer, of the groups inside `parent` when given. */
-async function listed(request: FastifyRequest, reply: FastifyReply, parent?: GroupListParent) {
+/**
+ * A page of GET /groups's answer, of the groups inside the group `parentOf` finds when given (after the parameters
+ * are checked, as Grape checks them before the endpoint looks anything up).
+ */
+async function listed(request: FastifyRequest, reply: FastifyReply, parentOf?: () => Promise<GroupListParent>) {
   const p = validateRequest(listGroupsSpec, request);
+  const parent = parentOf && (await parentOf());
   const query = {
     ...p,
     skip_groups: p.skip_groups?.map(Number),
@@ -54,11 +58,13 @@ export default async function groupRoutes(app: FastifyInstance) {
     ['subgroups', false],
     ['descendant_groups', true],
   ] as const) {
-    app.get(`/groups/:id/${path}`, async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const { group } = await findReadableGroup(storeOf(request), request.principal.user, id);
-      return listed(request, reply, { group, descendants });
-    });
+    app.get(`/groups/:id/${path}`, (request, reply) =>
+      listed(request, reply, async () => {
+        const { id } = request.params as { id: string };
+        const { group } = await findReadableGroup(storeOf(request), request.principal.user, id);
+        return { group, descendants };
+      }),
+    );
   }
 
   /** GET /groups/:id — whoever can see the group; 404 Group Not Found otherwise. */

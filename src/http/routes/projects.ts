@@ -11,26 +11,21 @@ import {
   createProject,
   deleteProject,
   findReadableProject,
-  listViewer,
+  listProjects,
   updateProject,
+  type ProjectListQuery,
+  type ProjectListScope,
   type ProjectContext,
 } from '../../domain/projects.ts';
 import { findReadableUser, findUser } from '../../domain/users.ts';
 import { findReadableGroup } from '../../domain/groups.ts';
-import { ACCESS } from '../../domain/access.ts';
 import { idBound, parseRowId } from '../../domain/ids.ts';
 import { authorize } from '../../domain/policy.ts';
-import type { Project } from '../../storage/db/schema.ts';
+import { notFound } from '../../domain/failure.ts';
 
 const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
 const presentOne = (request: FastifyRequest, ctx: ProjectContext) =>
   projectWithPermissions(ctx.project, ctx.namespace, ctx.access, urls(request));
-/** Projects of a list, each with its namespace (read in one query). */
-async function presentMany(request: FastifyRequest, rows: Project[]) {
-  const ids = [...new Set(rows.map((r) => r.namespace_id))];
-  const namespaces = new Map((await storeOf(request).namespaces.findManyByIds(ids)).map((n) => [n.id, n]));
-  return rows.map((row) => project(row, namespaces.get(row.namespace_id)!, urls(request)));
-}
 const projectId = (request: FastifyRequest) => (request.params as { id: string }).id;
 const ORDER_COLUMNS = {
   id: 'id',
@@ -43,17 +38,21 @@ const ORDER_COLUMNS = {
   star_count: 'id',
 } as const;
 
-/** A page of GET /projects's answer, of one namespace's projects when `namespaceId` is given. */
-async function listedProjects(request: FastifyRequest, reply: FastifyReply, namespaceId?: number) {
-  const viewer = request.principal.user;
+/**
+ * A page of GET /projects's answer, in the scope `scopeOf` finds when given (after the parameters are checked, as
+ * Grape checks them before the endpoint looks anything up).
+ */
+async function listedProjects(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scopeOf: (() => Promise<ProjectListScope>) | null = null,
+) {
   const p = validateRequest(spec.listProjectsSpec, request);
-  const store = storeOf(request);
-  const filter = {
-    viewer: listViewer(viewer),
-    membership: p.membership && viewer !== null,
-    // Of the signed-in viewer's own access (ProjectsFinder ignores both for a visitor).
-    minAccessLevel: viewer ? (p.owned ? ACCESS.owner : p.min_access_level) : undefined,
-    namespaceId,
+  const scope = scopeOf && (await scopeOf());
+  const query = {
+    membership: p.membership,
+    owned: p.owned,
+    minAccessLevel: p.min_access_level,
     search: p.search,
     searchNamespaces: p.search_namespaces,
     archived: p.archived,
@@ -62,10 +61,21 @@ async function listedProjects(request: FastifyRequest, reply: FastifyReply, name
     idBefore: p.id_before === undefined ? undefined : idBound(p.id_before),
     lastActivityAfter: p.last_activity_after,
     lastActivityBefore: p.last_activity_before,
+    order: { column: ORDER_COLUMNS[p.order_by], direction: p.sort },
   };
-  const order = { column: ORDER_COLUMNS[p.order_by], direction: p.sort };
-  const rows = await paginated(request, reply, (window) => store.projects.visiblePage(filter, order, window));
-  return presentMany(request, rows);
+  return presentList(request, reply, query, scope);
+}
+
+/** The page of `query` in `scope`, each project as GET /projects answers it. */
+async function presentList(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  query: ProjectListQuery,
+  scope: ProjectListScope,
+) {
+  const [store, viewer] = [storeOf(request), request.principal.user];
+  const rows = await paginated(request, reply, (window) => listProjects(store, viewer, query, scope, window));
+  return rows.map((row) => project(row.project, row.namespace, urls(request)));
 }
 
 export default async function projectRoutes(app: FastifyInstance) {
@@ -76,37 +86,35 @@ export default async function projectRoutes(app: FastifyInstance) {
    * GET /users/:user_id/projects — the projects in the user's namespace the caller can see, with GET /projects's
    * filters; the user by id or username (404 User Not Found).
    */
-  app.get('/users/:user_id/projects', async (request, reply) => {
-    const { user_id } = request.params as { user_id: string };
-    const user = await findReadableUser(storeOf(request), request.principal.user, parseRowId(user_id) ?? user_id);
-    return listedProjects(request, reply, user.namespace_id ?? -1);
-  });
+  app.get('/users/:user_id/projects', (request, reply) =>
+    listedProjects(request, reply, async () => {
+      const { user_id } = request.params as { user_id: string };
+      const user = await findReadableUser(storeOf(request), request.principal.user, parseRowId(user_id) ?? user_id);
+      const namespace =
+        user.namespace_id === null ? undefined : await storeOf(request).namespaces.findById(user.namespace_id);
+      if (!namespace) throw notFound('User');
+      return { namespace, below: false };
+    }),
+  );
 
   /**
    * GET /groups/:id/projects — the group's projects the caller can see (with include_subgroups, those of the
    * groups below too), as GET /projects lists them; 404 Group Not Found for a group they cannot see.
    */
   app.get('/groups/:id/projects', async (request, reply) => {
-    const viewer = request.principal.user;
-    const { id } = request.params as { id: string };
-    const store = storeOf(request);
-    const { group } = await findReadableGroup(store, viewer, id);
     const p = validateRequest(spec.listGroupProjectsSpec, request);
-    const filter = {
-      viewer: listViewer(viewer),
-      minAccessLevel: viewer ? (p.owned ? ACCESS.owner : p.min_access_level) : undefined,
-      ...(p.include_subgroups ? { underNamespace: group.traversal_ids } : { namespaceId: group.id }),
+    const { id } = request.params as { id: string };
+    const { group } = await findReadableGroup(storeOf(request), request.principal.user, id);
+    const query = {
+      owned: p.owned,
+      minAccessLevel: p.min_access_level,
       search: p.search,
       archived: p.archived,
       visibility: p.visibility,
+      // GitLab's similarity without a search: by name, ascending whatever the sort.
+      order: { column: ORDER_COLUMNS[p.order_by], direction: p.order_by === 'similarity' ? ('asc' as const) : p.sort },
     };
-    // GitLab's similarity without a search: by name, ascending whatever the sort.
-    const order = {
-      column: ORDER_COLUMNS[p.order_by],
-      direction: p.order_by === 'similarity' ? 'asc' : p.sort,
-    } as const;
-    const rows = await paginated(request, reply, (window) => store.projects.visiblePage(filter, order, window));
-    return presentMany(request, rows);
+    return presentList(request, reply, query, { namespace: group, below: p.include_subgroups });
   });
 
   /** GET /projects/:id — whoever can read it; 404 Project Not Found otherwise. */

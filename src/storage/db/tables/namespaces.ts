@@ -14,10 +14,7 @@ export interface GroupListFilter {
   all: boolean;
   /** Groups with these visibility levels. */
   visibleLevels: Visibility[];
-  /**
-   * And groups tied to this user's group memberships of at least `minAccess`: the groups themselves, and, as
-   * `related` says, their descendants and ancestors.
-   */
+  /** And the groups tied to this user's memberships, as `related` says (tiedToMembership). */
   member?: { userId: number; minAccess: number; related: 'descendants' | 'both' | 'none' };
   search?: string;
   skip?: number[];
@@ -40,17 +37,26 @@ export interface NamespaceListFilter {
 }
 
 /**
- * In SQL, whether the group of the outer query's `namespaces` row is tied to one of `member`'s group memberships: the group itself,
- * a group below it (`descendants`), or above it too (`both`).
+ * In SQL, whether the outer query's `namespaces` row is among the groups tied to `member`'s memberships, as GitLab's
+ * GroupsFinder ties them: the groups of their group memberships (at `minAccess` or above); with `descendants` or
+ * `both` the groups below those; with `both` also the groups of the projects they are a member of, and every group
+ * above any of these (User#authorized_groups.self_and_ancestors). Walked by parent (recursive queries on its
+ * index), so the cost follows the groups reached, not every group against every membership.
  */
 const tiedToMembership = (member: NonNullable<GroupListFilter['member']>) => {
-  const below = sql`namespaces.traversal_ids LIKE mg.traversal_ids || '/%'`;
-  const above = sql`mg.traversal_ids LIKE namespaces.traversal_ids || '/%'`;
-  const related =
-    member.related === 'none' ? sql`1 = 0` : member.related === 'descendants' ? below : sql`${below} OR ${above}`;
-  return sql<boolean>`EXISTS (SELECT 1 FROM members m JOIN namespaces mg ON mg.id = m.source_id
-    WHERE m.source_type = 'Namespace' AND m.user_id = ${member.userId} AND m.access_level >= ${member.minAccess}
-      AND (mg.id = namespaces.id OR ${related}))`;
+  const memberGroups = sql`SELECT source_id AS id FROM members
+    WHERE source_type = 'Namespace' AND user_id = ${member.userId} AND access_level >= ${member.minAccess}`;
+  if (member.related === 'none') return sql<boolean>`namespaces.id IN (${memberGroups})`;
+  const below = sql`below(id) AS (${memberGroups}
+    UNION SELECT n.id FROM namespaces n JOIN below b ON n.parent_id = b.id)`;
+  if (member.related === 'descendants')
+    return sql<boolean>`namespaces.id IN (WITH RECURSIVE ${below} SELECT id FROM below)`;
+  const projectGroups = sql`SELECT p.namespace_id FROM members m JOIN projects p ON p.id = m.source_id
+    WHERE m.source_type = 'Project' AND m.user_id = ${member.userId}`;
+  return sql<boolean>`namespaces.id IN (WITH RECURSIVE ${below},
+    above(id, parent_id) AS (SELECT id, parent_id FROM namespaces WHERE id IN (${memberGroups}) OR id IN (${projectGroups})
+      UNION SELECT n.id, n.parent_id FROM namespaces n JOIN above a ON n.id = a.parent_id)
+    SELECT id FROM below UNION SELECT id FROM above)`;
 };
 
 /** `reads`: where lists go (off SQLite's event loop: Db.reader). */
