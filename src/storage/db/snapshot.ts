@@ -41,11 +41,14 @@ export async function saveSnapshot(db: Db, name: string): Promise<void> {
   await sql`CREATE TABLE ${schema}.sequences AS SELECT name, seq FROM main.${sql.raw(SEQUENCES)}`.execute(db.kysely);
 }
 
-/** The columns of `table`'s primary key, in key order (none: the table has none). */
+/** The columns of `table`'s primary key, in key order; none when it has none, or one that may hold NULL. */
 async function keyOf(db: Db, table: string): Promise<string[]> {
-  const { rows } = await sql<{ name: string; pk: number }>`
-    SELECT name, pk FROM pragma_table_info(${table}) WHERE pk > 0 ORDER BY pk`.execute(db.kysely);
-  return rows.map((r) => r.name);
+  const { rows } = await sql<{ name: string; pk: number; notnull: number; type: string }>`
+    SELECT name, pk, "notnull", type FROM pragma_table_info(${table}) WHERE pk > 0 ORDER BY pk`.execute(db.kysely);
+  // SQLite lets NULL into a key column not declared NOT NULL (but the rowid's, INTEGER PRIMARY KEY), and a row value
+  // with a NULL is in no IN list: such a table is copied back whole.
+  const rowid = rows.length === 1 && rows[0].type.toUpperCase() === 'INTEGER';
+  return rowid || rows.every((r) => r.notnull === 1) ? rows.map((r) => r.name) : [];
 }
 
 /**
@@ -69,7 +72,7 @@ export async function restoreSnapshot(db: Db, name: string): Promise<void> {
         continue;
       }
       const columns = sql.join(key.map((c) => sql.id(c)));
-      // The rows the snapshot has not, and those it has otherwise (EXCEPT takes NULLs as equal).
+      // The rows the snapshot has not, and those it has otherwise (EXCEPT takes NULLs in other columns as equal).
       await sql`DELETE FROM ${main} WHERE (${columns}) IN (SELECT ${columns} FROM (SELECT * FROM ${main} EXCEPT SELECT * FROM ${saved}))`.execute(
         tx,
       );
