@@ -65,7 +65,7 @@ describe('GET /projects/:id/repository/commits/:sha', () => {
       const res = await get(id);
       assert.equal(res.statusCode, 200, res.body);
       const listed = (
-        await t.ok('GET', `/projects/${P}/repository/commits?per_page=100`, alice.token, undefined, 200)
+        await t.ok('GET', `/projects/${P}/repository/commits?per_page=100&trailers=true`, alice.token, undefined, 200)
       ).find((c: { id: string }) => c.id === id);
       const { stats, status, project_id, last_pipeline, ...rest } = res.json;
       assert.deepEqual(rest, listed, key);
@@ -98,6 +98,18 @@ describe('GET /projects/:id/repository/commits/:sha', () => {
       assert.deepEqual([res.trailers, res.extended_trailers], [{}, {}], key);
       assert.equal(await git('log', '-1', '--format=%(trailers)', commits[key]), '', key);
     }
+  });
+
+  it('the commits list reads trailers only when asked (trailers=true), as GitLab asks Gitaly', async () => {
+    const list = async (query: string) =>
+      (await t.ok('GET', `/projects/${P}/repository/commits?per_page=100${query}`, alice.token, undefined, 200)).find(
+        (c: { id: string }) => c.id === commits.second,
+      );
+    const without = await list('');
+    assert.deepEqual([without.trailers, without.extended_trailers], [{}, {}]);
+    const asked = await list('&trailers=true');
+    assert.deepEqual(asked.trailers, (await get(commits.second)).json.trailers);
+    assert.equal(Object.keys(asked.trailers).length, 2);
   });
 
   it('finds a commit by short id, branch or HEAD; stats=false leaves the counts out', async () => {

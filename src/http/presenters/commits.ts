@@ -26,9 +26,9 @@ export function trailersOf(message: string): [string, string][] {
   return trailers;
 }
 
-/** GitLab's Commit entity; `webBase` is the project's `…/-/commit`. */
-export function commit(c: CommitInfo, webBase: string) {
-  const trailers = trailersOf(c.message);
+/** GitLab's Commit entity; `webBase` is the project's `…/-/commit`; its trailers `{}` unless `withTrailers`. */
+export function commit(c: CommitInfo, webBase: string, withTrailers = true) {
+  const trailers = withTrailers ? trailersOf(c.message) : [];
   const extended: Record<string, string[]> = {};
   for (const [key, value] of trailers) extended[key] = [...(extended[key] ?? []), value];
   return {

@@ -174,7 +174,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     setPageHeaders(request, reply, page, total, hasMore);
     return sendJsonList(
       reply,
-      commits.map((c) => commit(c, commitsWeb(request, ctx))),
+      commits.map((c) => commit(c, commitsWeb(request, ctx), p.trailers)),
     );
   });
 

@@ -50,6 +50,8 @@ export const commitsSpec = {
   since: { type: 'datetime' },
   until: { type: 'datetime' },
   author: { type: 'string' },
+  /** GitLab reads each commit's trailers only when asked (Gitaly's ListCommits), else they are `{}`. */
+  trailers: { type: 'boolean', default: false },
 } satisfies ParamSpec;
 
 /** GET …/repository/commits/:sha: a commit id, branch or tag (GitLab's `sha`), and whether to count its lines. */
