@@ -268,21 +268,14 @@ export async function deleteProject(store: Store, ctx: ProjectContext): Promise<
 export const listViewer = (viewer: Viewer) =>
   viewer && { id: viewer.id, admin: viewer.admin === 1, external: viewer.external === 1 };
 
-/** What a list of projects asks for (GET /projects's parameters as the domain reads them). */
-export interface ProjectListQuery {
-  membership?: boolean;
+/**
+ * What a list of projects asks for (GET /projects's parameters as the domain reads them): the list's filters but
+ * whose they are, which the viewer and the scope say, and the viewer's own `owned`.
+ */
+export type ProjectListQuery = Omit<ProjectListFilter, 'viewer' | 'namespaceId' | 'underNamespace'> & {
   owned?: boolean;
-  minAccessLevel?: number;
-  search?: string;
-  searchNamespaces?: boolean;
-  archived?: boolean;
-  visibility?: Visibility;
-  idAfter?: number;
-  idBefore?: number;
-  lastActivityAfter?: string;
-  lastActivityBefore?: string;
   order: { column: ProjectOrderColumn; direction: 'asc' | 'desc' };
-}
+};
 
 /** Whose projects: those in a namespace (`below`: and in the groups below it); null: every one the viewer sees. */
 export type ProjectListScope = { namespace: Namespace; below: boolean } | null;
@@ -298,22 +291,16 @@ export async function listProjects(
   scope: ProjectListScope,
   window: PageWindow,
 ): Promise<PageOf<{ project: Project; namespace: Namespace }>> {
+  const { owned, order, ...filters } = q;
   const filter: ProjectListFilter = {
+    ...filters,
     viewer: listViewer(viewer),
     membership: q.membership && viewer !== null,
-    minAccessLevel: viewer ? (q.owned ? ACCESS.owner : q.minAccessLevel) : undefined,
+    minAccessLevel: viewer ? (owned ? ACCESS.owner : q.minAccessLevel) : undefined,
     ...(scope &&
       (scope.below ? { underNamespace: scope.namespace.traversal_ids } : { namespaceId: scope.namespace.id })),
-    search: q.search,
-    searchNamespaces: q.searchNamespaces,
-    archived: q.archived,
-    visibility: q.visibility,
-    idAfter: q.idAfter,
-    idBefore: q.idBefore,
-    lastActivityAfter: q.lastActivityAfter,
-    lastActivityBefore: q.lastActivityBefore,
   };
-  const page = await store.projects.visiblePage(filter, q.order, window);
+  const page = await store.projects.visiblePage(filter, order, window);
   const ids = [...new Set(page.rows.map((r) => r.namespace_id))];
   const namespaces = new Map((await store.namespaces.findManyByIds(ids)).map((n) => [n.id, n]));
   return { ...page, rows: page.rows.map((project) => ({ project, namespace: namespaces.get(project.namespace_id)! })) };
