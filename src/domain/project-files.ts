@@ -405,20 +405,26 @@ const COMMITS_COUNTED = 10_000;
 /** One page of the commits reachable from `refName` (touching `path`), newest first; none for an empty repository. */
 export async function listCommits(
   store: Store,
+  caches: ServingCaches,
   ctx: ProjectContext,
-  opts: { refName?: string; path?: string; since?: string; until?: string; author?: string },
+  opts: { refName?: string; path?: string; since?: string; until?: string; author?: string; withStats?: boolean },
   window: PageWindow,
-): Promise<{ commits: CommitInfo[]; total: number | null; hasMore: boolean }> {
+): Promise<{ commits: CommitInfo[]; files: (FileChange[] | null)[]; total: number | null; hasMore: boolean }> {
   return readingRepository(store, ctx, async () => {
     const repo = await projectRepository(store, ctx.project);
     const ref = repo && (await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
-    if (!repo || !ref) return { commits: [], total: 0, hasMore: false };
+    if (!repo || !ref) return { commits: [], files: [], total: 0, hasMore: false };
     const match = commitMatcher(opts);
-    const commits = await repo.log(ref, { skip: window.offset, limit: window.limit + 1, path: opts.path, match });
+    const read = await repo.log(ref, { skip: window.offset, limit: window.limit + 1, path: opts.path, match });
+    const commits = read.slice(0, window.limit);
+    const files: (FileChange[] | null)[] = [];
+    // GitLab's with_stats: each commit's lines against its first parent, worked out as a single commit's are.
+    if (opts.withStats) for (const c of commits) files.push(await commitChanges(caches, repo, c.id));
     return {
-      commits: commits.slice(0, window.limit),
+      commits,
+      files,
       total: await repo.countCommits(ref, opts.path, COMMITS_COUNTED, match),
-      hasMore: commits.length > window.limit,
+      hasMore: read.length > window.limit,
     };
   });
 }

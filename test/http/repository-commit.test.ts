@@ -112,6 +112,26 @@ describe('GET /projects/:id/repository/commits/:sha', () => {
     assert.equal(Object.keys(asked.trailers).length, 2);
   });
 
+  it("the commits list's with_stats adds each commit's line counts, as git's numstat counts them", async () => {
+    const listed = await t.ok(
+      'GET',
+      `/projects/${P}/repository/commits?per_page=100&with_stats=true`,
+      alice.token,
+      undefined,
+      200,
+    );
+    assert.deepEqual(
+      listed.map((c: { id: string }) => c.id),
+      [commits.third, commits.second, commits.first],
+    );
+    for (const c of listed) {
+      assert.deepEqual(c.stats, await numstat(c.id), c.title);
+      assert.deepEqual(Object.keys(c).slice(-2), ['web_url', 'stats']);
+    }
+    const plain = await t.ok('GET', `/projects/${P}/repository/commits?per_page=100`, alice.token, undefined, 200);
+    assert.ok(plain.every((c: object) => !('stats' in c)));
+  });
+
   it('finds a commit by short id, branch or HEAD; stats=false leaves the counts out', async () => {
     for (const ref of ['main', commits.third.slice(0, 8), 'HEAD'])
       assert.equal((await get(ref)).json.id, commits.third, ref);

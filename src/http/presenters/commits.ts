@@ -56,14 +56,24 @@ export function commit(c: CommitInfo, webBase: string, withTrailers = true) {
  * git's numstat) unless `files` is null, and no pipeline.
  */
 export function commitDetail(c: CommitInfo, files: FileChange[] | null, projectId: number, webBase: string) {
-  const additions = files?.reduce((n, f) => n + (f.added ?? 0), 0) ?? 0;
-  const deletions = files?.reduce((n, f) => n + (f.deleted ?? 0), 0) ?? 0;
   return Object.assign(commit(c, webBase), {
-    ...(files && { stats: { additions, deletions, total: additions + deletions } }),
+    ...(files && { stats: statsOf(files) }),
     status: null,
     project_id: projectId,
     last_pipeline: null,
   });
+}
+
+/** GitLab's CommitWithStats (the commits list's `with_stats`); no stats when git did not list the files in time. */
+export function commitWithStats(c: CommitInfo, files: FileChange[] | null, webBase: string, withTrailers: boolean) {
+  return Object.assign(commit(c, webBase, withTrailers), files ? { stats: statsOf(files) } : {});
+}
+
+/** GitLab's CommitStats: lines added and deleted, as git's numstat counts them (a binary file none). */
+function statsOf(files: FileChange[]) {
+  const additions = files.reduce((n, f) => n + (f.added ?? 0), 0);
+  const deletions = files.reduce((n, f) => n + (f.deleted ?? 0), 0);
+  return { additions, deletions, total: additions + deletions };
 }
 
 /**

@@ -12,7 +12,7 @@ import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
 import { notFound } from '../../domain/failure.ts';
-import { branch, commit, commitDetail } from '../presenters/commits.ts';
+import { branch, commit, commitDetail, commitWithStats } from '../presenters/commits.ts';
 import { authorize, can } from '../../domain/policy.ts';
 import {
   type FileInfo,
@@ -165,16 +165,20 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const p = validateRequest(spec.commitsSpec, request);
     const page = parsePage(request);
     const window = { offset: page.offset, limit: page.perPage };
-    const { commits, total, hasMore } = await listCommits(
+    const { commits, files, total, hasMore } = await listCommits(
       storeOf(request),
+      request.server.gitNode.caches,
       ctx,
-      { refName: p.ref_name, path: p.path, since: p.since, until: p.until, author: p.author },
+      { refName: p.ref_name, path: p.path, since: p.since, until: p.until, author: p.author, withStats: p.with_stats },
       window,
     );
     setPageHeaders(request, reply, page, total, hasMore);
+    const web = commitsWeb(request, ctx);
     return sendJsonList(
       reply,
-      commits.map((c) => commit(c, commitsWeb(request, ctx), p.trailers)),
+      commits.map((c, i) =>
+        p.with_stats ? commitWithStats(c, files[i], web, p.trailers) : commit(c, web, p.trailers),
+      ),
     );
   });
 
