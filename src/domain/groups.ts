@@ -38,10 +38,13 @@ export interface GroupContext {
 
 export async function groupAccess(store: Store, viewer: Viewer, group: Namespace): Promise<Access> {
   if (!viewer) return { direct: 0, inherited: 0 };
-  const ids = ancestorIds(group);
-  const own = await store.members.accessLevels(viewer.id, null, [group.id]);
-  const all = await store.members.accessLevels(viewer.id, null, ids);
-  return { direct: own.group, inherited: all.group };
+  return accessFrom(await store.members.groupLevels(viewer.id, ancestorIds(group)), group);
+}
+
+/** A group's access, from the viewer's levels in it and the groups above it (by namespace id). */
+export function accessFrom(levels: Map<number, number>, group: Namespace): Access {
+  const inherited = Math.max(0, ...ancestorIds(group).map((id) => levels.get(id) ?? 0));
+  return { direct: levels.get(group.id) ?? 0, inherited };
 }
 
 /** `:id` is a number or a (URL-decoded) full path; groups the viewer cannot read are 404. */

@@ -25,6 +25,7 @@ import {
 import { groupAccess } from './groups.ts';
 import type { Updateable } from 'kysely';
 import { parseRowId } from './ids.ts';
+import { findReadableUser } from './users.ts';
 
 export interface ProjectContext {
   project: Project;
@@ -281,6 +282,17 @@ export type ProjectListQuery = Omit<ProjectListFilter, 'viewer' | 'namespaceId' 
 export type ProjectListScope = { namespace: Namespace; below: boolean } | null;
 
 /**
+ * GET /users/:user_id/projects's scope: the user's own namespace (by id or username); 404 User Not Found for one
+ * the viewer may not read.
+ */
+export async function userProjectsScope(store: Store, viewer: Viewer, idOrUsername: string): Promise<ProjectListScope> {
+  const user = await findReadableUser(store, viewer, parseRowId(idOrUsername) ?? idOrUsername);
+  const namespace = user.namespace_id === null ? undefined : await store.namespaces.findById(user.namespace_id);
+  if (!namespace) throw notFound('User');
+  return { namespace, below: false };
+}
+
+/**
  * One page of the projects the viewer may see (GitLab's ProjectsFinder), in `scope`, each with its namespace.
  * `owned` and `minAccessLevel` are the viewer's own access, which a visitor has none of (ignored for them).
  */
@@ -292,11 +304,13 @@ export async function listProjects(
   window: PageWindow,
 ): Promise<PageOf<{ project: Project; namespace: Namespace }>> {
   const { owned, order, ...filters } = q;
+  // A user's own projects (GitLab's PersonalProjectsFinder) are whoever's they are: owned and membership say nothing.
+  const personal = scope?.namespace.kind === 'user';
   const filter: ProjectListFilter = {
     ...filters,
     viewer: listViewer(viewer),
-    membership: q.membership && viewer !== null,
-    minAccessLevel: viewer ? (owned ? ACCESS.owner : q.minAccessLevel) : undefined,
+    membership: q.membership && viewer !== null && !personal,
+    minAccessLevel: viewer ? (owned && !personal ? ACCESS.owner : q.minAccessLevel) : undefined,
     ...(scope &&
       (scope.below ? { underNamespace: scope.namespace.traversal_ids } : { namespaceId: scope.namespace.id })),
   };

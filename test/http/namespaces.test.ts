@@ -71,6 +71,9 @@ describe('namespaces API', () => {
     assert.deepEqual(await keys('search=SUB', ROOT_TOKEN), ['g1/sub']);
     assert.deepEqual(await keys('search=g1', ROOT_TOKEN), ['g1']);
     assert.deepEqual(await keys('search=g1/s&full_path_search=true', ROOT_TOKEN), ['g1/sub']);
+    // With full_path_search, the full name too (GitLab's route name: "Group g1 / Group sub").
+    assert.deepEqual(await keys('search=Group%20g1&full_path_search=true', ROOT_TOKEN), byId('g1', 'g1/sub'));
+    assert.deepEqual(await keys('search=Group%20g1', ROOT_TOKEN), ['g1']);
     assert.deepEqual(await keys('search=Group%20g', alice.token), byId('g1', 'g2'));
   });
 
@@ -107,6 +110,14 @@ describe('namespaces API', () => {
     const all = await list('', ROOT_TOKEN);
     assert.equal(all.find((n) => n.id === ns['g1/sub'].id)!.members_count_with_descendants, 2);
     assert.equal(all.find((n) => n.id === ns.g3.id)!.members_count_with_descendants, 1);
+    // Active members only, as GitLab's users_with_descendants: blocked, bob is not counted.
+    await t.ok('POST', `/users/${bob.id}/block`, ROOT_TOKEN, undefined, 201);
+    try {
+      const g1Now = (await t.ok('GET', `/namespaces/${ns.g1.id}`, alice.token, undefined, 200)) as Ns;
+      assert.equal(g1Now.members_count_with_descendants, 2);
+    } finally {
+      await t.ok('POST', `/users/${bob.id}/unblock`, ROOT_TOKEN, undefined, 201);
+    }
   });
 
   it('GET /namespaces/:id: by id or full path in any case, for its owner or a member (or of a group above)', async () => {

@@ -50,6 +50,10 @@ describe('GET /users/:user_id/projects', () => {
     assert.deepEqual(await names('alice', 'order_by=name&sort=asc', alice.token), ['hidden', 'inside', 'open']);
     assert.deepEqual(await names('alice', 'visibility=internal', alice.token), ['inside']);
     assert.deepEqual(await names('alice', 'search=ope', bob.token), ['open']);
+    // GitLab's PersonalProjectsFinder: owned and membership say nothing of a user's own projects.
+    assert.deepEqual(await names('alice', 'owned=true', bob.token), ['inside', 'open']);
+    assert.deepEqual(await names('alice', 'membership=true', bob.token), ['inside', 'open']);
+    assert.deepEqual(await names('alice', 'min_access_level=10', bob.token), []);
     const res = await t.request({ method: 'GET', url: '/api/v4/users/alice/projects?per_page=1', token: alice.token });
     assert.equal(res.headers['x-total'], '3');
     const all = await t.ok('GET', '/projects?per_page=100', alice.token, undefined, 200);

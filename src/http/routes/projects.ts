@@ -13,15 +13,15 @@ import {
   findReadableProject,
   listProjects,
   updateProject,
+  userProjectsScope,
   type ProjectListQuery,
   type ProjectListScope,
   type ProjectContext,
 } from '../../domain/projects.ts';
-import { findReadableUser, findUser } from '../../domain/users.ts';
+import { findUser } from '../../domain/users.ts';
 import { findReadableGroup } from '../../domain/groups.ts';
-import { idBound, parseRowId } from '../../domain/ids.ts';
+import { idBound } from '../../domain/ids.ts';
 import { authorize } from '../../domain/policy.ts';
-import { notFound } from '../../domain/failure.ts';
 
 const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
 const presentOne = (request: FastifyRequest, ctx: ProjectContext) =>
@@ -87,13 +87,9 @@ export default async function projectRoutes(app: FastifyInstance) {
    * filters; the user by id or username (404 User Not Found).
    */
   app.get('/users/:user_id/projects', (request, reply) =>
-    listedProjects(request, reply, async () => {
+    listedProjects(request, reply, () => {
       const { user_id } = request.params as { user_id: string };
-      const user = await findReadableUser(storeOf(request), request.principal.user, parseRowId(user_id) ?? user_id);
-      const namespace =
-        user.namespace_id === null ? undefined : await storeOf(request).namespaces.findById(user.namespace_id);
-      if (!namespace) throw notFound('User');
-      return { namespace, below: false };
+      return userProjectsScope(storeOf(request), request.principal.user, user_id);
     }),
   );
 

@@ -123,6 +123,20 @@ export function membersTable(db: Kysely<Database>, dialect: DialectName, reads: 
       return withUser().where(ofSources('members', sources));
     },
     /** Highest access level the user holds on the project directly and through the given groups. */
+    /** The user's level in each of these groups where they are a member themselves (no entry where not). */
+    async groupLevels(userId: number, namespaceIds: number[]): Promise<Map<number, number>> {
+      const levels = new Map<number, number>();
+      if (!namespaceIds.length) return levels;
+      const rows = await db
+        .selectFrom('members')
+        .select(['source_id', 'access_level'])
+        .where('user_id', '=', userId)
+        .where('source_type', '=', 'Namespace')
+        .where('source_id', 'in', namespaceIds)
+        .execute();
+      for (const r of rows) levels.set(r.source_id, Math.max(levels.get(r.source_id) ?? 0, r.access_level));
+      return levels;
+    },
     async accessLevels(
       userId: number,
       projectId: number | null,

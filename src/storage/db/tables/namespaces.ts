@@ -181,30 +181,32 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName, read
       if (filter.topLevelOnly) q = q.where('parent_id', 'is', null);
       if (filter.search) {
         const search = filter.search;
-        const path = sql.ref<string>(filter.fullPathSearch ? 'full_path' : 'path');
+        // GitLab's Namespace.search: the route's path and name, which with include_parents are the full ones.
+        const [name, path] = filter.fullPathSearch ? ['full_name', 'full_path'] : ['name', 'path'];
         q = q.where((eb) =>
-          eb.or([containsText(dialect, sql.ref('name'), search), containsText(dialect, path, search)]),
+          eb.or([
+            containsText(dialect, sql.ref<string>(name), search),
+            containsText(dialect, sql.ref<string>(path), search),
+          ]),
         );
       }
       return fetchPage(reads, q.orderBy('id', 'asc'), window);
     },
     /**
-     * How many users are members of each group or of a group below it (GitLab's members_count_with_descendants),
-     * by group id.
+     * How many active users are members of each group or of a group below it (GitLab's members_count_with_descendants,
+     * of its active members), by group id; the groups below walked by parent, all of them in one statement.
      */
-    async membersWithDescendants(groups: Pick<Namespace, 'id' | 'traversal_ids'>[]): Promise<Map<number, number>> {
-      const counts = new Map<number, number>();
-      for (const g of groups) {
-        const row = await db
-          .selectFrom('members as m')
-          .innerJoin('namespaces as n', 'n.id', 'm.source_id')
-          .select((eb) => eb.fn.count<number>('m.user_id').distinct().as('count'))
-          .where('m.source_type', '=', 'Namespace')
-          .where((eb) => eb.or([eb('n.id', '=', g.id), eb('n.traversal_ids', 'like', `${g.traversal_ids}/%`)]))
-          .executeTakeFirstOrThrow();
-        counts.set(g.id, Number(row.count));
-      }
-      return counts;
+    async membersWithDescendants(groupIds: number[]): Promise<Map<number, number>> {
+      if (!groupIds.length) return new Map();
+      const { rows } = await sql<{ id: number; count: number | string }>`
+        WITH RECURSIVE tree(root, id) AS (
+          SELECT id, id FROM namespaces WHERE id IN (${sql.join(groupIds)})
+          UNION ALL SELECT t.root, n.id FROM namespaces n JOIN tree t ON n.parent_id = t.id)
+        SELECT t.root AS id, COUNT(DISTINCT m.user_id) AS count FROM tree t
+          JOIN members m ON m.source_type = 'Namespace' AND m.source_id = t.id
+          JOIN users u ON u.id = m.user_id AND u.state = 'active'
+        GROUP BY t.root`.execute(reads);
+      return new Map(rows.map((r) => [Number(r.id), Number(r.count)]));
     },
     async findManyByIds(ids: number[]): Promise<Namespace[]> {
       if (ids.length === 0) return [];
