@@ -27,7 +27,7 @@ import type { ProjectContext } from './projects.ts';
 import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
 import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import type { ServingCaches } from '../storage/git/serving-cache.ts';
-import { branchesMergedInto, type FileChange } from '../storage/git/history.ts';
+import { branchesMergedInto, type FileChange, GitTimeout } from '../storage/git/history.ts';
 import { trimOf } from '../text-scan.ts';
 import { commitChanges, readingCache } from './commit-changes.ts';
 import { renderBudget } from './rendering.ts';
@@ -503,9 +503,15 @@ export async function findBranch(
 async function branchInfos(caches: ServingCaches, repo: GitRepository, heads: { name: string; id: string }[]) {
   const root = await repo.readBranch(repo.head);
   const others = heads.filter((h) => root !== null && h.id !== root).map((h) => h.name);
+  // Past the time budget (a history git cannot walk in time), no branch is said to be merged rather than none listed.
   const merged =
     root && others.length
-      ? await readingCache(caches, repo, (dir) => branchesMergedInto(dir, root, others, renderBudget()))
+      ? await readingCache(caches, repo, (dir) => branchesMergedInto(dir, root, others, renderBudget())).catch(
+          (error) => {
+            if (error instanceof GitTimeout) return new Set<string>();
+            throw error;
+          },
+        )
       : new Set<string>();
   const infos: BranchInfo[] = [];
   for (const head of heads) {

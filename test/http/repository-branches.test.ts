@@ -41,6 +41,7 @@ describe('project branches API', () => {
     await write('main', 'b.txt');
     await write('feature/x', 'c.txt', { start_branch: 'main' });
     await write('Zeta', 'z.txt', { start_branch: 'main' });
+    await write('a+b', 'p.txt', { start_branch: 'main' });
     // Branches git made: one behind main (merged), one at main's head (not merged, as GitLab says of it).
     await git('update-ref', 'refs/heads/behind', first);
     await git('update-ref', 'refs/heads/same', 'main');
@@ -53,7 +54,7 @@ describe('project branches API', () => {
     assert.equal(res.statusCode, 200, res.body);
     const names = res.json.map((b: { name: string }) => b.name);
     assert.deepEqual(names, (await git('for-each-ref', '--format=%(refname:lstrip=2)', 'refs/heads/')).split('\n'));
-    assert.deepEqual(names, ['Zeta', 'behind', 'feature/x', 'main', 'same']);
+    assert.deepEqual(names, ['Zeta', 'a+b', 'behind', 'feature/x', 'main', 'same']);
     const mainHead = await git('rev-parse', 'main');
     for (const b of res.json) {
       const head = await git('rev-parse', `refs/heads/${b.name}`);
@@ -73,6 +74,8 @@ describe('project branches API', () => {
     );
     const feature = res.json.find((b: { name: string }) => b.name === 'feature/x');
     assert.equal(feature.web_url, `${BASE}/alice/code/-/tree/feature/x`);
+    // As Rails' route helpers escape a path: a + stays.
+    assert.equal(res.json.find((b: { name: string }) => b.name === 'a+b').web_url, `${BASE}/alice/code/-/tree/a+b`);
     const listed = (
       await t.ok('GET', `/projects/${P}/repository/commits?ref_name=feature/x&per_page=1`, alice.token, undefined, 200)
     )[0];
@@ -87,9 +90,9 @@ describe('project branches API', () => {
     const page = await get('?per_page=2&page=2');
     assert.deepEqual(
       page.json.map((b: { name: string }) => b.name),
-      ['feature/x', 'main'],
+      ['behind', 'feature/x'],
     );
-    assert.equal(page.headers['x-total'], '5');
+    assert.equal(page.headers['x-total'], '6');
     assert.equal(page.headers['x-total-pages'], '3');
   });
 

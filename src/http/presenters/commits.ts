@@ -90,6 +90,10 @@ export function branch(b: BranchInfo, canPush: boolean, projectWeb: string) {
     developers_can_merge: false,
     can_push: canPush,
     default: b.default,
-    web_url: `${projectWeb}/-/tree/${b.name.split('/').map(encodeURIComponent).join('/')}`,
+    web_url: `${projectWeb}/-/tree/${b.name.split('/').map(pathSegment).join('/')}`,
   };
 }
+
+/** A URL path segment as Rails' route helpers escape it: RFC 3986's sub-delimiters, `:` and `@` kept. */
+const pathSegment = (text: string) =>
+  encodeURIComponent(text).replace(/%(21|24|26|27|28|29|2A|2B|2C|3B|3D|3A|40)/g, (c) => decodeURIComponent(c));
