@@ -396,12 +396,6 @@ export async function listTree(
  */
 const inGitLabOrder = new WeakMap<readonly TreeEntry[], readonly TreeEntry[]>();
 
-/**
- * Commits counted for a list's total, at most; past it the total is not given (X-Total), as for GitLab's lists
- * of more than 10,000: counting walks the history, 20,000 commits took seconds.
- */
-const COMMITS_COUNTED = 10_000;
-
 /** One page of the commits reachable from `refName` (touching `path`), newest first; none for an empty repository. */
 export async function listCommits(
   store: Store,
@@ -409,11 +403,11 @@ export async function listCommits(
   ctx: ProjectContext,
   opts: { refName?: string; path?: string; since?: string; until?: string; author?: string; withStats?: boolean },
   window: PageWindow,
-): Promise<{ commits: CommitInfo[]; files: (FileChange[] | null)[]; total: number | null; hasMore: boolean }> {
+): Promise<{ commits: CommitInfo[]; files: (FileChange[] | null)[]; hasMore: boolean }> {
   return readingRepository(store, ctx, async () => {
     const repo = await projectRepository(store, ctx.project);
     const ref = repo && (await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
-    if (!repo || !ref) return { commits: [], files: [], total: 0, hasMore: false };
+    if (!repo || !ref) return { commits: [], files: [], hasMore: false };
     const match = commitMatcher(opts);
     const read = await repo.log(ref, { skip: window.offset, limit: window.limit + 1, path: opts.path, match });
     const commits = read.slice(0, window.limit);
@@ -423,7 +417,6 @@ export async function listCommits(
     return {
       commits,
       files,
-      total: await repo.countCommits(ref, opts.path, COMMITS_COUNTED, match),
       hasMore: read.length > window.limit,
     };
   });

@@ -728,7 +728,8 @@ describe('git over HTTP with the real git client', () => {
         const query = `ref_name=walk&per_page=9&page=${page}${filePath ? `&path=${filePath}` : ''}`;
         const res = await t.api('GET', `/projects/${pub.id}/repository/commits?${query}`, ROOT_TOKEN);
         assert.equal(res.statusCode, 200);
-        assert.equal(res.headers['x-total'], String(expected.length));
+        // GitLab's commits list sends no totals; the pages end where git's log does.
+        assert.equal(res.headers['x-total'], undefined);
         listed.push(...res.json.map((c: any) => c.id));
         if (res.headers['x-next-page'] === '') break;
       }

@@ -159,20 +159,21 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     }));
   });
 
-  /** GET /projects/:id/repository/commits?ref_name= — newest first, paginated; [] for an empty repository. */
+  /** GET /projects/:id/repository/commits?ref_name= — newest first, paginated without totals; [] for an empty repository. */
   app.get('/projects/:id/repository/commits', async (request, reply) => {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.commitsSpec, request);
     const page = parsePage(request);
     const window = { offset: page.offset, limit: page.perPage };
-    const { commits, files, total, hasMore } = await listCommits(
+    const { commits, files, hasMore } = await listCommits(
       storeOf(request),
       request.server.gitNode.caches,
       ctx,
       { refName: p.ref_name, path: p.path, since: p.since, until: p.until, author: p.author, withStats: p.with_stats },
       window,
     );
-    setPageHeaders(request, reply, page, total, hasMore);
+    // GitLab's commits list counts nothing (its pagination excludes the total headers): no X-Total here either.
+    setPageHeaders(request, reply, page, null, hasMore);
     const web = commitsWeb(request, ctx);
     return sendJsonList(
       reply,

@@ -1047,18 +1047,6 @@ export class GitRepository {
     return out;
   }
 
-  /** How many commits `log` would list, counted up to `upTo`: null when there are more. */
-  async countCommits(
-    commit: string,
-    path: string | undefined,
-    upTo: number,
-    match?: (info: CommitInfo) => boolean,
-  ): Promise<number | null> {
-    let count = 0;
-    await this.walk(commit, path, (info) => (match && !match(info)) || ++count <= upTo);
-    return count > upTo ? null : count;
-  }
-
   /**
    * Into the object cache: the commit `id`, the `count` written before it (by write, then id; migration 0015's
    * index) and as many of its own write after it, and with `trees` their root trees. A history is mostly
