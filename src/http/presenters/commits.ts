@@ -11,16 +11,28 @@ const TRAILER = /^([A-Za-z0-9][A-Za-z0-9-]*):\s*(.*)$/;
 
 /**
  * The trailers of a message, as git reads them unfolded: the last paragraph, when it is not the subject's and each
- * of its lines is a trailer or the continuation of one (indented); in their order.
+ * of its lines is a trailer or the continuation of one (indented); in their order. Read back from the message's
+ * end, and only while lines can be trailers: a long body (a message may be a megabyte) is not walked.
  */
 export function trailersOf(message: string): [string, string][] {
-  const paragraphs = message.replace(/\n+$/, '').split(/\n[ \t]*\n/);
-  if (paragraphs.length < 2) return [];
+  let stop = message.length;
+  while (stop > 0 && message[stop - 1] === '\n') stop--;
+  const lines: string[] = [];
+  for (;;) {
+    const start = message.lastIndexOf('\n', stop - 1) + 1;
+    const line = message.slice(start, stop);
+    // A blank line: the paragraph above it is not the subject's, and this one holds the trailers.
+    if (/^[ \t]*$/.test(line)) break;
+    // The first line is the subject's; any other line ends the block.
+    if (start === 0 || !(TRAILER.test(line) || /^[ \t]/.test(line))) return [];
+    lines.push(line);
+    stop = start - 1;
+  }
   const trailers: [string, string][] = [];
-  for (const line of paragraphs[paragraphs.length - 1].split('\n')) {
+  for (const line of lines.reverse()) {
     const found = TRAILER.exec(line);
     if (found) trailers.push([found[1], found[2].trim()]);
-    else if (/^[ \t]/.test(line) && trailers.length) trailers[trailers.length - 1][1] += ` ${line.trim()}`;
+    else if (trailers.length) trailers[trailers.length - 1][1] += ` ${line.trim()}`;
     else return [];
   }
   return trailers;
