@@ -1,6 +1,7 @@
 // GitLab's Repository Files API over a project's repository (rows: storage/git/repository.ts): one commit
 // per write, its objects and the branch's compare-and-swap in one transaction.
 import crypto from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Store } from '../storage/db/store.ts';
 import {
   deflateOffLoop,
@@ -413,7 +414,12 @@ export async function listCommits(
     const commits = read.slice(0, window.limit);
     const files: (FileChange[] | null)[] = [];
     // GitLab's with_stats: each commit's lines against its first parent, worked out as a single commit's are.
-    if (opts.withStats) for (const c of commits) files.push(await commitChanges(caches, repo, c.id));
+    if (opts.withStats)
+      for (const c of commits) {
+        // Each commit's count is bounded (changes.ts); between them, other requests go first.
+        await nextTurn();
+        files.push(await commitChanges(caches, repo, c.id));
+      }
     return {
       commits,
       files,
@@ -490,6 +496,13 @@ export async function findBranch(
     const [info] = await branchInfos(caches, repo, [{ name, id }]);
     return info;
   });
+}
+
+/** Whether the project has the branch `name` (HEAD asks no more). */
+export async function branchExists(store: Store, ctx: ProjectContext, name: string): Promise<boolean> {
+  const repo = await projectRepository(store, ctx.project);
+  if (!repo || !isValidBranchName(name)) return false;
+  return (await repo.readBranch(name)) !== null;
 }
 
 /** Each branch with its commit, and whether it is merged: git tells that, for the branches not at the default's head. */

@@ -20,6 +20,7 @@ import {
   listCommits,
   listTree,
   nameOf,
+  branchExists,
   findBranch,
   listBranches,
   rawFile,
@@ -197,7 +198,9 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
 
   /** HEAD /projects/:id/repository/branches/:branch — 204 when the branch exists, else 404 (before the GET's own). */
   app.head('/projects/:id/repository/branches/:branch', async (request, reply) => {
-    await branchOf(request, await readableCode(request));
+    const ctx = await readableCode(request);
+    const { branch: name } = request.params as { branch: string };
+    if (!(await branchExists(storeOf(request), ctx, name))) throw notFound('Branch');
     return reply.code(204).send();
   });
 
