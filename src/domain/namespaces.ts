@@ -4,6 +4,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { Namespace, User } from '../storage/db/schema.ts';
 import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import { notFound } from './failure.ts';
+import { ACCESS } from './access.ts';
 import { accessFrom, groupAccess } from './groups.ts';
 import { ancestorIds } from '../storage/db/tables/namespaces.ts';
 import { parseRowId } from './ids.ts';
@@ -36,7 +37,7 @@ export async function listNamespaces(
 ): Promise<PageOf<NamespaceView>> {
   const member = can(viewer, 'admin_all_resources', null)
     ? null
-    : { userId: viewer.id, ownedOnly: q.owned_only === true };
+    : { userId: viewer.id, minAccess: q.owned_only ? ACCESS.owner : ACCESS.guest };
   const filter = { member, topLevelOnly: q.top_level_only, search: q.search, fullPathSearch: q.full_path_search };
   const page = await store.namespaces.namespacesPage(filter, window);
   return { ...page, rows: await withMembersCounts(store, viewer, page.rows) };

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const ALLOWED_METHODS = METHODS.join(', ');
 /** GitLab's `headers_to_expose`: what a script may read of an answer beyond the CORS-safelisted headers. */
 const EXPOSED = [
   'Link',
@@ -38,7 +39,7 @@ export function registerCors(app: FastifyInstance, externalUrl: string | null): 
     const own = origin === ownOrigin;
     const headers: Record<string, string> = {
       'access-control-allow-origin': own ? origin : '*',
-      'access-control-allow-methods': METHODS.join(', '),
+      'access-control-allow-methods': ALLOWED_METHODS,
       'access-control-expose-headers': EXPOSED,
       'access-control-max-age': '7200',
     };

@@ -28,8 +28,8 @@ export type GroupOrderColumn = 'name' | 'path' | 'id';
 
 /** GET /namespaces's filters (domain/namespaces.ts says which namespaces each viewer gets). */
 export interface NamespaceListFilter {
-  /** Every namespace (an administrator's); otherwise this user's own and their groups. */
-  member: { userId: number; ownedOnly: boolean } | null;
+  /** Every namespace (an administrator's); otherwise this user's own and the groups they are a member of at `minAccess`. */
+  member: { userId: number; minAccess: number } | null;
   topLevelOnly: boolean;
   search?: string;
   /** The search matches the full path, not the namespace's own path. */
@@ -58,6 +58,14 @@ const tiedToMembership = (member: NonNullable<GroupListFilter['member']>) => {
       UNION SELECT n.id, n.parent_id FROM namespaces n JOIN above a ON n.id = a.parent_id)
     SELECT id FROM below UNION SELECT id FROM above)`;
 };
+
+/** In SQL, whether a namespace's `name` or `path` column (own or full) holds `search`, in any case. */
+const nameOrPathHolds = (
+  dialect: DialectName,
+  search: string,
+  name: 'name' | 'full_name',
+  path: 'path' | 'full_path',
+) => sql<boolean>`(${containsText(dialect, sql.ref(name), search)} OR ${containsText(dialect, sql.ref(path), search)})`;
 
 /** `reads`: where lists go (off SQLite's event loop: Db.reader). */
 export function namespacesTable(db: Kysely<Database>, dialect: DialectName, reads: Kysely<Database>) {
@@ -136,14 +144,9 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName, read
           ]),
         );
       }
-      if (filter.search) {
-        const search = filter.search;
-        // GitLab's Namespace.search: in the full path when listing from the top, in the own path inside a parent.
-        const path = sql.ref<string>(filter.parent ? 'path' : 'full_path');
-        q = q.where((eb) =>
-          eb.or([containsText(dialect, sql.ref('name'), search), containsText(dialect, path, search)]),
-        );
-      }
+      // GitLab's Namespace.search: in the full path when listing from the top, in the own path inside a parent.
+      if (filter.search)
+        q = q.where(nameOrPathHolds(dialect, filter.search, 'name', filter.parent ? 'path' : 'full_path'));
       if (filter.skip?.length) q = q.where('id', 'not in', filter.skip);
       if (filter.topLevelOnly) q = q.where('parent_id', 'is', null);
       const parent = filter.parent;
@@ -174,22 +177,18 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName, read
                 .select('source_id')
                 .where('source_type', '=', 'Namespace')
                 .where('user_id', '=', member.userId)
-                .where('access_level', '>=', member.ownedOnly ? 50 : 10),
+                .where('access_level', '>=', member.minAccess),
             ),
           ]),
         );
       if (filter.topLevelOnly) q = q.where('parent_id', 'is', null);
-      if (filter.search) {
-        const search = filter.search;
-        // GitLab's Namespace.search: the route's path and name, which with include_parents are the full ones.
-        const [name, path] = filter.fullPathSearch ? ['full_name', 'full_path'] : ['name', 'path'];
-        q = q.where((eb) =>
-          eb.or([
-            containsText(dialect, sql.ref<string>(name), search),
-            containsText(dialect, sql.ref<string>(path), search),
-          ]),
+      // GitLab's Namespace.search: the route's path and name, which with include_parents are the full ones.
+      if (filter.search)
+        q = q.where(
+          filter.fullPathSearch
+            ? nameOrPathHolds(dialect, filter.search, 'full_name', 'full_path')
+            : nameOrPathHolds(dialect, filter.search, 'name', 'path'),
         );
-      }
       return fetchPage(reads, q.orderBy('id', 'asc'), window);
     },
     /**
