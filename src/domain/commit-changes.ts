@@ -3,7 +3,7 @@
 // (storage/git/history.ts). Kept by commit id, which names its changes for good; a caller asks only for a commit
 // it found in its own repository. Shared by a snippet's revisions and a project's commits.
 import type { ServingCaches } from '../storage/git/serving-cache.ts';
-import { type FileChange, readRevisions } from '../storage/git/history.ts';
+import { type FileChange, GitTimeout, readRevisions } from '../storage/git/history.ts';
 import type { GitRepository } from '../storage/git/repository.ts';
 import { changesFromRows } from '../storage/git/changes.ts';
 import { Kept, renderBudget } from './rendering.ts';
@@ -34,7 +34,7 @@ export async function readingCache<T>(caches: ServingCaches, repo: GitRepository
 /** What git's listing of one commit may read of its output. */
 const MAX_COMMIT_LOG_BYTES = 1024 * 1024;
 
-/** The files `commitId` changed against its first parent; null when git did not list them within its bounds. */
+/** The files `commitId` changed against its first parent; null when git did not list them within its bounds or time. */
 export async function commitChanges(
   caches: ServingCaches,
   repo: GitRepository,
@@ -44,9 +44,15 @@ export async function commitChanges(
   if (kept) return kept;
   const fromRows = await changesFromRows(repo, commitId);
   if (fromRows) return keptChanges.keep(commitId, fromRows);
-  const { revisions, filesOmitted } = await readingCache(caches, repo, (dir) =>
+  const read = await readingCache(caches, repo, (dir) =>
     readRevisions(dir, commitId, { skip: 0, limit: 1, maxBytes: MAX_COMMIT_LOG_BYTES, timeoutMs: renderBudget() }),
-  );
+  ).catch((error) => {
+    // Past the time budget the files are not known, as past the output's bound: not a failure of the request.
+    if (error instanceof GitTimeout) return null;
+    throw error;
+  });
+  if (!read) return null;
+  const { revisions, filesOmitted } = read;
   const files = revisions[0]?.files;
   return filesOmitted || !files ? null : keptChanges.keep(commitId, files);
 }
