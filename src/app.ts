@@ -22,7 +22,7 @@ import { registerMalformedStrings } from './http/plugins/malformed-strings.ts';
 import { registerResponseHeaders } from './http/plugins/headers.ts';
 import { registerCors } from './http/plugins/cors.ts';
 import { registerCompression, registerJsonCompression } from './http/plugins/compression.ts';
-import { baseUrl } from './http/urls.ts';
+import { baseUrl, pathPrefixOf, withoutPathPrefix } from './http/urls.ts';
 import { schemaCompilers } from './http/schema-compilers.ts';
 import { writeJson } from './http/prepared-answer.ts';
 import { monitoringRoutes, observeRequests } from './http/plugins/monitoring.ts';
@@ -67,6 +67,8 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   metrics.cache('read', readCache.counts);
   metrics.cache('git_object', store.objects.counts);
 
+  const pathPrefix = pathPrefixOf(config.externalUrl);
+  const belowPrefix = withoutPathPrefix(pathPrefix);
   const app = Fastify({
     loggerInstance: (logger ?? createLogger(config.logLevel)) as FastifyBaseLogger,
     // A well-formed X-Request-Id is the request's id in every log line and in the answer; else our own.
@@ -92,6 +94,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
     },
     clientErrorHandler: answerClientError,
     routerOptions: { ...ROUTER_OPTIONS, querystringParser: parseRackQuery },
+    ...(pathPrefix && { rewriteUrl: (request: { url?: string }) => belowPrefix(request.url ?? '/') }),
     schemaController: { compilersFactory: schemaCompilers },
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     // Errors Fastify raises before routing (a URL that is not valid percent-encoding) in GitLab's shape.
@@ -122,6 +125,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   const ephemeralCounts = config.ephemeral ? memoryCounters() : null;
   app.decorate('rateCounters', ephemeralCounts ?? rateCounters(db));
   app.decorate('externalUrl', config.externalUrl);
+  app.decorate('pathPrefix', pathPrefix);
   const oidc = relyingPartyOf(config);
   app.decorate('oidc', oidc);
   if (oidc) app.addHook('onReady', async () => oidc.warmUp(app.log));

@@ -4,8 +4,31 @@ import type { FastifyRequest } from 'fastify';
 declare module 'fastify' {
   interface FastifyInstance {
     externalUrl: string | null;
+    /** The external URL's path, '' or '/tools/snippets' (pathPrefixOf). */
+    pathPrefix: string;
   }
 }
+
+/**
+ * The path of the external URL without its last slash: an instance behind https://host/tools/snippets serves
+ * below /tools/snippets, as GitLab below its relative URL root.
+ */
+export const pathPrefixOf = (externalUrl: string | null) =>
+  externalUrl ? new URL(externalUrl).pathname.replace(/\/+$/, '') : '';
+
+/**
+ * A request's URL with the path prefix taken off, for Fastify's rewriteUrl: the proxy in front may pass the
+ * prefix on (GitLab's way) or strip it, and the routes know only what is below it.
+ */
+export const withoutPathPrefix = (prefix: string) => (url: string) => {
+  if (!url.startsWith(prefix)) return url;
+  const next = url.charAt(prefix.length);
+  if (next === '/') return url.slice(prefix.length);
+  return next === '' || next === '?' ? `/${url.slice(prefix.length)}` : url;
+};
+
+/** A path of this instance (`/explore/snippets`) as a browser asks for it: below the external URL's path. */
+export const sitePath = (request: FastifyRequest, path: string) => request.server.pathPrefix + path;
 
 export function baseUrl(request: FastifyRequest): string {
   return request.server.externalUrl ?? `${request.protocol}://${request.host}`;

@@ -14,7 +14,7 @@ import { html, trusted, type Html } from '../views/html.ts';
 import { checkFormPost, formFields, formTokenField } from './form-token.ts';
 import { newNonce, sendPage } from './layout.ts';
 import { pageLinks, positiveQueryNumber, type PageHandler } from './common.ts';
-import { baseUrl } from '../urls.ts';
+import { baseUrl, sitePath } from '../urls.ts';
 
 const PATH = '/-/user_settings/personal_access_tokens';
 
@@ -76,7 +76,7 @@ ${
 }
 <section aria-labelledby="new-token-heading">
 <h2 id="new-token-heading">Add a token</h2>
-<form method="post" action="${PATH}" class="token-form">
+<form method="post" action="${sitePath(request, PATH)}" class="token-form">
 ${formTokenField(request)}
 <label for="token-name">Token name</label>
 <input id="token-name" name="name" value="${typed.name}" maxlength="255"${invalid('name')}>
@@ -119,7 +119,7 @@ function tokenTable(request: FastifyRequest, tokens: Token[], page: number): Htm
 <td data-label="State">${
       isActive(t)
         ? // Revoking is for good: asked again first, without JavaScript (a <details> opens by itself).
-          html`<details class="revoke"><summary aria-label="${`Revoke ${t.name}`}">Revoke</summary><form method="post" action="${PATH}/${t.id}/revoke">${formTokenField(request)}<p>Whatever uses this token stops working at once.</p><button type="submit" class="danger">${`Revoke ${t.name}`}</button></form></details>`
+          html`<details class="revoke"><summary aria-label="${`Revoke ${t.name}`}">Revoke</summary><form method="post" action="${sitePath(request, `${PATH}/${t.id}/revoke`)}">${formTokenField(request)}<p>Whatever uses this token stops working at once.</p><button type="submit" class="danger">${`Revoke ${t.name}`}</button></form></details>`
         : t.revoked
           ? 'Revoked'
           : 'Expired'
@@ -186,7 +186,7 @@ async function revokeToken(request: FastifyRequest, reply: FastifyReply, id: num
   if (request.method !== 'POST') throw notFound();
   checkFormPost(request);
   if (!(await revokeOwnToken(storeOf(request), user, id))) throw notFound();
-  return reply.redirect(PATH, 303);
+  return reply.redirect(sitePath(request, PATH), 303);
 }
 
 export const ACCESS_TOKEN_PAGES: [RegExp, PageHandler][] = [

@@ -10,6 +10,7 @@ import { html, type Html } from '../views/html.ts';
 import { shippedFile } from '../../shipped-files.ts';
 import { sendCompressed } from '../plugins/compression.ts';
 import { routeNotFound } from '../../domain/failure.ts';
+import { sitePath } from '../urls.ts';
 
 const EDITOR_PATH = '/-/snippetd/editor';
 export const EDITOR_ROUTE = `${EDITOR_PATH}/:file`;
@@ -19,8 +20,8 @@ export const EDITOR_ROUTE = `${EDITOR_PATH}/:file`;
  * whose policy then allows the nonce for styles too. A module script: the chunks it imports are fetched
  * with its nonce. Without JavaScript the textareas stay as they are.
  */
-export const editorScriptTag = (nonce: string): Html =>
-  html`<script type="module" nonce="${nonce}" src="${EDITOR_PATH}/editor.js"></script>`;
+export const editorScriptTag = (request: FastifyRequest, nonce: string): Html =>
+  html`<script type="module" nonce="${nonce}" src="${sitePath(request, EDITOR_PATH)}/editor.js"></script>`;
 
 interface EditorFile {
   body: Buffer;

@@ -20,6 +20,7 @@ import { shippedFile } from '../../shipped-files.ts';
 import { sendCompressed } from '../plugins/compression.ts';
 import type { PageHandler } from './common.ts';
 import { EDITOR_ROUTE, serveEditorFile } from './editor.ts';
+import { sitePath } from '../urls.ts';
 
 /** A page: the methods it answers (GET answers HEAD too), a pattern over the path as sent, its handler. */
 export interface PageRoute {
@@ -37,7 +38,7 @@ const forms = withMethods(['GET', 'POST']);
 
 /** GitLab's /-/snippets: one's own snippets when signed in, else everyone's. */
 function snippetsIndex(request: FastifyRequest, reply: FastifyReply) {
-  return reply.redirect(request.pageUser ? '/dashboard/snippets' : '/explore/snippets', 302);
+  return reply.redirect(sitePath(request, request.pageUser ? '/dashboard/snippets' : '/explore/snippets'), 302);
 }
 
 // Snippet paths first (the forms before the pages whose paths they extend), then groups and users (one

@@ -9,6 +9,7 @@ import { formTokenField } from './form-token.ts';
 import { editorScriptTag } from './editor.ts';
 import { pageSearchText } from './common.ts';
 import { withoutSecretParams } from '../../logging.ts';
+import { sitePath } from '../urls.ts';
 
 export const STYLESHEET_PATH = '/-/snippetd/app.css';
 
@@ -33,44 +34,48 @@ const policy = (nonce: string, editor: boolean, formActions: string[]) =>
  * Where "Sign in" sends a visitor, and back to the page they were on (GitLab's stored location); without a
  * token its URL had (pages never read one), which would otherwise be logged in clear inside `redirect_to`.
  */
-export const signInPath = (pageUrl: string) => {
-  const returnTo = withoutSecretParams(pageUrl);
-  return returnTo === '/' || returnTo.startsWith('/users/sign_in')
-    ? '/users/sign_in'
-    : `/users/sign_in?redirect_to=${encodeURIComponent(returnTo)}`;
+export const signInPath = (request: FastifyRequest) => {
+  const returnTo = withoutSecretParams(request.url);
+  return sitePath(
+    request,
+    returnTo === '/' || returnTo.startsWith('/users/sign_in')
+      ? '/users/sign_in'
+      : `/users/sign_in?redirect_to=${encodeURIComponent(returnTo)}`,
+  );
 };
 
 /** The header: where to go, and who is signed in (with their menu) or a way to sign in. */
 function topHeader(request: FastifyRequest): Html {
   const user = request.pageUser;
+  const at = (path: string) => sitePath(request, path);
   const onSearch = request.url.split('?')[0] === '/search';
-  const search = html`<form class="header-search" role="search" aria-label="Site search" action="/search" method="get">
+  const search = html`<form class="header-search" role="search" aria-label="Site search" action="${at('/search')}" method="get">
 <label for="header-search-text" class="visually-hidden">Search snippets</label>
 <input id="header-search-text" type="search" name="search" placeholder="Search snippets" value="${onSearch ? pageSearchText(request) : ''}">
 </form>`;
   const nav = html`<nav class="main-nav" aria-label="Main">
-<a href="/explore/snippets">Explore</a>${
+<a href="${at('/explore/snippets')}">Explore</a>${
     user
       ? html`
-<a href="/dashboard/snippets">Your snippets</a>
-<a href="/-/snippets/new">New snippet</a>`
+<a href="${at('/dashboard/snippets')}">Your snippets</a>
+<a href="${at('/-/snippets/new')}">New snippet</a>`
       : ''
   }
 </nav>`;
   if (!user) {
-    return html`<header class="top"><a href="/" class="brand">snippetd</a>
+    return html`<header class="top"><a href="${at('/')}" class="brand">snippetd</a>
 ${search}
 ${nav}
-<a class="account" href="${signInPath(request.url)}">Sign in</a></header>`;
+<a class="account" href="${signInPath(request)}">Sign in</a></header>`;
   }
-  return html`<header class="top"><a href="/" class="brand">snippetd</a>
+  return html`<header class="top"><a href="${at('/')}" class="brand">snippetd</a>
 ${search}
 ${nav}
 <details class="account user-menu"><summary>${user.username}</summary>
 <ul>
-<li><a href="/${user.username}">Profile</a></li>
-<li><a href="/-/user_settings/personal_access_tokens">Access tokens</a></li>
-<li><form method="post" action="/users/sign_out">${formTokenField(request)}<button type="submit">Sign out</button></form></li>
+<li><a href="${at(`/${user.username}`)}">Profile</a></li>
+<li><a href="${at('/-/user_settings/personal_access_tokens')}">Access tokens</a></li>
+<li><form method="post" action="${at('/users/sign_out')}">${formTokenField(request)}<button type="submit">Sign out</button></form></li>
 </ul>
 </details></header>`;
 }
@@ -96,9 +101,9 @@ export function sendPage(
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · snippetd</title>
-<link rel="stylesheet" href="${STYLESHEET_PATH}">
+<link rel="stylesheet" href="${sitePath(reply.request, STYLESHEET_PATH)}">
 <link rel="icon" href="data:,">
-${editor ? editorScriptTag(nonce) : ''}
+${editor ? editorScriptTag(reply.request, nonce) : ''}
 </head>
 <body>
 ${topHeader(reply.request)}
@@ -145,7 +150,7 @@ export function sendFailurePage(
   const [status, , headers] = answerFor(error);
   if (status >= 500) throw error;
   if (signInFirst && status === 404 && !request.pageUser && (request.method === 'GET' || request.method === 'HEAD'))
-    return reply.redirect(signInPath(request.url), 302);
+    return reply.redirect(signInPath(request), 302);
   // The failure's headers too: a 429's Retry-After says when the page will open again.
   if (headers) reply.headers(headers);
   const [heading, pageText] = FAILURE_PAGES[status] ?? [`Error ${status}`, 'The request could not be completed.'];

@@ -10,7 +10,7 @@ import type { Snippet } from '../../storage/db/schema.ts';
 import { findReadableUser } from '../../domain/users.ts';
 import { publicVisibilityRestricted } from '../../domain/settings.ts';
 import { storeOf } from '../request.ts';
-import { baseUrl, snippetWebUrl } from '../urls.ts';
+import { baseUrl, sitePath, snippetWebUrl } from '../urls.ts';
 import { html } from '../views/html.ts';
 import { sendPage } from './layout.ts';
 import { pageLinks, pageViewer, positiveQueryNumber, type PageHandler } from './common.ts';
@@ -117,7 +117,10 @@ async function snippetsAcrossProjects(
 /** /explore/snippets: the newest snippets the viewer may see, across the instance. */
 async function explorePage(request: FastifyRequest, reply: FastifyReply) {
   if (!pageViewer(request) && (await publicVisibilityRestricted(storeOf(request))))
-    return reply.redirect(`/users/sign_in?redirect_to=${encodeURIComponent('/explore/snippets')}`, 302);
+    return reply.redirect(
+      sitePath(request, `/users/sign_in?redirect_to=${encodeURIComponent('/explore/snippets')}`),
+      302,
+    );
   const body = html`<h1>Explore snippets</h1>${await snippetsAcrossProjects(request, '/explore/snippets', await snippetsPage(request, {}))}`;
   return sendPage(reply, 200, 'Explore snippets', body);
 }
@@ -125,7 +128,11 @@ async function explorePage(request: FastifyRequest, reply: FastifyReply) {
 /** /dashboard/snippets: the signed-in user's own snippets; visitors are sent to sign in first. */
 async function dashboardPage(request: FastifyRequest, reply: FastifyReply) {
   const viewer = pageViewer(request);
-  if (!viewer) return reply.redirect(`/users/sign_in?redirect_to=${encodeURIComponent('/dashboard/snippets')}`, 302);
+  if (!viewer)
+    return reply.redirect(
+      sitePath(request, `/users/sign_in?redirect_to=${encodeURIComponent('/dashboard/snippets')}`),
+      302,
+    );
   const snippets = await snippetsPage(request, { authorId: viewer.id });
   const body = html`<h1>Your snippets</h1>${await snippetsAcrossProjects(request, '/dashboard/snippets', snippets)}`;
   return sendPage(reply, 200, 'Your snippets', body);

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type OidcRefusal, signInWithOidc } from '../../domain/oidc-sign-in.ts';
 import { signOut } from '../../domain/sessions.ts';
 import { html } from '../views/html.ts';
-import { baseUrl } from '../urls.ts';
+import { baseUrl, sitePath } from '../urls.ts';
 import { type FlowChecks, OIDC_CALLBACK_PATH, OIDC_START_PATH, OidcFailure } from '../oidc-relying-party.ts';
 import { sendPage } from './layout.ts';
 import {
@@ -47,7 +47,7 @@ const REFUSALS: Record<OidcRefusal | 'state' | OidcFailure['kind'], [status: num
 };
 
 const flowCookie = (request: FastifyRequest, value: string, maxAge: number) =>
-  `${FLOW_COOKIE}=${value}; Path=${OIDC_START_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure(request)}`;
+  `${FLOW_COOKIE}=${value}; Path=${sitePath(request, OIDC_START_PATH)}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure(request)}`;
 
 /** Bytes of a cookie's name and value browsers keep at most: a larger one is dropped, and its return refused. */
 const MAX_COOKIE_BYTES = 4096;
@@ -83,7 +83,7 @@ function refusalPage(request: FastifyRequest, reply: FastifyReply, reason: keyof
     html`<h1>Could not sign you in with ${label}</h1>
 <p class="alert" role="alert">${text}</p>
 ${reason === 'provider_error' && detail ? html`<p>The provider said: <code>${detail}</code></p>` : ''}
-<p><a href="/users/sign_in">Back to sign in</a></p>`,
+<p><a href="${sitePath(request, '/users/sign_in')}">Back to sign in</a></p>`,
   );
 }
 
@@ -137,6 +137,6 @@ export async function oidcRoutes(app: FastifyInstance) {
     request.log.info({ userId: result.user.id, created: result.created }, 'signed in with OpenID Connect');
     return reply
       .header('Set-Cookie', [...signedInCookies(request, result.token), flowCookie(request, '', 0)])
-      .redirect(locationOf(safeReturnPath(flow.returnTo)), 303);
+      .redirect(locationOf(sitePath(request, safeReturnPath(flow.returnTo))), 303);
   });
 }

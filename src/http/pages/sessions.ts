@@ -12,11 +12,14 @@ import { newNonce, sendFailurePage, sendPage } from './layout.ts';
 import { checkFormPost } from './form-token.ts';
 import { formText } from './common.ts';
 import { OIDC_START_PATH } from '../oidc-relying-party.ts';
+import { sitePath } from '../urls.ts';
 
 const SESSION_COOKIE = '_snippetd_session';
 /** The sign-in forms' token: one value, sent to the password form's path and to the provider button's. */
 const FORM_COOKIE = '_snippetd_sign_in';
 const FORM_COOKIE_PATHS = ['/users/sign_in', OIDC_START_PATH];
+/** The session cookie's path: every page, below the external URL's path (GitLab's relative URL root). */
+const sessionCookiePath = (request: FastifyRequest) => request.server.pathPrefix || '/';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -88,8 +91,8 @@ async function passwordSignInAllowed(request: FastifyRequest): Promise<boolean> 
 
 /** The session cookie for a new session, and the sign-in forms' token cookies cleared. */
 export const signedInCookies = (request: FastifyRequest, token: string) => [
-  `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax${secure(request)}`,
-  ...FORM_COOKIE_PATHS.map((path) => `${FORM_COOKIE}=; Path=${path}; Max-Age=0`),
+  `${SESSION_COOKIE}=${token}; Path=${sessionCookiePath(request)}; HttpOnly; SameSite=Lax${secure(request)}`,
+  ...FORM_COOKIE_PATHS.map((path) => `${FORM_COOKIE}=; Path=${sitePath(request, path)}; Max-Age=0`),
 ];
 
 /** The session token this request's cookie carries, live or not. */
@@ -119,11 +122,12 @@ export async function signInForm(
   reply.header(
     'Set-Cookie',
     (oidc ? FORM_COOKIE_PATHS : FORM_COOKIE_PATHS.slice(0, 1)).map(
-      (path) => `${FORM_COOKIE}=${formToken}; Path=${path}; HttpOnly; SameSite=Strict${secure(request)}`,
+      (path) =>
+        `${FORM_COOKIE}=${formToken}; Path=${sitePath(request, path)}; HttpOnly; SameSite=Strict${secure(request)}`,
     ),
   );
   const passwordForm = (await passwordSignInAllowed(request))
-    ? html`<form method="post" action="/users/sign_in" class="sign-in">
+    ? html`<form method="post" action="${sitePath(request, '/users/sign_in')}" class="sign-in">
 <input type="hidden" name="authenticity_token" value="${formToken}">
 <input type="hidden" name="redirect_to" value="${returnTo}">
 <label>Username or email <input name="login" value="${login}" autocomplete="username" required></label>
@@ -133,7 +137,7 @@ export async function signInForm(
     : '';
   // GitLab's provider button: a POST with the form's token, so no other site can start a sign-in.
   const providerForm = oidc
-    ? html`<form method="post" action="${OIDC_START_PATH}" class="sign-in-provider">
+    ? html`<form method="post" action="${sitePath(request, OIDC_START_PATH)}" class="sign-in-provider">
 <input type="hidden" name="authenticity_token" value="${formToken}">
 <input type="hidden" name="redirect_to" value="${returnTo}">
 <button type="submit">Sign in with ${oidc.label}</button>
@@ -160,7 +164,7 @@ export async function sessionRoutes(app: FastifyInstance) {
   app.get('/users/sign_in', async (request, reply) => {
     const returnTo = safeReturnPath((request.query as Record<string, unknown>).redirect_to);
     // Devise's require_no_authentication, as GitLab: someone signed in already goes where signing in would take them.
-    if (await readPageUser(request)) return reply.redirect(locationOf(returnTo), 302);
+    if (await readPageUser(request)) return reply.redirect(locationOf(sitePath(request, returnTo)), 302);
     return signInForm(request, reply, 200, returnTo);
   });
 
@@ -176,7 +180,9 @@ export async function sessionRoutes(app: FastifyInstance) {
     // A new session, never beside the one this browser had: whoever was signed in here before is signed out.
     const previous = sessionCookieOf(request);
     if (previous) await signOut(request.server.store, previous);
-    return reply.header('Set-Cookie', signedInCookies(request, result.token)).redirect(locationOf(returnTo), 303);
+    return reply
+      .header('Set-Cookie', signedInCookies(request, result.token))
+      .redirect(locationOf(sitePath(request, returnTo)), 303);
   });
 
   // Signing out is a form of the signed-in pages like any other: another site cannot sign a visitor out.
@@ -191,7 +197,7 @@ export async function sessionRoutes(app: FastifyInstance) {
       await signOut(request.server.store, request.pageSession!);
     }
     return reply
-      .header('Set-Cookie', `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`)
-      .redirect('/', 303);
+      .header('Set-Cookie', `${SESSION_COOKIE}=; Path=${sessionCookiePath(request)}; HttpOnly; SameSite=Lax; Max-Age=0`)
+      .redirect(sitePath(request, '/'), 303);
   });
 }

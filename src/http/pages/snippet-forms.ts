@@ -23,7 +23,7 @@ import { validate } from '../params.ts';
 import { createSnippetConstraints, createSnippetSpec } from '../schemas/snippets.ts';
 import { depsOf, requestMeta } from '../snippet-answers.ts';
 import { storeOf } from '../request.ts';
-import { encodePath } from '../urls.ts';
+import { encodePath, sitePath } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
 import { checkFormPost, formFields, formTokenField } from './form-token.ts';
 import { newNonce, sendPage } from './layout.ts';
@@ -337,11 +337,11 @@ const pressed = (request: FastifyRequest, button: 'preview' | 'add_file') => for
 const emptyRow = (): FileRow => ({ previousPath: null, path: '', content: '', remove: false });
 
 /** Where a snippet's pages are: /-/snippets/<id>, or under its project. */
-const snippetPath = (projectPath: string | null, id: number) =>
-  projectPath ? `/${encodePath(projectPath)}/-/snippets/${id}` : `/-/snippets/${id}`;
+const snippetPath = (request: FastifyRequest, projectPath: string | null, id: number) =>
+  sitePath(request, projectPath ? `/${encodePath(projectPath)}/-/snippets/${id}` : `/-/snippets/${id}`);
 
-const snippetsHome = (projectPath: string | null) =>
-  projectPath ? `/${encodePath(projectPath)}/-/snippets` : '/dashboard/snippets';
+const snippetsHome = (request: FastifyRequest, projectPath: string | null) =>
+  sitePath(request, projectPath ? `/${encodePath(projectPath)}/-/snippets` : '/dashboard/snippets');
 
 /**
  * The form as shown, its texts escaped and the description previewed when asked. A text posted larger than a form
@@ -397,12 +397,12 @@ async function newSnippet(request: FastifyRequest, reply: FastifyReply, projectP
   const fallback = choices.includes(settings.default_snippet_visibility)
     ? settings.default_snippet_visibility
     : choices[0];
-  const base = projectPath ? `/${encodePath(projectPath)}` : '';
+  const base = sitePath(request, projectPath ? `/${encodePath(projectPath)}` : '');
   const page = {
     heading: ctx ? html`New snippet in ${ctx.project.full_path}` : html`New snippet`,
     action: `${base}/-/snippets/new`,
     submitLabel: 'Create snippet',
-    cancel: snippetsHome(projectPath),
+    cancel: snippetsHome(request, projectPath),
     choices,
     inProject: ctx !== null,
     maxFiles: settings.max_snippet_files,
@@ -444,7 +444,7 @@ async function newSnippet(request: FastifyRequest, reply: FastifyReply, projectP
       { ...input, files: input.files! },
       requestMeta(request),
     );
-    return reply.redirect(snippetPath(projectPath, created.id), 303);
+    return reply.redirect(snippetPath(request, projectPath, created.id), 303);
   } catch (error) {
     return show(422, values, errorsOf(error, kept));
   }
@@ -552,7 +552,7 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
   const settings = await getSettings(storeOf(request));
   const choices = visibilityChoices(viewer, ctx?.project ?? null, settings);
   if (!choices.includes(snippet.visibility)) choices.push(snippet.visibility);
-  const path = snippetPath(projectPath, snippet.id);
+  const path = snippetPath(request, projectPath, snippet.id);
   const current = await rowsOfSnippet(request, snippet);
   const page = {
     heading: html`Edit snippet`,
@@ -655,11 +655,11 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
 async function deleteSnippetPage(request: FastifyRequest, reply: FastifyReply, projectPath: string | null, id: number) {
   const { viewer, snippet, subject } = await editableSnippet(request, projectPath, id);
   if (!viewer || !can(viewer, 'admin_snippet', subject)) throw notFound('Snippet');
-  const path = snippetPath(projectPath, snippet.id);
+  const path = snippetPath(request, projectPath, snippet.id);
   if (request.method === 'POST') {
     checkFormPost(request);
     await deleteSnippet(depsOf(request), snippet, undefined);
-    return reply.redirect(snippetsHome(projectPath), 303);
+    return reply.redirect(snippetsHome(request, projectPath), 303);
   }
   const body = html`<h1>Delete snippet</h1>
 <p>Delete <strong>${snippet.title}</strong> with all its files and revisions? This cannot be undone.</p>

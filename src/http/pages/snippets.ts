@@ -32,7 +32,7 @@ import { storeOf } from '../request.ts';
 import { sendWebRaw } from '../raw.ts';
 import { sendCompressed } from '../plugins/compression.ts';
 import { limitRaw } from '../rate-limits.ts';
-import { baseUrl, encodePath, snippetFileRawUrl, snippetHttpRepoUrl, snippetWebUrl } from '../urls.ts';
+import { baseUrl, encodePath, sitePath, snippetFileRawUrl, snippetHttpRepoUrl, snippetWebUrl } from '../urls.ts';
 import { html, trusted, type Html } from '../views/html.ts';
 import { newNonce, sendPage } from './layout.ts';
 import { parseRowId } from '../../domain/ids.ts';
@@ -262,7 +262,7 @@ export const SNIPPET_PAGES: [RegExp, PageHandler][] = [
     /^\/(.+)\/snippets\/(\d+)(\/raw)?$/,
     (rq, rp, g) => {
       if (!isWellFormedFullPath(g[0])) throw notFound('Project');
-      return rp.redirect(`/${encodePath(g[0])}/-/snippets/${g[1]}${g[2] ?? ''}${queryOf(rq)}`, 301);
+      return rp.redirect(sitePath(rq, `/${encodePath(g[0])}/-/snippets/${g[1]}${g[2] ?? ''}${queryOf(rq)}`), 301);
     },
   ],
 ];
