@@ -44,19 +44,31 @@ export async function addMember(
   if (!(await store.users.findById(userId))) throw notFound('User');
   if (await store.members.find(source.type, source.id, userId)) throw conflict(MEMBER_EXISTS);
   requireOwnerRule(rule, accessLevel);
+  const gone = () => notFound(source.type === 'Namespace' ? 'Group' : 'Project');
   try {
-    await store.members.insert({
-      source_type: source.type,
-      source_id: source.id,
-      user_id: userId,
-      access_level: accessLevel,
-      created_at: nowIso(),
+    await store.transaction(async (tx) => {
+      // The group or project as committed now, kept until the member is in: one deleted meanwhile takes the
+      // member with it, or was gone before, and no member is left of something no longer there.
+      const there =
+        source.type === 'Namespace'
+          ? (await tx.namespaces.lock(source.id, 'share')) !== undefined
+          : await tx.projects.lock(source.id, 'share');
+      if (!there) throw gone();
+      await tx.members.insert({
+        source_type: source.type,
+        source_id: source.id,
+        user_id: userId,
+        access_level: accessLevel,
+        created_at: nowIso(),
+      });
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict(MEMBER_EXISTS);
     throw error;
   }
-  return (await store.members.find(source.type, source.id, userId))!;
+  const added = await store.members.find(source.type, source.id, userId);
+  if (!added) throw gone();
+  return added;
 }
 
 export async function findMember(store: Store, source: MemberSource, userId: number): Promise<MemberWithUser> {

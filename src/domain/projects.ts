@@ -25,6 +25,7 @@ import {
 import { groupAccess } from './groups.ts';
 import type { Updateable } from 'kysely';
 import { parseRowId } from './ids.ts';
+import { removeProject } from './project-removal.ts';
 import { findReadableUser } from './users.ts';
 
 export interface ProjectContext {
@@ -256,12 +257,7 @@ export async function updateProject(
 /** Removes the project with its members, its snippets and every repository of theirs, in one transaction. */
 export async function deleteProject(store: Store, ctx: ProjectContext): Promise<void> {
   await store.transaction(async (tx) => {
-    // Locked first: a snippet created meanwhile has committed before its id is read below, or waits and
-    // then finds the project gone; none keeps a repository nobody owns.
-    if (!(await tx.projects.lock(ctx.project.id, 'update'))) throw notFound('Project');
-    await tx.git.delete('snippet', await tx.snippets.lockInProject(ctx.project.id));
-    await tx.git.delete('project', [ctx.project.id]);
-    await tx.projects.delete(ctx.project.id);
+    if (!(await removeProject(tx, ctx.project.id))) throw notFound('Project');
   });
 }
 

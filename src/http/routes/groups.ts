@@ -9,6 +9,7 @@ import { group } from '../presenters/groups.ts';
 import {
   authorizeNewGroup,
   createGroup,
+  deleteGroup,
   findReadableGroup,
   listGroups,
   updateGroup,
@@ -72,6 +73,17 @@ export default async function groupRoutes(app: FastifyInstance) {
     const { id } = request.params as { id: string };
     const ctx = await findReadableGroup(storeOf(request), request.principal.user, id);
     return group(ctx.group, baseUrl(request));
+  });
+
+  /** DELETE /groups/:id — group owners and admins (403 others); 202, with every group and project below it gone. */
+  app.delete('/groups/:id', async (request, reply) => {
+    const viewer = currentUser(request);
+    const { id } = request.params as { id: string };
+    const store = storeOf(request);
+    const ctx = await findReadableGroup(store, viewer, id);
+    authorize(viewer, 'admin_group', ctx);
+    await deleteGroup(store, ctx.group);
+    return reply.code(202).send({ message: '202 Accepted' });
   });
 
   /** PUT /groups/:id — group owners and admins (403 others); 400 for invalid values. */

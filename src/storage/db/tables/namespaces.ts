@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Database, Namespace, NamespacesTable, Visibility } from '../schema.ts';
 import type { DialectName } from '../database.ts';
 import type { Insertable, Updateable } from 'kysely';
@@ -207,6 +207,22 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName, read
         GROUP BY t.root`.execute(reads);
       return new Map(rows.map((r) => [Number(r.id), Number(r.count)]));
     },
+    /** The group and every group below it, each after its parent. */
+    async subtree(group: Pick<Namespace, 'traversal_ids'>): Promise<Namespace[]> {
+      return db
+        .selectFrom('namespaces')
+        .selectAll()
+        .where(inSubtree(group))
+        .orderBy(sql`length(traversal_ids)`)
+        .orderBy('id')
+        .execute();
+    },
+    /** Removes the group and every group below it, with their members; call inside a transaction. */
+    async deleteSubtree(group: Pick<Namespace, 'traversal_ids'>): Promise<void> {
+      const ids = db.selectFrom('namespaces').select('id').where(inSubtree(group));
+      await db.deleteFrom('members').where('source_type', '=', 'Namespace').where('source_id', 'in', ids).execute();
+      await db.deleteFrom('namespaces').where(inSubtree(group)).execute();
+    },
     async findManyByIds(ids: number[]): Promise<Namespace[]> {
       if (ids.length === 0) return [];
       return db.selectFrom('namespaces').selectAll().where('id', 'in', ids).execute();
@@ -218,6 +234,10 @@ export function namespacesTable(db: Kysely<Database>, dialect: DialectName, read
     },
   };
 }
+
+/** In SQL, whether a namespace is `group` or below it. */
+export const inSubtree = (group: Pick<Namespace, 'traversal_ids'>) => (eb: ExpressionBuilder<Database, 'namespaces'>) =>
+  eb.or([eb('traversal_ids', '=', group.traversal_ids), eb('traversal_ids', 'like', `${group.traversal_ids}/%`)]);
 
 export function ancestorIds(ns: Pick<Namespace, 'traversal_ids'>): number[] {
   return ns.traversal_ids.split('/').map(Number);

@@ -4,6 +4,7 @@ import type { DialectName } from '../database.ts';
 import { containsText, fetchPage, type PageWindow } from '../page.ts';
 import { setsNothing } from '../rows.ts';
 import { projectAccessAtLeast } from './members.ts';
+import { inSubtree } from './namespaces.ts';
 
 export type ProjectOrderColumn = 'id' | 'name' | 'path' | 'created_at' | 'last_activity_at';
 
@@ -104,6 +105,16 @@ export function projectsTable(db: Kysely<Database>, dialect: DialectName, reads:
       if (setsNothing(changes))
         return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       return db.updateTable('projects').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    },
+    /** The projects in the group or in any group below it, by id. */
+    async idsBelow(group: Pick<Namespace, 'traversal_ids'>): Promise<number[]> {
+      const rows = await db
+        .selectFrom('projects')
+        .select('id')
+        .where('namespace_id', 'in', db.selectFrom('namespaces').select('id').where(inSubtree(group)))
+        .orderBy('id')
+        .execute();
+      return rows.map((r) => r.id);
     },
     /** Removes the project with its members and snippets; call inside a transaction. */
     async delete(id: number): Promise<void> {
