@@ -37,10 +37,25 @@ export type FailureReason =
   | 'payload_too_large_git' // 413 text, for git clients; the connection is closed after it
   | 'unsupported_media_type' // 415 {"message":"415 Unsupported Media Type"}
   | 'too_many_requests' // 429 {"message":{"error":"This endpoint has been requested too many times. …"}}: a raw limit
-  | 'throttled' // 429 text <detail>: an API throttle (Rack::Attack's answer)
+  | 'throttled' // 429 text <detail> with RateLimit-* headers: a throttle of Rack::Attack's (API, protected paths)
   | 'headers_too_large' // 431 {"message":"431 Request Header Fields Too Large"}
   | 'unprocessable_service' // 422 {"message":{"error":"<detail>"}}: snippet actions with invalid data
   | 'unprocessable_form'; // 422: a page's form without this session's token, or from another site
+
+/**
+ * What a throttle counted when it refused a request (Rack::Attack's match data), for GitLab's RateLimit-*
+ * headers (Gitlab::RackAttack.throttled_response_headers).
+ */
+export interface ThrottleMatch {
+  /** The throttle's name in GitLab (`throttle_unauthenticated_protected_paths`). */
+  name: string;
+  limit: number;
+  periodSeconds: number;
+  /** Requests counted in this window, the refused one included. */
+  observed: number;
+  /** When the window ends, in seconds since the epoch. */
+  resetAt: number;
+}
 
 export class Failure extends Error {
   constructor(
@@ -49,6 +64,8 @@ export class Failure extends Error {
     readonly fields: Record<string, string[]> = {},
     /** Seconds until a rate limit lets the caller in again (429s). */
     readonly retryAfter = 0,
+    /** The throttle that refused the request ('throttled'). */
+    readonly throttle: ThrottleMatch | null = null,
   ) {
     super(detail ? `${reason}: ${detail}` : reason);
   }

@@ -70,22 +70,39 @@ export async function checkApiThrottle(
   settings: ApplicationSettings,
   caller: { userId: number | null; address: string },
 ) {
-  const [enabled, limit, period, key] =
-    caller.userId !== null
-      ? [
-          settings.throttle_authenticated_api_enabled,
-          settings.throttle_authenticated_api_requests_per_period,
-          settings.throttle_authenticated_api_period_in_seconds,
-          `api-user:${caller.userId}`,
-        ]
-      : [
-          settings.throttle_unauthenticated_api_enabled,
-          settings.throttle_unauthenticated_api_requests_per_period,
-          settings.throttle_unauthenticated_api_period_in_seconds,
-          `api-address:${caller.address}`,
-        ];
-  if (!enabled) return;
-  const { count, secondsLeft } = await counters.hit(key, period);
-  if (count > limit)
-    throw new Failure('throttled', settings.rate_limiting_response_text || 'Retry later', {}, secondsLeft);
+  if (caller.userId !== null) {
+    if (!settings.throttle_authenticated_api_enabled) return;
+    await throttle(counters, settings, 'throttle_authenticated_api', `api-user:${caller.userId}`, {
+      limit: settings.throttle_authenticated_api_requests_per_period,
+      periodSeconds: settings.throttle_authenticated_api_period_in_seconds,
+    });
+  } else {
+    if (!settings.throttle_unauthenticated_api_enabled) return;
+    await throttle(counters, settings, 'throttle_unauthenticated_api', `api-address:${caller.address}`, {
+      limit: settings.throttle_unauthenticated_api_requests_per_period,
+      periodSeconds: settings.throttle_unauthenticated_api_period_in_seconds,
+    });
+  }
+}
+
+/** One of Rack::Attack's throttles: counts the request, and refuses it past the limit with GitLab's answer. */
+async function throttle(
+  counters: RateCounters,
+  settings: ApplicationSettings,
+  name: string,
+  key: string,
+  { limit, periodSeconds }: { limit: number; periodSeconds: number },
+) {
+  // The second the window was read in, so that the window's end is now plus what is left of it.
+  const now = Math.floor(Date.now() / 1000);
+  const { count, secondsLeft } = await counters.hit(key, periodSeconds);
+  if (count <= limit) return;
+  const resetAt = now + secondsLeft;
+  throw new Failure('throttled', settings.rate_limiting_response_text || 'Retry later', {}, secondsLeft, {
+    name,
+    limit,
+    periodSeconds,
+    observed: count,
+    resetAt,
+  });
 }

@@ -253,7 +253,7 @@ describe('rate limits', () => {
     assert.match(refused.body, /requested too many times/);
   });
 
-  it('API throttle per user: 429 with Rack::Attack’s text and Retry-After; other users and anonymous go on', async () => {
+  it('API throttle per user: 429 with Rack::Attack’s text, Retry-After and GitLab’s RateLimit headers; others go on', async () => {
     await settings({
       throttle_authenticated_api_enabled: true,
       throttle_authenticated_api_requests_per_period: 3,
@@ -263,7 +263,21 @@ describe('rate limits', () => {
     const refused = await t.expect('GET', '/user', userToken, undefined, 429);
     assert.equal(refused.body, 'Retry later\n');
     assert.equal(refused.headers['content-type'], 'text/plain; charset=utf-8');
-    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    const retryAfter = Number(refused.headers['retry-after']);
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, String(retryAfter));
+    // Gitlab::RackAttack.throttled_response_headers: which throttle, its limit, what it counted, its window's end.
+    const reset = Number(refused.headers['ratelimit-reset']);
+    assert.ok(Math.abs(reset - (Math.floor(Date.now() / 1000) + retryAfter)) <= 1, `${reset} ${retryAfter}`);
+    assert.deepEqual(
+      [
+        refused.headers['ratelimit-name'],
+        refused.headers['ratelimit-limit'],
+        refused.headers['ratelimit-observed'],
+        refused.headers['ratelimit-remaining'],
+        refused.headers['ratelimit-resettime'],
+      ],
+      ['throttle_authenticated_api', '3', '4', '0', new Date(reset * 1000).toUTCString()],
+    );
     await t.expect('GET', '/templates/licenses/mit', null, undefined, 200);
     await t.expect('GET', '/application/settings', ROOT_TOKEN, undefined, 200);
   });
@@ -298,6 +312,10 @@ describe('rate limits', () => {
     await t.expect('GET', '/templates/licenses/mit', null, undefined, 200);
     const refused = await t.expect('GET', '/templates/licenses/mit', null, undefined, 429);
     assert.equal(refused.body, 'Slow down\n');
+    assert.deepEqual(
+      [refused.headers['ratelimit-name'], refused.headers['ratelimit-limit'], refused.headers['ratelimit-observed']],
+      ['throttle_unauthenticated_api', '2', '3'],
+    );
     for (const url of ['/-/liveness', '/-/readiness', '/-/health', '/-/metrics']) {
       const res = await t.request({ method: 'GET', url, token: null });
       assert.equal(res.statusCode, 200, url);

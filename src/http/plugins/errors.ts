@@ -5,7 +5,14 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
-import { Failure, type FailureReason, invalidParams, payloadTooLarge, routeNotFound } from '../../domain/failure.ts';
+import {
+  Failure,
+  type FailureReason,
+  invalidParams,
+  payloadTooLarge,
+  routeNotFound,
+  type ThrottleMatch,
+} from '../../domain/failure.ts';
 
 /** Grape's answer to a body that cannot be parsed as its content type says. */
 export const MALFORMED_BODY = 'message body does not match declared format';
@@ -61,11 +68,28 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
     { message: { error: 'This endpoint has been requested too many times. Try again later.' } },
     { 'Retry-After': String(f.retryAfter) },
   ],
-  throttled: (f) => [429, `${f.detail}\n`, { 'Retry-After': String(f.retryAfter) }],
+  throttled: (f) => [429, `${f.detail}\n`, { ...rateLimitHeaders(f.throttle), 'Retry-After': String(f.retryAfter) }],
   headers_too_large: () => [431, { message: '431 Request Header Fields Too Large' }, { Connection: 'close' }],
   unprocessable_service: (f) => [422, serviceBody(f)],
   unprocessable_form: () => [422, { message: '422 Unprocessable Entity' }],
 };
+
+/**
+ * GitLab's headers on a throttled answer (Gitlab::RackAttack.throttled_response_headers): the throttle, its
+ * limit rounded to a minute's worth, what it counted, what is left, and when its window ends.
+ */
+function rateLimitHeaders(match: ThrottleMatch | null): Record<string, string> {
+  if (!match) return {};
+  const { name, limit, periodSeconds, observed, resetAt } = match;
+  return {
+    'RateLimit-Name': name,
+    'RateLimit-Limit': String(Math.ceil((limit * 60) / periodSeconds)),
+    'RateLimit-Observed': String(observed),
+    'RateLimit-Remaining': String(limit > observed ? limit - observed : 0),
+    'RateLimit-Reset': String(resetAt),
+    'RateLimit-ResetTime': new Date(resetAt * 1000).toUTCString(),
+  };
+}
 
 /** Errors raised by Fastify or Node rather than by our code, as the failure GitLab would answer. */
 function failureOf(error: FastifyError): Failure | null {
