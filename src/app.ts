@@ -8,7 +8,7 @@ import { createStore } from './storage/db/store.ts';
 import { startSearchIndexer } from './storage/db/database.ts';
 import { ServingCaches } from './storage/git/serving-cache.ts';
 import { memoryCounters, rateCounters } from './storage/rate-counters.ts';
-import { registerApiThrottle } from './http/rate-limits.ts';
+import { registerApiThrottle, registerProtectedPathsThrottle } from './http/rate-limits.ts';
 import { PushHooks } from './storage/git/push-hooks.ts';
 import { ReadCache, withCachedReads } from './storage/db/read-cache.ts';
 import { usesReadCache } from './http/request.ts';
@@ -165,6 +165,7 @@ export async function buildApp(config: Config, logger?: Logger): Promise<Fastify
   registerJsonCompression(app);
   registerAuth(app, baseUrl);
   registerApiThrottle(app);
+  registerProtectedPathsThrottle(app, baseUrl);
   // Before any route: the plugin gives each route its hook as the route is added.
   await registerCompression(app);
 

@@ -1,6 +1,6 @@
-// GitLab's rate limits, with its settings and defaults: the raw-file limits (on by default) and the API
-// throttles for signed-in users and for addresses (off by default). The counting is storage's
-// (storage/rate-counters.ts); the answers are the failure table's.
+// GitLab's rate limits, with its settings and defaults: the raw-file limits (on by default), the API
+// throttles for signed-in users and for addresses and the protected paths throttle (off by default). The
+// counting is storage's (storage/rate-counters.ts); the answers are the failure table's.
 import type { RateCounters } from '../storage/rate-counters.ts';
 import type { ApplicationSettings } from './settings.ts';
 import { Failure } from './failure.ts';
@@ -83,6 +83,49 @@ export async function checkApiThrottle(
       periodSeconds: settings.throttle_unauthenticated_api_period_in_seconds,
     });
   }
+}
+
+/**
+ * Whether a path is one of the protected paths: it starts with one of them (GitLab matches each as `\A<path>`,
+ * so `/users` covers `/users/sign_in` and `/users_anything`). Health and metrics never are (should_be_skipped?).
+ */
+export function isProtectedPath(settings: ApplicationSettings, path: string): boolean {
+  if (HEALTH_PATH.test(path)) return false;
+  return settings.protected_paths.some((prefix) => path.startsWith(prefix));
+}
+
+const HEALTH_PATH = /^\/-\/(health|liveness|readiness|metrics)/;
+
+/** Who sends a POST to a protected path: through the API (a token) or the pages (a session), and as whom. */
+export interface ProtectedPathCaller {
+  api: boolean;
+  /** The user its token (API) or session (pages) signs in; null when none does. */
+  userId: number | null;
+  address: string;
+}
+
+/**
+ * GitLab's protected paths throttles (Gitlab::RackAttack): a POST to a protected path counts per address
+ * when nobody is signed in (throttle_unauthenticated_protected_paths), else per user, the API's and the pages'
+ * apart (throttle_authenticated_protected_paths_api, _web); one limit and period for all three. Call it only
+ * for a POST to a protected path (isProtectedPath).
+ */
+export async function checkProtectedPathsThrottle(
+  counters: RateCounters,
+  settings: ApplicationSettings,
+  caller: ProtectedPathCaller,
+) {
+  if (!settings.throttle_protected_paths_enabled) return;
+  const [name, key] =
+    caller.userId === null
+      ? ['throttle_unauthenticated_protected_paths', `protected-paths-address:${caller.address}`]
+      : caller.api
+        ? ['throttle_authenticated_protected_paths_api', `protected-paths-api-user:${caller.userId}`]
+        : ['throttle_authenticated_protected_paths_web', `protected-paths-web-user:${caller.userId}`];
+  await throttle(counters, settings, name, key, {
+    limit: settings.throttle_protected_paths_requests_per_period,
+    periodSeconds: settings.throttle_protected_paths_period_in_seconds,
+  });
 }
 
 /** One of Rack::Attack's throttles: counts the request, and refuses it past the limit with GitLab's answer. */

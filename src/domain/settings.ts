@@ -34,6 +34,15 @@ export interface ApplicationSettings {
   throttle_unauthenticated_api_enabled: boolean;
   throttle_unauthenticated_api_requests_per_period: number;
   throttle_unauthenticated_api_period_in_seconds: number;
+  /** Whether POSTs to the protected paths (sign-in and the like) are throttled per address, or per user. */
+  throttle_protected_paths_enabled: boolean;
+  throttle_protected_paths_requests_per_period: number;
+  throttle_protected_paths_period_in_seconds: number;
+  /**
+   * The paths whose POSTs that throttle counts: a request's path counts when it starts with one of them
+   * (GitLab's `\A<path>`). The API reads and writes them as `protected_paths_raw`, one a line.
+   */
+  protected_paths: string[];
   /** What a throttled request is told; "Retry later" when null. */
   rate_limiting_response_text: string | null;
   /** The largest pack a push may send, in MiB (git's receive.maxInputSize); null or 0: no limit. */
@@ -54,6 +63,25 @@ export interface ApplicationSettings {
 }
 
 export const MiB = 1024 * 1024;
+
+/** GitLab's DEFAULT_PROTECTED_PATHS (ApplicationSettingImplementation), in its order. */
+export const DEFAULT_PROTECTED_PATHS = [
+  '/users/password',
+  '/users/sign_in',
+  '/api/v3/session.json',
+  '/api/v3/session',
+  '/api/v4/session.json',
+  '/api/v4/session',
+  '/users',
+  '/users/confirmation',
+  '/unsubscribes/',
+  '/import/github/personal_access_token',
+  '/admin/session',
+];
+
+/** GitLab's limits on the list: 100 entries (the model's validation), each a varchar(255). */
+const MAX_PROTECTED_PATHS = 100;
+const MAX_PROTECTED_PATH_LENGTH = 255;
 
 type Key = keyof ApplicationSettings;
 
@@ -78,6 +106,12 @@ export const DEFAULT_SETTINGS: ApplicationSettings = {
   throttle_unauthenticated_api_enabled: false,
   throttle_unauthenticated_api_requests_per_period: 3600,
   throttle_unauthenticated_api_period_in_seconds: 3600,
+  // Off, as GitLab's source has it (the defaults of ApplicationSettingImplementation, and the column's default
+  // since the migration that turned it back off in 12.4), though its protected paths page says "enabled by default".
+  throttle_protected_paths_enabled: false,
+  throttle_protected_paths_requests_per_period: 10,
+  throttle_protected_paths_period_in_seconds: 60,
+  protected_paths: DEFAULT_PROTECTED_PATHS,
   rate_limiting_response_text: null,
   receive_max_input_size: null,
   // What the server holds of a push at once is about three times its largest object while that object's row
@@ -137,6 +171,17 @@ const RULES: Record<Key, (value: unknown) => string | null> = {
   throttle_unauthenticated_api_enabled: aBoolean,
   throttle_unauthenticated_api_requests_per_period: aboveZero,
   throttle_unauthenticated_api_period_in_seconds: aboveZero,
+  throttle_protected_paths_enabled: aBoolean,
+  throttle_protected_paths_requests_per_period: aboveZero,
+  throttle_protected_paths_period_in_seconds: aboveZero,
+  protected_paths: (v) =>
+    !Array.isArray(v) || !v.every((path) => typeof path === 'string')
+      ? 'is invalid'
+      : v.length > MAX_PROTECTED_PATHS
+        ? `is too long (maximum is ${MAX_PROTECTED_PATHS} entries)`
+        : v.some((path) => path.length > MAX_PROTECTED_PATH_LENGTH)
+          ? `is too long (maximum is ${MAX_PROTECTED_PATH_LENGTH} characters)`
+          : null,
   rate_limiting_response_text: (v) =>
     v === null || (typeof v === 'string' && v.length <= 255) ? null : 'is too long (maximum is 255 characters)',
   // MiB, within GitLab's integer column: git takes the limit in bytes as a 64-bit number.
@@ -192,12 +237,36 @@ export async function getSettings(store: Store): Promise<ApplicationSettings> {
   return settings;
 }
 
-/** The changes as parsed by the API: restricted levels still as names or integers. */
+/**
+ * The changes as parsed by the API: restricted levels still as names or integers, the protected paths as the
+ * text GitLab's API takes (`protected_paths_raw`).
+ */
 export type SettingsChanges = {
-  [K in Exclude<Key, 'restricted_visibility_levels'>]?: ApplicationSettings[K] | null;
+  [K in Exclude<Key, 'restricted_visibility_levels' | 'protected_paths'>]?: ApplicationSettings[K] | null;
 } & {
   restricted_visibility_levels?: string[] | null;
+  protected_paths_raw?: string | null;
 };
+
+/** The characters that part a list's entries in GitLab's strings_to_array: Ruby's \s, commas and semicolons. */
+const LIST_SEPARATORS = new Set([' ', '\t', '\r', '\n', '\f', '\v', ',', ';']);
+
+/**
+ * GitLab's strings_to_array: a list written as text, its entries apart by commas, semicolons, white space or
+ * line breaks (its pattern, /\s*[,;]\s*|\s|[\r\n]/, splits only blanks out of a run of them); blanks dropped,
+ * each entry once. Null is the empty list. Read in one pass, and only up to one entry past `most`: a longer
+ * list is refused whatever follows, and a text of megabytes would otherwise be millions of strings.
+ */
+export function stringsToArray(text: string | null, most = Number.POSITIVE_INFINITY): string[] {
+  const entries = new Set<string>();
+  let start = 0;
+  for (let i = 0; text !== null && i <= text.length && entries.size <= most; i++) {
+    if (i < text.length && !LIST_SEPARATORS.has(text[i])) continue;
+    if (i > start) entries.add(text.slice(start, i));
+    start = i + 1;
+  }
+  return [...entries];
+}
 
 /** Validates every change as GitLab's model does, then stores them all or none. */
 export async function updateSettings(store: Store, changes: SettingsChanges): Promise<ApplicationSettings> {
@@ -206,6 +275,8 @@ export async function updateSettings(store: Store, changes: SettingsChanges): Pr
     if (!isKey(key) || given === undefined) continue;
     values[key] = given === null && key in NULL_MEANS ? NULL_MEANS[key] : given;
   }
+  if (changes.protected_paths_raw !== undefined)
+    values.protected_paths = stringsToArray(changes.protected_paths_raw, MAX_PROTECTED_PATHS);
   if (Array.isArray(values.restricted_visibility_levels)) {
     const levels = (values.restricted_visibility_levels as string[]).filter((v) => v !== '').map(visibilityFromLevel);
     if (levels.includes(null)) throw invalidParams('restricted_visibility_levels does not have a valid value');

@@ -4,7 +4,8 @@
 // PostgreSQL one count for every node; the search limits per user and per address (30 and 10 a minute).
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { awayFromMinuteEnd, createTestApp, ROOT_TOKEN, TEST_DB, type TestApp } from '../helper.ts';
+import { awayFromMinuteEnd, createTestApp, ROOT_TOKEN, signInCookie, TEST_DB, type TestApp } from '../helper.ts';
+import { DEFAULT_PROTECTED_PATHS } from '../../src/domain/settings.ts';
 
 const RAW_LIMITED = { message: { error: 'This endpoint has been requested too many times. Try again later.' } };
 
@@ -323,6 +324,241 @@ describe('rate limits', () => {
   });
 });
 
+describe('protected paths throttle', () => {
+  // GitLab's protected paths (docs/gitlab-compatibility.md#protected-paths): POSTs to sign-in and the like,
+  // counted per address, or per user when a token or session signs one in; off by default, 10 a minute.
+  let t: TestApp;
+  let alice: { id: number; token: string };
+  let aliceSession: string;
+  const settings = (changes: object) => t.ok('PUT', '/application/settings', ROOT_TOKEN, changes, 200);
+  const on = (changes: object = {}) => settings({ throttle_protected_paths_enabled: true, ...changes });
+  let addresses = 0;
+  /** An address no other test sent from: its count starts at nothing. */
+  const newAddress = () => `10.93.0.${++addresses}`;
+
+  /** The sign-in form's POST from `address`, as a browser sends it (the form's token and its cookie). */
+  async function signIn(address: string, login = 'nobody', cookie = '') {
+    const form = await t.request({ method: 'GET', url: '/users/sign_in', token: null, remoteAddress: address });
+    assert.equal(form.statusCode, 200, 'the form itself is a GET: never counted');
+    const token = /name="authenticity_token" value="([^"]+)"/.exec(form.body)![1];
+    return t.request({
+      method: 'POST',
+      url: '/users/sign_in',
+      token: null,
+      remoteAddress: address,
+      headers: {
+        cookie: `_snippetd_sign_in=${token}${cookie ? `; ${cookie}` : ''}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      payload: new URLSearchParams({ authenticity_token: token, login, password: 'wrong password' }).toString(),
+    });
+  }
+  const post = (url: string, address: string, options: { token?: string | null; cookie?: string } = {}) =>
+    t.request({
+      method: 'POST',
+      url,
+      token: options.token ?? null,
+      remoteAddress: address,
+      ...(options.cookie && { headers: { cookie: options.cookie } }),
+    });
+
+  /** GitLab's throttled answer: Rack::Attack's text and Gitlab::RackAttack's headers. */
+  function assertThrottled(
+    res: Awaited<ReturnType<TestApp['request']>>,
+    name: string,
+    limit: number,
+    observed: number,
+    { text = 'Retry later', period = 60 } = {},
+  ) {
+    assert.equal(res.statusCode, 429, res.body);
+    assert.equal(res.body, `${text}\n`);
+    assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8');
+    const retryAfter = Number(res.headers['retry-after']);
+    assert.ok(retryAfter >= 1 && retryAfter <= period, String(retryAfter));
+    const reset = Number(res.headers['ratelimit-reset']);
+    assert.ok(Math.abs(reset - (Math.floor(Date.now() / 1000) + retryAfter)) <= 1, `${reset} ${retryAfter}`);
+    assert.equal(reset % period, 0, 'a fixed window ends on a whole period since the epoch');
+    assert.deepEqual(
+      [
+        res.headers['ratelimit-name'],
+        res.headers['ratelimit-limit'],
+        res.headers['ratelimit-observed'],
+        res.headers['ratelimit-remaining'],
+        res.headers['ratelimit-resettime'],
+      ],
+      [name, String(limit), String(observed), '0', new Date(reset * 1000).toUTCString()],
+    );
+  }
+
+  before(async () => {
+    t = await createTestApp();
+    const password = 'correct horse battery';
+    const created = await t.ok(
+      'POST',
+      '/users',
+      ROOT_TOKEN,
+      { username: 'alice', email: 'alice@example.com', name: 'Alice', password },
+      201,
+    );
+    const { token } = await t.ok(
+      'POST',
+      `/users/${created.id}/personal_access_tokens`,
+      ROOT_TOKEN,
+      { name: 'alice', scopes: ['api'] },
+      201,
+    );
+    alice = { id: created.id, token };
+    aliceSession = await signInCookie(t, 'alice', password);
+  });
+  beforeEach(() => awayFromMinuteEnd());
+  afterEach(() =>
+    settings({
+      throttle_protected_paths_enabled: false,
+      throttle_protected_paths_requests_per_period: 10,
+      throttle_protected_paths_period_in_seconds: 60,
+      protected_paths_raw: DEFAULT_PROTECTED_PATHS.join('\n'),
+      rate_limiting_response_text: null,
+    }),
+  );
+  after(() => t.close());
+
+  it('GitLab’s defaults: off, 10 requests a minute, GitLab’s paths, read and written as protected_paths_raw', async () => {
+    const s = await t.ok('GET', '/application/settings', ROOT_TOKEN, undefined, 200);
+    assert.deepEqual(
+      [
+        s.throttle_protected_paths_enabled,
+        s.throttle_protected_paths_requests_per_period,
+        s.throttle_protected_paths_period_in_seconds,
+        s.protected_paths_raw,
+        s.protected_paths,
+      ],
+      [
+        false,
+        10,
+        60,
+        '/users/password\n/users/sign_in\n/api/v3/session.json\n/api/v3/session\n/api/v4/session.json\n' +
+          '/api/v4/session\n/users\n/users/confirmation\n/unsubscribes/\n/import/github/personal_access_token\n' +
+          '/admin/session',
+        undefined,
+      ],
+    );
+    // GitLab's strings_to_array: line breaks, commas, semicolons and spaces part entries; each comes once.
+    const changed = await settings({ protected_paths_raw: ' /a, /b;/c\r\n/d /a\n\n' });
+    assert.equal(changed.protected_paths_raw, '/a\n/b\n/c\n/d');
+    assert.equal((await settings({ protected_paths_raw: null })).protected_paths_raw, '');
+    await t.fails(
+      'PUT',
+      '/application/settings',
+      ROOT_TOKEN,
+      { protected_paths_raw: Array.from({ length: 101 }, (_, i) => `/p${i}`).join('\n') },
+      400,
+      { message: { protected_paths: ['is too long (maximum is 100 entries)'] } },
+    );
+    await t.fails('PUT', '/application/settings', ROOT_TOKEN, { protected_paths_raw: ['/a'] }, 400, {
+      error: 'protected_paths_raw is invalid',
+    });
+    await t.fails(
+      'PUT',
+      '/application/settings',
+      ROOT_TOKEN,
+      { throttle_protected_paths_requests_per_period: 0, throttle_protected_paths_period_in_seconds: -1 },
+      400,
+      {
+        message: {
+          throttle_protected_paths_requests_per_period: ['must be greater than 0'],
+          throttle_protected_paths_period_in_seconds: ['must be greater than 0'],
+        },
+      },
+    );
+    await t.fails('PUT', '/application/settings', ROOT_TOKEN, { throttle_protected_paths_enabled: 'maybe' }, 400, {
+      error: 'throttle_protected_paths_enabled is invalid',
+    });
+  });
+
+  it('the 11th sign-in POST of a minute from one address is 429 with GitLab’s text and headers; other addresses, GETs and other paths go on', async () => {
+    await on();
+    const address = newAddress();
+    for (let i = 1; i <= 10; i++) assert.equal((await signIn(address)).statusCode, 401, `sign-in ${i}`);
+    assertThrottled(await signIn(address), 'throttle_unauthenticated_protected_paths', 10, 11);
+    // Every protected path counts against the address's one budget, whatever serves it (here nothing: GitLab's
+    // API session path, and the provider's button without a provider, are 404 without the throttle).
+    assertThrottled(await post('/api/v4/session', address), 'throttle_unauthenticated_protected_paths', 10, 12);
+    assertThrottled(
+      await post('/users/auth/openid_connect', address),
+      'throttle_unauthenticated_protected_paths',
+      10,
+      13,
+    );
+    // Another address has a count of its own; GETs and other paths are not counted.
+    assert.equal((await signIn(newAddress())).statusCode, 401);
+    assert.equal(
+      (await t.request({ method: 'GET', url: '/users/sign_in', token: null, remoteAddress: address })).statusCode,
+      200,
+    );
+    assert.equal((await post('/api/v4/projects', address)).statusCode, 401);
+    assert.equal((await post('/-/snippets/new', address)).statusCode, 404);
+    // Turned off, the same address is let through at once.
+    await settings({ throttle_protected_paths_enabled: false });
+    assert.equal((await signIn(address)).statusCode, 401);
+  });
+
+  it('off, sign-ins from one address are never throttled', async () => {
+    const address = newAddress();
+    for (let i = 1; i <= 12; i++) assert.equal((await signIn(address)).statusCode, 401, `sign-in ${i}`);
+    assert.equal((await signIn(address, 'alice')).statusCode, 401);
+  });
+
+  it('the limit, the period, the paths and the text are the settings’; a path counts by its start', async () => {
+    await on({
+      throttle_protected_paths_requests_per_period: 2,
+      throttle_protected_paths_period_in_seconds: 120,
+      protected_paths_raw: '/users/sign_in\n/explore',
+      rate_limiting_response_text: 'Slow down',
+    });
+    const address = newAddress();
+    assert.equal((await signIn(address)).statusCode, 401);
+    // `/explore` covers `/explore/snippets` (and `/explorer`): GitLab matches \A<path>.
+    assert.equal((await post('/explore/snippets', address)).statusCode, 404);
+    // 2 in 120 s is RateLimit-Limit 1 a minute, rounded up.
+    const refused = await post('/explorer', address);
+    assertThrottled(refused, 'throttle_unauthenticated_protected_paths', 1, 3, { text: 'Slow down', period: 120 });
+    // `/users` is no longer protected; the sign-in form still is, however its path is spelled.
+    assert.equal((await post('/users/sign_out', address)).statusCode, 303);
+    assert.equal((await post('/users/%73ign_in', address)).statusCode, 429);
+  });
+
+  it('a token’s user is counted, not its address, through the API; a session’s through the pages', async () => {
+    await on({ throttle_protected_paths_requests_per_period: 2 });
+    const address = newAddress();
+    const bob = await t.user('bob');
+    for (let i = 0; i < 2; i++)
+      assert.equal((await post('/api/v4/session', address, { token: alice.token })).statusCode, 404);
+    assertThrottled(
+      await post('/api/v4/session', address, { token: alice.token }),
+      'throttle_authenticated_protected_paths_api',
+      2,
+      3,
+    );
+    // Another user, and nobody, from the same address: counts of their own.
+    assert.equal((await post('/api/v4/session', address, { token: bob.token })).statusCode, 404);
+    assert.equal((await post('/api/v4/session', address)).statusCode, 404);
+    // A token that signs nobody in is nobody's: the address's count.
+    assert.equal((await post('/api/v4/session', address, { token: 'not-a-token-0123456789' })).statusCode, 401);
+    assertThrottled(
+      await post('/api/v4/session', address, { token: 'not-a-token-0123456789' }),
+      'throttle_unauthenticated_protected_paths',
+      2,
+      3,
+    );
+    // Alice's session in the pages: the pages' count of hers, apart from the API's.
+    const other = newAddress();
+    assert.equal((await signIn(other, 'alice', aliceSession)).statusCode, 401);
+    assert.equal((await signIn(other, 'alice', aliceSession)).statusCode, 401);
+    assertThrottled(await signIn(other, 'alice', aliceSession), 'throttle_authenticated_protected_paths_web', 2, 3);
+    assert.equal((await signIn(other)).statusCode, 401, 'nobody from the same address');
+  });
+});
+
 describe('rate limits across nodes', {
   skip: TEST_DB !== 'postgres' && 'nodes share a database on PostgreSQL only',
 }, () => {
@@ -362,6 +598,27 @@ describe('rate limits across nodes', {
     await create(two, 5, 429);
     await one.ok('PUT', '/application/settings', admin, { throttle_authenticated_api_enabled: false }, 200);
     await create(two, 6, 201);
+  });
+
+  it('counts the protected paths’ POSTs of every node against one limit', async () => {
+    await awayFromMinuteEnd();
+    await one.ok(
+      'PUT',
+      '/application/settings',
+      ROOT_TOKEN,
+      { throttle_protected_paths_enabled: true, throttle_protected_paths_requests_per_period: 3 },
+      200,
+    );
+    const post = (node: TestApp) =>
+      node.request({ method: 'POST', url: '/api/v4/session', token: null, remoteAddress: '10.93.1.1' });
+    assert.equal((await post(one)).statusCode, 404);
+    assert.equal((await post(two)).statusCode, 404);
+    assert.equal((await post(one)).statusCode, 404);
+    const refused = await post(two);
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.headers['ratelimit-observed'], '4');
+    await two.ok('PUT', '/application/settings', ROOT_TOKEN, { throttle_protected_paths_enabled: false }, 200);
+    assert.equal((await post(one)).statusCode, 404);
   });
 
   it('counts every node’s requests against one limit', async () => {

@@ -1,10 +1,10 @@
 // `snippetd serve --workers 2` (cluster.ts) on the test database: one port answered by both workers; what
 // one worker writes the other reads at once (the read cache's change epoch); racing API updates and git
 // pushes through both keep every acknowledged write and refuse the losers whole (on SQLite the workers share
-// one file); a rate limit counts the requests of both; root's token is made and told once; a worker killed
-// with -9 is replaced while the port keeps answering, and /-/readiness fails until both serve again;
-// SIGTERM lets a request in flight finish before everything exits; /-/metrics sums both workers. Ephemeral mode
-// keeps one process.
+// one file); a rate limit and the protected paths throttle count the requests of both; root's token is made
+// and told once; a worker killed with -9 is replaced while the port keeps answering, and /-/readiness fails
+// until both serve again; SIGTERM lets a request in flight finish before everything exits; /-/metrics sums
+// both workers. Ephemeral mode keeps one process.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -319,6 +319,35 @@ describe(`two workers on one ${TEST_DB} database`, () => {
     assert.deepEqual([...workers].sort(), [1, 2]);
     const off = await call(server.url, 'PUT', '/api/v4/application/settings', {
       body: { raw_blob_request_limit: 0 },
+    });
+    assert.equal(off.status, 200, off.text);
+  });
+
+  it('the protected paths throttle counts the POSTs both workers answer', async () => {
+    const limit = 4;
+    const set = await call(server.url, 'PUT', '/api/v4/application/settings', {
+      body: { throttle_protected_paths_enabled: true, throttle_protected_paths_requests_per_period: limit },
+    });
+    assert.equal(set.status, 200, set.text);
+    // Within one window (a minute): GitLab's API session path, which nothing serves here, from one address.
+    await awayFromMinuteEnd();
+    const statuses: number[] = [];
+    const workers = new Set<number>();
+    for (let i = 0; i <= limit; i++) {
+      const post = await call(server.url, 'POST', '/api/v4/session', { token: null });
+      statuses.push(post.status);
+      workers.add(await workerOf(server, post.id));
+      if (i === limit) {
+        assert.equal(post.text, 'Retry later\n');
+        assert.equal(post.headers['ratelimit-name'], 'throttle_unauthenticated_protected_paths');
+        assert.equal(post.headers['ratelimit-observed'], String(limit + 1));
+        assert.ok(Number(post.headers['retry-after']) > 0);
+      }
+    }
+    assert.deepEqual(statuses, [...Array(limit).fill(404), 429]);
+    assert.deepEqual([...workers].sort(), [1, 2]);
+    const off = await call(server.url, 'PUT', '/api/v4/application/settings', {
+      body: { throttle_protected_paths_enabled: false },
     });
     assert.equal(off.status, 200, off.text);
   });

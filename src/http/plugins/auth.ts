@@ -101,6 +101,27 @@ async function authenticate(
 }
 
 /**
+ * Before the body is read: the user the token in the request's headers or query string is, for a throttle that
+ * counts per user (GitLab's throttled_identifer). Null when it carries none, or one that does not sign anyone
+ * in (unknown, expired, revoked, a blocked user's); the request is refused for it later, as any other is. Sudo
+ * plays no part: the token's own user is counted.
+ */
+export async function tokenUserBeforeBody(
+  request: FastifyRequest,
+  externalUrl: (r: FastifyRequest) => string,
+): Promise<User | null> {
+  const plain = presentedToken(request);
+  if (plain === null) return null;
+  try {
+    const { user } = await authenticateToken(storeOf(request), plain);
+    return accessDeniedReason(user, externalUrl(request)) ? null : user;
+  } catch (error) {
+    if (error instanceof Failure) return null;
+    throw error;
+  }
+}
+
+/**
  * Before the body is read (plugins/body-limits.ts): whether the token the request carries in its headers or
  * query string authenticates it for this route. Null when it does; else what the request is answered without
  * one: the token's own refusal (401 invalid, 403 blocked or scope), or 401 when it carries none.

@@ -6,6 +6,7 @@ import { updateSettingsSpec } from '../schemas/instance.ts';
 import { getSettings, updateSettings } from '../../domain/settings.ts';
 import { SNIPPETD_VERSION } from '../../version.ts';
 import { authorize } from '../../domain/policy.ts';
+import { applicationSettings } from '../presenters/settings.ts';
 
 /** GitLab's metadata entity: no agent server for Kubernetes (kas) and not the enterprise edition. */
 const INSTANCE_METADATA = {
@@ -26,12 +27,12 @@ export default async function instanceRoutes(app: FastifyInstance) {
   /** GET /application/settings — admins only: 401 anonymous, 403 others. */
   app.get('/application/settings', async (request) => {
     authorize(currentUser(request), 'admin_all_resources', null);
-    return getSettings(storeOf(request));
+    return applicationSettings(await getSettings(storeOf(request)));
   });
 
   /** PUT /application/settings — admins only; 400 for invalid values (Grape's types, then the model's rules). */
   app.put('/application/settings', async (request) => {
     authorize(currentUser(request), 'admin_all_resources', null);
-    return updateSettings(storeOf(request), validateRequest(updateSettingsSpec, request));
+    return applicationSettings(await updateSettings(storeOf(request), validateRequest(updateSettingsSpec, request)));
   });
 }

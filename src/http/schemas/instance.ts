@@ -24,6 +24,11 @@ export const updateSettingsSpec = {
   throttle_unauthenticated_api_enabled: { type: 'boolean', nullable: true },
   throttle_unauthenticated_api_requests_per_period: { type: 'integer', nullable: true },
   throttle_unauthenticated_api_period_in_seconds: { type: 'integer', nullable: true },
+  throttle_protected_paths_enabled: { type: 'boolean', nullable: true },
+  throttle_protected_paths_requests_per_period: { type: 'integer', nullable: true },
+  throttle_protected_paths_period_in_seconds: { type: 'integer', nullable: true },
+  // GitLab's API takes the list as text (entries apart by line breaks, commas, semicolons or spaces).
+  protected_paths_raw: { type: 'string', nullable: true },
   rate_limiting_response_text: { type: 'string', nullable: true },
   receive_max_input_size: { type: 'integer', nullable: true },
   max_file_size: { type: 'integer', nullable: true },
