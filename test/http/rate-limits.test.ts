@@ -1,7 +1,9 @@
 // GitLab's rate limits with its settings (issue 17): the raw limits, per project and file and per project
 // for anonymous readers, on by default (300 and 800 a minute) and set low here; the API throttles per user
-// and per address, off by default; 429 with Retry-After and GitLab's bodies; health never limited; and on
-// PostgreSQL one count for every node; the search limits per user and per address (30 and 10 a minute).
+// and per address, off by default; 429 with Retry-After and GitLab's bodies (a throttle's with its RateLimit
+// headers); health never limited; and on PostgreSQL one count for every node; the search limits per user and
+// per address (30 and 10 a minute); the protected paths throttle (D26), off by default: POSTs to sign-in and
+// the like per address, or per user of a token or a session.
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { awayFromMinuteEnd, createTestApp, ROOT_TOKEN, signInCookie, TEST_DB, type TestApp } from '../helper.ts';
@@ -325,7 +327,7 @@ describe('rate limits', () => {
 });
 
 describe('protected paths throttle', () => {
-  // GitLab's protected paths (docs/gitlab-compatibility.md#protected-paths): POSTs to sign-in and the like,
+  // GitLab's protected paths (docs/gitlab-compatibility.md#d26): POSTs to sign-in and the like,
   // counted per address, or per user when a token or session signs one in; off by default, 10 a minute.
   let t: TestApp;
   let alice: { id: number; token: string };
