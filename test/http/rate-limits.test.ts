@@ -477,6 +477,25 @@ describe('protected paths throttle', () => {
     });
   });
 
+  it('a list of megabytes is read in one pass: a run of separators once, and no further than one entry too many', async () => {
+    // GitLab's pattern, /\s*[,;]\s*|\s/, would read a run of 2 MB of spaces again from each of its characters.
+    const started = Date.now();
+    const blank = await settings({ protected_paths_raw: `/a${' '.repeat(2 * 1024 * 1024)}/b` });
+    assert.equal(blank.protected_paths_raw, '/a\n/b');
+    // 200,000 entries: refused as more than 100, each after the 101st never made a string.
+    const many = await t.api('PUT', '/application/settings', ROOT_TOKEN, {
+      protected_paths_raw: Array.from({ length: 200_000 }, (_, i) => `/p${i}`).join(','),
+    });
+    assert.deepEqual(
+      [many.statusCode, many.json],
+      [400, { message: { protected_paths: ['is too long (maximum is 100 entries)'] } }],
+    );
+    await t.fails('PUT', '/application/settings', ROOT_TOKEN, { protected_paths_raw: `/${'x'.repeat(255)}` }, 400, {
+      message: { protected_paths: ['is too long (maximum is 255 characters)'] },
+    });
+    assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
+  });
+
   it('the 11th sign-in POST of a minute from one address is 429 with GitLab’s text and headers; other addresses, GETs and other paths go on', async () => {
     await on();
     const address = newAddress();
