@@ -548,6 +548,15 @@ describe('protected paths throttle', () => {
     assert.equal((await post('/users/%73ign_in', address)).statusCode, 429);
   });
 
+  it('health and metrics are never counted, even under a protected path', async () => {
+    await on({ throttle_protected_paths_requests_per_period: 1, protected_paths_raw: '/-/' });
+    const address = newAddress();
+    for (const url of ['/-/health', '/-/liveness', '/-/readiness', '/-/metrics', '/-/health'])
+      assert.notEqual((await post(url, address)).statusCode, 429, url);
+    assert.equal((await post('/-/snippets/new', address)).statusCode, 404);
+    assert.equal((await post('/-/snippets/new', address)).statusCode, 429);
+  });
+
   it('a token’s user is counted, not its address, through the API; a session’s through the pages', async () => {
     await on({ throttle_protected_paths_requests_per_period: 2 });
     const address = newAddress();
