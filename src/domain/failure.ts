@@ -97,3 +97,14 @@ export function addFieldMessage(fields: Record<string, string[]>, field: string,
   if (!fields[field]) fields[field] = [];
   fields[field].push(message);
 }
+
+/**
+ * GitLab's check_unmodified_since!: 412 when what a request would change was changed after its If-Unmodified-Since
+ * date, compared in whole seconds (an HTTP date has no finer ones). A header that is not a date checks nothing.
+ */
+export function checkUnmodifiedSince(lastModifiedMs: number, header: string | undefined): void {
+  if (header === undefined) return;
+  const since = Date.parse(header);
+  if (!Number.isNaN(since) && Math.floor(lastModifiedMs / 1000) > Math.floor(since / 1000))
+    throw new Failure('precondition_failed');
+}

@@ -130,6 +130,11 @@ export function isValidRefName(ref: string): boolean {
 }
 
 /** Branch names the API takes: valid in a ref, at most 255 characters, and not to be read as options. */
+/** The longest branch name snippetd takes, in characters. */
+export const MAX_BRANCH_NAME = 255;
+
 export function isValidBranchName(name: string): boolean {
-  return name.length <= 255 && !name.startsWith('-') && name !== '@' && isValidRefName(`refs/heads/${name}`);
+  return (
+    name.length <= MAX_BRANCH_NAME && !name.startsWith('-') && name !== '@' && isValidRefName(`refs/heads/${name}`)
+  );
 }

@@ -22,8 +22,8 @@ import {
   type TreeEntry,
   TreeTooLarge,
 } from '../storage/git/repository.ts';
-import { Failure, notFound } from './failure.ts';
-import { isValidBranchName, isValidGitPath } from './paths.ts';
+import { checkUnmodifiedSince, Failure, notFound } from './failure.ts';
+import { isValidBranchName, isValidGitPath, MAX_BRANCH_NAME } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
 import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
 import type { PageOf, PageWindow } from '../storage/db/page.ts';
@@ -503,6 +503,90 @@ export async function branchExists(store: Store, ctx: ProjectContext, name: stri
   const repo = await projectRepository(store, ctx.project);
   if (!repo || !isValidBranchName(name)) return false;
   return (await repo.readBranch(name)) !== null;
+}
+
+/**
+ * POST /projects/:id/repository/branches (GitLab's Branches::CreateService): `name` made at the commit `ref` names.
+ * As GitLab's, a repository without a branch is first given its default branch, holding an empty README.md.
+ */
+export async function createBranch(
+  store: Store,
+  caches: ServingCaches,
+  ctx: ProjectContext,
+  name: string,
+  ref: string,
+  author: FileWrite['author'],
+): Promise<BranchInfo> {
+  const existing = await projectRepository(store, ctx.project);
+  if (!existing || !(await existing.hasBranches())) {
+    const branch = ctx.project.default_branch ?? 'main';
+    const write = { action: 'create', filePath: 'README.md', content: Buffer.alloc(0), branch, author } as const;
+    await writeFile(store, ctx, { ...write, message: 'Add README.md' }).catch((error) => {
+      // Another request made the first branch meanwhile: there is one now, which is what this wanted.
+      if (!(error instanceof Failure && error.reason === 'bad_request_message')) throw error;
+    });
+  }
+  if (!isValidBranchName(name)) throw badRequest('Branch name is invalid');
+  const repo = await projectRepository(store, ctx.project);
+  if (repo && (await repo.readBranch(name))) throw badRequest(BRANCH_EXISTS);
+  const commit = repo && (await repo.resolveCommit(ref));
+  if (!repo || !commit) throw badRequest(`Failed to create branch '${name}': invalid reference name '${ref}'`);
+  try {
+    await store.transaction(async (tx) => {
+      // The project first, as its delete locks it: one deleted since it was read is gone, not given a branch.
+      if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
+      const bound = await projectRepository(tx, ctx.project);
+      if (!bound) throw notFound('Project');
+      await bound.moveRef(`refs/heads/${name}`, null, commit);
+    });
+  } catch (error) {
+    if (error instanceof RefConflict) throw badRequest(BRANCH_EXISTS);
+    if (error instanceof RefNameClash)
+      throw badRequest(`Failed to create branch '${name}': Branch name conflicts with existing branch hierarchy.`);
+    throw error;
+  }
+  const [info] = await branchInfos(caches, repo, [{ name, id: commit }]);
+  return info;
+}
+
+const BRANCH_EXISTS = 'Branch already exists';
+
+/**
+ * A branch name a request's path gives (GitLab's find_branch!): 400 when git's rules refuse it. One past the
+ * length no branch here reaches is left to be not found, as GitLab, which sets no length, answers it.
+ */
+export function requireBranchName(name: string): string {
+  if (name.length <= MAX_BRANCH_NAME && !isValidBranchName(name)) throw badRequest('The branch refname is invalid');
+  return name;
+}
+
+/**
+ * DELETE /projects/:id/repository/branches/:branch (GitLab's Branches::DeleteService): 404 Branch Not Found, 412
+ * when its commit was authored after `ifUnmodifiedSince`, and the default branch refused as GitLab's hooks refuse it.
+ */
+export async function deleteBranch(
+  store: Store,
+  caches: ServingCaches,
+  ctx: ProjectContext,
+  name: string,
+  ifUnmodifiedSince: string | undefined,
+): Promise<void> {
+  const found = await findBranch(store, caches, ctx, name);
+  if (!found) throw notFound('Branch');
+  checkUnmodifiedSince(Date.parse(found.commit.authoredAt), ifUnmodifiedSince);
+  if (found.default) throw badRequest('The default branch of a project cannot be deleted.');
+  try {
+    await store.transaction(async (tx) => {
+      if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
+      const repo = await projectRepository(tx, ctx.project);
+      if (!repo) throw notFound('Branch');
+      await repo.moveRef(`refs/heads/${name}`, found.commit.id, null);
+    });
+  } catch (error) {
+    // Moved or deleted since it was read: GitLab's rm_branch at the target it read fails the same way.
+    if (error instanceof RefConflict) throw badRequest('Failed to remove branch');
+    throw error;
+  }
 }
 
 /** Each branch with its commit, and whether it is merged: git tells that, for the branches not at the default's head. */

@@ -1,6 +1,6 @@
 // Deleting a snippet with its repository, in one transaction.
 import type { Snippet } from '../../storage/db/schema.ts';
-import { Failure, notFound } from '../failure.ts';
+import { checkUnmodifiedSince, notFound } from '../failure.ts';
 import type { SnippetDeps } from './commits.ts';
 
 export async function deleteSnippet(
@@ -13,12 +13,7 @@ export async function deleteSnippet(
     // and the precondition checked on it: an update committed since `snippet` was read counts.
     const locked = await tx.snippets.lock(snippet.id);
     if (!locked) throw notFound('Snippet'); // deleted meanwhile
-    if (ifUnmodifiedSince !== undefined) {
-      const since = Date.parse(ifUnmodifiedSince);
-      // HTTP dates have whole seconds; compare at that precision.
-      if (!Number.isNaN(since) && Math.floor(Date.parse(locked.updated_at) / 1000) > Math.floor(since / 1000))
-        throw new Failure('precondition_failed');
-    }
+    checkUnmodifiedSince(Date.parse(locked.updated_at), ifUnmodifiedSince);
     await tx.snippets.delete(snippet.id);
     await tx.git.delete('snippet', [snippet.id]);
   });

@@ -21,7 +21,10 @@ import {
   listTree,
   nameOf,
   branchExists,
+  createBranch,
+  deleteBranch,
   findBranch,
+  requireBranchName,
   listBranches,
   rawFile,
   readCommit,
@@ -34,10 +37,12 @@ import { utf8Bytes } from '../../domain/utf8.ts';
 const projectWeb = (request: FastifyRequest, ctx: ProjectContext) => `${baseUrl(request)}/${ctx.project.full_path}`;
 const commitsWeb = (request: FastifyRequest, ctx: ProjectContext) => `${projectWeb(request, ctx)}/-/commit`;
 
-/** The branch the path names (decoded: a name with `/` comes as %2F); 404 Branch Not Found. */
+/** The branch name the path gives (decoded: a name with `/` comes as %2F); 400 when no branch can have it. */
+const branchNameOf = (request: FastifyRequest) => requireBranchName((request.params as { branch: string }).branch);
+
+/** The branch the path names; 404 Branch Not Found. */
 async function branchOf(request: FastifyRequest, ctx: ProjectContext) {
-  const { branch: name } = request.params as { branch: string };
-  const found = await findBranch(storeOf(request), request.server.gitNode.caches, ctx, name);
+  const found = await findBranch(storeOf(request), request.server.gitNode.caches, ctx, branchNameOf(request));
   if (!found) throw notFound('Branch');
   return found;
 }
@@ -209,6 +214,32 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const ctx = await readableCode(request);
     const found = await branchOf(request, ctx);
     return branch(found, can(request.principal.user, 'push_code', ctx), projectWeb(request, ctx));
+  });
+
+  /** POST /projects/:id/repository/branches — developers+; 201 the branch; 400 as GitLab's Branches::CreateService. */
+  // As GitLab's branches API, which asks no sign-in first: a visitor gets 404 for a private project, 403 for another.
+  app.post('/projects/:id/repository/branches', async (request, reply) => {
+    const viewer = request.principal.user;
+    const store = storeOf(request);
+    const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
+    const p = validateRequest(spec.createBranchSpec, request);
+    authorize(viewer, 'push_code', ctx);
+    // Only a user may push_code.
+    const author = { name: viewer!.name, email: viewer!.email };
+    const created = await createBranch(store, request.server.gitNode.caches, ctx, p.branch, p.ref, author);
+    return reply.code(201).send(branch(created, true, projectWeb(request, ctx)));
+  });
+
+  /** DELETE /projects/:id/repository/branches/:branch — developers+; 204; 412 on If-Unmodified-Since. */
+  app.delete('/projects/:id/repository/branches/:branch', async (request, reply) => {
+    const viewer = request.principal.user;
+    const store = storeOf(request);
+    const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
+    authorize(viewer, 'push_code', ctx);
+    const since = request.headers['if-unmodified-since'];
+    const name = branchNameOf(request);
+    await deleteBranch(store, request.server.gitNode.caches, ctx, name, typeof since === 'string' ? since : undefined);
+    return reply.code(204).send();
   });
 
   /** GET /projects/:id/repository/commits/:sha — a commit by id, branch or tag; 404 Commit Not Found. */

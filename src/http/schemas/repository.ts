@@ -69,3 +69,9 @@ export const branchesSpec = {
   search: { type: 'string' },
   sort: { type: 'string', values: ['name_asc'] as const, default: 'name_asc' },
 } satisfies ParamSpec;
+
+/** POST …/repository/branches: the new branch's name and where it starts (a branch, tag or commit id). */
+export const createBranchSpec = {
+  branch: { type: 'string', required: true, allowBlank: false },
+  ref: { type: 'string', required: true, allowBlank: false },
+} satisfies ParamSpec;
