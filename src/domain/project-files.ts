@@ -32,6 +32,7 @@ import { branchesMergedInto, type FileChange, GitTimeout } from '../storage/git/
 import { trimOf } from '../text-scan.ts';
 import { commitChanges, readingCache } from './commit-changes.ts';
 import { renderBudget } from './rendering.ts';
+import { diffOf, type RevisionDiff } from './snippets/history.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
 export const FILE_MISSING = "A file with this name doesn't exist";
@@ -445,6 +446,20 @@ export async function readCommit(
     if (!repo || !id) return null;
     const [commit] = await repo.log(id, { skip: 0, limit: 1 });
     return { commit, files: changes ? await commitChanges(caches, repo, id) : null };
+  });
+}
+
+/** A commit of the project's repository with its diff against its first parent (its page); null when `ref` names none. */
+export async function projectCommitDiff(
+  store: Store,
+  caches: ServingCaches,
+  ctx: ProjectContext,
+  ref: string,
+): Promise<RevisionDiff | null> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    const id = repo && (await repo.resolveCommit(ref));
+    return repo && id ? diffOf(caches, repo, id) : null;
   });
 }
 

@@ -23,6 +23,8 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
   let browser: Browser;
   let projectSnippet: any;
   let personalSnippet: any;
+  /** A commit of a project's repository: its page is a revision's, with the project's links. */
+  let commitPage: string;
 
   const api = (method: string, route: string, body: unknown) => mustApi(server, TOKEN, method, route, body);
 
@@ -52,6 +54,16 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
       await api('PUT', `/snippets/${personalSnippet.id}`, {
         files: [{ action: 'update', file_path: 'count.py', content: `n = ${i}\nprint("n is", n)\n` }],
       });
+    for (const [method, content] of [
+      ['POST', 'def hello\n  puts "hello"\nend\n'],
+      ['PUT', 'def hello(name)\n  puts "hello #{name}"\nend\n'],
+    ])
+      await api(method, `/projects/${project.id}/repository/files/hello.rb`, {
+        branch: 'main',
+        content,
+        commit_message: `${method} hello.rb`,
+      });
+    commitPage = (await api('GET', `/projects/${project.id}/repository/commits`, undefined))[0].web_url;
     browser = await launchChromium();
   });
 
@@ -121,6 +133,7 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
       ['project-revision', await firstRevision(projectSnippet.web_url)],
       ['personal-revisions', `${personalSnippet.web_url}/revisions`],
       ['personal-revision', await firstRevision(personalSnippet.web_url)],
+      ['project-commit', commitPage],
     ];
   }
 

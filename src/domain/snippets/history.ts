@@ -180,7 +180,8 @@ export async function snippetRevisionDiff(
   return diffOf(caches, repo, id);
 }
 
-async function diffOf(caches: ServingCaches, repo: GitRepository, id: string): Promise<RevisionDiff> {
+/** A commit's diff against its first parent, kept by its id: a snippet's revision or a project's commit. */
+export async function diffOf(caches: ServingCaches, repo: GitRepository, id: string): Promise<RevisionDiff> {
   return (
     keptDiffs.get(id) ??
     diffsUnderWay.once(id, async () => {

@@ -6,7 +6,7 @@ import { findReadableProject, type ProjectContext } from '../../domain/projects.
 import { can, NO_ACCESS } from '../../domain/policy.ts';
 import { findSnippets } from '../../domain/snippets/finder.ts';
 import { Failure, notFound } from '../../domain/failure.ts';
-import { listTree, nameOf, readFileBlob } from '../../domain/project-files.ts';
+import { listTree, nameOf, projectCommitDiff, readFileBlob } from '../../domain/project-files.ts';
 import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import type { TreeEntry } from '../../storage/git/repository.ts';
@@ -18,6 +18,7 @@ import { pageScript } from './scripts.ts';
 import { sendWebRaw } from '../raw.ts';
 import { limitRaw } from '../rate-limits.ts';
 import { groupPage } from './namespaces.ts';
+import { diffArticle, shortId } from './revisions.ts';
 import {
   cloneField,
   codeBlock,
@@ -222,6 +223,20 @@ ${pageScript(nonce)}`;
   return sendPage(reply, 200, `${file} · ${ctx.project.name}`, body, nonce);
 }
 
+/** /<project>/-/commit/<sha>: a commit of the repository with its diff, where the commits API's web_url leads. */
+async function commitPage(request: FastifyRequest, reply: FastifyReply, projectPath: string, ref: string) {
+  const ctx = await codeProject(request, projectPath);
+  const diff = await projectCommitDiff(storeOf(request), request.server.gitNode.caches, ctx, ref);
+  if (!diff) throw notFound('Commit');
+  const base = baseUrl(request);
+  const web = `${base}/${ctx.project.full_path}`;
+  const nav = html`<a href="${web}">${ctx.project.name}</a>
+${diff.parent ? html`<a href="${web}/-/commit/${diff.parent}">Parent commit <code>${shortId(diff.parent)}</code></a>` : ''}`;
+  const rawUrlOf = (commit: string, path: string) => rawFileUrl(base, ctx, commit, path);
+  const { subject, body } = await diffArticle(diff, nav, rawUrlOf, 'commit');
+  return sendPage(reply, 200, `${subject} · ${ctx.project.name}`, body);
+}
+
 /**
  * A repository file's bytes at GitLab's raw web path, inert as the snippets' raw files (raw.ts), counted by
  * the same raw limits as the API's raw endpoint.
@@ -266,5 +281,6 @@ export const PROJECT_PAGES: [RegExp, PageHandler][] = [
   [/^\/(.+)\/-\/tree\/([^/]+)(?:\/(.+))?$/, (rq, rp, g) => treePage(rq, rp, g[0], g[1], g[2])],
   [/^\/(.+)\/-\/blob\/([^/]+)\/(.+)$/, (rq, rp, g) => blobPage(rq, rp, g[0], g[1], g[2])],
   [/^\/(.+)\/-\/raw\/([^/]+)\/(.+)$/, (rq, rp, g) => rawFilePage(rq, rp, g[0], g[1], g[2])],
+  [/^\/(.+)\/-\/commit\/([^/]+)$/, (rq, rp, g) => commitPage(rq, rp, g[0], g[1])],
   [/^\/([^-][^?]*[^/])$/, (rq, rp, g) => projectOrGroupPage(rq, rp, g[0])],
 ];

@@ -33,7 +33,7 @@ function subjectOf(message: string): string {
 }
 const SUBJECT_CHARS = 300;
 const bodyOf = (message: string) => message.slice(message.indexOf('\n') + 1).trim();
-const shortId = (id: string) => id.slice(0, 8);
+export const shortId = (id: string) => id.slice(0, 8);
 
 /** A time as people read it, in UTC, with the exact instant for machines. */
 const timeOf = (iso: string) => html`<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
@@ -100,14 +100,17 @@ const diffTable = (rows: string) => html`<div class="diff-scroll" tabindex="0"><
 <thead class="visually-hidden"><tr><th scope="col">Line before</th><th scope="col">Line after</th><th scope="col">Text</th></tr></thead>
 <tbody>${trusted(rows)}</tbody></table></div>`;
 
-function omittedNote(file: FileDiff, rawUrl: string): Html {
+/** What a diff page is of: a snippet's revision, or a commit of a project's repository. */
+type DiffNoun = 'revision' | 'commit';
+
+function omittedNote(file: FileDiff, rawUrl: string, noun: DiffNoun): Html {
   switch (file.omitted) {
     case 'binary':
       return html`<p class="binary">Binary file. <a href="${rawUrl}?inline=false" download>Download it</a>.</p>`;
     case 'too_large':
       return html`<p class="too-large">This diff is too large to display: its changes are larger than ${humanSize(DIFF_LIMITS.filePatchBytes)}. You can <a href="${rawUrl}">view the file raw</a> instead.</p>`;
     case 'not_shown':
-      return html`<p class="too-large">Not shown: this revision changes more than can be displayed. You can <a href="${rawUrl}">view the file raw</a> instead.</p>`;
+      return html`<p class="too-large">Not shown: this ${noun} changes more than can be displayed. You can <a href="${rawUrl}">view the file raw</a> instead.</p>`;
     case 'render_failed':
       return html`<p class="notice">This diff could not be displayed. You can <a href="${rawUrl}">view the file raw</a> instead.</p>`;
     case 'empty':
@@ -117,19 +120,55 @@ function omittedNote(file: FileDiff, rawUrl: string): Html {
   }
 }
 
-function fileSection(web: string, diff: RevisionDiff, file: FileDiff, i: number): Html {
-  // A deleted file is read as it was before; any other as this revision has it.
+/** Where a file's bytes are at a commit. */
+type RawUrlOf = (commit: string, path: string) => string;
+
+function fileSection(diff: RevisionDiff, file: FileDiff, i: number, rawUrlOf: RawUrlOf, noun: DiffNoun): Html {
+  // A deleted file is read as it was before; any other as this commit has it.
   const rawUrl =
-    file.kind === 'deleted'
-      ? snippetFileRawUrl(web, diff.parent ?? diff.id, file.oldPath)
-      : snippetFileRawUrl(web, diff.id, file.path);
+    file.kind === 'deleted' ? rawUrlOf(diff.parent ?? diff.id, file.oldPath) : rawUrlOf(diff.id, file.path);
   return html`<section class="file diff-file" id="diff-${i + 1}" aria-labelledby="diff-${i + 1}-name">
 <header class="file-header">
 <h2 id="diff-${i + 1}-name">${fileName(file)}</h2> ${changeBadge(file)} ${stat(file)}
 <nav class="file-actions" aria-label="${file.path}"><a href="${rawUrl}">Raw${file.kind === 'deleted' ? ' (before)' : ''}</a></nav>
 </header>
-${file.rows !== null ? diffTable(file.rows) : omittedNote(file, rawUrl)}
+${file.rows !== null ? diffTable(file.rows) : omittedNote(file, rawUrl, noun)}
 </section>`;
+}
+
+/**
+ * A commit's diff against its first parent as a page shows it: its message, author and id, the links `nav` holds,
+ * and each file's changes, its bytes where `rawUrlOf` says. A snippet's revision page and a project's commit
+ * page are this, each with its own links.
+ */
+export async function diffArticle(
+  diff: RevisionDiff,
+  nav: Html,
+  rawUrlOf: RawUrlOf,
+  noun: DiffNoun,
+): Promise<{ subject: string; body: Html }> {
+  const added = diff.files.reduce((n, f) => n + (f.added ?? 0), 0);
+  const deleted = diff.files.reduce((n, f) => n + (f.deleted ?? 0), 0);
+  // Escaped in a render worker when long: a commit may be a megabyte.
+  const message = trusted(await escapedHtml(bodyOf(diff.message)));
+  const subject = subjectOf(diff.message);
+  const label = noun === 'revision' ? 'Revision' : 'Commit';
+  const body = html`<article class="revision-diff">
+<h1>${subject}</h1>
+<p class="meta">${diff.authorName} · ${timeOf(diff.authoredAt)} · <code>${diff.id}</code></p>
+${diff.message.includes('\n') && message.text ? html`<pre class="message">${message}</pre>` : ''}
+<nav class="revision-links" aria-label="${label}">
+${nav}
+</nav>
+${
+  diff.timedOut
+    ? html`<p class="notice">Working out this ${noun}'s changes took too long.</p>`
+    : html`<p class="summary">${diff.files.length} ${diff.files.length === 1 ? 'file' : 'files'} changed, <span class="plus">+${added}</span> <span class="minus">−${deleted}</span>${diff.parent ? '' : ` (the first ${noun})`}</p>`
+}
+${diff.cut && !diff.timedOut ? html`<p class="too-large">This ${noun} changes more than can be displayed: some files are not shown.</p>` : ''}
+${diff.files.map((file, i) => fileSection(diff, file, i, rawUrlOf, noun))}
+</article>`;
+  return { subject, body };
 }
 
 /** …/-/snippets/<id>/revisions/<commit>: the commit's diff against its first parent. */
@@ -143,28 +182,11 @@ async function revisionPage(
   const { store, snippet, web } = await findSnippet(request, projectPath, id);
   const diff = await snippetRevisionDiff(store, request.server.gitNode.caches, snippet, ref);
   const list = `${web}/revisions`;
-  const added = diff.files.reduce((n, f) => n + (f.added ?? 0), 0);
-  const deleted = diff.files.reduce((n, f) => n + (f.deleted ?? 0), 0);
-  // Escaped in a render worker when long: a commit may be a megabyte.
-  const message = trusted(await escapedHtml(bodyOf(diff.message)));
-  const subject = subjectOf(diff.message);
-  const body = html`<article class="revision-diff">
-<h1>${subject}</h1>
-<p class="meta">${diff.authorName} · ${timeOf(diff.authoredAt)} · <code>${diff.id}</code></p>
-${diff.message.includes('\n') && message.text ? html`<pre class="message">${message}</pre>` : ''}
-<nav class="revision-links" aria-label="Revision">
-<a href="${web}">${snippet.title}</a>
+  const nav = html`<a href="${web}">${snippet.title}</a>
 <a href="${list}">All revisions</a>
-${diff.parent ? html`<a href="${list}/${diff.parent}">Previous revision <code>${shortId(diff.parent)}</code></a>` : ''}
-</nav>
-${
-  diff.timedOut
-    ? html`<p class="notice">Working out this revision's changes took too long.</p>`
-    : html`<p class="summary">${diff.files.length} ${diff.files.length === 1 ? 'file' : 'files'} changed, <span class="plus">+${added}</span> <span class="minus">−${deleted}</span>${diff.parent ? '' : ' (the first revision)'}</p>`
-}
-${diff.cut && !diff.timedOut ? html`<p class="too-large">This revision changes more than can be displayed: some files are not shown.</p>` : ''}
-${diff.files.map((file, i) => fileSection(web, diff, file, i))}
-</article>`;
+${diff.parent ? html`<a href="${list}/${diff.parent}">Previous revision <code>${shortId(diff.parent)}</code></a>` : ''}`;
+  const rawUrlOf = (commit: string, path: string) => snippetFileRawUrl(web, commit, path);
+  const { subject, body } = await diffArticle(diff, nav, rawUrlOf, 'revision');
   return sendPage(reply, 200, `${subject} · Revisions · ${snippet.title}`, body);
 }
 
