@@ -449,6 +449,35 @@ export async function readCommit(
   });
 }
 
+/**
+ * A web path's `<ref>/<path>` split as GitLab's ExtractsRef splits it, since a branch or tag may hold `/`
+ * (`feature/x/README.md`): the longest leading segments that name a branch or tag are the ref, else the first
+ * segment is (a commit id, HEAD, or a ref that is not there). Only names a ref can have are asked for.
+ */
+export async function splitRefPath(
+  store: Store,
+  ctx: ProjectContext,
+  refAndPath: string,
+): Promise<{ ref: string; path: string | undefined }> {
+  const segments = refAndPath.split('/');
+  const split = (n: number) => ({
+    ref: segments.slice(0, n).join('/'),
+    path: segments.slice(n).join('/') || undefined,
+  });
+  const repo = await projectRepository(store, ctx.project);
+  if (!repo || segments.length === 1) return split(1);
+  const prefixes: string[] = [];
+  for (let n = 2, length = segments[0].length; n <= segments.length; n++) {
+    length += 1 + segments[n - 1].length;
+    if (length > MAX_BRANCH_NAME) break;
+    prefixes.push(segments.slice(0, n).join('/'));
+  }
+  const found = await repo.existingRefs(prefixes.flatMap((p) => [`refs/heads/${p}`, `refs/tags/${p}`]));
+  for (let i = prefixes.length - 1; i >= 0; i--)
+    if (found.has(`refs/heads/${prefixes[i]}`) || found.has(`refs/tags/${prefixes[i]}`)) return split(i + 2);
+  return split(1);
+}
+
 /** A commit of the project's repository with its diff against its first parent (its page); null when `ref` names none. */
 export async function projectCommitDiff(
   store: Store,

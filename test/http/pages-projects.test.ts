@@ -154,4 +154,27 @@ describe('project pages', () => {
     assert.doesNotMatch(blob.body, /class="copy"/, 'nothing to copy: the page does not hold the text');
     assert.doesNotMatch(blob.body, /key: value/);
   });
+
+  it("a branch holding / is the ref of the tree, blob and raw paths, as GitLab's ExtractsRef reads them", async () => {
+    await t.must('POST', `/projects/${pub.id}/repository/branches`, ROOT_TOKEN, { branch: 'release/v1', ref: 'main' });
+    await t.must('PUT', `/projects/${pub.id}/repository/files/${encodeURIComponent('ci/deploy.yml')}`, ROOT_TOKEN, {
+      branch: 'release/v1',
+      content: 'on the release',
+      commit_message: 'release',
+    });
+    const web = pathOf(pub.web_url);
+    const raw = await page(`${web}/-/raw/release/v1/ci/deploy.yml`);
+    assert.equal(raw.statusCode, 200);
+    assert.equal(raw.body, 'on the release');
+    const blob = await page(`${web}/-/blob/release/v1/ci/deploy.yml`);
+    assert.equal(blob.statusCode, 200);
+    assert.match(blob.body, /<h2 id="file-1-name">ci\/deploy\.yml<\/h2><span class="meta">on release\/v1<\/span>/);
+    const tree = await page(`${web}/-/tree/release/v1/ci`);
+    assert.equal(tree.statusCode, 200);
+    assert.ok(tree.body.includes(`href="${pub.web_url}/-/blob/release%2Fv1/ci/deploy.yml">deploy.yml</a>`));
+    assert.equal((await page(`${web}/-/tree/release/v1`)).statusCode, 200);
+    // No file after the ref, and a ref that is not there: not found (a visitor is asked to sign in).
+    for (const path of [`${web}/-/blob/release/v1`, `${web}/-/raw/release/v2/ci/deploy.yml`])
+      assertHiddenPage(await page(path), path, false);
+  });
 });

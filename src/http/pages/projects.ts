@@ -6,7 +6,7 @@ import { findReadableProject, type ProjectContext } from '../../domain/projects.
 import { can, NO_ACCESS } from '../../domain/policy.ts';
 import { findSnippets } from '../../domain/snippets/finder.ts';
 import { Failure, notFound } from '../../domain/failure.ts';
-import { listTree, nameOf, projectCommitDiff, readFileBlob } from '../../domain/project-files.ts';
+import { listTree, nameOf, projectCommitDiff, readFileBlob, splitRefPath } from '../../domain/project-files.ts';
 import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import type { TreeEntry } from '../../storage/git/repository.ts';
@@ -189,8 +189,9 @@ async function codeProject(request: FastifyRequest, projectPath: string) {
   return ctx;
 }
 
-async function treePage(request: FastifyRequest, reply: FastifyReply, projectPath: string, ref: string, dir?: string) {
+async function treePage(request: FastifyRequest, reply: FastifyReply, projectPath: string, refAndDir: string) {
   const ctx = await codeProject(request, projectPath);
+  const { ref, path: dir } = await splitRefPath(storeOf(request), ctx, refAndDir);
   const items = await listTree(storeOf(request), ctx, { ref, path: dir, recursive: false });
   const base = baseUrl(request);
   const nonce = newNonce();
@@ -203,8 +204,16 @@ ${pageScript(nonce)}`;
   return sendPage(reply, 200, `${dir ?? ref} · ${ctx.project.name}`, body, nonce);
 }
 
-async function blobPage(request: FastifyRequest, reply: FastifyReply, projectPath: string, ref: string, file: string) {
+/** The ref and file of a blob or raw web path; 404 File Not Found when it names no file after the ref. */
+async function refAndFile(request: FastifyRequest, ctx: ProjectContext, refAndFile: string) {
+  const { ref, path } = await splitRefPath(storeOf(request), ctx, refAndFile);
+  if (path === undefined) throw notFound('File');
+  return { ref, file: path };
+}
+
+async function blobPage(request: FastifyRequest, reply: FastifyReply, projectPath: string, refAndPath: string) {
   const ctx = await codeProject(request, projectPath);
+  const { ref, file } = await refAndFile(request, ctx, refAndPath);
   const { blobId, content } = await readFileBlob(storeOf(request), ctx, ref, file);
   const base = baseUrl(request);
   const view = await viewOf(blobId, file, content, 'L', relativeLinks(base, ctx, ref, file));
@@ -241,14 +250,9 @@ ${diff.parent ? html`<a href="${web}/-/commit/${diff.parent}">Parent commit <cod
  * A repository file's bytes at GitLab's raw web path, inert as the snippets' raw files (raw.ts), counted by
  * the same raw limits as the API's raw endpoint.
  */
-async function rawFilePage(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  projectPath: string,
-  ref: string,
-  file: string,
-) {
+async function rawFilePage(request: FastifyRequest, reply: FastifyReply, projectPath: string, refAndPath: string) {
   const ctx = await codeProject(request, projectPath);
+  const { ref, file } = await refAndFile(request, ctx, refAndPath);
   const viewer = pageViewer(request);
   await limitRaw(request, ctx.project.id, file, viewer !== null);
   const { blobId, content } = await readFileBlob(storeOf(request), ctx, ref, file);
@@ -278,9 +282,10 @@ async function projectOrGroupPage(request: FastifyRequest, reply: FastifyReply, 
 /** Most specific first: the project page takes whatever path is left. */
 export const PROJECT_PAGES: [RegExp, PageHandler][] = [
   [/^\/(.+)\/-\/snippets$/, (rq, rp, g) => snippetsPage(rq, rp, g[0])],
-  [/^\/(.+)\/-\/tree\/([^/]+)(?:\/(.+))?$/, (rq, rp, g) => treePage(rq, rp, g[0], g[1], g[2])],
-  [/^\/(.+)\/-\/blob\/([^/]+)\/(.+)$/, (rq, rp, g) => blobPage(rq, rp, g[0], g[1], g[2])],
-  [/^\/(.+)\/-\/raw\/([^/]+)\/(.+)$/, (rq, rp, g) => rawFilePage(rq, rp, g[0], g[1], g[2])],
+  // `<ref>/<path>`: a branch may hold `/` (splitRefPath).
+  [/^\/(.+)\/-\/tree\/(.+)$/, (rq, rp, g) => treePage(rq, rp, g[0], g[1])],
+  [/^\/(.+)\/-\/blob\/(.+)$/, (rq, rp, g) => blobPage(rq, rp, g[0], g[1])],
+  [/^\/(.+)\/-\/raw\/(.+)$/, (rq, rp, g) => rawFilePage(rq, rp, g[0], g[1])],
   [/^\/(.+)\/-\/commit\/([^/]+)$/, (rq, rp, g) => commitPage(rq, rp, g[0], g[1])],
   [/^\/([^-][^?]*[^/])$/, (rq, rp, g) => projectOrGroupPage(rq, rp, g[0])],
 ];

@@ -661,6 +661,18 @@ export class GitRepository {
     return row ? Buffer.from(row.oid).toString('hex') : null;
   }
 
+  /** Which of `names` (full ref names) the repository has. */
+  async existingRefs(names: readonly string[]): Promise<Set<string>> {
+    if (!names.length) return new Set();
+    const rows = await this.db
+      .selectFrom('git_refs')
+      .select('name')
+      .where('repository_id', '=', this.id)
+      .where('name', 'in', names)
+      .execute();
+    return new Set(rows.map((r) => r.name));
+  }
+
   readBranch(branch: string): Promise<string | null> {
     return this.readRef(`refs/heads/${branch}`);
   }
