@@ -9,9 +9,11 @@ import {
   ObjectWriter,
   type PreparedBlob,
   prepareBlob,
+  prepareBlobs,
 } from '../storage/git/objects.ts';
 import { withUploads } from '../storage/git/object-parts.ts';
-import { type PathEntry, TreePath } from '../storage/git/tree-path.ts';
+import { type PathEntry, type PathState, TreePath } from '../storage/git/tree-path.ts';
+import { TreeEdit } from '../storage/git/tree-edit.ts';
 import {
   type CommitInfo,
   type GitRepository,
@@ -30,6 +32,7 @@ import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import type { ServingCaches } from '../storage/git/serving-cache.ts';
 import { branchesMergedInto, type FileChange, GitTimeout } from '../storage/git/history.ts';
 import { trimOf } from '../text-scan.ts';
+import { loopSlice } from '../loop-slice.ts';
 import { commitChanges, readingCache } from './commit-changes.ts';
 import { renderBudget } from './rendering.ts';
 import { diffOf, type RevisionDiff } from './snippets/history.ts';
@@ -103,7 +106,7 @@ export async function writeFile(store: Store, ctx: ProjectContext, w: FileWrite)
           // the repository's refs locked (PostgreSQL runs writes at once).
           if (!planned) await repo.lockRefs();
           const plan = planned && read?.id === repo.id ? planned : await planWrite(repo, w, prepared);
-          return commitWrite(tx, repo, ctx, w, plan);
+          return commitWrite(tx, repo, ctx, w.branch, plan);
         });
       } catch (error) {
         if (error instanceof RefConflict && planned) continue;
@@ -114,6 +117,161 @@ export async function writeFile(store: Store, ctx: ProjectContext, w: FileWrite)
       }
     }
   });
+}
+
+/** One change of a commit of several (GitLab's `actions[]` of POST /projects/:id/repository/commits). */
+export interface CommitAction {
+  action: 'create' | 'update' | 'move' | 'delete' | 'chmod';
+  filePath: string;
+  /** A move's source. */
+  previousPath?: string;
+  /** A create's or update's bytes; a move without it keeps the file's. */
+  content?: Buffer;
+  executeFilemode?: boolean;
+  lastCommitId?: string;
+}
+
+/** POST /projects/:id/repository/commits: several changes as one commit on `branch`. */
+export interface CommitWrite {
+  branch: string;
+  /** Where a new branch starts: a branch (by default `branch` itself) or, instead, a commit id. */
+  startBranch?: string;
+  startSha?: string;
+  /** Make `branch` the new commit even when it exists and the commit starts elsewhere (GitLab's force). */
+  force: boolean;
+  message: string;
+  author: FileWrite['author'];
+  actions: CommitAction[];
+}
+
+/**
+ * Several file changes as one commit (GitLab's Commits::CreateService and Files::MultiService, with Gitaly's
+ * messages for a change that does not apply, as the single file writes answer them); returns the commit's id.
+ * Each change reads the tree the ones before it made; only the trees on their paths are read and written.
+ */
+export async function commitFiles(store: Store, ctx: ProjectContext, w: CommitWrite): Promise<string> {
+  for (const a of w.actions)
+    if (!isValidGitPath(a.filePath) || (a.previousPath !== undefined && !isValidGitPath(a.previousPath)))
+      throw new Failure('bad_request', 'Invalid file path');
+  // Worked out before the transaction, and off the event loop once together they are large (prepareBlobs).
+  const withContent = w.actions.filter((a) => a.content);
+  const blobs = await prepareBlobs(withContent.map((a) => a.content!));
+  const prepared = new Map<CommitAction, PreparedBlob>();
+  for (const [i, a] of withContent.entries()) {
+    const blob = blobs[i];
+    if (blob) prepared.set(a, blob);
+  }
+  return withUploads(store.kysely, async (upload) => {
+    for (const blob of prepared.values()) blob.parts = await upload(blob.deflated);
+    for (let attempt = 1; ; attempt++) {
+      const read = attempt < WRITE_ATTEMPTS ? await projectRepository(store, ctx.project) : null;
+      const planned =
+        read &&
+        (await planCommit(read, w, prepared).catch((error) => {
+          if (error instanceof MissingObject) return null;
+          throw error;
+        }));
+      try {
+        return await store.transaction(async (tx) => {
+          if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
+          const repo = await ensureProjectRepository(tx, ctx.project);
+          if (!planned) await repo.lockRefs();
+          const plan = planned && read?.id === repo.id ? planned : await planCommit(repo, w, prepared);
+          return commitWrite(tx, repo, ctx, w.branch, plan);
+        });
+      } catch (error) {
+        if (error instanceof RefConflict && planned) continue;
+        if (error instanceof RefConflict)
+          throw badRequest(`The branch ${w.branch} changed while the commit was being made; try again`);
+        if (error instanceof RefNameClash) throw badRequest(error.message);
+        throw error;
+      }
+    }
+  });
+}
+
+/** The commit of `w` on top of where it starts, as `repo` reads now, checked as Commits::CreateService checks it. */
+async function planCommit(
+  repo: GitRepository,
+  w: CommitWrite,
+  prepared: Map<CommitAction, PreparedBlob>,
+): Promise<WritePlan> {
+  const empty = !(await repo.hasBranches());
+  const startBranch = w.startSha === undefined ? (w.startBranch ?? w.branch) : undefined;
+  const different = startBranch !== w.branch;
+  let parent: string | null = null;
+  if (w.startSha !== undefined) {
+    if (!/^[0-9a-f]{40}$/.test(w.startSha)) throw badRequest(`Invalid start_sha '${w.startSha}'`);
+    parent = await repo.resolveCommit(w.startSha);
+    if (!parent) throw badRequest(`Cannot find start_sha '${w.startSha}'`);
+  } else if (!empty) {
+    parent = isValidBranchName(startBranch!) ? await repo.readBranch(startBranch!) : null;
+    if (!parent) throw badRequest(NOT_ON_BRANCH);
+  }
+  const target = isValidBranchName(w.branch) ? await repo.readBranch(w.branch) : null;
+  if (!empty && different && target && !w.force)
+    throw badRequest(`A branch called '${w.branch}' already exists. Switch to that branch in order to make changes`);
+  if (different && !isValidBranchName(w.branch))
+    throw badRequest(`Something went wrong when we tried to create '${w.branch}' for you: Branch name is invalid`);
+  if (empty && !isValidBranchName(w.branch)) throw new Failure('bad_request', 'Invalid branch name');
+  // Every change's last commit first, as Files::MultiService checks them before any change is made.
+  for (const a of w.actions) {
+    const path = a.previousPath ?? a.filePath;
+    if (a.lastCommitId && a.action !== 'create' && a.action !== 'chmod' && parent)
+      if (await changedSince(repo, parent, a.lastCommitId, path))
+        throw badRequest(`The file has changed since you started editing it: ${path}`);
+  }
+  const writer = new ObjectWriter();
+  const tree = await TreeEdit.open(repo, parent && (await repo.commit(parent)).tree);
+  // The changes resolve without waiting for anything: other requests get their turns between them.
+  const slice = loopSlice();
+  for (const a of w.actions) {
+    await applyAction(tree, writer, a, prepared.get(a));
+    if (slice.over()) await slice.pass();
+  }
+  if (Buffer.byteLength(w.message) > MAX_COMMIT_BYTES - 64 * 1024)
+    throw new Failure(
+      'bad_request_param',
+      `commit_message is too long (maximum is ${(MAX_COMMIT_BYTES - 64 * 1024) / 1024} KB)`,
+    );
+  const commit = writer.commit({
+    tree: await tree.write(writer),
+    parent,
+    author: { ...w.author, time: Math.floor(Date.now() / 1000) },
+    message: w.message,
+  });
+  const objects = writer.objects();
+  const oversized = objects.find((o) => o.type === 'tree' && o.body.length > MAX_TREE_BYTES);
+  if (oversized)
+    throw badRequest(`The tree would be larger than the allowed size of ${MAX_TREE_BYTES / 1024 / 1024} MB`);
+  // With force, the branch becomes the commit wherever it was; else it moves from where it was only.
+  return { target, empty, commit, objects: await deflateOffLoop(objects) };
+}
+
+/** One change, made on what the changes before it made; 400 with Gitaly's words for one that does not apply. */
+async function applyAction(tree: TreeEdit, writer: ObjectWriter, a: CommitAction, prepared: PreparedBlob | undefined) {
+  const refuseTaken = (state: PathState) => {
+    if (state.kind === 'directory') throw badRequest(DIRECTORY_EXISTS);
+    if (state.kind !== 'none') throw badRequest(FILE_EXISTS);
+  };
+  const blob = () => writer.blob(a.content ?? Buffer.alloc(0), prepared);
+  const state = await tree.stat(a.filePath);
+  if (a.action === 'create') {
+    refuseTaken(state);
+    return tree.put(a.filePath, { id: blob(), mode: '100644' });
+  }
+  if (a.action === 'move') {
+    const from = await tree.stat(a.previousPath!);
+    if (from.kind !== 'file') throw badRequest(FILE_MISSING);
+    refuseTaken(state);
+    await tree.put(a.previousPath!, null);
+    return tree.put(a.filePath, { id: a.content ? blob() : from.id, mode: from.mode });
+  }
+  if (state.kind !== 'file') throw badRequest(FILE_MISSING);
+  if (a.action === 'delete') return tree.put(a.filePath, null);
+  if (a.action === 'chmod')
+    return tree.put(a.filePath, { id: state.id, mode: a.executeFilemode ? '100755' : '100644' });
+  return tree.put(a.filePath, { id: blob(), mode: state.mode });
 }
 
 /** The try of a file write that works its commit out inside the transaction (its branch moved twice before). */
@@ -196,17 +354,16 @@ async function commitWrite(
   store: Store,
   repo: GitRepository,
   ctx: ProjectContext,
-  w: FileWrite,
+  branch: string,
   plan: WritePlan,
 ): Promise<string> {
   // A repository without a branch when planned, given one since: this write is no longer its first.
-  if (plan.empty && (await repo.hasBranches())) throw new RefConflict(`refs/heads/${w.branch}`);
-  await repo.commitToBranch(w.branch, plan.target, plan.commit, plan.objects);
+  if (plan.empty && (await repo.hasBranches())) throw new RefConflict(`refs/heads/${branch}`);
+  await repo.commitToBranch(branch, plan.target, plan.commit, plan.objects);
   // The first branch of an empty repository becomes its default branch.
   if (plan.empty) {
-    await repo.setHead(w.branch);
-    if (ctx.project.default_branch !== w.branch)
-      await store.projects.update(ctx.project.id, { default_branch: w.branch });
+    await repo.setHead(branch);
+    if (ctx.project.default_branch !== branch) await store.projects.update(ctx.project.id, { default_branch: branch });
   }
   return plan.commit;
 }

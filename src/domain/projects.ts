@@ -7,7 +7,7 @@ import type { Namespace, Project, ProjectsTable, User, Visibility } from '../sto
 import { writeFile } from './project-files.ts';
 import { ancestorIds } from '../storage/db/tables/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { apiError, badRequest, invalidFields, limitReached, notFound, tooLongError } from './failure.ts';
+import { apiError, badRequest, forbidden, invalidFields, limitReached, notFound, tooLongError } from './failure.ts';
 import { ACCESS } from './access.ts';
 import { isValidBranchName, pathError, pathFromName } from './paths.ts';
 import { getSettings } from './settings.ts';
@@ -252,6 +252,17 @@ export async function updateProject(
     return tx.projects.update(ctx.project.id, { ...set, last_activity_at: nowIso() });
   });
   return { ...ctx, project };
+}
+
+/**
+ * A commit's `start_project`, which GitLab takes only from the project's fork network: no project here is a fork,
+ * so one the viewer can see is 403 with GitLab's message, and one they cannot 404.
+ */
+export async function refuseStartProject(store: Store, viewer: Viewer, id: string): Promise<never> {
+  const start = await findReadableProject(store, viewer, id);
+  throw forbidden(
+    `Project is not included in the fork network for ${start.namespace.full_name} / ${start.project.name}`,
+  );
 }
 
 /** Removes the project with its members, its snippets and every repository of theirs, in one transaction. */

@@ -3,15 +3,15 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
-import { validateRequest } from '../params.ts';
+import { type ParamsOf, validateRequest } from '../params.ts';
 import { paginateArray, paginated, parsePage, setPageHeaders } from '../pagination.ts';
 import { sendJsonList } from '../prepared-answer.ts';
 import { baseUrl } from '../urls.ts';
 import { sendRaw } from '../raw.ts';
 import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
-import { findReadableProject, type ProjectContext } from '../../domain/projects.ts';
-import { notFound } from '../../domain/failure.ts';
+import { findReadableProject, type ProjectContext, refuseStartProject } from '../../domain/projects.ts';
+import { invalidParams, notFound } from '../../domain/failure.ts';
 import { branch, commit, commitDetail, commitWithStats } from '../presenters/commits.ts';
 import { authorize, can } from '../../domain/policy.ts';
 import {
@@ -21,6 +21,8 @@ import {
   listTree,
   nameOf,
   branchExists,
+  type CommitAction,
+  commitFiles,
   createBranch,
   deleteBranch,
   findBranch,
@@ -32,6 +34,7 @@ import {
   writeFile,
 } from '../../domain/project-files.ts';
 import { utf8Bytes } from '../../domain/utf8.ts';
+import { loopSlice } from '../../loop-slice.ts';
 
 /** The project's page; its commits are shown at …/-/commit/<id> (GitLab's). */
 const projectWeb = (request: FastifyRequest, ctx: ProjectContext) => `${baseUrl(request)}/${ctx.project.full_path}`;
@@ -88,6 +91,38 @@ function setFileHeaders(reply: FastifyReply, info: FileInfo): void {
       bytes.replace(/[^\t\x20-\x7e\x80-\xff]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`),
     );
   }
+}
+
+/**
+ * The changes of a POST …/repository/commits as the domain takes them, their contents as bytes; 400 with Grape's
+ * messages for what its `given` blocks require of a kind of change.
+ */
+async function commitActionsOf(items: ParamsOf<typeof spec.createCommitSpec>['actions']): Promise<CommitAction[]> {
+  const missing: string[] = [];
+  const actions: CommitAction[] = [];
+  const slice = loopSlice();
+  for (const [i, a] of items.entries()) {
+    if (slice.over()) await slice.pass();
+    const needs = { move: 'previous_path', update: 'content', chmod: 'execute_filemode' } as const;
+    const needed = needs[a.action as keyof typeof needs];
+    if (needed && a[needed] === undefined) missing.push(`actions[${i}][${needed}] is missing`);
+    const content =
+      a.content === undefined
+        ? undefined
+        : a.encoding === 'base64'
+          ? Buffer.from(String(a.content), 'base64')
+          : await utf8Bytes(a.content);
+    actions.push({
+      action: a.action,
+      filePath: a.file_path,
+      previousPath: a.action === 'move' ? a.previous_path : undefined,
+      content: a.action === 'delete' || a.action === 'chmod' ? undefined : content,
+      executeFilemode: a.action === 'chmod' ? a.execute_filemode : undefined,
+      lastCommitId: a.last_commit_id,
+    });
+  }
+  if (missing.length) throw invalidParams(missing.join(', '));
+  return actions;
 }
 
 /** A multiple of 3, so that each turn's base64 joins the next without padding. */
@@ -240,6 +275,29 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const name = branchNameOf(request);
     await deleteBranch(store, request.server.gitNode.caches, ctx, name, typeof since === 'string' ? since : undefined);
     return reply.code(204).send();
+  });
+
+  /** POST /projects/:id/repository/commits — developers+; 201 the commit (CommitDetail); 400 as GitLab answers. */
+  app.post('/projects/:id/repository/commits', async (request, reply) => {
+    const viewer = currentUser(request);
+    const store = storeOf(request);
+    const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
+    const p = validateRequest(spec.createCommitSpec, request, spec.createCommitConstraints);
+    const actions = await commitActionsOf(p.actions);
+    if (p.start_project !== undefined) await refuseStartProject(store, viewer, p.start_project);
+    authorize(viewer, 'push_code', ctx);
+    const id = await commitFiles(store, ctx, {
+      branch: p.branch,
+      startBranch: p.start_branch,
+      startSha: p.start_sha,
+      force: p.force,
+      message: p.commit_message,
+      author: { name: p.author_name || viewer.name, email: p.author_email || viewer.email },
+      actions,
+    });
+    const made = await readCommit(store, request.server.gitNode.caches, ctx, id, p.stats);
+    if (!made) throw notFound('Commit');
+    return reply.code(201).send(commitDetail(made.commit, made.files, ctx.project.id, commitsWeb(request, ctx)));
   });
 
   /** GET /projects/:id/repository/commits/:sha — a commit by id, branch or tag; 404 Commit Not Found. */

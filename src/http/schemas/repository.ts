@@ -1,6 +1,6 @@
 // GitLab's parameter rules for the repository files, tree and commits endpoints (lib/api/files.rb,
 // lib/api/repositories.rb, lib/api/commits.rb).
-import type { ParamSpec } from '../params.ts';
+import type { Constraints, ParamSpec } from '../params.ts';
 import { isSafeFilePath } from '../../domain/paths.ts';
 
 const filePath = {
@@ -75,3 +75,35 @@ export const createBranchSpec = {
   branch: { type: 'string', required: true, allowBlank: false },
   ref: { type: 'string', required: true, allowBlank: false },
 } satisfies ParamSpec;
+
+/**
+ * POST …/repository/commits (GitLab's lib/api/commits.rb): the branch, the message and the changes. What Grape's
+ * `given` blocks require of one kind of change (a move's previous_path, an update's content, a chmod's
+ * execute_filemode) is checked with the changes (commitActionsOf).
+ */
+export const createCommitSpec = {
+  branch: { type: 'string', required: true, allowBlank: false },
+  commit_message: { type: 'string', required: true },
+  actions: {
+    type: 'hash_array',
+    required: true,
+    items: {
+      action: { type: 'string', required: true, values: ['create', 'update', 'move', 'delete', 'chmod'] as const },
+      file_path: { type: 'string', required: true },
+      previous_path: { type: 'string' },
+      content: { type: 'text' },
+      encoding: { type: 'string', values: ['text', 'base64'] as const, default: 'text' },
+      last_commit_id: { type: 'string' },
+      execute_filemode: { type: 'boolean' },
+    },
+  },
+  start_branch: { type: 'string' },
+  start_sha: { type: 'string' },
+  start_project: { type: 'string' },
+  author_email: { type: 'string' },
+  author_name: { type: 'string' },
+  stats: { type: 'boolean', default: true },
+  force: { type: 'boolean', default: false },
+} satisfies ParamSpec;
+
+export const createCommitConstraints: Constraints = { mutuallyExclusive: [['start_branch', 'start_sha']] };

@@ -168,6 +168,11 @@ export class ObjectWriter {
   }
 
   /** The objects collected so far, each once. */
+  /** Drops the blobs this writer holds but `named` (those the trees written name). */
+  dropBlobsExcept(named: ReadonlySet<string>): void {
+    for (const [id, object] of this.pending) if (object.type === 'blob' && !named.has(id)) this.pending.delete(id);
+  }
+
   objects(): GitObject[] {
     return [...this.pending].map(([id, { type, body, deflated, parts }]) =>
       parts !== undefined ? { id, type, body, parts } : deflated ? { id, type, body, deflated } : { id, type, body },
