@@ -198,6 +198,26 @@ describe('@gitbeaker/rest against snippetd', () => {
     assert.deepEqual(hidden, { status: 404, description: '404 Project Not Found' });
   });
 
+  it('commits several files at once, makes a branch and deletes it (Commits.create, Branches.create/remove)', async () => {
+    const made = await root.Commits.create(projectId, 'main', 'Seed the project', [
+      { action: 'create', filePath: 'README.md', content: '# Client' },
+      { action: 'create', filePath: 'bin/run.sh', content: 'ZWNobyBoaQo=', encoding: 'base64' },
+    ]);
+    assert.equal(made.title, 'Seed the project');
+    assert.deepEqual(made.parent_ids, []);
+    const tree = await root.Repositories.allRepositoryTrees(projectId, { recursive: true });
+    assert.deepEqual(
+      tree.filter((e) => e.type === 'blob').map((e) => e.path),
+      ['README.md', 'bin/run.sh'],
+    );
+    const branch = await root.Branches.create(projectId, 'feature/x', 'main');
+    assert.equal(branch.name, 'feature/x');
+    assert.equal((branch.commit as { id: string }).id, made.id);
+    await root.Branches.remove(projectId, 'feature/x');
+    const gone = await statusOf(root.Branches.show(projectId, 'feature/x'));
+    assert.deepEqual(gone, { status: 404, description: '404 Branch Not Found' });
+  });
+
   it('revokes its own token with PersonalAccessTokens.remove() (DELETE /personal_access_tokens/self)', async () => {
     const made = await root.Users.createPersonalAccessToken(userId, 'throwaway', ['api']);
     const client = new Gitlab({ host, token: String(made.token) });
@@ -212,5 +232,14 @@ describe('@gitbeaker/rest against snippetd', () => {
     const client = new Gitlab({ host, token: String(made.token) });
     const refused = await statusOf(client.Users.showCurrentUser());
     assert.deepEqual(refused, { status: 401, description: 'invalid_token' });
+  });
+
+  it('deletes the group with its project (Groups.remove)', async () => {
+    await root.Groups.remove(groupId);
+    assert.deepEqual(await statusOf(root.Groups.show(groupId)), { status: 404, description: '404 Group Not Found' });
+    assert.deepEqual(await statusOf(root.Projects.show(projectId)), {
+      status: 404,
+      description: '404 Project Not Found',
+    });
   });
 });
