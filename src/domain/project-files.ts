@@ -560,15 +560,31 @@ export async function listCommits(
   store: Store,
   caches: ServingCaches,
   ctx: ProjectContext,
-  opts: { refName?: string; path?: string; since?: string; until?: string; author?: string; withStats?: boolean },
+  opts: {
+    refName?: string;
+    path?: string;
+    since?: string;
+    until?: string;
+    author?: string;
+    withStats?: boolean;
+    /** Every branch's and tag's commits, whatever `refName` says (git log --all). */
+    all?: boolean;
+    firstParent?: boolean;
+  },
   window: PageWindow,
 ): Promise<{ commits: CommitInfo[]; files: (FileChange[] | null)[]; hasMore: boolean }> {
   return readingRepository(store, ctx, async () => {
     const repo = await projectRepository(store, ctx.project);
-    const ref = repo && (await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
-    if (!repo || !ref) return { commits: [], files: [], hasMore: false };
+    const from = repo && (opts.all ? await refCommits(repo) : await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
+    if (!repo || !from || from.length === 0) return { commits: [], files: [], hasMore: false };
     const match = commitMatcher(opts);
-    const read = await repo.log(ref, { skip: window.offset, limit: window.limit + 1, path: opts.path, match });
+    const read = await repo.log(from, {
+      skip: window.offset,
+      limit: window.limit + 1,
+      path: opts.path,
+      match,
+      firstParent: opts.firstParent,
+    });
     const commits = read.slice(0, window.limit);
     const files: (FileChange[] | null)[] = [];
     // GitLab's with_stats: each commit's lines against its first parent, worked out as a single commit's are.
@@ -584,6 +600,18 @@ export async function listCommits(
       hasMore: read.length > window.limit,
     };
   });
+}
+
+/** The commits the repository's branches and tags point at (a tag at what it names), each once. */
+async function refCommits(repo: GitRepository): Promise<string[]> {
+  const commits = new Set<string>();
+  const slice = loopSlice();
+  for (const [name, id] of await repo.refs()) {
+    const commit = name.startsWith('refs/heads/') ? id : await repo.resolveCommit(name);
+    if (commit) commits.add(commit);
+    if (slice.over()) await slice.pass();
+  }
+  return [...commits];
 }
 
 /**

@@ -872,6 +872,52 @@ describe('project repository files API', () => {
     });
   });
 
+  it('commits: first_parent and all take the history git log --first-parent and --all take', async () => {
+    const id = await project({ path: 'merged', visibility: 'private', initialize_with_readme: true });
+    const gitOf = gitSync(await gitDir(id));
+    const treeWith = (x: string) => {
+      const blob = gitOf(['hash-object', '-w', '--stdin'], x);
+      return gitOf(['mktree'], `100644 blob ${blob}\tx.txt\n`);
+    };
+    let at = 1_600_000_000;
+    const commit = (tree: string, parents: string[], message: string) => {
+      at += 100;
+      const lines = parents.map((p) => `parent ${p}\n`).join('');
+      const who = `Ann Other <ann@example.org> ${at} +0000`;
+      return gitOf(
+        ['hash-object', '-t', 'commit', '-w', '--stdin'],
+        `tree ${tree}\n${lines}author ${who}\ncommitter ${who}\n\n${message}\n`,
+      );
+    };
+    const base = commit(treeWith('0'), [], 'base');
+    const m1 = commit(treeWith('0'), [base], 'main one');
+    const s1 = commit(treeWith('0'), [base], 'side one');
+    const o1 = commit(treeWith('other'), [base], 'other one');
+    const s2 = commit(treeWith('side'), [s1], 'side two');
+    const merge = commit(treeWith('side'), [m1, s2], 'merge side');
+    gitOf(['update-ref', 'refs/heads/main', merge]);
+    gitOf(['update-ref', 'refs/heads/other', o1]);
+    gitOf(['update-ref', 'refs/tags/v1', s1]);
+    await t.importGitDir('project', id);
+    const listed = async (query: string) =>
+      (
+        await t.expect('GET', `/projects/${id}/repository/commits?per_page=100&${query}`, alice.token, undefined, 200)
+      ).json.map((c: { id: string }) => c.id);
+    const gitLog = (...args: string[]) => gitOf(['log', '--format=%H', ...args]).split('\n');
+    assert.deepEqual(await listed(''), gitLog('main'));
+    assert.deepEqual(await listed('first_parent=true'), gitLog('--first-parent', 'main'));
+    assert.deepEqual(await listed('first_parent=true'), [merge, m1, base]);
+    assert.deepEqual(await listed('all=true'), gitLog('--all'));
+    assert.ok((await listed('all=true')).includes(o1));
+    // --all takes every ref whatever ref_name says.
+    assert.deepEqual(await listed('all=true&ref_name=other'), gitLog('--all'));
+    assert.deepEqual(await listed('path=x.txt'), gitLog('main', '--', 'x.txt'));
+    assert.deepEqual(await listed('first_parent=true&path=x.txt'), gitLog('--first-parent', 'main', '--', 'x.txt'));
+    // The merge brought x.txt's change along its second parent, which --first-parent does not walk.
+    assert.deepEqual(await listed('first_parent=true&path=x.txt'), [merge, base]);
+    assert.deepEqual(await listed('path=x.txt'), [s2, base]);
+  });
+
   it('initialize_with_readme=true gives a README.md on the default branch', async () => {
     const id = await project({ name: 'Readme Proj', path: 'readme', initialize_with_readme: true, description: 'hi' });
     const got = await t.expect('GET', `${file(id, 'README.md')}?ref=main`, alice.token, undefined, 200);

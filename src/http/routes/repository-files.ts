@@ -210,7 +210,16 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
       storeOf(request),
       request.server.gitNode.caches,
       ctx,
-      { refName: p.ref_name, path: p.path, since: p.since, until: p.until, author: p.author, withStats: p.with_stats },
+      {
+        refName: p.ref_name,
+        path: p.path,
+        since: p.since,
+        until: p.until,
+        author: p.author,
+        withStats: p.with_stats,
+        all: p.all,
+        firstParent: p.first_parent,
+      },
       window,
     );
     // GitLab's commits list counts nothing (its pagination excludes the total headers): no X-Total here either.

@@ -53,6 +53,8 @@ export const commitsSpec = {
   /** GitLab reads each commit's trailers only when asked (Gitaly's ListCommits), else they are `{}`. */
   trailers: { type: 'boolean', default: false },
   with_stats: { type: 'boolean', default: false },
+  all: { type: 'boolean', default: false },
+  first_parent: { type: 'boolean', default: false },
 } satisfies ParamSpec;
 
 /** GET …/repository/commits/:sha: a commit id, branch or tag (GitLab's `sha`), and whether to count its lines. */

@@ -1040,17 +1040,24 @@ export class GitRepository {
   }
 
   /**
-   * Commits reachable from `commit`, newest first by commit time, as `git log` lists them; with a path, only
-   * those that changed it, following git's default history simplification (a merge that kept the path of one
-   * parent is followed along that parent only).
+   * Commits reachable from `from` (one commit, or several: git log --all), newest first by commit time, as `git
+   * log` lists them; with a path, only those that changed it, following git's default history simplification (a
+   * merge that kept the path of one parent is followed along that parent only); with `firstParent`, following
+   * only each commit's first parent (git log --first-parent).
    */
   async log(
-    commit: string,
-    opts: { skip: number; limit: number; path?: string; match?: (info: CommitInfo) => boolean },
+    from: string | readonly string[],
+    opts: {
+      skip: number;
+      limit: number;
+      path?: string;
+      match?: (info: CommitInfo) => boolean;
+      firstParent?: boolean;
+    },
   ): Promise<CommitInfo[]> {
     const out: CommitInfo[] = [];
     let skip = opts.skip;
-    await this.walk(commit, opts.path, (info) => {
+    await this.walk(typeof from === 'string' ? [from] : from, opts.path, opts.firstParent ?? false, (info) => {
       if (opts.match && !opts.match(info)) return true;
       if (skip > 0) skip--;
       else out.push(info);
@@ -1119,8 +1126,13 @@ export class GitRepository {
     return rows.length;
   }
 
-  private async walk(start: string, filePath: string | undefined, visit: (c: CommitInfo) => boolean): Promise<void> {
-    const seen = new Set<string>([start]);
+  private async walk(
+    starts: readonly string[],
+    filePath: string | undefined,
+    firstParent: boolean,
+    visit: (c: CommitInfo) => boolean,
+  ): Promise<void> {
+    const seen = new Set<string>(starts);
     // Newest commit time first; among equal times, the one queued first (git's date order).
     const queue = new Heap<{ id: string; time: number; order: number }>((a, b) => b.time - a.time || a.order - b.order);
     let order = 0;
@@ -1155,7 +1167,7 @@ export class GitRepository {
       await step();
       queue.push({ id, time: (await commitOf(id)).committer.time, order: order++ });
     };
-    await push(start);
+    for (const start of seen) await push(start);
     // The path's entry by the tree it is looked up in, with how deep: commits that share a tree, or a folder on
     // the way, read and parse it once a walk (130 commits sharing a 700 KB root tree read it 260 times).
     const parts = (filePath ?? '').split('/').filter(Boolean);
@@ -1188,17 +1200,18 @@ export class GitRepository {
       const { id } = queue.pop()!;
       taken++;
       const c = await commitOf(id);
-      let parents = c.parents;
+      const followed = firstParent ? c.parents.slice(0, 1) : c.parents;
+      let parents = followed;
       let shown = true;
       if (filePath !== undefined) {
         const mine = await pathOf(id);
         // The first parent with the path as this commit has it, looked at one by one.
         let same = -1;
-        for (let i = 0; i < c.parents.length && same === -1; i++) if ((await pathOf(c.parents[i])) === mine) same = i;
+        for (let i = 0; i < followed.length && same === -1; i++) if ((await pathOf(followed[i])) === mine) same = i;
         if (same !== -1) {
           shown = false;
-          parents = [c.parents[same]];
-        } else shown = c.parents.length > 0 || mine !== null;
+          parents = [followed[same]];
+        } else shown = followed.length > 0 || mine !== null;
       }
       if (shown) {
         const info: CommitInfo = {
