@@ -575,7 +575,8 @@ export async function listCommits(
 ): Promise<{ commits: CommitInfo[]; files: (FileChange[] | null)[]; hasMore: boolean }> {
   return readingRepository(store, ctx, async () => {
     const repo = await projectRepository(store, ctx.project);
-    const from = repo && (opts.all ? await refCommits(repo) : await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
+    const from =
+      repo && (opts.all ? await refCommits(repo) : await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
     if (!repo || !from || from.length === 0) return { commits: [], files: [], hasMore: false };
     const match = commitMatcher(opts);
     const read = await repo.log(from, {
