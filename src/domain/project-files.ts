@@ -196,6 +196,11 @@ async function planCommit(
   w: CommitWrite,
   prepared: Map<CommitAction, PreparedBlob>,
 ): Promise<WritePlan> {
+  if (Buffer.byteLength(w.message) > MAX_COMMIT_BYTES - 64 * 1024)
+    throw new Failure(
+      'bad_request_param',
+      `commit_message is too long (maximum is ${(MAX_COMMIT_BYTES - 64 * 1024) / 1024} KB)`,
+    );
   const empty = !(await repo.hasBranches());
   const startBranch = w.startSha === undefined ? (w.startBranch ?? w.branch) : undefined;
   const different = startBranch !== w.branch;
@@ -229,11 +234,6 @@ async function planCommit(
     await applyAction(tree, writer, a, prepared.get(a));
     if (slice.over()) await slice.pass();
   }
-  if (Buffer.byteLength(w.message) > MAX_COMMIT_BYTES - 64 * 1024)
-    throw new Failure(
-      'bad_request_param',
-      `commit_message is too long (maximum is ${(MAX_COMMIT_BYTES - 64 * 1024) / 1024} KB)`,
-    );
   const commit = writer.commit({
     tree: await tree.write(writer),
     parent,
