@@ -30,12 +30,18 @@ import type { ProjectContext } from './projects.ts';
 import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
 import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import type { ServingCaches } from '../storage/git/serving-cache.ts';
-import { branchesMergedInto, type FileChange, GitTimeout } from '../storage/git/history.ts';
+import {
+  branchesMergedInto,
+  type FileChange,
+  type FilePatch,
+  GitTimeout,
+  readCommitDiff,
+} from '../storage/git/history.ts';
 import { trimOf } from '../text-scan.ts';
 import { loopSlice } from '../loop-slice.ts';
 import { commitChanges, readingCache } from './commit-changes.ts';
 import { renderBudget } from './rendering.ts';
-import { diffOf, type RevisionDiff } from './snippets/history.ts';
+import { DIFF_LIMITS, diffOf, type RevisionDiff } from './snippets/history.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
 export const FILE_MISSING = "A file with this name doesn't exist";
@@ -675,6 +681,32 @@ export async function projectCommitDiff(
     const repo = await projectRepository(store, ctx.project);
     const id = repo && (await repo.resolveCommit(ref));
     return repo && id ? diffOf(caches, repo, id) : null;
+  });
+}
+
+/**
+ * The files the commit `ref` names changed against its first parent, each with its patch from its first hunk on,
+ * within the limits a diff page has (GitLab's commit diff API); null when `ref` names no commit. 408 when git
+ * cannot work it out within a page's time.
+ */
+export async function commitPatches(
+  store: Store,
+  caches: ServingCaches,
+  ctx: ProjectContext,
+  ref: string,
+): Promise<FilePatch[] | null> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    const id = repo && (await repo.resolveCommit(ref));
+    if (!repo || !id) return null;
+    const parent = (await repo.commit(id)).parents[0] ?? null;
+    try {
+      const read = (dir: string) => readCommitDiff(dir, parent, id, DIFF_LIMITS, renderBudget());
+      return (await readingCache(caches, repo, read)).files;
+    } catch (error) {
+      if (error instanceof GitTimeout) throw new Failure('request_timeout');
+      throw error;
+    }
   });
 }
 

@@ -151,4 +151,81 @@ describe('GET /projects/:id/repository/commits/:sha', () => {
     const bad = await get(commits.first, '?stats=maybe');
     assert.deepEqual([bad.statusCode, bad.json], [400, { error: 'stats is invalid' }]);
   });
+
+  it("…/diff gives each file's patch from its first hunk, its paths and modes, as git shows them, paginated", async () => {
+    await t.ok(
+      'POST',
+      `/projects/${P}/repository/commits`,
+      alice.token,
+      {
+        branch: 'main',
+        commit_message: 'Prepare',
+        actions: [
+          { action: 'create', file_path: 'b.txt', content: 'alpha\nbeta\ngamma\ndelta\n' },
+          { action: 'create', file_path: 'run.sh', content: 'echo hi\n' },
+          { action: 'create', file_path: 'gone.txt', content: 'bye\n' },
+        ],
+      },
+      201,
+    );
+    const made = await t.ok(
+      'POST',
+      `/projects/${P}/repository/commits`,
+      alice.token,
+      {
+        branch: 'main',
+        commit_message: 'Many',
+        actions: [
+          { action: 'update', file_path: 'a.txt', content: 'one\n2\nthree\nfour\nfive\n' },
+          { action: 'move', previous_path: 'b.txt', file_path: 'c.txt', content: 'alpha\nbeta\ngamma\nDELTA\n' },
+          { action: 'delete', file_path: 'gone.txt' },
+          { action: 'chmod', file_path: 'run.sh', execute_filemode: true },
+          {
+            action: 'create',
+            file_path: 'img.bin',
+            content: Buffer.from([0, 1, 2, 255]).toString('base64'),
+            encoding: 'base64',
+          },
+        ],
+      },
+      201,
+    );
+    const res = await get(made.id, '/diff');
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.headers['x-total'], '5');
+    // git's own account: each file's raw line (modes, status, paths) and its patch from the first hunk on.
+    const raw = (await git('diff-tree', '-r', '-M', '--no-commit-id', made.id)).split('\n');
+    const expected = raw.map((line) => {
+      const [meta, ...paths] = line.split('\t');
+      const [oldMode, newMode, , , status] = meta.slice(1).split(' ');
+      return { status: status[0], oldMode, newMode, oldPath: paths[0], newPath: paths[paths.length - 1] };
+    });
+    const byPath = new Map<string, any>(res.json.map((d: any) => [d.new_path, d]));
+    assert.equal(byPath.size, expected.length);
+    for (const f of expected) {
+      const d: any = byPath.get(f.newPath);
+      assert.ok(d, f.newPath);
+      assert.deepEqual(
+        [d.old_path, d.a_mode, d.b_mode, d.new_file, d.renamed_file, d.deleted_file],
+        [
+          f.oldPath,
+          String(Number.parseInt(f.oldMode, 8).toString(8)),
+          String(Number.parseInt(f.newMode, 8).toString(8)),
+          f.status === 'A',
+          f.status === 'R',
+          f.status === 'D',
+        ],
+        f.newPath,
+      );
+      const patch = await git('show', '--format=', '-M', made.id, '--', f.oldPath, f.newPath);
+      const hunks = patch.includes('\n@@') ? patch.slice(patch.indexOf('\n@@') + 1) : '';
+      assert.equal(d.diff.trimEnd(), hunks, f.newPath);
+    }
+    assert.equal(byPath.get('img.bin').diff, '', 'a binary file has no patch');
+    const second = await get(made.id, '/diff?per_page=2&page=2');
+    assert.deepEqual(second.json, res.json.slice(2, 4));
+    const missing = await get('0'.repeat(40), '/diff');
+    assert.deepEqual([missing.statusCode, missing.json], [404, { message: '404 Commit Not Found' }]);
+    assert.equal((await get(made.id, '/diff', stranger.token)).statusCode, 404);
+  });
 });

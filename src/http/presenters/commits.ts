@@ -1,6 +1,6 @@
 // GitLab's commit and branch entities (lib/api/entities/commit.rb, commit_detail.rb, commit_stats.rb, branch.rb).
 import type { CommitInfo } from '../../storage/git/repository.ts';
-import type { FileChange } from '../../storage/git/history.ts';
+import type { FileChange, FilePatch } from '../../storage/git/history.ts';
 import type { BranchInfo } from '../../domain/project-files.ts';
 
 /** git's strict ISO dates carry seconds; GitLab's carry milliseconds (2024-05-02T10:11:12.000+00:00). */
@@ -109,3 +109,23 @@ export function branch(b: BranchInfo, canPush: boolean, projectWeb: string) {
 /** A URL path segment as Rails' route helpers escape it: RFC 3986's sub-delimiters, `:` and `@` kept. */
 const pathSegment = (text: string) =>
   encodeURIComponent(text).replace(/%(21|24|26|27|28|29|2A|2B|2C|3B|3D|3A|40)/g, (c) => decodeURIComponent(c));
+
+/** A mode as GitLab gives it: octal without leading zeros (none: "0"). */
+const modeOf = (mode: string) => Number.parseInt(mode, 8).toString(8);
+
+/**
+ * GitLab's Diff entity (lib/api/entities/diff.rb): a file's patch from its first hunk on, empty where it is not
+ * shown (a binary file, one over a diff's limits, a rename or mode change without changes).
+ */
+export function fileDiff(f: FilePatch) {
+  return {
+    diff: f.hunks ?? '',
+    new_path: f.path,
+    old_path: f.oldPath,
+    a_mode: modeOf(f.oldMode),
+    b_mode: modeOf(f.newMode),
+    new_file: f.kind === 'added',
+    renamed_file: f.kind === 'renamed',
+    deleted_file: f.kind === 'deleted',
+  };
+}

@@ -12,7 +12,7 @@ import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject, type ProjectContext, refuseStartProject } from '../../domain/projects.ts';
 import { invalidParams, notFound } from '../../domain/failure.ts';
-import { branch, commit, commitDetail, commitWithStats } from '../presenters/commits.ts';
+import { branch, commit, commitDetail, commitWithStats, fileDiff } from '../presenters/commits.ts';
 import { authorize, can } from '../../domain/policy.ts';
 import {
   type FileInfo,
@@ -23,6 +23,7 @@ import {
   branchExists,
   type CommitAction,
   commitFiles,
+  commitPatches,
   createBranch,
   deleteBranch,
   findBranch,
@@ -307,6 +308,15 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const made = await readCommit(store, request.server.gitNode.caches, ctx, id, p.stats);
     if (!made) throw notFound('Commit');
     return reply.code(201).send(commitDetail(made.commit, made.files, ctx.project.id, commitsWeb(request, ctx)));
+  });
+
+  /** GET /projects/:id/repository/commits/:sha/diff — the commit's files with their patches, paginated. */
+  app.get('/projects/:id/repository/commits/:sha/diff', async (request, reply) => {
+    const ctx = await readableCode(request);
+    const p = validateRequest(spec.commitDiffSpec, request);
+    const files = await commitPatches(storeOf(request), request.server.gitNode.caches, ctx, p.sha);
+    if (!files) throw notFound('Commit');
+    return paginateArray(request, reply, files).map(fileDiff);
   });
 
   /** GET /projects/:id/repository/commits/:sha — a commit by id, branch or tag; 404 Commit Not Found. */

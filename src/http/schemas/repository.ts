@@ -57,6 +57,9 @@ export const commitsSpec = {
   first_parent: { type: 'boolean', default: false },
 } satisfies ParamSpec;
 
+/** GET …/repository/commits/:sha/diff: a commit id, branch or tag. */
+export const commitDiffSpec = { sha: { type: 'string', required: true, allowBlank: false } } satisfies ParamSpec;
+
 /** GET …/repository/commits/:sha: a commit id, branch or tag (GitLab's `sha`), and whether to count its lines. */
 export const commitSpec = {
   sha: { type: 'string', required: true, allowBlank: false },
