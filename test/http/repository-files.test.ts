@@ -916,6 +916,37 @@ describe('project repository files API', () => {
     // The merge brought x.txt's change along its second parent, which --first-parent does not walk.
     assert.deepEqual(await listed('first_parent=true&path=x.txt'), [merge, base]);
     assert.deepEqual(await listed('path=x.txt'), [s2, base]);
+    // git's ancestry suffixes name commits wherever a ref is taken, as git rev-parse reads them.
+    for (const rev of ['main^2', 'main^2~1', 'main~1', 'main^', 'main~0', 'main^0', 'main~2', 'v1~1', 'other^1'])
+      assert.equal(
+        (
+          await t.expect(
+            'GET',
+            `/projects/${id}/repository/commits/${encodeURIComponent(rev)}`,
+            alice.token,
+            undefined,
+            200,
+          )
+        ).json.id,
+        gitOf(['rev-parse', rev]),
+        rev,
+      );
+    for (const rev of ['main~3', 'main^3', 'main~99999999', 'm~1', 'main~1x'])
+      await t.expect(
+        'GET',
+        `/projects/${id}/repository/commits/${encodeURIComponent(rev)}`,
+        alice.token,
+        undefined,
+        404,
+      );
+    const file = await t.expect(
+      'GET',
+      `/projects/${id}/repository/files/x.txt/raw?ref=${encodeURIComponent('main^2~1')}`,
+      alice.token,
+      undefined,
+      200,
+    );
+    assert.equal(file.body, '0');
   });
 
   it('initialize_with_readme=true gives a README.md on the default branch', async () => {

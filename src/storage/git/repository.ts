@@ -362,6 +362,36 @@ async function largeBlob(deflated: () => AsyncIterable<Buffer>, size: number): P
 
 const REFS_HEADS = 'refs/heads/';
 
+/** The most ancestry steps a ref may take (`main~100000` walks a commit at a time; git has no bound either). */
+const MAX_ANCESTRY_STEPS = 10_000;
+
+/**
+ * A ref's trailing ancestry steps, read from its end without a pattern (a ref may be 4 KB of `~`): `~n` (n first
+ * parents; n is 1 when left out) and `^n` (the n-th parent, `^0` the commit itself). None when the steps are
+ * malformed or ask for more than MAX_ANCESTRY_STEPS, so that the whole is looked up as a name (and found none).
+ */
+function ancestrySuffix(ref: string): { base: string; steps: { kind: '~' | '^'; n: number }[] } {
+  let start = ref.length;
+  while (start > 0 && /[~^0-9]/.test(ref[start - 1])) start--;
+  // The suffix starts at its first operator: digits before it belong to the name (`v1.0~2`).
+  while (start < ref.length && ref[start] !== '~' && ref[start] !== '^') start++;
+  const none = { base: ref, steps: [] };
+  if (start === 0 || start === ref.length) return none;
+  const steps: { kind: '~' | '^'; n: number }[] = [];
+  let total = 0;
+  for (let at = start; at < ref.length; ) {
+    const kind = ref[at] as '~' | '^';
+    let end = at + 1;
+    while (end < ref.length && ref[end] >= '0' && ref[end] <= '9') end++;
+    const n = end > at + 1 ? Number(ref.slice(at + 1, end)) : 1;
+    total += kind === '~' ? n : 1;
+    if (!Number.isSafeInteger(n) || total > MAX_ANCESTRY_STEPS) return none;
+    steps.push({ kind, n });
+    at = end;
+  }
+  return { base: ref.slice(0, start), steps };
+}
+
 export class GitRepository {
   /**
    * @param pending objects a push brought that are not stored yet: read before the rows, never cached, so
@@ -885,12 +915,34 @@ export class GitRepository {
 
   /**
    * Resolves a branch, tag, full or abbreviated commit id, or HEAD to a commit id, the way `git rev-parse`
-   * does (refs before abbreviated ids); null when it names none or names something else.
+   * does (refs before abbreviated ids), and from there git's ancestry suffixes (`main~2`, `HEAD^`, `v1^2`, as
+   * Gitaly takes them); null when it names none or names something else.
    */
   async resolveCommit(ref: string): Promise<string | null> {
     // No ref is longer than a push may name one (in bytes; a character is one at least): a body's 15 MB "ref"
     // was otherwise sent to the database whole.
     if (ref.length > MAX_REF_NAME_BYTES) return null;
+    const { base, steps } = ancestrySuffix(ref);
+    if (steps.length === 0) return this.resolveName(ref);
+    let id = await this.resolveName(base);
+    // Commits read from the object cache resolve at once: other requests go first now and then.
+    const slice = loopSlice();
+    for (const step of steps) {
+      if (!id) return null;
+      if (step.kind === '^') {
+        id = step.n === 0 ? id : ((await this.commit(id)).parents[step.n - 1] ?? null);
+        continue;
+      }
+      for (let i = 0; i < step.n && id; i++) {
+        id = (await this.commit(id)).parents[0] ?? null;
+        if (slice.over()) await slice.pass();
+      }
+    }
+    return id;
+  }
+
+  /** resolveCommit without ancestry suffixes. */
+  private async resolveName(ref: string): Promise<string | null> {
     if (ref.startsWith('-') || /[\0\n\\]|\.\.|@\{|[~^:?*[]/.test(ref)) return null;
     if (FULL_ID.test(ref)) return this.peelToCommit(ref);
     if (ref === 'HEAD') ref = `refs/heads/${this.head}`;
