@@ -24,6 +24,7 @@ import {
 } from './policy.ts';
 import { parseRowId } from './ids.ts';
 import { removeProject } from './project-removal.ts';
+import { loopSlice } from '../loop-slice.ts';
 
 /** GitLab's Namespace::Detail: `validates :description, length: { maximum: 255 }`; Namespace: a name of 255. */
 const MAX_GROUP_DESCRIPTION = 255;
@@ -288,7 +289,12 @@ const readableGroup = (store: Store, viewer: Viewer, id: number) =>
  * added inside them, whatever was added meanwhile and the groups themselves.
  */
 export async function deleteGroup(store: Store, group: Namespace): Promise<void> {
-  for (const id of await store.projects.idsBelow(group)) await store.transaction((tx) => removeProject(tx, id));
+  // SQLite's statements resolve without waiting: other requests go first now and then.
+  const slice = loopSlice();
+  for (const id of await store.projects.idsBelow(group)) {
+    await store.transaction((tx) => removeProject(tx, id));
+    if (slice.over()) await slice.pass();
+  }
   await store.transaction(async (tx) => {
     if (!(await tx.namespaces.lock(group.id, 'update'))) throw notFound('Group');
     // A subgroup made inside one not locked yet shows up on the next read; once all are locked, none can be.
@@ -299,6 +305,7 @@ export async function deleteGroup(store: Store, group: Namespace): Promise<void>
       for (const ns of fresh) {
         await tx.namespaces.lock(ns.id, 'update');
         locked.add(ns.id);
+        if (slice.over()) await slice.pass();
       }
     }
     for (const id of await tx.projects.idsBelow(group)) await removeProject(tx, id);
