@@ -1,0 +1,51 @@
+// DELETE /groups/:id of a large group: `--subgroups` groups inside it, every `--every`-th with a project holding a
+// snippet, in process (app.inject); how long the delete took and the longest the event loop went without a turn
+// (a timer every millisecond) meanwhile.
+// Usage: npx tsx bench/group-delete.ts [--subgroups 1000] [--every 5] [--database-url postgres://…]
+import { parseArgs } from 'node:util';
+import { inProcessApp } from './in-process-app.ts';
+
+const { values } = parseArgs({
+  options: {
+    subgroups: { type: 'string', default: '1000' },
+    every: { type: 'string', default: '5' },
+    'database-url': { type: 'string' },
+  },
+});
+const TOKEN = 'bench-group-delete-token-0123456789';
+const { app, close } = await inProcessApp({ name: 'groupdel', token: TOKEN, databaseUrl: values['database-url'] });
+const api = async (method: 'POST' | 'DELETE', url: string, payload?: object) => {
+  const res = await app.inject({ method, url: `/api/v4${url}`, headers: { 'private-token': TOKEN }, payload });
+  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
+  return res.json();
+};
+try {
+  const top = await api('POST', '/groups', { name: 'top', path: 'top' });
+  let projects = 0;
+  for (let i = 0; i < Number(values.subgroups); i++) {
+    const group = await api('POST', '/groups', { name: `g${i}`, path: `g${i}`, parent_id: top.id });
+    if (i % Number(values.every) !== 0) continue;
+    const project = await api('POST', '/projects', { name: `p${i}`, namespace_id: group.id });
+    await api('POST', `/projects/${project.id}/snippets`, {
+      title: 's',
+      visibility: 'private',
+      files: [{ file_path: 'a.txt', content: 'x' }],
+    });
+    projects++;
+  }
+  let last = performance.now();
+  let longestGap = 0;
+  const ticks = setInterval(() => {
+    const now = performance.now();
+    longestGap = Math.max(longestGap, now - last);
+    last = now;
+  }, 1);
+  const started = performance.now();
+  await api('DELETE', `/groups/${top.id}`);
+  clearInterval(ticks);
+  console.log(
+    `a group with ${values.subgroups} subgroups and ${projects} projects deleted in ${Math.round(performance.now() - started)} ms, the event loop held ${Math.round(longestGap)} ms at most`,
+  );
+} finally {
+  await close();
+}
