@@ -10,6 +10,7 @@ import {
   type PreparedBlob,
   prepareBlob,
   prepareBlobs,
+  parseTag,
 } from '../storage/git/objects.ts';
 import { withUploads } from '../storage/git/object-parts.ts';
 import { type PathEntry, type PathState, TreePath } from '../storage/git/tree-path.ts';
@@ -708,6 +709,118 @@ export async function commitPatches(
       throw error;
     }
   });
+}
+
+/** A tag of a project's repository, as GitLab's Tag entity needs it. */
+export interface TagInfo {
+  name: string;
+  /** The tag object's id for an annotated tag, else the commit's. */
+  target: string;
+  /** An annotated tag's message; '' for a lightweight one (Gitaly's). */
+  message: string;
+  /** When an annotated tag was made, in UTC (GitLab's Tag#date); null for a lightweight one. */
+  createdAt: string | null;
+  commit: CommitInfo;
+}
+
+export type TagOrder = 'name' | 'updated' | 'version';
+
+/**
+ * One page of the project's tags (GitLab's TagsFinder): `search` as for branches, ordered by name, by version (git's
+ * version:refname, digits compared as numbers) or by the time their commits were committed (GitLab's default,
+ * newest first), which reads every tag's commit. A tag that names no commit is left out.
+ */
+export async function listTags(
+  store: Store,
+  ctx: ProjectContext,
+  query: { orderBy: TagOrder; sort: 'asc' | 'desc'; search?: string },
+  window: PageWindow,
+): Promise<PageOf<TagInfo>> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    if (!repo) return { rows: [], total: 0, hasMore: false };
+    const match = branchMatch(query.search);
+    const needle = match?.text.toLowerCase() ?? '';
+    const named = [...(await repo.refs())]
+      .filter(([ref]) => ref.startsWith('refs/tags/'))
+      .map(([ref, id]) => ({ name: ref.slice('refs/tags/'.length), id }))
+      // Each name's bytes as a string, compared with < (byte order), worked out once for the sort.
+      .map((tag) => ({ ...tag, key: Buffer.from(tag.name).toString('latin1') }))
+      .filter(({ name }) => {
+        if (!match) return true;
+        const lower = name.toLowerCase();
+        return match.where === 'prefix'
+          ? lower.startsWith(needle)
+          : match.where === 'suffix'
+            ? lower.endsWith(needle)
+            : lower.includes(needle);
+      });
+    const direction = query.sort === 'asc' ? 1 : -1;
+    const slice = loopSlice();
+    let tags: TagInfo[];
+    if (query.orderBy === 'updated') {
+      const all: TagInfo[] = [];
+      for (const tag of named) {
+        const info = await tagInfo(repo, tag.name, tag.id);
+        if (info) all.push(info);
+        if (slice.over()) await slice.pass();
+      }
+      all.sort((a, b) => direction * (Date.parse(a.commit.committedAt) - Date.parse(b.commit.committedAt)));
+      tags = all.slice(window.offset, window.offset + window.limit + 1);
+    } else {
+      if (query.orderBy === 'version') {
+        const runs = new Map(named.map((tag) => [tag, versionRuns(tag.key)]));
+        named.sort((a, b) => direction * (versionCompare(runs.get(a)!, runs.get(b)!) || byteCompare(a.key, b.key)));
+      } else named.sort((a, b) => direction * byteCompare(a.key, b.key));
+      tags = [];
+      for (const tag of named.slice(window.offset, window.offset + window.limit + 1)) {
+        const info = await tagInfo(repo, tag.name, tag.id);
+        if (info) tags.push(info);
+      }
+    }
+    return { rows: tags.slice(0, window.limit), total: named.length, hasMore: tags.length > window.limit };
+  });
+}
+
+/** The project's tag `name`; null when there is none. */
+export async function findTag(store: Store, ctx: ProjectContext, name: string): Promise<TagInfo | null> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    const id = repo && (await repo.readRef(`refs/tags/${name}`));
+    return repo && id ? tagInfo(repo, name, id) : null;
+  });
+}
+
+/** A tag's target, message, date and commit; null when it names no commit. */
+async function tagInfo(repo: GitRepository, name: string, id: string): Promise<TagInfo | null> {
+  const object = await repo.object(id);
+  let message = '';
+  let createdAt: string | null = null;
+  let commitId: string | null = id;
+  if (object?.type === 'tag') {
+    const tag = parseTag(object.body);
+    message = tag.message;
+    createdAt = tag.tagger ? new Date(tag.tagger.time * 1000).toISOString() : null;
+    commitId = await repo.resolveCommit(id);
+  } else if (object?.type !== 'commit') return null;
+  const [commit] = commitId ? await repo.log(commitId, { skip: 0, limit: 1 }) : [];
+  return commit ? { name, target: id, message, createdAt, commit } : null;
+}
+
+/** Names as git orders refs, by their bytes, each given as its bytes in a latin1 string. */
+const byteCompare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A name cut into runs of digits and of the rest, for versionCompare. */
+const versionRuns = (key: string) => key.match(/\d+|\D+/g) ?? [];
+
+/** git's version:refname order, roughly: runs of digits compare as numbers, the rest as bytes (latin1 strings). */
+function versionCompare(x: string[], y: string[]): number {
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const numeric = /^\d/.test(x[i]) && /^\d/.test(y[i]);
+    const order = numeric ? Number(x[i]) - Number(y[i]) || x[i].length - y[i].length : byteCompare(x[i], y[i]);
+    if (order) return Math.sign(order);
+  }
+  return x.length - y.length;
 }
 
 /** A branch of a project's repository, as GitLab's Branch entity needs it. */

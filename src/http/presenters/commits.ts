@@ -1,7 +1,7 @@
 // GitLab's commit and branch entities (lib/api/entities/commit.rb, commit_detail.rb, commit_stats.rb, branch.rb).
 import type { CommitInfo } from '../../storage/git/repository.ts';
 import type { FileChange, FilePatch } from '../../storage/git/history.ts';
-import type { BranchInfo } from '../../domain/project-files.ts';
+import type { BranchInfo, TagInfo } from '../../domain/project-files.ts';
 
 /** git's strict ISO dates carry seconds; GitLab's carry milliseconds (2024-05-02T10:11:12.000+00:00). */
 const withMillis = (iso: string) => iso.replace(/(T\d\d:\d\d:\d\d)(?=[Z+-])/, '$1.000');
@@ -127,5 +127,18 @@ export function fileDiff(f: FilePatch) {
     new_file: f.kind === 'added',
     renamed_file: f.kind === 'renamed',
     deleted_file: f.kind === 'deleted',
+  };
+}
+
+/** GitLab's Tag entity (lib/api/entities/tag.rb). No tag is protected and none has a release here. */
+export function tag(t: TagInfo, webBase: string) {
+  return {
+    name: t.name,
+    message: t.message,
+    target: t.target,
+    commit: commit(t.commit, webBase),
+    release: null,
+    protected: false,
+    created_at: t.createdAt,
   };
 }

@@ -12,7 +12,7 @@ import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject, type ProjectContext, refuseStartProject } from '../../domain/projects.ts';
 import { invalidParams, notFound } from '../../domain/failure.ts';
-import { branch, commit, commitDetail, commitWithStats, fileDiff } from '../presenters/commits.ts';
+import { branch, commit, commitDetail, commitWithStats, fileDiff, tag } from '../presenters/commits.ts';
 import { authorize, can } from '../../domain/policy.ts';
 import {
   type FileInfo,
@@ -27,6 +27,8 @@ import {
   createBranch,
   deleteBranch,
   findBranch,
+  findTag,
+  listTags,
   requireBranchName,
   listBranches,
   rawFile,
@@ -259,6 +261,26 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const ctx = await readableCode(request);
     const found = await branchOf(request, ctx);
     return branch(found, can(request.principal.user, 'push_code', ctx), projectWeb(request, ctx));
+  });
+
+  /** GET /projects/:id/repository/tags — the tags, newest commit first (or by name or version), paginated. */
+  app.get('/projects/:id/repository/tags', async (request, reply) => {
+    const ctx = await readableCode(request);
+    const p = validateRequest(spec.tagsSpec, request);
+    const rows = await paginated(request, reply, (window) =>
+      listTags(storeOf(request), ctx, { orderBy: p.order_by, sort: p.sort, search: p.search }, window),
+    );
+    const web = commitsWeb(request, ctx);
+    return rows.map((t) => tag(t, web));
+  });
+
+  /** GET /projects/:id/repository/tags/:tag_name — 404 Tag Not Found. */
+  app.get('/projects/:id/repository/tags/:tag_name', async (request) => {
+    const ctx = await readableCode(request);
+    const { tag_name: name } = request.params as { tag_name: string };
+    const found = await findTag(storeOf(request), ctx, name);
+    if (!found) throw notFound('Tag');
+    return tag(found, commitsWeb(request, ctx));
   });
 
   /** POST /projects/:id/repository/branches — developers+; 201 the branch; 400 as GitLab's Branches::CreateService. */

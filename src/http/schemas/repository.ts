@@ -112,3 +112,10 @@ export const createCommitSpec = {
 } satisfies ParamSpec;
 
 export const createCommitConstraints: Constraints = { mutuallyExclusive: [['start_branch', 'start_sha']] };
+
+/** GET …/repository/tags (GitLab's lib/api/tags.rb): newest commit first unless asked otherwise. */
+export const tagsSpec = {
+  order_by: { type: 'string', values: ['name', 'updated', 'version'] as const, default: 'updated' },
+  sort: { type: 'string', values: ['asc', 'desc'] as const, default: 'desc' },
+  search: { type: 'string' },
+} satisfies ParamSpec;

@@ -324,6 +324,16 @@ export function parseCommit(body: Buffer): ParsedCommit {
   return commit;
 }
 
+/** An annotated tag: what it points at, who made it and when (null: no tagger line), and its message. */
+export function parseTag(body: Buffer): { object: string; tagger: ParsedSignature | null; message: string } {
+  const text = body.toString('utf8');
+  const split = text.indexOf('\n\n');
+  let tagger: ParsedSignature | null = null;
+  for (const line of (split === -1 ? text : text.slice(0, split)).split('\n'))
+    if (line.startsWith('tagger ')) tagger = parseSignature(line.slice('tagger '.length));
+  return { object: tagTarget(body), tagger, message: split === -1 ? '' : text.slice(split + 2) };
+}
+
 /** The object an annotated tag points at. */
 export function tagTarget(body: Buffer): string {
   return /^object ([0-9a-f]{40})/.exec(body.toString('latin1'))?.[1] ?? '';
