@@ -25,7 +25,7 @@ import {
   type TreeEntry,
   TreeTooLarge,
 } from '../storage/git/repository.ts';
-import { checkUnmodifiedSince, Failure, notFound } from './failure.ts';
+import { checkUnmodifiedSince, conflict, Failure, notFound } from './failure.ts';
 import { isValidBranchName, isValidGitPath, MAX_BRANCH_NAME } from './paths.ts';
 import type { ProjectContext } from './projects.ts';
 import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './git-repositories.ts';
@@ -788,6 +788,73 @@ export async function findTag(store: Store, ctx: ProjectContext, name: string): 
     const repo = await projectRepository(store, ctx.project);
     const id = repo && (await repo.readRef(`refs/tags/${name}`));
     return repo && id ? tagInfo(repo, name, id) : null;
+  });
+}
+
+/**
+ * POST /projects/:id/repository/tags (GitLab's Tags::CreateService): `name` at the commit `ref` names, annotated
+ * (by `tagger`, now) when there is a message, else lightweight.
+ */
+export async function createTag(
+  store: Store,
+  ctx: ProjectContext,
+  input: { name: string; ref: string; message?: string; tagger: FileWrite['author'] },
+): Promise<TagInfo> {
+  const { name, ref } = input;
+  if (!ref.trim()) throw badRequest('Target is empty');
+  if (!isValidBranchName(name)) throw badRequest('Tag name invalid');
+  const message = input.message?.trim();
+  const repo = await projectRepository(store, ctx.project);
+  if (repo && (await repo.readRef(`refs/tags/${name}`))) throw conflict(`Tag ${name} already exists`);
+  const commit = repo && (await repo.resolveCommit(ref));
+  if (!repo || !commit) throw badRequest(`Target ${ref} is invalid`);
+  const writer = new ObjectWriter();
+  const target = message
+    ? writer.add(
+        'tag',
+        Buffer.from(
+          `object ${commit}\ntype commit\ntag ${name}\ntagger ${signatureLine(input.tagger)}\n\n${message}\n`,
+        ),
+      )
+    : commit;
+  try {
+    await store.transaction(async (tx) => {
+      if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
+      const bound = await projectRepository(tx, ctx.project);
+      if (!bound) throw notFound('Project');
+      await bound.store(writer.objects());
+      await bound.moveRef(`refs/tags/${name}`, null, target);
+    });
+  } catch (error) {
+    if (error instanceof RefConflict) throw conflict(`Tag ${name} already exists`);
+    if (error instanceof RefNameClash) throw badRequest(`Failed to create a tag: ${name}`);
+    throw error;
+  }
+  return (await tagInfo(repo, name, target))!;
+}
+
+/** `Name <email> <seconds> +0000`, as git writes who made an object now; what git refuses in a name is left out. */
+const signatureLine = (who: FileWrite['author']) =>
+  `${who.name.replace(/[<>\n\0]/g, '')} <${who.email.replace(/[<>\n\0]/g, '')}> ${Math.floor(Date.now() / 1000)} +0000`;
+
+/** DELETE /projects/:id/repository/tags/:tag_name: 404 Tag Not Found; 412 when its commit is newer than the date. */
+export async function deleteTag(
+  store: Store,
+  ctx: ProjectContext,
+  name: string,
+  ifUnmodifiedSince: string | undefined,
+): Promise<void> {
+  const found = await findTag(store, ctx, name);
+  if (!found) throw notFound('Tag');
+  checkUnmodifiedSince(Date.parse(found.commit.authoredAt), ifUnmodifiedSince);
+  await store.transaction(async (tx) => {
+    if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
+    const repo = await projectRepository(tx, ctx.project);
+    await repo?.moveRef(`refs/tags/${name}`, found.target, null).catch((error) => {
+      // Moved or deleted since it was read: as the tag it names is no longer there, 404.
+      if (error instanceof RefConflict) throw notFound('Tag');
+      throw error;
+    });
   });
 }
 

@@ -21,6 +21,10 @@ describe('project tags API', () => {
     assert.equal(res.statusCode, 200, res.body);
     return res;
   };
+  /** git on the node's copy of the repository, brought up to date with what the API wrote. */
+  const refresh = async () => {
+    gitOf = gitSync((await t.gitDir('project', P))!);
+  };
   const names = async (query = '') => (await list(query)).json.map((tag: { name: string }) => tag.name);
 
   before(async () => {
@@ -137,5 +141,81 @@ describe('project tags API', () => {
     assert.deepEqual([hidden.statusCode, hidden.json], [404, { message: '404 Project Not Found' }]);
     const empty = (await t.ok('POST', '/projects', alice.token, { path: 'empty' }, 201)).id;
     assert.deepEqual(await t.ok('GET', `/projects/${empty}/repository/tags`, alice.token, undefined, 200), []);
+  });
+
+  it('makes a lightweight tag, and an annotated one when there is a message, as git then reads them', async () => {
+    const light = await t.ok(
+      'POST',
+      `/projects/${P}/repository/tags`,
+      alice.token,
+      { tag_name: 'rel-1', ref: 'main' },
+      201,
+    );
+    assert.deepEqual(
+      [light.name, light.message, light.target, light.commit.id, light.created_at],
+      ['rel-1', '', made.c4, made.c4, null],
+    );
+    await refresh();
+    assert.equal(gitOf(['cat-file', '-t', 'refs/tags/rel-1']), 'commit');
+    const before = Date.now();
+    const annotated = await t.ok(
+      'POST',
+      `/projects/${P}/repository/tags`,
+      alice.token,
+      { tag_name: 'rel-2', ref: made.c2, message: '  Second release  ' },
+      201,
+    );
+    await refresh();
+    assert.equal(gitOf(['cat-file', '-t', 'refs/tags/rel-2']), 'tag');
+    assert.equal(annotated.target, gitOf(['rev-parse', 'refs/tags/rel-2']));
+    assert.equal(annotated.commit.id, gitOf(['rev-parse', 'refs/tags/rel-2^{commit}']));
+    assert.equal(gitOf(['tag', '-l', '--format=%(contents)', 'rel-2']), 'Second release');
+    assert.match(gitOf(['cat-file', 'tag', 'refs/tags/rel-2']), /^tagger ALICE <alice@example\.com> \d+ \+0000$/m);
+    assert.equal(annotated.message, 'Second release\n');
+    assert.ok(Math.abs(Date.parse(annotated.created_at) - before) < 60_000, annotated.created_at);
+    assert.equal(gitOf(['fsck', '--strict', '--no-progress']), '');
+    assert.deepEqual(await t.ok('GET', `/projects/${P}/repository/tags/rel-2`, alice.token, undefined, 200), annotated);
+  });
+
+  it('refuses as Tags::CreateService: an empty target, an invalid name, a taken one, a target naming nothing', async () => {
+    await refresh();
+    const before = gitOf(['for-each-ref', 'refs/tags']);
+    for (const [body, status, message] of [
+      [{ tag_name: 'x', ref: ' ' }, 400, 'Target is empty'],
+      [{ tag_name: 'bad name', ref: 'main' }, 400, 'Tag name invalid'],
+      [{ tag_name: 'v1.0', ref: 'main' }, 409, 'Tag v1.0 already exists'],
+      [{ tag_name: 'y', ref: 'nowhere' }, 400, 'Target nowhere is invalid'],
+    ] as const) {
+      const res = await t.api('POST', `/projects/${P}/repository/tags`, alice.token, body);
+      assert.deepEqual([res.statusCode, res.json], [status, { message }], JSON.stringify(body));
+    }
+    await refresh();
+    assert.equal(gitOf(['for-each-ref', 'refs/tags']), before);
+    const hidden = await t.api('POST', `/projects/${P}/repository/tags`, stranger.token, {
+      tag_name: 'z',
+      ref: 'main',
+    });
+    assert.equal(hidden.statusCode, 404);
+  });
+
+  it('deletes a tag: 204 and git no longer has it; 404 for one not there; 412 when its commit is newer', async () => {
+    await t.ok(
+      'POST',
+      `/projects/${P}/repository/tags`,
+      alice.token,
+      { tag_name: 'doomed', ref: 'main', message: 'm' },
+      201,
+    );
+    const stale = await t.api('DELETE', `/projects/${P}/repository/tags/doomed`, alice.token, undefined, {
+      'if-unmodified-since': 'Mon, 01 Jan 2001 00:00:00 GMT',
+    });
+    assert.deepEqual([stale.statusCode, stale.json], [412, { message: '412 Precondition Failed' }]);
+    const res = await t.api('DELETE', `/projects/${P}/repository/tags/doomed`, alice.token);
+    assert.equal(res.statusCode, 204, res.body);
+    await refresh();
+    assert.equal(gitOf(['for-each-ref', 'refs/tags/doomed']), '');
+    const again = await t.api('DELETE', `/projects/${P}/repository/tags/doomed`, alice.token);
+    assert.deepEqual([again.statusCode, again.json], [404, { message: '404 Tag Not Found' }]);
+    assert.equal((await t.api('DELETE', `/projects/${P}/repository/tags/v1.0`, stranger.token)).statusCode, 404);
   });
 });

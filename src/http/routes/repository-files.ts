@@ -25,7 +25,9 @@ import {
   commitFiles,
   commitPatches,
   createBranch,
+  createTag,
   deleteBranch,
+  deleteTag,
   findBranch,
   findTag,
   listTags,
@@ -281,6 +283,31 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const found = await findTag(storeOf(request), ctx, name);
     if (!found) throw notFound('Tag');
     return tag(found, commitsWeb(request, ctx));
+  });
+
+  /** POST /projects/:id/repository/tags — developers+ (GitLab's admin_tag); 201 the tag; 400 and 409 as Tags::CreateService. */
+  app.post('/projects/:id/repository/tags', async (request, reply) => {
+    const viewer = request.principal.user;
+    const store = storeOf(request);
+    const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
+    const p = validateRequest(spec.createTagSpec, request);
+    authorize(viewer, 'push_code', ctx);
+    // Only a user may push_code.
+    const tagger = { name: viewer!.name, email: viewer!.email };
+    const made = await createTag(store, ctx, { name: p.tag_name, ref: p.ref, message: p.message, tagger });
+    return reply.code(201).send(tag(made, commitsWeb(request, ctx)));
+  });
+
+  /** DELETE /projects/:id/repository/tags/:tag_name — developers+; 204; 412 on If-Unmodified-Since. */
+  app.delete('/projects/:id/repository/tags/:tag_name', async (request, reply) => {
+    const viewer = request.principal.user;
+    const store = storeOf(request);
+    const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
+    authorize(viewer, 'push_code', ctx);
+    const { tag_name: name } = request.params as { tag_name: string };
+    const since = request.headers['if-unmodified-since'];
+    await deleteTag(store, ctx, name, typeof since === 'string' ? since : undefined);
+    return reply.code(204).send();
   });
 
   /** POST /projects/:id/repository/branches — developers+; 201 the branch; 400 as GitLab's Branches::CreateService. */

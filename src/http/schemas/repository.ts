@@ -119,3 +119,10 @@ export const tagsSpec = {
   sort: { type: 'string', values: ['asc', 'desc'] as const, default: 'desc' },
   search: { type: 'string' },
 } satisfies ParamSpec;
+
+/** POST …/repository/tags: the tag's name, the commit it names, and a message for an annotated tag. */
+export const createTagSpec = {
+  tag_name: { type: 'string', required: true },
+  ref: { type: 'string', required: true },
+  message: { type: 'string' },
+} satisfies ParamSpec;
