@@ -809,14 +809,8 @@ export async function createTag(
   const commit = repo && (await repo.resolveCommit(ref));
   if (!repo || !commit) throw badRequest(`Target ${ref} is invalid`);
   const writer = new ObjectWriter();
-  const target = message
-    ? writer.add(
-        'tag',
-        Buffer.from(
-          `object ${commit}\ntype commit\ntag ${name}\ntagger ${signatureLine(input.tagger)}\n\n${message}\n`,
-        ),
-      )
-    : commit;
+  const tagger = { ...input.tagger, time: Math.floor(Date.now() / 1000) };
+  const target = message ? writer.tag({ object: commit, name, tagger, message }) : commit;
   try {
     await store.transaction(async (tx) => {
       if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
@@ -832,10 +826,6 @@ export async function createTag(
   }
   return (await tagInfo(repo, name, target))!;
 }
-
-/** `Name <email> <seconds> +0000`, as git writes who made an object now; what git refuses in a name is left out. */
-const signatureLine = (who: FileWrite['author']) =>
-  `${who.name.replace(/[<>\n\0]/g, '')} <${who.email.replace(/[<>\n\0]/g, '')}> ${Math.floor(Date.now() / 1000)} +0000`;
 
 /** DELETE /projects/:id/repository/tags/:tag_name: 404 Tag Not Found; 412 when its commit is newer than the date. */
 export async function deleteTag(

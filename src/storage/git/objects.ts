@@ -157,22 +157,32 @@ export class ObjectWriter {
   }
 
   commit(input: { tree: string; parent: string | null; author: Signature; message: string }): string {
-    const sig = (s: Signature) => `${cleanIdentity(s.name)} <${cleanIdentity(s.email)}> ${s.time} +0000`;
     const lines = [
       `tree ${input.tree}`,
       ...(input.parent ? [`parent ${input.parent}`] : []),
-      `author ${sig(input.author)}`,
-      `committer ${sig(input.author)}`,
+      `author ${signatureLine(input.author)}`,
+      `committer ${signatureLine(input.author)}`,
     ];
     return this.add('commit', Buffer.from(`${lines.join('\n')}\n\n${input.message}\n`));
   }
 
-  /** The objects collected so far, each once. */
+  /** An annotated tag named `name` of the commit `object`. */
+  tag(input: { object: string; name: string; tagger: Signature; message: string }): string {
+    const lines = [
+      `object ${input.object}`,
+      'type commit',
+      `tag ${input.name}`,
+      `tagger ${signatureLine(input.tagger)}`,
+    ];
+    return this.add('tag', Buffer.from(`${lines.join('\n')}\n\n${input.message}\n`));
+  }
+
   /** Drops the blobs this writer holds but `named` (those the trees written name). */
   dropBlobsExcept(named: ReadonlySet<string>): void {
     for (const [id, object] of this.pending) if (object.type === 'blob' && !named.has(id)) this.pending.delete(id);
   }
 
+  /** The objects collected so far, each once. */
   objects(): GitObject[] {
     return [...this.pending].map(([id, { type, body, deflated, parts }]) =>
       parts !== undefined ? { id, type, body, parts } : deflated ? { id, type, body, deflated } : { id, type, body },
@@ -218,6 +228,9 @@ export async function deflateOffLoop(objects: GitObject[]): Promise<GitObject[]>
     ),
   );
 }
+
+/** Who made an object and when, as git writes it (in UTC). */
+const signatureLine = (s: Signature) => `${cleanIdentity(s.name)} <${cleanIdentity(s.email)}> ${s.time} +0000`;
 
 /** Git refuses '<', '>' and newlines inside identities; GitLab strips them the same way. */
 function cleanIdentity(value: string): string {
