@@ -4,6 +4,7 @@
 // Usage: npx tsx bench/commit-actions.ts [--actions 1000] [--rounds 5] [--database-url postgres://…]
 import { parseArgs } from 'node:util';
 import { inProcessApp } from './in-process-app.ts';
+import { longestGapDuring } from '../test/stall.ts';
 
 const { values } = parseArgs({
   options: {
@@ -24,20 +25,14 @@ try {
       file_path: `folder/r${round}-f${i}.txt`,
       content: `${round} ${i}\n`,
     }));
-    let last = performance.now();
-    let longestGap = 0;
-    const ticks = setInterval(() => {
-      const now = performance.now();
-      longestGap = Math.max(longestGap, now - last);
-      last = now;
-    }, 1);
     const started = performance.now();
-    const res = await api('POST', `/projects/${project.id}/repository/commits`, {
-      branch: 'main',
-      commit_message: `round ${round}`,
-      actions,
-    });
-    clearInterval(ticks);
+    const { answer: res, longestGap } = await longestGapDuring(() =>
+      api('POST', `/projects/${project.id}/repository/commits`, {
+        branch: 'main',
+        commit_message: `round ${round}`,
+        actions,
+      }),
+    );
     if (res.statusCode !== 201) throw new Error(`${res.statusCode} ${res.body}`);
     console.log(
       `round ${round}: ${actions.length} new files into a folder of ${round * actions.length}: ${Math.round(performance.now() - started)} ms, the event loop held ${Math.round(longestGap)} ms at most`,

@@ -4,6 +4,7 @@
 // Usage: npx tsx bench/group-delete.ts [--subgroups 1000] [--every 5] [--database-url postgres://…]
 import { parseArgs } from 'node:util';
 import { inProcessApp } from './in-process-app.ts';
+import { longestGapDuring } from '../test/stall.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,16 +34,8 @@ try {
     });
     projects++;
   }
-  let last = performance.now();
-  let longestGap = 0;
-  const ticks = setInterval(() => {
-    const now = performance.now();
-    longestGap = Math.max(longestGap, now - last);
-    last = now;
-  }, 1);
   const started = performance.now();
-  await api('DELETE', `/groups/${top.id}`);
-  clearInterval(ticks);
+  const { longestGap } = await longestGapDuring(() => api('DELETE', `/groups/${top.id}`));
   console.log(
     `a group with ${values.subgroups} subgroups and ${projects} projects deleted in ${Math.round(performance.now() - started)} ms, the event loop held ${Math.round(longestGap)} ms at most`,
   );

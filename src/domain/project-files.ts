@@ -90,39 +90,7 @@ export async function writeFile(store: Store, ctx: ProjectContext, w: FileWrite)
   const prepared = w.content ? await prepareBlob(w.content) : null;
   return withUploads(store.kysely, async (upload) => {
     if (prepared) prepared.parts = await upload(prepared.deflated);
-    // The commit is worked out before the transaction too, from the branch as it is then: a tree of 49,000
-    // files took 400-520 ms, which every other write of the instance waited for. The transaction moves the
-    // branch only if it is still where it was (compare-and-swap); a write that lost that race twice works it
-    // out inside the transaction, as every write did before, so that it cannot lose again.
-    for (let attempt = 1; ; attempt++) {
-      const read = attempt < WRITE_ATTEMPTS ? await projectRepository(store, ctx.project) : null;
-      // A project deleted meanwhile leaves the plan objects it cannot read: the transaction then answers 404.
-      const planned =
-        read &&
-        (await planWrite(read, w, prepared).catch((error) => {
-          if (error instanceof MissingObject) return null;
-          throw error;
-        }));
-      try {
-        return await store.transaction(async (tx) => {
-          // The project first, as its delete locks it: one deleted since it was read is gone, not given a
-          // repository again.
-          if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
-          const repo = await ensureProjectRepository(tx, ctx.project);
-          // The first write to a repository is worked out here (there is nothing to read), and a last try, with
-          // the repository's refs locked (PostgreSQL runs writes at once).
-          if (!planned) await repo.lockRefs();
-          const plan = planned && read?.id === repo.id ? planned : await planWrite(repo, w, prepared);
-          return commitWrite(tx, repo, ctx, w.branch, plan);
-        });
-      } catch (error) {
-        if (error instanceof RefConflict && planned) continue;
-        if (error instanceof RefConflict)
-          throw badRequest(`The branch ${w.branch} changed while the file was being written; try again`);
-        if (error instanceof RefNameClash) throw badRequest(error.message);
-        throw error;
-      }
-    }
+    return planAndCommit(store, ctx, w.branch, 'the file was being written', (repo) => planWrite(repo, w, prepared));
   });
 }
 
@@ -170,30 +138,7 @@ export async function commitFiles(store: Store, ctx: ProjectContext, w: CommitWr
   }
   return withUploads(store.kysely, async (upload) => {
     for (const blob of prepared.values()) blob.parts = await upload(blob.deflated);
-    for (let attempt = 1; ; attempt++) {
-      const read = attempt < WRITE_ATTEMPTS ? await projectRepository(store, ctx.project) : null;
-      const planned =
-        read &&
-        (await planCommit(read, w, prepared).catch((error) => {
-          if (error instanceof MissingObject) return null;
-          throw error;
-        }));
-      try {
-        return await store.transaction(async (tx) => {
-          if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
-          const repo = await ensureProjectRepository(tx, ctx.project);
-          if (!planned) await repo.lockRefs();
-          const plan = planned && read?.id === repo.id ? planned : await planCommit(repo, w, prepared);
-          return commitWrite(tx, repo, ctx, w.branch, plan);
-        });
-      } catch (error) {
-        if (error instanceof RefConflict && planned) continue;
-        if (error instanceof RefConflict)
-          throw badRequest(`The branch ${w.branch} changed while the commit was being made; try again`);
-        if (error instanceof RefNameClash) throw badRequest(error.message);
-        throw error;
-      }
-    }
+    return planAndCommit(store, ctx, w.branch, 'the commit was being made', (repo) => planCommit(repo, w, prepared));
   });
 }
 
@@ -279,6 +224,49 @@ async function applyAction(tree: TreeEdit, writer: ObjectWriter, a: CommitAction
   if (a.action === 'chmod')
     return tree.put(a.filePath, { id: state.id, mode: a.executeFilemode ? '100755' : '100644' });
   return tree.put(a.filePath, { id: blob(), mode: state.mode });
+}
+
+/**
+ * A write's commit worked out by `plan` and stored, its branch moved in one transaction; the commit's id. The commit
+ * is worked out before the transaction, from the branch as it is then: a tree of 49,000 files took 400-520 ms, which
+ * every other write of the instance waited for. The transaction moves the branch only if it is still where it was
+ * (compare-and-swap); a write that lost that race twice works it out inside the transaction, as every write did
+ * before, so that it cannot lose again. `doing` says what was under way, for the refusal of a third race lost.
+ */
+async function planAndCommit(
+  store: Store,
+  ctx: ProjectContext,
+  branch: string,
+  doing: string,
+  plan: (repo: GitRepository) => Promise<WritePlan>,
+): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const read = attempt < WRITE_ATTEMPTS ? await projectRepository(store, ctx.project) : null;
+    // A project deleted meanwhile leaves the plan objects it cannot read: the transaction then answers 404.
+    const planned =
+      read &&
+      (await plan(read).catch((error) => {
+        if (error instanceof MissingObject) return null;
+        throw error;
+      }));
+    try {
+      return await store.transaction(async (tx) => {
+        // The project first, as its delete locks it: one deleted since it was read is gone, not given a
+        // repository again.
+        if (!(await tx.projects.lock(ctx.project.id, 'share'))) throw notFound('Project');
+        const repo = await ensureProjectRepository(tx, ctx.project);
+        // The first write to a repository is worked out here (there is nothing to read), and a last try, with
+        // the repository's refs locked (PostgreSQL runs writes at once).
+        if (!planned) await repo.lockRefs();
+        return commitWrite(tx, repo, ctx, branch, planned && read?.id === repo.id ? planned : await plan(repo));
+      });
+    } catch (error) {
+      if (error instanceof RefConflict && planned) continue;
+      if (error instanceof RefConflict) throw badRequest(`The branch ${branch} changed while ${doing}; try again`);
+      if (error instanceof RefNameClash) throw badRequest(error.message);
+      throw error;
+    }
+  }
 }
 
 /** The try of a file write that works its commit out inside the transaction (its branch moved twice before). */
