@@ -14,7 +14,7 @@ import {
 } from '../storage/git/objects.ts';
 import { withUploads } from '../storage/git/object-parts.ts';
 import { type PathEntry, type PathState, TreePath } from '../storage/git/tree-path.ts';
-import { TreeEdit } from '../storage/git/tree-edit.ts';
+import { MAX_DIRECTORIES, TooManyDirectories, TreeEdit } from '../storage/git/tree-edit.ts';
 import {
   type CommitInfo,
   type GitRepository,
@@ -182,9 +182,15 @@ async function planCommit(
   const tree = await TreeEdit.open(repo, parent && (await repo.commit(parent)).tree);
   // The changes resolve without waiting for anything: other requests get their turns between them.
   const slice = loopSlice();
-  for (const a of w.actions) {
-    await applyAction(tree, writer, a, prepared.get(a));
-    if (slice.over()) await slice.pass();
+  try {
+    for (const a of w.actions) {
+      await applyAction(tree, writer, a, prepared.get(a));
+      if (slice.over()) await slice.pass();
+    }
+  } catch (error) {
+    if (error instanceof TooManyDirectories)
+      throw badRequest(`The commit would change more than ${MAX_DIRECTORIES} directories`);
+    throw error;
   }
   const commit = writer.commit({
     tree: await tree.write(writer),

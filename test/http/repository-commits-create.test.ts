@@ -212,6 +212,23 @@ describe('POST /projects/:id/repository/commits', () => {
     for (const [body, status, json] of cases) await refused(body, status, json);
   });
 
+  it('refuses a commit that would make more directories than a tree edit holds, before it holds them', async () => {
+    // 26 paths of 2,000 new directories each (about 4 KB, as long as a path may be): 52,000 directories.
+    const deep = 'a/'.repeat(1999);
+    await refused(
+      {
+        branch: 'main',
+        actions: Array.from({ length: 26 }, (_, i) => ({
+          action: 'create',
+          file_path: `d${i}/${deep}f`,
+          content: 'x',
+        })),
+      },
+      400,
+      { message: 'The commit would change more than 50000 directories' },
+    );
+  });
+
   it('refuses an update of a file changed since the last_commit_id the caller knew, naming the file', async () => {
     const before = (await git('rev-parse', 'main~1')).trim();
     await t.ok(

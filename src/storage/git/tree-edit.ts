@@ -18,8 +18,22 @@ interface Directory {
 
 const nameOf = (part: string) => Buffer.from(part, 'utf8').toString('latin1');
 
+/**
+ * The directories one edit reads or makes at most: a path may be 2,048 deep, so thirty thousand paths of new
+ * directories each (a body of a few dozen megabytes) would otherwise make tens of millions.
+ */
+export const MAX_DIRECTORIES = 50_000;
+
+/** Thrown when an edit would read or make more than MAX_DIRECTORIES directories. */
+export class TooManyDirectories extends Error {
+  constructor() {
+    super(`a tree edit reads or makes more than ${MAX_DIRECTORIES} directories`);
+  }
+}
+
 export class TreeEdit {
   private readonly slice = loopSlice();
+  private directories = 0;
 
   private constructor(
     private readonly repo: GitRepository,
@@ -61,6 +75,7 @@ export class TreeEdit {
       if (found) dir = await this.open(dir, name, found);
       else {
         if (!entry) return;
+        this.count();
         const made: Directory = { entries: new Map(), opened: new Map(), changed: true };
         dir.entries.set(name, { mode: DIRECTORY_MODE, id: '' });
         dir.opened.set(name, made);
@@ -110,10 +125,15 @@ export class TreeEdit {
   private async open(parent: Directory, name: string, entry: PathEntry): Promise<Directory> {
     let dir = parent.opened.get(name);
     if (!dir) {
+      this.count();
       dir = { entries: await this.read(entry.id), opened: new Map(), changed: false };
       parent.opened.set(name, dir);
     }
     return dir;
+  }
+
+  private count(): void {
+    if (++this.directories > MAX_DIRECTORIES) throw new TooManyDirectories();
   }
 
   /** A tree's entries by name, read once. */
