@@ -166,8 +166,9 @@ describe('snippet pages', () => {
     assert.equal(then.body, 'one');
     assert.equal(then.headers.etag, `"${gitBlobId('one')}"`);
     assert.equal(then.headers['cache-control'], `max-age=60, public, ${SHARED_CACHE}`);
-    // Revision expressions are not resolved (docs/gitlab-compatibility.md#d7).
-    assertHiddenPage(await raw('main~1'), `${pathOf(s.web_url)}/raw/main~1/v.txt`, false);
+    // Ancestry steps are resolved, other revision expressions are not (docs/gitlab-compatibility.md#d7).
+    assert.equal((await raw('main~1')).body, 'one');
+    assertHiddenPage(await raw('main..main'), `${pathOf(s.web_url)}/raw/main..main/v.txt`, false);
   });
 
   it('a snippet page with one 200-line file weighs under 100 KB with its stylesheet', async () => {
