@@ -727,6 +727,40 @@ describe('snippet forms', () => {
     assert.equal(textarea(previewed.body, 'files[1][content]'), crlf);
   });
 
+  it("leaves a file's line breaks as they are when the form sends its text back as the browser shows it", async () => {
+    // A textarea's text has LF for every CR, CRLF and LF of the page, and a browser posts each as CRLF: a file of
+    // mixed or CR line breaks comes back changed though no one touched it. Before, renaming the snippet (or another
+    // file) rewrote them: mixed.txt all CRLF, cr.txt all LF.
+    const files = [
+      { file_path: 'cr.txt', content: 'x\ry\rz\n' },
+      { file_path: 'mixed.txt', content: 'a\r\nb\nc\n' },
+      { file_path: 'moved.txt', content: 'm\r\nn\n' },
+    ];
+    const snippet = await t.must('POST', '/snippets', alice.token, { title: 'Endings', visibility: 'private', files });
+    const url = `/-/snippets/${snippet.id}/edit`;
+    const form = await page(url, aliceCookie);
+    const asPosted = (text: string) => text.replace(/\r\n?/g, '\n').replace(/\n/g, '\r\n');
+    for (const [n, f] of files.entries())
+      assert.equal(asPosted(textarea(form.body, `files[${n}][content]`)!), asPosted(f.content));
+    const res = await submit(url, aliceCookie, [
+      ['title', 'Endings renamed'],
+      ['visibility', 'private'],
+      ['base_version', hidden(form.body, 'base_version')!],
+      ...files.flatMap((f, n): [string, string][] => [
+        [`files[${n}][previous_path]`, f.file_path],
+        [`files[${n}][file_path]`, n === 2 ? 'renamed.txt' : f.file_path],
+        [`files[${n}][content]`, asPosted(f.content)],
+      ]),
+      ['save', '1'],
+    ]);
+    assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+    assert.equal((await t.must('GET', `/snippets/${snippet.id}`, alice.token)).title, 'Endings renamed');
+    const raw = (path: string) => t.api('GET', `/snippets/${snippet.id}/files/main/${path}/raw`, alice.token);
+    assert.equal((await raw('mixed.txt')).body, 'a\r\nb\nc\n');
+    assert.equal((await raw('cr.txt')).body, 'x\ry\rz\n');
+    assert.equal((await raw('renamed.txt')).body, 'm\r\nn\n');
+  });
+
   it('an edit of a snippet with more files than the instance now allows is refused, not dropped', async () => {
     const files = ['a', 'b', 'c', 'd'].map((name) => ({ file_path: `${name}.txt`, content: name }));
     const snippet = await t.must('POST', '/snippets', alice.token, { title: 'Four', visibility: 'private', files });

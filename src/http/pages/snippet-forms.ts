@@ -500,7 +500,11 @@ async function actionsOf(rows: FileRow[], current: FileRow[]) {
       continue;
     }
     const original = before.content === null ? null : before.content.toString();
-    const content = original === null || row.content === null ? null : await asTyped(row.content, original);
+    // A text that comes back as the form showed it is left as stored (null: a move keeps it), line breaks and all.
+    const content =
+      original === null || row.content === null || cameBackAsShown(row.content, original)
+        ? null
+        : await asTyped(row.content, original);
     if (row.remove) push({ action: 'delete', file_path: before.path });
     else if (row.path !== before.path)
       push({ action: 'move', previous_path: before.path, file_path: row.path, content });
@@ -508,6 +512,17 @@ async function actionsOf(rows: FileRow[], current: FileRow[]) {
       push({ action: 'update', file_path: before.path, content });
   }
   return { actions, rowOfAction };
+}
+
+/**
+ * Whether `posted` is a stored file's text as a form sends it back untouched: a textarea has LF for each CR, CRLF
+ * and LF of its page, and a browser posts each as CRLF. Only a text with a CR can come back otherwise than
+ * asTyped undoes: one of mixed or CR line breaks was rewritten by any save of its snippet, renaming it included.
+ */
+function cameBackAsShown(posted: Text, original: string): boolean {
+  if (!original.includes('\r')) return false;
+  const shown = original.replace(/\r\n?/g, '\n');
+  return sameText(posted, shown.replace(/\n/g, '\r\n')) || sameText(posted, shown);
 }
 
 const sameText = (a: Text, b: string) =>
