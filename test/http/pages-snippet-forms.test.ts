@@ -761,6 +761,34 @@ describe('snippet forms', () => {
     assert.equal((await raw('renamed.txt')).body, 'm\r\nn\n');
   });
 
+  it("keeps a description's line breaks through an edit of the title, and stores a typed one's as LF", async () => {
+    // Before, the browser's CRLF went into the description as posted: renaming a snippet rewrote its description.
+    const snippet = await t.must('POST', '/snippets', alice.token, {
+      title: 'Described',
+      description: 'one\ntwo\n\nthree',
+      visibility: 'private',
+      files: [{ file_path: 'a.txt', content: 'a\n' }],
+    });
+    const url = `/-/snippets/${snippet.id}/edit`;
+    const save = async (title: string, description: string) => {
+      const form = await page(url, aliceCookie);
+      const res = await submit(url, aliceCookie, [
+        ['title', title],
+        ['description', description],
+        ['visibility', 'private'],
+        ['base_version', hidden(form.body, 'base_version')!],
+        ['files[0][previous_path]', 'a.txt'],
+        ['files[0][file_path]', 'a.txt'],
+        ['files[0][content]', 'a\r\n'],
+        ['save', '1'],
+      ]);
+      assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+      return (await t.must('GET', `/snippets/${snippet.id}`, alice.token)).description;
+    };
+    assert.equal(await save('Renamed', 'one\r\ntwo\r\n\r\nthree'), 'one\ntwo\n\nthree');
+    assert.equal(await save('Renamed', 'one\r\ntwo\r\n\r\nfour\r\n'), 'one\ntwo\n\nfour\n');
+  });
+
   it('an edit of a snippet with more files than the instance now allows is refused, not dropped', async () => {
     const files = ['a', 'b', 'c', 'd'].map((name) => ({ file_path: `${name}.txt`, content: name }));
     const snippet = await t.must('POST', '/snippets', alice.token, { title: 'Four', visibility: 'private', files });

@@ -426,7 +426,7 @@ async function newSnippet(request: FastifyRequest, reply: FastifyReply, projectP
       createSnippetSpec,
       {
         title: values.title,
-        description: values.description || null,
+        description: values.description ? await asTyped(values.description, null) : null,
         visibility: values.visibility,
         files: await Promise.all(
           kept.map(async (n) => ({
@@ -513,6 +513,10 @@ async function actionsOf(rows: FileRow[], current: FileRow[]) {
   }
   return { actions, rowOfAction };
 }
+
+/** A stored text as posted back: the stored one if it came back as the form showed it, else as typed. */
+const typedText = async (posted: Text, original: string): Promise<Text> =>
+  cameBackAsShown(posted, original) ? original : asTyped(posted, original);
 
 /**
  * Whether `posted` is a stored file's text as a form sends it back untouched: a textarea has LF for each CR, CRLF
@@ -634,7 +638,11 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
         description: createSnippetSpec.description,
         visibility: createSnippetSpec.visibility,
       },
-      { title: values.title, description: values.description || null, visibility: values.visibility },
+      {
+        title: values.title,
+        description: values.description ? await typedText(values.description, snippet.description ?? '') : null,
+        visibility: values.visibility,
+      },
     );
     await updateSnippet(
       depsOf(request),
