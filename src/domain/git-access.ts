@@ -25,7 +25,8 @@ import { parseRowId } from './ids.ts';
 const NOT_FOUND_TEXT = "The project you were looking for could not be found or you don't have permission to view it.";
 const PUSH_DENIED_TEXT = 'You are not allowed to push code to this project.';
 const SNIPPET_PUSH_DENIED_TEXT = 'You are not allowed to update this snippet.';
-const READ_SCOPES: Scope[] = ['api', 'read_repository', 'write_repository'];
+// GitLab's abilities_for_scopes: read_api is read-only access, download_code included (Gitlab::Auth).
+const READ_SCOPES: Scope[] = ['api', 'read_api', 'read_repository', 'write_repository'];
 const WRITE_SCOPES: Scope[] = ['api', 'write_repository'];
 
 export const challenge = () => new Failure('unauthorized_git');

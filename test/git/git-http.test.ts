@@ -106,6 +106,7 @@ describe('git over HTTP with the real git client', () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-git-work-'));
     for (const name of ['dev', 'rep', 'guest', 'outsider', 'blocked', 'dev2']) users[name] = await t.user(name);
     users.reader = await t.user('reader', { scopes: ['read_repository'] });
+    users.apiReader = await t.user('apireader', { scopes: ['read_api'] });
     const p1 = await t.must('POST', '/projects', ROOT_TOKEN, {
       name: 'pub',
       visibility: 'public',
@@ -121,6 +122,7 @@ describe('git over HTTP with the real git client', () => {
         ['rep', 20],
         ['guest', 10],
         ['reader', 30],
+        ['apiReader', 30],
         ['blocked', 30],
       ] as const) {
         await t.must('POST', `/projects/${p}/members`, ROOT_TOKEN, { user_id: users[name].id, access_level: level });
@@ -207,6 +209,16 @@ describe('git over HTTP with the real git client', () => {
     const push = await refused(['push', 'origin', 'HEAD:main'], { cwd: d });
     assert.match(push.stderr, /403/);
     assert.equal((await apiFile(priv.id, 'reader.txt')).status, 404);
+  });
+
+  it('a read_api token clones but cannot push, as GitLab gives it read-only abilities (Gitlab::Auth)', async () => {
+    const d = dir('apireader');
+    await ok(['clone', url(priv.path, users.apiReader.token), d]);
+    assert.ok(fs.existsSync(path.join(d, 'hello.txt')));
+    await commitFile(d, 'apireader.txt', 'x');
+    const push = await refused(['push', 'origin', 'HEAD:main'], { cwd: d });
+    assert.match(push.stderr, /403/);
+    assert.equal((await apiFile(priv.id, 'apireader.txt')).status, 404);
   });
 
   it('a private project: anonymous clone fails fast with an authentication error, a non-member gets not found', async () => {
