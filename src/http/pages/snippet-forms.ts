@@ -639,7 +639,8 @@ async function editSnippet(request: FastifyRequest, reply: FastifyReply, project
         visibility: createSnippetSpec.visibility,
       },
       {
-        title: values.title,
+        // A text field sends its value back without line breaks: a title of several lines that comes back so stays.
+        title: values.title === snippet.title.replace(/[\r\n]/g, '') ? snippet.title : values.title,
         description: values.description ? await typedText(values.description, snippet.description ?? '') : null,
         visibility: values.visibility,
       },
