@@ -277,6 +277,35 @@ describe('snippet revisions pages', () => {
     assert.deepEqual(shownFiles(await page(`${web}/revisions/${second.slice(0, 10)}`)), shownFiles(diff));
   });
 
+  it("takes an abbreviated id of 7 hex digits at least, as GitLab's commit pages: 4 were a guess away from any commit", async () => {
+    // A commit no branch reaches any more (the history force-pushed away) stays in the repository; with ids of 4
+    // digits taken, 65,536 requests listed every such commit of a public snippet to anyone, with its diff.
+    const snippet = await t.must('POST', '/snippets', aliceToken, {
+      title: 'abbreviated',
+      visibility: 'public',
+      files: [{ file_path: 'secret.txt', content: 'a secret\n' }],
+    });
+    const web = snippet.web_url as string;
+    const [first] = await gitLog(snippet.id);
+    const dir = path.join(work, 'abbreviated');
+    assert.equal(
+      (await runGit(['clone', `http://oauth2:${aliceToken}@${host}/snippets/${snippet.id}.git`, dir])).code,
+      0,
+    );
+    assert.equal((await runGit(['checkout', '-q', '--orphan', 'clean'], dir)).code, 0);
+    fs.rmSync(path.join(dir, 'secret.txt'));
+    fs.writeFileSync(path.join(dir, 'public.txt'), 'nothing to see\n');
+    await runGit(['add', '-A'], dir);
+    assert.equal((await runGit(['commit', '-qm', 'Clean history'], dir)).code, 0);
+    const push = await runGit(['push', '-f', 'origin', 'clean:main'], dir);
+    assert.equal(push.code, 0, push.stderr);
+    const [clean] = await gitLog(snippet.id);
+    for (const id of [first, clean])
+      for (const length of [4, 6]) await hidden(`${web}/revisions/${id.slice(0, length)}`, bobCookie);
+    assert.match(await page(`${web}/revisions/${clean.slice(0, 7)}`, bobCookie), /<h1>Clean history<\/h1>/);
+    assert.match(await page(`${web}/revisions/main`, bobCookie), /<h1>Clean history<\/h1>/);
+  });
+
   it("pages a personal snippet's revisions, 20 a page, newest first", async () => {
     const snippet = await t.must('POST', '/snippets', aliceToken, {
       title: 'counter',
