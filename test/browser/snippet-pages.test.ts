@@ -252,6 +252,23 @@ Press <kbd>Enter</kbd> to agree, x<sup>2</sup>.
     await page.close();
   });
 
+  it('takes an address whose fragment is not valid percent-encoding without failing, and still follows a line', async () => {
+    // Before, decodeURIComponent threw on `#%E0`: the page's script ended with "URI malformed" at every load.
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(`${lines.web_url}#%E0`);
+    await page.evaluate(() => {
+      location.hash = '#L%E0-2';
+    });
+    await page.evaluate(() => {
+      location.hash = '#L7';
+    });
+    await page.waitForFunction(() => document.getElementById('L7')?.classList.contains('hll'));
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   it('renders Markdown as GitLab: aligned table, task list with labels, details, footnote, heading anchors', async () => {
     const page = await browser.newPage({ viewport: { width: 1000, height: 400 } });
     const refused: string[] = [];

@@ -19,8 +19,10 @@ const PAGE_SCRIPT = `(() => {
     });
   }
   const range = /^(.*L)([1-9][0-9]*)(?:-([1-9][0-9]*))?$/;
+  // A fragment is any text an address carries: one that is not valid percent-encoding is taken as it is.
+  const decoded = (text) => { try { return decodeURIComponent(text); } catch { return text; } };
   const lines = (hash) => {
-    const m = range.exec(decodeURIComponent(hash.slice(1)));
+    const m = range.exec(decoded(hash.slice(1)));
     if (!m) return null;
     const a = Number(m[2]), b = Number(m[3] || m[2]);
     return { prefix: m[1], from: Math.min(a, b), to: Math.max(a, b) };
@@ -41,7 +43,7 @@ const PAGE_SCRIPT = `(() => {
       if (first && (scroll || !seen)) first.scrollIntoView({ block: 'center' });
       return;
     }
-    const name = decodeURIComponent(location.hash.slice(1));
+    const name = decoded(location.hash.slice(1));
     if (name && !document.getElementById(name)) document.getElementById('user-content-' + name)?.scrollIntoView();
   };
   let anchor = null;
