@@ -193,6 +193,26 @@ describe('snippet forms in Chromium', BROWSER_PASS, () => {
     await page.close();
   });
 
+  it('saves a title of 255 characters beyond the BMP, as the API counts them, typed or edited', async () => {
+    // maxlength counts UTF-16 code units: a title of 200 emoji (400 of them), which the API takes, could not be
+    // saved once its field was edited, and no more than 127 could be typed.
+    const page = await context.newPage();
+    await page.goto(`${server.url}/-/snippets/new`);
+    await page.getByLabel('Title').fill('😀'.repeat(255));
+    await page.getByLabel('File name').fill('a.txt');
+    await editorOf(page, 0).fill('a\n');
+    await page.getByRole('button', { name: 'Create snippet' }).click();
+    await page.waitForURL(/\/-\/snippets\/\d+$/);
+    await page.goto(`${page.url()}/edit`);
+    await page.getByLabel('Title').press('End');
+    await page.getByLabel('Title').press('Backspace');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(/\/-\/snippets\/\d+$/);
+    const id = Number(/(\d+)$/.exec(page.url())![1]);
+    assert.equal((await api('GET', `/snippets/${id}`)).json.title, '😀'.repeat(254));
+    await page.close();
+  });
+
   it('makes a personal access token, shown once, that works with the API', async () => {
     const page = await context.newPage();
     await page.goto(`${server.url}/`);

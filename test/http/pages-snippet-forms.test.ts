@@ -188,7 +188,7 @@ describe('snippet forms', () => {
     assert.equal(res.statusCode, 422);
     assert.match(
       res.body,
-      /<input id="snippet-title" name="title" value=" {2}" maxlength="255" aria-invalid="true" aria-describedby="snippet-title-error">/,
+      /<input id="snippet-title" name="title" value=" {2}" aria-invalid="true" aria-describedby="snippet-title-error">/,
     );
     assert.match(res.body, /<p class="field-error" id="snippet-title-error">Title can&#39;t be blank<\/p>/);
     assert.match(res.body, /<p class="field-error" id="file-1-path-error">File name can&#39;t be blank<\/p>/);
@@ -197,6 +197,27 @@ describe('snippet forms', () => {
     assert.equal(textarea(res.body, 'files[1][content]'), 'second');
     assert.match(res.body, /<input type="radio" name="visibility" value="private" checked>/);
     assert.deepEqual(await mySnippets(alice.token), before);
+  });
+
+  it('takes a title of 255 characters as the API counts them and refuses a longer one next to its field', async () => {
+    // The field has no maxlength (which counts UTF-16 code units: 127 emoji): the API's limit is the one held.
+    const fields = (title: string): [string, string][] => [
+      ['title', title],
+      ['visibility', 'private'],
+      ['files[0][file_path]', 'a.txt'],
+      ['files[0][content]', 'a'],
+      ['save', '1'],
+    ];
+    const long = await submit('/-/snippets/new', aliceCookie, fields('😀'.repeat(256)));
+    assert.equal(long.statusCode, 422);
+    assert.match(
+      long.body,
+      /<p class="field-error" id="snippet-title-error">Title is too long \(maximum is 255 characters\)<\/p>/,
+    );
+    const saved = await submit('/-/snippets/new', aliceCookie, fields('😀'.repeat(255)));
+    assert.equal(saved.statusCode, 303, saved.body.slice(0, 300));
+    const id = Number(/(\d+)$/.exec(saved.headers.location as string)?.[1]);
+    assert.equal((await t.must('GET', `/snippets/${id}`, alice.token)).title, '😀'.repeat(255));
   });
 
   it('refuses a visibility the API does not know, with its message next to the field, on new and edit', async () => {
@@ -378,7 +399,7 @@ describe('snippet forms', () => {
       assert.equal(hidden(res.body, 'files[0][previous_path]'), 'gone.txt');
       assert.equal(hidden(res.body, 'files[1][previous_path]'), 'keep.txt');
       assert.equal(textarea(res.body, 'files[1][content]'), 'one\ntwo\n');
-      assert.match(res.body, /<input id="snippet-title" name="title" value="Editable" maxlength="255">/);
+      assert.match(res.body, /<input id="snippet-title" name="title" value="Editable">/);
     });
 
     it('keeps a file larger than a page shows out of the form, and as it is through an edit', async () => {

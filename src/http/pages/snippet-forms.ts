@@ -289,7 +289,7 @@ ${page.theirs ?? ''}
 ${formTokenField(request)}
 ${page.baseVersion ? html`<input type="hidden" name="base_version" value="${page.baseVersion}">` : ''}
 <label for="snippet-title">Title</label>
-<input id="snippet-title" name="title" value="${values.title}" maxlength="255"${describedBy(errors, 'title', 'snippet-title')}>
+<input id="snippet-title" name="title" value="${values.title}"${describedBy(errors, 'title', 'snippet-title')}>
 ${fieldError(errors, 'title', 'snippet-title')}
 <label for="snippet-description">Description (optional, Markdown)</label>
 <textarea id="snippet-description" name="description" rows="4"${describedBy(errors, 'description', 'snippet-description')}>
