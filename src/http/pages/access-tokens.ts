@@ -79,7 +79,7 @@ ${
 <form method="post" action="${sitePath(request, PATH)}" class="token-form">
 ${formTokenField(request)}
 <label for="token-name">Token name</label>
-<input id="token-name" name="name" value="${typed.name}" maxlength="255"${invalid('name')}>
+<input id="token-name" name="name" value="${typed.name}"${invalid('name')}>
 ${error('name')}
 <label for="token-expires">Expiration date (optional)</label>
 <input id="token-expires" name="expires_at" type="date" min="${tomorrow()}" value="${typed.expiresAt}"${invalid('expires_at')}>
