@@ -264,4 +264,39 @@ describe('pushed repositories that would hold the server', () => {
 
   it('the same with 16 MiB of one letter, which deflates to 16 KiB: it is not inflated whole either', () =>
     rawNeverRead('a'.repeat(16 * MiB)));
+
+  it('a push of 20,000 tags: the fetch after it keeps the loop free while the refs git wrote go', async () => {
+    // git writes a file for each ref a push moves in the node's cache; the next refresh, which puts the database's
+    // refs in packed-refs, removed those files one by one on the event loop: 10,000 held it 290 ms, 20,000 twice that.
+    const tagged = await api('POST', '/projects', { path: 'many-tags', visibility: 'public' });
+    const dir = repository(
+      'many-tags',
+      'commit refs/heads/main\ncommitter T <t@example.com> 1700000000 +0000\ndata 1\nt\n',
+    );
+    push(dir, 'main');
+    git.push(server, TOKEN, dir, tagged.path_with_namespace, 'main');
+    const id = execFileSync('git', ['rev-parse', 'main'], { cwd: dir, env: GIT_ENV, encoding: 'utf8' }).trim();
+    const pkt = (line: string) => `${(line.length + 4).toString(16).padStart(4, '0')}${line}`;
+    const commands = Array.from({ length: 20_000 }, (_, i) =>
+      pkt(`${'0'.repeat(40)} ${id} refs/tags/t${i}${i === 0 ? '\0report-status' : ''}\n`),
+    );
+    const header = Buffer.from([0x50, 0x41, 0x43, 0x4b, 0, 0, 0, 2, 0, 0, 0, 0]); // an empty pack: PACK, 2, 0
+    const pack = Buffer.concat([header, crypto.createHash('sha1').update(header).digest()]);
+    const pushed = await fetch(`${server.url}/${tagged.path_with_namespace}.git/git-receive-pack`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`root:${TOKEN}`).toString('base64')}`,
+        'content-type': 'application/x-git-receive-pack-request',
+      },
+      body: Buffer.concat([Buffer.from(`${commands.join('')}0000`), pack]),
+    });
+    assert.equal(pushed.status, 200);
+    assert.match(await pushed.text(), /unpack ok\n[\s\S]*ok refs\/tags\/t19999\n/);
+    const { answer, calm } = await whileHostile(server, () =>
+      get(`${server.url}/${tagged.path_with_namespace}.git/info/refs?service=git-upload-pack`),
+    );
+    assert.equal(answer.status, 200);
+    assert.equal(answer.text.match(/ refs\/tags\/t\d+/g)?.length, 20_000);
+    assertCalm(calm);
+  });
 });
