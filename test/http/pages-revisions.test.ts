@@ -300,8 +300,10 @@ describe('snippet revisions pages', () => {
     const push = await runGit(['push', '-f', 'origin', 'clean:main'], dir);
     assert.equal(push.code, 0, push.stderr);
     const [clean] = await gitLog(snippet.id);
+    // Nor with ancestry steps after it (`abcd^0` is the commit abcd names).
     for (const id of [first, clean])
-      for (const length of [4, 6]) await hidden(`${web}/revisions/${id.slice(0, length)}`, bobCookie);
+      for (const ref of [id.slice(0, 4), id.slice(0, 6), `${id.slice(0, 4)}^0`, `${id.slice(0, 6)}~0`])
+        await hidden(`${web}/revisions/${encodeURIComponent(ref)}`, bobCookie);
     assert.match(await page(`${web}/revisions/${clean.slice(0, 7)}`, bobCookie), /<h1>Clean history<\/h1>/);
     assert.match(await page(`${web}/revisions/main`, bobCookie), /<h1>Clean history<\/h1>/);
   });

@@ -175,21 +175,18 @@ export async function snippetRevisionDiff(
   ref: string,
 ): Promise<RevisionDiff> {
   const repo = await store.git.find('snippet', snippet.id);
-  const id = repo && (await (SHORTER_THAN_AN_ID.test(ref) ? refNamed(repo, ref) : repo.resolveCommit(ref)));
+  const id = repo && (await repo.resolveCommit(ref, { shortestId: SHORTEST_PAGE_ID }));
   if (!repo || !id) throw notFound('Commit');
   return diffOf(caches, repo, id);
 }
 
 /**
- * Hex digits fewer than GitLab's commit pages take as an id (Commit::COMMIT_SHA_PATTERN, 7 to 40): such a text is
- * only a ref's name here. Four digits were enough, so 65,536 requests found every commit of a snippet, those no
- * branch reaches any more (a history force-pushed away, which is never pruned) among them, with their diffs.
+ * The fewest hex digits GitLab's commit pages take as an id (Commit::COMMIT_SHA_PATTERN, 7 to 40), here too when
+ * ancestry steps follow (`abcd^0`): fewer are only a ref's name. Four digits were enough, so 65,536 requests found
+ * every commit of a snippet, those no branch reaches any more (a history force-pushed away, which is never pruned)
+ * among them, with their diffs.
  */
-const SHORTER_THAN_AN_ID = /^[0-9a-f]{1,6}$/;
-
-/** The commit of the tag or branch `name`, in git's order; an abbreviated id is not tried. */
-const refNamed = async (repo: GitRepository, name: string) =>
-  (await repo.resolveCommit(`refs/tags/${name}`)) ?? (await repo.resolveCommit(`refs/heads/${name}`));
+const SHORTEST_PAGE_ID = 7;
 
 /** A commit's diff against its first parent, kept by its id: a snippet's revision or a project's commit. */
 export async function diffOf(caches: ServingCaches, repo: GitRepository, id: string): Promise<RevisionDiff> {

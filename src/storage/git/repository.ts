@@ -918,13 +918,13 @@ export class GitRepository {
    * does (refs before abbreviated ids), and from there git's ancestry suffixes (`main~2`, `HEAD^`, `v1^2`, as
    * Gitaly takes them); null when it names none or names something else.
    */
-  async resolveCommit(ref: string): Promise<string | null> {
+  async resolveCommit(ref: string, opts: { shortestId?: number } = {}): Promise<string | null> {
     // No ref is longer than a push may name one (in bytes; a character is one at least): a body's 15 MB "ref"
     // was otherwise sent to the database whole.
     if (ref.length > MAX_REF_NAME_BYTES) return null;
     const { base, steps } = ancestrySuffix(ref);
-    if (steps.length === 0) return this.resolveName(ref);
-    let id = await this.resolveName(base);
+    if (steps.length === 0) return this.resolveName(ref, opts.shortestId);
+    let id = await this.resolveName(base, opts.shortestId);
     // Commits read from the object cache resolve at once: other requests go first now and then.
     const slice = loopSlice();
     for (const step of steps) {
@@ -941,8 +941,8 @@ export class GitRepository {
     return id;
   }
 
-  /** resolveCommit without ancestry suffixes. */
-  private async resolveName(ref: string): Promise<string | null> {
+  /** resolveCommit without ancestry suffixes; an abbreviated id is tried from `shortestId` digits (git's 4). */
+  private async resolveName(ref: string, shortestId = 4): Promise<string | null> {
     if (ref.startsWith('-') || /[\0\n\\]|\.\.|@\{|[~^:?*[]/.test(ref)) return null;
     if (FULL_ID.test(ref)) return this.peelToCommit(ref);
     if (ref === 'HEAD') ref = `refs/heads/${this.head}`;
@@ -955,7 +955,7 @@ export class GitRepository {
       .execute();
     const found = candidates.map((c) => rows.find((r) => r.name === c)).find(Boolean);
     if (found) return this.peelToCommit(Buffer.from(found.oid).toString('hex'));
-    if (!SHORT_ID.test(ref)) return null;
+    if (!SHORT_ID.test(ref) || ref.length < shortestId) return null;
     const low = oidBytes(ref.padEnd(40, '0'));
     const high = oidBytes(ref.padEnd(40, 'f'));
     const matches = await this.db
