@@ -42,6 +42,15 @@ async function postgresReachable() {
   }
 }
 
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Test apps use one schema each (t_<pid>_<random>); drop those left by runs that were killed. */
 async function dropStaleSchemas() {
   const client = new pg.Client({ connectionString: postgresUrl });
@@ -51,14 +60,7 @@ async function dropStaleSchemas() {
       String.raw`SELECT nspname FROM pg_namespace WHERE nspname ~ '^t_\d+_[0-9a-f]+$'`,
     );
     for (const { nspname } of rows) {
-      const pid = Number(nspname.split('_')[1]);
-      let alive = true;
-      try {
-        process.kill(pid, 0);
-      } catch {
-        alive = false;
-      }
-      if (!alive) await client.query(`DROP SCHEMA ${nspname} CASCADE`);
+      if (!alive(Number(nspname.split('_')[1]))) await client.query(`DROP SCHEMA ${nspname} CASCADE`);
     }
   } finally {
     await client.end();
@@ -190,6 +192,35 @@ const rank = (file) => {
  */
 const ALONE = ['push-limits.test.ts', 'large-writes.test.ts', 'large-answers.test.ts', 'page-rendering-stalls.test.ts'];
 
+/**
+ * The tests' temporary files (each app's SQLite database and serving caches, each server's data directory, git's
+ * working copies) go to a directory of this run's on tmpfs when the machine has one that runs programs (git's
+ * hooks, a built client): on disk, each SQLite commit (synchronous = FULL) waited for its fsync, and the in-process
+ * tests, one after another in their group, waited for all of them. Nothing a test asserts is about the disk
+ * (a kill -9 loses no page cache); the logs and failures stay in os.tmpdir(). Removed when the run ends, and
+ * those of runs that were killed (memory, on tmpfs) at the next run's start. SNIPPETD_TEST_TMPDIR=disk keeps them
+ * in os.tmpdir().
+ */
+function tmpfsDir() {
+  const shm = '/dev/shm';
+  try {
+    if (fs.statfsSync(shm).type !== 0x01021994) return null; // TMPFS_MAGIC
+    for (const name of fs.readdirSync(shm)) {
+      const pid = /^snippetd-test-(\d+)-/.exec(name)?.[1];
+      if (pid && !alive(Number(pid))) fs.rmSync(path.join(shm, name), { recursive: true, force: true });
+    }
+    const dir = fs.mkdtempSync(path.join(shm, `snippetd-test-${process.pid}-`));
+    fs.chmodSync(dir, 0o1777); // as /tmp: a test's unprivileged process reaches its own directory in it
+    process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    const probe = path.join(dir, 'probe');
+    fs.writeFileSync(probe, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    if (spawnSync(probe).status === 0) return dir;
+    fs.rmSync(dir, { recursive: true, force: true });
+  } catch {}
+  return null;
+}
+const testTmp = process.env.SNIPPETD_TEST_TMPDIR === 'disk' ? null : tmpfsDir();
+
 /** What each pass's failures reporter wrote, printed again at the very end where a log's tail shows it. */
 const failedTests = [];
 
@@ -200,6 +231,7 @@ const nodeTest = (db) => {
     // Servers the tests start serve from one process (fast to start, one log), unless a test asks for workers.
     SNIPPETD_WORKERS: '1',
     SNIPPETD_TEST_BUILT: '1',
+    ...(testTmp && { TMPDIR: testTmp }),
     ...(logDir && { SNIPPETD_TEST_LOG_DIR: logDir }),
   };
   const alone = tests.filter((f) => ALONE.includes(path.basename(f)));
