@@ -298,19 +298,26 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
     initialRootToken: ROOT_TOKEN,
     ...overrides,
   };
-  let app: FastifyInstance;
+  let built: FastifyInstance;
   try {
     const [{ buildApp }, { bootstrapRoot }] = await appModules();
-    app = await buildApp(config, overrides.logLevel ? undefined : await suiteLog());
-    await bootstrapRoot(app.store, config);
+    built = await buildApp(config, overrides.logLevel ? undefined : await suiteLog());
+    await bootstrapRoot(built.store, config);
   } catch (error) {
     await pgSchema?.drop();
     throw error;
   }
+  // Let go of once closed (below): the in-process test files share a process, and each file's tests keep their
+  // TestApp reachable to the end of it, with all the app held (its caches, its kept answers, its pools' threads).
+  let live: FastifyInstance | null = built;
+  const appOf = (): FastifyInstance => {
+    if (!live) throw new Error('this test app is closed');
+    return live;
+  };
 
   const request: TestApp['request'] = async ({ token = ROOT_TOKEN, headers, ...options }) => {
     const sent = { ...options, headers: { ...(token ? { 'private-token': token } : {}), ...headers } };
-    const res = await app.inject(sent);
+    const res = await appOf().inject(sent);
     recordSecrets(secretsOf(sent, res));
     return Object.assign(res, { json: parseJson(res.body) });
   };
@@ -344,7 +351,7 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
   };
   const socket: TestApp['socket'] = (method, urlPath, headers = {}) =>
     new Promise((resolve, reject) => {
-      const { port } = app.server.address() as AddressInfo;
+      const { port } = appOf().server.address() as AddressInfo;
       const req = http.request({ host: '127.0.0.1', port, method, path: urlPath, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -380,18 +387,22 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
   };
 
   const gitDir: TestApp['gitDir'] = async (kind, ownerId) => {
+    const app = appOf();
     const repo = await app.store.git.find(kind, ownerId);
     return repo && app.gitNode.caches.exclusive(repo.id, () => app.gitNode.caches.refresh(repo));
   };
 
   const importGitDir: TestApp['importGitDir'] = async (kind, ownerId) => {
+    const app = appOf();
     const repo = (await app.store.git.find(kind, ownerId))!;
     const { importDirectory } = await import('../src/storage/git/import.ts');
     await app.store.transaction((tx) => importDirectory(repo.on(tx.kysely), app.gitNode.caches.dirOf(repo.id)));
   };
 
   return {
-    app,
+    get app() {
+      return appOf();
+    },
     config,
     gitDir,
     importGitDir,
@@ -404,7 +415,8 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
     socket,
     user,
     close: async () => {
-      await app.close();
+      await appOf().close();
+      live = null;
       await pgSchema?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
