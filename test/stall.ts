@@ -124,7 +124,9 @@ export async function longestGapDuring<T>(work: () => Promise<T>): Promise<{ ans
     last = now;
   }, 1);
   try {
-    return { answer: await work(), longestGap };
+    const answer = await work();
+    // The stretch from the last tick to the work's end counts too: a stall at the end has no tick after it.
+    return { answer, longestGap: Math.max(longestGap, performance.now() - last) };
   } finally {
     clearInterval(ticks);
   }

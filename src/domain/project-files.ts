@@ -171,17 +171,23 @@ async function planCommit(
   if (different && !isValidBranchName(w.branch))
     throw badRequest(`Something went wrong when we tried to create '${w.branch}' for you: Branch name is invalid`);
   if (empty && !isValidBranchName(w.branch)) throw new Failure('bad_request', 'Invalid branch name');
-  // Every change's last commit first, as Files::MultiService checks them before any change is made.
+  // The changes resolve without waiting for anything: other requests get their turns between them.
+  const slice = loopSlice();
+  // Every change's last commit first, as Files::MultiService checks them before any change is made; each file and
+  // commit once (a thousand changes of one file walked its history a thousand times).
+  const checked = new Set<string>();
   for (const a of w.actions) {
     const path = a.previousPath ?? a.filePath;
-    if (a.lastCommitId && a.action !== 'create' && a.action !== 'chmod' && parent)
-      if (await changedSince(repo, parent, a.lastCommitId, path))
-        throw badRequest(`The file has changed since you started editing it: ${path}`);
+    if (!a.lastCommitId || a.action === 'create' || a.action === 'chmod' || !parent) continue;
+    const key = `${a.lastCommitId} ${path}`;
+    if (checked.has(key)) continue;
+    checked.add(key);
+    if (await changedSince(repo, parent, a.lastCommitId, path))
+      throw badRequest(`The file has changed since you started editing it: ${path}`);
+    if (slice.over()) await slice.pass();
   }
   const writer = new ObjectWriter();
   const tree = await TreeEdit.open(repo, parent && (await repo.commit(parent)).tree);
-  // The changes resolve without waiting for anything: other requests get their turns between them.
-  const slice = loopSlice();
   try {
     for (const a of w.actions) {
       await applyAction(tree, writer, a, prepared.get(a));
@@ -206,6 +212,8 @@ async function planCommit(
   return { target, empty, commit, objects: await deflateOffLoop(objects) };
 }
 
+const SUBMODULE_MODE = '160000';
+
 /** One change, made on what the changes before it made; 400 with Gitaly's words for one that does not apply. */
 async function applyAction(tree: TreeEdit, writer: ObjectWriter, a: CommitAction, prepared: PreparedBlob | undefined) {
   const refuseTaken = (state: PathState) => {
@@ -213,6 +221,9 @@ async function applyAction(tree: TreeEdit, writer: ObjectWriter, a: CommitAction
     if (state.kind !== 'none') throw badRequest(FILE_EXISTS);
   };
   const blob = () => writer.blob(a.content ?? Buffer.alloc(0), prepared);
+  // A submodule's entry (a commit of another repository) is no file to write or move: given a blob's mode or
+  // bytes, the tree would name an object this repository does not have.
+  const isFile = (state: PathState) => state.kind === 'file' && state.mode !== SUBMODULE_MODE;
   const state = await tree.stat(a.filePath);
   if (a.action === 'create') {
     refuseTaken(state);
@@ -220,13 +231,15 @@ async function applyAction(tree: TreeEdit, writer: ObjectWriter, a: CommitAction
   }
   if (a.action === 'move') {
     const from = await tree.stat(a.previousPath!);
-    if (from.kind !== 'file') throw badRequest(FILE_MISSING);
-    refuseTaken(state);
+    if (!isFile(from) || from.kind !== 'file') throw badRequest(FILE_MISSING);
+    // Where it goes is looked at once it left: a file may move up into the folder it emptied.
     await tree.put(a.previousPath!, null);
+    refuseTaken(await tree.stat(a.filePath));
     return tree.put(a.filePath, { id: a.content ? blob() : from.id, mode: from.mode });
   }
   if (state.kind !== 'file') throw badRequest(FILE_MISSING);
   if (a.action === 'delete') return tree.put(a.filePath, null);
+  if (!isFile(state)) throw badRequest(FILE_MISSING);
   if (a.action === 'chmod')
     return tree.put(a.filePath, { id: state.id, mode: a.executeFilemode ? '100755' : '100644' });
   return tree.put(a.filePath, { id: blob(), mode: state.mode });
@@ -759,7 +772,9 @@ export async function listTags(
         if (info) all.push(info);
         if (slice.over()) await slice.pass();
       }
-      all.sort((a, b) => direction * (Date.parse(a.commit.committedAt) - Date.parse(b.commit.committedAt)));
+      // Each commit's time worked out once for the sort, not at each comparison.
+      const times = new Map(all.map((info) => [info, Date.parse(info.commit.committedAt)]));
+      all.sort((a, b) => direction * (times.get(a)! - times.get(b)!));
       tags = all.slice(window.offset, window.offset + window.limit + 1);
     } else {
       if (query.orderBy === 'version') {

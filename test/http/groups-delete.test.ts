@@ -175,7 +175,7 @@ describe('DELETE /groups/:id', () => {
       const { top, inner, lower } = await tree(`racing${round}`);
       const later = <T>(write: () => Promise<T>) =>
         new Promise<T>((resolve) => setTimeout(() => resolve(write()), round));
-      const [deleted, project, subgroup, snippet, member, projectMember] = await Promise.all([
+      const [deleted, project, subgroup, laterProject, member, projectMember, snippet] = await Promise.all([
         t.api('DELETE', `/groups/${top.id}`, owner.token),
         later(() => t.api('POST', '/projects', owner.token, { name: 'late', namespace_id: inner.id })),
         later(() =>
@@ -188,15 +188,25 @@ describe('DELETE /groups/:id', () => {
         later(() =>
           t.api('POST', `/projects/${lower.id}/members`, owner.token, { user_id: outsider.id, access_level: 30 }),
         ),
+        later(() =>
+          t.api('POST', `/projects/${lower.id}/snippets`, owner.token, {
+            title: 'late',
+            visibility: 'private',
+            files: [{ file_path: 'late.txt', content: 'late' }],
+          }),
+        ),
       ]);
       assert.equal(deleted.statusCode, 202, deleted.body);
-      for (const res of [project, snippet])
+      for (const res of [project, laterProject])
         if (res.statusCode === 201) await t.expect('GET', `/projects/${res.json.id}`, admin.token, undefined, 404);
         else assert.deepEqual([res.statusCode, res.json], [400, { message: { namespace: ['is not valid'] } }]);
       if (subgroup.statusCode === 201)
         await t.expect('GET', `/groups/${subgroup.json.id}`, admin.token, undefined, 404);
       else assert.equal(subgroup.statusCode, 404, subgroup.body);
       for (const res of [member, projectMember]) assert.ok([201, 404].includes(res.statusCode), res.body);
+      if (snippet.statusCode === 201)
+        await t.expect('GET', `/projects/${lower.id}/snippets/${snippet.json.id}`, admin.token, undefined, 404);
+      else assert.equal(snippet.statusCode, 404, snippet.body);
       assert.deepEqual(await leftovers(), NOTHING_LEFT);
     }
   });

@@ -212,6 +212,62 @@ describe('POST /projects/:id/repository/commits', () => {
     for (const [body, status, json] of cases) await refused(body, status, json);
   });
 
+  it("a folder the commit's changes emptied is gone: a file may take its name in the same commit", async () => {
+    const made = await commit({
+      branch: 'main',
+      actions: [
+        { action: 'create', file_path: 'box/only.txt', content: 'x' },
+        { action: 'create', file_path: 'crate/one.txt', content: 'y' },
+      ],
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    const res = await commit({
+      branch: 'main',
+      actions: [
+        { action: 'delete', file_path: 'box/only.txt' },
+        { action: 'create', file_path: 'box', content: 'now a file' },
+        { action: 'move', previous_path: 'crate/one.txt', file_path: 'crate' },
+      ],
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(await git('show', 'main:box'), 'now a file');
+    assert.equal(await git('show', 'main:crate'), 'y');
+    assert.match(await git('ls-tree', 'main', 'box', 'crate'), /^100644 blob \w+\tbox\n100644 blob \w+\tcrate\n$/);
+    // Forced commits of the test before left one no branch names: dangling, not broken.
+    assert.equal(await git('fsck', '--strict', '--no-dangling', '--no-progress'), '');
+  });
+
+  it("a submodule's entry is no file to update, chmod or move (the tree would name an object not there)", async () => {
+    // An entry git makes for a submodule: a commit of another repository, mode 160000.
+    const dir = (await t.gitDir('project', P))!;
+    const tree = (await git('ls-tree', 'main')).trim();
+    const withSub = execFileSync('git', ['--git-dir', dir, 'mktree'], {
+      input: `${tree}\n160000 commit ${'1'.repeat(40)}\tsub\n`,
+      encoding: 'utf8',
+    }).trim();
+    const id = execFileSync('git', ['--git-dir', dir, 'commit-tree', withSub, '-p', 'main', '-m', 'sub'], {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'a',
+        GIT_AUTHOR_EMAIL: 'a@b',
+        GIT_COMMITTER_NAME: 'a',
+        GIT_COMMITTER_EMAIL: 'a@b',
+      },
+    }).trim();
+    execFileSync('git', ['--git-dir', dir, 'update-ref', 'refs/heads/main', id]);
+    await t.importGitDir('project', P);
+    for (const action of [
+      { action: 'chmod', file_path: 'sub', execute_filemode: true },
+      { action: 'update', file_path: 'sub', content: 'x' },
+      { action: 'move', previous_path: 'sub', file_path: 'elsewhere' },
+    ])
+      await refused({ branch: 'main', actions: [action] }, 400, { message: "A file with this name doesn't exist" });
+    const removed = await commit({ branch: 'main', actions: [{ action: 'delete', file_path: 'sub' }] });
+    assert.equal(removed.statusCode, 201, removed.body);
+    assert.equal(await git('ls-tree', 'main', 'sub'), '');
+  });
+
   it('refuses a commit that would make more directories than a tree edit holds, before it holds them', async () => {
     // 26 paths of 2,000 new directories each (about 4 KB, as long as a path may be): 52,000 directories.
     const deep = 'a/'.repeat(1999);

@@ -282,10 +282,11 @@ async function projectOrGroupPage(request: FastifyRequest, reply: FastifyReply, 
 /** Most specific first: the project page takes whatever path is left. */
 export const PROJECT_PAGES: [RegExp, PageHandler][] = [
   [/^\/(.+)\/-\/snippets$/, (rq, rp, g) => snippetsPage(rq, rp, g[0])],
-  // `<ref>/<path>`: a branch may hold `/` (splitRefPath).
-  [/^\/(.+)\/-\/tree\/(.+)$/, (rq, rp, g) => treePage(rq, rp, g[0], g[1])],
-  [/^\/(.+)\/-\/blob\/(.+)$/, (rq, rp, g) => blobPage(rq, rp, g[0], g[1])],
-  [/^\/(.+)\/-\/raw\/(.+)$/, (rq, rp, g) => rawFilePage(rq, rp, g[0], g[1])],
-  [/^\/(.+)\/-\/commit\/([^/]+)$/, (rq, rp, g) => commitPage(rq, rp, g[0], g[1])],
+  // `<ref>/<path>`: a branch may hold `/` (splitRefPath). The project's path is the shortest before `/-/` (no project
+  // path holds one), so a folder named `-` keeps its place in the file's path.
+  [/^\/(.+?)\/-\/tree\/(.+)$/, (rq, rp, g) => treePage(rq, rp, g[0], g[1])],
+  [/^\/(.+?)\/-\/blob\/(.+)$/, (rq, rp, g) => blobPage(rq, rp, g[0], g[1])],
+  [/^\/(.+?)\/-\/raw\/(.+)$/, (rq, rp, g) => rawFilePage(rq, rp, g[0], g[1])],
+  [/^\/(.+?)\/-\/commit\/([^/]+)$/, (rq, rp, g) => commitPage(rq, rp, g[0], g[1])],
   [/^\/([^-][^?]*[^/])$/, (rq, rp, g) => projectOrGroupPage(rq, rp, g[0])],
 ];

@@ -929,14 +929,13 @@ export class GitRepository {
     const slice = loopSlice();
     for (const step of steps) {
       if (!id) return null;
-      if (step.kind === '^') {
-        id = step.n === 0 ? id : ((await this.commit(id)).parents[step.n - 1] ?? null);
-        continue;
-      }
-      for (let i = 0; i < step.n && id; i++) {
-        id = (await this.commit(id)).parents[0] ?? null;
-        if (slice.over()) await slice.pass();
-      }
+      if (step.kind === '^') id = step.n === 0 ? id : ((await this.commit(id)).parents[step.n - 1] ?? null);
+      else
+        for (let i = 0; i < step.n && id; i++) {
+          id = (await this.commit(id)).parents[0] ?? null;
+          if (slice.over()) await slice.pass();
+        }
+      if (slice.over()) await slice.pass();
     }
     return id;
   }

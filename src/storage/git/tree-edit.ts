@@ -54,8 +54,11 @@ export class TreeEdit {
     for (const [i, name] of parts.entries()) {
       const entry = dir.entries.get(name);
       if (!entry) return { kind: 'none' };
-      if (i === parts.length - 1)
-        return entry.mode === DIRECTORY_MODE ? { kind: 'directory' } : { kind: 'file', id: entry.id, mode: entry.mode };
+      if (i === parts.length - 1) {
+        if (entry.mode !== DIRECTORY_MODE) return { kind: 'file', id: entry.id, mode: entry.mode };
+        // A folder the changes before emptied is gone from the tree they write.
+        return dir.opened.get(name)?.entries.size === 0 ? { kind: 'none' } : { kind: 'directory' };
+      }
       if (entry.mode !== DIRECTORY_MODE) return { kind: 'below-file' };
       dir = await this.open(dir, name, entry);
     }
@@ -84,6 +87,8 @@ export class TreeEdit {
     }
     dir.changed = true;
     const last = parts[parts.length - 1];
+    // What was a folder there (one the changes emptied) is not written back over the new entry.
+    dir.opened.delete(last);
     if (entry) dir.entries.set(last, entry);
     else dir.entries.delete(last);
   }
