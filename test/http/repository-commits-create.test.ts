@@ -208,6 +208,17 @@ describe('POST /projects/:id/repository/commits', () => {
         { error: 'actions[0][action] does not have a valid value' },
       ],
       [{ branch: 'main' }, 400, { error: 'actions is missing' }],
+      [
+        {
+          branch: 'main',
+          actions: [
+            { action: 'create', file_path: 'ok.txt' },
+            { action: 'create', file_path: 'a/../../x' },
+          ],
+        },
+        400,
+        { message: '400 Bad request - Invalid file path' },
+      ],
     ];
     for (const [body, status, json] of cases) await refused(body, status, json);
   });
