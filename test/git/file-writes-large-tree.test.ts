@@ -33,23 +33,28 @@ describe(`file writes to a branch of ${FILES.toLocaleString('en')} files`, () =>
 
   it("lets the instance's other writes through while it works out its commit", async () => {
     await write('warm.txt');
-    let done = false;
-    const started = performance.now();
-    const writing = write('new.txt').finally(() => (done = true));
-    const waits: number[] = [];
-    while (!done) {
-      const asked = performance.now();
-      await t.ok('POST', '/snippets', ROOT_TOKEN, { title: 'meanwhile', file_name: 'a', content: 'a' }, 201);
-      waits.push(performance.now() - asked);
-    }
-    assert.equal((await writing).statusCode, 201);
-    const writeMs = performance.now() - started;
     // Worked out in the transaction, on SQLite the first create waited for the whole write and was the only one.
-    // Now a create is answered while the write goes on: more than one, none waiting as long as the write. (The
-    // write reads only the trees on its path, so it may end within two creates: 69 ms on PostgreSQL in a CI run.)
-    const longest = Math.max(...waits);
-    const seen = `${waits.length} creates in ${writeMs.toFixed(0)} ms, the longest ${longest.toFixed(0)} ms`;
-    assert.ok(waits.length >= 2 && longest < writeMs, seen);
+    // Now a create is answered while the write goes on: more than one, none waiting as long as the write. The
+    // write reads only the trees on its path, so it may end within two creates (50-69 ms on PostgreSQL): a few
+    // writes are tried, and one of them must show it; a create held by every write shows it in none.
+    const seen: string[] = [];
+    for (let attempt = 0; attempt < 4; attempt++) {
+      let done = false;
+      const started = performance.now();
+      const writing = write(`new-${attempt}.txt`).finally(() => (done = true));
+      const waits: number[] = [];
+      while (!done) {
+        const asked = performance.now();
+        await t.ok('POST', '/snippets', ROOT_TOKEN, { title: 'meanwhile', file_name: 'a', content: 'a' }, 201);
+        waits.push(performance.now() - asked);
+      }
+      assert.equal((await writing).statusCode, 201);
+      const writeMs = performance.now() - started;
+      const longest = Math.max(...waits);
+      seen.push(`${waits.length} creates in ${writeMs.toFixed(0)} ms, the longest ${longest.toFixed(0)} ms`);
+      if (waits.length >= 2 && longest < writeMs) return;
+    }
+    assert.fail(seen.join('; '));
   });
 
   it("reads and writes only the trees on its path: tens of milliseconds of the process's CPU, not hundreds", async () => {
