@@ -7,13 +7,15 @@
 // second worker little to run on.
 // With --unkept, every request of a snippetd asks a URL of its own (bench/unkept.ts; wrk only),
 // so that no kept answer (http/kept-answers.ts) applies: each does the lookups, the policy and presenting.
+// With --pipeline N, wrk sends N requests at a time on each connection (HTTP/1.1 pipelining, wrk only): one
+// request at a time it took most of a core of the two, and the second worker had little left to run on.
 // Usage: npx tsx bench/workers.ts [--rounds 5] [--duration 3] [--connections 20] [--generator wrk|autocannon]
-//   [--unkept]
+//   [--unkept] [--pipeline 16]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { runWrk } from './wrk.ts';
+import { pipelinedWrkScript, runWrk } from './wrk.ts';
 import { unkeptWrkScript } from './unkept.ts';
 import autocannon from 'autocannon';
 import { spawnServer, startBenchServer } from '../scripts/spawn-server.ts';
@@ -25,11 +27,17 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '20' },
     generator: { type: 'string', default: 'wrk' },
     unkept: { type: 'boolean', default: false },
+    pipeline: { type: 'string' },
   },
 });
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-bench-workers-'));
-const UNKEPT = unkeptWrkScript(tmp);
+if (values.unkept && values.pipeline) throw new Error('--unkept and --pipeline are one wrk script each');
+const SCRIPT = values.unkept
+  ? unkeptWrkScript(tmp)
+  : values.pipeline
+    ? pipelinedWrkScript(tmp, Number(values.pipeline))
+    : undefined;
 
 /** Requests a second over `duration` seconds, every answer checked to be a 2xx. */
 async function load(url: string, headers: Record<string, string>, script?: string): Promise<number> {
@@ -64,9 +72,9 @@ const fastify = await spawnServer(process.env, [path.join(import.meta.dirname, '
 const one = await snippetdWith(1);
 const two = await snippetdWith(2);
 const targets = {
-  'bare Fastify': { url: `${fastify.url}/constant`, headers: {}, script: undefined },
-  '1 worker': { url: one.target, headers: { 'PRIVATE-TOKEN': TOKEN }, script: values.unkept ? UNKEPT : undefined },
-  '2 workers': { url: two.target, headers: { 'PRIVATE-TOKEN': TOKEN }, script: values.unkept ? UNKEPT : undefined },
+  'bare Fastify': { url: `${fastify.url}/constant`, headers: {}, script: values.pipeline ? SCRIPT : undefined },
+  '1 worker': { url: one.target, headers: { 'PRIVATE-TOKEN': TOKEN }, script: SCRIPT },
+  '2 workers': { url: two.target, headers: { 'PRIVATE-TOKEN': TOKEN }, script: SCRIPT },
 };
 const results: Record<string, number[]> = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
 for (let round = 0; round < Number(values.rounds); round++) {

@@ -1,7 +1,34 @@
 // wrk (Debian's package, C, one thread) run from a load script: its requests a second and its median latency,
 // failing on any non-2xx answer or socket error. Asynchronous, so a server in the calling process answers meanwhile.
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
+
+/**
+ * A wrk script (-s) that sends `depth` requests at a time on each connection (HTTP/1.1 pipelining), written into
+ * `dir`; its path. wrk then spends a fraction of a core on what one request at a time took most of one for, so
+ * that on two cores a server of two workers has most of both (bench/workers.ts).
+ */
+export function pipelinedWrkScript(dir: string, depth: number): string {
+  const file = path.join(dir, `pipelined-${depth}.lua`);
+  fs.writeFileSync(
+    file,
+    [
+      'local requests = nil',
+      'request = function()',
+      '  if not requests then',
+      '    local r = {}',
+      `    for i = 1, ${depth} do r[i] = wrk.format(nil, wrk.path) end`,
+      '    requests = table.concat(r)',
+      '  end',
+      '  return requests',
+      'end',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
 
 export async function runWrk(opts: {
   url: string;
