@@ -22,6 +22,8 @@ export interface NewUserInput {
   admin?: boolean;
   external?: boolean;
   public_email?: string | null;
+  /** GitLab's ghost user (domain/user-removal.ts); never from a request. */
+  ghost?: boolean;
 }
 
 const EMAIL_FORMAT = /^[^@\s]+@[^@\s]+$/;
@@ -99,6 +101,7 @@ export async function createUser(store: Store, input: NewUserInput, identity?: N
         admin: input.admin ? 1 : 0,
         external: input.external ? 1 : 0,
         bot: 0,
+        ghost: input.ghost ? 1 : 0,
         password_digest: passwordDigest,
         namespace_id: null,
         created_at: now,

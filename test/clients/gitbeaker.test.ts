@@ -242,4 +242,23 @@ describe('@gitbeaker/rest against snippetd', () => {
       description: '404 Project Not Found',
     });
   });
+
+  it('deletes a user (Users.remove): 409 while they alone own a group, then with hardDelete', async () => {
+    const ivy = await root.Users.create({ username: 'ivy', email: 'ivy@example.com', name: 'Ivy' });
+    const token = await root.Users.createPersonalAccessToken(ivy.id as number, 'ivy', ['api']);
+    const group = await new Gitlab({ host, token: String(token.token) }).Groups.create('ivys', 'ivys');
+    assert.deepEqual(await statusOf(root.Users.remove(ivy.id as number)), {
+      status: 409,
+      description: 'User cannot be removed while is the sole-owner of a group',
+    });
+    await root.Users.remove(ivy.id as number, { hardDelete: true });
+    assert.deepEqual(await statusOf(root.Users.show(ivy.id as number)), {
+      status: 404,
+      description: '404 User Not Found',
+    });
+    assert.deepEqual(await statusOf(root.Groups.show(group.id as number)), {
+      status: 404,
+      description: '404 Group Not Found',
+    });
+  });
 });

@@ -66,6 +66,7 @@ describe('migrations', () => {
           '0018_search_index_without_positions',
           '0019_snippet_files_without_rowid',
           '0020_access_epoch_once',
+          '0021_ghost_user',
         ],
       );
     } finally {
@@ -162,6 +163,7 @@ describe('migrations', () => {
         '0018_search_index_without_positions',
         '0019_snippet_files_without_rowid',
         '0020_access_epoch_once',
+        '0021_ghost_user',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
@@ -276,6 +278,7 @@ describe('migrations', () => {
         '0018_search_index_without_positions',
         '0019_snippet_files_without_rowid',
         '0020_access_epoch_once',
+        '0021_ghost_user',
       ]);
       const queue = () =>
         k.selectFrom('search_index_queue').select(['op', 'kind', 'source_id']).orderBy('id').execute();

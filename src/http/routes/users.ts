@@ -10,6 +10,7 @@ import { createdToken, personalAccessToken } from '../presenters/tokens.ts';
 import { changeState, createUser, findReadableUser, findUser, updateUser } from '../../domain/users.ts';
 import { createToken, listTokens, rotateToken } from '../../domain/tokens.ts';
 import { lockedUsers } from '../../domain/sessions.ts';
+import { removeUser } from '../../domain/user-removal.ts';
 import { badRequest, forbidden, recordNotFound, unauthorized } from '../../domain/failure.ts';
 import { publicVisibilityRestricted } from '../../domain/settings.ts';
 import type { Scope } from '../../domain/access.ts';
@@ -98,6 +99,20 @@ export default async function userRoutes(app: FastifyInstance) {
       (await lockedUsers(store, [user.id])).has(user.id),
       await store.identities.forUsers([user.id]),
     );
+  });
+
+  /**
+   * DELETE /users/:id[?hard_delete=true] — admins; 204, 404 unknown user, 409 while they alone own a group (unless
+   * hard_delete, which deletes those groups and their project snippets too). Done before the answer: GitLab answers
+   * first and deletes in a background job.
+   */
+  app.delete('/users/:id', async (request, reply) => {
+    currentUser(request);
+    const p = validateRequest(spec.deleteUserSpec, request);
+    authorize(currentUser(request), 'admin_all_resources', null);
+    const store = storeOf(request);
+    await removeUser(store, await findUser(store, p.id), { hardDelete: p.hard_delete ?? false });
+    return reply.code(204).send();
   });
 
   /** POST /users/:id/{block,unblock,deactivate,activate} — admins; 201 true, 403 for a refused transition. */

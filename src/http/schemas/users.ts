@@ -23,6 +23,11 @@ export const updateUserSpec = {
   external: { type: 'boolean' },
 } satisfies ParamSpec;
 
+export const deleteUserSpec = {
+  id: { type: 'id', required: true },
+  hard_delete: { type: 'boolean' },
+} satisfies ParamSpec;
+
 export const listUsersSpec = {
   username: { type: 'string' },
   search: { type: 'string' },

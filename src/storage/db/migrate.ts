@@ -26,6 +26,7 @@ import * as m0017 from './migrations/0017_group_children.ts';
 import * as m0018 from './migrations/0018_search_index_without_positions.ts';
 import * as m0019 from './migrations/0019_snippet_files_without_rowid.ts';
 import * as m0020 from './migrations/0020_access_epoch_once.ts';
+import * as m0021 from './migrations/0021_ghost_user.ts';
 
 type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
@@ -50,6 +51,7 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
   ['0018_search_index_without_positions', m0018],
   ['0019_snippet_files_without_rowid', m0019],
   ['0020_access_epoch_once', m0020],
+  ['0021_ghost_user', m0021],
 ];
 
 /** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */

@@ -15,6 +15,8 @@ export interface UsersTable {
   admin: Flag;
   external: Flag;
   bot: Flag;
+  /** GitLab's ghost user, the author of a deleted user's project snippets (domain/user-removal.ts). */
+  ghost: Generated<Flag>;
   password_digest: string | null;
   namespace_id: number | null;
   created_at: string;

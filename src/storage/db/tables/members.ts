@@ -94,6 +94,34 @@ export function membersTable(db: Kysely<Database>, dialect: DialectName, reads: 
         .executeTakeFirstOrThrow();
       return Number(row.n);
     },
+    /** The groups where the user is a member at `level` or above themselves (not through a parent group). */
+    async groupIdsAtLevel(userId: number, level: number): Promise<number[]> {
+      const rows = await db
+        .selectFrom('members')
+        .select('source_id')
+        .where('user_id', '=', userId)
+        .where('source_type', '=', 'Namespace')
+        .where('access_level', '>=', level)
+        .orderBy('source_id')
+        .execute();
+      return rows.map((r) => r.source_id);
+    },
+    /** How many memberships of these groups at `level` or above users other than `userId` hold, whatever their state. */
+    async countOthersAtLevel(namespaceIds: number[], userId: number, level: number): Promise<number> {
+      const row = await db
+        .selectFrom('members')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('source_type', '=', 'Namespace')
+        .where('source_id', 'in', namespaceIds)
+        .where('access_level', '>=', level)
+        .where('user_id', '!=', userId)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+    /** Removes every membership of the user, of groups and of projects. */
+    async deleteOfUser(userId: number): Promise<void> {
+      await db.deleteFrom('members').where('user_id', '=', userId).execute();
+    },
     /**
      * One page of the direct and inherited members of a project or group: each user once, with their highest
      * level (of equals, the membership made first), by user id. Read off the event loop: gathered and sorted

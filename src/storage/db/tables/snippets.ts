@@ -159,6 +159,22 @@ export function snippetsTable(
       const rows = await (dialect === 'postgres' ? q.forUpdate() : q).execute();
       return rows.map((r) => r.id);
     },
+    /** Up to `limit` ids of the user's snippets (personal ones only, or all), in id order. */
+    async idsOfAuthor(userId: number, which: 'personal' | 'all', limit: number): Promise<number[]> {
+      let q = db.selectFrom('snippets').select('id').where('author_id', '=', userId);
+      if (which === 'personal') q = q.where('project_id', 'is', null);
+      const rows = await q.orderBy('id').limit(limit).execute();
+      return rows.map((r) => r.id);
+    },
+    /** Makes `to` the author of every project snippet of `from` (GitLab's migrate_snippets). */
+    async giveProjectSnippets(from: number, to: number): Promise<void> {
+      await db
+        .updateTable('snippets')
+        .set({ author_id: to })
+        .where('author_id', '=', from)
+        .where('project_id', 'is not', null)
+        .execute();
+    },
     /**
      * The ONE SQL form of "the snippets this viewer may see" (the rule of policy.ts: read_snippet with
      * read_project and read_project_snippets). Project conditions are uncorrelated sets of project ids, so

@@ -60,6 +60,19 @@ export function usersTable(db: Kysely<Database>, dialect: DialectName) {
         .returningAll()
         .executeTakeFirst();
     },
+    /** Locks the user's row for the rest of the transaction (PostgreSQL; SQLite's transactions run one at a time). */
+    async lock(id: number): Promise<User | undefined> {
+      const q = db.selectFrom('users').selectAll().where('id', '=', id);
+      return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
+    },
+    /** GitLab's ghost user, when one has been made (domain/user-removal.ts). */
+    async findGhost(): Promise<User | undefined> {
+      return db.selectFrom('users').selectAll().where('ghost', '=', 1).orderBy('id').executeTakeFirst();
+    },
+    /** Removes the user; their tokens, sessions, identities and sign-in failures go with it (the schema's cascades). */
+    async delete(id: number): Promise<void> {
+      await db.deleteFrom('users').where('id', '=', id).execute();
+    },
     async update(id: number, changes: UserUpdate): Promise<User> {
       if (setsNothing(changes))
         return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

@@ -1,0 +1,246 @@
+// DELETE /users/:id (GitLab's lib/api/users.rb, Users::DestroyService, MigrateRecordsToGhostUserService): admins
+// only; 409 while the user alone owns a group, unless hard_delete; the user's memberships, personal projects and
+// personal snippets go, their project snippets stay under the ghost user (or go too with hard_delete), and their
+// tokens stop working. What is left is read back through the API, and `snippetd fsck` with the rows finds
+// nothing that names what went.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { fsck } from '../../src/domain/fsck.ts';
+
+const FILES = [{ file_path: 'a.txt', content: 'one\n' }];
+const NOT_FOUND = { message: '404 User Not Found' };
+const SOLE_OWNER = { message: 'User cannot be removed while is the sole-owner of a group' };
+
+describe('DELETE /users/:id', () => {
+  let t: TestApp;
+  type U = Awaited<ReturnType<TestApp['user']>>;
+  let owner: U;
+
+  /** A user with a personal snippet, a personal project with a snippet, and a snippet in owner's project. */
+  async function contributor(username: string) {
+    const user = await t.user(username);
+    const personal = await t.ok(
+      'POST',
+      '/snippets',
+      user.token,
+      { title: 'mine', visibility: 'public', files: FILES },
+      201,
+    );
+    const own = await t.ok('POST', '/projects', user.token, { name: `${username}-project` }, 201);
+    const ownSnippet = await t.ok(
+      'POST',
+      `/projects/${own.id}/snippets`,
+      user.token,
+      { title: 'in my project', visibility: 'public', files: FILES },
+      201,
+    );
+    const shared = await t.ok('POST', '/projects', owner.token, { name: `shared-with-${username}` }, 201);
+    await t.ok('POST', `/projects/${shared.id}/members`, owner.token, { user_id: user.id, access_level: 30 }, 201);
+    const projectSnippet = await t.ok(
+      'POST',
+      `/projects/${shared.id}/snippets`,
+      user.token,
+      { title: 'in a shared project', visibility: 'private', files: FILES },
+      201,
+    );
+    return { user, personal, own, ownSnippet, shared, projectSnippet };
+  }
+
+  /** Rows that name a user, project or snippet no longer there, and fsck's problems. */
+  async function leftovers() {
+    const k = t.app.store.kysely;
+    const users = k.selectFrom('users').select('id');
+    const count = async (query: { execute(): Promise<unknown[]> }) => (await query.execute()).length;
+    const namespaces = await k
+      .selectFrom('namespaces')
+      .select('id')
+      .where('kind', '=', 'user')
+      .where('owner_id', 'not in', users)
+      .execute();
+    const report = await fsck(t.app.store, false);
+    return {
+      members: await count(k.selectFrom('members').select('id').where('user_id', 'not in', users)),
+      tokens: await count(k.selectFrom('personal_access_tokens').select('id').where('user_id', 'not in', users)),
+      sessions: await count(k.selectFrom('sessions').select('user_id').where('user_id', 'not in', users)),
+      snippets: await count(k.selectFrom('snippets').select('id').where('author_id', 'not in', users)),
+      namespaces: namespaces.length,
+      problems: report.problems,
+    };
+  }
+  const NOTHING_LEFT = { members: 0, tokens: 0, sessions: 0, snippets: 0, namespaces: 0, problems: [] };
+
+  before(async () => {
+    t = await createTestApp();
+    owner = await t.user('owner');
+  });
+  after(() => t.close());
+
+  it('is for admins: 401 for a visitor, 403 for anyone else, 404 for no such user, 400 for a bad hard_delete', async () => {
+    const user = await t.user('guarded');
+    await t.fails('DELETE', `/users/${user.id}`, null, undefined, 401, { message: '401 Unauthorized' });
+    await t.fails('DELETE', `/users/${user.id}`, owner.token, undefined, 403, { message: '403 Forbidden' });
+    await t.fails('DELETE', `/users/${user.id}`, user.token, undefined, 403, { message: '403 Forbidden' });
+    await t.fails('DELETE', '/users/999999', ROOT_TOKEN, undefined, 404, NOT_FOUND);
+    await t.fails('DELETE', `/users/${user.id}?hard_delete=maybe`, ROOT_TOKEN, undefined, 400, {
+      error: 'hard_delete is invalid',
+    });
+    assert.equal((await t.ok('GET', `/users/${user.id}`, ROOT_TOKEN, undefined, 200)).state, 'active');
+    await t.ok('GET', '/user', user.token, undefined, 200);
+  });
+
+  it('takes the user, their personal projects and snippets; their project snippets stay, by the ghost user', async () => {
+    const c = await contributor('leaving');
+    const res = await t.api('DELETE', `/users/${c.user.id}`, ROOT_TOKEN);
+    assert.equal(res.statusCode, 204);
+    assert.equal(res.body, '');
+
+    await t.fails('GET', `/users/${c.user.id}`, ROOT_TOKEN, undefined, 404, NOT_FOUND);
+    await t.fails('GET', '/user', c.user.token, undefined, 401, { message: '401 Unauthorized' });
+    assert.deepEqual(await t.ok('GET', '/users?username=leaving', ROOT_TOKEN, undefined, 200), []);
+    await t.fails('GET', `/snippets/${c.personal.id}`, ROOT_TOKEN, undefined, 404, {
+      message: '404 Snippet Not Found',
+    });
+    await t.fails('GET', `/projects/${c.own.id}`, ROOT_TOKEN, undefined, 404, { message: '404 Project Not Found' });
+    await t.fails('GET', `/projects/${c.own.id}/snippets/${c.ownSnippet.id}`, ROOT_TOKEN, undefined, 404, {
+      message: '404 Project Not Found',
+    });
+
+    const [ghost] = await t.ok('GET', '/users?username=ghost', ROOT_TOKEN, undefined, 200);
+    assert.equal(ghost.name, 'Ghost User');
+    assert.equal(ghost.state, 'active');
+    assert.equal(ghost.email, 'ghost@example.com');
+    const kept = await t.ok(
+      'GET',
+      `/projects/${c.shared.id}/snippets/${c.projectSnippet.id}`,
+      owner.token,
+      undefined,
+      200,
+    );
+    assert.deepEqual(
+      { id: kept.id, title: kept.title, author: [kept.author.id, kept.author.username, kept.author.name] },
+      { id: c.projectSnippet.id, title: 'in a shared project', author: [ghost.id, 'ghost', 'Ghost User'] },
+    );
+    const raw = await t.api('GET', `/projects/${c.shared.id}/snippets/${c.projectSnippet.id}/raw`, owner.token);
+    assert.equal(raw.body, 'one\n');
+    const members = await t.ok('GET', `/projects/${c.shared.id}/members/all`, owner.token, undefined, 200);
+    assert.deepEqual(
+      members.map((m: { username: string }) => m.username),
+      ['owner'],
+    );
+    // The name is free again, for a user and their namespace.
+    await t.ok('POST', '/users', ROOT_TOKEN, { username: 'leaving', email: 'again@example.com', name: 'Again' }, 201);
+    assert.deepEqual(await leftovers(), NOTHING_LEFT);
+  });
+
+  it('keeps one ghost user for every deletion, which cannot be deleted', async () => {
+    const first = await contributor('first-to-go');
+    await t.expect('DELETE', `/users/${first.user.id}`, ROOT_TOKEN, undefined, 204);
+    const second = await contributor('second-to-go');
+    await t.expect('DELETE', `/users/${second.user.id}`, ROOT_TOKEN, undefined, 204);
+    const authors = await Promise.all(
+      [first, second].map(
+        async (c) =>
+          (await t.ok('GET', `/projects/${c.shared.id}/snippets/${c.projectSnippet.id}`, owner.token, undefined, 200))
+            .author.username,
+      ),
+    );
+    assert.deepEqual(authors, ['ghost', 'ghost']);
+    assert.equal((await t.ok('GET', '/users?search=ghost', ROOT_TOKEN, undefined, 200)).length, 1);
+
+    // The ghost user itself "cannot be removed": GitLab answers 204 and its background job refuses.
+    const [ghost] = await t.ok('GET', '/users?username=ghost', ROOT_TOKEN, undefined, 200);
+    await t.expect('DELETE', `/users/${ghost.id}`, ROOT_TOKEN, undefined, 204);
+    await t.ok('GET', `/users/${ghost.id}`, ROOT_TOKEN, undefined, 200);
+  });
+
+  it('refuses a user who alone owns a group, 409 with nothing changed; hard_delete takes the group too', async () => {
+    const c = await contributor('group-owner');
+    const group = await t.ok('POST', '/groups', c.user.token, { name: 'solo', path: 'solo' }, 201);
+    const project = await t.ok('POST', '/projects', c.user.token, { name: 'in-solo', namespace_id: group.id }, 201);
+    const inGroup = await t.ok(
+      'POST',
+      `/projects/${project.id}/snippets`,
+      c.user.token,
+      { title: 'in the group', visibility: 'private', files: FILES },
+      201,
+    );
+
+    await t.fails('DELETE', `/users/${c.user.id}`, ROOT_TOKEN, undefined, 409, SOLE_OWNER);
+    await t.fails('DELETE', `/users/${c.user.id}?hard_delete=false`, ROOT_TOKEN, undefined, 409, SOLE_OWNER);
+    assert.equal((await t.ok('GET', '/user', c.user.token, undefined, 200)).state, 'active');
+    await t.ok('GET', `/snippets/${c.personal.id}`, c.user.token, undefined, 200);
+    await t.ok('GET', `/groups/${group.id}`, c.user.token, undefined, 200);
+
+    await t.expect('DELETE', `/users/${c.user.id}?hard_delete=true`, ROOT_TOKEN, undefined, 204);
+    await t.fails('GET', `/users/${c.user.id}`, ROOT_TOKEN, undefined, 404, NOT_FOUND);
+    await t.fails('GET', `/groups/${group.id}`, ROOT_TOKEN, undefined, 404, { message: '404 Group Not Found' });
+    await t.fails('GET', `/projects/${project.id}/snippets/${inGroup.id}`, ROOT_TOKEN, undefined, 404, {
+      message: '404 Project Not Found',
+    });
+    // hard_delete: their snippets in others' projects go too, and no ghost takes them (ActiveRecord's 404).
+    await t.fails('GET', `/projects/${c.shared.id}/snippets/${c.projectSnippet.id}`, owner.token, undefined, 404, {
+      message: '404 Not found',
+    });
+    await t.ok('GET', `/projects/${c.shared.id}`, owner.token, undefined, 200);
+    assert.deepEqual(await leftovers(), NOTHING_LEFT);
+  });
+
+  it('deletes an owner of a group that another owner shares, or one above it, and leaves the group', async () => {
+    const top = await t.ok('POST', '/groups', owner.token, { name: 'top', path: 'top' }, 201);
+    const user = await t.user('co-owner');
+    const inner = await t.ok('POST', '/groups', owner.token, { name: 'inner', path: 'inner', parent_id: top.id }, 201);
+    await t.ok('POST', `/groups/${inner.id}/members`, owner.token, { user_id: user.id, access_level: 50 }, 201);
+    const shared = await t.ok('POST', '/groups', owner.token, { name: 'shared', path: 'shared' }, 201);
+    await t.ok('POST', `/groups/${shared.id}/members`, owner.token, { user_id: user.id, access_level: 50 }, 201);
+    // The user is now inner's only owner of its own; top's owner owns it from above.
+    await t.expect('DELETE', `/groups/${inner.id}/members/${owner.id}`, owner.token, undefined, 204);
+    await t.expect('DELETE', `/users/${user.id}`, ROOT_TOKEN, undefined, 204);
+    for (const group of [inner, shared]) {
+      await t.ok('GET', `/groups/${group.id}`, owner.token, undefined, 200);
+      const members = await t.ok('GET', `/groups/${group.id}/members`, owner.token, undefined, 200);
+      assert.deepEqual(
+        members.map((m: { username: string }) => m.username),
+        group === inner ? [] : ['owner'],
+      );
+    }
+    assert.deepEqual(await leftovers(), NOTHING_LEFT);
+  });
+});
+
+describe('DELETE /users/:id when a user holds the name ghost', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  it('names the ghost user ghost1, with its own email address', async () => {
+    const holder = await t.ok(
+      'POST',
+      '/users',
+      ROOT_TOKEN,
+      { username: 'ghost', email: 'ghost@example.com', name: 'G' },
+      201,
+    );
+    const owner = await t.user('owner');
+    const user = await t.user('leaving');
+    const project = await t.ok('POST', '/projects', owner.token, { name: 'p' }, 201);
+    await t.ok('POST', `/projects/${project.id}/members`, owner.token, { user_id: user.id, access_level: 30 }, 201);
+    const snippet = await t.ok(
+      'POST',
+      `/projects/${project.id}/snippets`,
+      user.token,
+      { title: 's', visibility: 'private', files: FILES },
+      201,
+    );
+    await t.expect('DELETE', `/users/${user.id}`, ROOT_TOKEN, undefined, 204);
+    const { author } = await t.ok('GET', `/projects/${project.id}/snippets/${snippet.id}`, owner.token, undefined, 200);
+    const ghost = await t.ok('GET', `/users/${author.id}`, ROOT_TOKEN, undefined, 200);
+    assert.deepEqual([ghost.username, ghost.email, ghost.name], ['ghost1', 'ghost1@example.com', 'Ghost User']);
+    assert.notEqual(ghost.id, holder.id);
+    // The user named ghost is anyone else: deleting them needs no ghost of their own, and the ghost stays.
+    await t.expect('DELETE', `/users/${holder.id}`, ROOT_TOKEN, undefined, 204);
+    await t.ok('GET', `/users/${ghost.id}`, ROOT_TOKEN, undefined, 200);
+  });
+});
