@@ -530,6 +530,21 @@ async function sendableBlobOf(repo: GitRepository, id: string): Promise<Buffer |
   return content;
 }
 
+/**
+ * GET …/repository/blobs/:sha[/raw]: the blob with that id, as the tree lists it (40 hex digits, any case); 404 Blob
+ * Not Found for another object or another text. An abbreviated id is not taken: with one, ids could be tried until
+ * one named a blob no branch reaches any more.
+ */
+export async function blobById(store: Store, ctx: ProjectContext, sha: string): Promise<Buffer | LargeBlob> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    const id = sha.toLowerCase();
+    const content = repo && /^[0-9a-f]{40}$/.test(id) ? await repo.sendableBlob(id) : null;
+    if (!content) throw notFound('Blob');
+    return content;
+  });
+}
+
 /** A ref that is not given means the default branch, or HEAD in a repository without one yet. */
 const defaultRef = (ctx: ProjectContext) => ctx.project.default_branch ?? 'HEAD';
 

@@ -74,8 +74,12 @@ export function sniff(content: Buffer, size = content.length): Sniffed {
   return { type: 'application/octet-stream', inline: false };
 }
 
-/** Content-Disposition with an ASCII fallback name and the exact UTF-8 name (RFC 6266). */
+/**
+ * Content-Disposition with an ASCII fallback name and the exact UTF-8 name (RFC 6266); the kind alone for a blob read
+ * by its id (`filePath` empty), which has no name (GitLab's send_git_blob).
+ */
 export function contentDisposition(kind: 'inline' | 'attachment', filePath: string): string {
+  if (filePath === '') return kind;
   let name = filePath.split('/').pop() ?? filePath;
   if (name.toLowerCase().endsWith('.xhtml')) name = name.slice(0, name.indexOf('.'));
   const ascii = name
@@ -99,8 +103,13 @@ export function rawHeaders(filePath: string | null, content: RawContent): Record
   };
 }
 
-export function sendRaw(reply: FastifyReply, filePath: string, content: RawContent): FastifyReply {
-  return reply.headers(rawHeaders(filePath, content)).send(bodyOf(reply, content));
+export function sendRaw(
+  reply: FastifyReply,
+  filePath: string,
+  content: RawContent,
+  headers: Record<string, string> = {},
+): FastifyReply {
+  return reply.headers({ ...rawHeaders(filePath, content), ...headers }).send(bodyOf(reply, content));
 }
 
 /**

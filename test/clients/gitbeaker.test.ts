@@ -210,6 +210,12 @@ describe('@gitbeaker/rest against snippetd', () => {
       tree.filter((e) => e.type === 'blob').map((e) => e.path),
       ['README.md', 'bin/run.sh'],
     );
+    // A tree walker reads each blob by the id the tree gives (Repositories.showBlob / showBlobRaw).
+    const readme = tree.find((e) => e.path === 'README.md')!;
+    const blob = await root.Repositories.showBlob(projectId, String(readme.id));
+    assert.deepEqual(blob, { size: 8, encoding: 'base64', content: 'IyBDbGllbnQ=', sha: readme.id });
+    const raw = await root.Repositories.showBlobRaw(projectId, String(readme.id));
+    assert.equal(raw, '# Client');
     const branch = await root.Branches.create(projectId, 'feature/x', 'main');
     assert.equal(branch.name, 'feature/x');
     assert.equal((branch.commit as { id: string }).id, made.id);

@@ -1,5 +1,6 @@
 // Repository files, tree and commits of a project (docs/gitlab-compatibility.md#repository-files). Reads need
 // GitLab's download_code (403 for guests of private projects), writes push_code (developer+).
+import { buffer } from 'node:stream/consumers';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentUser, storeOf } from '../request.ts';
@@ -15,6 +16,7 @@ import { invalidParams, notFound } from '../../domain/failure.ts';
 import { branch, commit, commitDetail, commitWithStats, fileDiff, tag } from '../presenters/commits.ts';
 import { authorize, can } from '../../domain/policy.ts';
 import {
+  blobById,
   type FileInfo,
   type FileWrite,
   listCommits,
@@ -69,14 +71,22 @@ async function readableCode(request: FastifyRequest) {
  * about 0.4 s.
  */
 async function fileJson(info: object, content: Buffer): Promise<Buffer> {
-  const before = `${JSON.stringify(info).slice(0, -1)},"content":"`;
-  const json = Buffer.allocUnsafe(Buffer.byteLength(before) + Math.ceil(content.length / 3) * 4 + 2);
+  return jsonWithContent(`${JSON.stringify(info).slice(0, -1)},"content":"`, content, '"}');
+}
+
+/** GitLab's blob answer, its keys in GitLab's order. */
+const blobJson = (content: Buffer, sha: string) =>
+  jsonWithContent(`{"size":${content.length},"encoding":"base64","content":"`, content, `","sha":"${sha}"}`);
+
+/** `before`, the content in base64, then `after`: a turn for others between pieces of a large content. */
+async function jsonWithContent(before: string, content: Buffer, after: string): Promise<Buffer> {
+  const json = Buffer.allocUnsafe(Buffer.byteLength(before) + Math.ceil(content.length / 3) * 4 + after.length);
   let written = json.write(before);
   for (let at = 0; at < content.length; at += BASE64_BYTES_A_TURN) {
     if (at) await nextTurn();
     written += json.write(content.toString('base64', at, at + BASE64_BYTES_A_TURN), written, 'latin1');
   }
-  json.write('"}', written, 'latin1');
+  json.write(after, written, 'latin1');
   return json;
 }
 /**
@@ -189,6 +199,27 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const { info, content } = await rawFile(storeOf(request), ctx, p.ref, p.file_path);
     setFileHeaders(reply, info);
     return sendRaw(reply, p.file_path, content);
+  });
+
+  /** GET /projects/:id/repository/blobs/:sha — {size, encoding: base64, content, sha}; 404 Blob Not Found. */
+  app.get('/projects/:id/repository/blobs/:sha', async (request, reply) => {
+    const ctx = await readableCode(request);
+    const p = validateRequest(spec.blobSpec, request);
+    const blob = await blobById(storeOf(request), ctx, p.sha);
+    const content = Buffer.isBuffer(blob) ? blob : await buffer(blob.open());
+    return reply.type('application/json').send(await blobJson(content, p.sha.toLowerCase()));
+  });
+
+  /** GET /projects/:id/repository/blobs/:sha/raw — the bytes, typed as a raw file's, without a name. */
+  app.get('/projects/:id/repository/blobs/:sha/raw', async (request, reply) => {
+    const ctx = await readableCode(request);
+    const p = validateRequest(spec.blobSpec, request);
+    // GitLab's no_cache_headers: the id names the bytes for good, and yet this answer is not to be kept.
+    return sendRaw(reply, '', await blobById(storeOf(request), ctx, p.sha), {
+      'cache-control': 'no-store',
+      pragma: 'no-cache',
+      expires: 'Fri, 01 Jan 1990 00:00:00 GMT',
+    });
   });
 
   /** GET /projects/:id/repository/tree — [{id, name, type, path, mode}], paginated; 404 Tree Not Found. */

@@ -57,6 +57,9 @@ export const commitsSpec = {
   first_parent: { type: 'boolean', default: false },
 } satisfies ParamSpec;
 
+/** GET …/repository/blobs/:sha[/raw]: the blob's id. */
+export const blobSpec = { sha: { type: 'string', required: true, allowBlank: false } } satisfies ParamSpec;
+
 /** GET …/repository/commits/:sha/diff: a commit id, branch or tag. */
 export const commitDiffSpec = { sha: { type: 'string', required: true, allowBlank: false } } satisfies ParamSpec;
 

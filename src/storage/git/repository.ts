@@ -483,12 +483,12 @@ export class GitRepository {
 
   /**
    * A blob to send: whole when it is small, else a LargeBlob that inflates its stored body a piece at a time as
-   * its reader takes it. Null when this repository has no object with that id.
+   * its reader takes it. Null when this repository has no blob with that id (none, or another kind of object).
    */
   async sendableBlob(id: string): Promise<Buffer | LargeBlob | null> {
     if (this.pending.sizeOf(id) === undefined && FULL_ID.test(id)) {
       const kept = this.cache.get(this.id, id);
-      if (kept) return kept.body;
+      if (kept) return kept.type === 'blob' ? kept.body : null;
       // One statement for either kind: the body of a row that is not large, only the size and parts of one that is.
       const row = await this.db
         .selectFrom('git_objects')
@@ -501,7 +501,7 @@ export class GitRepository {
         .where('repository_id', '=', this.id)
         .where('oid', '=', oidBytes(id))
         .executeTakeFirst();
-      if (!row) return null;
+      if (!row || TYPE_OF_PACK_TYPE[row.type] !== 'blob') return null;
       if (row.size <= LARGE_BLOB_BYTES) return (await this.keep(id, row)).body;
       const { parts, data } = row;
       return largeBlob(
@@ -513,7 +513,8 @@ export class GitRepository {
         row.size,
       );
     }
-    return (await this.object(id))?.body ?? null;
+    const object = await this.object(id);
+    return object?.type === 'blob' ? object.body : null;
   }
 
   /**
