@@ -33,6 +33,8 @@ import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import type { ServingCaches } from '../storage/git/serving-cache.ts';
 import {
   branchesMergedInto,
+  commitsBetween,
+  mergeBase,
   type FileChange,
   type FilePatch,
   GitTimeout,
@@ -42,7 +44,7 @@ import { trimOf } from '../text-scan.ts';
 import { loopSlice } from '../loop-slice.ts';
 import { commitChanges, readingCache } from './commit-changes.ts';
 import { renderBudget } from './rendering.ts';
-import { DIFF_LIMITS, diffOf, type RevisionDiff } from './snippets/history.ts';
+import { DIFF_LIMITS, diffOf, rangeDiff, type RevisionDiff } from './snippets/history.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
 export const FILE_MISSING = "A file with this name doesn't exist";
@@ -707,6 +709,21 @@ export async function projectCommitDiff(
   });
 }
 
+/** A comparison's diff, from `base` (null: nothing) to `to`, as a page shows it (rangeDiff). */
+export async function projectRangeDiff(
+  store: Store,
+  caches: ServingCaches,
+  ctx: ProjectContext,
+  base: string | null,
+  to: string,
+): Promise<RevisionDiff> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    if (!repo) throw notFound('Ref');
+    return rangeDiff(caches, repo, base, to);
+  });
+}
+
 /**
  * The files the commit `ref` names changed against its first parent, each with its patch from its first hunk on,
  * within the limits a diff page has (GitLab's commit diff API); null when `ref` names no commit. 408 when git
@@ -726,6 +743,63 @@ export async function commitPatches(
     try {
       const read = (dir: string) => readCommitDiff(dir, parent, id, DIFF_LIMITS, renderBudget());
       return (await readingCache(caches, repo, read)).files;
+    } catch (error) {
+      if (error instanceof GitTimeout) throw new Failure('request_timeout');
+      throw error;
+    }
+  });
+}
+
+/** Commits a comparison lists at most: GitLab lists them all, and two unrelated histories may be millions. */
+export const MAX_COMPARED_COMMITS = 10_000;
+
+/** Two commits compared (GitLab's Compare). */
+export interface Comparison {
+  from: string;
+  to: string;
+  /** Where the diff starts: `from` itself with straight, else the merge base (null: the histories share none). */
+  base: string | null;
+  /** What `to` reaches and `from` does not, oldest first. */
+  commits: CommitInfo[];
+  files: FilePatch[];
+  /** Commits or files left out, over the limits. */
+  cut: boolean;
+}
+
+/**
+ * GET …/repository/compare (GitLab's CompareService and Gitlab::Git::Compare): the commits `to` reaches and `from`
+ * does not, and the diff from their merge base (`from` itself with `straight`) to `to`; null when either names no
+ * commit. 408 when git cannot work it out within a page's time.
+ */
+export async function compareCommits(
+  store: Store,
+  caches: ServingCaches,
+  ctx: ProjectContext,
+  refs: { from: string; to: string; straight: boolean },
+  opts: { patches: boolean } = { patches: true },
+): Promise<Comparison | null> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    const to = repo && (await repo.resolveCommit(refs.to));
+    const from = repo && (await repo.resolveCommit(refs.from));
+    if (!repo || !to || !from) return null;
+    if (from === to) return { from, to, base: from, commits: [], files: [], cut: false };
+    try {
+      const { base, between, diff } = await readingCache(caches, repo, async (dir) => {
+        const base = refs.straight ? from : await mergeBase(dir, from, to, renderBudget());
+        const between = await commitsBetween(dir, from, to, MAX_COMPARED_COMMITS, renderBudget());
+        const diff = opts.patches
+          ? await readCommitDiff(dir, base, to, DIFF_LIMITS, renderBudget())
+          : { files: [], cut: false };
+        return { base, between, diff };
+      });
+      const commits: CommitInfo[] = [];
+      const slice = loopSlice();
+      for (const id of between.ids) {
+        commits.push(await repo.commitInfo(id));
+        if (slice.over()) await slice.pass();
+      }
+      return { from, to, base, commits, files: diff.files, cut: between.cut || diff.cut };
     } catch (error) {
       if (error instanceof GitTimeout) throw new Failure('request_timeout');
       throw error;

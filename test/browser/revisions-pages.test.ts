@@ -25,6 +25,8 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
   let personalSnippet: any;
   /** A commit of a project's repository: its page is a revision's, with the project's links. */
   let commitPage: string;
+  /** Two commits of it compared (the compare API's web_url): the commits between, and the diff. */
+  let comparePage: string;
 
   const api = (method: string, route: string, body: unknown) => mustApi(server, TOKEN, method, route, body);
 
@@ -64,6 +66,8 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
         commit_message: `${method} hello.rb`,
       });
     commitPage = (await api('GET', `/projects/${project.id}/repository/commits`, undefined))[0].web_url;
+    const compared = await api('GET', `/projects/${project.id}/repository/compare?from=main~1&to=main`, undefined);
+    comparePage = compared.web_url;
     browser = await launchChromium();
   });
 
@@ -134,6 +138,7 @@ describe('revisions pages in Chromium', BROWSER_PASS, () => {
       ['personal-revisions', `${personalSnippet.web_url}/revisions`],
       ['personal-revision', await firstRevision(personalSnippet.web_url)],
       ['project-commit', commitPage],
+      ['project-compare', comparePage],
     ];
   }
 

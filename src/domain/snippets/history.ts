@@ -258,9 +258,22 @@ export class RevisionPreparer {
   }
 }
 
-async function workOutDiff(caches: ServingCaches, repo: GitRepository, id: string): Promise<RevisionDiff> {
+/**
+ * The diff of `to` against `base` (null: against nothing) as a page shows it, `to`'s commit describing it: the
+ * comparison page's (…/-/compare/<base>...<to>); not kept, as a commit's own diff is.
+ */
+export const rangeDiff = (caches: ServingCaches, repo: GitRepository, base: string | null, to: string) =>
+  workOutDiff(caches, repo, to, base);
+
+/** The diff of the commit `id` against `against`, by default its first parent. */
+async function workOutDiff(
+  caches: ServingCaches,
+  repo: GitRepository,
+  id: string,
+  against?: string | null,
+): Promise<RevisionDiff> {
   const commit = await repo.commit(id);
-  const parent = commit.parents[0] ?? null;
+  const parent = against === undefined ? (commit.parents[0] ?? null) : against;
   let patches: { files: FilePatch[]; cut: boolean };
   let timedOut = false;
   try {

@@ -6,7 +6,15 @@ import { findReadableProject, type ProjectContext } from '../../domain/projects.
 import { can, NO_ACCESS } from '../../domain/policy.ts';
 import { findSnippets } from '../../domain/snippets/finder.ts';
 import { Failure, notFound } from '../../domain/failure.ts';
-import { listTree, nameOf, projectCommitDiff, readFileBlob, splitRefPath } from '../../domain/project-files.ts';
+import {
+  compareCommits,
+  listTree,
+  nameOf,
+  projectCommitDiff,
+  projectRangeDiff,
+  readFileBlob,
+  splitRefPath,
+} from '../../domain/project-files.ts';
 import { markdownHtml, viewOf, type FileView } from '../../domain/rendering.ts';
 import type { Snippet } from '../../storage/db/schema.ts';
 import type { TreeEntry } from '../../storage/git/repository.ts';
@@ -18,7 +26,7 @@ import { pageScript } from './scripts.ts';
 import { sendWebRaw } from '../raw.ts';
 import { limitRaw } from '../rate-limits.ts';
 import { groupPage } from './namespaces.ts';
-import { diffArticle, shortId } from './revisions.ts';
+import { comparisonArticle, diffArticle, shortId } from './revisions.ts';
 import {
   cloneField,
   codeBlock,
@@ -247,6 +255,43 @@ ${diff.parent ? html`<a href="${web}/-/commit/${diff.parent}">Parent commit <cod
 }
 
 /**
+ * /<project>/-/compare/<from>...<to>: the commits `to` has and `from` has not, and the diff from their merge base,
+ * where the compare API's web_url leads (GitLab's compare page). 404 when either names no commit.
+ */
+async function comparePage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  projectPath: string,
+  from: string,
+  to: string,
+) {
+  const ctx = await codeProject(request, projectPath);
+  const store = storeOf(request);
+  const { caches } = request.server.gitNode;
+  const compared = await compareCommits(store, caches, ctx, { from, to, straight: false }, { patches: false });
+  if (!compared) throw notFound('Ref');
+  const diff =
+    compared.from === compared.to ? null : await projectRangeDiff(store, caches, ctx, compared.base, compared.to);
+  const base = baseUrl(request);
+  const web = `${base}/${ctx.project.full_path}`;
+  const nav = html`<a href="${web}">${ctx.project.name}</a>
+<a href="${web}/-/commit/${compared.to}">Commit <code>${shortId(compared.to)}</code></a>`;
+  const body = comparisonArticle(
+    compared,
+    diff,
+    nav,
+    (id) => `${web}/-/commit/${id}`,
+    (commit, path) => rawFileUrl(base, ctx, commit, path),
+  );
+  return sendPage(
+    reply,
+    200,
+    `Compare ${shortId(compared.from)}...${shortId(compared.to)} · ${ctx.project.name}`,
+    body,
+  );
+}
+
+/**
  * A repository file's bytes at GitLab's raw web path, inert as the snippets' raw files (raw.ts), counted by
  * the same raw limits as the API's raw endpoint.
  */
@@ -288,5 +333,7 @@ export const PROJECT_PAGES: [RegExp, PageHandler][] = [
   [/^\/(.+?)\/-\/blob\/(.+)$/, (rq, rp, g) => blobPage(rq, rp, g[0], g[1])],
   [/^\/(.+?)\/-\/raw\/(.+)$/, (rq, rp, g) => rawFilePage(rq, rp, g[0], g[1])],
   [/^\/(.+?)\/-\/commit\/([^/]+)$/, (rq, rp, g) => commitPage(rq, rp, g[0], g[1])],
+  // No ref holds `..` (git refuses it), so the first `...` parts the two.
+  [/^\/(.+?)\/-\/compare\/(.+?)\.\.\.(.+)$/, (rq, rp, g) => comparePage(rq, rp, g[0], g[1], g[2])],
   [/^\/([^-][^?]*[^/])$/, (rq, rp, g) => projectOrGroupPage(rq, rp, g[0])],
 ];

@@ -12,6 +12,7 @@ import {
   snippetRevisions,
 } from '../../domain/snippets/history.ts';
 import type { FileChange } from '../../storage/git/history.ts';
+import type { CommitInfo } from '../../storage/git/repository.ts';
 import { parseRowId } from '../../domain/ids.ts';
 import { humanSize } from '../../domain/snippets/limits.ts';
 import { escapedHtml } from '../../domain/rendering.ts';
@@ -100,8 +101,8 @@ const diffTable = (rows: string) => html`<div class="diff-scroll" tabindex="0"><
 <thead class="visually-hidden"><tr><th scope="col">Line before</th><th scope="col">Line after</th><th scope="col">Text</th></tr></thead>
 <tbody>${trusted(rows)}</tbody></table></div>`;
 
-/** What a diff page is of: a snippet's revision, or a commit of a project's repository. */
-type DiffNoun = 'revision' | 'commit';
+/** What a diff page is of: a snippet's revision, a commit of a project's repository, or two commits compared. */
+type DiffNoun = 'revision' | 'commit' | 'comparison';
 
 function omittedNote(file: FileDiff, rawUrl: string, noun: DiffNoun): Html {
   switch (file.omitted) {
@@ -169,6 +170,43 @@ ${diff.cut && !diff.timedOut ? html`<p class="too-large">This ${noun} changes mo
 ${diff.files.map((file, i) => fileSection(diff, file, i, rawUrlOf, noun))}
 </article>`;
   return { subject, body };
+}
+
+/**
+ * Two commits compared as a page shows it: the commits the second reaches and the first does not, oldest first,
+ * each linking to its page, and the diff from their merge base to the second (none when they are the same).
+ */
+export function comparisonArticle(
+  compared: { from: string; to: string; commits: CommitInfo[]; cut: boolean },
+  diff: RevisionDiff | null,
+  nav: Html,
+  commitUrl: (id: string) => string,
+  rawUrlOf: RawUrlOf,
+): Html {
+  const added = diff?.files.reduce((n, f) => n + (f.added ?? 0), 0) ?? 0;
+  const deleted = diff?.files.reduce((n, f) => n + (f.deleted ?? 0), 0) ?? 0;
+  const count = compared.commits.length;
+  return html`<article class="revision-diff">
+<h1>Compare <code>${shortId(compared.from)}</code>...<code>${shortId(compared.to)}</code></h1>
+<nav class="revision-links" aria-label="Comparison">
+${nav}
+</nav>
+${
+  !diff
+    ? html`<p class="notice">These are the same commit: there is nothing to compare.</p>`
+    : html`<h2>${count} ${count === 1 ? 'commit' : 'commits'}${compared.cut ? ' (the newest)' : ''}</h2>
+<ol class="compared-commits">
+${compared.commits.map((c) => html`<li><a href="${commitUrl(c.id)}">${subjectOf(c.message)}</a> <span class="meta">${c.authorName} · ${timeOf(c.authoredAt)} · <code>${shortId(c.id)}</code></span></li>`)}
+</ol>
+${
+  diff.timedOut
+    ? html`<p class="notice">Working out this comparison's changes took too long.</p>`
+    : html`<p class="summary">${diff.files.length} ${diff.files.length === 1 ? 'file' : 'files'} changed, <span class="plus">+${added}</span> <span class="minus">−${deleted}</span></p>`
+}
+${diff.cut && !diff.timedOut ? html`<p class="too-large">This comparison changes more than can be displayed: some files are not shown.</p>` : ''}
+${diff.files.map((file, i) => fileSection(diff, file, i, rawUrlOf, 'comparison'))}`
+}
+</article>`;
 }
 
 /** …/-/snippets/<id>/revisions/<commit>: the commit's diff against its first parent. */

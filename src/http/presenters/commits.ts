@@ -115,11 +115,13 @@ const modeOf = (mode: string) => Number.parseInt(mode, 8).toString(8);
 
 /**
  * GitLab's Diff entity (lib/api/entities/diff.rb): a file's patch from its first hunk on, empty where it is not
- * shown (a binary file, one over a diff's limits, a rename or mode change without changes).
+ * shown (a binary file, one over a diff's limits, a rename or mode change without changes); with `unidiff`, headed
+ * by its `---` and `+++` lines (Gitlab::Git::Diff#unidiff).
  */
-export function fileDiff(f: FilePatch) {
+export function fileDiff(f: FilePatch, unidiff = false) {
+  const header = `--- ${f.kind === 'added' ? '/dev/null' : `a/${f.oldPath}`}\n+++ ${f.kind === 'deleted' ? '/dev/null' : `b/${f.path}`}\n`;
   return {
-    diff: f.hunks ?? '',
+    diff: f.hunks ? `${unidiff ? header : ''}${f.hunks}` : '',
     new_path: f.path,
     old_path: f.oldPath,
     a_mode: modeOf(f.oldMode),

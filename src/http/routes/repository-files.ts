@@ -12,7 +12,7 @@ import { sendRaw } from '../raw.ts';
 import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject, type ProjectContext, refuseStartProject } from '../../domain/projects.ts';
-import { invalidParams, notFound } from '../../domain/failure.ts';
+import { apiError, invalidParams, notFound } from '../../domain/failure.ts';
 import { branch, commit, commitDetail, commitWithStats, fileDiff, tag } from '../presenters/commits.ts';
 import { authorize, can } from '../../domain/policy.ts';
 import {
@@ -26,6 +26,7 @@ import {
   type CommitAction,
   commitFiles,
   commitPatches,
+  compareCommits,
   createBranch,
   createTag,
   deleteBranch,
@@ -396,7 +397,30 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const p = validateRequest(spec.commitDiffSpec, request);
     const files = await commitPatches(storeOf(request), request.server.gitNode.caches, ctx, p.sha);
     if (!files) throw notFound('Commit');
-    return paginateArray(request, reply, files).map(fileDiff);
+    return paginateArray(request, reply, files).map((f) => fileDiff(f, p.unidiff));
+  });
+
+  /**
+   * GET /projects/:id/repository/compare?from=&to= — GitLab's Compare: the commits `to` reaches and `from` does not,
+   * oldest first, and the diff from their merge base (or `from`, with straight); 404 Ref Not Found.
+   */
+  app.get('/projects/:id/repository/compare', async (request) => {
+    const ctx = await readableCode(request);
+    const p = validateRequest(spec.compareSpec, request);
+    // Forks are not served: no project is another's fork, as GitLab's MergeRequestTargetProjectFinder would say.
+    if (p.from_project_id !== undefined && p.from_project_id !== ctx.project.id)
+      throw apiError(`Target project id:${p.from_project_id} is not a fork of project id:${ctx.project.id}`);
+    const compared = await compareCommits(storeOf(request), request.server.gitNode.caches, ctx, p);
+    if (!compared) throw notFound('Ref');
+    const web = commitsWeb(request, ctx);
+    return {
+      commit: compared.commits.length ? commit(compared.commits.at(-1)!, web) : null,
+      commits: compared.commits.map((c) => commit(c, web)),
+      diffs: compared.files.map((f) => fileDiff(f, p.unidiff)),
+      compare_timeout: compared.cut,
+      compare_same_ref: compared.from === compared.to,
+      web_url: `${projectWeb(request, ctx)}/-/compare/${compared.base ?? compared.from}...${compared.to}`,
+    };
   });
 
   /** GET /projects/:id/repository/commits/:sha — a commit by id, branch or tag; 404 Commit Not Found. */

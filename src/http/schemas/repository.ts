@@ -60,8 +60,20 @@ export const commitsSpec = {
 /** GET …/repository/blobs/:sha[/raw]: the blob's id. */
 export const blobSpec = { sha: { type: 'string', required: true, allowBlank: false } } satisfies ParamSpec;
 
-/** GET …/repository/commits/:sha/diff: a commit id, branch or tag. */
-export const commitDiffSpec = { sha: { type: 'string', required: true, allowBlank: false } } satisfies ParamSpec;
+/** GET …/repository/commits/:sha/diff: a commit id, branch or tag; `unidiff` as GitLab's with_unidiff. */
+export const commitDiffSpec = {
+  sha: { type: 'string', required: true, allowBlank: false },
+  unidiff: { type: 'boolean', default: false },
+} satisfies ParamSpec;
+
+/** GET …/repository/compare (GitLab's lib/api/repositories.rb). */
+export const compareSpec = {
+  from: { type: 'string', required: true },
+  to: { type: 'string', required: true },
+  from_project_id: { type: 'integer' },
+  straight: { type: 'boolean', default: false },
+  unidiff: { type: 'boolean', default: false },
+} satisfies ParamSpec;
 
 /** GET …/repository/commits/:sha: a commit id, branch or tag (GitLab's `sha`), and whether to count its lines. */
 export const commitSpec = {

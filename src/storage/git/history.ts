@@ -81,6 +81,7 @@ function runGit(
   maxBytes: number,
   timeoutMs: number,
   onChunk?: (chunk: Buffer) => boolean,
+  okExits: readonly number[] = [0],
 ): Promise<GitOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', ['--git-dir', dir, ...args], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -116,7 +117,7 @@ function runGit(
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      if (code !== 0 && !cut) reject(new Error(`git ${args[0]} failed (${code}): ${stderr.trim()}`));
+      if (!okExits.includes(code ?? -1) && !cut) reject(new Error(`git ${args[0]} failed (${code}): ${stderr.trim()}`));
       else resolve({ stdout: Buffer.concat(chunks), cut });
     });
   });
@@ -312,6 +313,38 @@ export async function readCommitDiff(
   const reader = new PatchReader(limits);
   const { cut } = await runGit(dir, args, Number.MAX_SAFE_INTEGER, timeoutMs, (chunk) => reader.take(chunk));
   return reader.finish(cut);
+}
+
+/** The best common ancestor of two commits (git merge-base); null when their histories share none. */
+export async function mergeBase(dir: string, a: string, b: string, timeoutMs: number): Promise<string | null> {
+  // Exit 1 without output: no common ancestor.
+  const { stdout } = await runGit(dir, ['merge-base', a, b], 1024, timeoutMs, undefined, [0, 1]);
+  const id = stdout.toString('latin1').trim();
+  return COMMIT_ID.test(id) ? id : null;
+}
+
+/**
+ * The commits `head` reaches and `base` does not (git rev-list base..head), oldest first; past `limit`, only the
+ * newest `limit` of them, and `cut`.
+ */
+export async function commitsBetween(
+  dir: string,
+  base: string,
+  head: string,
+  limit: number,
+  timeoutMs: number,
+): Promise<{ ids: string[]; cut: boolean }> {
+  const { stdout } = await runGit(
+    dir,
+    ['rev-list', `--max-count=${limit + 1}`, `${base}..${head}`, '--'],
+    41 * (limit + 1),
+    timeoutMs,
+  );
+  const ids = stdout
+    .toString('latin1')
+    .split('\n')
+    .filter((id) => COMMIT_ID.test(id));
+  return { ids: ids.slice(0, limit).reverse(), cut: ids.length > limit };
 }
 
 /**

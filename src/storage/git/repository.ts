@@ -981,6 +981,11 @@ export class GitRepository {
     return null;
   }
 
+  /** The commit `id` as a listing of commits gives it. */
+  async commitInfo(id: string): Promise<CommitInfo> {
+    return infoOf(id, await this.commit(id));
+  }
+
   async commit(id: string) {
     const object = await this.object(id);
     if (!object) throw new MissingObject(`repository ${this.id} has no object ${id}`);
@@ -1265,20 +1270,7 @@ export class GitRepository {
           parents = [followed[same]];
         } else shown = followed.length > 0 || mine !== null;
       }
-      if (shown) {
-        const info: CommitInfo = {
-          id,
-          authorName: c.author.name,
-          authorEmail: c.author.email,
-          authoredAt: c.author.iso,
-          committerName: c.committer.name,
-          committerEmail: c.committer.email,
-          committedAt: c.committer.iso,
-          parents: c.parents,
-          message: c.message,
-        };
-        if (!visit(info)) return;
-      }
+      if (shown && !visit(infoOf(id, c))) return;
       for (const p of parents) {
         if (seen.has(p)) continue;
         seen.add(p);
@@ -1286,4 +1278,18 @@ export class GitRepository {
       }
     }
   }
+}
+
+function infoOf(id: string, c: Awaited<ReturnType<GitRepository['commit']>>): CommitInfo {
+  return {
+    id,
+    authorName: c.author.name,
+    authorEmail: c.author.email,
+    authoredAt: c.author.iso,
+    committerName: c.committer.name,
+    committerEmail: c.committer.email,
+    committedAt: c.committer.iso,
+    parents: c.parents,
+    message: c.message,
+  };
 }
