@@ -34,6 +34,7 @@ import type { ServingCaches } from '../storage/git/serving-cache.ts';
 import {
   branchesMergedInto,
   commitsBetween,
+  EMPTY_TREE,
   mergeBase,
   type FileChange,
   type FilePatch,
@@ -709,6 +710,39 @@ export async function projectCommitDiff(
   });
 }
 
+/** Refs a merge base is asked of at most: each is looked up, and all are handed to one git process. */
+export const MAX_MERGE_BASE_REFS = 100;
+
+/**
+ * GET …/repository/merge_base (GitLab's Gitlab::Git::MergeBase): the best common ancestor of the commits `refs`
+ * name (git merge-base: of the first and a merge of the others), or the refs that name none.
+ */
+export async function mergeBaseOf(
+  store: Store,
+  caches: ServingCaches,
+  ctx: ProjectContext,
+  refs: readonly string[],
+): Promise<{ unknown: string[]; commit: CommitInfo | null }> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    const ids: string[] = [];
+    const unknown: string[] = [];
+    for (const ref of refs) {
+      const id = repo && (await repo.resolveCommit(ref));
+      if (id) ids.push(id);
+      else unknown.push(ref);
+    }
+    if (!repo || unknown.length) return { unknown, commit: null };
+    try {
+      const base = await readingCache(caches, repo, (dir) => mergeBase(dir, ids, renderBudget()));
+      return { unknown, commit: base ? await repo.commitInfo(base) : null };
+    } catch (error) {
+      if (error instanceof GitTimeout) throw new Failure('request_timeout');
+      throw error;
+    }
+  });
+}
+
 /** A comparison's diff, from `base` (null: nothing) to `to`, as a page shows it (rangeDiff). */
 export async function projectRangeDiff(
   store: Store,
@@ -786,10 +820,10 @@ export async function compareCommits(
     if (from === to) return { from, to, base: from, commits: [], files: [], cut: false };
     try {
       const { base, between, diff } = await readingCache(caches, repo, async (dir) => {
-        const base = refs.straight ? from : await mergeBase(dir, from, to, renderBudget());
+        const base = refs.straight ? from : await mergeBase(dir, [from, to], renderBudget());
         const between = await commitsBetween(dir, from, to, MAX_COMPARED_COMMITS, renderBudget());
         const diff = opts.patches
-          ? await readCommitDiff(dir, base, to, DIFF_LIMITS, renderBudget())
+          ? await readCommitDiff(dir, base ?? EMPTY_TREE, to, DIFF_LIMITS, renderBudget())
           : { files: [], cut: false };
         return { base, between, diff };
       });

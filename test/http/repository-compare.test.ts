@@ -131,6 +131,54 @@ describe('repository compare API and page', () => {
     });
   });
 
+  it('merge_base answers the best common ancestor of two refs or more, as git merge-base', async () => {
+    const base = (await listed([await git('merge-base', 'main', 'feature/x')]))[0];
+    const mergeBase = (query: string) => `/projects/${P}/repository/merge_base?${query}`;
+    assert.deepEqual(await t.ok('GET', mergeBase('refs[]=main&refs[]=feature%2Fx'), alice.token, undefined, 200), base);
+    assert.deepEqual(await t.ok('GET', mergeBase('refs=main,feature%2Fx'), alice.token, undefined, 200), base);
+    // Three: the first against a merge of the others.
+    const three = ['feature/x', 'main~1', 'main'];
+    const expected = (await listed([await git('merge-base', ...three)]))[0];
+    const query = three.map((r) => `refs[]=${encodeURIComponent(r)}`).join('&');
+    assert.deepEqual(await t.ok('GET', mergeBase(query), alice.token, undefined, 200), expected);
+
+    await t.fails('GET', mergeBase('refs[]=main'), alice.token, undefined, 400, { message: 'Provide at least 2 refs' });
+    await t.fails('GET', mergeBase(''), alice.token, undefined, 400, { error: 'refs is missing' });
+    await t.fails('GET', mergeBase('refs[]=main&refs[]=nope'), alice.token, undefined, 400, {
+      message: 'Could not find ref: nope',
+    });
+    await t.fails('GET', mergeBase('refs[]=nope&refs[]=main&refs[]=nada'), alice.token, undefined, 400, {
+      message: 'Could not find refs: nope, nada',
+    });
+    const many = Array.from({ length: 101 }, () => 'refs[]=main').join('&');
+    await t.fails('GET', mergeBase(many), alice.token, undefined, 400, { message: 'Provide at most 100 refs' });
+
+    // A branch of a history of its own shares no ancestor with main.
+    const dir = (await t.gitDir('project', P))!;
+    const run = (...args: string[]) =>
+      execFileSync('git', ['--git-dir', dir, ...args], {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: 'o',
+          GIT_AUTHOR_EMAIL: 'o@e',
+          GIT_COMMITTER_NAME: 'o',
+          GIT_COMMITTER_EMAIL: 'o@e',
+        },
+      }).trim();
+    const orphan = run('commit-tree', run('hash-object', '-t', 'tree', '-w', '/dev/null'), '-m', 'orphan');
+    run('update-ref', 'refs/heads/orphan', orphan);
+    await t.importGitDir('project', P);
+    await t.fails('GET', mergeBase('refs[]=main&refs[]=orphan'), alice.token, undefined, 404, {
+      message: '404 Merge Base Not Found',
+    });
+    // Compared, they share nothing: the diff is all of `to`.
+    const apart = await t.ok('GET', compare('from=orphan&to=main'), alice.token, undefined, 200);
+    assert.deepEqual(changes(apart).sort(), ['A\tREADME.md', 'A\ta.txt', 'A\tc.txt']);
+    assert.equal(apart.commits.length, Number(await git('rev-list', '--count', 'main')));
+    await t.expect('DELETE', `/projects/${P}/repository/branches/orphan`, alice.token, undefined, 204);
+  });
+
   it("needs the project's code: 403 for a guest of a private project, 404 for a stranger", async () => {
     await t.fails('GET', compare('from=main&to=feature%2Fx'), guest.token, undefined, 403, {
       message: '403 Forbidden',

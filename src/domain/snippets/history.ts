@@ -13,6 +13,7 @@ import {
   type DiffLimits,
   type FilePatch,
   GitTimeout,
+  EMPTY_TREE,
   readCommitDiff,
   readRevisions,
   type Revision,
@@ -277,7 +278,9 @@ async function workOutDiff(
   let patches: { files: FilePatch[]; cut: boolean };
   let timedOut = false;
   try {
-    patches = await readingCache(caches, repo, (dir) => readCommitDiff(dir, parent, id, DIFF_LIMITS, renderBudget()));
+    // Against nothing asked for (two histories that share no commit): from the empty tree, whatever the commit.
+    const from = against === null ? EMPTY_TREE : parent;
+    patches = await readingCache(caches, repo, (dir) => readCommitDiff(dir, from, id, DIFF_LIMITS, renderBudget()));
   } catch (error) {
     if (!(error instanceof GitTimeout)) throw error;
     patches = { files: [], cut: true };

@@ -27,6 +27,8 @@ import {
   commitFiles,
   commitPatches,
   compareCommits,
+  MAX_MERGE_BASE_REFS,
+  mergeBaseOf,
   createBranch,
   createTag,
   deleteBranch,
@@ -398,6 +400,22 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const files = await commitPatches(storeOf(request), request.server.gitNode.caches, ctx, p.sha);
     if (!files) throw notFound('Commit');
     return paginateArray(request, reply, files).map((f) => fileDiff(f, p.unidiff));
+  });
+
+  /**
+   * GET /projects/:id/repository/merge_base?refs[]= — the best common ancestor (Commit entity); 400 for fewer than
+   * two refs or refs that name no commit, 404 Merge Base Not Found.
+   */
+  app.get('/projects/:id/repository/merge_base', async (request) => {
+    const ctx = await readableCode(request);
+    const { refs } = validateRequest(spec.mergeBaseSpec, request);
+    if (refs.length < 2) throw apiError('Provide at least 2 refs');
+    if (refs.length > MAX_MERGE_BASE_REFS) throw apiError(`Provide at most ${MAX_MERGE_BASE_REFS} refs`);
+    const found = await mergeBaseOf(storeOf(request), request.server.gitNode.caches, ctx, refs);
+    if (found.unknown.length)
+      throw apiError(`Could not find ${found.unknown.length === 1 ? 'ref' : 'refs'}: ${found.unknown.join(', ')}`);
+    if (!found.commit) throw notFound('Merge Base');
+    return commit(found.commit, commitsWeb(request, ctx));
   });
 
   /**

@@ -66,6 +66,11 @@ export const commitDiffSpec = {
   unidiff: { type: 'boolean', default: false },
 } satisfies ParamSpec;
 
+/** GET …/repository/merge_base: `refs[]=a&refs[]=b`, or `refs=a,b` (GitLab's CommaSeparatedToArray). */
+export const mergeBaseSpec = {
+  refs: { type: 'string_array', required: true, commaSeparated: true },
+} satisfies ParamSpec;
+
 /** GET …/repository/compare (GitLab's lib/api/repositories.rb). */
 export const compareSpec = {
   from: { type: 'string', required: true },

@@ -284,8 +284,12 @@ function parseLog(buf: Buffer, withFiles: boolean): Revision[] | null {
   return revisions;
 }
 
+/** git's empty tree: what a diff from nothing starts at (git knows it without having it). */
+export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
 /**
- * The changes of `commit` against `parent` (null: a root commit, against nothing), every file with its patch
+ * The changes of `commit` against `parent` (null: a root commit, against nothing; EMPTY_TREE: any commit, against
+ * nothing), every file with its patch
  * within `limits`. Git's output is read once, each file's patch dropped as soon as it passes its limit.
  */
 export async function readCommitDiff(
@@ -315,10 +319,13 @@ export async function readCommitDiff(
   return reader.finish(cut);
 }
 
-/** The best common ancestor of two commits (git merge-base); null when their histories share none. */
-export async function mergeBase(dir: string, a: string, b: string, timeoutMs: number): Promise<string | null> {
+/**
+ * The best common ancestor of the first commit and the others (git merge-base: of the first and a merge of the
+ * others); null when their histories share none.
+ */
+export async function mergeBase(dir: string, commits: readonly string[], timeoutMs: number): Promise<string | null> {
   // Exit 1 without output: no common ancestor.
-  const { stdout } = await runGit(dir, ['merge-base', a, b], 1024, timeoutMs, undefined, [0, 1]);
+  const { stdout } = await runGit(dir, ['merge-base', ...commits], 1024, timeoutMs, undefined, [0, 1]);
   const id = stdout.toString('latin1').trim();
   return COMMIT_ID.test(id) ? id : null;
 }
