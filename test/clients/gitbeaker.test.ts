@@ -2,6 +2,7 @@
 // users and tokens, groups, and projects by id and by full path.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { Gitlab } from '@gitbeaker/rest';
 import { statusOf } from './support.ts';
@@ -216,6 +217,23 @@ describe('@gitbeaker/rest against snippetd', () => {
     assert.deepEqual(blob, { size: 8, encoding: 'base64', content: 'IyBDbGllbnQ=', sha: readme.id });
     const raw = await root.Repositories.showBlobRaw(projectId, String(readme.id));
     assert.equal(raw, '# Client');
+    // The whole tree as a zip (Repositories.showArchive: …/repository/archive.zip).
+    const zip = (await root.Repositories.showArchive(projectId, { fileType: 'zip', sha: 'main' })) as Blob;
+    const names = execFileSync(
+      'python3',
+      [
+        '-c',
+        'import sys,zipfile,io; print("\\n".join(zipfile.ZipFile(io.BytesIO(sys.stdin.buffer.read())).namelist()))',
+      ],
+      { input: Buffer.from(await zip.arrayBuffer()), encoding: 'utf8' },
+    );
+    const prefix = `${(await root.Projects.show(projectId)).path}-main-${made.id}`;
+    assert.deepEqual(names.trim().split('\n').sort(), [
+      `${prefix}/`,
+      `${prefix}/README.md`,
+      `${prefix}/bin/`,
+      `${prefix}/bin/run.sh`,
+    ]);
     const branch = await root.Branches.create(projectId, 'feature/x', 'main');
     assert.equal(branch.name, 'feature/x');
     assert.equal((branch.commit as { id: string }).id, made.id);

@@ -8,11 +8,11 @@ import { type ParamsOf, validateRequest } from '../params.ts';
 import { paginateArray, paginated, parsePage, setPageHeaders } from '../pagination.ts';
 import { sendJsonList } from '../prepared-answer.ts';
 import { baseUrl } from '../urls.ts';
-import { sendRaw } from '../raw.ts';
+import { contentDisposition, sendRaw } from '../raw.ts';
 import { limitRaw } from '../rate-limits.ts';
 import * as spec from '../schemas/repository.ts';
 import { findReadableProject, type ProjectContext, refuseStartProject } from '../../domain/projects.ts';
-import { apiError, invalidParams, notFound } from '../../domain/failure.ts';
+import { apiError, invalidParams, notFound, routeNotFound } from '../../domain/failure.ts';
 import { branch, commit, commitDetail, commitWithStats, fileDiff, tag } from '../presenters/commits.ts';
 import { authorize, can } from '../../domain/policy.ts';
 import {
@@ -26,7 +26,9 @@ import {
   type CommitAction,
   commitFiles,
   commitPatches,
+  archiveFormatOf,
   compareCommits,
+  projectArchive,
   MAX_MERGE_BASE_REFS,
   mergeBaseOf,
   createBranch,
@@ -401,6 +403,34 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     if (!files) throw notFound('Commit');
     return paginateArray(request, reply, files).map((f) => fileDiff(f, p.unidiff));
   });
+
+  /**
+   * GET /projects/:id/repository/archive[.<format>]?sha=&path= — the files as one archive, streamed as git writes it
+   * (Workhorse's headers); 404 File Not Found. GitLab's archive rate limit is behind a flag that is off by default.
+   */
+  const archive = async (request: FastifyRequest, reply: FastifyReply) => {
+    const ctx = await readableCode(request);
+    const p = validateRequest(spec.archiveSpec, request);
+    const extension = (request.params as { format?: string }).format;
+    if (extension !== undefined && !spec.ARCHIVE_EXTENSIONS.includes(extension)) throw routeNotFound();
+    const format = archiveFormatOf(extension ?? p.format);
+    const store = storeOf(request);
+    const { fileName, body } = await projectArchive(store, request.server.gitNode.caches, ctx, {
+      ref: p.sha,
+      path: p.path,
+      format,
+    });
+    return reply
+      .headers({
+        'content-type': format === 'zip' ? 'application/zip' : 'application/octet-stream',
+        'content-disposition': contentDisposition('attachment', fileName),
+        'content-transfer-encoding': 'binary',
+        'cache-control': 'private',
+      })
+      .send(body);
+  };
+  app.get('/projects/:id/repository/archive', archive);
+  app.get('/projects/:id/repository/archive.:format', archive);
 
   /**
    * GET /projects/:id/repository/merge_base?refs[]= — the best common ancestor (Commit entity); 400 for fewer than

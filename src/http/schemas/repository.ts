@@ -66,6 +66,17 @@ export const commitDiffSpec = {
   unidiff: { type: 'boolean', default: false },
 } satisfies ParamSpec;
 
+/** GET …/repository/archive[.:format] (GitLab's): the commit (`sha`, any ref), a folder, and the format. */
+export const archiveSpec = {
+  sha: { type: 'string' },
+  path: { type: 'string' },
+  format: { type: 'string' },
+  include_lfs_blobs: { type: 'boolean', default: true },
+} satisfies ParamSpec;
+
+/** GitLab's archive formats (Gitlab::PathRegex.archive_formats_regex), as a path's extension may name them. */
+export const ARCHIVE_EXTENSIONS = ['zip', 'tar', 'tar.gz', 'tgz', 'gz', 'tar.bz2', 'tbz', 'tbz2', 'tb2', 'bz2'];
+
 /** GET …/repository/merge_base: `refs[]=a&refs[]=b`, or `refs=a,b` (GitLab's CommaSeparatedToArray). */
 export const mergeBaseSpec = {
   refs: { type: 'string_array', required: true, commaSeparated: true },

@@ -1,0 +1,67 @@
+// A repository's files at a commit as one archive (git archive), streamed as git writes it.
+import { spawn } from 'node:child_process';
+import { PassThrough, type Readable } from 'node:stream';
+
+export type ArchiveFormat = 'tar' | 'tar.gz' | 'tar.bz2' | 'zip';
+
+/** git archive could not make it: the path is not in the commit, or git failed before its first byte. */
+export class ArchiveFailed extends Error {}
+
+const ENV = {
+  PATH: process.env.PATH,
+  // No user or system configuration, as for every git this process runs on a serving cache.
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  HOME: '/nonexistent',
+  LC_ALL: 'C',
+  // A path is a path: no pathspec magic (`:(exclude)`, globs) from a request.
+  GIT_LITERAL_PATHSPECS: '1',
+};
+
+/**
+ * The archive of `commit` (only `path` below it, when given), every entry under `prefix/`. Answers once git has
+ * written its first bytes, with the rest to come as the reader takes them (git waits while the reader does); rejects
+ * with ArchiveFailed when git ends before writing anything. Destroying the answer stops git.
+ */
+export function gitArchive(
+  dir: string,
+  opts: { commit: string; prefix: string; format: ArchiveFormat; path?: string },
+): Promise<Readable> {
+  // tar.bz2 is no format of git's own: it is given one, bzip2 reading git's tar.
+  const bzip2 = opts.format === 'tar.bz2' ? ['-c', 'tar.tar.bz2.command=bzip2 -c'] : [];
+  const args = [
+    '--git-dir',
+    dir,
+    ...bzip2,
+    'archive',
+    `--format=${opts.format}`,
+    `--prefix=${opts.prefix}/`,
+    opts.commit,
+    ...(opts.path ? ['--', opts.path] : []),
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    let started = false;
+    let stderr = '';
+    child.on('error', (error) => (started ? undefined : reject(error)));
+    if (!child.stdout || !child.stderr) return;
+    const body = new PassThrough();
+    child.stderr.on('data', (c: Buffer) => {
+      if (stderr.length < 4096) stderr += c.toString();
+    });
+    child.stdout.once('data', () => {
+      started = true;
+      resolve(body);
+    });
+    child.stdout.pipe(body);
+    child.on('close', (code) => {
+      if (!started && code === 0) resolve(body);
+      else if (code === 0) return;
+      else if (!started) reject(new ArchiveFailed(`git archive failed (${code}): ${stderr.trim()}`));
+      // Cut off after its start: the reader must not take it for a whole archive.
+      else body.destroy(new ArchiveFailed(`git archive failed (${code}) while it was read`));
+    });
+    // The reader gone (the client left): git stops.
+    body.on('close', () => child.kill('SIGKILL'));
+  });
+}
