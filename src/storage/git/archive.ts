@@ -1,22 +1,15 @@
 // A repository's files at a commit as one archive (git archive), streamed as git writes it.
 import { spawn } from 'node:child_process';
 import { PassThrough, type Readable } from 'node:stream';
+import { GIT_ENV } from './history.ts';
 
 export type ArchiveFormat = 'tar' | 'tar.gz' | 'tar.bz2' | 'zip';
 
 /** git archive could not make it: the path is not in the commit, or git failed before its first byte. */
 export class ArchiveFailed extends Error {}
 
-const ENV = {
-  PATH: process.env.PATH,
-  // No user or system configuration, as for every git this process runs on a serving cache.
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  HOME: '/nonexistent',
-  LC_ALL: 'C',
-  // A path is a path: no pathspec magic (`:(exclude)`, globs) from a request.
-  GIT_LITERAL_PATHSPECS: '1',
-};
+// A path is a path: no pathspec magic (`:(exclude)`, globs) from a request.
+const ENV = { ...GIT_ENV, GIT_LITERAL_PATHSPECS: '1' };
 
 /**
  * The archive of `commit` (only `path` below it, when given), every entry under `prefix/`. Answers once git has

@@ -62,7 +62,7 @@ interface GitOutput {
   cut: boolean;
 }
 
-const ENV = {
+export const GIT_ENV = {
   PATH: process.env.PATH,
   // No user or system configuration: an external diff driver, textconv or colour would change the output.
   GIT_CONFIG_NOSYSTEM: '1',
@@ -84,7 +84,7 @@ function runGit(
   okExits: readonly number[] = [0],
 ): Promise<GitOutput> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', ['--git-dir', dir, ...args], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('git', ['--git-dir', dir, ...args], { env: GIT_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
     // First: git that cannot start (no file descriptor left) has no pipes, and an error event nobody hears
     // stops the process.
     let timer: NodeJS.Timeout | undefined;
