@@ -969,22 +969,13 @@ export async function listTags(
   return readingRepository(store, ctx, async () => {
     const repo = await projectRepository(store, ctx.project);
     if (!repo) return { rows: [], total: 0, hasMore: false };
-    const match = branchMatch(query.search);
-    const needle = match?.text.toLowerCase() ?? '';
+    const matches = nameMatcher(query.search);
     const named = [...(await repo.refs())]
       .filter(([ref]) => ref.startsWith('refs/tags/'))
       .map(([ref, id]) => ({ name: ref.slice('refs/tags/'.length), id }))
       // Each name's bytes as a string, compared with < (byte order), worked out once for the sort.
       .map((tag) => ({ ...tag, key: Buffer.from(tag.name).toString('latin1') }))
-      .filter(({ name }) => {
-        if (!match) return true;
-        const lower = name.toLowerCase();
-        return match.where === 'prefix'
-          ? lower.startsWith(needle)
-          : match.where === 'suffix'
-            ? lower.endsWith(needle)
-            : lower.includes(needle);
-      });
+      .filter(({ name }) => matches(name));
     const direction = query.sort === 'asc' ? 1 : -1;
     const slice = loopSlice();
     let tags: TagInfo[];
@@ -1129,20 +1120,54 @@ function branchMatch(search: string | undefined) {
   return { text: search, where: 'anywhere' as const };
 }
 
-/** One page of the project's branches by name, with `search` as GitLab's; none in an empty repository. */
+/** Whether a branch's or tag's name matches `search` as GitLab's finders match it (any case). */
+function nameMatcher(search: string | undefined): (name: string) => boolean {
+  const match = branchMatch(search);
+  if (!match) return () => true;
+  const needle = match.text.toLowerCase();
+  return (name) => {
+    const lower = name.toLowerCase();
+    if (match.where === 'prefix') return lower.startsWith(needle);
+    return match.where === 'suffix' ? lower.endsWith(needle) : lower.includes(needle);
+  };
+}
+
+/** How GitLab's BranchesFinder orders branches: by name, or by their commits' committer time (Gitaly's). */
+export type BranchOrder = 'name_asc' | 'updated_asc' | 'updated_desc';
+
+/**
+ * One page of the project's branches, with `search` as GitLab's; none in an empty repository. By name, a page of
+ * rows; by time, every branch's commit is read (git for-each-ref --sort=committerdate, ties by name as git's).
+ */
 export async function listBranches(
   store: Store,
   caches: ServingCaches,
   ctx: ProjectContext,
-  search: string | undefined,
+  query: { search?: string; sort: BranchOrder },
   window: PageWindow,
 ): Promise<PageOf<BranchInfo>> {
   return readingRepository(store, ctx, async () => {
     const repo = await projectRepository(store, ctx.project);
     if (!repo) return { rows: [], total: 0, hasMore: false };
-    const page = await repo.branchesPage(branchMatch(search), window);
-    const heads = page.rows.map((r) => ({ name: r.name, id: Buffer.from(r.oid).toString('hex') }));
-    return { ...page, rows: await branchInfos(caches, repo, heads) };
+    if (query.sort === 'name_asc') {
+      const page = await repo.branchesPage(branchMatch(query.search), window);
+      const heads = page.rows.map((r) => ({ name: r.name, id: Buffer.from(r.oid).toString('hex') }));
+      return { ...page, rows: await branchInfos(caches, repo, heads) };
+    }
+    const matches = nameMatcher(query.search);
+    const heads: { name: string; id: string; key: string; time: number }[] = [];
+    const slice = loopSlice();
+    for (const [name, id] of await repo.branches()) {
+      if (!matches(name)) continue;
+      // Each name's bytes as a string (compared with <, byte order) and its commit's time, once for the sort.
+      heads.push({ name, id, key: Buffer.from(name).toString('latin1'), time: (await repo.commit(id)).committer.time });
+      if (slice.over()) await slice.pass();
+    }
+    const direction = query.sort === 'updated_asc' ? 1 : -1;
+    heads.sort((a, b) => direction * (a.time - b.time) || byteCompare(a.key, b.key));
+    const page = heads.slice(window.offset, window.offset + window.limit + 1);
+    const rows = await branchInfos(caches, repo, page.slice(0, window.limit));
+    return { rows, total: heads.length, hasMore: page.length > window.limit };
   });
 }
 

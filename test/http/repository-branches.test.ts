@@ -124,7 +124,61 @@ describe('project branches API', () => {
       const hidden = await get('', token);
       assert.deepEqual([hidden.statusCode, hidden.json], [404, { message: '404 Project Not Found' }]);
     }
-    const sorted = await get('?sort=updated_desc');
+    const sorted = await get('?sort=updated');
     assert.deepEqual([sorted.statusCode, sorted.json], [400, { error: 'sort does not have a valid value' }]);
+  });
+
+  it("sorts by the branches' commit times as git for-each-ref --sort=committerdate does, ties by name", async () => {
+    // Commits of known times, made by git and imported: two share a time, so that their names decide.
+    const dir = await gitDir();
+    const at = (date: string) => ({
+      ...process.env,
+      GIT_AUTHOR_NAME: 'd',
+      GIT_AUTHOR_EMAIL: 'd@e',
+      GIT_COMMITTER_NAME: 'd',
+      GIT_COMMITTER_EMAIL: 'd@e',
+      GIT_COMMITTER_DATE: date,
+      GIT_AUTHOR_DATE: date,
+    });
+    const tree = await git('rev-parse', 'main^{tree}');
+    const main = await git('rev-parse', 'main');
+    for (const [name, date] of [
+      ['dated/b-2020', '2020-01-01T00:00:00Z'],
+      ['dated/a-2022', '2022-01-01T00:00:00Z'],
+      ['dated/d-2021', '2021-06-01T00:00:00Z'],
+      ['dated/c-2021', '2021-06-01T00:00:00Z'],
+    ]) {
+      const commit = execFileSync('git', ['--git-dir', dir, 'commit-tree', tree, '-p', main, '-m', name], {
+        env: at(date),
+        encoding: 'utf8',
+      }).trim();
+      await git('update-ref', `refs/heads/${name}`, commit);
+    }
+    await t.importGitDir('project', P);
+    const names = (res: { json: { name: string }[] }) => res.json.map((b) => b.name);
+    for (const [sort, gitSort] of [
+      ['updated_desc', '-committerdate'],
+      ['updated_asc', 'committerdate'],
+    ]) {
+      const expected = (
+        await git('for-each-ref', `--sort=${gitSort}`, '--format=%(refname:lstrip=2)', 'refs/heads/')
+      ).split('\n');
+      const all = await get(`?sort=${sort}&per_page=100`);
+      assert.equal(all.statusCode, 200, all.body);
+      assert.deepEqual(names(all), expected, sort);
+      assert.equal(all.headers['x-total'], String(expected.length));
+      const second = await get(`?sort=${sort}&per_page=2&page=2`);
+      assert.deepEqual(names(second), expected.slice(2, 4), sort);
+      // Each entry as the single branch's answer.
+      assert.deepEqual(all.json[0], (await get(`/${e(all.json[0].name)}`)).json);
+      const searched = await get(`?sort=${sort}&search=DATED%2F`);
+      assert.deepEqual(
+        names(searched),
+        expected.filter((n) => n.startsWith('dated/')),
+        sort,
+      );
+    }
+    for (const name of ['a-2022', 'b-2020', 'c-2021', 'd-2021'])
+      await t.expect('DELETE', `/projects/${P}/repository/branches/${e(`dated/${name}`)}`, alice.token, undefined, 204);
   });
 });

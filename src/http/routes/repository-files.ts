@@ -280,7 +280,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const p = validateRequest(spec.branchesSpec, request);
     const store = storeOf(request);
     const rows = await paginated(request, reply, (window) =>
-      listBranches(store, request.server.gitNode.caches, ctx, p.search, window),
+      listBranches(store, request.server.gitNode.caches, ctx, { search: p.search, sort: p.sort }, window),
     );
     const canPush = can(request.principal.user, 'push_code', ctx);
     return rows.map((b) => branch(b, canPush, projectWeb(request, ctx)));

@@ -98,12 +98,12 @@ export const commitSpec = {
 } satisfies ParamSpec;
 
 /**
- * GET …/repository/branches: GitLab's `search` (`^` at the start, `$` at the end) and `sort` by name; its
- * `updated_asc`/`updated_desc` and `regex` are not served (docs/gitlab-compatibility.md#repository-files).
+ * GET …/repository/branches: GitLab's `search` (`^` at the start, `$` at the end) and `sort`; its `regex` is not
+ * served (docs/gitlab-compatibility.md#repository-files).
  */
 export const branchesSpec = {
   search: { type: 'string' },
-  sort: { type: 'string', values: ['name_asc'] as const, default: 'name_asc' },
+  sort: { type: 'string', values: ['name_asc', 'updated_asc', 'updated_desc'] as const, default: 'name_asc' },
 } satisfies ParamSpec;
 
 /** POST …/repository/branches: the new branch's name and where it starts (a branch, tag or commit id). */
