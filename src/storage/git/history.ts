@@ -83,6 +83,7 @@ function runGit(
   onChunk?: (chunk: Buffer) => boolean,
   okExits: readonly number[] = [0],
 ): Promise<GitOutput> {
+  const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn('git', ['--git-dir', dir, ...args], { env: GIT_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
     // First: git that cannot start (no file descriptor left) has no pipes, and an error event nobody hears
@@ -117,6 +118,9 @@ function runGit(
     });
     child.on('close', (code) => {
       clearTimeout(timer);
+      // Past its time whichever came first: a process held up (a busy machine) hears git's end before its timer.
+      if (performance.now() - started > timeoutMs)
+        return reject(new GitTimeout(`git ${args[0]} took over ${timeoutMs} ms`));
       if (!okExits.includes(code ?? -1) && !cut) reject(new Error(`git ${args[0]} failed (${code}): ${stderr.trim()}`));
       else resolve({ stdout: Buffer.concat(chunks), cut });
     });
