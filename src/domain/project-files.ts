@@ -810,6 +810,50 @@ export async function projectArchive(
   }
 }
 
+/** GitLab's Contributor: an author of the newest commits, by email, with their commits counted. */
+export interface Contributor {
+  name: string;
+  email: string;
+  commits: number;
+}
+
+/** The commits GitLab's contributors count at most: the newest, merges left out (Repository#contributors). */
+const CONTRIBUTOR_COMMITS = 2000;
+
+/**
+ * GET …/repository/contributors (GitLab's Repository#contributors): the authors of the newest 2,000 commits at `ref`
+ * that are not merges, one per email as written, named by their newest commit with a name; ordered by `commits`,
+ * `name` or `email` (bytes), equals in the order their newest commits come. Null when `ref` names no commit; none in
+ * an empty repository.
+ */
+export async function listContributors(
+  store: Store,
+  ctx: ProjectContext,
+  query: { ref?: string; orderBy: 'commits' | 'name' | 'email'; sort: 'asc' | 'desc' },
+): Promise<Contributor[] | null> {
+  return readingRepository(store, ctx, async () => {
+    const repo = await projectRepository(store, ctx.project);
+    if (!repo) return [];
+    const from = await repo.resolveCommit(query.ref ?? defaultRef(ctx));
+    if (!from) return query.ref === undefined ? [] : null;
+    const commits = await repo.log(from, { skip: 0, limit: CONTRIBUTOR_COMMITS, match: (c) => c.parents.length < 2 });
+    const byEmail = new Map<string, Contributor>();
+    for (const c of commits) {
+      const known = byEmail.get(c.authorEmail) ?? { name: '', email: c.authorEmail, commits: 0 };
+      if (!known.name.trim()) known.name = c.authorName;
+      known.commits++;
+      byEmail.set(c.authorEmail, known);
+    }
+    const key = (c: Contributor) =>
+      query.orderBy === 'commits' ? c.commits : Buffer.from(c[query.orderBy]).toString('latin1');
+    const direction = query.sort === 'asc' ? 1 : -1;
+    return [...byEmail.values()].sort((a, b) => {
+      const [x, y] = [key(a), key(b)];
+      return direction * (typeof x === 'number' ? x - (y as number) : byteCompare(x, y as string));
+    });
+  });
+}
+
 /** Refs a merge base is asked of at most: each is looked up, and all are handed to one git process. */
 export const MAX_MERGE_BASE_REFS = 100;
 

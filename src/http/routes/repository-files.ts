@@ -28,6 +28,7 @@ import {
   commitPatches,
   archiveFormatOf,
   compareCommits,
+  listContributors,
   projectArchive,
   MAX_MERGE_BASE_REFS,
   mergeBaseOf,
@@ -431,6 +432,19 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   };
   app.get('/projects/:id/repository/archive', archive);
   app.get('/projects/:id/repository/archive.:format', archive);
+
+  /**
+   * GET /projects/:id/repository/contributors — GitLab's Contributor entities, paginated; 404 for a ref that names no
+   * commit (GitLab's rescue).
+   */
+  app.get('/projects/:id/repository/contributors', async (request, reply) => {
+    const ctx = await readableCode(request);
+    const p = validateRequest(spec.contributorsSpec, request);
+    const found = await listContributors(storeOf(request), ctx, { ref: p.ref, orderBy: p.order_by, sort: p.sort });
+    if (!found) throw notFound();
+    // GitLab's lines added and deleted are no longer counted: always 0.
+    return paginateArray(request, reply, found).map((c) => ({ ...c, additions: 0, deletions: 0 }));
+  });
 
   /**
    * GET /projects/:id/repository/merge_base?refs[]= — the best common ancestor (Commit entity); 400 for fewer than

@@ -77,6 +77,13 @@ export const archiveSpec = {
 /** GitLab's archive formats (Gitlab::PathRegex.archive_formats_regex), as a path's extension may name them. */
 export const ARCHIVE_EXTENSIONS = ['zip', 'tar', 'tar.gz', 'tgz', 'gz', 'tar.bz2', 'tbz', 'tbz2', 'tb2', 'bz2'];
 
+/** GET …/repository/contributors (GitLab's): the ref, and the order. */
+export const contributorsSpec = {
+  ref: { type: 'string' },
+  order_by: { type: 'string', values: ['email', 'name', 'commits'] as const, default: 'commits' },
+  sort: { type: 'string', values: ['asc', 'desc'] as const, default: 'asc' },
+} satisfies ParamSpec;
+
 /** GET …/repository/merge_base: `refs[]=a&refs[]=b`, or `refs=a,b` (GitLab's CommaSeparatedToArray). */
 export const mergeBaseSpec = {
   refs: { type: 'string_array', required: true, commaSeparated: true },
