@@ -37,6 +37,7 @@ import {
   branchesMergedInto,
   commitsBetween,
   EMPTY_TREE,
+  topoOrderPage,
   mergeBase,
   type FileChange,
   type FilePatch,
@@ -604,6 +605,8 @@ export async function listCommits(
     /** Every branch's and tag's commits, whatever `refName` says (git log --all). */
     all?: boolean;
     firstParent?: boolean;
+    /** GitLab's `order`: git log's date order (walked here), or --topo-order (git's, in the serving cache). */
+    order?: 'default' | 'topo';
   },
   window: PageWindow,
 ): Promise<{ commits: CommitInfo[]; files: (FileChange[] | null)[]; hasMore: boolean }> {
@@ -613,13 +616,12 @@ export async function listCommits(
       repo && (opts.all ? await refCommits(repo) : await repo.resolveCommit(opts.refName ?? defaultRef(ctx)));
     if (!repo || !from || from.length === 0) return { commits: [], files: [], hasMore: false };
     const match = commitMatcher(opts);
-    const read = await repo.log(from, {
-      skip: window.offset,
-      limit: window.limit + 1,
-      path: opts.path,
-      match,
-      firstParent: opts.firstParent,
-    });
+    const page = { skip: window.offset, limit: window.limit + 1 };
+    const read =
+      opts.order === 'topo'
+        ? // Every ref's commit as git's --all, not one argument each: a repository may have more than a command line holds.
+          await topoOrderCommits(caches, repo, opts.all ? ['--all'] : [from as string], { ...opts, ...page })
+        : await repo.log(from, { ...page, path: opts.path, match, firstParent: opts.firstParent });
     const commits = read.slice(0, window.limit);
     const files: (FileChange[] | null)[] = [];
     // GitLab's with_stats: each commit's lines against its first parent, worked out as a single commit's are.
@@ -635,6 +637,24 @@ export async function listCommits(
       hasMore: read.length > window.limit,
     };
   });
+}
+
+/** A page of commits in git's --topo-order; 408 when git cannot order them within a page's time. */
+async function topoOrderCommits(
+  caches: ServingCaches,
+  repo: GitRepository,
+  from: string[],
+  opts: Parameters<typeof topoOrderPage>[2],
+): Promise<CommitInfo[]> {
+  try {
+    const ids = await readingCache(caches, repo, (dir) => topoOrderPage(dir, from, opts, renderBudget()));
+    const commits: CommitInfo[] = [];
+    for (const id of ids) commits.push(await repo.commitInfo(id));
+    return commits;
+  } catch (error) {
+    if (error instanceof GitTimeout) throw new Failure('request_timeout');
+    throw error;
+  }
 }
 
 /** The commits the repository's branches and tags point at (a tag at what it names), each once. */

@@ -872,6 +872,53 @@ describe('project repository files API', () => {
     });
   });
 
+  it('commits: order=topo lists them as git log --topo-order does, with the same filters', async () => {
+    const id = await project({ path: 'topo', visibility: 'private', initialize_with_readme: true });
+    const gitOf = gitSync(await gitDir(id));
+    const tree = gitOf(['mktree'], '');
+    let at = 1_600_000_000;
+    const commit = (parents: string[], message: string, who = 'Ann Other <ann@example.org>') => {
+      at += 100;
+      const lines = parents.map((p) => `parent ${p}\n`).join('');
+      return gitOf(
+        ['hash-object', '-t', 'commit', '-w', '--stdin'],
+        `tree ${tree}\n${lines}author ${who} ${at} +0000\ncommitter ${who} ${at} +0000\n\n${message}\n`,
+      );
+    };
+    // Two lines whose commits' times alternate: date order mixes them, topological order does not.
+    const base = commit([], 'base');
+    const s1 = commit([base], 'side one');
+    const m1 = commit([base], 'main one', 'Bo Dee <bo@example.org>');
+    const s2 = commit([s1], 'side two');
+    const m2 = commit([m1], 'main two', 'Bo Dee <bo@example.org>');
+    const merge = commit([m2, s2], 'merge');
+    gitOf(['update-ref', 'refs/heads/main', merge]);
+    gitOf(['update-ref', 'refs/heads/side', s2]);
+    await t.importGitDir('project', id);
+    const listed = async (query: string) =>
+      (await t.expect('GET', `/projects/${id}/repository/commits?${query}`, alice.token, undefined, 200)).json.map(
+        (c: { id: string }) => c.id,
+      );
+    const gitLog = (...args: string[]) => gitOf(['log', '--format=%H', ...args]).split('\n');
+    const topo = gitLog('--topo-order', 'main');
+    assert.notDeepEqual(topo, gitLog('main'));
+    assert.deepEqual(await listed('order=topo'), topo);
+    assert.deepEqual(await listed('order=default'), gitLog('main'));
+    assert.deepEqual(await listed('order=topo&per_page=2&page=2'), topo.slice(2, 4));
+    assert.deepEqual(await listed('order=topo&author=Bo%20Dee'), [m2, m1]);
+    const since = new Date((at - 250) * 1000).toISOString();
+    assert.deepEqual(await listed(`order=topo&since=${since}`), gitLog('--topo-order', `--since=${since}`, 'main'));
+    assert.deepEqual(await listed('order=topo&first_parent=true'), gitLog('--topo-order', '--first-parent', 'main'));
+    assert.deepEqual(await listed('order=topo&all=true'), gitLog('--topo-order', '--all'));
+    assert.deepEqual(
+      (await t.ok('GET', `/projects/${id}/repository/commits?order=topo`, alice.token, undefined, 200))[0].id,
+      merge,
+    );
+    await t.fails('GET', `/projects/${id}/repository/commits?order=date`, alice.token, undefined, 400, {
+      error: 'order does not have a valid value',
+    });
+  });
+
   it('commits: first_parent and all take the history git log --first-parent and --all take', async () => {
     const id = await project({ path: 'merged', visibility: 'private', initialize_with_readme: true });
     const gitOf = gitSync(await gitDir(id));

@@ -261,6 +261,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
         withStats: p.with_stats,
         all: p.all,
         firstParent: p.first_parent,
+        order: p.order,
       },
       window,
     );

@@ -55,6 +55,7 @@ export const commitsSpec = {
   with_stats: { type: 'boolean', default: false },
   all: { type: 'boolean', default: false },
   first_parent: { type: 'boolean', default: false },
+  order: { type: 'string', values: ['default', 'topo'] as const, default: 'default' },
 } satisfies ParamSpec;
 
 /** GET …/repository/blobs/:sha[/raw]: the blob's id. */

@@ -359,6 +359,45 @@ export async function commitsBetween(
 }
 
 /**
+ * One page of the commits `from` reaches (several: each of them), in git's --topo-order (no parent before its
+ * children, lines of history not intermixed), with git log's own filters: `since`/`until` on the committer's time,
+ * `author` a text the author's `name <email>` holds, `path` with git's history simplification, `firstParent`.
+ */
+export async function topoOrderPage(
+  dir: string,
+  from: readonly string[],
+  opts: {
+    skip: number;
+    limit: number;
+    since?: string;
+    until?: string;
+    author?: string;
+    path?: string;
+    firstParent?: boolean;
+  },
+  timeoutMs: number,
+): Promise<string[]> {
+  const args = [
+    'rev-list',
+    '--topo-order',
+    `--skip=${opts.skip}`,
+    `--max-count=${opts.limit}`,
+    ...(opts.firstParent ? ['--first-parent'] : []),
+    ...(opts.since ? [`--since=${opts.since}`] : []),
+    ...(opts.until ? [`--until=${opts.until}`] : []),
+    ...(opts.author ? ['--fixed-strings', `--author=${opts.author}`] : []),
+    ...from,
+    '--',
+    ...(opts.path ? [opts.path] : []),
+  ];
+  const { stdout } = await runGit(dir, args, 41 * opts.limit, timeoutMs);
+  return stdout
+    .toString('latin1')
+    .split('\n')
+    .filter((id) => COMMIT_ID.test(id));
+}
+
+/**
  * Which of `branches` point at a commit `root` reaches, as git's `for-each-ref --merged` tells (each name given
  * whole: git refuses `*`, `?` and `[` in ref names, and a name's path below it is filtered out here).
  */
