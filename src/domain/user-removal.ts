@@ -15,6 +15,8 @@ import { createUser } from './users.ts';
 export const SOLE_OWNER = 'User cannot be removed while is the sole-owner of a group';
 /** Snippets deleted in one transaction: a user with thousands holds no lock for long. */
 const SNIPPETS_A_TRANSACTION = 100;
+/** How often a hard delete deletes groups the user (still, or again) owns alone before it gives up (409). */
+const GROUP_RACES = 5;
 
 /** The groups the user owns themselves with no other owner there or above (GitLab's solo_owned_groups). */
 async function soloOwnedGroups(store: Store, user: User): Promise<number[]> {
@@ -32,11 +34,7 @@ export async function removeUser(store: Store, user: User, options: { hardDelete
   // Blocked first: the user's tokens and sessions are refused from now on, so nothing of theirs is made meanwhile.
   await store.users.update(user.id, { state: 'blocked' });
   const ghost = options.hardDelete ? null : await ghostUser(store);
-  await store.members.deleteOfUser(user.id);
-  for (const id of soloOwned) {
-    const group = await store.namespaces.findById(id);
-    if (group) await deleteGroup(store, group);
-  }
+  await withNoSoloGroups(store, user, options.hardDelete, (tx) => tx.members.deleteOfUser(user.id));
   const slice = loopSlice();
   const personal = user.namespace_id === null ? null : await store.namespaces.findById(user.namespace_id);
   if (personal) {
@@ -56,8 +54,7 @@ export async function removeUser(store: Store, user: User, options: { hardDelete
     });
     if (slice.over()) await slice.pass();
   }
-  await store.transaction(async (tx) => {
-    if (!(await tx.users.lock(user.id))) return; // deleted meanwhile
+  await withNoSoloGroups(store, user, options.hardDelete, async (tx) => {
     if (ghost) await tx.snippets.giveProjectSnippets(user.id, ghost.id);
     // Anything made by a request already under way when the user was blocked.
     const left = await tx.snippets.idsOfAuthor(user.id, 'all', Number.MAX_SAFE_INTEGER);
@@ -70,6 +67,44 @@ export async function removeUser(store: Store, user: User, options: { hardDelete
     await tx.members.deleteOfUser(user.id);
     await tx.users.delete(user.id);
   });
+}
+
+/**
+ * `work` in one transaction with the user's row locked (no membership of theirs can be added until it ends), once
+ * they alone own no group: a group they came to own alone since they were checked (made by a request under way when
+ * they were blocked, or as them with sudo) would be left with no owner once their memberships go. Such groups are
+ * refused as at the start (409), or deleted first with hard_delete. Nothing is done when the user is gone.
+ */
+async function withNoSoloGroups(
+  store: Store,
+  user: User,
+  hardDelete: boolean,
+  work: (tx: Store) => Promise<void>,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const solo = await store.transaction(async (tx) => {
+      if (!(await tx.users.lock(user.id))) return [];
+      const solo = await soloOwnedGroups(tx, user);
+      if (!solo.length) await work(tx);
+      return solo;
+    });
+    if (!solo.length) return;
+    if (!hardDelete || attempt >= GROUP_RACES) throw conflict(SOLE_OWNER);
+    await deleteGroups(store, solo);
+  }
+}
+
+/** Deletes these groups with all below them; one deleted meanwhile is passed over. */
+async function deleteGroups(store: Store, ids: number[]): Promise<void> {
+  for (const id of ids) {
+    const group = await store.namespaces.findById(id);
+    if (!group) continue;
+    try {
+      await deleteGroup(store, group);
+    } catch (error) {
+      if (!(error instanceof Failure && error.reason === 'not_found')) throw error;
+    }
+  }
 }
 
 /**

@@ -58,6 +58,22 @@ describe('DELETE /users/:id', () => {
       .where('kind', '=', 'user')
       .where('owner_id', 'not in', users)
       .execute();
+    // Groups (top-level ones: those below have their parent's owners) with no owner left.
+    const ownerless = await k
+      .selectFrom('namespaces')
+      .select('id')
+      .where('kind', '=', 'group')
+      .where('parent_id', 'is', null)
+      .where(
+        'id',
+        'not in',
+        k
+          .selectFrom('members')
+          .select('source_id')
+          .where('source_type', '=', 'Namespace')
+          .where('access_level', '=', 50),
+      )
+      .execute();
     const report = await fsck(t.app.store, false);
     return {
       members: await count(k.selectFrom('members').select('id').where('user_id', 'not in', users)),
@@ -65,10 +81,19 @@ describe('DELETE /users/:id', () => {
       sessions: await count(k.selectFrom('sessions').select('user_id').where('user_id', 'not in', users)),
       snippets: await count(k.selectFrom('snippets').select('id').where('author_id', 'not in', users)),
       namespaces: namespaces.length,
+      ownerlessGroups: ownerless.length,
       problems: report.problems,
     };
   }
-  const NOTHING_LEFT = { members: 0, tokens: 0, sessions: 0, snippets: 0, namespaces: 0, problems: [] };
+  const NOTHING_LEFT = {
+    members: 0,
+    tokens: 0,
+    sessions: 0,
+    snippets: 0,
+    namespaces: 0,
+    ownerlessGroups: 0,
+    problems: [],
+  };
 
   before(async () => {
     t = await createTestApp();
@@ -205,6 +230,60 @@ describe('DELETE /users/:id', () => {
       );
     }
     assert.deepEqual(await leftovers(), NOTHING_LEFT);
+  });
+  it('a group the user came to own alone while they were deleted is refused (409) or, with hard_delete, deleted: never left without an owner', async () => {
+    // The group is made as them with sudo (the root token has the scope), as a request of theirs under way when
+    // they were blocked would make it: right after the block is written, or while their snippets go. The store's
+    // method is wrapped to choose that moment; everything goes through HTTP.
+    const store = t.app.store;
+    const steps = { block: store.users, snippets: store.snippets } as const;
+    for (const [step, table] of Object.entries(steps) as [keyof typeof steps, Record<string, unknown>][]) {
+      for (const hard of [false, true]) {
+        const user = await t.user(`owning-${step}-${hard}`);
+        await t.ok('POST', '/snippets', user.token, { title: 'mine', visibility: 'public', files: FILES }, 201);
+        const name = step === 'block' ? 'update' : 'idsOfAuthor';
+        const original = table[name] as (...args: unknown[]) => Promise<unknown>;
+        let group: Awaited<ReturnType<TestApp['api']>> | undefined;
+        table[name] = async (...args: unknown[]) => {
+          const answer = await original(...args);
+          group ??= await t.api(
+            'POST',
+            '/groups',
+            ROOT_TOKEN,
+            { name: `made-${step}-${hard}`, path: `made-${step}-${hard}` },
+            { sudo: user.username },
+          );
+          return answer;
+        };
+        let deleted: Awaited<ReturnType<TestApp['api']>>;
+        try {
+          deleted = await t.api('DELETE', `/users/${user.id}${hard ? '?hard_delete=true' : ''}`, ROOT_TOKEN);
+        } finally {
+          table[name] = original;
+        }
+        assert.equal(group?.statusCode, 201, group?.body);
+        const what = `${step}, hard_delete ${hard}`;
+        if (hard) {
+          assert.equal(deleted.statusCode, 204, `${what}: ${deleted.body}`);
+          await t.fails('GET', `/groups/${group.json.id}`, ROOT_TOKEN, undefined, 404, {
+            message: '404 Group Not Found',
+          });
+        } else {
+          assert.deepEqual([deleted.statusCode, deleted.json], [409, SOLE_OWNER], what);
+          // Still there (blocked), the group's owner: an administrator may delete them with it.
+          assert.equal((await t.ok('GET', `/users/${user.id}`, ROOT_TOKEN, undefined, 200)).state, 'blocked');
+          const members = await t.ok('GET', `/groups/${group.json.id}/members`, ROOT_TOKEN, undefined, 200);
+          assert.deepEqual(
+            members.map((m: { id: number; access_level: number }) => [m.id, m.access_level]),
+            [[user.id, 50]],
+            what,
+          );
+          await t.expect('DELETE', `/users/${user.id}?hard_delete=true`, ROOT_TOKEN, undefined, 204);
+        }
+        await t.fails('GET', `/users/${user.id}`, ROOT_TOKEN, undefined, 404, NOT_FOUND);
+        assert.deepEqual(await leftovers(), NOTHING_LEFT, what);
+      }
+    }
   });
 });
 
