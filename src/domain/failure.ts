@@ -17,6 +17,7 @@ export type FailureReason =
   | 'unauthorized_git' // text "HTTP Basic: Access denied" with a Basic challenge (git clients)
   // 403
   | 'forbidden' // {"message":"403 Forbidden[ - <detail>]"}
+  | 'forbidden_message' // {"message":"<detail>"}: GitLab's sentence as it stands (render_api_error! with 403)
   | 'forbidden_scope' // OAuth's insufficient_scope body; detail: the scopes the endpoint accepts
   | 'forbidden_service' // {"message":{"error":"<detail>"}}: a snippet service refusal
   | 'forbidden_git' // text <detail>: why git may not read or push

@@ -57,7 +57,9 @@ export function visibilityAllowedUnder(
 }
 
 /** Why a user's token is refused although it is valid (GitLab's UserAccessDeniedReason). */
-export function accessDeniedReason(user: Pick<User, 'state'>, externalUrl: string): string | null {
+export function accessDeniedReason(user: Pick<User, 'state' | 'ghost'>, externalUrl: string): string | null {
+  // GitLab's ghost user is an internal user: no API, no git, no sign-in (GlobalPolicy's `internal`).
+  if (user.ghost) return 'This action cannot be performed by internal users';
   if (user.state === 'blocked') return 'Your account has been blocked.';
   if (user.state === 'deactivated') {
     return `Your account has been deactivated by your administrator. Please log back in from a web browser to reactivate your account at ${externalUrl}`;

@@ -45,6 +45,7 @@ export async function signIn(store: Store, login: string, password: string, now 
  * deactivated (GitLab: a deactivated user reactivates their account by signing in to the web); null when blocked.
  */
 export async function mayStartSession(store: Store, user: User): Promise<User | null> {
+  if (user.ghost) return null; // an internal user (GitLab's GlobalPolicy prevents its log_in)
   if (user.state !== 'deactivated') return user.state === 'active' ? user : null;
   // Only if still deactivated: `user` was read before the password's check, and a block meanwhile must stand.
   const now = (await store.users.reactivate(user.id)) ?? (await store.users.findById(user.id));
@@ -78,7 +79,7 @@ export async function sessionUser(store: Store, token: string, now = Date.now())
     return null;
   }
   const user = await store.users.findById(session.user_id);
-  if (user?.state !== 'active') return null;
+  if (user?.state !== 'active' || user.ghost) return null;
   if (idle > TOUCH_EVERY_MS) await store.sessions.touch(digest, nowIso());
   return user;
 }

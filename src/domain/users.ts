@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import type { Store } from '../storage/db/store.ts';
 import type { User } from '../storage/db/schema.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
-import { conflict, forbidden, invalidFields, notFound } from './failure.ts';
+import { conflict, Failure, forbidden, invalidFields, notFound } from './failure.ts';
 import { pathError } from './paths.ts';
 import { nowIso } from './tokens.ts';
 import { codePoints } from '../text-scan.ts';
@@ -187,6 +187,11 @@ const STATE_REFUSALS: Record<string, Partial<Record<User['state'], string>>> = {
   activate: { blocked: 'A blocked user must be unblocked to be activated' },
 };
 
+const INTERNAL_REFUSALS: Record<string, string> = {
+  block: 'An internal user cannot be blocked',
+  deactivate: 'Internal users cannot be deactivated',
+};
+
 /** block/unblock/deactivate/activate with GitLab's refusals; repeating a transition is harmless. */
 export async function changeState(
   store: Store,
@@ -195,6 +200,9 @@ export async function changeState(
 ): Promise<User> {
   const refusal = STATE_REFUSALS[action]?.[user.state];
   if (refusal) throw forbidden(refusal);
+  // GitLab's ghost user is an internal user: its BlockService and DeactivateService refuse (render_api_error!).
+  const internal = user.ghost ? INTERNAL_REFUSALS[action] : undefined;
+  if (internal) throw new Failure('forbidden_message', internal);
   const to = action === 'block' ? 'blocked' : action === 'deactivate' ? 'deactivated' : 'active';
   if (user.state === to) return user;
   return store.users.update(user.id, { state: to });

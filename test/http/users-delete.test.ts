@@ -5,7 +5,7 @@
 // nothing that names what went.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { createTestApp, ROOT_TOKEN, signInCookie, type TestApp } from '../helper.ts';
 import { fsck } from '../../src/domain/fsck.ts';
 
 const FILES = [{ file_path: 'a.txt', content: 'one\n' }];
@@ -177,6 +177,78 @@ describe('DELETE /users/:id', () => {
     const [ghost] = await t.ok('GET', '/users?username=ghost', ROOT_TOKEN, undefined, 200);
     await t.expect('DELETE', `/users/${ghost.id}`, ROOT_TOKEN, undefined, 204);
     await t.ok('GET', `/users/${ghost.id}`, ROOT_TOKEN, undefined, 200);
+  });
+
+  it('the ghost user is an internal user: no API, git or sign-in, even with a token or a password; not blocked or deactivated', async () => {
+    const c = await contributor('before-the-ghost');
+    await t.ok('PUT', `/projects/${c.shared.id}`, owner.token, { visibility: 'public' }, 200);
+    await t.expect('DELETE', `/users/${c.user.id}`, ROOT_TOKEN, undefined, 204);
+    const [ghost] = await t.ok('GET', '/users?username=ghost', ROOT_TOKEN, undefined, 200);
+    // An administrator may make it a token and make it an administrator, a row may hold a password: none opens a door.
+    const { token } = await t.ok(
+      'POST',
+      `/users/${ghost.id}/personal_access_tokens`,
+      ROOT_TOKEN,
+      { name: 'ghostly', scopes: ['api', 'read_repository'] },
+      201,
+    );
+    await t.ok('PUT', `/users/${ghost.id}`, ROOT_TOKEN, { admin: true }, 200);
+    // No request sets a password; a row may still hold one (here another user's, whose password is known).
+    const k = t.app.store.kysely;
+    const known = await t.ok(
+      'POST',
+      '/users',
+      ROOT_TOKEN,
+      { username: 'knows', email: 'knows@example.com', name: 'Knows', password: 'a ghostly password' },
+      201,
+    );
+    const { password_digest } = await k
+      .selectFrom('users')
+      .select('password_digest')
+      .where('id', '=', known.id)
+      .executeTakeFirstOrThrow();
+    await k.updateTable('users').set({ password_digest }).where('id', '=', ghost.id).execute();
+    await signInCookie(t, 'knows', 'a ghostly password');
+    const INTERNAL = { message: '403 Forbidden - This action cannot be performed by internal users' };
+    await t.fails('GET', '/user', token, undefined, 403, INTERNAL);
+    await t.fails(
+      'PUT',
+      `/projects/${c.shared.id}/snippets/${c.projectSnippet.id}`,
+      token,
+      { title: 'boo' },
+      403,
+      INTERNAL,
+    );
+    const git = await t.request({
+      method: 'GET',
+      url: `/${c.shared.path_with_namespace}.git/info/refs?service=git-upload-pack`,
+      token: null,
+      headers: { authorization: `Basic ${Buffer.from(`ghost:${token}`).toString('base64')}` },
+    });
+    assert.deepEqual([git.statusCode, git.body], [403, 'This action cannot be performed by internal users\n']);
+    const form = await t.request({ method: 'GET', url: '/users/sign_in', token: null });
+    const authenticity = /name="authenticity_token" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
+    const signIn = await t.request({
+      method: 'POST',
+      url: '/users/sign_in',
+      token: null,
+      headers: { cookie: `_snippetd_sign_in=${authenticity}`, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        authenticity_token: authenticity,
+        login: 'ghost',
+        password: 'a ghostly password',
+      }).toString(),
+    });
+    assert.equal(signIn.statusCode, 401, signIn.body);
+    assert.ok(![signIn.headers['set-cookie']].flat().some((c) => String(c).startsWith('_snippetd_session=')));
+    // GitLab's BlockService and DeactivateService refuse an internal user, in their own words.
+    await t.fails('POST', `/users/${ghost.id}/block`, ROOT_TOKEN, undefined, 403, {
+      message: 'An internal user cannot be blocked',
+    });
+    await t.fails('POST', `/users/${ghost.id}/deactivate`, ROOT_TOKEN, undefined, 403, {
+      message: 'Internal users cannot be deactivated',
+    });
+    assert.equal((await t.ok('GET', `/users/${ghost.id}`, ROOT_TOKEN, undefined, 200)).state, 'active');
   });
 
   it('refuses a user who alone owns a group, 409 with nothing changed; hard_delete takes the group too', async () => {

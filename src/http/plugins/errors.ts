@@ -40,6 +40,7 @@ const FAILURES: Record<FailureReason, (f: Failure) => Answer> = {
   ],
   unauthorized_git: () => [401, 'HTTP Basic: Access denied\n', { 'WWW-Authenticate': 'Basic realm="GitLab"' }],
   forbidden: (f) => [403, { message: f.detail ? `403 Forbidden - ${f.detail}` : '403 Forbidden' }],
+  forbidden_message: (f) => [403, { message: f.detail }],
   forbidden_scope: (f) => [
     403,
     { error: 'insufficient_scope', error_description: INSUFFICIENT_SCOPE, scope: f.detail },

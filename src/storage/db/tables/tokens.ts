@@ -34,6 +34,7 @@ const USER_COLUMNS = [
   'admin',
   'external',
   'bot',
+  'ghost',
   'password_digest',
   'namespace_id',
   'created_at',
