@@ -195,9 +195,13 @@ const INTERNAL_REFUSALS: Record<string, string> = {
 /** block/unblock/deactivate/activate with GitLab's refusals; repeating a transition is harmless. */
 export async function changeState(
   store: Store,
+  actor: Pick<User, 'id'>,
   user: User,
   action: 'block' | 'unblock' | 'deactivate' | 'activate',
 ): Promise<User> {
+  // GitLab's block endpoint: an administrator would lock themselves out with their own token.
+  if (action === 'block' && user.id === actor.id)
+    throw forbidden('The API initiating user cannot be blocked by the API');
   const refusal = STATE_REFUSALS[action]?.[user.state];
   if (refusal) throw forbidden(refusal);
   // GitLab's ghost user is an internal user: its BlockService and DeactivateService refuse (render_api_error!).

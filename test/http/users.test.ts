@@ -387,6 +387,23 @@ describe('users', () => {
     assert.equal((await t.request({ method: 'GET', url: '/api/v4/user', token: u.token })).statusCode, 200);
   });
 
+  it('an administrator cannot block themselves (GitLab: The API initiating user cannot be blocked by the API)', async () => {
+    const admin = await t.user('self-blocker', { admin: true });
+    await t.fails('POST', `/users/${admin.id}/block`, admin.token, undefined, 403, {
+      message: '403 Forbidden - The API initiating user cannot be blocked by the API',
+    });
+    assert.equal((await t.ok('GET', '/user', admin.token, undefined, 200)).state, 'active');
+    // Another administrator may; the one a request acts as with sudo is the initiating user.
+    const other = await t.user('other-admin', { admin: true });
+    const sudo = await t.api('POST', `/users/${other.id}/block`, ROOT_TOKEN, undefined, { sudo: 'other-admin' });
+    assert.deepEqual(
+      [sudo.statusCode, sudo.json],
+      [403, { message: '403 Forbidden - The API initiating user cannot be blocked by the API' }],
+    );
+    await t.ok('POST', `/users/${admin.id}/block`, other.token, undefined, 201);
+    assert.equal((await t.ok('GET', `/users/${admin.id}`, ROOT_TOKEN, undefined, 200)).state, 'blocked');
+  });
+
   it('deactivate and activate change the state; a deactivated user cannot be unblocked', async () => {
     const u = await t.user('grace');
     const deactivate = await t.request({ method: 'POST', url: `/api/v4/users/${u.id}/deactivate` });

@@ -122,7 +122,7 @@ export default async function userRoutes(app: FastifyInstance) {
       const { id } = validateRequest(spec.idSpec, request);
       authorize(currentUser(request), 'admin_all_resources', null);
       const store = storeOf(request);
-      await changeState(store, await findUser(store, id), action);
+      await changeState(store, currentUser(request), await findUser(store, id), action);
       return reply.code(201).send(true);
     });
   }
