@@ -129,12 +129,22 @@ export function isValidRefName(ref: string): boolean {
   );
 }
 
-/** Branch names the API takes: valid in a ref, at most 255 characters, and not to be read as options. */
 /** The longest branch name snippetd takes, in characters. */
 export const MAX_BRANCH_NAME = 255;
 
+/**
+ * Branch (and tag) names the API takes: valid in a ref, at most 255 characters, not to be read as options, and, as
+ * GitLab's GitRefValidator, neither `HEAD` nor a name starting `refs/heads/` or `refs/remotes/` (which would read as
+ * another ref: `refs/heads/HEAD` beside HEAD, `refs/heads/refs/heads/x` beside `x`).
+ */
 export function isValidBranchName(name: string): boolean {
   return (
-    name.length <= MAX_BRANCH_NAME && !name.startsWith('-') && name !== '@' && isValidRefName(`refs/heads/${name}`)
+    name.length <= MAX_BRANCH_NAME &&
+    !name.startsWith('-') &&
+    name !== '@' &&
+    name !== 'HEAD' &&
+    !name.startsWith('refs/heads/') &&
+    !name.startsWith('refs/remotes/') &&
+    isValidRefName(`refs/heads/${name}`)
   );
 }

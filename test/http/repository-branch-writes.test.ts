@@ -72,6 +72,10 @@ describe('creating and deleting branches', () => {
     const before = await refs();
     for (const [body, message] of [
       [{ branch: 'new design', ref: 'main' }, 'Branch name is invalid'],
+      // GitLab's GitRefValidator: names git takes that would read as another ref.
+      [{ branch: 'HEAD', ref: 'main' }, 'Branch name is invalid'],
+      [{ branch: 'refs/heads/main', ref: 'main' }, 'Branch name is invalid'],
+      [{ branch: 'refs/remotes/origin/x', ref: 'main' }, 'Branch name is invalid'],
       [{ branch: 'main', ref: 'main' }, 'Branch already exists'],
       [{ branch: 'new_design3', ref: 'foo' }, "Failed to create branch 'new_design3': invalid reference name 'foo'"],
       [
@@ -125,6 +129,10 @@ describe('creating and deleting branches', () => {
     assert.deepEqual([invalid.statusCode, invalid.json], [400, { message: 'The branch refname is invalid' }]);
     const got = await t.api('GET', `/projects/${P}/repository/branches/${e('branch*')}`, developer.token);
     assert.deepEqual([got.statusCode, got.json], [400, { message: 'The branch refname is invalid' }]);
+    for (const name of ['HEAD', 'refs/heads/main']) {
+      const res = await remove(name);
+      assert.deepEqual([res.statusCode, res.json], [400, { message: 'The branch refname is invalid' }], name);
+    }
     // Its commit was authored after this date: 412, as GitLab's destroy_conditionally! answers.
     const stale = await remove('from-branch', developer.token, {
       'if-unmodified-since': 'Mon, 01 Jan 2001 00:00:00 GMT',

@@ -183,6 +183,8 @@ describe('project tags API', () => {
     for (const [body, status, message] of [
       [{ tag_name: 'x', ref: ' ' }, 400, 'Target is empty'],
       [{ tag_name: 'bad name', ref: 'main' }, 400, 'Tag name invalid'],
+      [{ tag_name: 'HEAD', ref: 'main' }, 400, 'Tag name invalid'],
+      [{ tag_name: 'refs/heads/main', ref: 'main' }, 400, 'Tag name invalid'],
       [{ tag_name: 'v1.0', ref: 'main' }, 409, 'Tag v1.0 already exists'],
       [{ tag_name: 'y', ref: 'nowhere' }, 400, 'Target nowhere is invalid'],
     ] as const) {
