@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, gitSync, type TestApp, turns } from '../helper.ts';
+import { createTestApp, gitSync, ROOT_TOKEN as ROOT, type TestApp, turns } from '../helper.ts';
 
 const FORBIDDEN = { message: '403 Forbidden' };
 const NO_PROJECT = { message: '404 Project Not Found' };
@@ -196,6 +196,50 @@ describe('project repository files API', () => {
     const noRef = await t.api('GET', file(P, 'hello.txt'), reporter.token);
     assert.equal(noRef.statusCode, 400);
     assert.deepEqual(noRef.json, { error: 'ref is missing' });
+  });
+
+  it("a read_repository token reads a file and its raw bytes (GitLab's files API takes it for GET and HEAD), nothing else", async () => {
+    const { token } = await t.ok(
+      'POST',
+      `/users/${reporter.id}/personal_access_tokens`,
+      ROOT,
+      { name: 'files', scopes: ['read_repository'] },
+      201,
+    );
+    const got = await t.expect('GET', `${file(P, 'hello.txt')}?ref=main`, token, undefined, 200);
+    assert.equal(Buffer.from(got.json.content, 'base64').toString(), 'hello again\n');
+    assert.equal((await t.expect('GET', file(P, 'hello.txt', '/raw'), token, undefined, 200)).body, 'hello again\n');
+    const head = await t.expect('HEAD', `${file(P, 'hello.txt')}?ref=main`, token, undefined, 200);
+    assert.equal(head.headers['x-gitlab-file-path'], 'hello.txt');
+    // Still only what the token's user may read: a guest's token of the scope is refused as the guest is.
+    const { token: guestToken } = await t.ok(
+      'POST',
+      `/users/${guest.id}/personal_access_tokens`,
+      ROOT,
+      { name: 'files', scopes: ['read_repository'] },
+      201,
+    );
+    await t.fails('GET', file(P, 'hello.txt', '/raw'), guestToken, undefined, 403, FORBIDDEN);
+    const scope = (s: string) => ({
+      error: 'insufficient_scope',
+      error_description: 'The request requires higher privileges than provided by the access token.',
+      scope: s,
+    });
+    await t.fails('GET', `/projects/${P}/repository/tree`, token, undefined, 403, scope('api read_api'));
+    await t.fails('GET', `/projects/${P}`, token, undefined, 403, scope('api read_api'));
+    const { token: writer } = await t.ok(
+      'POST',
+      `/users/${dev.id}/personal_access_tokens`,
+      ROOT,
+      { name: 'files', scopes: ['read_repository', 'write_repository'] },
+      201,
+    );
+    const write = await t.api('PUT', file(P, 'hello.txt'), writer, {
+      branch: 'main',
+      content: 'x',
+      commit_message: 'm',
+    });
+    assert.deepEqual([write.statusCode, write.json], [403, scope('api read_api')]);
   });
 
   it('GET raw gives the bytes at ref, else at the default branch, with sniffed headers', async () => {

@@ -47,6 +47,7 @@ import {
   writeFile,
 } from '../../domain/project-files.ts';
 import { utf8Bytes } from '../../domain/utf8.ts';
+import type { Scope } from '../../domain/access.ts';
 import { loopSlice } from '../../loop-slice.ts';
 
 /** The project's page; its commits are shown at …/-/commit/<id> (GitLab's). */
@@ -146,6 +147,12 @@ async function commitActionsOf(items: ParamsOf<typeof spec.createCommitSpec>['ac
   return actions;
 }
 
+/**
+ * GitLab's files API also takes a read_repository token to read a file (its allow_access_with_scope :read_repository
+ * for GET and HEAD); its other endpoints, writes included, do not.
+ */
+const READ_REPOSITORY = { config: { scopes: ['read_repository'] as Scope[] } };
+
 /** A multiple of 3, so that each turn's base64 joins the next without padding. */
 const BASE64_BYTES_A_TURN = 3 * 1024 * 1024;
 
@@ -189,7 +196,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   app.delete('/projects/:id/repository/files/:file_path', write('delete', 204));
 
   /** GET /projects/:id/repository/files/:file_path?ref= — the file with base64 content; 404 Commit/File Not Found. */
-  app.get('/projects/:id/repository/files/:file_path', async (request, reply) => {
+  app.get('/projects/:id/repository/files/:file_path', READ_REPOSITORY, async (request, reply) => {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.getFileSpec, request);
     const { info, content } = await readFile(storeOf(request), ctx, p.ref, p.file_path);
@@ -198,7 +205,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   });
 
   /** GET /projects/:id/repository/files/:file_path/raw[?ref=] — the bytes; ref defaults to the default branch. */
-  app.get('/projects/:id/repository/files/:file_path/raw', async (request, reply) => {
+  app.get('/projects/:id/repository/files/:file_path/raw', READ_REPOSITORY, async (request, reply) => {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.rawFileSpec, request);
     await limitRaw(request, ctx.project.id, p.file_path, !!request.principal.user);
