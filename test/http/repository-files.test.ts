@@ -239,7 +239,8 @@ describe('project repository files API', () => {
       content: 'x',
       commit_message: 'm',
     });
-    assert.deepEqual([write.statusCode, write.json], [403, scope('api read_api')]);
+    // Named in the refusal as GitLab's files API names it, whatever the method.
+    assert.deepEqual([write.statusCode, write.json], [403, scope('api read_api read_repository')]);
   });
 
   it('GET raw gives the bytes at ref, else at the default branch, with sniffed headers', async () => {

@@ -26,6 +26,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Scopes accepted besides api / read_api (e.g. read_user on GET /user). */
     scopes?: Scope[];
+    /**
+     * Scopes accepted besides those for a GET or HEAD only, and named in the refusal of any method (GitLab's
+     * allow_access_with_scope with an `if`, as the files API's read_repository).
+     */
+    readScopes?: Scope[];
   }
 }
 
@@ -47,11 +52,14 @@ function presentedToken(request: FastifyRequest): string | null {
 function requireScope(request: FastifyRequest, token: Token): void {
   const scopes = scopesOf(token);
   const extra = request.routeOptions.config?.scopes ?? [];
+  const readExtra = request.routeOptions.config?.readScopes ?? [];
+  const reading = READ_METHODS.has(request.method);
   const allowed =
     scopes.includes('api') ||
-    (scopes.includes('read_api') && READ_METHODS.has(request.method)) ||
-    extra.some((s) => scopes.includes(s));
-  if (!allowed) throw insufficientScope(['api', 'read_api', ...extra].join(' '));
+    (scopes.includes('read_api') && reading) ||
+    extra.some((s) => scopes.includes(s)) ||
+    (reading && readExtra.some((s) => scopes.includes(s)));
+  if (!allowed) throw insufficientScope(['api', 'read_api', ...extra, ...readExtra].join(' '));
 }
 
 async function applySudo(request: FastifyRequest, store: Store, principal: Principal): Promise<void> {

@@ -149,9 +149,9 @@ async function commitActionsOf(items: ParamsOf<typeof spec.createCommitSpec>['ac
 
 /**
  * GitLab's files API also takes a read_repository token to read a file (its allow_access_with_scope :read_repository
- * for GET and HEAD); its other endpoints, writes included, do not.
+ * for GET and HEAD), and names the scope when it refuses a token, writes included; its other endpoints do not.
  */
-const READ_REPOSITORY = { config: { scopes: ['read_repository'] as Scope[] } };
+const READ_REPOSITORY = { config: { readScopes: ['read_repository'] as Scope[] } };
 
 /** A multiple of 3, so that each turn's base64 joins the next without padding. */
 const BASE64_BYTES_A_TURN = 3 * 1024 * 1024;
@@ -189,11 +189,11 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     };
 
   /** POST /projects/:id/repository/files/:file_path — developers+; 201 {file_path, branch}; 400 when it exists. */
-  app.post('/projects/:id/repository/files/:file_path', write('create', 201));
+  app.post('/projects/:id/repository/files/:file_path', READ_REPOSITORY, write('create', 201));
   /** PUT /projects/:id/repository/files/:file_path — developers+; 200 {file_path, branch}; 400 when missing. */
-  app.put('/projects/:id/repository/files/:file_path', write('update', 200));
+  app.put('/projects/:id/repository/files/:file_path', READ_REPOSITORY, write('update', 200));
   /** DELETE /projects/:id/repository/files/:file_path — developers+; 204; 400 when missing. */
-  app.delete('/projects/:id/repository/files/:file_path', write('delete', 204));
+  app.delete('/projects/:id/repository/files/:file_path', READ_REPOSITORY, write('delete', 204));
 
   /** GET /projects/:id/repository/files/:file_path?ref= — the file with base64 content; 404 Commit/File Not Found. */
   app.get('/projects/:id/repository/files/:file_path', READ_REPOSITORY, async (request, reply) => {
