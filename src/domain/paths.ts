@@ -86,9 +86,12 @@ export function isSafeFilePath(value: string): boolean {
   return true;
 }
 
-/** What git itself refuses as a path in a tree: empty, '.', '..' or '.git' segments, or a trailing '/'. */
+/**
+ * What git itself refuses as a path in a tree: empty, '.', '..' or '.git' segments, a trailing '/', or a NUL (which
+ * ends a name in a tree: written, it made a tree no reader can take apart).
+ */
 export function isValidGitPath(value: string): boolean {
-  if (value === '' || value.length > 4096) return false;
+  if (value === '' || value.length > 4096 || value.includes('\u0000')) return false;
   return value.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..' && seg.toLowerCase() !== '.git');
 }
 

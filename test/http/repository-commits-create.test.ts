@@ -219,6 +219,18 @@ describe('POST /projects/:id/repository/commits', () => {
         400,
         { message: '400 Bad request - Invalid file path' },
       ],
+      // A NUL ends a name in a git tree: written, 'a\0b' made a tree git cannot read (and whose reading ran the
+      // server out of memory), '\0' one with an empty name. D17 leaves paths to their own rules.
+      ...['a\u0000b', '\u0000', 'dir/x\u0000'].map((path): [Record<string, unknown>, number, unknown] => [
+        { branch: 'main', actions: [{ action: 'create', file_path: path, content: 'x' }] },
+        400,
+        { message: '400 Bad request - Invalid file path' },
+      ]),
+      [
+        { branch: 'main', actions: [{ action: 'move', file_path: 'moved.txt', previous_path: 'a.txt\u0000' }] },
+        400,
+        { message: '400 Bad request - Invalid file path' },
+      ],
     ];
     for (const [body, status, json] of cases) await refused(body, status, json);
   });

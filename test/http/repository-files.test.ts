@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestApp, gitSync, ROOT_TOKEN as ROOT, type TestApp, turns } from '../helper.ts';
+import { objectId } from '../../src/storage/git/objects.ts';
 
 const FORBIDDEN = { message: '403 Forbidden' };
 const NO_PROJECT = { message: '404 Project Not Found' };
@@ -1166,6 +1167,47 @@ describe('project repository files API', () => {
     }
     // Reads before the delete and after it, both: the race was run, not missed.
     assert.ok(statuses.get(200)! > 0 && statuses.get(404)! > 0, JSON.stringify([...statuses]));
+  });
+
+  it('a damaged tree in the rows (one no push or write can make) answers 500, quickly, and the server goes on', async () => {
+    const id = await project({ path: 'damaged', visibility: 'private', initialize_with_readme: true });
+    touched.delete(id); // its damage is the point: fsck is for the others
+    // Stored straight into the rows: git itself will not carry such a tree anywhere.
+    const blob = { type: 'blob' as const, body: Buffer.from('x') };
+    const blobId = objectId(blob.type, blob.body);
+    // The entry 'a\0b' as a write once made it: its name ends at the first NUL, the rest reads as an id and more.
+    const tree = {
+      type: 'tree' as const,
+      body: Buffer.concat([Buffer.from('100644 a\0b\0'), Buffer.from(blobId, 'hex')]),
+    };
+    const treeId = objectId(tree.type, tree.body);
+    const who = 'A <a@example.com> 0 +0000';
+    const commit = {
+      type: 'commit' as const,
+      body: Buffer.from(`tree ${treeId}\nauthor ${who}\ncommitter ${who}\n\nx\n`),
+    };
+    const commitId = objectId(commit.type, commit.body);
+    const repo = (await t.app.store.git.find('project', id))!;
+    await t.app.store.transaction(async (tx) => {
+      const bound = repo.on(tx.kysely);
+      await bound.store([
+        { id: blobId, ...blob },
+        { id: treeId, ...tree },
+        { id: commitId, ...commit },
+      ]);
+      await bound.moveRef('refs/heads/damaged', null, commitId);
+    });
+    for (const url of [
+      `${file(id, 'a')}/raw?ref=damaged`,
+      `${file(id, 'c/d')}?ref=damaged`,
+      `/projects/${id}/repository/tree?ref=damaged`,
+    ]) {
+      const started = performance.now();
+      const res = await t.api('GET', url, alice.token);
+      assert.deepEqual([res.statusCode, res.json], [500, { message: '500 Internal Server Error' }], url);
+      assert.ok(performance.now() - started < 5000, url);
+    }
+    await t.expect('GET', `${file(id, 'README.md')}/raw`, alice.token, undefined, 200);
   });
 
   it('every touched repository passes git fsck --strict', async () => {

@@ -261,7 +261,10 @@ export function parseTree(body: Buffer): TreeItemRow[] {
   let at = 0;
   while (at < body.length) {
     const space = body.indexOf(0x20, at);
-    const nul = body.indexOf(0, space);
+    const nul = space === -1 ? -1 : body.indexOf(0, space);
+    // A damaged tree (not from a push: receive.fsckObjects checks those) must not send the loop back, adding
+    // entries until the heap is gone.
+    if (nul === -1 || nul + 21 > body.length) throw new Error('a tree entry without its name or id');
     out.push({
       mode: body.toString('latin1', at, space),
       name: body.toString('utf8', space + 1, nul),
