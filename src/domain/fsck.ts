@@ -277,8 +277,13 @@ async function checkObjects(store: Store, repositoryId: number) {
       visit(c.tree, 'tree', `commit ${id}`);
       for (const p of c.parents) visit(p, 'commit', `commit ${id}`);
     } else if (object.type === 'tree') {
-      for (const e of parseTree(object.body))
-        if (e.mode !== '160000') visit(e.id, e.mode === '40000' ? 'tree' : 'blob', `tree ${id}`);
+      let entries: ReturnType<typeof parseTree>;
+      try {
+        entries = parseTree(object.body);
+      } catch {
+        return void problems.push(`tree ${id}: an entry without its name or id (a damaged tree)`);
+      }
+      for (const e of entries) if (e.mode !== '160000') visit(e.id, e.mode === '40000' ? 'tree' : 'blob', `tree ${id}`);
     } else if (object.type === 'tag') visit(tagTarget(object.body), null, `tag ${id}`);
   };
   for (const ref of refs) visit(Buffer.from(ref.oid).toString('hex'), null, ref.name);

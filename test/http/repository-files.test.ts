@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTestApp, gitSync, ROOT_TOKEN as ROOT, type TestApp, turns } from '../helper.ts';
 import { objectId } from '../../src/storage/git/objects.ts';
+import { fsck } from '../../src/domain/fsck.ts';
 
 const FORBIDDEN = { message: '403 Forbidden' };
 const NO_PROJECT = { message: '404 Project Not Found' };
@@ -1208,6 +1209,12 @@ describe('project repository files API', () => {
       assert.ok(performance.now() - started < 5000, url);
     }
     await t.expect('GET', `${file(id, 'README.md')}/raw`, alice.token, undefined, 200);
+    // fsck names it rather than stop at it.
+    const { problems } = await fsck(t.app.store, false);
+    assert.deepEqual(
+      problems.filter((p) => p.includes(treeId)),
+      [`project ${id}: tree ${treeId}: an entry without its name or id (a damaged tree)`],
+    );
   });
 
   it('every touched repository passes git fsck --strict', async () => {
