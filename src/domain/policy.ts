@@ -141,11 +141,15 @@ const canCreatePersonalSnippet = (viewer: Viewer) => viewer !== null && (isAdmin
 
 // ---- Repositories (GitLab's download_code / push_code) ----
 
-/** Reading code: admins, reporters+, and anyone who can read a public or internal project. */
+/**
+ * Reading code: admins, reporters+, anyone of a public project, and signed-in users who are not external of an
+ * internal one (GitLab's public_access and internal_access). A guest's role gives none: an external guest of an
+ * internal project sees the project, not its code.
+ */
 function canReadRepository(viewer: Viewer, project: Project, access: Access): boolean {
   if (isAdmin(viewer) || maxAccess(access) >= ACCESS.reporter) return true;
-  if (project.visibility === 'private') return false;
-  return canReadProject(viewer, project, access);
+  if (project.visibility === 'public') return true;
+  return project.visibility === 'internal' && viewer !== null && viewer.external === 0;
 }
 
 /** Writing code: developers+ and admins, never into an archived project. */

@@ -1114,6 +1114,42 @@ describe('project repository files API', () => {
     assert.equal(await git(arch, 'rev-list', '--count', 'main'), '1');
   });
 
+  it("an internal project's code: signed-in users, but an external one only as a reporter or above (GitLab's internal_access)", async () => {
+    const id = await project({ path: 'inside', visibility: 'internal', initialize_with_readme: true });
+    const externalGuest = await t.user('external-guest', { external: true });
+    const externalReporter = await t.user('external-reporter', { external: true });
+    for (const [u, level] of [
+      [externalGuest, 10],
+      [externalReporter, 20],
+    ] as const)
+      await t.expect('POST', `/projects/${id}/members`, alice.token, { user_id: u.id, access_level: level }, 201);
+    const reads = [
+      `${file(id, 'README.md')}?ref=main`,
+      file(id, 'README.md', '/raw'),
+      `/projects/${id}/repository/tree`,
+      `/projects/${id}/repository/commits`,
+      `/projects/${id}/repository/branches`,
+      `/projects/${id}/repository/tags`,
+      `/projects/${id}/repository/commits/main/diff`,
+    ];
+    for (const url of reads) {
+      // A guest's role gives no code; an internal project gives it to signed-in users who are not external.
+      await t.fails('GET', url, externalGuest.token, undefined, 403, FORBIDDEN);
+      await t.expect('GET', url, externalReporter.token, undefined, 200);
+      await t.expect('GET', url, stranger.token, undefined, 200);
+      await t.expect('GET', url, guest.token, undefined, 200);
+    }
+    // The project itself stays the external guest's to see, as GitLab's guest_access gives it.
+    await t.ok('GET', `/projects/${id}`, externalGuest.token, undefined, 200);
+    const clone = await t.request({
+      method: 'GET',
+      url: `/alice/inside.git/info/refs?service=git-upload-pack`,
+      token: null,
+      headers: { authorization: `Basic ${Buffer.from(`x:${externalGuest.token}`).toString('base64')}` },
+    });
+    assert.equal(clone.statusCode, 404, clone.body);
+  });
+
   it('answers reads sent together with the project delete: 200, 404 or cut off, never a 500', async () => {
     // A read finds the project, then its repository, commits and blobs in later statements; the delete may
     // commit in between. Reads start a few turns of the event loop apart, so that some land in that gap.
