@@ -113,8 +113,11 @@ export async function signInWithOidc(
   user = signingIn;
   const changes = roleChanges(groups, rules);
   const current = user;
-  if (Object.entries(changes).some(([key, value]) => current[key as keyof typeof changes] !== value))
-    user = await store.users.update(user.id, changes);
+  if (Object.entries(changes).some(([key, value]) => current[key as keyof typeof changes] !== value)) {
+    const changed = await store.users.update(user.id, changes);
+    if (!changed) return { ok: false, reason: 'blocked' }; // deleted since it signed in: no session for it
+    user = changed;
+  }
   return { ok: true, token: await startSession(store, user, now), user, created };
 }
 

@@ -32,7 +32,7 @@ export async function removeUser(store: Store, user: User, options: { hardDelete
   const soloOwned = await soloOwnedGroups(store, user);
   if (soloOwned.length && !options.hardDelete) throw conflict(SOLE_OWNER);
   // Blocked first: the user's tokens and sessions are refused from now on, so nothing of theirs is made meanwhile.
-  await store.users.update(user.id, { state: 'blocked' });
+  if (!(await store.users.update(user.id, { state: 'blocked' }))) return; // deleted meanwhile: done
   const ghost = options.hardDelete ? null : await ghostUser(store);
   await withNoSoloGroups(store, user, options.hardDelete, (tx) => tx.members.deleteOfUser(user.id));
   const slice = loopSlice();

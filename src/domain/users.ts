@@ -124,7 +124,7 @@ export async function createUser(store: Store, input: NewUserInput, identity?: N
         tx.kysely,
       );
       if (identity) await tx.identities.insert({ ...identity, user_id: user.id, created_at: now });
-      return tx.users.update(user.id, { namespace_id: ns.id });
+      return (await tx.users.update(user.id, { namespace_id: ns.id }))!; // made in this transaction
     });
   } catch (error) {
     // Two requests racing for the same name: the database's unique index decides, the loser gets 409.
@@ -157,6 +157,7 @@ export async function updateUser(store: Store, user: User, changes: UserChanges)
       ...(changes.admin !== undefined && { admin: changes.admin ? 1 : 0 }),
       ...(changes.external !== undefined && { external: changes.external ? 1 : 0 }),
     });
+    if (!updated) throw notFound('User'); // deleted since it was found
     if (changes.name !== undefined && user.namespace_id !== null) {
       await tx.namespaces.update(user.namespace_id, { name: changes.name, full_name: changes.name });
     }
@@ -209,5 +210,7 @@ export async function changeState(
   if (internal) throw new Failure('forbidden_message', internal);
   const to = action === 'block' ? 'blocked' : action === 'deactivate' ? 'deactivated' : 'active';
   if (user.state === to) return user;
-  return store.users.update(user.id, { state: to });
+  const changed = await store.users.update(user.id, { state: to });
+  if (!changed) throw notFound('User'); // deleted since it was found
+  return changed;
 }

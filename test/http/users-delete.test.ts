@@ -357,6 +357,38 @@ describe('DELETE /users/:id', () => {
       }
     }
   });
+  it('a user deleted while another request changes them: 404 User Not Found (a second delete: 204), never a 500', async () => {
+    const users = t.app.store.users;
+    const findById = users.findById;
+    const changes: [string, string, object | undefined, number, unknown][] = [
+      ['PUT', '', { name: 'Late' }, 404, NOT_FOUND],
+      ['POST', '/block', undefined, 404, NOT_FOUND],
+      ['POST', '/deactivate', undefined, 404, NOT_FOUND],
+      ['DELETE', '', undefined, 204, undefined],
+    ];
+    for (const [method, suffix, body, status, json] of changes) {
+      const user = await t.user(`changed-${method}${suffix.replace('/', '-')}`.toLowerCase());
+      // The request finds the user, then the delete runs to its end before it goes on.
+      let armed = true;
+      users.findById = async (id: number) => {
+        const found = await findById(id);
+        if (armed && id === user.id) {
+          armed = false;
+          await t.expect('DELETE', `/users/${user.id}`, ROOT_TOKEN, undefined, 204);
+        }
+        return found;
+      };
+      let res: Awaited<ReturnType<TestApp['api']>>;
+      try {
+        res = await t.api(method, `/users/${user.id}${suffix}`, ROOT_TOKEN, body);
+      } finally {
+        users.findById = findById;
+      }
+      assert.deepEqual([res.statusCode, res.json], [status, json], `${method} ${suffix}: ${res.body}`);
+      await t.fails('GET', `/users/${user.id}`, ROOT_TOKEN, undefined, 404, NOT_FOUND);
+    }
+    assert.deepEqual(await leftovers(), NOTHING_LEFT);
+  });
 });
 
 describe('DELETE /users/:id when a user holds the name ghost', () => {

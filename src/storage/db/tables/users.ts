@@ -73,10 +73,10 @@ export function usersTable(db: Kysely<Database>, dialect: DialectName) {
     async delete(id: number): Promise<void> {
       await db.deleteFrom('users').where('id', '=', id).execute();
     },
-    async update(id: number, changes: UserUpdate): Promise<User> {
-      if (setsNothing(changes))
-        return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-      return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    /** The user as changed; undefined when there is no such user (deleted meanwhile). */
+    async update(id: number, changes: UserUpdate): Promise<User | undefined> {
+      if (setsNothing(changes)) return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+      return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
     },
     async count(): Promise<number> {
       const row = await db
