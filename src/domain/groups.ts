@@ -5,9 +5,9 @@ import type { Store } from '../storage/db/store.ts';
 import type { Namespace, Visibility } from '../storage/db/schema.ts';
 import { ancestorIds, type GroupListFilter, type GroupOrderColumn } from '../storage/db/tables/namespaces.ts';
 import type { PageOf, PageWindow } from '../storage/db/page.ts';
-import { isUniqueViolation } from '../storage/db/database.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../storage/db/database.ts';
 import { MAX_ROW_ID } from './ids.ts';
-import { apiError, Failure, invalidFields, notFound, tooLongError } from './failure.ts';
+import { apiError, Failure, invalidFields, notFound, tooLongError, unauthorized } from './failure.ts';
 
 import { ACCESS, VISIBILITY_LEVEL } from './access.ts';
 import { pathError } from './paths.ts';
@@ -160,6 +160,9 @@ export async function createGroup(
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw invalidFields({ path: ['has already been taken'] });
+    // Its creator deleted since the request was signed in (a request of theirs, or one made as them with sudo):
+    // no one is there to own it (the parent is locked above).
+    if (isForeignKeyViolation(error)) throw unauthorized();
     throw error;
   }
 }

@@ -4,7 +4,7 @@ import type { Store } from '../storage/db/store.ts';
 import type { MemberWithUser, SourceType } from '../storage/db/tables/members.ts';
 import type { Namespace } from '../storage/db/schema.ts';
 import { ancestorIds } from '../storage/db/tables/namespaces.ts';
-import { isUniqueViolation } from '../storage/db/database.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../storage/db/database.ts';
 import { ACCESS } from './access.ts';
 import { conflict, forbidden, notFound } from './failure.ts';
 import { nowIso } from './tokens.ts';
@@ -64,6 +64,8 @@ export async function addMember(
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict(MEMBER_EXISTS);
+    // The user deleted since they were found (DELETE /users/:id): as if they had been gone already.
+    if (isForeignKeyViolation(error)) throw notFound('User');
     throw error;
   }
   const added = await store.members.find(source.type, source.id, userId);

@@ -4,7 +4,8 @@ import type { Store } from '../storage/db/store.ts';
 import type { Token, User } from '../storage/db/schema.ts';
 import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import type { TokenListFilter } from '../storage/db/tables/tokens.ts';
-import { badRequest, invalidFields, invalidToken, tooLongError, unauthorized } from './failure.ts';
+import { badRequest, invalidFields, invalidToken, notFound, tooLongError, unauthorized } from './failure.ts';
+import { isForeignKeyViolation } from '../storage/db/database.ts';
 import { SCOPES, type Scope } from './access.ts';
 
 export const digestToken = (plain: string) => crypto.createHash('sha256').update(plain).digest('hex');
@@ -36,16 +37,21 @@ export async function createToken(
   if (input.plain !== undefined && (await store.tokens.findWithUserByDigest(digestToken(input.plain))))
     throw invalidFields({ token: ['has already been taken'] });
   const plain = input.plain ?? generateToken();
-  const token = await store.tokens.insert({
-    user_id: user.id,
-    name: input.name,
-    token_digest: digestToken(plain),
-    scopes: [...new Set(input.scopes)].join(' '),
-    expires_at: input.expiresAt,
-    revoked: 0,
-    created_at: nowIso(),
-    last_used_at: null,
-  });
+  const token = await store.tokens
+    .insert({
+      user_id: user.id,
+      name: input.name,
+      token_digest: digestToken(plain),
+      scopes: [...new Set(input.scopes)].join(' '),
+      expires_at: input.expiresAt,
+      revoked: 0,
+      created_at: nowIso(),
+      last_used_at: null,
+    })
+    .catch((error) => {
+      // The user deleted since they were found (DELETE /users/:id): as if they had been gone already.
+      throw isForeignKeyViolation(error) ? notFound('User') : error;
+    });
   return { token, plain };
 }
 

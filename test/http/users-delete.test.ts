@@ -389,6 +389,82 @@ describe('DELETE /users/:id', () => {
     }
     assert.deepEqual(await leftovers(), NOTHING_LEFT);
   });
+  it('what a request makes for or as a user deleted since it found them is refused (404 User Not Found, or 401), never a 500', async () => {
+    const users = t.app.store.users;
+    const { findById, findByUsername } = users;
+    const group = await t.ok('POST', '/groups', owner.token, { name: 'receiving', path: 'receiving' }, 201);
+    const project = await t.ok('POST', '/projects', owner.token, { name: 'receiving' }, 201);
+    const UNAUTHORIZED = { message: '401 Unauthorized' };
+    const cases: [string, (id: number) => string, (id: number) => object, boolean, number, unknown][] = [
+      [
+        'token',
+        (id) => `/users/${id}/personal_access_tokens`,
+        () => ({ name: 'x', scopes: ['api'] }),
+        false,
+        404,
+        NOT_FOUND,
+      ],
+      [
+        'group-member',
+        () => `/groups/${group.id}/members`,
+        (id) => ({ user_id: id, access_level: 30 }),
+        false,
+        404,
+        NOT_FOUND,
+      ],
+      [
+        'project-member',
+        () => `/projects/${project.id}/members`,
+        (id) => ({ user_id: id, access_level: 30 }),
+        false,
+        404,
+        NOT_FOUND,
+      ],
+      // Made as them with sudo, as a request of theirs under way when they were deleted.
+      [
+        'snippet',
+        () => '/snippets',
+        () => ({ title: 's', visibility: 'private', files: FILES }),
+        true,
+        401,
+        UNAUTHORIZED,
+      ],
+      [
+        // Their membership gone with them, the private project is hidden from them.
+        'project-snippet',
+        () => `/projects/${project.id}/snippets`,
+        () => ({ title: 's', visibility: 'private', files: FILES }),
+        true,
+        404,
+        { message: '404 Project Not Found' },
+      ],
+      ['group', () => '/groups', (id) => ({ name: `made-by-${id}`, path: `made-by-${id}` }), true, 401, UNAUTHORIZED],
+    ];
+    for (const [what, url, body, sudo, status, json] of cases) {
+      const user = await t.user(`found-then-gone-${what}`);
+      await t.ok('POST', `/projects/${project.id}/members`, owner.token, { user_id: user.id, access_level: 30 }, 201);
+      // The request finds the user, then the delete runs to its end before it goes on.
+      let armed = true;
+      const deleteFirst = async <T>(found: T, theirs: boolean) => {
+        if (armed && theirs) {
+          armed = false;
+          await t.expect('DELETE', `/users/${user.id}`, ROOT_TOKEN, undefined, 204);
+        }
+        return found;
+      };
+      users.findById = async (id: number) => deleteFirst(await findById(id), id === user.id);
+      users.findByUsername = async (name: string) => deleteFirst(await findByUsername(name), name === user.username);
+      let res: Awaited<ReturnType<TestApp['api']>>;
+      try {
+        res = await t.api('POST', url(user.id), ROOT_TOKEN, body(user.id), sudo ? { sudo: user.username } : undefined);
+      } finally {
+        Object.assign(users, { findById, findByUsername });
+      }
+      assert.ok(!armed, what);
+      assert.deepEqual([res.statusCode, res.json], [status, json], `${what}: ${res.body}`);
+    }
+    assert.deepEqual(await leftovers(), NOTHING_LEFT);
+  });
 });
 
 describe('DELETE /users/:id when a user holds the name ghost', () => {

@@ -3,7 +3,7 @@
 import type { Project, Snippet, User, Visibility } from '../../storage/db/schema.ts';
 import { VISIBILITIES, VISIBILITY_LEVEL } from '../access.ts';
 import { insertNewSnippet } from '../../storage/db/snippet-writes.ts';
-import { notFound } from '../failure.ts';
+import { notFound, unauthorized } from '../failure.ts';
 import { isForeignKeyViolation } from '../../storage/db/database.ts';
 import { isVisibilityRestricted } from '../policy.ts';
 import type { ProjectContext } from '../projects.ts';
@@ -109,8 +109,10 @@ export async function createSnippet(
     indexedFileMaxBytes: indexedFileMaxBytes(settings),
     userAgent: meta.userAgent.trim() ? { user_agent: meta.userAgent, ip_address: meta.ip, created_at: now } : null,
   });
-  // The project deleted while the snippet was being created: as if it had been gone already.
-  return inserted.catch((error) => {
-    throw isForeignKeyViolation(error) && ctx ? notFound('Project') : error;
+  // The project deleted while the snippet was being created: as if it had been gone already. Its author deleted
+  // since the request was signed in (a request of theirs, or one made as them with sudo): no one to sign it.
+  return inserted.catch(async (error) => {
+    if (!isForeignKeyViolation(error)) throw error;
+    throw (await store.users.findById(author.id)) ? notFound('Project') : unauthorized();
   });
 }
