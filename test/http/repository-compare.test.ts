@@ -179,6 +179,41 @@ describe('repository compare API and page', () => {
     await t.expect('DELETE', `/projects/${P}/repository/branches/orphan`, alice.token, undefined, 204);
   });
 
+  it('lists the newest commits whose messages come to 8 MiB at most, compare_timeout then true', async () => {
+    // A commit may be 1 MB, and 1 MB of one letter packs into a few hundred bytes: a push of a small pack brought
+    // thousands of them, and their messages, listed whole, 1.8 GB of JSON (a 500 after seconds of a stopped loop).
+    const dir = (await t.gitDir('project', P))!;
+    const message = 'm'.repeat(900_000);
+    let tip = await git('rev-parse', 'main');
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      tip = execFileSync('git', ['--git-dir', dir, 'commit-tree', `${tip}^{tree}`, '-p', tip, '-F', '-'], {
+        input: message,
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: 'o',
+          GIT_AUTHOR_EMAIL: 'o@e',
+          GIT_COMMITTER_NAME: 'o',
+          GIT_COMMITTER_EMAIL: 'o@e',
+        },
+      }).trim();
+      ids.push(tip);
+    }
+    await git('update-ref', 'refs/heads/big', tip);
+    await t.importGitDir('project', P);
+    const answer = await t.ok('GET', compare('from=main&to=big'), alice.token, undefined, 200);
+    // 9 messages of 900,001 characters are 8,100,009; a tenth would pass 8 MiB.
+    assert.deepEqual(
+      answer.commits.map((c: { id: string }) => c.id),
+      ids.slice(3),
+    );
+    assert.equal(answer.commit.id, tip);
+    assert.equal(answer.compare_timeout, true);
+    assert.deepEqual(answer.diffs, []);
+    await t.expect('DELETE', `/projects/${P}/repository/branches/big`, alice.token, undefined, 204);
+  });
+
   it("needs the project's code: 403 for a guest of a private project, 404 for a stranger", async () => {
     await t.fails('GET', compare('from=main&to=feature%2Fx'), guest.token, undefined, 403, {
       message: '403 Forbidden',
