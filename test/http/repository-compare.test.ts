@@ -129,6 +129,11 @@ describe('repository compare API and page', () => {
     await t.fails('GET', compare(`from=main&to=main&from_project_id=${P + 1000}`), alice.token, undefined, 400, {
       message: `Target project id:${P + 1000} is not a fork of project id:${P}`,
     });
+    // The project as the request named it (GitLab's params[:id]).
+    const byPath = `/projects/alice%2Frepo/repository/compare?from=main&to=main&from_project_id=${P + 1000}`;
+    await t.fails('GET', byPath, alice.token, undefined, 400, {
+      message: `Target project id:${P + 1000} is not a fork of project id:alice/repo`,
+    });
   });
 
   it('merge_base answers the best common ancestor of two refs or more, as git merge-base', async () => {

@@ -478,8 +478,11 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
     const ctx = await readableCode(request);
     const p = validateRequest(spec.compareSpec, request);
     // Forks are not served: no project is another's fork, as GitLab's MergeRequestTargetProjectFinder would say.
-    if (p.from_project_id !== undefined && p.from_project_id !== ctx.project.id)
-      throw apiError(`Target project id:${p.from_project_id} is not a fork of project id:${ctx.project.id}`);
+    if (p.from_project_id !== undefined && p.from_project_id !== ctx.project.id) {
+      // The project as the request named it, id or path (GitLab's params[:id]).
+      const named = (request.params as { id: string }).id;
+      throw apiError(`Target project id:${p.from_project_id} is not a fork of project id:${named}`);
+    }
     const compared = await compareCommits(storeOf(request), request.server.gitNode.caches, ctx, p);
     if (!compared) throw notFound('Ref');
     const web = commitsWeb(request, ctx);
