@@ -17,6 +17,8 @@ export const SOLE_OWNER = 'User cannot be removed while is the sole-owner of a g
 const SNIPPETS_A_TRANSACTION = 100;
 /** How often a hard delete deletes groups the user (still, or again) owns alone before it gives up (409). */
 const GROUP_RACES = 5;
+/** Project snippets given to the ghost user in one statement: one UPDATE of 50,000 held the loop 376 ms (SQLite). */
+const SNIPPETS_GIVEN_AT_ONCE = 1000;
 
 /** The groups the user owns themselves with no other owner there or above (GitLab's solo_owned_groups). */
 async function soloOwnedGroups(store: Store, user: User): Promise<number[]> {
@@ -54,8 +56,13 @@ export async function removeUser(store: Store, user: User, options: { hardDelete
     });
     if (slice.over()) await slice.pass();
   }
+  if (ghost) {
+    while ((await store.snippets.giveProjectSnippets(user.id, ghost.id, SNIPPETS_GIVEN_AT_ONCE)) > 0)
+      if (slice.over()) await slice.pass();
+  }
   await withNoSoloGroups(store, user, options.hardDelete, async (tx) => {
-    if (ghost) await tx.snippets.giveProjectSnippets(user.id, ghost.id);
+    // Anything made meanwhile, at once.
+    if (ghost) await tx.snippets.giveProjectSnippets(user.id, ghost.id, Number.MAX_SAFE_INTEGER);
     // Anything made by a request already under way when the user was blocked.
     const left = await tx.snippets.idsOfAuthor(user.id, 'all', Number.MAX_SAFE_INTEGER);
     for (const id of left) await tx.snippets.delete(id);

@@ -166,14 +166,24 @@ export function snippetsTable(
       const rows = await q.orderBy('id').limit(limit).execute();
       return rows.map((r) => r.id);
     },
-    /** Makes `to` the author of every project snippet of `from` (GitLab's migrate_snippets). */
-    async giveProjectSnippets(from: number, to: number): Promise<void> {
-      await db
+    /**
+     * Makes `to` the author of up to `limit` project snippets of `from` (GitLab's migrate_snippets); answers how many.
+     */
+    async giveProjectSnippets(from: number, to: number, limit: number): Promise<number> {
+      const { numUpdatedRows } = await db
         .updateTable('snippets')
         .set({ author_id: to })
-        .where('author_id', '=', from)
-        .where('project_id', 'is not', null)
-        .execute();
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('snippets')
+            .select('id')
+            .where('author_id', '=', from)
+            .where('project_id', 'is not', null)
+            .orderBy('id')
+            .limit(limit),
+        )
+        .executeTakeFirst();
+      return Number(numUpdatedRows);
     },
     /**
      * The ONE SQL form of "the snippets this viewer may see" (the rule of policy.ts: read_snippet with
