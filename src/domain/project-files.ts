@@ -856,7 +856,12 @@ export async function listContributors(
     if (!repo) return [];
     const from = await repo.resolveCommit(query.ref ?? defaultRef(ctx));
     if (!from) return query.ref === undefined ? [] : null;
-    const commits = await repo.log(from, { skip: 0, limit: CONTRIBUTOR_COMMITS, match: (c) => c.parents.length < 2 });
+    // Who wrote each commit is all that is kept: 2,000 messages of up to 1 MB each were held whole at once.
+    const authorOnly = (c: CommitInfo) => {
+      c.message = '';
+      return c.parents.length < 2;
+    };
+    const commits = await repo.log(from, { skip: 0, limit: CONTRIBUTOR_COMMITS, match: authorOnly });
     const byEmail = new Map<string, Contributor>();
     for (const c of commits) {
       const known = byEmail.get(c.authorEmail) ?? { name: '', email: c.authorEmail, commits: 0 };

@@ -4,6 +4,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { createTestApp, type TestApp } from '../helper.ts';
 
 describe('repository contributors API', () => {
@@ -119,5 +123,68 @@ describe('repository contributors API', () => {
     const empty = (await t.ok('POST', '/projects', alice.token, { path: 'empty' }, 201)).id;
     assert.deepEqual(await t.ok('GET', contributors('', empty), alice.token, undefined, 200), []);
     await t.fails('GET', contributors(), guest.token, undefined, 403, { message: '403 Forbidden' });
+  });
+});
+
+describe('repository contributors of commits with large messages', () => {
+  let t: TestApp;
+  after(() => t?.close());
+
+  it('holds no commit message while it counts: 150 of 900 KB each', async () => {
+    t = await createTestApp();
+    const alice = await t.user('alice');
+    const P = (await t.ok('POST', '/projects', alice.token, { path: 'big' }, 201)).id;
+    await t.ok(
+      'POST',
+      `/projects/${P}/repository/commits`,
+      alice.token,
+      { branch: 'main', commit_message: 'root', actions: [{ action: 'create', file_path: 'a', content: 'a' }] },
+      201,
+    );
+    // A commit may be 1 MB; 1 MB of one letter packs into a few hundred bytes.
+    const dir = (await t.gitDir('project', P))!;
+    const stream = path.join(dir, '..', `fast-import-${P}`);
+    const message = 'm'.repeat(900_000);
+    const fd = fs.openSync(stream, 'w');
+    for (let i = 0; i < 150; i++) {
+      const from = i === 0 ? 'from refs/heads/main^0\n' : '';
+      fs.writeSync(fd, `commit refs/heads/main\ncommitter A${i % 3} <a${i % 3}@e> ${1600000000 + i} +0000\n`);
+      fs.writeSync(fd, `data ${message.length + 1}\n${message}\n${from}`);
+    }
+    fs.closeSync(fd);
+    execFileSync('git', ['--git-dir', dir, 'fast-import', '--quiet'], {
+      stdio: [fs.openSync(stream, 'r'), 'ignore', 'inherit'],
+    });
+    fs.rmSync(stream);
+    await t.importGitDir('project', P);
+    // What stays reachable while the request runs: a full collection, then the heap, at each turn of the loop.
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    let peak = before;
+    let done = false;
+    const sampling = (async () => {
+      while (!done) {
+        await new Promise((go) => setTimeout(go, 5));
+        gc();
+        peak = Math.max(peak, process.memoryUsage().heapUsed);
+      }
+    })();
+    const answer = await t.ok('GET', `/projects/${P}/repository/contributors`, alice.token, undefined, 200);
+    done = true;
+    await sampling;
+    assert.deepEqual(
+      answer.map((c: { email: string; commits: number }) => [c.email, c.commits]),
+      [
+        ['alice@example.com', 1],
+        ['a2@e', 50],
+        ['a1@e', 50],
+        ['a0@e', 50],
+      ],
+    );
+    // The messages whole were 135 MB (and twice that as UTF-16 had they not been one byte a character).
+    const grew = (peak - before) / 2 ** 20;
+    assert.ok(grew < 40, `the heap grew ${grew.toFixed(0)} MB`);
   });
 });

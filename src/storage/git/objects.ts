@@ -318,15 +318,16 @@ function parseSignature(value: string): ParsedSignature {
 const NO_SIGNATURE: ParsedSignature = Object.freeze(parseSignature(''));
 
 export function parseCommit(body: Buffer): ParsedCommit {
-  const text = body.toString('utf8');
-  const split = text.indexOf('\n\n');
-  const headers = (split === -1 ? text : text.slice(0, split)).split('\n');
+  // The headers and the message decoded apart: a parent's id or a name sliced from the whole text kept all of it,
+  // message included (V8's slice of a string holds the string it was cut from), for as long as it was kept.
+  const split = body.indexOf('\n\n');
+  const headers = body.toString('utf8', 0, split === -1 ? body.length : split).split('\n');
   const commit: ParsedCommit = {
     tree: '',
     parents: [],
     author: NO_SIGNATURE,
     committer: NO_SIGNATURE,
-    message: split === -1 ? '' : text.slice(split + 2),
+    message: split === -1 ? '' : body.toString('utf8', split + 2),
   };
   for (const line of headers) {
     const space = line.indexOf(' ');
