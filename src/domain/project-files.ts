@@ -34,6 +34,7 @@ import { deletedMeanwhile, ensureProjectRepository, projectRepository } from './
 import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import type { ServingCaches } from '../storage/git/serving-cache.ts';
 import {
+  branchesByCommitTime,
   branchesMergedInto,
   commitsBetween,
   EMPTY_TREE,
@@ -1240,16 +1241,14 @@ export async function listBranches(
       return { ...page, rows: await branchInfos(caches, repo, heads) };
     }
     const matches = nameMatcher(query.search);
-    const heads: { name: string; id: string; key: string; time: number }[] = [];
-    const slice = loopSlice();
-    for (const [name, id] of await repo.branches()) {
-      if (!matches(name)) continue;
-      // Each name's bytes as a string (compared with <, byte order) and its commit's time, once for the sort.
-      heads.push({ name, id, key: Buffer.from(name).toString('latin1'), time: (await repo.commit(id)).committer.time });
-      if (slice.over()) await slice.pass();
-    }
-    const direction = query.sort === 'updated_asc' ? 1 : -1;
-    heads.sort((a, b) => direction * (a.time - b.time) || byteCompare(a.key, b.key));
+    // git orders them on the node's copy: reading every branch's commit here held the event loop for 300-400 ms
+    // (2,000 branches whose commits had messages of 500 KB).
+    const sorted = await readingCache(caches, repo, (dir) =>
+      branchesByCommitTime(dir, query.sort === 'updated_desc', renderBudget()),
+    ).catch((error) => {
+      throw error instanceof GitTimeout ? new Failure('request_timeout') : error;
+    });
+    const heads = sorted.filter((head) => matches(head.name));
     const page = heads.slice(window.offset, window.offset + window.limit + 1);
     const rows = await branchInfos(caches, repo, page.slice(0, window.limit));
     return { rows, total: heads.length, hasMore: page.length > window.limit };

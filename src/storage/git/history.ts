@@ -398,6 +398,33 @@ export async function topoOrderPage(
 }
 
 /**
+ * Every branch by its commit's committer time (git for-each-ref --sort=committerdate, ties by name as git's), newest
+ * first with `newestFirst`: git reads the commits, not this process.
+ */
+export async function branchesByCommitTime(
+  dir: string,
+  newestFirst: boolean,
+  timeoutMs: number,
+): Promise<{ name: string; id: string }[]> {
+  const { stdout } = await runGit(
+    dir,
+    [
+      'for-each-ref',
+      `--sort=${newestFirst ? '-' : ''}committerdate`,
+      '--format=%(objectname) %(refname)',
+      'refs/heads/',
+    ],
+    Number.MAX_SAFE_INTEGER,
+    timeoutMs,
+  );
+  return stdout
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => line.length > 41)
+    .map((line) => ({ id: line.slice(0, 40), name: line.slice(41 + 'refs/heads/'.length) }));
+}
+
+/**
  * Which of `branches` point at a commit `root` reaches, as git's `for-each-ref --merged` tells (each name given
  * whole: git refuses `*`, `?` and `[` in ref names, and a name's path below it is filtered out here).
  */
