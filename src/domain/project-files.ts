@@ -1,7 +1,10 @@
 // GitLab's Repository Files API over a project's repository (rows: storage/git/repository.ts): one commit
 // per write, its objects and the branch's compare-and-swap in one transaction.
 import crypto from 'node:crypto';
-import { type Readable, Transform } from 'node:stream';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Store } from '../storage/db/store.ts';
 import {
@@ -14,7 +17,7 @@ import {
   parseTag,
 } from '../storage/git/objects.ts';
 import { withUploads } from '../storage/git/object-parts.ts';
-import { ArchiveFailed, type ArchiveFormat, gitArchive } from '../storage/git/archive.ts';
+import { ArchiveFailed, type ArchiveFormat, readAndRemove, writeGitArchive } from '../storage/git/archive.ts';
 import { type PathEntry, type PathState, TreePath } from '../storage/git/tree-path.ts';
 import { MAX_DIRECTORIES, TooManyDirectories, TreeEdit } from '../storage/git/tree-edit.ts';
 import {
@@ -751,36 +754,10 @@ async function archiveTurn(): Promise<() => void> {
 }
 
 /**
- * An archive's reader must take at least this much of it in every stretch of ARCHIVE_PACE_MS, or it is cut off and
- * its turn given to the next: two readers that read nothing held both turns for as long as they kept their
- * connections. Each stretch on its own: the sockets' buffers take megabytes at once, which an average since the
- * start would count for minutes.
+ * How long git may take to write one archive. Written into a file and only then sent: a turn is held while git writes,
+ * not while a client reads (two that read a trickle held both turns for as long as they kept reading).
  */
-const ARCHIVE_BYTES_A_STRETCH = 160 * 1024;
-const ARCHIVE_PACE_MS = 10_000;
-
-/** `archive` as its reader takes it, cut off below ARCHIVE_BYTES_A_STRETCH; ending or cut off, git stops too. */
-function pacedReading(archive: Readable): Readable {
-  let read = 0;
-  let readBefore = 0;
-  const paced = new Transform({
-    transform(chunk: Buffer, _encoding, next) {
-      read += chunk.length;
-      next(null, chunk);
-    },
-  });
-  const timer = setInterval(() => {
-    if (read - readBefore < ARCHIVE_BYTES_A_STRETCH) paced.destroy();
-    readBefore = read;
-  }, ARCHIVE_PACE_MS);
-  timer.unref();
-  archive.on('error', (error) => paced.destroy(error));
-  paced.on('close', () => {
-    clearInterval(timer);
-    archive.destroy();
-  });
-  return archive.pipe(paced);
-}
+const ARCHIVE_WRITE_MS = 10 * 60_000;
 
 /** GitLab's archive formats, as its archive_metadata reads them: the bzip2 names are tar.bz2, and any other tar.gz. */
 export function archiveFormatOf(asked: string | undefined): ArchiveFormat {
@@ -791,43 +768,52 @@ export function archiveFormatOf(asked: string | undefined): ArchiveFormat {
 /**
  * GET …/repository/archive (GitLab's send_git_archive with append_sha): the files at `ref` (the default branch when
  * none), or below `path`, under `<project>-<ref>-<commit id>[-<path>]/`, as git archive writes them; 404 File Not
- * Found for a ref that names no commit or a path that is not there. The serving cache is held until the body ends.
+ * Found for a ref that names no commit or a path that is not there.
  */
 export async function projectArchive(
   store: Store,
   caches: ServingCaches,
   ctx: ProjectContext,
   opts: { ref?: string; path?: string; format: ArchiveFormat },
-): Promise<{ fileName: string; body: Readable }> {
+): Promise<{ fileName: string; body: Readable; size: number }> {
   const ref = opts.ref ?? defaultRef(ctx);
   const { repo, commit } = await readingRepository(store, ctx, async () => {
     const repo = await projectRepository(store, ctx.project);
     return { repo, commit: repo && (await repo.resolveCommit(ref)) };
   });
-  const path = opts.path?.replace(/^\/+|\/+$/g, '') || undefined;
-  if (!repo || !commit || (path !== undefined && !isValidGitPath(path))) throw notFound('File');
+  const folder = opts.path?.replace(/^\/+|\/+$/g, '') || undefined;
+  if (!repo || !commit || (folder !== undefined && !isValidGitPath(folder))) throw notFound('File');
   const prefix = [
     ctx.project.path,
     ref.replaceAll('/', '-'),
     commit,
-    ...(path ? [path.replaceAll('/', '-')] : []),
+    ...(folder ? [folder.replaceAll('/', '-')] : []),
   ].join('-');
   const done = await archiveTurn();
-  let release = () => {};
+  const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'snippetd-archive-'));
+  const file = path.join(dir, 'archive');
   try {
     const reading = await caches.refreshForReading(repo);
-    release = reading.release;
-    const body = pacedReading(await gitArchive(reading.dir, { commit, prefix, format: opts.format, path }));
-    body.on('close', () => {
-      release();
-      done();
-    });
-    return { fileName: `${prefix}.${opts.format}`, body };
+    const out = await fs.promises.open(file, 'w');
+    try {
+      await writeGitArchive(
+        reading.dir,
+        { commit, prefix, format: opts.format, path: folder },
+        out.fd,
+        ARCHIVE_WRITE_MS,
+      );
+    } finally {
+      await out.close();
+      reading.release();
+    }
+    const { body, size } = await readAndRemove(file);
+    return { fileName: `${prefix}.${opts.format}`, body, size };
   } catch (error) {
-    release();
-    done();
     if (error instanceof ArchiveFailed) throw notFound('File');
     throw error;
+  } finally {
+    done();
+    await fs.promises.rm(dir, { recursive: true, force: true });
   }
 }
 

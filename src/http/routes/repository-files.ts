@@ -414,8 +414,8 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   });
 
   /**
-   * GET /projects/:id/repository/archive[.<format>]?sha=&path= — the files as one archive, streamed as git writes it
-   * (Workhorse's headers); 404 File Not Found. GitLab's archive rate limit is behind a flag that is off by default.
+   * GET /projects/:id/repository/archive[.<format>]?sha=&path= — the files as one archive, written by git and then
+   * sent (Workhorse's headers); 404 File Not Found. GitLab's archive rate limit is behind a flag that is off by default.
    */
   const archive = async (request: FastifyRequest, reply: FastifyReply) => {
     const ctx = await readableCode(request);
