@@ -7,6 +7,14 @@ import { execFileSync } from 'node:child_process';
 import { createTestApp, ROOT_TOKEN, signInCookie, type TestApp } from '../helper.ts';
 
 const NO_REF = { message: '404 Ref Not Found' };
+/** Who makes the commits git makes here itself. */
+const COMMITTER = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'o',
+  GIT_AUTHOR_EMAIL: 'o@e',
+  GIT_COMMITTER_NAME: 'o',
+  GIT_COMMITTER_EMAIL: 'o@e',
+};
 
 describe('repository compare API and page', () => {
   let t: TestApp;
@@ -163,13 +171,7 @@ describe('repository compare API and page', () => {
     const run = (...args: string[]) =>
       execFileSync('git', ['--git-dir', dir, ...args], {
         encoding: 'utf8',
-        env: {
-          ...process.env,
-          GIT_AUTHOR_NAME: 'o',
-          GIT_AUTHOR_EMAIL: 'o@e',
-          GIT_COMMITTER_NAME: 'o',
-          GIT_COMMITTER_EMAIL: 'o@e',
-        },
+        env: COMMITTER,
       }).trim();
     const orphan = run('commit-tree', run('hash-object', '-t', 'tree', '-w', '/dev/null'), '-m', 'orphan');
     run('update-ref', 'refs/heads/orphan', orphan);
@@ -195,13 +197,7 @@ describe('repository compare API and page', () => {
       tip = execFileSync('git', ['--git-dir', dir, 'commit-tree', `${tip}^{tree}`, '-p', tip, '-F', '-'], {
         input: message,
         encoding: 'utf8',
-        env: {
-          ...process.env,
-          GIT_AUTHOR_NAME: 'o',
-          GIT_AUTHOR_EMAIL: 'o@e',
-          GIT_COMMITTER_NAME: 'o',
-          GIT_COMMITTER_EMAIL: 'o@e',
-        },
+        env: COMMITTER,
       }).trim();
       ids.push(tip);
     }
