@@ -414,7 +414,9 @@ async function readingRepository<T>(store: Store, ctx: ProjectContext, read: () 
   try {
     return await read();
   } catch (error) {
-    if (error instanceof MissingObject) await deletedMeanwhile(store, { kind: 'project', id: ctx.project.id }, error);
+    // A missing object, or git failing on the node's copy: the project may have been deleted meanwhile (404 then).
+    if (error instanceof MissingObject || !(error instanceof Failure))
+      await deletedMeanwhile(store, { kind: 'project', id: ctx.project.id }, error as Error);
     throw error;
   }
 }
@@ -793,7 +795,8 @@ export async function projectArchive(
   const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'snippetd-archive-'));
   const file = path.join(dir, 'archive');
   try {
-    const reading = await caches.refreshForReading(repo);
+    // The project deleted while its turn came: 404, as for any read it overtakes.
+    const reading = await readingRepository(store, ctx, () => caches.refreshForReading(repo));
     const out = await fs.promises.open(file, 'w');
     try {
       await writeGitArchive(

@@ -1175,6 +1175,8 @@ describe('project repository files API', () => {
         [`${api}/repository/files/large.txt/raw`, large],
         [`${api}/repository/files/large.txt?ref=main`, null],
         [`${api}/repository/tree`, null],
+        [`${api}/repository/archive.tar`, null],
+        [`${api}/repository/compare?from=${first}&to=main`, null],
         [`${api}/repository/commits?path=small.txt`, null],
         [`/${where}`, null],
         [`/${where}/-/blob/main/small.txt`, null],

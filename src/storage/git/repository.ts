@@ -525,11 +525,14 @@ export class GitRepository {
    * own, and a batch's objects between two pages, below the page's ids, would never be read.
    */
   async objectsWrittenAfter(write: number): Promise<{ objects: ObjectRow[]; through: number }> {
-    const { writes: through } = await this.db
+    const row = await this.db
       .selectFrom('git_repositories')
       .select('writes')
       .where('id', '=', this.id)
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    // Deleted since it was found (its project or snippet deleted meanwhile): its objects went with it.
+    if (!row) throw new MissingObject(`repository ${this.id} is gone`);
+    const through = row.writes;
     const objects: ObjectRow[] = [];
     for (let after: Buffer | null = null; ; ) {
       let query = this.db
