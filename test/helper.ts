@@ -466,10 +466,12 @@ const GIT_TEST_ENV = {
  * git in `dir` (a repository of gitDir(), say), run to its end with `input` on its stdin; its output, trimmed.
  * For a test's setup only: the test's own server must not be what git talks to (this waits for git).
  */
-export const gitSync =
-  (dir: string) =>
-  (args: string[], input?: string | Buffer): string =>
+export const gitSync = (dir: string) => {
+  // Without a directory git would run in this process's own: a test's update-ref once moved the project's main branch.
+  if (!dir) throw new Error('gitSync needs a repository directory');
+  return (args: string[], input?: string | Buffer): string =>
     execFileSync('git', args, { cwd: dir, input, encoding: 'utf8', env: GIT_TEST_ENV }).trim();
+};
 /**
  * The git client, asynchronously (a server in this process must keep answering meanwhile), as a fixed
  * author, never prompting and reading no user or system configuration.
