@@ -414,6 +414,8 @@ async function readingRepository<T>(store: Store, ctx: ProjectContext, read: () 
   try {
     return await read();
   } catch (error) {
+    // git that could not work it out within a page's time (a read that shows less on a timeout catches it itself).
+    if (error instanceof GitTimeout) throw new Failure('request_timeout');
     // A missing object, or git failing on the node's copy: the project may have been deleted meanwhile (404 then).
     if (error instanceof MissingObject || !(error instanceof Failure))
       await deletedMeanwhile(store, { kind: 'project', id: ctx.project.id }, error as Error);
@@ -652,15 +654,10 @@ async function topoOrderCommits(
   from: string[],
   opts: Parameters<typeof topoOrderPage>[2],
 ): Promise<CommitInfo[]> {
-  try {
-    const ids = await readingCache(caches, repo, (dir) => topoOrderPage(dir, from, opts, renderBudget()));
-    const commits: CommitInfo[] = [];
-    for (const id of ids) commits.push(await repo.commitInfo(id));
-    return commits;
-  } catch (error) {
-    if (error instanceof GitTimeout) throw new Failure('request_timeout');
-    throw error;
-  }
+  const ids = await readingCache(caches, repo, (dir) => topoOrderPage(dir, from, opts, renderBudget()));
+  const commits: CommitInfo[] = [];
+  for (const id of ids) commits.push(await repo.commitInfo(id));
+  return commits;
 }
 
 /** The commits the repository's branches and tags point at (a tag at what it names), each once. */
@@ -892,13 +889,8 @@ export async function mergeBaseOf(
       else unknown.push(ref);
     }
     if (!repo || unknown.length) return { unknown, commit: null };
-    try {
-      const base = await readingCache(caches, repo, (dir) => mergeBase(dir, ids, renderBudget()));
-      return { unknown, commit: base ? await repo.commitInfo(base) : null };
-    } catch (error) {
-      if (error instanceof GitTimeout) throw new Failure('request_timeout');
-      throw error;
-    }
+    const base = await readingCache(caches, repo, (dir) => mergeBase(dir, ids, renderBudget()));
+    return { unknown, commit: base ? await repo.commitInfo(base) : null };
   });
 }
 
@@ -933,13 +925,8 @@ export async function commitPatches(
     const id = repo && (await repo.resolveCommit(ref));
     if (!repo || !id) return null;
     const parent = (await repo.commit(id)).parents[0] ?? null;
-    try {
-      const read = (dir: string) => readCommitDiff(dir, parent, id, DIFF_LIMITS, renderBudget());
-      return (await readingCache(caches, repo, read)).files;
-    } catch (error) {
-      if (error instanceof GitTimeout) throw new Failure('request_timeout');
-      throw error;
-    }
+    const read = (dir: string) => readCommitDiff(dir, parent, id, DIFF_LIMITS, renderBudget());
+    return (await readingCache(caches, repo, read)).files;
   });
 }
 
@@ -983,36 +970,31 @@ export async function compareCommits(
     const from = repo && (await repo.resolveCommit(refs.from));
     if (!repo || !to || !from) return null;
     if (from === to) return { from, to, base: from, commits: [], files: [], cut: false };
-    try {
-      const { base, between, diff } = await readingCache(caches, repo, async (dir) => {
-        const base = refs.straight ? from : await mergeBase(dir, [from, to], renderBudget());
-        const between = await commitsBetween(dir, from, to, MAX_COMPARED_COMMITS, renderBudget());
-        const diff = opts.patches
-          ? await readCommitDiff(dir, base ?? EMPTY_TREE, to, DIFF_LIMITS, renderBudget())
-          : { files: [], cut: false };
-        return { base, between, diff };
-      });
-      // Newest first, as far as the messages' budget goes (at least one); then oldest first, as GitLab lists them.
-      const commits: CommitInfo[] = [];
-      let chars = 0;
-      let cut = between.cut;
-      const slice = loopSlice();
-      for (let i = between.ids.length - 1; i >= 0; i--) {
-        const info = await repo.commitInfo(between.ids[i]!);
-        chars += info.message.length;
-        if (chars > MAX_COMPARED_MESSAGE_CHARS && commits.length) {
-          cut = true;
-          break;
-        }
-        commits.push(info);
-        if (slice.over()) await slice.pass();
+    const { base, between, diff } = await readingCache(caches, repo, async (dir) => {
+      const base = refs.straight ? from : await mergeBase(dir, [from, to], renderBudget());
+      const between = await commitsBetween(dir, from, to, MAX_COMPARED_COMMITS, renderBudget());
+      const diff = opts.patches
+        ? await readCommitDiff(dir, base ?? EMPTY_TREE, to, DIFF_LIMITS, renderBudget())
+        : { files: [], cut: false };
+      return { base, between, diff };
+    });
+    // Newest first, as far as the messages' budget goes (at least one); then oldest first, as GitLab lists them.
+    const commits: CommitInfo[] = [];
+    let chars = 0;
+    let cut = between.cut;
+    const slice = loopSlice();
+    for (let i = between.ids.length - 1; i >= 0; i--) {
+      const info = await repo.commitInfo(between.ids[i]!);
+      chars += info.message.length;
+      if (chars > MAX_COMPARED_MESSAGE_CHARS && commits.length) {
+        cut = true;
+        break;
       }
-      commits.reverse();
-      return { from, to, base, commits, files: diff.files, cut: cut || diff.cut };
-    } catch (error) {
-      if (error instanceof GitTimeout) throw new Failure('request_timeout');
-      throw error;
+      commits.push(info);
+      if (slice.over()) await slice.pass();
     }
+    commits.reverse();
+    return { from, to, base, commits, files: diff.files, cut: cut || diff.cut };
   });
 }
 
@@ -1234,9 +1216,7 @@ export async function listBranches(
     // (2,000 branches whose commits had messages of 500 KB).
     const sorted = await readingCache(caches, repo, (dir) =>
       branchesByCommitTime(dir, query.sort === 'updated_desc', renderBudget()),
-    ).catch((error) => {
-      throw error instanceof GitTimeout ? new Failure('request_timeout') : error;
-    });
+    );
     const heads = sorted.filter((head) => matches(head.name));
     const page = heads.slice(window.offset, window.offset + window.limit + 1);
     const rows = await branchInfos(caches, repo, page.slice(0, window.limit));

@@ -1,0 +1,38 @@
+// The repository reads that run git on the node's copy, past their time budget (SNIPPETD_RENDER_BUDGET_MS, here 1 ms,
+// which no git process meets): GitLab's 408 {"message":"408 Request Timeout"}, never a 500 or a partial answer.
+import { after, before, describe, it } from 'node:test';
+import { createTestApp, type TestApp } from '../helper.ts';
+
+const TIMEOUT = { message: '408 Request Timeout' };
+
+describe('repository reads over their git time budget', () => {
+  let t: TestApp;
+  let token: string;
+  let P: number;
+
+  before(async () => {
+    t = await createTestApp({ renderBudgetMs: 1 });
+    token = (await t.user('alice')).token;
+    P = (await t.ok('POST', '/projects', token, { path: 'repo', initialize_with_readme: true }, 201)).id;
+    await t.ok('POST', `/projects/${P}/repository/branches`, token, { branch: 'side', ref: 'main' }, 201);
+    await t.ok(
+      'POST',
+      `/projects/${P}/repository/commits`,
+      token,
+      { branch: 'side', commit_message: 'a', actions: [{ action: 'create', file_path: 'a.txt', content: 'a\n' }] },
+      201,
+    );
+  });
+  after(() => t.close());
+
+  it('answers 408 for a commit diff, a compare, a merge base, commits in topological order and branches by time', async () => {
+    for (const url of [
+      `/projects/${P}/repository/commits/side/diff`,
+      `/projects/${P}/repository/compare?from=main&to=side`,
+      `/projects/${P}/repository/merge_base?refs[]=main&refs[]=side`,
+      `/projects/${P}/repository/commits?order=topo`,
+      `/projects/${P}/repository/branches?sort=updated_desc`,
+    ])
+      await t.fails('GET', url, token, undefined, 408, TIMEOUT);
+  });
+});
