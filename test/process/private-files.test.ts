@@ -17,11 +17,18 @@ const run = promisify(execFile);
 const TOKEN = 'private-files-root-token-0123456789';
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
 
-/** Every directory and file below `dir` with its mode, as `path 700`. */
+/**
+ * Every directory and file below `dir` with its mode, as `path 700`. One the server removes between the listing and
+ * its look (a push's temporary folder) is passed over: gone, it holds nothing.
+ */
 function modesBelow(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((name) => {
-    const full = path.join(dir, name);
-    return `${name} ${modeOf(full).toString(8)}`;
+  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).flatMap((name) => {
+    try {
+      return [`${name} ${modeOf(path.join(dir, name)).toString(8)}`];
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
   });
 }
 
