@@ -53,6 +53,7 @@ import { loopSlice } from '../loop-slice.ts';
 import { commitChanges, readingCache } from './commit-changes.ts';
 import { renderBudget } from './rendering.ts';
 import { DIFF_LIMITS, diffOf, rangeDiff, type RevisionDiff } from './snippets/history.ts';
+import { type MessageBudget, messageBudget } from './commit-messages.ts';
 
 export const FILE_EXISTS = 'A file with this name already exists';
 export const FILE_MISSING = "A file with this name doesn't exist";
@@ -625,11 +626,18 @@ export async function listCommits(
     if (!repo || !from || from.length === 0) return { commits: [], files: [], hasMore: false };
     const match = commitMatcher(opts);
     const page = { skip: window.offset, limit: window.limit + 1 };
+    const message = messageBudget();
     const read =
       opts.order === 'topo'
         ? // Every ref's commit as git's --all, not one argument each: a repository may have more than a command line holds.
-          await topoOrderCommits(caches, repo, opts.all ? ['--all'] : [from as string], { ...opts, ...page })
-        : await repo.log(from, { ...page, path: opts.path, match, firstParent: opts.firstParent });
+          await topoOrderCommits(caches, repo, opts.all ? ['--all'] : [from as string], { ...opts, ...page }, message)
+        : await repo.log(from, {
+            ...page,
+            path: opts.path,
+            match,
+            firstParent: opts.firstParent,
+            message: message.commit,
+          });
     const commits = read.slice(0, window.limit);
     const files: (FileChange[] | null)[] = [];
     // GitLab's with_stats: each commit's lines against its first parent, worked out as a single commit's are.
@@ -653,10 +661,14 @@ async function topoOrderCommits(
   repo: GitRepository,
   from: string[],
   opts: Parameters<typeof topoOrderPage>[2],
+  message: MessageBudget,
 ): Promise<CommitInfo[]> {
   const ids = await readingCache(caches, repo, (dir) => topoOrderPage(dir, from, opts, renderBudget()));
   const commits: CommitInfo[] = [];
-  for (const id of ids) commits.push(await repo.commitInfo(id));
+  for (const id of ids) {
+    const info = await repo.commitInfo(id);
+    commits.push({ ...info, message: message.commit(info.message) });
+  }
   return commits;
 }
 
@@ -1034,29 +1046,30 @@ export async function listTags(
       .map((tag) => ({ ...tag, key: Buffer.from(tag.name).toString('latin1') }))
       .filter(({ name }) => matches(name));
     const direction = query.sort === 'asc' ? 1 : -1;
-    const slice = loopSlice();
-    let tags: TagInfo[];
+    let ordered: typeof named;
     if (query.orderBy === 'updated') {
-      const all: TagInfo[] = [];
+      // Only each commit's time is kept for the sort: every tag's messages, held whole, came to gigabytes.
+      const times = new Map<(typeof named)[number], number>();
+      const slice = loopSlice();
       for (const tag of named) {
-        const info = await tagInfo(repo, tag.name, tag.id);
-        if (info) all.push(info);
+        const commitId = await repo.resolveCommit(tag.id);
+        const commit = commitId && (await repo.commit(commitId));
+        if (commit) times.set(tag, commit.committer.time);
         if (slice.over()) await slice.pass();
       }
-      // Each commit's time worked out once for the sort, not at each comparison.
-      const times = new Map(all.map((info) => [info, Date.parse(info.commit.committedAt)]));
-      all.sort((a, b) => direction * (times.get(a)! - times.get(b)!));
-      tags = all.slice(window.offset, window.offset + window.limit + 1);
+      ordered = [...times.keys()].sort((a, b) => direction * (times.get(a)! - times.get(b)!));
     } else {
       if (query.orderBy === 'version') {
         const runs = new Map(named.map((tag) => [tag, versionRuns(tag.key)]));
         named.sort((a, b) => direction * (versionCompare(runs.get(a)!, runs.get(b)!) || byteCompare(a.key, b.key)));
       } else named.sort((a, b) => direction * byteCompare(a.key, b.key));
-      tags = [];
-      for (const tag of named.slice(window.offset, window.offset + window.limit + 1)) {
-        const info = await tagInfo(repo, tag.name, tag.id);
-        if (info) tags.push(info);
-      }
+      ordered = named;
+    }
+    const tags: TagInfo[] = [];
+    const message = messageBudget();
+    for (const tag of ordered.slice(window.offset, window.offset + window.limit + 1)) {
+      const info = await tagInfo(repo, tag.name, tag.id, message);
+      if (info) tags.push(info);
     }
     return { rows: tags.slice(0, window.limit), total: named.length, hasMore: tags.length > window.limit };
   });
@@ -1128,19 +1141,22 @@ export async function deleteTag(
   });
 }
 
-/** A tag's target, message, date and commit; null when it names no commit. */
-async function tagInfo(repo: GitRepository, name: string, id: string): Promise<TagInfo | null> {
+/**
+ * A tag's target, message, date and commit; null when it names no commit. With a list's `budget`, its messages are
+ * shown within it; else whole.
+ */
+async function tagInfo(repo: GitRepository, name: string, id: string, budget?: MessageBudget): Promise<TagInfo | null> {
   const object = await repo.object(id);
   let message = '';
   let createdAt: string | null = null;
   let commitId: string | null = id;
   if (object?.type === 'tag') {
     const tag = parseTag(object.body);
-    message = tag.message;
+    message = budget ? budget.tag(tag.message) : tag.message;
     createdAt = tag.tagger ? new Date(tag.tagger.time * 1000).toISOString() : null;
     commitId = await repo.resolveCommit(id);
   } else if (object?.type !== 'commit') return null;
-  const [commit] = commitId ? await repo.log(commitId, { skip: 0, limit: 1 }) : [];
+  const [commit] = commitId ? await repo.log(commitId, { skip: 0, limit: 1, message: budget?.commit }) : [];
   return commit ? { name, target: id, message, createdAt, commit } : null;
 }
 
@@ -1346,8 +1362,9 @@ async function branchInfos(caches: ServingCaches, repo: GitRepository, heads: { 
         )
       : new Set<string>();
   const infos: BranchInfo[] = [];
+  const { commit: message } = messageBudget();
   for (const head of heads) {
-    const [commit] = await repo.log(head.id, { skip: 0, limit: 1 });
+    const [commit] = await repo.log(head.id, { skip: 0, limit: 1, message });
     infos.push({ name: head.name, commit, merged: merged.has(head.name), default: head.name === repo.head });
   }
   return infos;

@@ -265,6 +265,110 @@ describe('pushed repositories that would hold the server', () => {
   it('the same with 16 MiB of one letter, which deflates to 16 KiB: it is not inflated whole either', () =>
     rawNeverRead('a'.repeat(16 * MiB)));
 
+  describe('a hundred commits, branches and tags of messages near the largest a push takes (1 MiB)', () => {
+    // A page of them held every message whole and wrote them all: the commits list answered 180 MB and held the
+    // loop 1-2.4 s (helper-96). A page's messages now come to at most 8 MiB; past that, each is shown as GitLab
+    // shows a message too big to display, its subject and `--commit message is too big`.
+    const COUNT = 100;
+    // Quotes and backslashes, which JSON doubles, on short lines: the subject is the first of them.
+    const body = (i: number) => `${`"line" \\ of commit ${i}\n`.repeat(40_000)}`;
+    let wordy: { id: number; path_with_namespace: string };
+
+    before(async () => {
+      wordy = await api('POST', '/projects', { path: 'wordy', visibility: 'public' });
+      const lines: string[] = [];
+      for (let i = 0; i < COUNT; i++) {
+        const message = body(i);
+        lines.push('commit refs/heads/main', `committer T <t@example.com> ${1700000000 + i} +0000`);
+        lines.push(`data ${Buffer.byteLength(message)}`, message);
+        lines.push(`reset refs/heads/b${String(i).padStart(3, '0')}`, 'from refs/heads/main', '');
+        lines.push(
+          `tag t${String(i).padStart(3, '0')}`,
+          'from refs/heads/main',
+          'tagger T <t@example.com> 1700000000 +0000',
+        );
+        lines.push(`data ${Buffer.byteLength(message)}`, message);
+      }
+      const dir = repository('wordy', `${lines.join('\n')}\n`);
+      const remote = new URL(`${server.url}/${wordy.path_with_namespace}.git`);
+      remote.username = 'root';
+      remote.password = TOKEN;
+      execFileSync('git', ['push', '-q', remote.href, 'refs/heads/*:refs/heads/*', 'refs/tags/*:refs/tags/*'], {
+        cwd: dir,
+        env: GIT_ENV,
+      });
+    });
+
+    const listed = async (list: string) => {
+      const { answer, calm } = await whileHostile(server, () =>
+        get(`${server.url}/api/v4/projects/${wordy.id}/repository/${list}?per_page=100`),
+      );
+      assert.equal(answer.status, 200);
+      assertCalm(calm);
+      return JSON.parse(answer.text);
+    };
+    /** How many messages are whole, and that every other is GitLab's too-big form of its own. */
+    const wholeOf = (messages: string[], numberOf: (at: number) => number) => {
+      let whole = 0;
+      messages.forEach((message, at) => {
+        const i = numberOf(at);
+        if (message === body(i).replace(/\n$/, '')) whole++;
+        else assert.equal(message, `"line" \\ of commit ${i}\n\n--commit message is too big`);
+      });
+      return whole;
+    };
+
+    it('the commits list: the newest messages whole up to 8 MiB, the rest too big to show', async () => {
+      const commits = await listed('commits');
+      assert.equal(commits.length, COUNT);
+      const whole = wholeOf(
+        commits.map((c: { message: string }) => c.message),
+        (at) => COUNT - 1 - at,
+      );
+      assert.ok(whole >= 3 && whole <= 10, `${whole} messages whole`);
+      assert.ok(
+        commits.every((c: { title: string }, at: number) => c.title === `"line" \\ of commit ${COUNT - 1 - at}`),
+      );
+    });
+
+    it("the branches list: each branch's commit, its message within the same budget", async () => {
+      const branches = await listed('branches');
+      // By name: b000 to b099, and main on the next page.
+      assert.deepEqual(
+        branches.map((b: { name: string }) => b.name),
+        Array.from({ length: COUNT }, (_, i) => `b${String(i).padStart(3, '0')}`),
+      );
+      const whole = wholeOf(
+        branches.map((b: { commit: { message: string } }) => b.commit.message),
+        (at) => at,
+      );
+      assert.ok(whole >= 3 && whole <= 10, `${whole} messages whole`);
+    });
+
+    it("the tags list: each tag's message and its commit's, within the same budget", async () => {
+      const tags = await listed('tags');
+      assert.equal(tags.length, COUNT);
+      // Newest commit first (GitLab's default order); a tag's message is GitLab's whole notice when too big.
+      const tagMessages = tags.map((t: { message: string }) => t.message);
+      const wholeTags = tagMessages.filter((m: string, at: number) => {
+        if (m === '--tag message is too big') return false;
+        assert.equal(m, body(COUNT - 1 - at));
+        return true;
+      }).length;
+      const wholeCommits = wholeOf(
+        tags.map((t: { commit: { message: string } }) => t.commit.message),
+        (at) => COUNT - 1 - at,
+      );
+      assert.ok(wholeTags >= 2 && wholeTags + wholeCommits <= 10, `${wholeTags} and ${wholeCommits} messages whole`);
+    });
+
+    it('one commit: its message whole, as GitLab shows any under 10 MB', async () => {
+      const res = await get(`${server.url}/api/v4/projects/${wordy.id}/repository/commits/b042`);
+      assert.equal(res.status, 200);
+      assert.equal(JSON.parse(res.text).message, body(42).replace(/\n$/, ''));
+    });
+  });
+
   it('a push of 20,000 tags: the fetch after it keeps the loop free while the refs git wrote go', async () => {
     // git writes a file for each ref a push moves in the node's cache; the next refresh, which puts the database's
     // refs in packed-refs, removed those files one by one on the event loop: 10,000 held it 290 ms, 20,000 twice that.

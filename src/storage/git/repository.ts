@@ -1113,6 +1113,8 @@ export class GitRepository {
       path?: string;
       match?: (info: CommitInfo) => boolean;
       firstParent?: boolean;
+      /** What of each listed commit's message is kept (domain/commit-messages.ts), as each is read. */
+      message?: (message: string) => string;
     },
   ): Promise<CommitInfo[]> {
     const out: CommitInfo[] = [];
@@ -1120,7 +1122,7 @@ export class GitRepository {
     await this.walk(typeof from === 'string' ? [from] : from, opts.path, opts.firstParent ?? false, (info) => {
       if (opts.match && !opts.match(info)) return true;
       if (skip > 0) skip--;
-      else out.push(info);
+      else out.push(opts.message ? { ...info, message: opts.message(info.message) } : info);
       return out.length < opts.limit;
     });
     return out;
