@@ -216,7 +216,8 @@ const loop = monitorEventLoopDelay({ resolution: 1 });
 async function measure(
   app: App,
   name: string,
-  request: { method?: 'GET' | 'POST'; url: string; token?: string; body?: () => object },
+  /** `url` as a function: the URL of each request by its number (0 the one not counted), e.g. a walk of pages. */
+  request: { method?: 'GET' | 'POST'; url: string | ((n: number) => string); token?: string; body?: () => object },
   repeat = REPEAT,
   varied = true,
 ) {
@@ -230,11 +231,13 @@ async function measure(
         ).rows.map((r) => r.pid);
   const serverCpu = () => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
   const headers: Record<string, string> = request.token ? { 'private-token': request.token } : {};
+  let sent = 0;
+  const urlOf = () => (typeof request.url === 'string' ? request.url : request.url(sent++));
   const send = () =>
     app.app.inject({
       method: request.method ?? 'GET',
       // A URL of its own for each read (bench/unkept.ts): measured is its work, not a kept answer.
-      url: varied && (request.method ?? 'GET') === 'GET' ? unkept(request.url) : request.url,
+      url: varied && (request.method ?? 'GET') === 'GET' ? unkept(urlOf()) : urlOf(),
       headers: request.body ? { ...headers, 'content-type': 'application/json' } : headers,
       payload: request.body ? JSON.stringify(request.body()) : undefined,
     });
@@ -415,6 +418,18 @@ try {
     ),
   ];
   for (const [name, url, token] of lists) await measure(big, name, { url, token });
+  // A client reading a whole list asks its pages one after another: from the middle on, each next page.
+  const walks = [
+    [`GET /snippets/all, admin (${n})`, ROOT_TOKEN, SNIPPETS],
+    [`GET /snippets/all, member of 10 projects (${n})`, USER_TOKEN, loaded.seenByUser0],
+  ] as const;
+  for (const [name, token, items] of walks) {
+    const middle = Math.ceil(Math.ceil(items / PER_PAGE) / 2);
+    await measure(big, `${name}, pages ${middle} to ${middle + REPEAT} one after another`, {
+      url: (i) => `/api/v4/snippets/all?per_page=${PER_PAGE}&page=${middle + i}`,
+      token,
+    });
+  }
   // Again, to tell an effect of going first (right after the load) from the list's own cost.
   await measure(big, `${lists[0][0]}, again`, { url: lists[0][1], token: lists[0][2] });
   await measure(small, `GET /snippets/public, page 1 (${values.small})`, {

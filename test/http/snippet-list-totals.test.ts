@@ -161,4 +161,55 @@ describe('snippet list totals around 10,000 rows', () => {
     await t.expect('DELETE', `/snippets/${created.id}`, author.token, undefined, 204);
     assert.deepEqual((await page('per_page=100&page=11')).ids, before.ids);
   });
+
+  it('walks the pages past the counted rows one after another as offsets would, writes between them included', async () => {
+    // Each such page starts below the id the page before it ended at (storage/db/page-boundaries.ts), as long as
+    // nothing was written since: a create, a delete or a change of visibility between two pages must move the
+    // next as its offset says. The oracle: the public personal snippets' ids, newest first, straight from SQL.
+    const db = t.app.store.kysely;
+    const now = new Date().toISOString();
+    await db
+      .insertInto('snippets')
+      .values(Array.from({ length: 400 }, (_, i) => snippetRow(author.id, now, { title: `later ${i}` })))
+      .execute();
+    const oracle = async (n: number) => {
+      const rows = await db
+        .selectFrom('snippets')
+        .select('id')
+        .where('visibility', '=', 'public')
+        .where('project_id', 'is', null)
+        .orderBy('id', 'desc')
+        .execute();
+      const offset = (n - 1) * 100;
+      const ids = rows.slice(offset, offset + 100).map((r) => r.id);
+      const more = rows.length > offset + 100;
+      return {
+        ids,
+        total: undefined,
+        totalPages: undefined,
+        next: more ? String(n + 1) : '',
+        prev: String(n - 1),
+        last: false,
+      };
+    };
+    const same = async (n: number) =>
+      assert.deepEqual(await page(`per_page=100&page=${n}`), await oracle(n), `page ${n}`);
+    for (const n of [100, 101, 102]) await same(n);
+    const created = await t.ok(
+      'POST',
+      '/snippets',
+      author.token,
+      { title: 'between pages', visibility: 'public', files: [{ file_path: 'n.txt', content: 'n' }] },
+      201,
+    );
+    await same(103);
+    await t.expect('DELETE', `/snippets/${created.id}`, author.token, undefined, 204);
+    await same(104);
+    await same(103);
+    await same(104);
+    const hidden = (await oracle(104)).ids[50];
+    await t.ok('PUT', `/snippets/${hidden}`, author.token, { visibility: 'private' }, 200);
+    await same(104);
+    assert.equal((await oracle(104)).ids.includes(hidden), false);
+  });
 });

@@ -19,6 +19,7 @@
 // a read is under way (a PostgreSQL round trip), newcomers wait for the next, which starts when it ends.
 import type { Epochs } from './database.ts';
 import type { Store } from './store.ts';
+import { PageBoundaries } from './page-boundaries.ts';
 
 /** Entries kept before everything is dropped (a bound on memory, e.g. against sprayed tokens). */
 const MAX_ENTRIES = 10_000;
@@ -207,9 +208,11 @@ function deepFreeze<T>(value: T): T {
 
 /** The store that read requests use: the same repositories, with the hot lookups served by `cache`. */
 export function withCachedReads(store: Store, cache: ReadCache): Store {
-  const { tokens, projects, members, settings, namespaces, users } = store;
+  const { tokens, projects, members, settings, namespaces, users, snippets } = store;
+  const boundaries = new PageBoundaries(() => cache.generation);
   return {
     ...store,
+    snippets: { ...snippets, visiblePage: boundaries.visiblePage((...page) => snippets.visiblePage(...page)) },
     memo: (key, load, rules) => cache.get(key, load, rules),
     memoAnswer: (key, load, rules) => cache.answer(key, load, rules),
     tokens: {

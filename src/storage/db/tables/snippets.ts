@@ -302,7 +302,8 @@ export function snippetsTable(
      * reads go, off the event loop (a last page of a million snippets took 100-400 ms on it).
      */
     visiblePage(scope: SnippetScope, filter: SnippetListFilter, window: PageWindow) {
-      const deep = window.offset >= DEEP_OFFSET;
+      // Below an id (page-boundaries.ts), the rows a viewer may not see are stepped over as an offset's are.
+      const deep = window.offset >= DEEP_OFFSET || filter.beforeId !== undefined;
       return fetchSnippetPage(deep ? reads : db, this.visibleQuery(scope, filter), window, 'newest');
     },
     /**
