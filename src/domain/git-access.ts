@@ -24,6 +24,7 @@ import { parseRowId } from './ids.ts';
 
 const NOT_FOUND_TEXT = "The project you were looking for could not be found or you don't have permission to view it.";
 const PUSH_DENIED_TEXT = 'You are not allowed to push code to this project.';
+const DOWNLOAD_DENIED_TEXT = 'You are not allowed to download code from this project.';
 const SNIPPET_PUSH_DENIED_TEXT = 'You are not allowed to update this snippet.';
 // GitLab's abilities_for_scopes: read_api is read-only access, download_code included (Gitlab::Auth).
 const READ_SCOPES: Scope[] = ['api', 'read_api', 'read_repository', 'write_repository'];
@@ -78,8 +79,10 @@ export async function resolveGitTarget(
     if (write && !can(user, 'update_snippet', { ...ctx, snippet })) throw refused(SNIPPET_PUSH_DENIED_TEXT);
     return { repository: await snippetRepository(store, snippet), ctx, snippetId: snippet.id };
   }
-  if (!can(user, 'download_code', ctx)) throw hidden();
-  if (write && !can(user, 'push_code', ctx)) throw refused(PUSH_DENIED_TEXT);
+  // GitLab's GitAccess: a project the caller sees, then download_code for a fetch or push_code for a push, each
+  // refused with its sentence (a guest of a private project, a repository closed to the caller, a reporter's push).
+  if (write ? !can(user, 'push_code', ctx) : !can(user, 'download_code', ctx))
+    throw refused(write ? PUSH_DENIED_TEXT : DOWNLOAD_DENIED_TEXT);
   return { repository: await ensureProjectRepository(store, ctx.project), ctx, snippetId: null };
 }
 

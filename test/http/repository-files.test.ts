@@ -1147,7 +1147,18 @@ describe('project repository files API', () => {
       token: null,
       headers: { authorization: `Basic ${Buffer.from(`x:${externalGuest.token}`).toString('base64')}` },
     });
-    assert.equal(clone.statusCode, 404, clone.body);
+    // GitLab's GitAccess: the project is theirs to see, its code not: download_code's sentence, 403.
+    assert.equal(clone.statusCode, 403, clone.body);
+    assert.equal(clone.body, 'You are not allowed to download code from this project.\n');
+    // A push asks push_code instead, with its own sentence.
+    const push = await t.request({
+      method: 'GET',
+      url: `/alice/inside.git/info/refs?service=git-receive-pack`,
+      token: null,
+      headers: { authorization: `Basic ${Buffer.from(`x:${externalGuest.token}`).toString('base64')}` },
+    });
+    assert.equal(push.statusCode, 403, push.body);
+    assert.equal(push.body, 'You are not allowed to push code to this project.\n');
   });
 
   it('answers reads sent together with the project delete: 200, 404 or cut off, never a 500', async () => {
