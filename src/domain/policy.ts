@@ -1,7 +1,7 @@
 // Who may see and do what. This is the ONLY place where visibility and roles are decided: routes call
 // authorize(viewer, ability, subject) (at the end of this file), finders ask can(), and the SQL list
 // filters follow the same rules (projects.visibleQuery mirrors canReadProject; visibleSnippetLevels).
-import type { Namespace, Project, Snippet, User, Visibility } from '../storage/db/schema.ts';
+import type { FeatureAccessLevel, Namespace, Project, Snippet, User, Visibility } from '../storage/db/schema.ts';
 import { ACCESS, VISIBILITY_LEVEL } from './access.ts';
 import { forbidden } from './failure.ts';
 
@@ -67,16 +67,25 @@ export function accessDeniedReason(user: Pick<User, 'state' | 'ghost'>, external
   return null;
 }
 
+// ---- Project features (GitLab's ProjectFeature and ProjectPolicy#access_allowed_to?) ----
+
+/**
+ * A project feature at its level: disabled for everyone, administrators included; "private" for members (guest
+ * and up) and administrators; enabled for whoever sees the project. The feature's own abilities add their rules.
+ */
+function canUseFeature(viewer: Viewer, level: FeatureAccessLevel, access: Access): boolean {
+  if (level === 'disabled') return false;
+  if (level === 'private') return isAdmin(viewer) || maxAccess(access) >= ACCESS.guest;
+  return true;
+}
+
 // ---- Project snippets (docs/gitlab-compatibility.md#snippet-permissions) ----
 
 type SnippetsAccess = Pick<Project, 'snippets_access_level'>;
 
 /** The project's snippets feature: disabled for everyone; "private" for members and admins only. */
-function canUseSnippetsFeature(viewer: Viewer, project: SnippetsAccess, access: Access): boolean {
-  if (project.snippets_access_level === 'disabled') return false;
-  if (project.snippets_access_level === 'private') return isAdmin(viewer) || maxAccess(access) >= ACCESS.guest;
-  return true;
-}
+const canUseSnippetsFeature = (viewer: Viewer, project: SnippetsAccess, access: Access) =>
+  canUseFeature(viewer, project.snippets_access_level, access);
 
 /** Which snippet visibilities the viewer sees in a project: members and admins all, others by level. */
 export function visibleSnippetLevels(viewer: Viewer, access: Access): Visibility[] {
@@ -139,22 +148,34 @@ const canWritePersonalSnippet = (viewer: Viewer, snippet: Pick<Snippet, 'author_
 /** Any signed-in user but an external one (GitLab's global create_snippet). */
 const canCreatePersonalSnippet = (viewer: Viewer) => viewer !== null && (isAdmin(viewer) || viewer.external === 0);
 
-// ---- Repositories (GitLab's download_code / push_code) ----
+// ---- Repositories (GitLab's download_code / push_code; docs/gitlab-compatibility.md#repository-access-level) ----
 
 /**
- * Reading code: admins, reporters+, anyone of a public project, and signed-in users who are not external of an
- * internal one (GitLab's public_access and internal_access). A guest's role gives none: an external guest of an
- * internal project sees the project, not its code.
+ * The project's repository feature (GitLab's feature_available?(:repository, user)): its repository_access_level
+ * for this viewer. The branches and commits APIs answer 404 Repository without it, before asking download_code.
+ */
+export const repositoryFeatureAvailable = (viewer: Viewer, s: ProjectSubject) =>
+  canUseFeature(viewer, s.project.repository_access_level, s.access);
+
+/**
+ * Reading code: where the repository feature is open to the viewer, admins, reporters+, anyone of a public
+ * project, and signed-in users who are not external of an internal one (GitLab's public_access and
+ * internal_access). A guest's role gives none: an external guest of an internal project sees the project, not its
+ * code. A repository for members only is closed to the public and to non-members; a disabled one to everyone,
+ * administrators included (GitLab's repository_disabled prevents download_code and push_code).
  */
 function canReadRepository(viewer: Viewer, project: Project, access: Access): boolean {
+  if (!canUseFeature(viewer, project.repository_access_level, access)) return false;
   if (isAdmin(viewer) || maxAccess(access) >= ACCESS.reporter) return true;
   if (project.visibility === 'public') return true;
   return project.visibility === 'internal' && viewer !== null && viewer.external === 0;
 }
 
-/** Writing code: developers+ and admins, never into an archived project. */
+/** Writing code: developers+ and admins, never into an archived project nor one whose repository is disabled. */
 const canPushRepository = (viewer: Viewer, project: Project, access: Access) =>
-  project.archived === 0 && (isAdmin(viewer) || maxAccess(access) >= ACCESS.developer);
+  project.archived === 0 &&
+  canUseFeature(viewer, project.repository_access_level, access) &&
+  (isAdmin(viewer) || maxAccess(access) >= ACCESS.developer);
 
 // ---- The one entry point: can(viewer, ability, subject) and authorize(...) ----
 

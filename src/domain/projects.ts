@@ -3,7 +3,7 @@
 import type { Store } from '../storage/db/store.ts';
 import type { PageOf, PageWindow } from '../storage/db/page.ts';
 import type { ProjectListFilter, ProjectOrderColumn } from '../storage/db/tables/projects.ts';
-import type { Namespace, Project, ProjectsTable, User, Visibility } from '../storage/db/schema.ts';
+import type { FeatureAccessLevel, Namespace, Project, ProjectsTable, User, Visibility } from '../storage/db/schema.ts';
 import { writeFile } from './project-files.ts';
 import { ancestorIds } from '../storage/db/tables/namespaces.ts';
 import { isUniqueViolation } from '../storage/db/database.ts';
@@ -77,6 +77,7 @@ export interface NewProjectInput {
   visibility?: Visibility;
   description?: string | null;
   snippets_access_level?: ProjectsTable['snippets_access_level'];
+  repository_access_level?: FeatureAccessLevel;
   default_branch?: string;
   initialize_with_readme?: boolean;
 }
@@ -151,6 +152,7 @@ export async function createProject(
         visibility,
         default_branch: input.default_branch ?? settings.default_branch_name,
         snippets_access_level: input.snippets_access_level ?? 'enabled',
+        repository_access_level: input.repository_access_level ?? 'enabled',
         archived: 0,
         creator_id: creator.id,
         created_at: now,
@@ -197,6 +199,7 @@ export interface ProjectChanges {
   description?: string | null;
   visibility?: Visibility;
   snippets_access_level?: ProjectsTable['snippets_access_level'];
+  repository_access_level?: FeatureAccessLevel;
   default_branch?: string;
   archived?: boolean;
 }
@@ -234,6 +237,9 @@ export async function updateProject(
     ...(changes.description !== undefined && { description: changes.description }),
     ...(changes.visibility !== undefined && { visibility: changes.visibility }),
     ...(changes.snippets_access_level !== undefined && { snippets_access_level: changes.snippets_access_level }),
+    ...(changes.repository_access_level !== undefined && {
+      repository_access_level: changes.repository_access_level,
+    }),
     ...(changes.default_branch !== undefined && { default_branch: changes.default_branch }),
     ...(changes.archived !== undefined && { archived: changes.archived ? 1 : 0 }),
   };

@@ -160,6 +160,7 @@ const FIELDS = [
   'scopes',
   'default_branch',
   'snippets_access_level',
+  'repository_access_level',
   'restricted_visibility_levels',
 ];
 

@@ -67,6 +67,7 @@ describe('migrations', () => {
           '0019_snippet_files_without_rowid',
           '0020_access_epoch_once',
           '0021_ghost_user',
+          '0022_repository_access_level',
         ],
       );
     } finally {
@@ -164,6 +165,7 @@ describe('migrations', () => {
         '0019_snippet_files_without_rowid',
         '0020_access_epoch_once',
         '0021_ghost_user',
+        '0022_repository_access_level',
       ]);
       // 0010 indexed the stored file: by path, with no text since its blob is not there.
       assert.deepEqual(await k.selectFrom('snippet_file_text').select(['snippet_id', 'path', 'content']).execute(), [
@@ -279,6 +281,7 @@ describe('migrations', () => {
         '0019_snippet_files_without_rowid',
         '0020_access_epoch_once',
         '0021_ghost_user',
+        '0022_repository_access_level',
       ]);
       const queue = () =>
         k.selectFrom('search_index_queue').select(['op', 'kind', 'source_id']).orderBy('id').execute();

@@ -30,6 +30,7 @@ export function project(p: Project, ns: Namespace, urls: ProjectUrls) {
     visibility: p.visibility,
     archived: p.archived === 1,
     snippets_enabled: p.snippets_access_level !== 'disabled',
+    repository_access_level: p.repository_access_level,
     snippets_access_level: p.snippets_access_level,
     creator_id: p.creator_id,
   };

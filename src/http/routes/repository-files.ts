@@ -14,7 +14,7 @@ import * as spec from '../schemas/repository.ts';
 import { findReadableProject, type ProjectContext, refuseStartProject } from '../../domain/projects.ts';
 import { apiError, invalidParams, notFound, routeNotFound } from '../../domain/failure.ts';
 import { branch, commit, commitDetail, commitWithStats, fileDiff, tag } from '../presenters/commits.ts';
-import { authorize, can } from '../../domain/policy.ts';
+import { authorize, can, repositoryFeatureAvailable } from '../../domain/policy.ts';
 import {
   blobById,
   type FileInfo,
@@ -64,11 +64,29 @@ async function branchOf(request: FastifyRequest, ctx: ProjectContext) {
   return found;
 }
 
-/** The project, if the caller may read its code (404 when hidden, 403 for guests of private projects). */
-async function readableCode(request: FastifyRequest) {
+/**
+ * The project, if the caller may read its code (404 when hidden, 403 for guests of private projects and where its
+ * repository is closed to the caller). `api` 'branches' and 'commits' are GitLab's APIs of those names, whose
+ * require_repository_enabled! answers 404 Repository first (readableRepository).
+ */
+async function readableCode(request: FastifyRequest, api: 'branches' | 'commits' | 'other' = 'other') {
   const viewer = request.principal.user;
-  const ctx = await findReadableProject(storeOf(request), viewer, (request.params as { id: string }).id);
+  const ctx = api === 'other' ? await readableProject(request) : await readableRepository(request);
   authorize(viewer, 'download_code', ctx);
+  return ctx;
+}
+
+const readableProject = (request: FastifyRequest) =>
+  findReadableProject(storeOf(request), request.principal.user, (request.params as { id: string }).id);
+
+/**
+ * The project, for GitLab's branches and commits APIs (reads and writes): their require_repository_enabled! answers
+ * 404 Repository Not Found when the repository feature is closed to the caller (disabled, or private and the
+ * caller no member), before any other check of theirs.
+ */
+async function readableRepository(request: FastifyRequest) {
+  const ctx = await readableProject(request);
+  if (!repositoryFeatureAvailable(request.principal.user, ctx)) throw notFound('Repository');
   return ctx;
 }
 
@@ -251,7 +269,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
 
   /** GET /projects/:id/repository/commits?ref_name= — newest first, paginated without totals; [] for an empty repository. */
   app.get('/projects/:id/repository/commits', async (request, reply) => {
-    const ctx = await readableCode(request);
+    const ctx = await readableCode(request, 'commits');
     const p = validateRequest(spec.commitsSpec, request);
     const page = parsePage(request);
     const window = { offset: page.offset, limit: page.perPage };
@@ -285,7 +303,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
 
   /** GET /projects/:id/repository/branches — the branches by name, paginated; [] for an empty repository. */
   app.get('/projects/:id/repository/branches', async (request, reply) => {
-    const ctx = await readableCode(request);
+    const ctx = await readableCode(request, 'branches');
     const p = validateRequest(spec.branchesSpec, request);
     const store = storeOf(request);
     const rows = await paginated(request, reply, (window) =>
@@ -297,7 +315,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
 
   /** HEAD /projects/:id/repository/branches/:branch — 204 when the branch exists, else 404 (before the GET's own). */
   app.head('/projects/:id/repository/branches/:branch', async (request, reply) => {
-    const ctx = await readableCode(request);
+    const ctx = await readableCode(request, 'branches');
     const { branch: name } = request.params as { branch: string };
     if (!(await branchExists(storeOf(request), ctx, name))) throw notFound('Branch');
     return reply.code(204).send();
@@ -305,7 +323,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
 
   /** GET /projects/:id/repository/branches/:branch — 404 Branch Not Found. */
   app.get('/projects/:id/repository/branches/:branch', async (request) => {
-    const ctx = await readableCode(request);
+    const ctx = await readableCode(request, 'branches');
     const found = await branchOf(request, ctx);
     return branch(found, can(request.principal.user, 'push_code', ctx), projectWeb(request, ctx));
   });
@@ -360,7 +378,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   app.post('/projects/:id/repository/branches', async (request, reply) => {
     const viewer = request.principal.user;
     const store = storeOf(request);
-    const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
+    const ctx = await readableRepository(request);
     const p = validateRequest(spec.createBranchSpec, request);
     authorize(viewer, 'push_code', ctx);
     // Only a user may push_code.
@@ -373,7 +391,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   app.delete('/projects/:id/repository/branches/:branch', async (request, reply) => {
     const viewer = request.principal.user;
     const store = storeOf(request);
-    const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
+    const ctx = await readableRepository(request);
     authorize(viewer, 'push_code', ctx);
     const since = request.headers['if-unmodified-since'];
     const name = branchNameOf(request);
@@ -385,7 +403,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
   app.post('/projects/:id/repository/commits', async (request, reply) => {
     const viewer = currentUser(request);
     const store = storeOf(request);
-    const ctx = await findReadableProject(store, viewer, (request.params as { id: string }).id);
+    const ctx = await readableRepository(request);
     const p = validateRequest(spec.createCommitSpec, request, spec.createCommitConstraints);
     const actions = await commitActionsOf(p.actions);
     if (p.start_project !== undefined) await refuseStartProject(store, viewer, p.start_project);
@@ -406,7 +424,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
 
   /** GET /projects/:id/repository/commits/:sha/diff — the commit's files with their patches, paginated. */
   app.get('/projects/:id/repository/commits/:sha/diff', async (request, reply) => {
-    const ctx = await readableCode(request);
+    const ctx = await readableCode(request, 'commits');
     const p = validateRequest(spec.commitDiffSpec, request);
     const files = await commitPatches(storeOf(request), request.server.gitNode.caches, ctx, p.sha);
     if (!files) throw notFound('Commit');
@@ -498,7 +516,7 @@ export default async function repositoryFileRoutes(app: FastifyInstance) {
 
   /** GET /projects/:id/repository/commits/:sha — a commit by id, branch or tag; 404 Commit Not Found. */
   app.get('/projects/:id/repository/commits/:sha', async (request) => {
-    const ctx = await readableCode(request);
+    const ctx = await readableCode(request, 'commits');
     const p = validateRequest(spec.commitSpec, request);
     const found = await readCommit(storeOf(request), request.server.gitNode.caches, ctx, p.sha, p.stats);
     if (!found) throw notFound('Commit');

@@ -1,7 +1,8 @@
 import type { ParamSpec } from '../params.ts';
 import { ACCESS_LEVELS, VISIBILITIES } from '../../domain/access.ts';
 
-const SNIPPETS_ACCESS = ['disabled', 'private', 'enabled'] as const;
+/** GitLab's values of a project feature's level (projects_helpers.rb): snippets and repository alike. */
+const FEATURE_ACCESS = ['disabled', 'private', 'enabled'] as const;
 
 export const createProjectSpec = {
   name: { type: 'string', allowBlank: false },
@@ -9,7 +10,8 @@ export const createProjectSpec = {
   namespace_id: { type: 'id' },
   visibility: { type: 'string', values: VISIBILITIES },
   description: { type: 'string', nullable: true },
-  snippets_access_level: { type: 'string', values: SNIPPETS_ACCESS },
+  snippets_access_level: { type: 'string', values: FEATURE_ACCESS },
+  repository_access_level: { type: 'string', values: FEATURE_ACCESS },
   default_branch: { type: 'string', allowBlank: false },
   initialize_with_readme: { type: 'boolean' },
 } satisfies ParamSpec;
@@ -25,7 +27,8 @@ export const updateProjectSpec = {
   name: { type: 'string', allowBlank: false },
   description: { type: 'string', nullable: true },
   visibility: { type: 'string', values: VISIBILITIES },
-  snippets_access_level: { type: 'string', values: SNIPPETS_ACCESS },
+  snippets_access_level: { type: 'string', values: FEATURE_ACCESS },
+  repository_access_level: { type: 'string', values: FEATURE_ACCESS },
   default_branch: { type: 'string', allowBlank: false },
 } satisfies ParamSpec;
 

@@ -27,6 +27,7 @@ import * as m0018 from './migrations/0018_search_index_without_positions.ts';
 import * as m0019 from './migrations/0019_snippet_files_without_rowid.ts';
 import * as m0020 from './migrations/0020_access_epoch_once.ts';
 import * as m0021 from './migrations/0021_ghost_user.ts';
+import * as m0022 from './migrations/0022_repository_access_level.ts';
 
 type Migration = { up(db: Kysely<any>, dialect: DialectName): Promise<void> };
 
@@ -52,6 +53,7 @@ const MIGRATIONS: [name: string, migration: Migration][] = [
   ['0019_snippet_files_without_rowid', m0019],
   ['0020_access_epoch_once', m0020],
   ['0021_ghost_user', m0021],
+  ['0022_repository_access_level', m0022],
 ];
 
 /** An arbitrary constant naming snippetd's migration lock among PostgreSQL advisory locks. */

@@ -4,6 +4,8 @@ import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 export type Visibility = 'private' | 'internal' | 'public';
 export type Flag = 0 | 1;
+/** A project feature's level (GitLab's ProjectFeature): nobody, members and administrators, or everyone who sees the project. */
+export type FeatureAccessLevel = 'disabled' | 'private' | 'enabled';
 
 export interface UsersTable {
   id: Generated<number>;
@@ -62,7 +64,9 @@ export interface ProjectsTable {
   description: string | null;
   visibility: Visibility;
   default_branch: string | null;
-  snippets_access_level: 'disabled' | 'private' | 'enabled';
+  snippets_access_level: FeatureAccessLevel;
+  /** GitLab's repository_access_level: who may read and write the repository (domain/policy.ts); 'enabled' unless set. */
+  repository_access_level: Generated<FeatureAccessLevel>;
   archived: Flag;
   creator_id: number;
   created_at: string;
