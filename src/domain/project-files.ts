@@ -749,11 +749,34 @@ export async function projectCommitDiff(
 
 /** Archives made at once by this process: git reads and compresses a whole tree for each. Others wait their turn. */
 const ARCHIVES_AT_ONCE = 2;
+/**
+ * Archives that may wait for a turn in this process; one more is GitLab's 429 of the archive's rate limit at once
+ * (`project_repositories_archive`). A wait is bounded by the git time budget too (renderBudget): past it, 408.
+ * Without either, a flood of archive requests waited in a queue that only grew, each holding its connection.
+ */
+const ARCHIVES_WAITING = 8;
 const archiveTurns = { running: 0, waiting: [] as (() => void)[] };
 
+/**
+ * A turn to make an archive, within the git time budget: GitTimeout (408 through readingRepository) when none
+ * came within it, GitLab's 429 when ARCHIVES_WAITING already wait.
+ */
 async function archiveTurn(): Promise<() => void> {
-  if (archiveTurns.running >= ARCHIVES_AT_ONCE) await new Promise<void>((go) => archiveTurns.waiting.push(go));
-  else archiveTurns.running++;
+  if (archiveTurns.running >= ARCHIVES_AT_ONCE) {
+    if (archiveTurns.waiting.length >= ARCHIVES_WAITING) throw new Failure('too_many_requests', '', {}, 1);
+    const budget = renderBudget();
+    await new Promise<void>((go, fail) => {
+      const turn = () => {
+        clearTimeout(late);
+        go();
+      };
+      const late = setTimeout(() => {
+        archiveTurns.waiting.splice(archiveTurns.waiting.indexOf(turn), 1);
+        fail(new GitTimeout(`no archive turn within ${budget} ms`));
+      }, budget);
+      archiveTurns.waiting.push(turn);
+    });
+  } else archiveTurns.running++;
   let done = false;
   return () => {
     if (done) return;
@@ -800,7 +823,7 @@ export async function projectArchive(
     commit,
     ...(folder ? [folder.replaceAll('/', '-')] : []),
   ].join('-');
-  const done = await archiveTurn();
+  const done = await readingRepository(store, ctx, archiveTurn);
   const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'snippetd-archive-'));
   const file = path.join(dir, 'archive');
   try {

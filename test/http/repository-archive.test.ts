@@ -207,4 +207,55 @@ describe('repository archive API', () => {
     await watching;
     assert.ok(most >= 1 && most <= 2, `${most} git archive processes at once`);
   });
+
+  it('answers a flood of archives: two made, eight wait within the time budget (408), the rest 429 at once', async () => {
+    // A server whose git budget (SNIPPETD_RENDER_BUDGET_MS) is shorter than git takes to compress 24 MB of noise.
+    const slow = await createTestApp({ renderBudgetMs: 400 });
+    try {
+      const owner = await slow.user('alice');
+      const big = (await slow.ok('POST', '/projects', owner.token, { path: 'big', visibility: 'private' }, 201)).id;
+      const actions = Array.from({ length: 6 }, (_, i) => ({
+        action: 'create',
+        file_path: `noise-${i}.bin`,
+        content: crypto.randomBytes(4 * 1024 * 1024).toString('base64'),
+        encoding: 'base64',
+      }));
+      const commit = { branch: 'main', commit_message: 'noise', actions };
+      await slow.ok('POST', `/projects/${big}/repository/commits`, owner.token, commit, 201);
+      await slow.app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = slow.app.server.address() as AddressInfo;
+      const ask = () =>
+        new Promise<{ status: number; body: Buffer; retryAfter?: string }>((resolve, reject) => {
+          const path = `/api/v4/projects/${big}/repository/archive.tar.gz`;
+          http
+            .get({ port, path, headers: { 'private-token': owner.token } }, (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () =>
+                resolve({
+                  status: res.statusCode!,
+                  body: Buffer.concat(chunks),
+                  retryAfter: res.headers['retry-after'] as string | undefined,
+                }),
+              );
+            })
+            .on('error', reject);
+        });
+      const answers = await Promise.all(Array.from({ length: 12 }, ask));
+      const count = (status: number) => answers.filter((a) => a.status === status).length;
+      assert.deepEqual([count(200), count(408), count(429)], [2, 8, 2]);
+      for (const a of answers.filter((a) => a.status === 408))
+        assert.deepEqual(JSON.parse(a.body.toString()), { message: '408 Request Timeout' });
+      for (const a of answers.filter((a) => a.status === 429)) {
+        assert.deepEqual(JSON.parse(a.body.toString()), {
+          message: { error: 'This endpoint has been requested too many times. Try again later.' },
+        });
+        assert.equal(a.retryAfter, '1');
+      }
+      // The turns are given back: one more is made.
+      assert.equal((await ask()).status, 200);
+    } finally {
+      await slow.close();
+    }
+  });
 });
