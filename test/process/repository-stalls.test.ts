@@ -362,6 +362,22 @@ describe('pushed repositories that would hold the server', () => {
       assert.ok(wholeTags >= 2 && wholeTags + wholeCommits <= 10, `${wholeTags} and ${wholeCommits} messages whole`);
     });
 
+    it('a message of one line of carriage returns: the list reads its subject in linear time', async () => {
+      // Its subject, without the line's trailing carriage returns, was cut with /\r+$/, which tries every start in
+      // the run: 64 KiB held the loop 6 s, the 1 MiB a push takes would hold it for minutes.
+      const message = `${'\r'.repeat(128 * 1024)}x`;
+      const lines = ['commit refs/heads/main', 'committer T <t@example.com> 1700000000 +0000'];
+      lines.push(`data ${message.length}`, message, '');
+      const returns = await api('POST', '/projects', { path: 'returns', visibility: 'public' });
+      git.push(server, TOKEN, repository('returns', `${lines.join('\n')}\n`), returns.path_with_namespace);
+      const { answer, calm } = await whileHostile(server, () =>
+        get(`${server.url}/api/v4/projects/${returns.id}/repository/commits`),
+      );
+      assert.equal(answer.status, 200);
+      assert.equal(JSON.parse(answer.text)[0].message, message);
+      assertCalm(calm);
+    });
+
     it('one commit: its message whole, as GitLab shows any under 10 MB', async () => {
       const res = await get(`${server.url}/api/v4/projects/${wordy.id}/repository/commits/b042`);
       assert.equal(res.status, 200);
