@@ -824,9 +824,12 @@ export async function projectArchive(
     ...(folder ? [folder.replaceAll('/', '-')] : []),
   ].join('-');
   const done = await readingRepository(store, ctx, archiveTurn);
-  const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'snippetd-archive-'));
-  const file = path.join(dir, 'archive');
+  // Everything after the turn is taken is within what gives it back: a temporary directory that could not be made
+  // (a full disk) kept the turn, and every archive after it waited for none to come.
+  let dir: string | undefined;
   try {
+    dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'snippetd-archive-'));
+    const file = path.join(dir, 'archive');
     // The project deleted while its turn came: 404, as for any read it overtakes.
     const reading = await readingRepository(store, ctx, () => caches.refreshForReading(repo));
     const out = await fs.promises.open(file, 'w');
@@ -848,7 +851,7 @@ export async function projectArchive(
     throw error;
   } finally {
     done();
-    await fs.promises.rm(dir, { recursive: true, force: true });
+    if (dir !== undefined) await fs.promises.rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -258,4 +258,21 @@ describe('repository archive API', () => {
       await slow.close();
     }
   });
+
+  it('gives its turn back when it fails before git runs (no temporary directory): the next archive is made', async () => {
+    // A turn was taken before the archive's temporary directory was made, outside what gives it back: a full or
+    // missing temporary directory kept both turns, and every archive after it, the disk freed, waited for 408.
+    const tmpdir = process.env.TMPDIR;
+    process.env.TMPDIR = `/nonexistent-${crypto.randomUUID()}`;
+    try {
+      for (let i = 0; i < 3; i++)
+        await t.fails('GET', archive(), alice.token, undefined, 500, { message: '500 Internal Server Error' });
+    } finally {
+      if (tmpdir === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = tmpdir;
+    }
+    const started = Date.now();
+    await t.expect('GET', archive(), alice.token, undefined, 200);
+    assert.ok(Date.now() - started < 2000, `${Date.now() - started} ms`);
+  });
 });
