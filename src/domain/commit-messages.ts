@@ -14,6 +14,9 @@ const SUBJECT_CHARS = 10 * 1024;
 /** GitLab's line in place of a commit message too big to show, after its subject. */
 export const TOO_BIG_NOTICE = '--commit message is too big';
 
+/** What Ruby's String#strip takes off a string's start: NUL and ASCII whitespace. */
+const RUBY_BLANKS = '\0\t\n\v\f\r ';
+
 /** GitLab's whole answer in place of a tag message too big to show (Gitlab::Git::Tag). */
 export const TAG_TOO_BIG = '--tag message is too big';
 
@@ -48,8 +51,13 @@ export function messageBudget(): MessageBudget {
     commit(message) {
       const subject = subjectOf(message);
       if (fits(message.length + subject.length)) return message;
+      // GitLab strips the form ("#{subject}\n\n--commit message is too big".strip): a subject's leading blanks go,
+      // and a blank subject leaves the notice alone.
+      let start = 0;
+      while (start < subject.length && RUBY_BLANKS.includes(subject[start])) start++;
+      if (start === subject.length) return TOO_BIG_NOTICE;
       // A copy, not a slice: V8's slice would keep the whole message alive for as long as the subject is.
-      const kept = subject.length > SUBJECT_CHARS ? subject.slice(0, SUBJECT_CHARS) : subject;
+      const kept = subject.slice(start, start + SUBJECT_CHARS);
       return `${Buffer.from(kept).toString()}\n\n${TOO_BIG_NOTICE}`;
     },
     tag: (message) => (fits(message.length) ? message : TAG_TOO_BIG),
