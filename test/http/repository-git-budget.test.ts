@@ -1,6 +1,7 @@
 // The repository reads that run git on the node's copy, past their time budget (SNIPPETD_RENDER_BUDGET_MS, here 1 ms,
 // which no git process meets): GitLab's 408 {"message":"408 Request Timeout"}, never a 500 or a partial answer.
 import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helper.ts';
 
 const TIMEOUT = { message: '408 Request Timeout' };
@@ -34,5 +35,27 @@ describe('repository reads over their git time budget', () => {
       `/projects/${P}/repository/branches?sort=updated_desc`,
     ])
       await t.fails('GET', url, token, undefined, 408, TIMEOUT);
+  });
+
+  it('answers 408 for tags by date when reading their commits takes longer than the budget', async () => {
+    // Every tag's commit is read for its time (GitLab's default order): 2,000 tags, as rows a push leaves.
+    const kysely = t.app.store.kysely;
+    const main = await kysely
+      .selectFrom('git_refs')
+      .innerJoin('git_repositories', 'git_repositories.id', 'git_refs.repository_id')
+      .select(['git_refs.repository_id', 'git_refs.oid'])
+      .where('git_repositories.kind', '=', 'project')
+      .where('git_repositories.owner_id', '=', P)
+      .where('git_refs.name', '=', 'refs/heads/main')
+      .executeTakeFirstOrThrow();
+    const rows = Array.from({ length: 2000 }, (_, i) => ({ ...main, name: `refs/tags/v${i}` }));
+    await kysely.insertInto('git_refs').values(rows).execute();
+    await t.fails('GET', `/projects/${P}/repository/tags`, token, undefined, 408, TIMEOUT);
+    // By name, only a page's commits are read.
+    const byName = await t.ok('GET', `/projects/${P}/repository/tags?order_by=name&per_page=2`, token, undefined, 200);
+    assert.deepEqual(
+      byName.map((tag: { name: string }) => tag.name),
+      ['v999', 'v998'],
+    );
   });
 });

@@ -321,13 +321,18 @@ export function parseCommit(body: Buffer): ParsedCommit {
   // The headers and the message decoded apart: a parent's id or a name sliced from the whole text kept all of it,
   // message included (V8's slice of a string holds the string it was cut from), for as long as it was kept.
   const split = body.indexOf('\n\n');
+  return { ...parseCommitHeaders(body), message: split === -1 ? '' : body.toString('utf8', split + 2) };
+}
+
+/** A commit's headers alone, its message (up to a commit's size) not decoded: what a sort by time needs. */
+export function parseCommitHeaders(body: Buffer): Omit<ParsedCommit, 'message'> {
+  const split = body.indexOf('\n\n');
   const headers = body.toString('utf8', 0, split === -1 ? body.length : split).split('\n');
-  const commit: ParsedCommit = {
+  const commit: Omit<ParsedCommit, 'message'> = {
     tree: '',
     parents: [],
     author: NO_SIGNATURE,
     committer: NO_SIGNATURE,
-    message: split === -1 ? '' : body.toString('utf8', split + 2),
   };
   for (const line of headers) {
     const space = line.indexOf(' ');

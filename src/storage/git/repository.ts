@@ -13,6 +13,7 @@ import {
   type ObjectType,
   PACK_TYPES,
   parseCommit,
+  parseCommitHeaders,
   parseTree,
   TYPE_OF_PACK_TYPE,
   tagTarget,
@@ -987,6 +988,14 @@ export class GitRepository {
   /** The commit `id` as a listing of commits gives it. */
   async commitInfo(id: string): Promise<CommitInfo> {
     return infoOf(id, await this.commit(id));
+  }
+
+  /** When the commit `id` was committed, in seconds since the epoch (its message not read). */
+  async committedAt(id: string): Promise<number> {
+    const object = await this.object(id);
+    if (!object) throw new MissingObject(`repository ${this.id} has no object ${id}`);
+    if (object.type !== 'commit') throw new Error(`${id} is not a commit of repository ${this.id}`);
+    return parseCommitHeaders(object.body).committer.time;
   }
 
   async commit(id: string) {
