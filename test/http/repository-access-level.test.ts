@@ -152,6 +152,70 @@ describe('repository_access_level', () => {
     );
   });
 
+  it("the project entity has default_branch only for who may read the code, on one project and in every list (GitLab's BasicProjectDetails: read_code)", async () => {
+    // The same viewers as members of a group holding a public and a private project: their access is inherited.
+    const group = await t.must('POST', '/groups', ROOT_TOKEN, {
+      name: 'code-group',
+      path: 'code-group',
+      visibility: 'public',
+    });
+    for (const viewer of viewers.filter((v) => v.role > 0))
+      await t.must('POST', `/groups/${group.id}/members`, ROOT_TOKEN, {
+        user_id: viewer.id,
+        access_level: viewer.role,
+      });
+    const grouped: typeof projects = [];
+    for (const visibility of ['public', 'private'] as const) {
+      const p = await t.must('POST', '/projects', ROOT_TOKEN, {
+        name: `${visibility}-grouped`,
+        namespace_id: group.id,
+        visibility,
+      });
+      grouped.push({ id: p.id, web_url: p.web_url, path: p.path_with_namespace, visibility });
+    }
+    const lists = [
+      ['/projects?search=-code', projects],
+      ['/users/root/projects?search=-code', projects],
+      [`/groups/${group.id}/projects`, grouped],
+      ['/projects?search=-grouped', grouped],
+    ] as const;
+    // Each pair of levels, the two projects of a list at different ones: the list decides for each row.
+    for (const first of LEVELS) {
+      for (const second of LEVELS) {
+        const levelOf = (p: (typeof projects)[number]) => (p === projects[0] || p === grouped[0] ? first : second);
+        for (const p of [...projects, ...grouped])
+          await t.must('PUT', `/projects/${p.id}`, ROOT_TOKEN, { repository_access_level: levelOf(p) });
+        for (const viewer of viewers) {
+          const shows = (p: (typeof projects)[number]) => expected(viewer, p.visibility, levelOf(p)).code;
+          for (const p of [...projects, ...grouped]) {
+            const what = `${levelOf(p)} ${p.visibility} ${viewer.name} GET /projects/${p.id}`;
+            const res = await t.api('GET', `/projects/${p.id}`, viewer.token);
+            if (!expected(viewer, p.visibility, levelOf(p)).readProject) {
+              assert.equal(res.statusCode, 404, what);
+              continue;
+            }
+            assert.equal(res.statusCode, 200, what);
+            assert.equal('default_branch' in res.json, shows(p), what);
+            if (shows(p)) assert.equal(res.json.default_branch, 'main', what);
+          }
+          for (const [url, set] of lists) {
+            const listed = (await t.must('GET', url, viewer.token)) as any[];
+            const want = set.filter((p) => expected(viewer, p.visibility, levelOf(p)).readProject);
+            const what = `${first}/${second} ${viewer.name} GET ${url}`;
+            assert.deepEqual(listed.map((p) => p.id).sort(), want.map((p) => p.id).sort(), what);
+            for (const p of want) {
+              const row = listed.find((r) => r.id === p.id);
+              assert.equal('default_branch' in row, shows(p), `${what}: ${p.visibility} ${levelOf(p)}`);
+              if (shows(p)) assert.equal(row.default_branch, 'main', what);
+            }
+          }
+        }
+      }
+    }
+    for (const p of [...projects, ...grouped])
+      await t.must('PUT', `/projects/${p.id}`, ROOT_TOKEN, { repository_access_level: 'enabled' });
+  });
+
   it("the repository API: the branches and commits APIs answer 404 Repository where the feature is closed to the viewer, the others 403 (GitLab's require_repository_enabled! and download_code)", async () => {
     const reads: [kind: 'gated' | 'code', path: string][] = [
       ['gated', '/repository/branches'],

@@ -1,5 +1,5 @@
 import type { Namespace, Project } from '../../storage/db/schema.ts';
-import type { Access } from '../../domain/policy.ts';
+import { can, type Access, type Viewer } from '../../domain/policy.ts';
 import { namespaceBasic } from './groups.ts';
 
 export interface ProjectUrls {
@@ -7,8 +7,19 @@ export interface ProjectUrls {
   sshHost: string;
 }
 
-/** GitLab's project entity (the fields clients read), in GitLab's key order. */
-export function project(p: Project, ns: Namespace, urls: ProjectUrls) {
+/** A project as the viewer sees it: its row, its namespace and the viewer's access to it. */
+export interface SeenProject {
+  project: Project;
+  namespace: Namespace;
+  access: Access;
+}
+
+/**
+ * GitLab's project entity (the fields clients read), in GitLab's key order, for `viewer`: `default_branch` only for
+ * whoever may read the code (GitLab's BasicProjectDetails exposes it `if` read_code), left out, not null, otherwise.
+ */
+export function project(seen: SeenProject, viewer: Viewer, urls: ProjectUrls) {
+  const { project: p, namespace: ns } = seen;
   return {
     id: p.id,
     description: p.description,
@@ -17,7 +28,7 @@ export function project(p: Project, ns: Namespace, urls: ProjectUrls) {
     path: p.path,
     path_with_namespace: p.full_path,
     created_at: p.created_at,
-    default_branch: p.default_branch,
+    ...(can(viewer, 'download_code', seen) && { default_branch: p.default_branch }),
     tag_list: [],
     topics: [],
     ssh_url_to_repo: `git@${urls.sshHost}:${p.full_path}.git`,
@@ -39,8 +50,9 @@ export function project(p: Project, ns: Namespace, urls: ProjectUrls) {
 const accessEntry = (level: number) => (level > 0 ? { access_level: level, notification_level: 3 } : null);
 
 /** The single-project view adds the caller's permissions. */
-export function projectWithPermissions(p: Project, ns: Namespace, access: Access, urls: ProjectUrls) {
-  return Object.assign(project(p, ns, urls), {
+export function projectWithPermissions(seen: SeenProject, viewer: Viewer, urls: ProjectUrls) {
+  const { access } = seen;
+  return Object.assign(project(seen, viewer, urls), {
     permissions: { project_access: accessEntry(access.direct), group_access: accessEntry(access.inherited) },
   });
 }

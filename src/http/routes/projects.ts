@@ -25,7 +25,7 @@ import { authorize } from '../../domain/policy.ts';
 
 const urls = (request: FastifyRequest) => ({ base: baseUrl(request), sshHost: sshHost(request) });
 const presentOne = (request: FastifyRequest, ctx: ProjectContext) =>
-  projectWithPermissions(ctx.project, ctx.namespace, ctx.access, urls(request));
+  projectWithPermissions(ctx, request.principal.user, urls(request));
 const projectId = (request: FastifyRequest) => (request.params as { id: string }).id;
 const ORDER_COLUMNS = {
   id: 'id',
@@ -75,7 +75,7 @@ async function presentList(
 ) {
   const [store, viewer] = [storeOf(request), request.principal.user];
   const rows = await paginated(request, reply, (window) => listProjects(store, viewer, query, scope, window));
-  return rows.map((row) => project(row.project, row.namespace, urls(request)));
+  return rows.map((row) => project(row, viewer, urls(request)));
 }
 
 export default async function projectRoutes(app: FastifyInstance) {

@@ -191,6 +191,43 @@ export function membersTable(db: Kysely<Database>, dialect: DialectName, reads: 
       }
       return { project, group };
     },
+    /**
+     * accessLevels for each of many projects in one query (a page of a list): each project's id and the ids of the
+     * groups above it (none for a personal project).
+     */
+    async accessLevelsOfMany(
+      userId: number,
+      projects: { id: number; namespaceIds: number[] }[],
+    ): Promise<Map<number, { project: number; group: number }>> {
+      const levels = new Map(projects.map((p) => [p.id, { project: 0, group: 0 }]));
+      if (!projects.length) return levels;
+      const groupIds = [...new Set(projects.flatMap((p) => p.namespaceIds))];
+      const rows = await db
+        .selectFrom('members')
+        .select(['source_type', 'source_id', 'access_level'])
+        .where('user_id', '=', userId)
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('source_type', '=', 'Project'), eb('source_id', 'in', [...levels.keys()])]),
+            ...(groupIds.length
+              ? [eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', groupIds)])]
+              : []),
+          ]),
+        )
+        .execute();
+      const groupLevel = new Map<number, number>();
+      for (const r of rows) {
+        if (r.source_type === 'Project') {
+          const own = levels.get(r.source_id)!;
+          own.project = Math.max(own.project, r.access_level);
+        } else groupLevel.set(r.source_id, Math.max(groupLevel.get(r.source_id) ?? 0, r.access_level));
+      }
+      for (const p of projects) {
+        const own = levels.get(p.id)!;
+        for (const id of p.namespaceIds) own.group = Math.max(own.group, groupLevel.get(id) ?? 0);
+      }
+      return levels;
+    },
     /** True when the user is a member of any group or project inside the namespace subtree. */
     async hasMembershipBelow(userId: number, traversalIds: string): Promise<boolean> {
       const row = await db
