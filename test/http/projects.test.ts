@@ -189,6 +189,39 @@ describe('projects API', () => {
       }
     });
 
+    it("snippets_enabled is whether the caller may use the snippets feature (GitLab's feature_available?), in lists too", async () => {
+      const p = await t.ok(
+        'POST',
+        '/projects',
+        alice.token,
+        { path: 'snippets-feature', visibility: 'public', snippets_access_level: 'private' },
+        201,
+      );
+      // dev is a guest here; reporter a developer of the group the project is not in: no membership of it.
+      await t.ok('POST', `/projects/${p.id}/members`, alice.token, { user_id: dev.id, access_level: 10 }, 201);
+      const callers = [
+        ['anonymous', null, { private: false }],
+        ['non-member', reporter.token, { private: false }],
+        ['guest', dev.token, { private: true }],
+        ['owner', alice.token, { private: true }],
+        ['administrator', boss.token, { private: true }],
+      ] as const;
+      for (const level of ['private', 'enabled', 'disabled'] as const) {
+        await t.ok('PUT', `/projects/${p.id}`, alice.token, { snippets_access_level: level }, 200);
+        for (const [who, token, open] of callers) {
+          const want = level === 'enabled' || (level === 'private' && open.private);
+          const one = await t.ok('GET', `/projects/${p.id}`, token, undefined, 200);
+          assert.deepEqual([one.snippets_access_level, one.snippets_enabled], [level, want], `${level} ${who}`);
+          const listed = (await t.ok('GET', '/projects?search=snippets-feature', token, undefined, 200)) as any[];
+          assert.deepEqual(
+            listed.map((r) => [r.id, r.snippets_enabled]),
+            [[p.id, want]],
+            `${level} ${who} GET /projects`,
+          );
+        }
+      }
+    });
+
     it('does not find a bare word or an unknown id', async () => {
       for (const id of ['proj.with.dots', 'mine', '999999', 'grp%2Fnope']) {
         const res = await t.api('GET', `/projects/${id}`, boss.token);

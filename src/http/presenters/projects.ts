@@ -16,7 +16,8 @@ export interface SeenProject {
 
 /**
  * GitLab's project entity (the fields clients read), in GitLab's key order, for `viewer`: `default_branch` only for
- * whoever may read the code (GitLab's BasicProjectDetails exposes it `if` read_code), left out, not null, otherwise.
+ * whoever may read the code (GitLab's BasicProjectDetails exposes it `if` read_code), left out, not null, otherwise;
+ * `snippets_enabled` whether the viewer may use the snippets feature (GitLab's feature_available?(:snippets, user)).
  */
 export function project(seen: SeenProject, viewer: Viewer, urls: ProjectUrls) {
   const { project: p, namespace: ns } = seen;
@@ -40,7 +41,7 @@ export function project(seen: SeenProject, viewer: Viewer, urls: ProjectUrls) {
     namespace: namespaceBasic(ns, urls.base),
     visibility: p.visibility,
     archived: p.archived === 1,
-    snippets_enabled: p.snippets_access_level !== 'disabled',
+    snippets_enabled: can(viewer, 'read_project_snippets', seen),
     repository_access_level: p.repository_access_level,
     snippets_access_level: p.snippets_access_level,
     creator_id: p.creator_id,
