@@ -51,7 +51,7 @@ import {
 import { trimOf } from '../text-scan.ts';
 import { loopSlice } from '../loop-slice.ts';
 import { commitChanges, readingCache } from './commit-changes.ts';
-import { renderBudget } from './rendering.ts';
+import { renderBudget, sharedRenderBudget } from './rendering.ts';
 import { DIFF_LIMITS, diffOf, rangeDiff, type RevisionDiff } from './snippets/history.ts';
 import { type MessageBudget, messageBudget } from './commit-messages.ts';
 
@@ -1009,10 +1009,12 @@ export async function compareCommits(
     if (!repo || !to || !from) return null;
     if (from === to) return { from, to, base: from, commits: [], files: [], cut: false };
     const { base, between, diff } = await readingCache(caches, repo, async (dir) => {
-      const base = refs.straight ? from : await mergeBase(dir, [from, to], renderBudget());
-      const between = await commitsBetween(dir, from, to, MAX_COMPARED_COMMITS, renderBudget());
+      // The three git processes share one budget: a compare answers 408 within one, not within three.
+      const left = sharedRenderBudget();
+      const base = refs.straight ? from : await mergeBase(dir, [from, to], left());
+      const between = await commitsBetween(dir, from, to, MAX_COMPARED_COMMITS, left());
       const diff = opts.patches
-        ? await readCommitDiff(dir, base ?? EMPTY_TREE, to, DIFF_LIMITS, renderBudget())
+        ? await readCommitDiff(dir, base ?? EMPTY_TREE, to, DIFF_LIMITS, left())
         : { files: [], cut: false };
       return { base, between, diff };
     });

@@ -32,6 +32,15 @@ export function setRenderBudget(ms: number): void {
 
 export const renderBudget = () => renderBudgetMs;
 
+/**
+ * One budget for several git processes of one answer, started now: each call answers what is left of it, at least
+ * 1 ms (a process started past it times out at once).
+ */
+export function sharedRenderBudget(): () => number {
+  const deadline = performance.now() + renderBudgetMs;
+  return () => Math.max(1, Math.floor(deadline - performance.now()));
+}
+
 export type FileView =
   | {
       kind: 'code';
