@@ -4,8 +4,8 @@
 // document on a fresh ephemeral server gives the same ids. The document is checked whole before anything
 // is created; a problem found while creating is named by where it is in the document (`projects[1].path`).
 import type { Store } from '../storage/db/store.ts';
-import type { User, Visibility } from '../storage/db/schema.ts';
-import { ACCESS_LEVELS, SCOPES, type Scope, VISIBILITIES } from './access.ts';
+import type { FeatureAccessLevel, User, Visibility } from '../storage/db/schema.ts';
+import { ACCESS_LEVELS, FEATURE_ACCESS_LEVELS, SCOPES, type Scope, VISIBILITIES } from './access.ts';
 import { Failure, invalidFields } from './failure.ts';
 import { createUser } from './users.ts';
 import { createToken } from './tokens.ts';
@@ -65,6 +65,9 @@ export interface SeedDocument {
     visibility?: Visibility;
     description?: string;
     default_branch?: string;
+    /** As POST /projects takes them: 'enabled' unless given. */
+    repository_access_level?: FeatureAccessLevel;
+    snippets_access_level?: FeatureAccessLevel;
     /** Who creates it: by default the user whose namespace it is in, or root in a group. */
     creator?: string;
     members?: SeedMember[];
@@ -124,6 +127,8 @@ const fileContent = (v: unknown) => (typeof v === 'string' || v instanceof Utf8T
 const bool = (v: unknown) => (typeof v === 'boolean' ? null : 'must be true or false');
 const visibility = (v: unknown) =>
   (VISIBILITIES as unknown[]).includes(v) ? null : `must be one of ${VISIBILITIES.join(', ')}`;
+const featureLevel = (v: unknown) =>
+  (FEATURE_ACCESS_LEVELS as unknown[]).includes(v) ? null : `must be one of ${FEATURE_ACCESS_LEVELS.join(', ')}`;
 const accessLevel = (v: unknown) =>
   ACCESS_LEVELS.includes(v as number) ? null : `must be one of ${ACCESS_LEVELS.join(', ')}`;
 
@@ -233,6 +238,8 @@ function checkDocument(doc: unknown): asserts doc is SeedDocument {
               visibility,
               description: anyText,
               default_branch: text,
+              repository_access_level: featureLevel,
+              snippets_access_level: featureLevel,
               creator: text,
               members: list(member, problems),
               files: list(file, problems),
@@ -398,6 +405,8 @@ export async function applySeed(given: Store, doc: unknown): Promise<SeedResult>
           visibility: p.visibility,
           description: p.description,
           default_branch: p.default_branch,
+          repository_access_level: p.repository_access_level,
+          snippets_access_level: p.snippets_access_level,
         },
         root,
       );

@@ -310,6 +310,64 @@ describe('serve --ephemeral', { skip }, () => {
     assert.equal((await call(u, 'GET', '/api/v4/user', 'dave-token-0123456789abcdef')).status, 401);
   });
 
+  it("a seeded project takes repository_access_level and snippets_access_level, the API's values only", async () => {
+    const u = server.url;
+    const seeded = await call(
+      u,
+      'POST',
+      '/-/snippetd/seed',
+      ROOT,
+      [
+        'projects:',
+        '  - path: acme/members-code',
+        '    visibility: public',
+        '    repository_access_level: private',
+        '    snippets_access_level: disabled',
+        '    files: [{ path: code.txt, content: "code\\n" }]',
+        '  - path: acme/plain',
+        '    visibility: public',
+      ].join('\n'),
+      'application/yaml',
+    );
+    assert.equal(seeded.status, 201, seeded.text);
+    const id = seeded.json.projects['acme/members-code'];
+    const project = await call(u, 'GET', `/api/v4/projects/${id}`, ROOT);
+    assert.deepEqual(
+      [project.json.repository_access_level, project.json.snippets_access_level],
+      ['private', 'disabled'],
+    );
+    // Applied, not only stored: a visitor of the public project may not read its code, its members may.
+    const raw = `/api/v4/projects/${id}/repository/files/code.txt/raw?ref=main`;
+    assert.deepEqual(
+      [(await call(u, 'GET', raw, ROOT)).text, (await call(u, 'GET', raw, null)).status],
+      ['code\n', 403],
+    );
+    const plain = await call(u, 'GET', `/api/v4/projects/${seeded.json.projects['acme/plain']}`, null);
+    assert.deepEqual([plain.json.repository_access_level, plain.json.snippets_access_level], ['enabled', 'enabled']);
+    const wrong = await call(
+      u,
+      'POST',
+      '/-/snippetd/seed',
+      ROOT,
+      JSON.stringify({
+        projects: [{ path: 'acme/wrong', repository_access_level: 'public', snippets_access_level: true }],
+      }),
+    );
+    assert.deepEqual(
+      [wrong.status, wrong.json],
+      [
+        400,
+        {
+          message: {
+            'seed.projects[0].repository_access_level': ['must be one of disabled, private, enabled'],
+            'seed.projects[0].snippets_access_level': ['must be one of disabled, private, enabled'],
+          },
+        },
+      ],
+    );
+    await call(u, 'POST', '/-/snippetd/reset', ROOT);
+  });
+
   it('a YAML seed is parsed only once an administrator sent it, and not on the event loop', async () => {
     // 20,000 keys: the YAML parser compared them in pairs, 2.8 s before the 401 of an anonymous request.
     const keys = Array.from({ length: 20_000 }, (_, i) => `k${i}: v`).join('\n');

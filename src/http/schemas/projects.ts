@@ -1,8 +1,5 @@
 import type { ParamSpec } from '../params.ts';
-import { ACCESS_LEVELS, VISIBILITIES } from '../../domain/access.ts';
-
-/** GitLab's values of a project feature's level (projects_helpers.rb): snippets and repository alike. */
-const FEATURE_ACCESS = ['disabled', 'private', 'enabled'] as const;
+import { ACCESS_LEVELS, FEATURE_ACCESS_LEVELS as FEATURE_ACCESS, VISIBILITIES } from '../../domain/access.ts';
 
 export const createProjectSpec = {
   name: { type: 'string', allowBlank: false },
