@@ -1086,7 +1086,10 @@ export async function listTags(
         const commitId = await repo.resolveCommit(tag.id);
         if (commitId) {
           let time = commitTimes.get(commitId);
-          if (time === undefined) commitTimes.set(commitId, (time = await repo.committedAt(commitId)));
+          if (time === undefined) {
+            time = await repo.committedAt(commitId);
+            commitTimes.set(commitId, time);
+          }
           times.set(tag, time);
         }
         if (performance.now() > deadline) throw new GitTimeout(`tags not read within ${renderBudget()} ms`);
