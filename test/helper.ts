@@ -534,6 +534,32 @@ export async function gitLogChanges(gitDir: string): Promise<{ id: string; chang
     });
 }
 
+/** A project of `token`'s holder (`repo`, a README on main) whose branch `side` is one commit ahead, adding a.txt. */
+export async function projectWithSideBranch(t: TestApp, token: string): Promise<number> {
+  const id = (await t.ok('POST', '/projects', token, { path: 'repo', initialize_with_readme: true }, 201)).id;
+  await t.ok('POST', `/projects/${id}/repository/branches`, token, { branch: 'side', ref: 'main' }, 201);
+  await t.ok(
+    'POST',
+    `/projects/${id}/repository/commits`,
+    token,
+    { branch: 'side', commit_message: 'a', actions: [{ action: 'create', file_path: 'a.txt', content: 'a\n' }] },
+    201,
+  );
+  return id;
+}
+
+/** A project's ref row (its repository and commit), for tests that add ref rows straight, as a push leaves them. */
+export function projectRefRow(t: TestApp, projectId: number, name = 'refs/heads/main') {
+  return t.app.store.kysely
+    .selectFrom('git_refs')
+    .innerJoin('git_repositories', 'git_repositories.id', 'git_refs.repository_id')
+    .select(['git_refs.repository_id', 'git_refs.oid'])
+    .where('git_repositories.kind', '=', 'project')
+    .where('git_repositories.owner_id', '=', projectId)
+    .where('git_refs.name', '=', name)
+    .executeTakeFirstOrThrow();
+}
+
 /** A user row written straight into a database, for tests of migrations and of storage below the domain. */
 export async function insertUserRow(kysely: Kysely<Database>, createdAt: string): Promise<{ id: number }> {
   return kysely

@@ -4,7 +4,7 @@
 // read them all too, in its transaction, to find its branch: now it reads the branches it names.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, ROOT_TOKEN, type TestApp } from '../helper.ts';
+import { createTestApp, projectRefRow, ROOT_TOKEN, type TestApp } from '../helper.ts';
 import { longestGapDuring } from '../stall.ts';
 
 const TAGS = 50_000;
@@ -31,13 +31,7 @@ describe(`a repository of ${TAGS.toLocaleString('en')} tags`, () => {
       201,
     );
     const kysely = t.app.store.kysely;
-    const main = await kysely
-      .selectFrom('git_refs')
-      .innerJoin('git_repositories', 'git_repositories.id', 'git_refs.repository_id')
-      .select(['git_refs.repository_id', 'git_refs.oid'])
-      .where('git_repositories.kind', '=', 'project')
-      .where('git_repositories.owner_id', '=', project.id)
-      .executeTakeFirstOrThrow();
+    const main = await projectRefRow(t, project.id);
     // Rows as a push of that many tags leaves them (test/git/many-refs.test.ts pushes 3,000 through git).
     for (let first = 0; first < TAGS; first += 1000) {
       const rows = Array.from({ length: 1000 }, (_, i) => ({ ...main, name: `refs/tags/v${first + i}` }));

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, projectWithSideBranch, type TestApp } from '../helper.ts';
 
 const BUDGET_MS = 1000;
 const TIMEOUT = { message: '408 Request Timeout' };
@@ -39,15 +39,7 @@ describe("a compare's git processes share one time budget", () => {
     pathBefore = gitEnv.PATH;
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'snippetd-compare-budget-'));
     token = (await t.user('alice')).token;
-    P = (await t.ok('POST', '/projects', token, { path: 'repo', initialize_with_readme: true }, 201)).id;
-    await t.ok('POST', `/projects/${P}/repository/branches`, token, { branch: 'side', ref: 'main' }, 201);
-    await t.ok(
-      'POST',
-      `/projects/${P}/repository/commits`,
-      token,
-      { branch: 'side', commit_message: 'a', actions: [{ action: 'create', file_path: 'a.txt', content: 'a\n' }] },
-      201,
-    );
+    P = await projectWithSideBranch(t, token);
   });
   after(async () => {
     if (gitEnv) gitEnv.PATH = pathBefore;

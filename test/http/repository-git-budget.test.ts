@@ -2,7 +2,7 @@
 // which no git process meets): GitLab's 408 {"message":"408 Request Timeout"}, never a 500 or a partial answer.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helper.ts';
+import { createTestApp, projectRefRow, projectWithSideBranch, type TestApp } from '../helper.ts';
 
 const TIMEOUT = { message: '408 Request Timeout' };
 
@@ -14,15 +14,7 @@ describe('repository reads over their git time budget', () => {
   before(async () => {
     t = await createTestApp({ renderBudgetMs: 1 });
     token = (await t.user('alice')).token;
-    P = (await t.ok('POST', '/projects', token, { path: 'repo', initialize_with_readme: true }, 201)).id;
-    await t.ok('POST', `/projects/${P}/repository/branches`, token, { branch: 'side', ref: 'main' }, 201);
-    await t.ok(
-      'POST',
-      `/projects/${P}/repository/commits`,
-      token,
-      { branch: 'side', commit_message: 'a', actions: [{ action: 'create', file_path: 'a.txt', content: 'a\n' }] },
-      201,
-    );
+    P = await projectWithSideBranch(t, token);
   });
   after(() => t.close());
 
@@ -39,17 +31,9 @@ describe('repository reads over their git time budget', () => {
 
   it('answers 408 for tags by date when reading their commits takes longer than the budget', async () => {
     // Every tag's commit is read for its time (GitLab's default order): 2,000 tags, as rows a push leaves.
-    const kysely = t.app.store.kysely;
-    const main = await kysely
-      .selectFrom('git_refs')
-      .innerJoin('git_repositories', 'git_repositories.id', 'git_refs.repository_id')
-      .select(['git_refs.repository_id', 'git_refs.oid'])
-      .where('git_repositories.kind', '=', 'project')
-      .where('git_repositories.owner_id', '=', P)
-      .where('git_refs.name', '=', 'refs/heads/main')
-      .executeTakeFirstOrThrow();
+    const main = await projectRefRow(t, P);
     const rows = Array.from({ length: 2000 }, (_, i) => ({ ...main, name: `refs/tags/v${i}` }));
-    await kysely.insertInto('git_refs').values(rows).execute();
+    await t.app.store.kysely.insertInto('git_refs').values(rows).execute();
     await t.fails('GET', `/projects/${P}/repository/tags`, token, undefined, 408, TIMEOUT);
     // By name, only a page's commits are read.
     const byName = await t.ok('GET', `/projects/${P}/repository/tags?order_by=name&per_page=2`, token, undefined, 200);
