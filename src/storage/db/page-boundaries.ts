@@ -31,8 +31,10 @@ export class PageBoundaries {
   visiblePage(read: VisiblePage): VisiblePage {
     return async (scope, filter, window) => {
       const most = window.countUpTo ?? MAX_COUNTED;
+      // Checked before the key is made: most pages of most lists are first pages, asked on every request.
+      if (window.offset + window.limit < most) return read(scope, filter, window);
       const list = `${JSON.stringify(scope)}|${JSON.stringify(filter)}`;
-      if (list.length > MAX_KEY_CHARS || window.offset + window.limit < most) return read(scope, filter, window);
+      if (list.length > MAX_KEY_CHARS) return read(scope, filter, window);
       const generation = this.generation();
       const known = this.boundaries.get(`${window.offset}|${list}`);
       let page: PageOf<ListedSnippet>;
