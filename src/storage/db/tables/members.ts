@@ -64,6 +64,45 @@ export function membersTable(db: Kysely<Database>, dialect: DialectName, reads: 
     if (userIds) q = q.where('members.user_id', 'in', userIds.length ? userIds : [-1]);
     return q;
   };
+  /**
+   * The user's access levels to each of many projects in one query (a page of a list): each project's id (null: only
+   * the groups) and the ids of the groups above it (none for a personal project).
+   */
+  async function accessLevelsOfMany(
+    userId: number,
+    projects: { id: number | null; namespaceIds: number[] }[],
+  ): Promise<Map<number | null, { project: number; group: number }>> {
+    const levels = new Map(projects.map((p) => [p.id, { project: 0, group: 0 }]));
+    const projectIds = projects.flatMap((p) => (p.id === null ? [] : [p.id]));
+    const groupIds = [...new Set(projects.flatMap((p) => p.namespaceIds))];
+    if (!projectIds.length && !groupIds.length) return levels;
+    const rows = await db
+      .selectFrom('members')
+      .select(['source_type', 'source_id', 'access_level'])
+      .where('user_id', '=', userId)
+      .where((eb) =>
+        eb.or([
+          ...(projectIds.length
+            ? [eb.and([eb('source_type', '=', 'Project'), eb('source_id', 'in', projectIds)])]
+            : []),
+          ...(groupIds.length ? [eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', groupIds)])] : []),
+        ]),
+      )
+      .execute();
+    const groupLevel = new Map<number, number>();
+    for (const r of rows) {
+      if (r.source_type === 'Project') {
+        const own = levels.get(r.source_id)!;
+        own.project = Math.max(own.project, r.access_level);
+      } else groupLevel.set(r.source_id, Math.max(groupLevel.get(r.source_id) ?? 0, r.access_level));
+    }
+    for (const p of projects) {
+      const own = levels.get(p.id)!;
+      for (const id of p.namespaceIds) own.group = Math.max(own.group, groupLevel.get(id) ?? 0);
+    }
+    return levels;
+  }
+
   return {
     async insert(member: Omit<Member, 'id'>): Promise<Member> {
       return db.insertInto('members').values(member).returningAll().executeTakeFirstOrThrow();
@@ -165,69 +204,15 @@ export function membersTable(db: Kysely<Database>, dialect: DialectName, reads: 
       for (const r of rows) levels.set(r.source_id, Math.max(levels.get(r.source_id) ?? 0, r.access_level));
       return levels;
     },
+    /** The user's own access level to a project (`projectId`, or none) and their best in the groups above it. */
     async accessLevels(
       userId: number,
       projectId: number | null,
       namespaceIds: number[],
     ): Promise<{ project: number; group: number }> {
-      const rows = await db
-        .selectFrom('members')
-        .select(['source_type', 'access_level'])
-        .where('user_id', '=', userId)
-        .where((eb) => {
-          const ors = [];
-          if (projectId !== null)
-            ors.push(eb.and([eb('source_type', '=', 'Project'), eb('source_id', '=', projectId)]));
-          if (namespaceIds.length)
-            ors.push(eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', namespaceIds)]));
-          return ors.length ? eb.or(ors) : eb.val(false);
-        })
-        .execute();
-      let project = 0;
-      let group = 0;
-      for (const r of rows) {
-        if (r.source_type === 'Project') project = Math.max(project, r.access_level);
-        else group = Math.max(group, r.access_level);
-      }
-      return { project, group };
+      return (await accessLevelsOfMany(userId, [{ id: projectId, namespaceIds }])).get(projectId)!;
     },
-    /**
-     * accessLevels for each of many projects in one query (a page of a list): each project's id and the ids of the
-     * groups above it (none for a personal project).
-     */
-    async accessLevelsOfMany(
-      userId: number,
-      projects: { id: number; namespaceIds: number[] }[],
-    ): Promise<Map<number, { project: number; group: number }>> {
-      const levels = new Map(projects.map((p) => [p.id, { project: 0, group: 0 }]));
-      if (!projects.length) return levels;
-      const groupIds = [...new Set(projects.flatMap((p) => p.namespaceIds))];
-      const rows = await db
-        .selectFrom('members')
-        .select(['source_type', 'source_id', 'access_level'])
-        .where('user_id', '=', userId)
-        .where((eb) =>
-          eb.or([
-            eb.and([eb('source_type', '=', 'Project'), eb('source_id', 'in', [...levels.keys()])]),
-            ...(groupIds.length
-              ? [eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', groupIds)])]
-              : []),
-          ]),
-        )
-        .execute();
-      const groupLevel = new Map<number, number>();
-      for (const r of rows) {
-        if (r.source_type === 'Project') {
-          const own = levels.get(r.source_id)!;
-          own.project = Math.max(own.project, r.access_level);
-        } else groupLevel.set(r.source_id, Math.max(groupLevel.get(r.source_id) ?? 0, r.access_level));
-      }
-      for (const p of projects) {
-        const own = levels.get(p.id)!;
-        for (const id of p.namespaceIds) own.group = Math.max(own.group, groupLevel.get(id) ?? 0);
-      }
-      return levels;
-    },
+    accessLevelsOfMany,
     /** True when the user is a member of any group or project inside the namespace subtree. */
     async hasMembershipBelow(userId: number, traversalIds: string): Promise<boolean> {
       const row = await db
