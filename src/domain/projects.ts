@@ -96,7 +96,7 @@ export interface NewProjectInput {
   namespace_id?: number;
   visibility?: Visibility;
   description?: string | null;
-  snippets_access_level?: ProjectsTable['snippets_access_level'];
+  snippets_access_level?: FeatureAccessLevel;
   repository_access_level?: FeatureAccessLevel;
   default_branch?: string;
   initialize_with_readme?: boolean;
@@ -218,7 +218,7 @@ export interface ProjectChanges {
   name?: string;
   description?: string | null;
   visibility?: Visibility;
-  snippets_access_level?: ProjectsTable['snippets_access_level'];
+  snippets_access_level?: FeatureAccessLevel;
   repository_access_level?: FeatureAccessLevel;
   default_branch?: string;
   archived?: boolean;

@@ -992,17 +992,18 @@ export class GitRepository {
 
   /** When the commit `id` was committed, in seconds since the epoch (its message not read). */
   async committedAt(id: string): Promise<number> {
-    const object = await this.object(id);
-    if (!object) throw new MissingObject(`repository ${this.id} has no object ${id}`);
-    if (object.type !== 'commit') throw new Error(`${id} is not a commit of repository ${this.id}`);
-    return parseCommitHeaders(object.body).committer.time;
+    return parseCommitHeaders(await this.commitBody(id)).committer.time;
   }
 
   async commit(id: string) {
+    return parseCommit(await this.commitBody(id));
+  }
+
+  private async commitBody(id: string): Promise<Buffer> {
     const object = await this.object(id);
     if (!object) throw new MissingObject(`repository ${this.id} has no object ${id}`);
     if (object.type !== 'commit') throw new Error(`${id} is not a commit of repository ${this.id}`);
-    return parseCommit(object.body);
+    return object.body;
   }
 
   private async tree(id: string) {
