@@ -95,6 +95,12 @@ export interface SeedResult {
 
 type Problems = Record<string, string[]>;
 
+/**
+ * Problems a refusal names at most, as the API's name at most 100 parameters (http/params.ts): listing all 20,000
+ * unknown keys of a document held the event loop 120-240 ms. The rest of the document is not checked then.
+ */
+const MAX_PROBLEMS = 100;
+
 /** A seed is applied by an administrator (the start, or POST /-/snippetd/seed as root): any level goes. */
 const BY_ADMIN = { mayManageOwners: true };
 
@@ -108,15 +114,25 @@ function checkObject(
   required: string[],
   problems: Problems,
 ): value is Record<string, unknown> {
+  let count = Object.keys(problems).length;
+  const add = (at: string, problem: string) => {
+    problems[at] = [problem];
+    count = Object.keys(problems).length;
+  };
   if (!isObject(value)) {
-    problems[where] = ['must be an object'];
+    if (count < MAX_PROBLEMS) add(where, 'must be an object');
     return false;
   }
-  for (const key of required) if (value[key] === undefined) problems[`${where}.${key}`] = ['is missing'];
-  for (const [key, v] of Object.entries(value)) {
-    const rule = rules[key];
+  for (const key of required)
+    if (value[key] === undefined && count < MAX_PROBLEMS) add(`${where}.${key}`, 'is missing');
+  for (const key in value) {
+    if (count >= MAX_PROBLEMS) break;
+    const v = value[key];
+    const rule = Object.hasOwn(rules, key) ? rules[key] : undefined;
     const problem = rule ? (v === undefined ? null : rule(v, `${where}.${key}`)) : 'is not a known key';
-    if (problem) problems[`${where}.${key}`] = [problem];
+    // A rule that checks what is inside (a list of objects) may have added problems of its own meanwhile.
+    count = Object.keys(problems).length;
+    if (problem && count < MAX_PROBLEMS) add(`${where}.${key}`, problem);
   }
   return true;
 }
@@ -148,7 +164,9 @@ function list(each: (item: unknown, where: string, problems: Problems) => void, 
  */
 function asTexts(value: unknown): void {
   if (typeof value !== 'object' || value === null) return;
-  for (const [key, item] of Object.entries(value)) {
+  // By key, not Object.entries: a pair for each of a document's 20,000 keys was a tenth of its check.
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
     if (typeof item === 'string' && !isWellFormed(item)) throw new Failure('bad_request_malformed');
     if (item instanceof Utf8Text) {
       if (key !== 'content') (value as Record<string, unknown>)[key] = item.toString();
